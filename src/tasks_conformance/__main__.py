@@ -1,0 +1,4 @@
+from tasks_conformance.cli import main
+
+if __name__ == "__main__":
+    main()

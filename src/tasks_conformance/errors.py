@@ -1,0 +1,37 @@
+"""Exceptions of the tool itself. They mean "we could not talk", never "the server is wrong".
+
+    ToolError
+    ├── UsageError            bad flags or flag values (exit 2)
+    └── TransportError        the connection could not be made or kept
+        ├── ConnectFailed     could not start/reach the server
+        ├── PeerExited        the server process or stream ended
+        └── MessageTooLarge   a frame exceeded --max-message-bytes
+
+A server's wrong answer is evidence, carried in a Reply, not an exception.
+"""
+
+from __future__ import annotations
+
+
+class ToolError(Exception):
+    """Base of every error the tool raises on purpose."""
+
+
+class UsageError(ToolError):
+    """The user's flags cannot be run (exit code 2)."""
+
+
+class TransportError(ToolError):
+    pass
+
+
+class ConnectFailed(TransportError):
+    pass
+
+
+class PeerExited(TransportError):
+    pass
+
+
+class MessageTooLarge(TransportError):
+    pass

@@ -1,0 +1,50 @@
+"""Secret redaction, in one place (tokens, Authorization, cookies)."""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Mapping
+
+REDACTED = "[REDACTED]"
+
+SENSITIVE_HEADERS = frozenset(
+    {"authorization", "proxy-authorization", "cookie", "set-cookie", "x-api-key", "api-key", "x-auth-token"}
+)
+
+
+class Redactor:
+    """Knows the run's secret values and scrubs them from any text or header map.
+
+    Built once per run from the flags (access tokens, Authorization/Cookie header values),
+    so that a secret that the server echoes back is scrubbed as well.
+    """
+
+    def __init__(self, secrets: Iterable[str] = ()) -> None:
+        # Longest first so that a token contained in a longer secret is still fully hidden.
+        self._secrets = sorted({s for s in secrets if s and len(s) >= 4}, key=len, reverse=True)
+
+    @property
+    def secrets(self) -> tuple[str, ...]:
+        return tuple(self._secrets)
+
+    def text(self, value: str) -> str:
+        for s in self._secrets:
+            if s in value:
+                value = value.replace(s, REDACTED)
+        return value
+
+    def data(self, value: bytes) -> bytes:
+        for s in self._secrets:
+            raw = s.encode("utf-8", "surrogateescape")
+            if raw in value:
+                value = value.replace(raw, REDACTED.encode())
+        return value
+
+    def headers(self, headers: Mapping[str, str] | Iterable[tuple[str, str]]) -> list[tuple[str, str]]:
+        items = headers.items() if isinstance(headers, Mapping) else headers
+        out: list[tuple[str, str]] = []
+        for k, v in items:
+            if k.lower() in SENSITIVE_HEADERS:
+                out.append((k, REDACTED))
+            else:
+                out.append((k, self.text(v)))
+        return out

@@ -1,0 +1,191 @@
+"""The result model: the contract every reporter reads (design.md, "The result model").
+
+Plain dataclasses with no heavy imports, so reporters, the CLI and tests can use them cheaply.
+`to_json()` produces the exact JSON field names CI users already parse.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any, Literal
+
+Status = Literal["passed", "failed", "skipped"]
+SkipReason = Literal["not-applicable", "could-not-run"]
+Outcome = Literal["passed", "failed", "incomplete"]
+Wire = Literal["legacy", "extension", "none"]
+
+CATEGORIES: tuple[str, ...] = ("dispatch", "creation", "lifecycle")
+
+EXIT_CODES: dict[str, int] = {"passed": 0, "failed": 1, "incomplete": 3}
+EXIT_USAGE = 2
+EXIT_INTERRUPTED = 130
+
+
+@dataclass
+class Discovery:
+    protocolVersion: str | None = None
+    wire: Wire = "none"
+    toolCount: int | None = None
+    taskCapableToolCount: int | None = None
+    probedTool: str | None = None
+    createdTaskId: str | None = None
+    serverInfo: dict[str, Any] | None = None
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "protocolVersion": self.protocolVersion,
+            "wire": self.wire,
+            "toolCount": self.toolCount,
+            "taskCapableToolCount": self.taskCapableToolCount,
+            "probedTool": self.probedTool,
+            "createdTaskId": self.createdTaskId,
+            "serverInfo": self.serverInfo,
+        }
+
+
+@dataclass
+class CheckResult:
+    id: str
+    category: str
+    title: str
+    description: str
+    requirements: list[str]
+    status: Status
+    skipReason: SkipReason | None = None
+    message: str = ""
+    warnings: list[str] = field(default_factory=list)
+    evidence: list[int] = field(default_factory=list)
+    details: dict[str, Any] = field(default_factory=dict)
+    durationMs: int = 0
+    # Frames the verdict rests on, as text (already redacted, bounded); filled by the runner for
+    # reporters that show wire excerpts (JUnit system-out). Not part of the json field contract.
+    frames: list[str] = field(default_factory=list)
+
+    @property
+    def bucket(self) -> str:
+        """passed | failed | not-applicable | could-not-run: the one classification reporters use."""
+        if self.status == "skipped":
+            return self.skipReason or "could-not-run"
+        return self.status
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "id": self.id,
+            "category": self.category,
+            "title": self.title,
+            "description": self.description,
+            "requirements": list(self.requirements),
+            "status": self.status,
+            "skipReason": self.skipReason,
+            "message": self.message,
+            "warnings": list(self.warnings),
+            "evidence": list(self.evidence),
+            "details": self.details,
+            "durationMs": self.durationMs,
+        }
+
+
+@dataclass
+class CategoryCounts:
+    total: int = 0
+    passed: int = 0
+    failed: int = 0
+    skipped: int = 0
+    couldNotRun: int = 0
+
+    def to_json(self) -> dict[str, int]:
+        return {
+            "total": self.total,
+            "passed": self.passed,
+            "failed": self.failed,
+            "skipped": self.skipped,
+            "couldNotRun": self.couldNotRun,
+        }
+
+
+@dataclass
+class RunResult:
+    outcome: Outcome
+    target: str
+    durationMs: int
+    discovery: Discovery
+    checks: list[CheckResult]
+    incompleteReason: str | None = None
+    interrupted: bool = False
+    toolVersion: str = ""
+
+    @property
+    def passed(self) -> bool:
+        return self.outcome == "passed"
+
+    def counts(self) -> dict[str, int]:
+        buckets = [c.bucket for c in self.checks]
+        return {
+            "total": len(buckets),
+            "passed": buckets.count("passed"),
+            "failed": buckets.count("failed"),
+            "couldNotRun": buckets.count("could-not-run"),
+            "notApplicable": buckets.count("not-applicable"),
+        }
+
+    @property
+    def summary(self) -> str:
+        n = self.counts()
+        ran = n["total"]
+        text = (
+            f"{n['passed']}/{ran} checks passed, {n['failed']} failed, "
+            f"{n['couldNotRun']} could not run, {n['notApplicable']} not applicable"
+        )
+        return text + (" (interrupted)" if self.interrupted else "")
+
+    def category_summary(self) -> dict[str, CategoryCounts]:
+        out: dict[str, CategoryCounts] = {}
+        for c in self.checks:
+            cc = out.setdefault(c.category, CategoryCounts())
+            cc.total += 1
+            if c.status == "passed":
+                cc.passed += 1
+            elif c.status == "failed":
+                cc.failed += 1
+            else:
+                cc.skipped += 1
+                if c.skipReason == "could-not-run":
+                    cc.couldNotRun += 1
+        return out
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "passed": self.passed,
+            "outcome": self.outcome,
+            "incompleteReason": self.incompleteReason,
+            "interrupted": self.interrupted,
+            "target": self.target,
+            "toolVersion": self.toolVersion,
+            "durationMs": self.durationMs,
+            "summary": self.summary,
+            "counts": self.counts(),
+            "discovery": self.discovery.to_json(),
+            "categorySummary": {k: v.to_json() for k, v in self.category_summary().items()},
+            "checks": [c.to_json() for c in self.checks],
+        }
+
+
+def decide_outcome(checks: list[CheckResult], interrupted: bool = False) -> Outcome:
+    """any failed -> failed; else any could-not-run (or an interrupted run) -> incomplete; else passed."""
+    if any(c.status == "failed" for c in checks):
+        return "failed"
+    if interrupted or any(c.bucket == "could-not-run" for c in checks):
+        return "incomplete"
+    return "passed"
+
+
+def incomplete_reason(checks: list[CheckResult], interrupted: bool = False) -> str | None:
+    blocked = [c for c in checks if c.bucket == "could-not-run"]
+    parts: list[str] = []
+    if interrupted:
+        parts.append("the run was interrupted before every check could finish")
+    if blocked:
+        parts.append("; ".join(f"{c.id}: {c.message}" for c in blocked))
+    if not parts:
+        return None
+    return "Could not establish conformance — " + "; ".join(parts)

@@ -1,0 +1,1 @@
+"""JSON-RPC peer: ids, correlation, timeouts, server->client requests, every notification kept."""

@@ -1,0 +1,317 @@
+"""The JSON-RPC peer.
+
+A reply is a value, never an exception: an error answer, a bad shape, a timeout or a dead
+connection all come back as a `Reply` that says what happened, with the seq numbers of the
+frames it rests on. Server->client requests are answered from a handler table; notifications
+and responses nobody asked for are kept as evidence.
+"""
+
+from __future__ import annotations
+
+import json
+import time
+from collections.abc import Awaitable, Callable, Mapping
+from dataclasses import dataclass, field
+from typing import Any
+
+import anyio
+from anyio.abc import TaskGroup
+
+from tasks_conformance.transports.base import Closed, ExchangeEnded, Message, Transport
+from tasks_conformance.wirelog import Frame, HttpMeta
+
+# Bounds on what the peer keeps from a hostile or chatty server.
+MAX_KEPT_NOTIFICATIONS = 10_000
+MAX_KEPT_UNMATCHED = 1_000
+MAX_CONCURRENT_SERVER_REQUESTS = 16
+
+
+@dataclass(frozen=True)
+class RpcError:
+    code: Any
+    message: Any
+    data: Any = None
+    has_data: bool = False
+
+    @property
+    def int_code(self) -> int | None:
+        return self.code if isinstance(self.code, int) and not isinstance(self.code, bool) else None
+
+
+@dataclass
+class Reply:
+    method: str
+    request_id: Any
+    request_seq: int
+    response_seq: int | None = None
+    result: Any = None
+    error: RpcError | None = None
+    timed_out: bool = False
+    transport_problem: str | None = None
+    decode_problem: str | None = None
+    http: HttpMeta | None = None
+    elapsed_ms: int = 0
+    raw: Any = None  # the whole parsed response object
+
+    @property
+    def ok(self) -> bool:
+        return self.response_seq is not None and self.error is None and isinstance(self.result, dict)
+
+    @property
+    def answered(self) -> bool:
+        return self.response_seq is not None and (self.error is not None or self.result is not None)
+
+    @property
+    def status(self) -> int | None:
+        return self.http.status if self.http is not None else None
+
+    @property
+    def error_code(self) -> int | None:
+        return self.error.int_code if self.error is not None else None
+
+    def seqs(self) -> list[int]:
+        return [s for s in (self.request_seq, self.response_seq) if s is not None]
+
+    def describe(self) -> str:
+        """One phrase saying what came back, for messages."""
+        if self.response_seq is not None and self.error is not None:
+            status = f" (HTTP {self.status})" if self.status is not None else ""
+            return f"error {self.error.code!r} {str(self.error.message)[:120]!r}{status}"
+        if self.response_seq is not None and self.result is not None:
+            return "a result" + (f" (HTTP {self.status})" if self.status not in (None, 200) else "")
+        if self.decode_problem:
+            return f"an unreadable response ({self.decode_problem})"
+        if self.timed_out:
+            return f"no answer within {self.elapsed_ms} ms"
+        if self.transport_problem:
+            return f"no answer ({self.transport_problem})"
+        return "no answer"
+
+
+ServerRequestHandler = Callable[[str, Any], Awaitable[tuple[Any, dict[str, Any] | None]]]
+"""(method, params) -> (result, error): exactly one of the two is not None."""
+
+
+@dataclass
+class _Pending:
+    method: str
+    request_id: Any
+    seq: int
+    started: float
+    done: anyio.Event = field(default_factory=anyio.Event)
+    reply: Reply | None = None
+
+
+class Peer:
+    def __init__(
+        self,
+        transport: Transport,
+        *,
+        timeout_s: float,
+        handlers: Mapping[str, ServerRequestHandler] | None = None,
+        response_headers: Callable[[], Mapping[str, str]] | None = None,
+    ) -> None:
+        self.transport = transport
+        self.timeout_s = timeout_s
+        self.handlers = dict(handlers or {})
+        self._response_headers = response_headers
+        self._next_id = 1
+        self._pending: dict[Any, _Pending] = {}
+        self._by_seq: dict[int, _Pending] = {}
+        self.notifications: list[Frame] = []
+        self.unmatched: list[Frame] = []  # responses with unknown ids, invalid JSON, stray lines
+        self.server_requests: list[Frame] = []
+        self.dropped_notifications = 0
+        self.closed: str | None = None
+        self._tg: TaskGroup | None = None
+        self._server_request_slots = anyio.Semaphore(MAX_CONCURRENT_SERVER_REQUESTS)
+        self.on_notification: Callable[[Frame], None] | None = None
+
+    async def __aenter__(self) -> Peer:
+        self._tg = anyio.create_task_group()
+        await self._tg.__aenter__()
+        self._tg.start_soon(self._reader)
+        return self
+
+    async def __aexit__(self, *exc: object) -> None:
+        assert self._tg is not None
+        self._tg.cancel_scope.cancel()
+        await self._tg.__aexit__(None, None, None)
+
+    def new_id(self) -> int:
+        rid = self._next_id
+        self._next_id += 1
+        return rid
+
+    async def request(
+        self,
+        method: str,
+        params: Any = None,
+        *,
+        headers: Mapping[str, str] | None = None,
+        timeout_s: float | None = None,
+        raw: bytes | None = None,
+        request_id: Any = None,
+        note: str | None = None,
+    ) -> Reply:
+        """Send a request and wait for its reply (bounded). `raw` sends exact bytes instead."""
+        rid = self.new_id() if request_id is None else request_id
+        timeout = self.timeout_s if timeout_s is None else timeout_s
+        if raw is None:
+            msg: dict[str, Any] = {"jsonrpc": "2.0", "id": rid, "method": method}
+            if params is not None:
+                msg["params"] = params
+            raw = encode(msg)
+        started = time.monotonic()
+        if self.closed is not None:
+            seq = await self.transport.send(raw, headers=headers, deadline_s=1.0, note=note)
+            return Reply(method, rid, seq, transport_problem=self.closed)
+        pending = _Pending(method=method, request_id=rid, seq=-1, started=started)
+        self._pending[rid] = pending
+        try:
+            seq = await self.transport.send(raw, headers=headers, deadline_s=timeout + 1.0, note=note)
+            pending.seq = seq
+            self._by_seq[seq] = pending
+            with anyio.move_on_after(max(timeout - (time.monotonic() - started), 0.0)):
+                await pending.done.wait()
+        finally:
+            self._pending.pop(rid, None)
+            self._by_seq.pop(pending.seq, None)
+        elapsed = int((time.monotonic() - started) * 1000)
+        if pending.reply is not None:
+            pending.reply.elapsed_ms = elapsed
+            return pending.reply
+        return Reply(method, rid, pending.seq, timed_out=True, elapsed_ms=elapsed)
+
+    async def notify(
+        self, method: str, params: Any = None, *, headers: Mapping[str, str] | None = None
+    ) -> int:
+        msg: dict[str, Any] = {"jsonrpc": "2.0", "method": method}
+        if params is not None:
+            msg["params"] = params
+        return await self.transport.send(encode(msg), headers=headers, deadline_s=self.timeout_s)
+
+    async def send_raw(self, data: bytes, *, headers: Mapping[str, str] | None = None) -> int:
+        return await self.transport.send(data, headers=headers, deadline_s=self.timeout_s)
+
+    # -- inbound ---------------------------------------------------------------------------
+
+    async def _reader(self) -> None:
+        async for item in self.transport.inbound:
+            if isinstance(item, Message):
+                await self._on_message(item.frame)
+            elif isinstance(item, ExchangeEnded):
+                self._on_exchange_ended(item)
+            elif isinstance(item, Closed):
+                self._on_closed(item.reason)
+        if self.closed is None:
+            self._on_closed("the connection closed")
+
+    def _on_closed(self, reason: str) -> None:
+        self.closed = reason
+        for p in list(self._pending.values()):
+            if p.reply is None:
+                p.reply = Reply(p.method, p.request_id, p.seq, transport_problem=reason)
+                p.done.set()
+
+    def _on_exchange_ended(self, ev: ExchangeEnded) -> None:
+        p = self._by_seq.get(ev.reply_to)
+        if p is None or p.reply is not None:
+            return
+        problem = ev.problem or (
+            f"HTTP {ev.status} with no JSON-RPC response" if ev.status is not None else "no response"
+        )
+        p.reply = Reply(p.method, p.request_id, p.seq, transport_problem=problem, http=ev.http)
+        p.done.set()
+
+    async def _on_message(self, frame: Frame) -> None:
+        if not frame.data:
+            # An event frame (e.g. an oversize message that was discarded) for an HTTP exchange.
+            if frame.reply_to is not None and frame.note:
+                p = self._by_seq.get(frame.reply_to)
+                if p is not None and p.reply is None:
+                    p.reply = Reply(p.method, p.request_id, p.seq, decode_problem=frame.note, http=frame.http)
+                    p.done.set()
+                    return
+            self._keep_unmatched(frame)
+            return
+        msg = frame.json()
+        if not isinstance(msg, dict):
+            problem = "not a JSON object" if msg is not None else "not valid JSON (or nested too deeply)"
+            p = self._by_seq.get(frame.reply_to) if frame.reply_to is not None else None
+            if p is not None and p.reply is None:
+                p.reply = Reply(
+                    p.method, p.request_id, p.seq, response_seq=frame.seq,
+                    decode_problem=problem, http=frame.http,
+                )
+                p.done.set()
+            else:
+                self._keep_unmatched(frame)
+            return
+        if "method" in msg:
+            if "id" in msg:
+                self.server_requests.append(frame)
+                if self._tg is not None:
+                    self._tg.start_soon(self._answer_server_request, msg, frame)
+            else:
+                if len(self.notifications) < MAX_KEPT_NOTIFICATIONS:
+                    self.notifications.append(frame)
+                else:
+                    self.dropped_notifications += 1
+                if self.on_notification is not None:
+                    self.on_notification(frame)
+            return
+        rid = msg.get("id")
+        p = self._pending.get(rid) if _hashable(rid) else None
+        if p is None or p.reply is not None:
+            self._keep_unmatched(frame)
+            return
+        reply = Reply(p.method, p.request_id, p.seq, response_seq=frame.seq, http=frame.http, raw=msg)
+        if "error" in msg:
+            err = msg["error"]
+            if isinstance(err, dict):
+                reply.error = RpcError(err.get("code"), err.get("message"), err.get("data"), "data" in err)
+            else:
+                reply.error = RpcError(None, None)
+                reply.decode_problem = "the error member is not an object"
+        elif "result" in msg:
+            reply.result = msg["result"]
+            if not isinstance(reply.result, dict):
+                reply.decode_problem = "the result member is not an object"
+        else:
+            reply.decode_problem = "a response with neither result nor error"
+        p.reply = reply
+        p.done.set()
+
+    def _keep_unmatched(self, frame: Frame) -> None:
+        if len(self.unmatched) < MAX_KEPT_UNMATCHED:
+            self.unmatched.append(frame)
+
+    async def _answer_server_request(self, msg: dict[str, Any], frame: Frame) -> None:
+        async with self._server_request_slots:
+            method = msg.get("method")
+            handler = self.handlers.get(method) if isinstance(method, str) else None
+            if handler is None:
+                result, error = None, {"code": -32601, "message": f"Method not found: {method}"}
+            else:
+                try:
+                    with anyio.fail_after(self.timeout_s):
+                        result, error = await handler(str(method), msg.get("params"))
+                except TimeoutError:
+                    result, error = None, {"code": -32603, "message": "client handler timed out"}
+            out: dict[str, Any] = {"jsonrpc": "2.0", "id": msg.get("id")}
+            if error is not None:
+                out["error"] = error
+            else:
+                out["result"] = result if result is not None else {}
+            headers = self._response_headers() if self._response_headers is not None else None
+            await self.transport.send(encode(out), headers=headers, deadline_s=self.timeout_s)
+
+
+def _hashable(value: Any) -> bool:
+    return isinstance(value, (str, int, float, bool)) or value is None
+
+
+def encode(msg: Any) -> bytes:
+    """The one encoder for every outbound message: compact UTF-8 JSON."""
+    return json.dumps(msg, ensure_ascii=False, separators=(",", ":")).encode("utf-8")

@@ -1,0 +1,1 @@
+"""Sessions: one per era, behind one interface (request/notify), with explicit overrides."""

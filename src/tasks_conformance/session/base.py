@@ -1,0 +1,77 @@
+"""What every session offers: request/notify with explicit overrides, and a record of intent.
+
+Overrides exist for negative probes: `declare_tasks=False`, `meta` (set a `_meta` key, or
+remove it with None), `headers` (set a header, or remove it with None). A session that cannot
+honour an override raises UnsupportedOverride; it never drops one silently.
+"""
+
+from __future__ import annotations
+
+import abc
+from collections.abc import Mapping
+from dataclasses import dataclass
+from typing import Any
+
+from tasks_conformance.rpc.peer import Peer, Reply
+from tasks_conformance.transports.base import Transport
+
+
+class UnsupportedOverride(Exception):
+    pass
+
+
+@dataclass(frozen=True)
+class Intent:
+    """What the harness meant to send in one outbound request (for declaration hygiene)."""
+
+    seq: int
+    method: str
+    era: str
+    declared: bool  # meant to declare tasks support (extension _meta, or legacy params.task)
+    purpose: str
+
+
+class Session(abc.ABC):
+    era: str
+
+    def __init__(self, transport: Transport, peer: Peer) -> None:
+        self.transport = transport
+        self.peer = peer
+        self.intents: list[Intent] = []
+
+    @abc.abstractmethod
+    async def request(
+        self,
+        method: str,
+        params: dict[str, Any] | None = None,
+        *,
+        declare_tasks: bool = True,
+        meta: Mapping[str, Any] | None = None,
+        headers: Mapping[str, str | None] | None = None,
+        timeout_s: float | None = None,
+        purpose: str = "",
+    ) -> Reply: ...
+
+    async def notify(self, method: str, params: dict[str, Any] | None = None) -> int:
+        return await self.peer.notify(method, params, headers=self.base_headers(method, params))
+
+    def base_headers(self, method: str, params: Any) -> dict[str, str]:
+        return {}
+
+    def _merge_headers(
+        self, base: dict[str, str], overrides: Mapping[str, str | None] | None
+    ) -> dict[str, str] | None:
+        if overrides:
+            if not self.transport.uses_headers:
+                raise UnsupportedOverride(f"the {self.transport.kind} transport carries no headers")
+            lowered = {k.lower(): k for k in base}
+            for k, v in overrides.items():
+                existing = lowered.get(k.lower())
+                if existing is not None:
+                    del base[existing]
+                if v is not None:
+                    base[k] = v
+        return base if self.transport.uses_headers else None
+
+    async def aclose(self) -> None:
+        return None

@@ -1,0 +1,159 @@
+"""stdio: spawn the server, newline-delimited JSON on its stdin/stdout, keep its stderr tail.
+
+The child runs in its own process group so that a server started through a wrapper (npx, a
+shell script) is stopped with everything it started. On close: end stdin, give it a moment,
+terminate the group, then kill it, and always reap.
+"""
+
+from __future__ import annotations
+
+import os
+import signal
+import subprocess
+from collections import deque
+from collections.abc import Sequence
+
+import anyio
+from anyio.abc import ByteReceiveStream, ByteSendStream, Process
+
+from tasks_conformance.errors import ConnectFailed
+from tasks_conformance.transports.stream import StreamTransport
+from tasks_conformance.wirelog import WireLog
+
+STDERR_TAIL_BYTES = 8 * 1024
+_GRACE_AFTER_STDIN_CLOSE_S = 0.3
+_GRACE_AFTER_TERMINATE_S = 1.0
+
+
+class StdioTransport(StreamTransport):
+    kind = "stdio"
+    channel = "stdio"
+
+    def __init__(
+        self,
+        wire: WireLog,
+        *,
+        command: Sequence[str],
+        cwd: str | None = None,
+        env: dict[str, str] | None = None,
+        max_message_bytes: int,
+    ) -> None:
+        super().__init__(wire, max_message_bytes=max_message_bytes)
+        self.command = list(command)
+        self.cwd = cwd
+        self.env = env
+        self.process: Process | None = None
+        self._stderr_tail: deque[bytes] = deque()
+        self._stderr_size = 0
+        self._stderr_done = anyio.Event()
+
+    async def _open(self) -> tuple[ByteReceiveStream, ByteSendStream]:
+        full_env = dict(os.environ)
+        if self.env:
+            full_env.update(self.env)
+        try:
+            self.process = await anyio.open_process(
+                self.command,
+                stdin=subprocess.PIPE,
+                stdout=subprocess.PIPE,
+                stderr=subprocess.PIPE,
+                cwd=self.cwd,
+                env=full_env,
+                start_new_session=True,
+            )
+        except FileNotFoundError as exc:
+            raise ConnectFailed(f"cannot start the server: command not found: {self.command[0]!r}") from exc
+        except PermissionError as exc:
+            raise ConnectFailed(
+                f"cannot start the server: {self.command[0]!r} is not executable ({exc.strerror})"
+            ) from exc
+        except NotADirectoryError as exc:
+            raise ConnectFailed(f"cannot start the server: {exc}") from exc
+        except OSError as exc:
+            raise ConnectFailed(f"cannot start the server {self.command[0]!r}: {exc}") from exc
+        assert self.process.stdout is not None and self.process.stdin is not None
+        return self.process.stdout, self.process.stdin
+
+    async def start(self) -> None:
+        await super().start()
+        assert self._tg is not None and self.process is not None and self.process.stderr is not None
+        self._tg.start_soon(self._stderr_loop, self.process.stderr)
+
+    async def _stderr_loop(self, stream: ByteReceiveStream) -> None:
+        try:
+            while True:
+                chunk = await stream.receive(16 * 1024)
+                self._stderr_tail.append(chunk)
+                self._stderr_size += len(chunk)
+                while self._stderr_size > STDERR_TAIL_BYTES and len(self._stderr_tail) > 1:
+                    self._stderr_size -= len(self._stderr_tail.popleft())
+        except (anyio.EndOfStream, anyio.ClosedResourceError, anyio.BrokenResourceError, OSError):
+            pass
+        finally:
+            self._stderr_done.set()
+
+    def stderr_tail(self, limit: int = 2000) -> str:
+        data = b"".join(self._stderr_tail)[-limit:]
+        return self.wire.redactor.text(data.decode("utf-8", "replace")).strip()
+
+    def failure_context(self) -> str:
+        parts: list[str] = []
+        if self.process is not None and self.process.returncode is not None:
+            parts.append(f"server exited with code {self.process.returncode}")
+        tail = self.stderr_tail(600)
+        if tail:
+            parts.append("stderr tail: " + tail)
+        return "; ".join(parts)
+
+    async def _describe_close(self, reason: str) -> str:
+        # Give the process and its stderr a moment to finish so the report can show both.
+        if self.process is not None:
+            with anyio.move_on_after(0.5):
+                await self.process.wait()
+            with anyio.move_on_after(0.2):
+                await self._stderr_done.wait()
+        ctx = self.failure_context()
+        return f"{reason}; {ctx}" if ctx else reason
+
+    async def aclose(self) -> None:
+        proc = self.process
+        if proc is not None:
+            with anyio.CancelScope(shield=True):
+                if proc.stdin is not None:
+                    try:
+                        await proc.stdin.aclose()
+                    except (OSError, anyio.BrokenResourceError, anyio.ClosedResourceError):
+                        pass
+                await self._stop_process(proc)
+        await self._close_tasks()
+
+    async def _stop_process(self, proc: Process) -> None:
+        with anyio.move_on_after(_GRACE_AFTER_STDIN_CLOSE_S):
+            await proc.wait()
+        if proc.returncode is None:
+            self._signal_group(proc, signal.SIGTERM)
+            with anyio.move_on_after(_GRACE_AFTER_TERMINATE_S):
+                await proc.wait()
+        if proc.returncode is None:
+            self._signal_group(proc, signal.SIGKILL)
+            with anyio.move_on_after(5):
+                await proc.wait()
+        else:
+            # The leader is gone; make sure nothing it started in its group lives on.
+            self._signal_group(proc, signal.SIGKILL)
+        for s in (proc.stdout, proc.stderr):
+            if s is not None:
+                try:
+                    await s.aclose()
+                except (OSError, anyio.BrokenResourceError, anyio.ClosedResourceError):
+                    pass
+
+    @staticmethod
+    def _signal_group(proc: Process, sig: signal.Signals) -> None:
+        try:
+            os.killpg(proc.pid, sig)
+        except (ProcessLookupError, PermissionError):
+            try:
+                proc.send_signal(sig)
+            except ProcessLookupError:
+                pass

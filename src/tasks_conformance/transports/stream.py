@@ -1,0 +1,136 @@
+"""Newline-delimited JSON-RPC over a byte stream (stdio pipes, TCP, Unix sockets)."""
+
+from __future__ import annotations
+
+import abc
+from collections.abc import Mapping
+
+import anyio
+from anyio.abc import ByteReceiveStream, ByteSendStream, TaskGroup
+
+from tasks_conformance.transports.base import Closed, Message, Transport
+from tasks_conformance.wirelog import WireLog
+
+# Reads happen in chunks of this size. A line longer than the message cap is read on to its
+# end and discarded, so one oversize message neither exhausts memory nor desynchronises the stream.
+_CHUNK = 64 * 1024
+
+
+class StreamTransport(Transport):
+    """Shared reader/writer for transports that carry one JSON message per line."""
+
+    channel = "stream"
+
+    def __init__(self, wire: WireLog, *, max_message_bytes: int) -> None:
+        super().__init__(wire, max_message_bytes=max_message_bytes)
+        self._tg: TaskGroup | None = None
+        self._writer: ByteSendStream | None = None
+        self._reader: ByteReceiveStream | None = None
+        self._send_lock = anyio.Lock()
+        self._closed_reason: str | None = None
+        self.oversize_messages = 0
+
+    async def start(self) -> None:
+        self._reader, self._writer = await self._open()
+        self._tg = anyio.create_task_group()
+        await self._tg.__aenter__()
+        self._tg.start_soon(self._read_loop, self._reader)
+
+    @abc.abstractmethod
+    async def _open(self) -> tuple[ByteReceiveStream, ByteSendStream]: ...
+
+    async def _read_loop(self, stream: ByteReceiveStream) -> None:
+        reason = "the server closed its output stream"
+        buf = bytearray()
+        discarding = 0  # >0 while skipping the rest of an oversize line: bytes skipped so far
+        try:
+            while True:
+                try:
+                    chunk = await stream.receive(_CHUNK)
+                except (anyio.EndOfStream, anyio.ClosedResourceError, anyio.BrokenResourceError):
+                    break
+                start = 0
+                while True:
+                    idx = chunk.find(b"\n", start)
+                    if idx < 0:
+                        piece = chunk[start:]
+                        if discarding:
+                            discarding += len(piece)
+                        elif len(buf) + len(piece) > self.max_message_bytes:
+                            discarding = len(buf) + len(piece)
+                            buf.clear()
+                        else:
+                            buf.extend(piece)
+                        break
+                    piece = chunk[start:idx]
+                    start = idx + 1
+                    if discarding:
+                        await self._report_oversize(discarding + len(piece))
+                        discarding = 0
+                        continue
+                    if len(buf) + len(piece) > self.max_message_bytes:
+                        await self._report_oversize(len(buf) + len(piece))
+                        buf.clear()
+                        continue
+                    buf.extend(piece)
+                    line = bytes(buf)
+                    buf.clear()
+                    if line.endswith(b"\r"):
+                        line = line[:-1]
+                    if line.strip():
+                        await self._deliver_line(line)
+        except OSError as exc:
+            reason = f"reading from the server failed: {exc}"
+        if discarding:
+            await self._report_oversize(discarding)
+        elif bytes(buf).strip():
+            await self._deliver_line(bytes(buf), note="last line had no newline")
+        self._closed_reason = reason
+        await self._deliver(Closed(reason=await self._describe_close(reason)))
+
+    async def _report_oversize(self, size: int) -> None:
+        self.oversize_messages += 1
+        note = (
+            f"message rejected: {size} bytes is larger than --max-message-bytes "
+            f"({self.max_message_bytes} bytes); it was discarded unread"
+        )
+        frame = self.wire.record("in", self.channel, b"", note=note)
+        await self._deliver(Message(frame=frame))
+
+    async def _deliver_line(self, line: bytes, note: str | None = None) -> None:
+        frame = self.wire.record("in", self.channel, line, note=note)
+        await self._deliver(Message(frame=frame))
+
+    async def send(
+        self,
+        data: bytes,
+        *,
+        headers: Mapping[str, str] | None = None,
+        deadline_s: float = 30.0,
+        note: str | None = None,
+    ) -> int:
+        frame = self.wire.record("out", self.channel, data, note=note)
+        if self._writer is None or self._closed_reason is not None:
+            return frame.seq
+        try:
+            with anyio.fail_after(max(deadline_s, 0.05)):
+                async with self._send_lock:
+                    await self._writer.send(data + b"\n")
+        except TimeoutError:
+            self.wire.record("in", "event", b"", note="writing to the server timed out (it is not reading)")
+        except (OSError, anyio.BrokenResourceError, anyio.ClosedResourceError) as exc:
+            self.wire.record("in", "event", b"", note=f"writing to the server failed: {exc}")
+        return frame.seq
+
+    async def _describe_close(self, reason: str) -> str:
+        return reason
+
+    async def _close_tasks(self) -> None:
+        if self._tg is not None:
+            self._tg.cancel_scope.cancel()
+            try:
+                await self._tg.__aexit__(None, None, None)
+            except Exception:  # noqa: BLE001 - teardown must not mask the run's outcome
+                pass
+            self._tg = None
+        self._inbound_send.close()

@@ -1,0 +1,162 @@
+"""The WireLog: every byte that crossed the wire, in order.
+
+Transports append frames; checks read them. A frame keeps the raw bytes exactly as sent or
+received (already redacted of the run's secrets), so verdicts rest on what was on the wire and
+never on a re-serialisation of a parsed object.
+"""
+
+from __future__ import annotations
+
+import base64
+import json
+import time
+from collections.abc import Iterator
+from dataclasses import dataclass, field
+from typing import Any, Literal
+
+from tasks_conformance.redact import Redactor
+
+Direction = Literal["out", "in"]
+# stdio | http | sse | tcp | unix | stderr | event (a transport event such as an exit or an HTTP failure)
+Channel = str
+
+
+@dataclass(frozen=True)
+class HttpMeta:
+    method: str
+    url: str
+    status: int | None = None
+    request_headers: tuple[tuple[str, str], ...] = ()
+    response_headers: tuple[tuple[str, str], ...] = ()
+
+    def header(self, name: str, *, response: bool = False) -> str | None:
+        want = name.lower()
+        for k, v in self.response_headers if response else self.request_headers:
+            if k.lower() == want:
+                return v
+        return None
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "method": self.method,
+            "url": self.url,
+            "status": self.status,
+            "requestHeaders": [list(h) for h in self.request_headers],
+            "responseHeaders": [list(h) for h in self.response_headers],
+        }
+
+
+@dataclass
+class Frame:
+    seq: int
+    time: float  # seconds since the log was opened (monotonic)
+    direction: Direction
+    channel: Channel
+    data: bytes
+    http: HttpMeta | None = None
+    # For an inbound HTTP frame: the seq of the outbound POST it answers.
+    reply_to: int | None = None
+    note: str | None = None
+    _json: Any = field(default=None, repr=False, compare=False)
+    _parsed: bool = field(default=False, repr=False, compare=False)
+
+    def text(self) -> str:
+        return self.data.decode("utf-8", "replace")
+
+    def json(self) -> Any:
+        """The frame parsed as JSON, or None when it is not valid JSON (never raises)."""
+        if not self._parsed:
+            self._parsed = True
+            try:
+                self._json = json.loads(self.data)
+            except (ValueError, RecursionError):
+                self._json = None
+        return self._json
+
+    def to_json(self) -> dict[str, Any]:
+        out: dict[str, Any] = {
+            "seq": self.seq,
+            "time": round(self.time, 6),
+            "direction": self.direction,
+            "channel": self.channel,
+        }
+        try:
+            out["text"] = self.data.decode("utf-8")
+        except UnicodeDecodeError:
+            out["base64"] = base64.b64encode(self.data).decode("ascii")
+        if self.http is not None:
+            out["http"] = self.http.to_json()
+        if self.reply_to is not None:
+            out["replyTo"] = self.reply_to
+        if self.note:
+            out["note"] = self.note
+        return out
+
+
+class WireLog:
+    """Append-only, ordered record of frames. One per run; never shared between runs."""
+
+    def __init__(self, redactor: Redactor | None = None, *, max_frames: int = 200_000) -> None:
+        self._t0 = time.monotonic()
+        self._frames: list[Frame] = []
+        self._redactor = redactor or Redactor()
+        self._max_frames = max_frames
+        self.dropped = 0
+
+    @property
+    def redactor(self) -> Redactor:
+        return self._redactor
+
+    def elapsed(self) -> float:
+        return time.monotonic() - self._t0
+
+    def record(
+        self,
+        direction: Direction,
+        channel: Channel,
+        data: bytes,
+        *,
+        http: HttpMeta | None = None,
+        reply_to: int | None = None,
+        note: str | None = None,
+    ) -> Frame:
+        seq = len(self._frames) + self.dropped + 1
+        frame = Frame(
+            seq=seq,
+            time=self.elapsed(),
+            direction=direction,
+            channel=channel,
+            data=self._redactor.data(data),
+            http=http,
+            reply_to=reply_to,
+            note=self._redactor.text(note) if note else None,
+        )
+        if len(self._frames) < self._max_frames:
+            self._frames.append(frame)
+        else:
+            # Bounded: a flood of frames cannot exhaust memory; the count of what was lost is kept.
+            self.dropped += 1
+        return frame
+
+    def __iter__(self) -> Iterator[Frame]:
+        return iter(self._frames)
+
+    def __len__(self) -> int:
+        return len(self._frames)
+
+    def get(self, seq: int) -> Frame | None:
+        # Frames are appended in seq order; seq numbers are dense until max_frames.
+        idx = seq - 1
+        if 0 <= idx < len(self._frames) and self._frames[idx].seq == seq:
+            return self._frames[idx]
+        for f in self._frames:
+            if f.seq == seq:
+                return f
+        return None
+
+    def frames(self) -> list[Frame]:
+        return list(self._frames)
+
+    def to_ndjson_lines(self) -> Iterator[str]:
+        for f in self._frames:
+            yield json.dumps(f.to_json(), ensure_ascii=False)
