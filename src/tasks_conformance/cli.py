@@ -1,0 +1,322 @@
+"""The command line. Thin: flags -> build_config() -> runner -> reporters -> exit code.
+
+Only this module chooses exit codes: 0 passed, 1 failed, 2 usage error, 3 incomplete,
+130 interrupted. `--help`, `--version` and `--list-checks` import neither httpx nor pydantic;
+the run path imports what it needs when it runs.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import sys
+from collections.abc import Iterator
+
+from typing import IO, Annotated, Any, NoReturn
+
+import typer
+
+from tasks_conformance import __version__
+from tasks_conformance.errors import UsageError
+from tasks_conformance.result import EXIT_CODES, EXIT_INTERRUPTED, EXIT_USAGE
+
+app = typer.Typer(
+    add_completion=False,
+    no_args_is_help=False,
+    invoke_without_command=True,
+    rich_markup_mode=None,
+    pretty_exceptions_enable=False,
+    context_settings={"help_option_names": ["-h", "--help"]},
+    help=(
+        "Check an MCP server's Tasks behaviour on the 2025-11-25 legacy wire and the 2026-07-28 "
+        "io.modelcontextprotocol/tasks extension wire. Exit codes: 0 passed, 1 failed, 2 usage error, "
+        "3 incomplete, 130 interrupted."
+    ),
+)
+
+CONN = "Connection"
+CHECKS_PANEL = "Checks"
+REPORT = "Reports"
+
+
+def _version(value: bool) -> None:
+    if value:
+        typer.echo(f"tasks-conformance {__version__}")
+        raise typer.Exit(0)
+
+
+def _list_checks(value: bool) -> None:
+    if value:
+        from tasks_conformance.checks import CHECKS
+
+        for spec in CHECKS.values():
+            wires = "/".join(sorted(spec.wires - {"none"}))
+            typer.echo(f"{spec.id:<48} {spec.category:<10} {wires:<17} {spec.title}")
+        raise typer.Exit(0)
+
+
+def usage_exit(message: str) -> NoReturn:
+    typer.echo(f"tasks-conformance: error: {message}", err=True)
+    raise typer.Exit(EXIT_USAGE)
+
+
+class ReportTargets:
+    """Opens every report destination before any traffic, so a bad path costs nothing."""
+
+    def __init__(self) -> None:
+        self.stdout_reporter: str | None = None
+        self.files: list[tuple[str, str, IO[str]]] = []
+        self.wire_log: IO[str] | None = None
+
+    @staticmethod
+    def _open(path: str, flag: str) -> IO[str]:
+        try:
+            return open(path, "w", encoding="utf-8", newline="\n")  # noqa: SIM115 - closed in close()
+        except OSError as exc:
+            raise UsageError(f"{flag}: cannot write {path!r}: {exc.strerror}") from None
+
+    def close(self) -> None:
+        for _name, _path, fh in self.files:
+            fh.close()
+        if self.wire_log is not None:
+            self.wire_log.close()
+
+
+def _prepare_reports(config: Any) -> ReportTargets:
+    from tasks_conformance.reporters import BUILTIN_NAMES, known_reporter
+
+    targets = ReportTargets()
+    try:
+        for spec in config.reporters:
+            if spec.name not in BUILTIN_NAMES and not known_reporter(spec.name):
+                from tasks_conformance.reporters import available_reporters
+
+                raise UsageError(
+                    f"--reporter: unknown reporter {spec.name!r}; available: {', '.join(available_reporters())}"
+                )
+            if spec.path is None:
+                if config.format is not None:
+                    raise UsageError(
+                        f"--reporter {spec.name} has no path and --format already chose stdout; "
+                        f"write it to a file with --reporter {spec.name}=PATH"
+                    )
+                if targets.stdout_reporter is not None:
+                    raise UsageError("only one --reporter may write to stdout; give the others a =PATH")
+                targets.stdout_reporter = spec.name
+            else:
+                targets.files.append((spec.name, spec.path, ReportTargets._open(spec.path, "--reporter")))
+        if config.wire_log:
+            targets.wire_log = ReportTargets._open(config.wire_log, "--wire-log")
+    except UsageError:
+        targets.close()
+        raise
+    return targets
+
+
+def _want_color(stream: IO[str]) -> bool:
+    if os.environ.get("NO_COLOR"):
+        return False
+    return stream.isatty()
+
+
+def _run(config: Any) -> int:
+    """Run a configured conformance check; returns the exit code."""
+    import anyio
+
+    from tasks_conformance.reporters import ProgressLine, ReporterError, ReportOptions, render, write_wire_log
+
+    targets = _prepare_reports(config)
+    try:
+        stdout = sys.stdout
+        tty = stdout.isatty()
+        stdout_name = targets.stdout_reporter or config.format or ("human" if tty else "json")
+        from tasks_conformance.runner import execute
+
+        with ProgressLine(enabled=sys.stderr.isatty() and not config.quiet) as progress:
+            execution = anyio.run(execute, config, progress.update)
+        result = execution.result
+        color = _want_color(stdout) and stdout_name == "human"
+        options = ReportOptions(color=color, quiet=config.quiet)
+        problems: list[str] = []
+        try:
+            render(stdout_name, result, stdout, options)
+        except ReporterError as exc:
+            problems.append(str(exc))
+        for name, _path, fh in targets.files:
+            try:
+                render(name, result, fh, ReportOptions(color=False, quiet=False))
+            except ReporterError as exc:
+                problems.append(str(exc))
+        if targets.wire_log is not None:
+            write_wire_log(execution.wire, targets.wire_log)
+        stdout.flush()
+        for p in problems:
+            typer.echo(f"tasks-conformance: reporter error: {p}", err=True)
+        if result.interrupted:
+            return EXIT_INTERRUPTED
+        return EXIT_CODES[result.outcome]
+    finally:
+        targets.close()
+
+
+@contextlib.contextmanager
+def _usage_errors() -> Iterator[None]:
+    try:
+        yield
+    except UsageError as exc:
+        usage_exit(str(exc))
+
+
+def _known() -> tuple[tuple[str, ...], tuple[str, ...]]:
+    from tasks_conformance.checks import CATEGORIES, CHECKS
+
+    return tuple(CHECKS), CATEGORIES
+
+
+@app.callback()
+def main_command(
+    ctx: typer.Context,
+    url: Annotated[str | None, typer.Option("--url", help="Streamable HTTP endpoint, e.g. http://127.0.0.1:8000/mcp", rich_help_panel=CONN)] = None,
+    command: Annotated[str | None, typer.Option("--command", help="Server command to spawn over stdio", rich_help_panel=CONN)] = None,
+    args: Annotated[list[str] | None, typer.Option("--args", help="Argument for --command (repeatable)", rich_help_panel=CONN)] = None,
+    command_args: Annotated[list[str] | None, typer.Option("--command-args", help="Same as --args (repeatable)", rich_help_panel=CONN)] = None,
+    transport: Annotated[str | None, typer.Option("--transport", help="http|stdio|tcp|unix (follows from the target)", rich_help_panel=CONN)] = None,
+    tcp: Annotated[str | None, typer.Option("--tcp", help="HOST:PORT, newline-delimited JSON-RPC over TCP", rich_help_panel=CONN)] = None,
+    unix: Annotated[str | None, typer.Option("--unix", help="Unix socket path, newline-delimited JSON-RPC", rich_help_panel=CONN)] = None,
+    cwd: Annotated[str | None, typer.Option("--cwd", help="Working directory for --command", rich_help_panel=CONN)] = None,
+    env: Annotated[list[str] | None, typer.Option("-e", "--env", help="KEY=VALUE added to the server's environment (repeatable)", rich_help_panel=CONN)] = None,
+    header: Annotated[list[str] | None, typer.Option("--header", help='"Name: value" sent on every HTTP request (repeatable)', rich_help_panel=CONN)] = None,
+    access_token: Annotated[str | None, typer.Option("--access-token", help="Bearer token for HTTP", rich_help_panel=CONN)] = None,
+    oauth_access_token: Annotated[str | None, typer.Option("--oauth-access-token", help="OAuth access token, sent as Bearer", rich_help_panel=CONN)] = None,
+    protocol_version: Annotated[str | None, typer.Option("--protocol-version", help="Pin the era: 2025-11-25 or 2026-07-28 (default: negotiate)", rich_help_panel=CONN)] = None,
+    client_capabilities: Annotated[str | None, typer.Option("--client-capabilities", help="Client capabilities to declare: JSON, @file or -", rich_help_panel=CONN)] = None,
+    timeout: Annotated[int, typer.Option("--timeout", help="Per-request timeout in ms", rich_help_panel=CONN)] = 30_000,
+    max_message_bytes: Annotated[int, typer.Option("--max-message-bytes", help="Largest message accepted from the server", rich_help_panel=CONN)] = 16 * 1024 * 1024,
+    check_id: Annotated[list[str] | None, typer.Option("--check-id", help="Run only this check (repeatable; wins over --category)", rich_help_panel=CHECKS_PANEL)] = None,
+    category: Annotated[list[str] | None, typer.Option("--category", help="dispatch|creation|lifecycle (repeatable)", rich_help_panel=CHECKS_PANEL)] = None,
+    expect_wire: Annotated[str, typer.Option("--expect-wire", help="legacy|extension|any: require a wire", rich_help_panel=CHECKS_PANEL)] = "any",
+    tool_name: Annotated[str | None, typer.Option("--tool-name", help="The tool to run as a task", rich_help_panel=CHECKS_PANEL)] = None,
+    tool_args: Annotated[str | None, typer.Option("--tool-args", help="Arguments for the tool: a JSON object", rich_help_panel=CHECKS_PANEL)] = None,
+    input_responses: Annotated[str | None, typer.Option("--input-responses", help="Answers keyed by inputRequests key: JSON, @file or -", rich_help_panel=CHECKS_PANEL)] = None,
+    poll_timeout: Annotated[int, typer.Option("--poll-timeout", help="Hard deadline in ms for polling a task", rich_help_panel=CHECKS_PANEL)] = 30_000,
+    format: Annotated[str | None, typer.Option("--format", help="What stdout gets: human|json (default: human on a terminal, json otherwise)", rich_help_panel=REPORT)] = None,
+    reporter: Annotated[list[str] | None, typer.Option("--reporter", help="NAME[=PATH]: human, json, json-summary, junit-xml, markdown or a plugin (repeatable)", rich_help_panel=REPORT)] = None,
+    quiet: Annotated[bool, typer.Option("--quiet", "-q", help="Print only the summary line", rich_help_panel=REPORT)] = False,
+    wire_log: Annotated[str | None, typer.Option("--wire-log", help="Write every frame as NDJSON to PATH (secrets redacted)", rich_help_panel=REPORT)] = None,
+    debug: Annotated[bool, typer.Option("--debug", help="Show a traceback if tasks-conformance itself fails", rich_help_panel=REPORT)] = False,
+    version: Annotated[bool, typer.Option("--version", callback=_version, is_eager=True, help="Print the version")] = False,
+    list_checks: Annotated[bool, typer.Option("--list-checks", callback=_list_checks, is_eager=True, help="List the checks and exit")] = False,
+) -> None:
+    """Run the conformance checks against one server."""
+    if ctx.invoked_subcommand is not None:
+        return
+    from tasks_conformance.config import build_config
+
+    known_ids, known_cats = _known()
+    with _usage_errors():
+        config = build_config(
+            url=url, command=command, args=args, command_args=command_args, transport=transport, tcp=tcp,
+            unix=unix, cwd=cwd, env=env, headers=header, access_token=access_token,
+            oauth_access_token=oauth_access_token, protocol_version=protocol_version,
+            client_capabilities=client_capabilities, expect_wire=expect_wire, check_ids=check_id,
+            categories=category, tool_name=tool_name, tool_args=tool_args, input_responses=input_responses,
+            timeout_ms=timeout, poll_timeout_ms=poll_timeout, max_message_bytes=max_message_bytes,
+            format=format, reporters=reporter, quiet=quiet, wire_log=wire_log, debug=debug,
+            known_check_ids=known_ids, known_categories=known_cats,
+        )
+        code = _run(config)
+    raise typer.Exit(code)
+
+
+def reference_command(extra: list[str] | None = None) -> list[str]:
+    return [sys.executable, "-m", "tasks_conformance.reference", "--transport", "stdio", *(extra or [])]
+
+
+@app.command("demo")
+def demo_command(
+    check_id: Annotated[list[str] | None, typer.Option("--check-id", help="Run only this check (repeatable)")] = None,
+    category: Annotated[list[str] | None, typer.Option("--category", help="dispatch|creation|lifecycle")] = None,
+    protocol_version: Annotated[str | None, typer.Option("--protocol-version", help="2025-11-25 or 2026-07-28")] = None,
+    expect_wire: Annotated[str, typer.Option("--expect-wire", help="legacy|extension|any")] = "any",
+    format: Annotated[str | None, typer.Option("--format", help="human|json on stdout")] = None,
+    reporter: Annotated[list[str] | None, typer.Option("--reporter", help="NAME[=PATH] (repeatable)")] = None,
+    quiet: Annotated[bool, typer.Option("--quiet", "-q", help="Print only the summary line")] = False,
+    wire_log: Annotated[str | None, typer.Option("--wire-log", help="Write every frame as NDJSON to PATH")] = None,
+    debug: Annotated[bool, typer.Option("--debug", help="Show a traceback on an internal error")] = False,
+) -> None:
+    """Run the whole suite against the bundled reference server over stdio (it should pass)."""
+    from tasks_conformance.config import build_config
+
+    known_ids, known_cats = _known()
+    cmd = reference_command()
+    with _usage_errors():
+        config = build_config(
+            command=cmd[0], args=cmd[1:], tool_name="confirm_action",
+            input_responses=DEMO_INPUT_RESPONSES, check_ids=check_id, categories=category, format=format,
+            reporters=reporter, quiet=quiet, wire_log=wire_log, debug=debug, protocol_version=protocol_version,
+            expect_wire=expect_wire, known_check_ids=known_ids, known_categories=known_cats,
+        )
+        code = _run(config)
+    raise typer.Exit(code)
+
+
+DEMO_INPUT_RESPONSES = '{"confirm-1": {"action": "accept", "content": {"confirm": true}}}'
+
+
+@app.command(
+    "serve-reference",
+    context_settings={"allow_extra_args": True, "ignore_unknown_options": True},
+)
+def serve_reference_command(ctx: typer.Context) -> None:
+    """Serve the bundled reference server (flags: --transport stdio|http|tcp|unix, --port N, ...)."""
+    from tasks_conformance.reference import serve
+
+    raise typer.Exit(serve(list(ctx.args)))
+
+
+@app.command("schema")
+def schema_command(kind: Annotated[str, typer.Argument(help="json or json-summary")]) -> None:
+    """Print the JSON Schema of the json or json-summary report."""
+    if kind not in ("json", "json-summary"):
+        usage_exit(f"schema: expected json or json-summary, got {kind!r}")
+    from tasks_conformance.reporters import schema_text
+
+    typer.echo(schema_text(kind))  # type: ignore[arg-type]
+
+
+def main() -> None:
+    """Console-script entry: one line for usage errors, no traceback unless --debug."""
+    debug = "--debug" in sys.argv
+    try:
+        rv = app(standalone_mode=False)
+        code = rv if isinstance(rv, int) else 0
+    except typer.Exit as exc:
+        code = exc.exit_code
+    except typer.Abort:
+        typer.echo("tasks-conformance: interrupted", err=True)
+        code = EXIT_INTERRUPTED
+    except typer.TyperException as exc:
+        # Typer's own (vendored click) usage errors: unknown option, missing value, bad type.
+        text = exc.format_message() if hasattr(exc, "format_message") else str(exc)
+        msg = text.splitlines()[0] if text else "usage error"
+        typer.echo(f"tasks-conformance: error: {msg} (see --help)", err=True)
+        code = int(getattr(exc, "exit_code", EXIT_USAGE) or EXIT_USAGE)
+    except KeyboardInterrupt:
+        typer.echo("tasks-conformance: interrupted", err=True)
+        code = EXIT_INTERRUPTED
+    except Exception as exc:  # the tool itself failed: incomplete, not a server failure
+        if debug:
+            import traceback
+
+            traceback.print_exc()
+        typer.echo(
+            f"tasks-conformance: internal error: {type(exc).__name__}: {exc}"
+            + ("" if debug else " (run with --debug for the traceback)"),
+            err=True,
+        )
+        code = EXIT_CODES["incomplete"]
+    sys.stdout.flush()
+    sys.exit(code)
+
+
+__all__ = ["app", "main"]
