@@ -1,0 +1,190 @@
+"""The terminal report (rich).
+
+Every string shown here may come from the server under test, so nothing is ever handed to rich
+as markup: the report is assembled from `rich.text.Text` objects, which rich never parses for
+`[tags]` or `:emoji:` codes, and every value first goes through `_text.visible`, which shows
+escape sequences and control characters as `\\x1b`-style escapes. The console is built with
+`markup=False, emoji=False, highlight=False` as a second fence.
+"""
+
+from __future__ import annotations
+
+import re
+from typing import TYPE_CHECKING, Any, TextIO
+
+from tasks_conformance.reporters._text import encodable, one_line
+
+if TYPE_CHECKING:
+    from rich.console import Console
+    from rich.text import Text
+
+    from tasks_conformance.reporters import ReportOptions
+    from tasks_conformance.result import CheckResult, RunResult
+
+# bucket -> (glyph, ascii glyph, word, style)
+_BUCKETS: dict[str, tuple[str, str, str, str]] = {
+    "passed": ("✓", "+", "pass", "green"),
+    "failed": ("✗", "x", "FAIL", "bold red"),
+    "not-applicable": ("○", "o", "n/a", "dim"),
+    "could-not-run": ("!", "!", "not run", "yellow"),
+}
+_OUTCOMES: dict[str, tuple[str, str]] = {
+    "passed": ("PASSED", "bold green"),
+    "failed": ("FAILED", "bold red"),
+    "incomplete": ("INCOMPLETE", "bold yellow"),
+}
+_NARROW = 90
+
+
+class _Writer:
+    """Makes every value safe for the terminal and for the stream's encoding."""
+
+    def __init__(self, out: TextIO) -> None:
+        encoding = getattr(out, "encoding", None) or "utf-8"
+        self.encoding = encoding
+        self.unicode = encodable("✓✗○⚠—…", encoding) == "✓✗○⚠—…"
+
+    def s(self, value: object, limit: int | None = None) -> str:
+        return encodable(one_line(value, limit), self.encoding)
+
+    def glyph(self, fancy: str, plain: str) -> str:
+        return fancy if self.unicode else plain
+
+
+def _console(out: TextIO, options: ReportOptions) -> Console:
+    from rich.console import Console
+
+    return Console(
+        file=out,
+        color_system="standard" if options.color else None,
+        force_terminal=options.color,
+        force_interactive=False,
+        no_color=not options.color,
+        width=options.width or 120,
+        highlight=False,
+        markup=False,
+        emoji=False,
+        soft_wrap=False,
+        legacy_windows=False,
+    )
+
+
+def _summary_line(result: RunResult, w: _Writer) -> Text:
+    from rich.text import Text
+
+    word, style = _OUTCOMES.get(result.outcome, (result.outcome.upper(), "bold"))
+    line = Text()
+    line.append(w.s(word), style=style)
+    line.append("  ")
+    line.append(w.s(result.summary))
+    if result.durationMs:
+        line.append(f"  ({result.durationMs / 1000:.2f} s)", style="dim")
+    return line
+
+
+def _server_name(info: dict[str, Any] | None) -> str | None:
+    if not isinstance(info, dict):
+        return None
+    parts = [str(info[k]) for k in ("name", "version") if info.get(k) not in (None, "")]
+    return " ".join(parts) or None
+
+
+def _header(result: RunResult, w: _Writer) -> Any:
+    from rich.table import Table
+    from rich.text import Text
+
+    d = result.discovery
+    grid = Table.grid(padding=(0, 2))
+    grid.add_column(style="dim", no_wrap=True)
+    grid.add_column(overflow="fold")
+
+    def row(key: str, value: str | None, style: str = "") -> None:
+        if value:
+            grid.add_row(key, Text(value, style=style))
+
+    row("target", w.s(result.target, 400), "bold")
+    protocol = w.s(d.protocolVersion) if d.protocolVersion else "unknown"
+    wire = "no tasks wire" if d.wire == "none" else f"{w.s(d.wire)} wire"
+    row("protocol", f"{protocol} ({wire})")
+    row("server", w.s(_server_name(d.serverInfo), 200) if d.serverInfo else None)
+    if d.probedTool is not None or d.toolCount is not None:
+        tool = w.s(d.probedTool, 120) if d.probedTool is not None else "none probed"
+        counts = []
+        if d.toolCount is not None:
+            counts.append(f"{d.toolCount} tool" + ("" if d.toolCount == 1 else "s"))
+        if d.taskCapableToolCount is not None:
+            counts.append(f"{d.taskCapableToolCount} task-capable")
+        row("tool", f"{tool} ({', '.join(counts)})" if counts else tool)
+    row("task", w.s(d.createdTaskId, 120) if d.createdTaskId is not None else None)
+    if result.toolVersion:
+        row("checker", f"tasks-conformance {w.s(result.toolVersion, 40)}", "dim")
+    return grid
+
+
+def _status_cell(check: CheckResult, w: _Writer) -> Text:
+    from rich.text import Text
+
+    glyph, plain, word, style = _BUCKETS.get(check.bucket, ("?", "?", check.bucket, ""))
+    return Text(f"{w.glyph(glyph, plain)} {w.s(word)}", style=style, no_wrap=True)
+
+
+def _checks_table(result: RunResult, w: _Writer, width: int) -> Any:
+    from rich.table import Table
+    from rich.text import Text
+
+    narrow = width < _NARROW
+    table = Table(box=None, show_header=True, header_style="bold", pad_edge=False, show_edge=False)
+    table.add_column("", no_wrap=True)
+    table.add_column("check", no_wrap=True)
+    if not narrow:
+        table.add_column("category", no_wrap=True, style="dim")
+    table.add_column("result", overflow="fold")
+
+    def add(status: Text | str, check_id: Text | str, category: str, message: Text) -> None:
+        cells: list[Text | str] = [status, check_id]
+        if not narrow:
+            cells.append(category)
+        cells.append(message)
+        table.add_row(*cells)
+
+    warn = w.glyph("⚠", "!")
+    for check in result.checks:
+        message = Text(w.s(check.message, 2000) or w.s(check.title, 400))
+        add(_status_cell(check, w), Text(w.s(check.id, 120)), w.s(check.category, 40), message)
+        for warning in check.warnings:
+            add("", "", "", Text(f"{warn} {w.s(warning, 2000)}", style="yellow"))
+        if check.bucket == "failed" and check.evidence:
+            seqs = ", ".join(f"#{n}" for n in check.evidence[:12])
+            more = f" (+{len(check.evidence) - 12} more)" if len(check.evidence) > 12 else ""
+            add("", "", "", Text(f"evidence: frames {seqs}{more}", style="dim"))
+    return table
+
+
+# Trailing padding that rich adds to table cells, possibly followed by closing style codes.
+_TRAILING_SPACE = re.compile(r" +((?:\x1b\[[0-9;]*m)*)$", re.MULTILINE)
+
+
+def render_human(result: RunResult, out: TextIO, options: ReportOptions) -> None:
+    console = _console(out, options)
+    with console.capture() as capture:
+        _draw(console, result, _Writer(out), options)
+    out.write(_TRAILING_SPACE.sub(r"\1", capture.get()))
+
+
+def _draw(console: Console, result: RunResult, w: _Writer, options: ReportOptions) -> None:
+    from rich.text import Text
+
+    if options.quiet:
+        console.print(_summary_line(result, w))
+        return
+    console.print(Text("MCP Tasks conformance", style="bold"))
+    console.print(_header(result, w))
+    console.print()
+    if result.checks:
+        console.print(_checks_table(result, w, console.width))
+    else:
+        console.print(Text("no checks ran", style="dim"))
+    console.print()
+    console.print(_summary_line(result, w))
+    if result.incompleteReason:
+        console.print(Text(w.s(result.incompleteReason, 4000), style="yellow"))

@@ -1,0 +1,61 @@
+"""The `json` and `json-summary` reporters.
+
+`json` is `RunResult.to_json()` in full (shape: schemas/json.schema.json). `json-summary` is the
+stable, smaller document dashboards read (schemas/json-summary.schema.json): it keeps
+`discovery`, which the competitor's summary drops, and leaves out descriptions, evidence and
+check details. Both are always valid UTF-8 JSON whatever the server sent (see `_text.dumps`).
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any, TextIO
+
+from tasks_conformance.reporters._text import dumps
+
+if TYPE_CHECKING:
+    from tasks_conformance.reporters import ReportOptions
+    from tasks_conformance.result import RunResult
+
+SUMMARY_SCHEMA_VERSION = "1"
+SUMMARY_KIND = "tasks-conformance"
+
+
+def render_json(result: RunResult, out: TextIO, options: ReportOptions) -> None:
+    out.write(dumps(result.to_json(), indent=2))
+    out.write("\n")
+
+
+def summary_document(result: RunResult) -> dict[str, Any]:
+    return {
+        "schemaVersion": SUMMARY_SCHEMA_VERSION,
+        "kind": SUMMARY_KIND,
+        "toolVersion": result.toolVersion,
+        "target": result.target,
+        "outcome": result.outcome,
+        "passed": result.passed,
+        "interrupted": result.interrupted,
+        "incompleteReason": result.incompleteReason,
+        "summary": result.summary,
+        "durationMs": result.durationMs,
+        "counts": result.counts(),
+        "discovery": result.discovery.to_json(),
+        "categorySummary": {k: v.to_json() for k, v in result.category_summary().items()},
+        "checks": [
+            {
+                "id": c.id,
+                "category": c.category,
+                "status": c.status,
+                "skipReason": c.skipReason,
+                "message": c.message,
+                "warnings": list(c.warnings),
+                "requirements": list(c.requirements),
+                "durationMs": c.durationMs,
+            }
+            for c in result.checks
+        ],
+    }
+
+
+def render_json_summary(result: RunResult, out: TextIO, options: ReportOptions) -> None:
+    out.write(dumps(summary_document(result), indent=2))
+    out.write("\n")

@@ -1,0 +1,770 @@
+"""Reporters: every built-in one on passed, failed, incomplete and interrupted runs, with hostile
+server strings; JSON against the shipped schemas, JUnit against a Jenkins/Ant XSD; third-party
+reporters through the entry point; wire-log export; the progress line."""
+
+from __future__ import annotations
+
+import importlib
+import io
+import json
+import re
+import subprocess
+import sys
+import tomllib
+import xml.etree.ElementTree as ET
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import jsonschema  # type: ignore[import-untyped,unused-ignore]
+import pytest
+import xmlschema
+
+from tasks_conformance.reporters import (
+    BUILTIN_NAMES,
+    ENTRY_POINT_GROUP,
+    ProgressLine,
+    ReporterError,
+    ReportOptions,
+    UnknownReporterError,
+    available_reporters,
+    known_reporter,
+    render,
+    schema_text,
+    write_wire_log,
+)
+from tasks_conformance.reporters._text import visible
+from tasks_conformance.reporters.junit import MAX_FRAME_BYTES, MAX_FRAMES
+from tasks_conformance.result import (
+    CheckResult,
+    Discovery,
+    RunResult,
+    decide_outcome,
+    incomplete_reason,
+)
+from tasks_conformance.wirelog import WireLog
+
+TESTS = Path(__file__).parent
+JUNIT_XSD = TESTS / "data" / "junit.xsd"
+PLUGIN_PKG = TESTS / "plugin_pkg"
+
+# ---------------------------------------------------------------------------------------------
+# Hostile strings, as a server could send them back in error messages, names and payloads.
+
+MARKUP = "[bold red]x[/]"
+LINK = "[link=file:///etc/passwd]click me[/link]"
+ANSI = "\x1b[31mred\x1b[0m"
+OSC8 = "\x1b]8;;http://evil\x07evil link\x1b]8;;\x07"
+OSC52 = "\x1b]52;c;ZXZpbA==\x07"
+NUL = "nul\x00byte"
+BELL = "bell\x07"
+CDATA_END = "]]></failure><testcase name='injected'/>"
+SCRIPT = "<script>alert(1)</script>"
+PIPE_NL = "a | b\nnew line\r\n| c |"
+BIDI = "abc\u202edcba"
+C1_CSI = "c1\x9b31mcsi"
+SURROGATE = "lone\ud800surrogate"
+EMOJI_CODE = ":warning: :smile:"
+TAG_CHARS = "tag\U000e0041\U000e0042"
+NONCHAR = "non\ufffechar"
+BACKTICK = "`rm -rf /` and ![img](http://evil/x.png) @someone"
+
+HOSTILE = [
+    MARKUP, LINK, ANSI, OSC8, OSC52, NUL, BELL, CDATA_END, SCRIPT, PIPE_NL, BIDI, C1_CSI,
+    SURROGATE, EMOJI_CODE, TAG_CHARS, NONCHAR, BACKTICK,
+]  # fmt: skip
+HOSTILE_TEXT = " ".join(HOSTILE)
+
+# Raw characters that must never reach output un-escaped (tab/LF/CR are checked separately).
+RAW_CONTROL = re.compile("[\x00-\x08\x0b\x0c\x0e-\x1f\x7f-\x9f\u202e\ud800\ufffe\U000e0041]")
+
+
+def _check(
+    check_id: str,
+    status: str,
+    *,
+    category: str = "dispatch",
+    skip: str | None = None,
+    message: str = "",
+    warnings: list[str] | None = None,
+    requirements: list[str] | None = None,
+    evidence: list[int] | None = None,
+    frames: list[str] | None = None,
+    details: dict[str, Any] | None = None,
+    duration: int = 12,
+) -> CheckResult:
+    return CheckResult(
+        id=check_id,
+        category=category,
+        title=f"title of {check_id}",
+        description=f"description of {check_id}",
+        requirements=requirements if requirements is not None else ["S-EXT-MUST-01"],
+        status=status,  # type: ignore[arg-type]
+        skipReason=skip,  # type: ignore[arg-type]
+        message=message or f"{check_id} message",
+        warnings=warnings or [],
+        evidence=evidence or [],
+        details=details or {},
+        durationMs=duration,
+        frames=frames or [],
+    )
+
+
+def _run(
+    checks: list[CheckResult],
+    *,
+    interrupted: bool = False,
+    discovery: Discovery | None = None,
+    target: str = "http://127.0.0.1:8765/mcp",
+) -> RunResult:
+    return RunResult(
+        outcome=decide_outcome(checks, interrupted),
+        target=target,
+        durationMs=1234,
+        discovery=discovery
+        or Discovery(
+            protocolVersion="2026-07-28",
+            wire="extension",
+            toolCount=4,
+            taskCapableToolCount=2,
+            probedTool="slow_task",
+            createdTaskId="task-7f3a",
+            serverInfo={"name": "reference", "version": "1.0"},
+        ),
+        checks=checks,
+        incompleteReason=incomplete_reason(checks, interrupted),
+        interrupted=interrupted,
+        toolVersion="0.1.0",
+    )
+
+
+def passed_run() -> RunResult:
+    return _run(
+        [
+            _check("tasks-wire-resolvable", "passed", message="the server speaks the extension wire"),
+            _check(
+                "tasks-ttl-shape",
+                "passed",
+                category="creation",
+                message="ttl is a positive integer",
+                warnings=[f"server said {MARKUP} {ANSI}", "ttl is very short (100 ms)"],
+            ),
+            _check("tasks-status-payload-shape", "passed", category="lifecycle", message="ok"),
+        ]
+    )
+
+
+def failed_run() -> RunResult:
+    big_frame = '{"jsonrpc":"2.0","result":{"x":"' + "A" * 3000 + '"}}'
+    return _run(
+        [
+            _check("tasks-wire-resolvable", "passed", message="the server speaks the extension wire"),
+            _check(
+                "tasks-result-type-discipline",
+                "failed",
+                message=f'CreateTaskResult has resultType {HOSTILE_TEXT!r}; S-EXT-MUST-03 requires "task"',
+                requirements=["S-EXT-MUST-03", "S-EXT-MUST-04"],
+                warnings=[f"also odd: {OSC8}", SCRIPT],
+                evidence=[3, 4],
+                frames=[
+                    f'>>> #3 out http {{"method":"tools/call","params":{{"name":"{MARKUP}"}}}}',
+                    f'<<< #4 in http {{"result":{{"resultType":"{NUL} {CDATA_END} {ANSI}"}}}}',
+                ],
+                details={"expected": "task", "actual": HOSTILE_TEXT, "nan": float("nan")},
+            ),
+            _check(
+                "tasks-mcp-name-routing",
+                "failed",
+                message="Mcp-Name header was ignored",
+                requirements=["S-EXT-MUST-09"],
+                evidence=list(range(1, 60)),
+                frames=[f"<<< #{i} {big_frame}" for i in range(1, 60)],
+            ),
+            _check(
+                "tasks-inline-result",
+                "skipped",
+                skip="not-applicable",
+                category="creation",
+                message=f"the server has no inline-result tools {PIPE_NL}",
+            ),
+            _check(
+                "tasks-cancel-ack-shape",
+                "skipped",
+                skip="could-not-run",
+                category="lifecycle",
+                message=f"no task was created {BIDI} {C1_CSI}",
+            ),
+        ]
+    )
+
+
+def incomplete_run() -> RunResult:
+    return _run(
+        [
+            _check("tasks-wire-resolvable", "passed", message="ok"),
+            _check(
+                "tasks-input-required-update-completes",
+                "skipped",
+                skip="could-not-run",
+                category="lifecycle",
+                message=f"tool {LINK} never asked for input {SURROGATE} {OSC52}",
+            ),
+            _check(
+                "tasks-ttl-integer-shape",
+                "skipped",
+                skip="not-applicable",
+                category="creation",
+                message="no ttl",
+            ),
+        ],
+        discovery=Discovery(
+            protocolVersion="2025-11-25",
+            wire="legacy",
+            toolCount=1,
+            taskCapableToolCount=1,
+            probedTool=f"tool{ANSI}{MARKUP}",
+            createdTaskId=f"id{OSC8}{NUL}",
+            serverInfo={"name": f"evil {MARKUP}", "version": ANSI},
+        ),
+        target=f"stdio: python evil_server.py --name '{LINK}'",
+    )
+
+
+def interrupted_run() -> RunResult:
+    return _run(
+        [
+            _check("tasks-wire-resolvable", "passed", message="ok"),
+            _check(
+                "tasks-undeclared-creation-refused",
+                "skipped",
+                skip="could-not-run",
+                category="creation",
+                message="the run was interrupted before this check ran",
+            ),
+        ],
+        interrupted=True,
+    )
+
+
+def no_wire_run() -> RunResult:
+    return _run(
+        [
+            _check(
+                "tasks-wire-resolvable",
+                "failed",
+                message="the server implements neither the legacy tasks capability nor the extension",
+                requirements=[],
+            )
+        ],
+        discovery=Discovery(),
+    )
+
+
+def empty_run() -> RunResult:
+    return _run([], discovery=Discovery())
+
+
+RUNS = {
+    "passed": passed_run,
+    "failed": failed_run,
+    "incomplete": incomplete_run,
+    "interrupted": interrupted_run,
+    "no-wire": no_wire_run,
+    "empty": empty_run,
+}
+
+
+def render_text(name: str, result: RunResult, options: ReportOptions | None = None) -> str:
+    out = io.StringIO()
+    render(name, result, out, options or ReportOptions())
+    return out.getvalue()
+
+
+def test_outcomes_of_the_fixtures() -> None:
+    assert passed_run().outcome == "passed"
+    assert failed_run().outcome == "failed"
+    assert incomplete_run().outcome == "incomplete"
+    assert interrupted_run().outcome == "incomplete" and interrupted_run().interrupted
+    assert no_wire_run().outcome == "failed"
+
+
+@pytest.mark.parametrize("run", sorted(RUNS))
+@pytest.mark.parametrize("name", BUILTIN_NAMES)
+@pytest.mark.parametrize("color", [False, True])
+def test_every_builtin_reporter_writes_encodable_text(name: str, run: str, color: bool) -> None:
+    text = render_text(name, RUNS[run](), ReportOptions(color=color))
+    assert text.endswith("\n")
+    text.encode("utf-8")  # no lone surrogate reaches the stream
+    if name != "human" or not color:
+        assert "\x1b" not in text
+    assert not RAW_CONTROL.search(re.sub(r"\x1b\[[0-9;]*m", "", text))
+
+
+def test_registry_names() -> None:
+    assert BUILTIN_NAMES == ("human", "json", "json-summary", "junit-xml", "markdown")
+    for name in BUILTIN_NAMES:
+        assert known_reporter(name)
+    assert available_reporters()[: len(BUILTIN_NAMES)] == list(BUILTIN_NAMES)
+    assert not known_reporter("no-such-reporter")
+    with pytest.raises(UnknownReporterError, match="no-such-reporter") as info:
+        render("no-such-reporter", passed_run(), io.StringIO())
+    assert info.value.reporter == "no-such-reporter"
+    assert isinstance(info.value, ReporterError)
+
+
+# ---------------------------------------------------------------------------------------------
+# json and json-summary
+
+
+def _validator(kind: str) -> jsonschema.Draft202012Validator:
+    schema = json.loads(schema_text(kind))  # type: ignore[arg-type]
+    jsonschema.Draft202012Validator.check_schema(schema)
+    return jsonschema.Draft202012Validator(schema, format_checker=jsonschema.FormatChecker())
+
+
+@pytest.mark.parametrize("run", sorted(RUNS))
+def test_json_is_valid_and_matches_the_schema(run: str) -> None:
+    result = RUNS[run]()
+    doc = json.loads(render_text("json", result))
+    _validator("json").validate(doc)
+    expected = json.loads(json.dumps(result.to_json(), default=str).replace("NaN", '"nan"'))
+    assert doc == expected
+    assert doc["summary"] == result.summary and doc["outcome"] == result.outcome
+
+
+def test_json_keeps_hostile_strings_exactly() -> None:
+    result = failed_run()
+    doc = json.loads(render_text("json", result))
+    failed = doc["checks"][1]
+    assert failed["details"]["actual"] == HOSTILE_TEXT  # NUL, ESC, lone surrogate: all round-trip
+    assert failed["details"]["nan"] == "nan"  # not the invalid JSON token NaN
+    assert failed["message"] == result.checks[1].message
+
+
+@pytest.mark.parametrize("run", sorted(RUNS))
+def test_json_summary_matches_the_schema(run: str) -> None:
+    result = RUNS[run]()
+    doc = json.loads(render_text("json-summary", result))
+    _validator("json-summary").validate(doc)
+    assert doc["schemaVersion"] == "1" and doc["kind"] == "tasks-conformance"
+    assert doc["toolVersion"] == "0.1.0"
+    assert doc["outcome"] == result.outcome and doc["passed"] is result.passed
+    assert doc["incompleteReason"] == result.incompleteReason
+    assert doc["counts"] == result.counts()
+    assert doc["discovery"] == result.discovery.to_json()
+    assert [c["id"] for c in doc["checks"]] == [c.id for c in result.checks]
+    for got, check in zip(doc["checks"], result.checks, strict=True):
+        assert set(got) == {
+            "id", "category", "status", "skipReason", "message", "warnings", "requirements", "durationMs",
+        }  # fmt: skip
+        assert got["skipReason"] == check.skipReason and got["warnings"] == check.warnings
+
+
+def test_schemas_are_not_vacuous() -> None:
+    doc = json.loads(render_text("json-summary", failed_run()))
+    validator = _validator("json-summary")
+    assert not list(validator.iter_errors(doc))
+    for broken in (
+        {**doc, "passed": True},  # contradicts outcome "failed"
+        {**doc, "unexpected": 1},
+        {**doc, "checks": [{**doc["checks"][0], "status": "ok"}]},
+        {**doc, "checks": [{**doc["checks"][0], "skipReason": "could-not-run"}]},  # passed + skipReason
+        {k: v for k, v in doc.items() if k != "discovery"},
+    ):
+        assert list(validator.iter_errors(broken))
+    full = json.loads(render_text("json", failed_run()))
+    assert list(
+        _validator("json").iter_errors({**full, "checks": [{**full["checks"][0], "evidence": ["x"]}]})
+    )
+
+
+def test_schema_text() -> None:
+    for kind in ("json", "json-summary"):
+        schema = json.loads(schema_text(kind))
+        assert schema["$schema"] == "https://json-schema.org/draft/2020-12/schema"
+    with pytest.raises(ValueError, match="json-summary"):
+        schema_text("xml")  # type: ignore[arg-type]
+
+
+# ---------------------------------------------------------------------------------------------
+# junit-xml
+
+_XSD: xmlschema.XMLSchema | None = None
+
+
+def _junit(result: RunResult) -> tuple[str, ET.Element]:
+    global _XSD
+    text = render_text("junit-xml", result)
+    root = ET.fromstring(text.encode("utf-8"))  # well-formed, or this raises
+    if _XSD is None:
+        _XSD = xmlschema.XMLSchema(str(JUNIT_XSD))
+    _XSD.validate(text)
+    return text, root
+
+
+@pytest.mark.parametrize("run", sorted(RUNS))
+def test_junit_is_well_formed_and_valid(run: str) -> None:
+    result = RUNS[run]()
+    text, root = _junit(result)
+    assert text.startswith('<?xml version="1.0" encoding="UTF-8"?>')
+    assert root.tag == "testsuites"
+    suites = root.findall("testsuite")
+    assert len(suites) == 1
+    suite = suites[0]
+    counts = result.counts()
+    assert suite.get("name") == "tasks-conformance"
+    assert suite.get("tests") == str(counts["total"]) == root.get("tests")
+    assert suite.get("failures") == str(counts["failed"])
+    assert suite.get("errors") == str(counts["couldNotRun"])
+    assert suite.get("skipped") == str(counts["notApplicable"])
+    assert suite.get("time") == "1.234"
+    cases = suite.findall("testcase")
+    assert [c.get("name") for c in cases] == [c.id for c in result.checks]
+    assert len(cases) == counts["total"]  # nothing injected by ]]> or markup
+    for case, check in zip(cases, result.checks, strict=True):
+        assert case.get("classname") == f"tasks_conformance.{check.category}"
+        assert case.get("time") == "0.012"
+        outcome = [e.tag for e in case if e.tag in ("failure", "error", "skipped")]
+        expected = {"passed": [], "failed": ["failure"], "could-not-run": ["error"]}
+        assert outcome == expected.get(check.bucket, ["skipped"])
+    props = {p.get("name"): p.get("value") for p in suite.iter("property")}
+    assert {"target", "protocolVersion", "wire", "outcome", "toolVersion"} <= set(props)
+    assert props["outcome"] == result.outcome and props["wire"] == result.discovery.wire
+    assert not RAW_CONTROL.search(text)
+
+
+def test_junit_failure_skip_and_error_details() -> None:
+    result = failed_run()
+    _, root = _junit(result)
+    cases = {c.get("name"): c for c in root.iter("testcase")}
+
+    failure = cases["tasks-result-type-discipline"].find("failure")
+    assert failure is not None
+    assert failure.get("type") == "S-EXT-MUST-03,S-EXT-MUST-04"
+    assert failure.get("message") == visible(result.checks[1].message)
+    body = failure.text or ""
+    assert "evidence: wire frames #3, #4" in body
+    assert "also odd" in body and SCRIPT in body  # warnings are kept, as text
+    assert CDATA_END in body  # ]]> and </failure> came through as plain text
+    assert "\\x00" in body and "\\x1b[31m" in body  # control characters shown, not dropped
+    out = cases["tasks-result-type-discipline"].find("system-out")
+    assert out is not None and out.text is not None
+    assert "wire frames:" in out.text and "\\x00" in out.text and MARKUP in out.text
+
+    skipped = cases["tasks-inline-result"].find("skipped")
+    assert skipped is not None
+    assert skipped.get("message") == "not-applicable: " + visible(result.checks[3].message)
+
+    error = cases["tasks-cancel-ack-shape"].find("error")
+    assert error is not None
+    assert error.get("type") == "could-not-run"
+    assert error.get("message") == visible(result.checks[4].message)
+    assert "\\u202e" in (error.get("message") or "") and "\\x9b" in (error.get("message") or "")
+
+
+def test_junit_frames_are_bounded() -> None:
+    _, root = _junit(failed_run())
+    case = next(c for c in root.iter("testcase") if c.get("name") == "tasks-mcp-name-routing")
+    out = case.findtext("system-out") or ""
+    assert len(out.encode("utf-8")) < MAX_FRAME_BYTES + 4096
+    assert "of 59 frames not shown" in out and "#40 (+19 more)" in out
+    assert out.count("<<< #") <= MAX_FRAMES
+
+
+def test_junit_passed_with_warnings_stays_passed() -> None:
+    _, root = _junit(passed_run())
+    case = next(c for c in root.iter("testcase") if c.get("name") == "tasks-ttl-shape")
+    assert case.find("failure") is None and case.find("error") is None and case.find("skipped") is None
+    out = case.findtext("system-out") or ""
+    assert "warnings:" in out and "ttl is very short" in out and "\\x1b[31m" in out
+
+
+def test_junit_on_a_non_utf8_stream() -> None:
+    raw = io.BytesIO()
+    stream = io.TextIOWrapper(raw, encoding="ascii", newline="")
+    render("junit-xml", incomplete_run(), stream)
+    stream.flush()
+    data = raw.getvalue()
+    assert data.startswith(b'<?xml version="1.0" encoding="ascii"?>')
+    root = ET.fromstring(data)
+    case = next(c for c in root.iter("testcase") if c.get("name") == "tasks-input-required-update-completes")
+    assert "\\ud800" in (case.find("error").get("message") or "")  # type: ignore[union-attr]
+
+
+# ---------------------------------------------------------------------------------------------
+# human
+
+
+def _plain_human(result: RunResult, **kw: Any) -> str:
+    # Wide enough that no hostile string is wrapped across lines.
+    return render_text("human", result, ReportOptions(width=kw.pop("width", 4000), **kw))
+
+
+def test_human_header_table_and_summary() -> None:
+    result = failed_run()
+    text = _plain_human(result)
+    assert "MCP Tasks conformance" in text
+    assert "http://127.0.0.1:8765/mcp" in text
+    assert "2026-07-28 (extension wire)" in text
+    assert "slow_task (4 tools, 2 task-capable)" in text
+    assert "task-7f3a" in text and "reference 1.0" in text
+    lines = text.splitlines()
+    row = {c.id: next(line for line in lines if c.id in line) for c in result.checks}
+    assert "✓ pass" in row["tasks-wire-resolvable"]
+    assert (
+        "✗ FAIL" in row["tasks-result-type-discipline"] and "dispatch" in row["tasks-result-type-discipline"]
+    )
+    assert "○ n/a" in row["tasks-inline-result"]
+    assert "! not run" in row["tasks-cancel-ack-shape"]
+    assert "evidence: frames #3, #4" in text
+    assert "⚠ also odd" in text
+    assert lines[-2].startswith("FAILED  " + result.summary)
+    assert lines[-1].startswith("Could not establish conformance")
+
+
+@pytest.mark.parametrize("run", sorted(RUNS))
+@pytest.mark.parametrize("color", [False, True])
+def test_human_never_passes_server_text_through(run: str, color: bool) -> None:
+    result = RUNS[run]()
+    text = _plain_human(result, color=color)
+    if not color:
+        assert "\x1b" not in text
+    else:
+        assert "\x1b[" in (_plain_human(failed_run(), color=True))  # our own styling is on
+    # Only our own SGR sequences may remain; no OSC (hyperlinks, clipboard), no bell, no C1.
+    stripped = re.sub(r"\x1b\[[0-9;]*m", "", text)
+    assert "\x1b" not in stripped and "\x07" not in stripped and "\x9b" not in stripped
+    assert not RAW_CONTROL.search(stripped)
+    assert "\x1b]8" not in text and "\x1b[31mred" not in text
+
+
+def test_human_shows_hostile_text_literally() -> None:
+    text = _plain_human(incomplete_run(), color=True)
+    plain = re.sub(r"\x1b\[[0-9;]*m", "", text)
+    assert MARKUP in plain  # markup shown, not interpreted
+    assert "[link=file:///etc/passwd]click me[/link]" in plain
+    assert "evil [bold red]x[/] \\x1b[31mred\\x1b[0m" in plain  # serverInfo
+    assert "tool\\x1b[31mred\\x1b[0m[bold red]x[/]" in plain
+    assert "\\x1b]8;;http://evil\\x07" in plain and "\\x00" in plain
+    assert "\\ud800" in plain and "\\x1b]52;c;" in plain
+    assert "INCOMPLETE  " in plain
+    text = _plain_human(failed_run(), color=False)
+    assert ":warning: :smile:" in text and "\\u202e" in text and "\\U000e0041" in text
+
+
+def test_human_quiet_is_one_line() -> None:
+    for run, word in (("passed", "PASSED"), ("failed", "FAILED"), ("incomplete", "INCOMPLETE")):
+        result = RUNS[run]()
+        text = render_text("human", result, ReportOptions(quiet=True))
+        assert text.splitlines() == [f"{word}  {result.summary}  (1.23 s)"]
+    text = render_text("human", interrupted_run(), ReportOptions(quiet=True))
+    assert "(interrupted)" in text
+
+
+def test_human_narrow_and_non_utf8() -> None:
+    text = render_text("human", failed_run(), ReportOptions(width=60))
+    assert all(len(line) <= 60 for line in text.splitlines())
+    raw = io.BytesIO()
+    stream = io.TextIOWrapper(raw, encoding="ascii", errors="strict")
+    render("human", incomplete_run(), stream, ReportOptions(width=200))
+    stream.flush()
+    ascii_text = raw.getvalue().decode("ascii")
+    assert "! not run" in ascii_text and "o n/a" in ascii_text
+
+
+# ---------------------------------------------------------------------------------------------
+# markdown
+
+
+def _unescaped_pipes(line: str) -> int:
+    return len(re.findall(r"(?<!\\)\|", line))
+
+
+@pytest.mark.parametrize("run", sorted(RUNS))
+def test_markdown_cells_cannot_break_out(run: str) -> None:
+    result = RUNS[run]()
+    text = render_text("markdown", result)
+    rows = [line for line in text.splitlines() if line.startswith("|")]
+    if result.checks:
+        assert len(rows) == len(result.checks) + 2
+        assert all(_unescaped_pipes(row) == 5 for row in rows)
+    assert "<script" not in text and "</failure" not in text
+    assert "](http" not in text.replace("\\](", "")  # no live link or image syntax
+    assert "`rm" not in text.replace("\\`rm", "")
+    html = re.findall(r"<[^>]*>", text)
+    assert set(html) <= {"<br>"}
+    assert not RAW_CONTROL.search(text)
+
+
+def test_markdown_content() -> None:
+    result = failed_run()
+    text = render_text("markdown", result)
+    assert text.startswith("## ❌ MCP Tasks conformance: failed")
+    assert "| ❌ failed | `tasks-result-type-discipline` | dispatch |" in text
+    assert "| ➖ not applicable | `tasks-inline-result` |" in text
+    assert "| ⚠️ could not run | `tasks-cancel-ack-shape` |" in text
+    assert "a \\| b<br>new line<br>\\| c \\|" in text
+    assert "&lt;script&gt;" in text
+    assert "**Warnings**" in text
+    assert "> **Incomplete:** Could not establish conformance" in text
+    assert "Incomplete" not in render_text("markdown", no_wire_run())
+    text = render_text("markdown", incomplete_run())
+    assert text.startswith("## ⚠️ MCP Tasks conformance: incomplete")
+    assert "> **Incomplete:** Could not establish conformance" in text
+    quiet = render_text("markdown", passed_run(), ReportOptions(quiet=True))
+    assert "|" not in quiet and quiet.startswith("## ✅")
+
+
+# ---------------------------------------------------------------------------------------------
+# third-party reporters through the entry point
+
+
+@pytest.fixture
+def example_plugin(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[Any]:
+    """tests/plugin_pkg made importable with its entry points, without pip: a dist-info on sys.path.
+
+    The entry points come from the package's own pyproject.toml, plus one that cannot load.
+    """
+    meta = tomllib.loads((PLUGIN_PKG / "pyproject.toml").read_text(encoding="utf-8"))
+    project = meta["project"]
+    site = tmp_path / "site"
+    (site / "tc_example_reporter").mkdir(parents=True)
+    src = PLUGIN_PKG / "tc_example_reporter" / "__init__.py"
+    (site / "tc_example_reporter" / "__init__.py").write_text(src.read_text(encoding="utf-8"))
+    dist = site / f"tc_example_reporter-{project['version']}.dist-info"
+    dist.mkdir()
+    (dist / "METADATA").write_text(
+        f"Metadata-Version: 2.1\nName: {project['name']}\nVersion: {project['version']}\n"
+    )
+    eps = dict(project["entry-points"][ENTRY_POINT_GROUP])
+    eps["example-missing"] = "tc_example_reporter_not_installed:render"
+    lines = [f"[{ENTRY_POINT_GROUP}]", *(f"{k} = {v}" for k, v in eps.items())]
+    (dist / "entry_points.txt").write_text("\n".join(lines) + "\n")
+    monkeypatch.syspath_prepend(str(site))
+    sys.modules.pop("tc_example_reporter", None)
+    try:
+        module = importlib.import_module("tc_example_reporter")
+        module.CALLS.clear()
+        yield module
+    finally:
+        sys.modules.pop("tc_example_reporter", None)
+
+
+def test_third_party_reporter_is_discovered_and_called(example_plugin: Any) -> None:
+    assert known_reporter("example-count")
+    names = available_reporters()
+    assert names[: len(BUILTIN_NAMES)] == list(BUILTIN_NAMES)
+    assert {"example-count", "example-boom"} <= set(names)
+    assert names.count("json") == 1
+    text = render_text("example-count", failed_run())
+    assert text == "example-count outcome=failed total=5 failed=2\n"
+    assert example_plugin.CALLS == ["example-count"]
+
+
+def test_third_party_reporter_cannot_shadow_a_builtin(example_plugin: Any) -> None:
+    text = render_text("json", passed_run())
+    assert json.loads(text)["outcome"] == "passed"
+    assert "json" not in example_plugin.CALLS
+
+
+def test_raising_third_party_reporter_is_named(example_plugin: Any) -> None:
+    with pytest.raises(ReporterError, match="example-boom") as info:
+        render("example-boom", passed_run(), io.StringIO())
+    assert info.value.reporter == "example-boom"
+    assert "the example reporter always fails" in str(info.value)
+    assert isinstance(info.value.__cause__, RuntimeError)
+    assert example_plugin.CALLS == ["example-boom"]
+
+
+def test_unloadable_third_party_reporter_is_named(example_plugin: Any) -> None:
+    assert known_reporter("example-missing")
+    with pytest.raises(ReporterError, match=r"example-missing.*could not be loaded") as info:
+        render("example-missing", passed_run(), io.StringIO())
+    assert info.value.reporter == "example-missing"
+    assert not isinstance(info.value, UnknownReporterError)
+
+
+# ---------------------------------------------------------------------------------------------
+# wire log, progress line, import cost
+
+
+def test_write_wire_log_is_ndjson() -> None:
+    wire = WireLog()
+    wire.record("out", "http", b'{"jsonrpc":"2.0","id":1,"method":"tools/call"}')
+    wire.record("in", "sse", b'{"x":"\x1b[31m\x00\\u0000"}\n', reply_to=1, note="event")
+    wire.record("in", "stdio", b"\xff\xfe not utf-8")
+    out = io.StringIO()
+    write_wire_log(wire, out)
+    lines = out.getvalue().splitlines()
+    assert len(lines) == 3
+    docs = [json.loads(line) for line in lines]
+    assert docs == [f.to_json() for f in wire]
+    assert [d["seq"] for d in docs] == [1, 2, 3]
+    assert "base64" in docs[2]
+    assert not RAW_CONTROL.search(out.getvalue())
+
+
+def test_progress_line_is_a_noop_when_disabled() -> None:
+    err = io.StringIO()
+    with ProgressLine(file=err) as progress:  # a StringIO is not a TTY
+        progress.update("probing tools/call")
+        assert not progress.active
+    assert err.getvalue() == ""
+    with ProgressLine(enabled=False, file=err) as progress:
+        progress.update(HOSTILE_TEXT)
+    assert err.getvalue() == ""
+
+
+def test_progress_line_escapes_server_text() -> None:
+    err = io.StringIO()
+    with ProgressLine(enabled=True, file=err) as progress:
+        assert progress.active
+        progress.update(f"polling task {OSC8} {MARKUP} {NUL}")
+    text = err.getvalue()
+    assert "\\x1b]8;;http://evil\\x07" in text and MARKUP in text
+    assert "\x1b]" not in text and "\x07" not in text and "\x00" not in text
+    assert not progress.active
+    progress.update("after exit is harmless")
+
+
+def test_progress_line_leaves_stdout_alone() -> None:
+    stdout = sys.stdout
+    with ProgressLine(enabled=True, file=io.StringIO()):
+        assert sys.stdout is stdout  # a report written to stdout meanwhile stays on stdout
+
+
+def test_importing_reporters_is_cheap() -> None:
+    code = (
+        "import sys, tasks_conformance.reporters as r; "
+        "heavy = [m for m in ('rich', 'xml.etree.ElementTree', 'importlib.metadata', 'email') "
+        "if m in sys.modules]; print(heavy)"
+    )
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    assert out.stdout.strip() == "[]"
+
+
+# ---------------------------------------------------------------------------------------------
+# the shared escaping helpers
+
+
+def test_visible_escapes_and_keeps_ordinary_text() -> None:
+    assert visible("plain ünïcödé 日本 ✓") == "plain ünïcödé 日本 ✓"
+    assert visible("a\x00b\x1bc\x07d\x7fe\x9bf") == "a\\x00b\\x1bc\\x07d\\x7fe\\x9bf"
+    assert visible("l1\nl2\tt\r") == "l1\\nl2\\tt\\r"
+    assert visible("l1\r\nl2\tt", keep_newlines=True) == "l1\nl2\tt"
+    assert visible("\u202e\u2066\u200b\ufeff\ud800\ufffe\U000e0041") == (
+        "\\u202e\\u2066\\u200b\\ufeff\\ud800\\ufffe\\U000e0041"
+    )
+
+
+def test_dumps_is_always_valid_json() -> None:
+    from tasks_conformance.reporters._text import dumps
+
+    value = {"s": "\x00\x1b\x9b\u202e\ud800\U000e0041", "n": float("inf"), "l": [float("nan")]}
+    text = dumps(value)
+    assert json.loads(text) == {"s": value["s"], "n": "inf", "l": ["nan"]}
+    text.encode("utf-8")
+    assert not RAW_CONTROL.search(text)
+    cyclic: list[Any] = []
+    cyclic.append(cyclic)
+    assert json.loads(dumps({"c": cyclic, "x": float("nan")})) == {"c": ["<cycle>"], "x": "nan"}
