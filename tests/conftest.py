@@ -1,0 +1,109 @@
+"""Shared test helpers: run the tool in-process or as a subprocess, start HTTP servers on
+ephemeral 127.0.0.1 ports and always stop them."""
+
+from __future__ import annotations
+
+import json
+import os
+import queue
+import subprocess
+import sys
+import threading
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import anyio
+import pytest
+
+from tasks_conformance.config import build_config
+from tasks_conformance.runner import Execution, execute
+
+ROOT = Path(__file__).resolve().parent.parent
+FIXTURES = ROOT / "fixtures"
+SHARED = ROOT.parent / "shared"
+REFERENCE = [sys.executable, "-m", "tasks_conformance.reference"]
+BROKEN = [sys.executable, str(FIXTURES / "broken_server.py")]
+DEMO_INPUT = '{"confirm-1": {"action": "accept", "content": {"confirm": true}}}'
+
+
+def run(**kwargs: Any) -> Execution:
+    """Build a RunConfig from flag-like keywords and execute it in this process."""
+    kwargs.setdefault("timeout_ms", 5_000)
+    kwargs.setdefault("poll_timeout_ms", 5_000)
+    from tasks_conformance.checks import CATEGORIES, CHECKS
+
+    config = build_config(known_check_ids=tuple(CHECKS), known_categories=CATEGORIES, **kwargs)
+    return anyio.run(execute, config)
+
+
+def stdio(argv: list[str], *extra: str) -> dict[str, Any]:
+    return {"command": argv[0], "args": [*argv[1:], "--transport", "stdio", *extra]}
+
+
+def verdicts(ex: Execution) -> dict[str, str]:
+    return {c.id: c.bucket for c in ex.result.checks}
+
+
+def cli(*args: str, timeout: float = 60, env: dict[str, str] | None = None) -> subprocess.CompletedProcess[str]:
+    full_env = {**os.environ, "NO_COLOR": "1", **(env or {})}
+    return subprocess.run(
+        [sys.executable, "-m", "tasks_conformance", *args], capture_output=True, text=True, timeout=timeout,
+        env=full_env, stdin=subprocess.DEVNULL,
+    )
+
+
+class HttpServer:
+    """A server process that prints `READY <url>` once it listens."""
+
+    def __init__(self, argv: list[str]) -> None:
+        self.proc = subprocess.Popen(
+            argv, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, start_new_session=True,
+            stdin=subprocess.DEVNULL,
+        )
+        lines: queue.Queue[str] = queue.Queue()
+
+        def pump() -> None:
+            assert self.proc.stdout is not None
+            for line in self.proc.stdout:
+                lines.put(line)
+
+        threading.Thread(target=pump, daemon=True).start()
+        try:
+            line = lines.get(timeout=20)
+        except queue.Empty:
+            self.stop()
+            raise RuntimeError(f"server did not become ready: {argv}") from None
+        if not line.startswith("READY "):
+            self.stop()
+            raise RuntimeError(f"unexpected first line {line!r} from {argv}")
+        self.url = line.split(None, 1)[1].strip()
+
+    def stop(self) -> None:
+        if self.proc.poll() is None:
+            self.proc.terminate()
+            try:
+                self.proc.wait(timeout=5)
+            except subprocess.TimeoutExpired:
+                self.proc.kill()
+                self.proc.wait(timeout=5)
+        for s in (self.proc.stdout, self.proc.stderr):
+            if s is not None:
+                s.close()
+
+
+def http_server(argv: list[str], *extra: str) -> HttpServer:
+    return HttpServer([*argv, "--transport", "http", "--port", "0", *extra])
+
+
+@pytest.fixture
+def reference_http() -> Iterator[HttpServer]:
+    server = http_server(REFERENCE)
+    try:
+        yield server
+    finally:
+        server.stop()
+
+
+def load_json(text: str) -> Any:
+    return json.loads(text)

@@ -1,0 +1,54 @@
+"""Selecting checks runs only the probes they need; unknown ids and categories are usage errors."""
+
+from __future__ import annotations
+
+from conftest import REFERENCE, cli, run, stdio
+
+
+def _methods(ex) -> list[str]:  # type: ignore[no-untyped-def]
+    out = []
+    for f in ex.wire:
+        msg = f.json()
+        if f.direction == "out" and isinstance(msg, dict) and "method" in msg:
+            out.append(msg["method"])
+    return out
+
+
+def test_wire_resolvable_alone_calls_no_tool() -> None:
+    ex = run(**stdio(REFERENCE), check_ids=["tasks-wire-resolvable"], tool_name="slow_compute")
+    assert [c.id for c in ex.result.checks] == ["tasks-wire-resolvable"]
+    assert ex.result.outcome == "passed"
+    methods = _methods(ex)
+    assert "tools/call" not in methods and not any(m.startswith("tasks/") for m in methods)
+
+
+def test_category_selects_its_checks_and_check_id_wins() -> None:
+    ex = run(**stdio(REFERENCE), categories=["creation"], tool_name="slow_compute")
+    assert {c.category for c in ex.result.checks} == {"creation"}
+    assert "tasks/get" not in _methods(ex)  # no polling for creation checks
+    ex = run(**stdio(REFERENCE), categories=["creation"], check_ids=["tasks-ttl-shape"], tool_name="slow_compute")
+    assert [c.id for c in ex.result.checks] == ["tasks-ttl-shape"]
+
+
+def test_unknown_check_id_and_category_exit_2_listing_valid_ones() -> None:
+    proc = cli("--command", "true", "--check-id", "tasks-nope")
+    assert proc.returncode == 2
+    assert "tasks-wire-resolvable" in proc.stderr and "Traceback" not in proc.stderr
+    proc = cli("--command", "true", "--category", "weird")
+    assert proc.returncode == 2 and "dispatch" in proc.stderr
+
+
+def test_extension_without_tool_name_is_could_not_run_naming_tools() -> None:
+    ex = run(**stdio(REFERENCE))
+    c = {c.id: c for c in ex.result.checks}["tasks-result-type-discipline"]
+    assert c.bucket == "could-not-run"
+    assert "--tool-name" in c.message and "slow_compute" in c.message
+    assert ex.result.outcome == "incomplete"
+    assert ex.result.incompleteReason and "tasks-result-type-discipline" in ex.result.incompleteReason
+    assert "tools/call" not in _methods(ex)
+
+
+def test_unknown_tool_name_is_could_not_run_naming_listed_tools() -> None:
+    ex = run(**stdio(REFERENCE), tool_name="no_such_tool")
+    c = {c.id: c for c in ex.result.checks}["tasks-ttl-shape"]
+    assert c.bucket == "could-not-run" and "no_such_tool" in c.message and "echo" in c.message
