@@ -49,6 +49,8 @@ def select_checks(config: RunConfig) -> list[CheckSpec]:
 
 
 def choose_tool(config: RunConfig, d: Discovered) -> ToolChoice:
+    if d.tools_replies and not d.tools_replies[-1].ok:
+        return ToolChoice(None, f"tools/list got {d.tools_replies[-1].describe()}, so no tool can be probed")
     listed = [str(t.get("name")) for t in d.tools if isinstance(t.get("name"), str)]
     shown = ", ".join(listed[:10]) + (f" (+{len(listed) - 10} more)" if len(listed) > 10 else "")
     if config.tool_name:

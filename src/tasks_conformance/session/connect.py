@@ -153,10 +153,30 @@ class Connection:
         pinned = self.config.protocol_version
         if pinned != PROTOCOL_LEGACY:
             modern = await self._try_modern(pinned == PROTOCOL_MODERN)
-            if modern or pinned == PROTOCOL_MODERN:
+            if pinned == PROTOCOL_MODERN or (modern and d.wire == "extension"):
+                return d
+            if modern:
+                # A modern server without the extension may still serve legacy tasks to an
+                # initialize: look there too before saying there is no wire.
+                await self._legacy_after_modern()
                 return d
         await self._legacy_handshake()
         return d
+
+    async def _legacy_after_modern(self) -> None:
+        d = self.discovered
+        saved = (d.era, d.server_info, d.server_capabilities, list(d.tools), list(d.tools_replies), self.session)
+        d.tools.clear()
+        d.tools_replies.clear()
+        await self._legacy_handshake()
+        if d.wire == "legacy":
+            d.negotiation_notes.append("2026-07-28 has no tasks extension; the legacy wire answered initialize")
+            return
+        d.era, d.server_info, d.server_capabilities = saved[0], saved[1], saved[2]
+        d.tools[:] = saved[3]
+        d.tools_replies[:] = saved[4]
+        self.session = saved[5]
+        d.connection_problem = None
 
     def _failure_text(self, reply: Reply) -> str:
         text = reply.describe()

@@ -17,6 +17,7 @@ import anyio
 from anyio.abc import ByteReceiveStream, ByteSendStream, Process
 
 from tasks_conformance.errors import ConnectFailed
+from tasks_conformance.transports.base import Closed
 from tasks_conformance.transports.stream import StreamTransport
 from tasks_conformance.wirelog import WireLog
 
@@ -78,6 +79,17 @@ class StdioTransport(StreamTransport):
         await super().start()
         assert self._tg is not None and self.process is not None and self.process.stderr is not None
         self._tg.start_soon(self._stderr_loop, self.process.stderr)
+        self._tg.start_soon(self._watch_exit)
+
+    async def _watch_exit(self) -> None:
+        """A server that exits while a grandchild still holds its stdout would never give us
+        EOF; the exit itself ends the connection (after a moment for the last lines)."""
+        assert self.process is not None
+        await self.process.wait()
+        await anyio.sleep(0.2)
+        if self._closed_reason is None:
+            self._closed_reason = "the server process exited"
+            await self._deliver(Closed(reason=await self._describe_close(self._closed_reason)))
 
     async def _stderr_loop(self, stream: ByteReceiveStream) -> None:
         try:
@@ -141,12 +153,12 @@ class StdioTransport(StreamTransport):
         else:
             # The leader is gone; make sure nothing it started in its group lives on.
             self._signal_group(proc, signal.SIGKILL)
-        for s in (proc.stdout, proc.stderr):
-            if s is not None:
-                try:
-                    await s.aclose()
-                except (OSError, anyio.BrokenResourceError, anyio.ClosedResourceError):
-                    pass
+        try:
+            # Closes the pipes and the asyncio subprocess transport with them (reaped above).
+            with anyio.move_on_after(5):
+                await proc.aclose()
+        except (OSError, anyio.BrokenResourceError, anyio.ClosedResourceError):
+            pass
 
     @staticmethod
     def _signal_group(proc: Process, sig: signal.Signals) -> None:

@@ -85,8 +85,9 @@ class StreamTransport(Transport):
             await self._report_oversize(discarding)
         elif bytes(buf).strip():
             await self._deliver_line(bytes(buf), note="last line had no newline")
-        self._closed_reason = reason
-        await self._deliver(Closed(reason=await self._describe_close(reason)))
+        if self._closed_reason is None:
+            self._closed_reason = reason
+            await self._deliver(Closed(reason=await self._describe_close(reason)))
 
     async def _report_oversize(self, size: int) -> None:
         self.oversize_messages += 1
