@@ -11,8 +11,7 @@ import contextlib
 import os
 import sys
 from collections.abc import Iterator
-
-from typing import IO, Annotated, Any, NoReturn
+from typing import IO, Annotated, Any, NoReturn, TextIO, cast
 
 import typer
 
@@ -47,9 +46,9 @@ def _version(value: bool) -> None:
 
 def _list_checks(value: bool) -> None:
     if value:
-        from tasks_conformance.checks import CHECKS
+        from tasks_conformance.checks import ordered_checks
 
-        for spec in CHECKS.values():
+        for spec in ordered_checks():
             wires = "/".join(sorted(spec.wires - {"none"}))
             typer.echo(f"{spec.id:<48} {spec.category:<10} {wires:<17} {spec.title}")
         raise typer.Exit(0)
@@ -71,7 +70,7 @@ class ReportTargets:
     @staticmethod
     def _open(path: str, flag: str) -> IO[str]:
         try:
-            return open(path, "w", encoding="utf-8", newline="\n")  # noqa: SIM115 - closed in close()
+            return open(path, "w", encoding="utf-8", newline="\n")
         except OSError as exc:
             raise UsageError(f"{flag}: cannot write {path!r}: {exc.strerror}") from None
 
@@ -144,11 +143,11 @@ def _run(config: Any) -> int:
             problems.append(str(exc))
         for name, _path, fh in targets.files:
             try:
-                render(name, result, fh, ReportOptions(color=False, quiet=False))
+                render(name, result, cast(TextIO, fh), ReportOptions(color=False, quiet=False))
             except ReporterError as exc:
                 problems.append(str(exc))
         if targets.wire_log is not None:
-            write_wire_log(execution.wire, targets.wire_log)
+            write_wire_log(execution.wire, cast(TextIO, targets.wire_log))
         stdout.flush()
         for p in problems:
             typer.echo(f"tasks-conformance: reporter error: {p}", err=True)
@@ -168,9 +167,9 @@ def _usage_errors() -> Iterator[None]:
 
 
 def _known() -> tuple[tuple[str, ...], tuple[str, ...]]:
-    from tasks_conformance.checks import CATEGORIES, CHECKS
+    from tasks_conformance.checks import CATEGORIES, ordered_checks
 
-    return tuple(CHECKS), CATEGORIES
+    return tuple(c.id for c in ordered_checks()), CATEGORIES
 
 
 @app.callback()

@@ -16,12 +16,13 @@ from dataclasses import dataclass
 import anyio
 
 from tasks_conformance import __version__
-from tasks_conformance.checks import CATEGORIES, CHECKS, CheckSpec
+from tasks_conformance.checks import CATEGORIES, CHECKS, CheckSpec, ordered_checks
 from tasks_conformance.checks.registry import Verdict, could_not_run, not_applicable
 from tasks_conformance.config import RunConfig
 from tasks_conformance.evidence import Evidence, ToolChoice
 from tasks_conformance.probes import plan
 from tasks_conformance.probes.context import ProbeContext
+from tasks_conformance.protocol import get_path
 from tasks_conformance.redact import Redactor
 from tasks_conformance.result import CheckResult, Discovery, RunResult, decide_outcome, incomplete_reason
 from tasks_conformance.session.connect import Connection, Discovered
@@ -44,8 +45,8 @@ def select_checks(config: RunConfig) -> list[CheckSpec]:
     if config.check_ids:
         return [CHECKS[i] for i in config.check_ids]
     if config.categories:
-        return [c for c in CHECKS.values() if c.category in config.categories]
-    return list(CHECKS.values())
+        return [c for c in ordered_checks() if c.category in config.categories]
+    return ordered_checks()
 
 
 def choose_tool(config: RunConfig, d: Discovered) -> ToolChoice:
@@ -66,11 +67,11 @@ def choose_tool(config: RunConfig, d: Discovered) -> ToolChoice:
         )
     candidates = []
     for t in d.tools:
-        support = (t.get("execution") or {}).get("taskSupport") if isinstance(t.get("execution"), dict) else None
-        ann = t.get("annotations") if isinstance(t.get("annotations"), dict) else {}
-        if support not in ("required", "optional") or ann.get("destructiveHint") is True:
+        support = get_path(t, "execution", "taskSupport")
+        if support not in ("required", "optional") or get_path(t, "annotations", "destructiveHint") is True:
             continue
-        rank = (0 if support == "required" else 1, 0 if ann.get("readOnlyHint") is True else 1)
+        read_only = get_path(t, "annotations", "readOnlyHint") is True
+        rank = (0 if support == "required" else 1, 0 if read_only else 1)
         candidates.append((rank, t))
     if not candidates:
         return ToolChoice(
@@ -117,7 +118,7 @@ def judge(spec: CheckSpec, ev: Evidence, interrupted: bool) -> Verdict:
         return not_applicable(f"applies over {'/'.join(sorted(spec.transports))} only, not {ev.transport}")
     try:
         verdict = spec.fn(ev)
-    except Exception as exc:  # noqa: BLE001 - a bug in a check is ours, never a server failure
+    except Exception as exc:
         return could_not_run(
             f"internal error in the check (a tasks-conformance bug, not the server's): {type(exc).__name__}: {exc}",
             details={"origin": "harness", "traceback": traceback.format_exc(limit=5)},

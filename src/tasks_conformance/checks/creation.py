@@ -171,7 +171,7 @@ def undeclared_creation_refused(ev: Evidence) -> Verdict:
                           evidence=seqs)
         if code == ERR_INVALID_REQUEST:
             return passed(
-                f"tools/call without params.task got -32600", evidence=seqs,
+                "tools/call without params.task got -32600", evidence=seqs,
                 warnings=["-32600 is allowed by the error-handling text but the tool-level rule says -32601 "
                           "(spec-digest §6 Q1)"],
             )

@@ -1,0 +1,120 @@
+"""Every check FAILS against a fixture server that breaks exactly its rule, and that one defect
+gives one failure: the other checks pass, are not applicable, or could not run pointing at it."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+
+from conftest import BROKEN, DEMO_INPUT, REFERENCE, cli, http_server, run, stdio
+from tasks_conformance.checks import CHECKS
+
+EXT = {"tool_name": "slow_compute"}
+EXT_INPUT = {"tool_name": "confirm_action", "input_responses": DEMO_INPUT}
+EXT_REQUIRED = {"tool_name": "long_job"}
+LEGACY = {"protocol_version": "2025-11-25"}
+LEGACY_INPUT = {"protocol_version": "2025-11-25", "tool_name": "confirm_action", "input_responses": DEMO_INPUT}
+
+# (fixture --break name, the check it must fail, run settings, transport)
+CASES: list[tuple[str, str, dict[str, Any], str]] = [
+    ("no-tasks", "tasks-wire-resolvable", EXT, "stdio"),
+    ("experimental-placement", "tasks-wire-resolvable", {}, "stdio"),
+    ("legacy-caps-in-discover", "tasks-declaration-hygiene", EXT, "stdio"),
+    ("nested-create", "tasks-result-type-discipline", EXT, "stdio"),
+    ("create-result-type-complete", "tasks-result-type-discipline", EXT, "stdio"),
+    ("legacy-flat-create", "tasks-result-type-discipline", LEGACY, "stdio"),
+    ("create-without-declaration", "tasks-undeclared-creation-refused", EXT, "stdio"),
+    ("draft-32003", "tasks-undeclared-creation-refused", EXT_REQUIRED, "stdio"),
+    ("draft-32003", "tasks-undeclared-capability-rejected", EXT, "stdio"),
+    ("required-without-task-ok", "tasks-undeclared-creation-refused", LEGACY, "stdio"),
+    ("legacy-ttl-names", "tasks-ttl-shape", EXT, "stdio"),
+    ("ttl-not-integer", "tasks-ttl-integer-shape", EXT, "stdio"),
+    ("get-result-type-task", "tasks-status-payload-shape", EXT, "stdio"),
+    ("bad-timestamps", "tasks-status-payload-shape", EXT, "stdio"),
+    ("no-inline-result", "tasks-inline-result", EXT, "stdio"),
+    ("no-inline-result", "tasks-inline-result", LEGACY, "stdio"),
+    ("isError-failed", "tasks-inline-result", {"tool_name": "tool_error"}, "stdio"),
+    ("ignore-mcp-name", "tasks-mcp-name-routing", EXT, "http"),
+    ("unknown-id-wrong-code", "tasks-invalid-task-id-rejected", EXT, "stdio"),
+    ("unknown-id-wrong-code", "tasks-invalid-task-id-rejected", LEGACY, "stdio"),
+    ("cancel-returns-task", "tasks-cancel-ack-shape", EXT, "stdio"),
+    ("cancel-returns-task", "tasks-cancel-ack-shape", LEGACY, "stdio"),
+    ("update-never-completes", "tasks-input-required-update-completes", EXT_INPUT, "stdio"),
+    ("undeclared-get-allowed", "tasks-undeclared-capability-rejected", EXT, "stdio"),
+    ("32021-without-data", "tasks-undeclared-capability-names-requirements", EXT, "stdio"),
+]
+
+# Defects that by their nature break a second rule too; listed so that the test stays exact.
+ALSO_FAILS: dict[tuple[str, str], set[str]] = {
+    # -32003 in place of -32021 on every refusal: the undeclared call and the undeclared tasks/*
+    # requests are two rules, each rightly failed with the renumbering hint.
+    ("draft-32003", "tasks-undeclared-creation-refused"): {"tasks-undeclared-capability-rejected"},
+}
+
+
+def _execute(argv: list[str], settings: dict[str, Any], transport: str) -> Any:
+    kwargs = dict(settings)
+    kwargs.setdefault("poll_timeout_ms", 3_000)
+    if transport == "http":
+        server = http_server(argv)
+        try:
+            return run(url=server.url, **kwargs)
+        finally:
+            server.stop()
+    return run(**stdio(argv), **kwargs)
+
+
+def _failures(ex: Any) -> dict[str, str]:
+    return {c.id: c.message for c in ex.result.checks if c.bucket == "failed"}
+
+
+@pytest.mark.parametrize("name,check_id,settings,transport", CASES,
+                         ids=[f"{c[0]}->{c[1]}" + ("-legacy" if c[2].get("protocol_version") else "") for c in CASES])
+def test_check_fails_on_the_fixture_that_breaks_its_rule(
+    name: str, check_id: str, settings: dict[str, Any], transport: str
+) -> None:
+    ex = _execute([*BROKEN, "--break", name], settings, transport)
+    fails = _failures(ex)
+    assert check_id in fails, {c.id: (c.bucket, c.message) for c in ex.result.checks}
+    assert ex.result.outcome == "failed"
+    extra = set(fails) - {check_id} - ALSO_FAILS.get((name, check_id), set())
+    assert not extra, f"one defect, one failure: also failed {extra}: {[fails[e] for e in extra]}"
+
+
+SETTINGS = {
+    "ext": (EXT, "stdio"), "ext-input": (EXT_INPUT, "stdio"), "ext-required": (EXT_REQUIRED, "stdio"),
+    "legacy": (LEGACY, "stdio"), "legacy-input": (LEGACY_INPUT, "stdio"), "ext-http": (EXT, "http"),
+    "tool-error": ({"tool_name": "tool_error"}, "stdio"),
+}
+
+
+@pytest.mark.parametrize("key", sorted(SETTINGS))
+def test_the_reference_passes_with_the_same_settings(key: str) -> None:
+    settings, transport = SETTINGS[key]
+    ex = _execute(list(REFERENCE), settings, transport)
+    assert ex.result.outcome == "passed", {c.id: c.message for c in ex.result.checks if c.bucket != "passed"
+                                            and c.bucket != "not-applicable"}
+
+
+def test_every_check_has_a_breaking_fixture_case() -> None:
+    covered = {c[1] for c in CASES}
+    assert covered == set(CHECKS), set(CHECKS) - covered
+
+
+def test_exit_code_is_1_for_a_broken_server() -> None:
+    proc = cli("--command", " ".join(BROKEN), "--args", "--break", "--args", "nested-create", "--args",
+               "--transport", "--args", "stdio", "--tool-name", "slow_compute", "--format", "json")
+    assert proc.returncode == 1, proc.stderr
+
+
+
+
+def test_should_level_deviations_warn_without_failing() -> None:
+    # Legacy isError -> completed breaks a SHOULD (spec-digest §6 Q17): a warning, never a failure.
+    ex = _execute([*BROKEN, "--break", "legacy-isError-completed"], {**LEGACY, "tool_name": "tool_error"}, "stdio")
+    inline = next(c for c in ex.result.checks if c.id == "tasks-inline-result")
+    assert inline.bucket == "passed" and any("isError" in w for w in inline.warnings)
+    ex = _execute(list(REFERENCE), {**LEGACY, "tool_name": "tool_error"}, "stdio")
+    inline = next(c for c in ex.result.checks if c.id == "tasks-inline-result")
+    assert inline.bucket == "passed" and not inline.warnings
