@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import contextlib
 import os
+import shutil
 import sys
 from collections.abc import Iterator
 from typing import IO, Annotated, Any, NoReturn, TextIO, cast
@@ -135,7 +136,8 @@ def _run(config: Any) -> int:
             execution = anyio.run(execute, config, progress.update)
         result = execution.result
         color = _want_color(stdout) and stdout_name == "human"
-        options = ReportOptions(color=color, quiet=config.quiet)
+        width = shutil.get_terminal_size().columns if tty else None
+        options = ReportOptions(color=color, quiet=config.quiet, width=width)
         problems: list[str] = []
         try:
             render(stdout_name, result, stdout, options)

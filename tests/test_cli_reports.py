@@ -1,0 +1,83 @@
+"""Report selection on the command line: stdout format, extra reporters to files, schemas,
+unwritable paths rejected before any traffic, exit codes independent of reporters."""
+
+from __future__ import annotations
+
+import json
+import sys
+import xml.etree.ElementTree as ET
+from pathlib import Path
+
+import jsonschema
+
+from conftest import BROKEN, FIXTURES, REFERENCE, cli
+
+REF = " ".join(REFERENCE)
+
+
+def test_human_on_stdout_plus_junit_and_summary_files(tmp_path: Path) -> None:
+    junit, summary = tmp_path / "r.xml", tmp_path / "s.json"
+    proc = cli("--command", REF, "--tool-name", "slow_compute", "--format", "human",
+               "--reporter", f"junit-xml={junit}", "--reporter", f"json-summary={summary}")
+    assert proc.returncode == 0, proc.stderr
+    assert "tasks-wire-resolvable" in proc.stdout and "\x1b" not in proc.stdout  # NO_COLOR set
+    suite = ET.parse(junit).getroot().find("testsuite")
+    assert suite is not None and suite.get("name") == "tasks-conformance"
+    names = [tc.get("name") for tc in suite.iter("testcase")]
+    assert "tasks-ttl-shape" in names and len(names) == 14
+    data = json.loads(summary.read_text())
+    assert data["kind"] == "tasks-conformance" and data["outcome"] == "passed"
+    schema = json.loads(cli("schema", "json-summary").stdout)
+    jsonschema.validate(data, schema)
+
+
+def test_default_stdout_is_json_when_not_a_terminal_and_validates() -> None:
+    proc = cli("--command", REF, "--tool-name", "slow_compute")
+    data = json.loads(proc.stdout)
+    jsonschema.validate(data, json.loads(cli("schema", "json").stdout))
+    assert proc.returncode == 0
+
+
+def test_reporter_without_path_takes_stdout_and_quiet_prints_one_line() -> None:
+    proc = cli("--command", REF, "--check-id", "tasks-wire-resolvable", "--reporter", "markdown")
+    assert proc.returncode == 0 and "tasks-wire-resolvable" in proc.stdout and "|" in proc.stdout
+    proc = cli("--command", REF, "--check-id", "tasks-wire-resolvable", "--format", "human", "--quiet")
+    assert proc.returncode == 0 and len(proc.stdout.strip().splitlines()) == 1
+
+
+def test_unwritable_report_path_is_exit_2_before_any_traffic(tmp_path: Path) -> None:
+    marker = tmp_path / "received.bin"
+    server = f"{sys.executable} {FIXTURES / 'recording_server.py'} --record {marker}"
+    proc = cli("--command", server, "--reporter", f"junit-xml={tmp_path}/missing/dir/r.xml")
+    assert proc.returncode == 2 and "cannot write" in proc.stderr
+    assert not marker.exists()  # the server was never started
+
+
+def test_exit_code_does_not_depend_on_reporters(tmp_path: Path) -> None:
+    broken = f"{' '.join(BROKEN)} --break nested-create --transport stdio"
+    codes = set()
+    for extra in ([], ["--reporter", f"junit-xml={tmp_path / 'a.xml'}"], ["--reporter", "markdown"],
+                  ["--format", "human", "--quiet"]):
+        codes.add(cli("--command", broken, "--tool-name", "slow_compute", *extra).returncode)
+    assert codes == {1}
+
+
+def test_junit_marks_could_not_run_as_error_and_not_applicable_as_skipped(tmp_path: Path) -> None:
+    junit = tmp_path / "r.xml"
+    proc = cli("--command", REF, "--reporter", f"junit-xml={junit}", "--format", "json")
+    assert proc.returncode == 3  # no --tool-name on the extension wire: incomplete
+    cases = {tc.get("name"): tc for tc in ET.parse(junit).getroot().iter("testcase")}
+    err = cases["tasks-ttl-shape"].find("error")
+    assert err is not None and err.get("type") == "could-not-run" and "--tool-name" in (err.get("message") or "")
+    skipped = cases["tasks-mcp-name-routing"].find("skipped")
+    assert skipped is not None and (skipped.get("message") or "").startswith("not-applicable")
+
+
+def test_wire_log_export_is_ndjson_of_every_frame(tmp_path: Path) -> None:
+    log = tmp_path / "wire.ndjson"
+    proc = cli("--command", REF, "--check-id", "tasks-wire-resolvable", "--format", "json", "--wire-log", str(log))
+    assert proc.returncode == 0
+    frames = [json.loads(line) for line in log.read_text().splitlines()]
+    assert [f["seq"] for f in frames] == list(range(1, len(frames) + 1))
+    assert frames[0]["direction"] == "out" and "server/discover" in frames[0]["text"]
+    assert {f["channel"] for f in frames} == {"stdio"}
