@@ -50,6 +50,7 @@ class RunConfig:
     tool_args: dict[str, Any] = field(default_factory=dict)
     input_responses: dict[str, Any] | None = None
     elicitation_response: dict[str, Any] | None = None
+    sampling_response: dict[str, Any] | None = None
     timeout_ms: int = 30_000
     poll_timeout_ms: int = 30_000
     max_message_bytes: int = DEFAULT_MAX_MESSAGE_BYTES
@@ -163,6 +164,8 @@ def build_config(
     tool_name: str | None = None,
     tool_args: str | None = None,
     input_responses: str | None = None,
+    elicitation_response: str | None = None,
+    sampling_response: str | None = None,
     timeout_ms: int = 30_000,
     poll_timeout_ms: int = 30_000,
     max_message_bytes: int = DEFAULT_MAX_MESSAGE_BYTES,
@@ -262,6 +265,10 @@ def build_config(
         tool_name=tool_name,
         tool_args=parse_json_flag("--tool-args", tool_args) if tool_args else {},
         input_responses=parse_json_flag("--input-responses", input_responses) if input_responses else None,
+        elicitation_response=(
+            parse_json_flag("--elicitation-response", elicitation_response) if elicitation_response else None
+        ),
+        sampling_response=parse_json_flag("--sampling-response", sampling_response) if sampling_response else None,
         timeout_ms=timeout_ms,
         poll_timeout_ms=poll_timeout_ms,
         max_message_bytes=max_message_bytes,

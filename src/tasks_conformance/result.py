@@ -28,6 +28,7 @@ class Discovery:
     toolCount: int | None = None
     taskCapableToolCount: int | None = None
     probedTool: str | None = None
+    probedToolReason: str | None = None
     createdTaskId: str | None = None
     serverInfo: dict[str, Any] | None = None
 
@@ -38,6 +39,7 @@ class Discovery:
             "toolCount": self.toolCount,
             "taskCapableToolCount": self.taskCapableToolCount,
             "probedTool": self.probedTool,
+            "probedToolReason": self.probedToolReason,
             "createdTaskId": self.createdTaskId,
             "serverInfo": self.serverInfo,
         }

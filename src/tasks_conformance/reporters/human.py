@@ -115,6 +115,8 @@ def _header(result: RunResult, w: _Writer) -> Any:
         if d.taskCapableToolCount is not None:
             counts.append(f"{d.taskCapableToolCount} task-capable")
         row("tool", f"{tool} ({', '.join(counts)})" if counts else tool)
+        if d.probedToolReason and d.probedTool is not None:
+            row("", w.s(d.probedToolReason, 300), "dim")
     row("task", w.s(d.createdTaskId, 120) if d.createdTaskId is not None else None)
     if result.toolVersion:
         row("checker", f"tasks-conformance {w.s(result.toolVersion, 40)}", "dim")

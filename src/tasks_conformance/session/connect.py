@@ -109,6 +109,8 @@ def make_handlers(config: RunConfig) -> dict[str, ServerRequestHandler]:
         return {"action": "decline"}, None
 
     async def sampling(method: str, params: Any) -> tuple[Any, dict[str, Any] | None]:
+        if config.sampling_response is not None:
+            return config.sampling_response, None
         return None, {"code": -32601, "message": "sampling is not supported by tasks-conformance"}
 
     return {"ping": ping, "roots/list": roots, "elicitation/create": elicit, "sampling/createMessage": sampling}
