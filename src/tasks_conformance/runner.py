@@ -219,7 +219,8 @@ async def execute(config: RunConfig, progress: Progress | None = None) -> Execut
         protocolVersion=d.era, wire=d.wire,  # type: ignore[arg-type]
         toolCount=len(d.tools) if d.tools_replies else None,
         taskCapableToolCount=len(d.task_capable_tools) if d.wire == "legacy" else None,
-        probedTool=tool, probedToolReason=ev.tool.reason if ev.tool else None, createdTaskId=ev.created_task_id, serverInfo=d.server_info,
+        probedTool=tool, probedToolReason=ev.tool.reason if ev.tool else None,
+        createdTaskId=ev.created_task_id, serverInfo=d.server_info,
     )
     outcome = decide_outcome(results, interrupted)
     return Execution(
