@@ -1,0 +1,1110 @@
+"""The bundled reference server, spoken to with raw JSON-RPC (no client library).
+
+Both eras over stdio (subprocess pipes) and Streamable HTTP (httpx), and for every variant in
+fixtures/broken_server.py one assertion showing that it really breaks its rule. Every wait has a
+timeout; every process is stopped and reaped.
+"""
+
+from __future__ import annotations
+
+import base64
+import contextlib
+import importlib.util
+import json
+import os
+import queue
+import re
+import signal
+import socket
+import subprocess
+import sys
+import threading
+import time
+from collections.abc import Callable, Iterator
+from pathlib import Path
+from typing import Any, BinaryIO
+
+import httpx
+import pytest
+
+ROOT = Path(__file__).resolve().parent.parent
+SRC = ROOT / "src"
+BROKEN_SCRIPT = ROOT / "fixtures" / "broken_server.py"
+REFERENCE_CMD = [sys.executable, "-m", "tasks_conformance.reference"]
+BROKEN_CMD = [sys.executable, str(BROKEN_SCRIPT)]
+
+MODERN = "2026-07-28"
+LEGACY = "2025-11-25"
+EXT = "io.modelcontextprotocol/tasks"
+PV = "io.modelcontextprotocol/protocolVersion"
+CC = "io.modelcontextprotocol/clientCapabilities"
+SERVER_INFO = "io.modelcontextprotocol/serverInfo"
+SUB_ID = "io.modelcontextprotocol/subscriptionId"
+RELATED = "io.modelcontextprotocol/related-task"
+RFC3339 = re.compile(r"^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}(\.\d+)?(Z|[+-]\d{2}:\d{2})$")
+ACCEPT = {"accept": "application/json, text/event-stream", "content-type": "application/json"}
+FAST = ["--task-duration-ms", "100", "--poll-interval-ms", "50"]
+WAIT = 10.0  # upper bound of every single wait in this file
+
+JSON = dict[str, Any]
+
+
+def _env() -> dict[str, str]:
+    env = dict(os.environ)
+    env["PYTHONPATH"] = os.pathsep.join([str(SRC), *([env["PYTHONPATH"]] if env.get("PYTHONPATH") else [])])
+    env.setdefault("PYTHONUNBUFFERED", "1")
+    return env
+
+
+def _stop(proc: subprocess.Popen[bytes]) -> None:
+    if proc.poll() is None:
+        with contextlib.suppress(OSError):
+            proc.terminate()
+        try:
+            proc.wait(timeout=5)
+        except subprocess.TimeoutExpired:
+            proc.kill()
+            proc.wait(timeout=5)
+    for pipe in (proc.stdin, proc.stdout, proc.stderr):
+        if pipe is not None:
+            with contextlib.suppress(OSError):
+                pipe.close()
+
+
+def meta(*, declare: bool = True, elicitation: bool = False, version: str = MODERN) -> JSON:
+    caps: JSON = {}
+    if declare:
+        caps["extensions"] = {EXT: {}}
+    if elicitation:
+        caps["elicitation"] = {"form": {}}
+    return {PV: version, CC: caps, "io.modelcontextprotocol/clientInfo": {"name": "raw-test", "version": "0"}}
+
+
+# ====================================================================== stdio peer
+class LinePeer:
+    """A raw newline-delimited JSON-RPC client (over a server's stdio, or a socket)."""
+
+    def __init__(self, rfile: BinaryIO, wfile: BinaryIO) -> None:
+        self.rfile = rfile
+        self.wfile = wfile
+        self.inbox: queue.Queue[JSON | None] = queue.Queue()
+        self.other: list[JSON] = []  # notifications and server requests seen while waiting
+        self._ids = iter(range(1, 1_000_000))
+        threading.Thread(target=self._pump, daemon=True).start()
+
+    def _pump(self) -> None:
+        with contextlib.suppress(OSError, ValueError):
+            for line in self.rfile:
+                with contextlib.suppress(ValueError):
+                    self.inbox.put(json.loads(line))
+        self.inbox.put(None)
+
+    def write_raw(self, data: bytes) -> None:
+        self.wfile.write(data)
+        self.wfile.flush()
+
+    def send(self, message: JSON) -> None:
+        self.write_raw(json.dumps(message).encode() + b"\n")
+
+    def next_message(self, timeout: float = WAIT) -> JSON:
+        try:
+            message = self.inbox.get(timeout=timeout)
+        except queue.Empty:
+            raise AssertionError("no message from the server in time") from None
+        if message is None:
+            raise AssertionError("server closed stdout")
+        return message
+
+    def request(
+        self,
+        method: str,
+        params: JSON | None = None,
+        *,
+        on_request: Callable[[JSON], JSON] | None = None,
+        timeout: float = WAIT,
+        request_id: Any = None,
+    ) -> JSON:
+        """Send a request; return its response message. Server requests go to on_request."""
+        rid = next(self._ids) if request_id is None else request_id
+        self.send({"jsonrpc": "2.0", "id": rid, "method": method, "params": params or {}})
+        deadline = time.monotonic() + timeout
+        while True:
+            message = self.next_message(max(0.01, deadline - time.monotonic()))
+            if message.get("id") == rid and "method" not in message:
+                return message
+            self.other.append(message)
+            if "method" in message and "id" in message and on_request is not None:
+                self.send({"jsonrpc": "2.0", "id": message["id"], "result": on_request(message)})
+
+    def result(self, method: str, params: JSON | None = None, **kw: Any) -> JSON:
+        reply = self.request(method, params, **kw)
+        assert "result" in reply, reply
+        result: JSON = reply["result"]
+        return result
+
+    def error(self, method: str, params: JSON | None = None, **kw: Any) -> JSON:
+        reply = self.request(method, params, **kw)
+        assert "error" in reply, reply
+        error: JSON = reply["error"]
+        return error
+
+
+class StdioPeer(LinePeer):
+    def __init__(self, argv: list[str]) -> None:
+        self.proc = subprocess.Popen(
+            argv, stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE, env=_env()
+        )
+        assert self.proc.stdout is not None and self.proc.stdin is not None
+        super().__init__(self.proc.stdout, self.proc.stdin)
+
+    def close(self) -> None:
+        _stop(self.proc)
+
+
+class SocketPeer(LinePeer):
+    def __init__(self, sock: socket.socket) -> None:
+        sock.settimeout(None)
+        self.sock = sock
+        super().__init__(sock.makefile("rb"), sock.makefile("wb"))
+
+    def close(self) -> None:
+        with contextlib.suppress(OSError):
+            self.sock.shutdown(socket.SHUT_RDWR)
+        self.sock.close()
+
+
+@contextlib.contextmanager
+def stdio_server(*extra: str, broken: str | None = None) -> Iterator[StdioPeer]:
+    argv = [*BROKEN_CMD, "--break", broken] if broken else list(REFERENCE_CMD)
+    peer = StdioPeer([*argv, "--transport", "stdio", *FAST, *extra])
+    try:
+        yield peer
+    finally:
+        peer.close()
+
+
+def legacy_init(peer: StdioPeer, *, elicitation: bool = True) -> JSON:
+    caps: JSON = {"elicitation": {}} if elicitation else {}
+    result = peer.result(
+        "initialize",
+        {"protocolVersion": LEGACY, "capabilities": caps, "clientInfo": {"name": "raw", "version": "0"}},
+    )
+    peer.send({"jsonrpc": "2.0", "method": "notifications/initialized"})
+    return result
+
+
+def modern_poll(get: Callable[[str], JSON], task_id: str, until: Callable[[JSON], bool], timeout: float = WAIT) -> JSON:
+    deadline = time.monotonic() + timeout
+    while True:
+        task = get(task_id)
+        if until(task) or time.monotonic() > deadline:
+            return task
+        time.sleep(0.03)
+
+
+def terminal(task: JSON) -> bool:
+    return task.get("status") in ("completed", "failed", "cancelled")
+
+
+def assert_task_fields(task: JSON) -> None:
+    assert isinstance(task["taskId"], str) and len(task["taskId"]) >= 16
+    assert task["status"] in ("working", "input_required", "completed", "failed", "cancelled")
+    assert RFC3339.match(task["createdAt"]) and RFC3339.match(task["lastUpdatedAt"])
+    assert type(task["ttlMs"]) is int and task["ttlMs"] > 0
+    assert type(task.get("pollIntervalMs", 0)) is int
+    assert "ttl" not in task and "pollInterval" not in task and "task" not in task
+
+
+# ====================================================================== HTTP peer
+class ListeningProc:
+    """A server process that prints one `READY <address>` line once it listens."""
+
+    def __init__(self, argv: list[str]) -> None:
+        self.proc = subprocess.Popen(
+            argv, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE, stderr=subprocess.PIPE, env=_env()
+        )
+        lines: queue.Queue[bytes] = queue.Queue()
+
+        def pump() -> None:
+            assert self.proc.stdout is not None
+            for line in self.proc.stdout:
+                lines.put(line)
+
+        threading.Thread(target=pump, daemon=True).start()
+        try:
+            first = lines.get(timeout=WAIT).decode()
+        except queue.Empty:
+            _stop(self.proc)
+            raise AssertionError(f"no READY line from {argv}") from None
+        if not first.startswith("READY "):
+            _stop(self.proc)
+            raise AssertionError(f"unexpected first line {first!r}")
+        self.url = first.split()[1]
+
+    def close(self) -> None:
+        _stop(self.proc)
+
+
+class HttpServerProc(ListeningProc):
+    def __init__(self, argv: list[str]) -> None:
+        super().__init__(argv)
+        assert re.match(r"^http://127\.0\.0\.1:\d+/mcp$", self.url), self.url
+        self.client = httpx.Client(timeout=WAIT)
+
+    def close(self) -> None:
+        self.client.close()
+        _stop(self.proc)
+
+    # -- modern helpers -----------------------------------------------------------------
+    def headers_for(self, method: str, params: JSON) -> dict[str, str]:
+        headers = dict(ACCEPT)
+        headers["MCP-Protocol-Version"] = str(params.get("_meta", {}).get(PV, MODERN))
+        headers["Mcp-Method"] = method
+        if method == "tools/call":
+            headers["Mcp-Name"] = params["name"]
+        elif method.startswith("tasks/") and isinstance(params.get("taskId"), str):
+            headers["Mcp-Name"] = params["taskId"]
+        return headers
+
+    def post(self, message: JSON, headers: dict[str, str] | None = None) -> httpx.Response:
+        return self.client.post(self.url, content=json.dumps(message), headers=headers or dict(ACCEPT))
+
+    def call(self, method: str, params: JSON, headers: dict[str, str] | None = None, rid: Any = 1) -> httpx.Response:
+        message = {"jsonrpc": "2.0", "id": rid, "method": method, "params": params}
+        return self.post(message, self.headers_for(method, params) if headers is None else headers)
+
+    def result(self, method: str, params: JSON) -> JSON:
+        response = self.call(method, params)
+        assert response.status_code == 200, response.text
+        assert response.headers["content-type"].startswith("application/json")
+        body = response.json()
+        assert "result" in body, body
+        result: JSON = body["result"]
+        return result
+
+
+@contextlib.contextmanager
+def http_server(*extra: str, broken: str | None = None) -> Iterator[HttpServerProc]:
+    argv = [*BROKEN_CMD, "--break", broken] if broken else list(REFERENCE_CMD)
+    server = HttpServerProc([*argv, "--transport", "http", "--port", "0", *FAST, *extra])
+    try:
+        yield server
+    finally:
+        server.close()
+
+
+def iter_sse(response: httpx.Response) -> Iterator[JSON]:
+    data: list[str] = []
+    for line in response.iter_lines():
+        if line.startswith("data:"):
+            data.append(line[5:].lstrip())
+        elif line == "" and data:
+            yield json.loads("\n".join(data))
+            data = []
+
+
+# ====================================================================== fixtures
+@pytest.fixture(scope="module")
+def modern_stdio() -> Iterator[StdioPeer]:
+    with stdio_server() as peer:
+        yield peer
+
+
+@pytest.fixture(scope="module")
+def legacy_stdio() -> Iterator[StdioPeer]:
+    with stdio_server() as peer:
+        legacy_init(peer)
+        yield peer
+
+
+@pytest.fixture(scope="module")
+def http_ref() -> Iterator[HttpServerProc]:
+    with http_server() as server:
+        yield server
+
+
+def m_get(peer: StdioPeer) -> Callable[[str], JSON]:
+    return lambda tid: peer.result("tasks/get", {"taskId": tid, "_meta": meta()})
+
+
+def l_get(peer: StdioPeer) -> Callable[[str], JSON]:
+    return lambda tid: peer.result("tasks/get", {"taskId": tid})
+
+
+# ====================================================================== modern over stdio
+def test_stdio_discover(modern_stdio: StdioPeer) -> None:
+    result = modern_stdio.result("server/discover", {"_meta": meta(declare=False)})
+    assert result["resultType"] == "complete"
+    assert MODERN in result["supportedVersions"] and LEGACY not in result["supportedVersions"]
+    assert result["capabilities"]["extensions"] == {EXT: {}}
+    assert "tasks" not in result["capabilities"]
+    assert result["_meta"][SERVER_INFO]["name"]
+    assert type(result["ttlMs"]) is int and result["cacheScope"] in ("public", "private")
+
+
+def test_stdio_modern_tools_list_has_no_execution(modern_stdio: StdioPeer) -> None:
+    tools = {t["name"]: t for t in modern_stdio.result("tools/list", {"_meta": meta()})["tools"]}
+    assert set(tools) == {
+        "echo",
+        "slow_compute",
+        "long_job",
+        "tool_error",
+        "rpc_error",
+        "confirm_action",
+        "destructive_op",
+    }
+    assert all("execution" not in t for t in tools.values())
+    assert tools["destructive_op"]["annotations"]["destructiveHint"] is True
+    assert tools["slow_compute"]["annotations"]["readOnlyHint"] is True
+
+
+def test_stdio_modern_task_lifecycle(modern_stdio: StdioPeer) -> None:
+    created = modern_stdio.result("tools/call", {"name": "slow_compute", "arguments": {}, "_meta": meta()})
+    assert created["resultType"] == "task" and created["status"] == "working"
+    assert_task_fields(created)
+    assert created["_meta"][SERVER_INFO]
+    first = m_get(modern_stdio)(created["taskId"])  # durable: readable at once
+    assert first["resultType"] == "complete" and first["taskId"] == created["taskId"]
+    done = modern_poll(m_get(modern_stdio), created["taskId"], terminal)
+    assert done["status"] == "completed"
+    assert done["result"]["resultType"] == "complete"
+    assert done["result"]["content"][0]["type"] == "text"
+    assert RELATED not in done["result"].get("_meta", {})
+    assert_task_fields(done)
+
+
+def test_stdio_modern_echo_stays_synchronous_and_legacy_task_param_ignored(modern_stdio: StdioPeer) -> None:
+    result = modern_stdio.result(
+        "tools/call", {"name": "echo", "arguments": {"text": "hi"}, "task": {"ttl": 1000}, "_meta": meta()}
+    )
+    assert result["resultType"] == "complete" and result["content"][0]["text"] == "hi"
+
+
+def test_stdio_modern_undeclared(modern_stdio: StdioPeer) -> None:
+    sync = modern_stdio.result(
+        "tools/call",
+        {"name": "slow_compute", "arguments": {"durationMs": 0}, "task": {}, "_meta": meta(declare=False)},
+    )
+    assert sync["resultType"] == "complete" and "taskId" not in sync
+    err = modern_stdio.error("tools/call", {"name": "long_job", "_meta": meta(declare=False)})
+    assert err["code"] == -32021 and err["data"]["requiredCapabilities"] == {"extensions": {EXT: {}}}
+    created = modern_stdio.result("tools/call", {"name": "slow_compute", "_meta": meta()})
+    for method, extra in (("tasks/get", {}), ("tasks/update", {"inputResponses": {}}), ("tasks/cancel", {})):
+        err = modern_stdio.error(method, {"taskId": created["taskId"], **extra, "_meta": meta(declare=False)})
+        assert err["code"] == -32021, method
+        assert err["data"]["requiredCapabilities"]["extensions"] == {EXT: {}}
+    # legacy-only declaration does not count
+    legacy_caps = {PV: MODERN, CC: {"tasks": {"requests": {"tools": {"call": {}}}}}}
+    err = modern_stdio.error("tasks/get", {"taskId": created["taskId"], "_meta": legacy_caps})
+    assert err["code"] == -32021
+    err = modern_stdio.error(
+        "subscriptions/listen",
+        {"notifications": {"taskIds": [created["taskId"]]}, "_meta": meta(declare=False)},
+    )
+    assert err["code"] == -32021
+
+
+def test_stdio_modern_tool_error_and_rpc_error(modern_stdio: StdioPeer) -> None:
+    te = modern_stdio.result("tools/call", {"name": "tool_error", "_meta": meta()})
+    done = modern_poll(m_get(modern_stdio), te["taskId"], terminal)
+    assert done["status"] == "completed" and done["result"]["isError"] is True
+    re_ = modern_stdio.result("tools/call", {"name": "rpc_error", "_meta": meta()})
+    failed = modern_poll(m_get(modern_stdio), re_["taskId"], terminal)
+    assert failed["status"] == "failed"
+    assert failed["error"]["code"] == -32603 and failed["error"]["message"]
+    assert failed["statusMessage"]
+    assert "result" not in failed
+
+
+def test_stdio_modern_unknown_ids(modern_stdio: StdioPeer) -> None:
+    for method, extra in (("tasks/get", {}), ("tasks/update", {"inputResponses": {}}), ("tasks/cancel", {})):
+        err = modern_stdio.error(method, {"taskId": "no-such-task", **extra, "_meta": meta()})
+        assert err["code"] == -32602, method
+
+
+def test_stdio_modern_cancel(modern_stdio: StdioPeer) -> None:
+    created = modern_stdio.result(
+        "tools/call", {"name": "long_job", "arguments": {"durationMs": 5000}, "_meta": meta()}
+    )
+    ack = modern_stdio.result("tasks/cancel", {"taskId": created["taskId"], "_meta": meta()})
+    assert ack["resultType"] == "complete" and "taskId" not in ack and "status" not in ack
+    after = m_get(modern_stdio)(created["taskId"])
+    assert after["status"] == "cancelled"
+    again = modern_stdio.result("tasks/cancel", {"taskId": created["taskId"], "_meta": meta()})
+    assert again["resultType"] == "complete"  # terminal: still an ack, not an error
+    assert m_get(modern_stdio)(created["taskId"])["status"] == "cancelled"
+
+
+def test_stdio_modern_input_flow(modern_stdio: StdioPeer) -> None:
+    created = modern_stdio.result("tools/call", {"name": "confirm_action", "_meta": meta(elicitation=True)})
+    waiting = modern_poll(m_get(modern_stdio), created["taskId"], lambda t: t["status"] != "working")
+    assert waiting["status"] == "input_required"
+    request = waiting["inputRequests"]["confirm-1"]
+    assert request["method"] == "elicitation/create" and request["params"]["mode"] == "form"
+    assert request["params"]["requestedSchema"]["type"] == "object"
+    ack = modern_stdio.result(
+        "tasks/update",
+        {
+            "taskId": created["taskId"],
+            "inputResponses": {
+                "confirm-1": {"action": "accept", "content": {"confirm": True}},
+                "stray": {"x": 1},
+            },
+            "_meta": meta(elicitation=True),
+        },
+    )
+    assert ack == {"resultType": "complete", "_meta": ack["_meta"]}
+    done = modern_poll(m_get(modern_stdio), created["taskId"], terminal)
+    assert done["status"] == "completed" and "confirmed" in done["result"]["content"][0]["text"]
+
+
+def test_stdio_modern_input_without_elicitation_fails_task(modern_stdio: StdioPeer) -> None:
+    created = modern_stdio.result("tools/call", {"name": "confirm_action", "_meta": meta()})
+    done = modern_poll(m_get(modern_stdio), created["taskId"], terminal)
+    assert done["status"] == "failed" and done["error"]["code"] == -32021
+    assert "elicitation" in done["error"]["message"]
+
+
+def test_stdio_modern_mrtr_sync_confirm(modern_stdio: StdioPeer) -> None:
+    params = {"name": "confirm_action", "_meta": meta(declare=False, elicitation=True)}
+    first = modern_stdio.result("tools/call", params)
+    assert first["resultType"] == "input_required" and "confirm-1" in first["inputRequests"]
+    answer = {"confirm-1": {"action": "accept", "content": {"confirm": True}}}
+    second = modern_stdio.result("tools/call", {**params, "inputResponses": answer})
+    assert second["resultType"] == "complete" and "confirmed" in second["content"][0]["text"]
+
+
+def test_stdio_modern_listen(modern_stdio: StdioPeer) -> None:
+    created = modern_stdio.result("tools/call", {"name": "slow_compute", "_meta": meta()})
+    tid = created["taskId"]
+    modern_stdio.other.clear()
+    result = modern_stdio.result(
+        "subscriptions/listen",
+        {"notifications": {"taskIds": [tid, "unknown-id"]}, "_meta": meta()},
+        request_id="listen-7",
+    )
+    assert result == {
+        "resultType": "complete",
+        "_meta": {SUB_ID: "listen-7", SERVER_INFO: result["_meta"][SERVER_INFO]},
+    }
+    stream = [m for m in modern_stdio.other if m.get("params", {}).get("_meta", {}).get(SUB_ID) == "listen-7"]
+    assert stream[0]["method"] == "notifications/subscriptions/acknowledged"
+    assert stream[0]["params"]["notifications"]["taskIds"] == [tid]
+    updates = [m["params"] for m in stream[1:]]
+    assert all(m["method"] == "notifications/tasks" for m in stream[1:])
+    assert updates[-1]["status"] == "completed" and updates[-1]["result"]["content"]
+    assert all(u["taskId"] == tid and "resultType" not in u for u in updates)
+
+
+def test_stdio_modern_envelope_errors(modern_stdio: StdioPeer) -> None:
+    err = modern_stdio.error("server/discover", {"_meta": {PV: MODERN}})
+    assert err["code"] == -32602
+    err = modern_stdio.error("server/discover", {"_meta": {PV: "1900-01-01", CC: {}}})
+    assert err["code"] == -32022 and err["data"] == {"supported": [MODERN], "requested": "1900-01-01"}
+    for method in ("tasks/result", "tasks/list", "ping", "no/such-method"):
+        assert modern_stdio.error(method, {"taskId": "x", "_meta": meta()})["code"] == -32601, method
+    assert modern_stdio.error("server/discover", {})["code"] == -32602  # no envelope, no session
+
+
+def test_stdio_startup_is_fast() -> None:
+    t0 = time.monotonic()
+    with stdio_server() as peer:
+        peer.result("server/discover", {"_meta": meta()})
+        elapsed = time.monotonic() - t0
+    assert elapsed < 2.0  # generous for CI; typically ~0.1 s
+
+
+def test_stdio_sigterm_exits_cleanly() -> None:
+    with stdio_server() as peer:
+        peer.result("server/discover", {"_meta": meta()})
+        peer.proc.send_signal(signal.SIGTERM)
+        assert peer.proc.wait(timeout=5) == 0
+
+
+def test_stdio_oversize_and_garbage_lines() -> None:
+    with stdio_server() as peer:
+        assert peer.proc.stdin is not None
+        peer.proc.stdin.write(b"not json\n")
+        peer.proc.stdin.flush()
+        assert peer.next_message()["error"]["code"] == -32700
+        peer.proc.stdin.write(b"[1,2]\n")
+        peer.proc.stdin.flush()
+        assert peer.next_message()["error"]["code"] == -32600
+        assert peer.result("server/discover", {"_meta": meta()})["resultType"] == "complete"
+
+
+# ====================================================================== legacy over stdio
+def test_stdio_legacy_initialize_and_tools(legacy_stdio: StdioPeer) -> None:
+    with stdio_server() as peer:
+        init = legacy_init(peer)
+    assert init["protocolVersion"] == LEGACY
+    assert init["capabilities"]["tasks"] == {"list": {}, "cancel": {}, "requests": {"tools": {"call": {}}}}
+    assert "resultType" not in init
+    tools = {t["name"]: t for t in legacy_stdio.result("tools/list")["tools"]}
+    support = {name: t["execution"]["taskSupport"] for name, t in tools.items()}
+    assert support == {
+        "echo": "forbidden",
+        "slow_compute": "optional",
+        "long_job": "required",
+        "tool_error": "optional",
+        "rpc_error": "optional",
+        "confirm_action": "optional",
+        "destructive_op": "optional",
+    }
+    assert legacy_stdio.result("ping") == {}
+
+
+def test_stdio_legacy_task_lifecycle(legacy_stdio: StdioPeer) -> None:
+    created = legacy_stdio.result("tools/call", {"name": "slow_compute", "arguments": {}, "task": {"ttl": 30_000}})
+    assert set(created) == {"task"}
+    task = created["task"]
+    assert task["status"] == "working" and task["ttl"] == 30_000 and type(task["pollInterval"]) is int
+    assert RFC3339.match(task["createdAt"]) and "resultType" not in created
+    got = l_get(legacy_stdio)(task["taskId"])
+    assert got["taskId"] == task["taskId"] and "ttl" in got and "result" not in got
+    assert RELATED not in got.get("_meta", {})
+    result = legacy_stdio.result("tasks/result", {"taskId": task["taskId"]})  # blocks until terminal
+    assert result["content"][0]["type"] == "text"
+    assert result["_meta"][RELATED] == {"taskId": task["taskId"]}
+    assert "resultType" not in result
+    assert l_get(legacy_stdio)(task["taskId"])["status"] == "completed"
+    listed = legacy_stdio.result("tasks/list")
+    assert task["taskId"] in {t["taskId"] for t in listed["tasks"]}
+
+
+def test_stdio_legacy_negotiation_errors(legacy_stdio: StdioPeer) -> None:
+    assert legacy_stdio.error("tools/call", {"name": "long_job"})["code"] == -32601
+    assert legacy_stdio.error("tools/call", {"name": "echo", "arguments": {"text": "x"}, "task": {}})["code"] == -32601
+    assert legacy_stdio.result("tools/call", {"name": "echo", "arguments": {"text": "x"}})["content"][0]["text"] == "x"
+    for method in ("tasks/get", "tasks/result", "tasks/cancel"):
+        assert legacy_stdio.error(method, {"taskId": "nope"})["code"] == -32602, method
+    assert legacy_stdio.error("tasks/list", {"cursor": "garbage!"})["code"] == -32602
+    assert legacy_stdio.error("server/discover")["code"] == -32601  # no modern _meta: legacy rules
+
+
+def test_stdio_legacy_failures(legacy_stdio: StdioPeer) -> None:
+    te = legacy_stdio.result("tools/call", {"name": "tool_error", "task": {}})["task"]
+    payload = legacy_stdio.result("tasks/result", {"taskId": te["taskId"]})
+    assert payload["isError"] is True and payload["_meta"][RELATED]["taskId"] == te["taskId"]
+    failed = l_get(legacy_stdio)(te["taskId"])
+    assert failed["status"] == "failed" and failed["statusMessage"]
+    rpc = legacy_stdio.result("tools/call", {"name": "rpc_error", "task": {}})["task"]
+    err = legacy_stdio.error("tasks/result", {"taskId": rpc["taskId"]})
+    assert err["code"] == -32603
+    assert l_get(legacy_stdio)(rpc["taskId"])["status"] == "failed"
+
+
+def test_stdio_legacy_cancel(legacy_stdio: StdioPeer) -> None:
+    task = legacy_stdio.result("tools/call", {"name": "long_job", "arguments": {"durationMs": 5000}, "task": {}})[
+        "task"
+    ]
+    cancelled = legacy_stdio.result("tasks/cancel", {"taskId": task["taskId"]})
+    assert cancelled["status"] == "cancelled" and cancelled["taskId"] == task["taskId"]
+    assert legacy_stdio.error("tasks/cancel", {"taskId": task["taskId"]})["code"] == -32602
+    assert l_get(legacy_stdio)(task["taskId"])["status"] == "cancelled"
+
+
+def test_stdio_legacy_input_flow(legacy_stdio: StdioPeer) -> None:
+    task = legacy_stdio.result("tools/call", {"name": "confirm_action", "task": {}})["task"]
+    waiting = modern_poll(l_get(legacy_stdio), task["taskId"], lambda t: t["status"] != "working")
+    assert waiting["status"] == "input_required"
+    asked: list[JSON] = []
+
+    def answer(request: JSON) -> JSON:
+        asked.append(request)
+        return {"action": "accept", "content": {"confirm": True}}
+
+    result = legacy_stdio.result("tasks/result", {"taskId": task["taskId"]}, on_request=answer)
+    assert len(asked) == 1 and asked[0]["method"] == "elicitation/create"
+    assert asked[0]["params"]["_meta"][RELATED] == {"taskId": task["taskId"]}
+    assert asked[0]["params"]["mode"] == "form"
+    assert "confirmed" in result["content"][0]["text"] and result["_meta"][RELATED]["taskId"] == task["taskId"]
+    assert l_get(legacy_stdio)(task["taskId"])["status"] == "completed"
+
+
+def test_stdio_legacy_input_without_elicitation() -> None:
+    with stdio_server() as peer:
+        legacy_init(peer, elicitation=False)
+        task = peer.result("tools/call", {"name": "confirm_action", "task": {}})["task"]
+        err = peer.error("tasks/result", {"taskId": task["taskId"]})
+        assert "elicitation" in err["message"]
+        assert l_get(peer)(task["taskId"])["status"] == "failed"
+
+
+def test_stdio_legacy_list_pagination() -> None:
+    with stdio_server() as peer:
+        legacy_init(peer)
+        ids = {
+            peer.result("tools/call", {"name": "slow_compute", "arguments": {"durationMs": 0}, "task": {}})["task"][
+                "taskId"
+            ]
+            for _ in range(55)
+        }
+        page1 = peer.result("tasks/list")
+        assert len(page1["tasks"]) == 50 and isinstance(page1["nextCursor"], str)
+        page2 = peer.result("tasks/list", {"cursor": page1["nextCursor"]})
+        assert "nextCursor" not in page2
+        assert {t["taskId"] for t in page1["tasks"] + page2["tasks"]} == ids
+
+
+def test_stdio_era_restrictions() -> None:
+    with stdio_server("--era", "legacy") as peer:
+        err = peer.error("server/discover", {"_meta": meta()})
+        assert err["code"] == -32601
+        legacy_init(peer)
+        assert peer.error("server/discover", {"_meta": meta()})["code"] == -32601
+    with stdio_server("--era", "modern") as peer:
+        err = peer.error(
+            "initialize",
+            {"protocolVersion": LEGACY, "capabilities": {}, "clientInfo": {"name": "x", "version": "0"}},
+        )
+        assert err["code"] == -32022 and err["data"]["supported"] == [MODERN]
+        assert peer.result("server/discover", {"_meta": meta()})["resultType"] == "complete"
+
+
+# ====================================================================== HTTP
+def test_http_discover_and_basics(http_ref: HttpServerProc) -> None:
+    response = http_ref.call("server/discover", {"_meta": meta(declare=False)})
+    assert response.status_code == 200 and "mcp-session-id" not in response.headers
+    assert response.json()["result"]["capabilities"]["extensions"] == {EXT: {}}
+    assert http_ref.client.get(http_ref.url).status_code == 405
+    assert http_ref.client.delete(http_ref.url).status_code == 405
+    notify = http_ref.post({"jsonrpc": "2.0", "method": "notifications/cancelled", "params": {"requestId": 9}})
+    assert notify.status_code == 202 and notify.content == b""
+    bad_origin = http_ref.client.post(http_ref.url, content=b"{}", headers={**ACCEPT, "Origin": "https://evil.example"})
+    assert bad_origin.status_code == 403
+    good_origin = http_ref.call(
+        "server/discover",
+        {"_meta": meta()},
+        headers={**http_ref.headers_for("server/discover", {}), "Origin": "http://localhost:1234"},
+    )
+    assert good_origin.status_code == 200
+
+
+def test_http_modern_lifecycle_and_listen(http_ref: HttpServerProc) -> None:
+    created = http_ref.result("tools/call", {"name": "slow_compute", "_meta": meta()})
+    assert created["resultType"] == "task"
+    assert_task_fields(created)
+    tid = created["taskId"]
+    params = {"notifications": {"taskIds": [tid]}, "_meta": meta()}
+    message = {"jsonrpc": "2.0", "id": "sub-1", "method": "subscriptions/listen", "params": params}
+    with http_ref.client.stream(
+        "POST",
+        http_ref.url,
+        content=json.dumps(message),
+        headers=http_ref.headers_for("subscriptions/listen", params),
+    ) as response:
+        assert response.status_code == 200
+        assert response.headers["content-type"].startswith("text/event-stream")
+        events = list(iter_sse(response))
+    assert events[0]["method"] == "notifications/subscriptions/acknowledged"
+    assert events[0]["params"]["_meta"][SUB_ID] == "sub-1"
+    assert events[-1]["id"] == "sub-1" and events[-1]["result"]["_meta"][SUB_ID] == "sub-1"
+    notes = [e for e in events[1:-1]]
+    assert notes and all(
+        e["method"] == "notifications/tasks" and e["params"]["_meta"][SUB_ID] == "sub-1" for e in notes
+    )
+    assert notes[-1]["params"]["status"] == "completed"
+    done = http_ref.result("tasks/get", {"taskId": tid, "_meta": meta()})
+    assert done["status"] == "completed" and done["result"]["resultType"] == "complete"
+
+
+def test_http_modern_input_flow(http_ref: HttpServerProc) -> None:
+    created = http_ref.result("tools/call", {"name": "confirm_action", "_meta": meta(elicitation=True)})
+    tid = created["taskId"]
+
+    def get(task_id: str) -> JSON:
+        return http_ref.result("tasks/get", {"taskId": task_id, "_meta": meta(elicitation=True)})
+
+    assert modern_poll(get, tid, lambda t: t["status"] != "working")["status"] == "input_required"
+    ack = http_ref.result(
+        "tasks/update",
+        {
+            "taskId": tid,
+            "_meta": meta(elicitation=True),
+            "inputResponses": {"confirm-1": {"action": "accept", "content": {"confirm": True}}},
+        },
+    )
+    assert ack["resultType"] == "complete"
+    assert modern_poll(get, tid, terminal)["status"] == "completed"
+
+
+def test_http_status_codes_and_errors(http_ref: HttpServerProc) -> None:
+    created = http_ref.result("tools/call", {"name": "slow_compute", "_meta": meta()})
+    tid = created["taskId"]
+    undeclared = http_ref.call("tasks/get", {"taskId": tid, "_meta": meta(declare=False)})
+    assert undeclared.status_code == 400
+    assert undeclared.json()["error"]["code"] == -32021
+    assert undeclared.json()["error"]["data"]["requiredCapabilities"] == {"extensions": {EXT: {}}}
+    required = http_ref.call("tools/call", {"name": "long_job", "_meta": meta(declare=False)})
+    assert required.status_code == 400 and required.json()["error"]["code"] == -32021
+    for method in ("tasks/result", "tasks/list", "nope/nope"):
+        response = http_ref.call(method, {"taskId": tid, "_meta": meta()})
+        assert response.status_code == 404 and response.json()["error"]["code"] == -32601, method
+    version = http_ref.call("server/discover", {"_meta": meta(version="1900-01-01")})
+    assert version.status_code == 400 and version.json()["error"]["code"] == -32022
+    assert version.json()["error"]["data"]["requested"] == "1900-01-01"
+    no_caps = http_ref.call("server/discover", {"_meta": {PV: MODERN}})
+    assert no_caps.status_code == 400 and no_caps.json()["error"]["code"] == -32602
+    unknown = http_ref.call("tasks/get", {"taskId": "missing", "_meta": meta()})
+    assert unknown.json()["error"]["code"] == -32602
+
+
+def test_http_routing_headers(http_ref: HttpServerProc) -> None:
+    created = http_ref.result("tools/call", {"name": "slow_compute", "_meta": meta()})
+    tid = created["taskId"]
+    params = {"taskId": tid, "_meta": meta()}
+    good = http_ref.headers_for("tasks/get", params)
+
+    def send(headers: dict[str, str]) -> httpx.Response:
+        return http_ref.call("tasks/get", params, headers=headers)
+
+    for bad in (
+        {**good, "Mcp-Name": "other-task"},
+        {**good, "Mcp-Method": "tasks/cancel"},
+        {**good, "MCP-Protocol-Version": LEGACY},
+    ):
+        response = send(bad)
+        assert response.status_code == 400 and response.json()["error"]["code"] == -32020, bad
+    for missing in ("MCP-Protocol-Version", "Mcp-Method"):
+        response = send({k: v for k, v in good.items() if k != missing})
+        assert response.status_code == 400 and response.json()["error"]["code"] == -32020, missing
+    no_name = send({k: v for k, v in good.items() if k != "Mcp-Name"})
+    assert no_name.status_code == 200  # tolerated on tasks/* (spec-digest §6 Q3)
+    encoded = base64.b64encode(tid.encode()).decode()
+    assert send({**good, "Mcp-Name": f"=?base64?{encoded}?="}).status_code == 200
+    call_params = {"name": "echo", "arguments": {"text": "x"}, "_meta": meta()}
+    call_headers = http_ref.headers_for("tools/call", call_params)
+    del call_headers["Mcp-Name"]
+    assert http_ref.call("tools/call", call_params, headers=call_headers).json()["error"]["code"] == -32020
+
+
+def test_http_legacy_session_and_input_flow(http_ref: HttpServerProc) -> None:
+    init_msg = {
+        "jsonrpc": "2.0",
+        "id": 1,
+        "method": "initialize",
+        "params": {
+            "protocolVersion": LEGACY,
+            "capabilities": {"elicitation": {}},
+            "clientInfo": {"name": "raw", "version": "0"},
+        },
+    }
+    init = http_ref.post(init_msg)
+    assert init.status_code == 200 and init.json()["result"]["protocolVersion"] == LEGACY
+    sid = init.headers["mcp-session-id"]
+    headers = {**ACCEPT, "Mcp-Session-Id": sid, "MCP-Protocol-Version": LEGACY}
+    assert http_ref.post({"jsonrpc": "2.0", "method": "notifications/initialized"}, headers).status_code == 202
+
+    def legacy(method: str, params: JSON, rid: int = 2) -> httpx.Response:
+        return http_ref.post({"jsonrpc": "2.0", "id": rid, "method": method, "params": params}, headers)
+
+    task = legacy("tools/call", {"name": "confirm_action", "task": {"ttl": 20_000}}).json()["result"]["task"]
+    tid = task["taskId"]
+    deadline = time.monotonic() + WAIT
+    while legacy("tasks/get", {"taskId": tid}).json()["result"]["status"] == "working":
+        assert time.monotonic() < deadline
+        time.sleep(0.03)
+    message = {"jsonrpc": "2.0", "id": 77, "method": "tasks/result", "params": {"taskId": tid}}
+    with http_ref.client.stream("POST", http_ref.url, content=json.dumps(message), headers=headers) as response:
+        assert response.status_code == 200
+        assert response.headers["content-type"].startswith("text/event-stream")
+        events = iter_sse(response)
+        ask = next(events)
+        assert ask["method"] == "elicitation/create" and ask["params"]["_meta"][RELATED] == {"taskId": tid}
+        reply = {
+            "jsonrpc": "2.0",
+            "id": ask["id"],
+            "result": {"action": "accept", "content": {"confirm": True}},
+        }
+        assert http_ref.post(reply, headers).status_code == 202
+        final = next(events)
+    assert final["id"] == 77 and "confirmed" in final["result"]["content"][0]["text"]
+    assert final["result"]["_meta"][RELATED] == {"taskId": tid}
+    assert legacy("tasks/list", {}).json()["result"]["tasks"][0]["taskId"] == tid
+    assert http_ref.client.get(http_ref.url, headers=headers).status_code == 405
+    assert http_ref.client.delete(http_ref.url, headers=headers).status_code == 200
+    assert legacy("tasks/get", {"taskId": tid}).status_code == 404  # session gone
+
+
+def test_http_legacy_only_server_rejects_modern_probe() -> None:
+    with http_server("--era", "legacy") as server:
+        response = server.call("server/discover", {"_meta": meta()})
+        assert response.status_code == 400
+        assert response.json()["error"]["code"] not in (-32020, -32021, -32022)
+
+
+def test_http_sigterm_exits_cleanly() -> None:
+    with http_server() as server:
+        server.proc.send_signal(signal.SIGTERM)
+        assert server.proc.wait(timeout=5) == 0
+
+
+# ====================================================================== TCP and Unix sockets
+def _socket_peer(address: str) -> SocketPeer:
+    if address.startswith("tcp://"):
+        host, port = address[len("tcp://") :].rsplit(":", 1)
+        return SocketPeer(socket.create_connection((host, int(port)), timeout=WAIT))
+    assert address.startswith("unix:")
+    sock = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+    sock.settimeout(WAIT)
+    sock.connect(address[len("unix:") :])
+    return SocketPeer(sock)
+
+
+@pytest.mark.parametrize("transport", ["tcp", "unix"])
+def test_socket_transports(transport: str, tmp_path: Path) -> None:
+    extra = ["--unix-path", str(tmp_path / "ref.sock")] if transport == "unix" else ["--port", "0"]
+    server = ListeningProc([*REFERENCE_CMD, "--transport", transport, *FAST, *extra])
+    peers: list[SocketPeer] = []
+    try:
+        assert server.url.startswith("tcp://127.0.0.1:" if transport == "tcp" else "unix:")
+        modern, legacy = _socket_peer(server.url), _socket_peer(server.url)
+        peers += [modern, legacy]
+        created = modern.result("tools/call", {"name": "slow_compute", "_meta": meta()})
+        assert created["resultType"] == "task"
+        assert modern_poll(m_get(modern), created["taskId"], terminal)["status"] == "completed"
+        legacy_init(legacy)
+        task = legacy.result("tools/call", {"name": "slow_compute", "task": {}})["task"]
+        assert legacy.result("tasks/result", {"taskId": task["taskId"]})["_meta"][RELATED]
+        # the legacy session belongs to its connection only
+        assert modern.error("tasks/list")["code"] == -32602
+        server.proc.send_signal(signal.SIGTERM)
+        assert server.proc.wait(timeout=5) == 0
+        if transport == "unix":
+            assert not (tmp_path / "ref.sock").exists()
+    finally:
+        for peer in peers:
+            peer.close()
+        server.close()
+
+
+# ====================================================================== broken variants
+def _load_variants() -> dict[str, tuple[type, str]]:
+    spec = importlib.util.spec_from_file_location("broken_server_fixture", BROKEN_SCRIPT)
+    assert spec is not None and spec.loader is not None
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    variants: dict[str, tuple[type, str]] = module.VARIANTS
+    return variants
+
+
+VARIANTS = _load_variants()
+
+
+def _create(peer: StdioPeer, tool: str = "slow_compute", **kw: Any) -> JSON:
+    return peer.result("tools/call", {"name": tool, "_meta": meta(**kw)})
+
+
+def _completed(peer: StdioPeer, tool: str = "slow_compute") -> JSON:
+    task_id = peer.result("tools/call", {"name": tool, "_meta": meta()})["taskId"]
+    return modern_poll(m_get(peer), task_id, terminal)
+
+
+def check_no_tasks(peer: StdioPeer) -> None:
+    assert "extensions" not in peer.result("server/discover", {"_meta": meta()})["capabilities"]
+    assert peer.error("tasks/get", {"taskId": "x", "_meta": meta()})["code"] == -32601
+    assert "taskId" not in peer.result("tools/call", {"name": "slow_compute", "_meta": meta()})
+    init = legacy_init(peer)
+    assert "tasks" not in init["capabilities"]
+    assert all("execution" not in t for t in peer.result("tools/list")["tools"])
+
+
+def check_experimental_placement(peer: StdioPeer) -> None:
+    assert peer.error("server/discover", {"_meta": meta()})["code"] == -32601
+    caps = legacy_init(peer)["capabilities"]
+    assert "tasks" not in caps and "tasks" in caps["experimental"]
+
+
+def check_legacy_caps_in_discover(peer: StdioPeer) -> None:
+    assert "tasks" in peer.result("server/discover", {"_meta": meta()})["capabilities"]
+
+
+def check_nested_create(peer: StdioPeer) -> None:
+    created = _create(peer)
+    assert "task" in created and "taskId" not in created
+
+
+def check_create_result_type_complete(peer: StdioPeer) -> None:
+    assert _create(peer)["resultType"] == "complete"
+
+
+def check_legacy_flat_create(peer: StdioPeer) -> None:
+    legacy_init(peer)
+    created = peer.result("tools/call", {"name": "slow_compute", "task": {}})
+    assert "task" not in created and "taskId" in created
+
+
+def check_create_without_declaration(peer: StdioPeer) -> None:
+    assert _create(peer, declare=False)["resultType"] == "task"
+
+
+def check_draft_32003(peer: StdioPeer) -> None:
+    assert peer.error("tools/call", {"name": "long_job", "_meta": meta(declare=False)})["code"] == -32003
+
+
+def check_legacy_ttl_names(peer: StdioPeer) -> None:
+    created = _create(peer)
+    assert "ttl" in created and "ttlMs" not in created
+
+
+def check_ttl_not_integer(peer: StdioPeer) -> None:
+    assert type(_create(peer)["ttlMs"]) is not int
+
+
+def check_no_inline_result(peer: StdioPeer) -> None:
+    done = _completed(peer)
+    assert done["status"] == "completed" and "result" not in done
+    legacy_init(peer)
+    task = peer.result("tools/call", {"name": "slow_compute", "task": {}})["task"]
+    assert RELATED not in peer.result("tasks/result", {"taskId": task["taskId"]}).get("_meta", {})
+
+
+def check_get_result_type_task(peer: StdioPeer) -> None:
+    assert m_get(peer)(_create(peer)["taskId"])["resultType"] == "task"
+
+
+def check_bad_timestamps(peer: StdioPeer) -> None:
+    assert not RFC3339.match(_create(peer)["createdAt"])
+
+
+def check_unknown_id_wrong_code(peer: StdioPeer) -> None:
+    assert peer.error("tasks/get", {"taskId": "nope", "_meta": meta()})["code"] == -32603
+    assert peer.result("tasks/cancel", {"taskId": "nope", "_meta": meta()})["resultType"] == "complete"
+
+
+def check_cancel_returns_task(peer: StdioPeer) -> None:
+    created = _create(peer, "long_job")
+    assert peer.result("tasks/cancel", {"taskId": created["taskId"], "_meta": meta()})["resultType"] == "task"
+    legacy_init(peer)
+    task = peer.result("tools/call", {"name": "long_job", "arguments": {"durationMs": 5000}, "task": {}})["task"]
+    assert peer.result("tasks/cancel", {"taskId": task["taskId"]})["status"] == "working"
+
+
+def check_update_never_completes(peer: StdioPeer) -> None:
+    tid = _create(peer, "confirm_action", elicitation=True)["taskId"]
+    get = m_get(peer)
+    assert modern_poll(get, tid, lambda t: t["status"] != "working")["status"] == "input_required"
+    answer = {"confirm-1": {"action": "accept", "content": {"confirm": True}}}
+    peer.result("tasks/update", {"taskId": tid, "inputResponses": answer, "_meta": meta(elicitation=True)})
+    time.sleep(0.4)
+    assert get(tid)["status"] == "input_required"
+
+
+def check_undeclared_get_allowed(peer: StdioPeer) -> None:
+    tid = _create(peer)["taskId"]
+    assert peer.result("tasks/get", {"taskId": tid, "_meta": meta(declare=False)})["taskId"] == tid
+
+
+def check_32021_without_data(peer: StdioPeer) -> None:
+    err = peer.error("tools/call", {"name": "long_job", "_meta": meta(declare=False)})
+    assert err["code"] == -32021 and "data" not in err
+
+
+def check_is_error_failed(peer: StdioPeer) -> None:
+    assert _completed(peer, "tool_error")["status"] == "failed"
+
+
+def check_slow_poll_interval(peer: StdioPeer) -> None:
+    created = _create(peer)
+    assert created["pollIntervalMs"] == 15_000
+    time.sleep(0.4)
+    assert m_get(peer)(created["taskId"])["status"] == "working"
+    sync = peer.result("tools/call", {"name": "slow_compute", "_meta": meta(declare=False)}, timeout=3)
+    assert sync["resultType"] == "complete"  # only tasks are slow
+
+
+def check_required_without_task_ok(peer: StdioPeer) -> None:
+    legacy_init(peer)
+    assert "content" in peer.result("tools/call", {"name": "long_job", "arguments": {"durationMs": 0}})
+
+
+def check_required_undeclared_sync(peer: StdioPeer) -> None:
+    result = peer.result(
+        "tools/call", {"name": "long_job", "arguments": {"durationMs": 0}, "_meta": meta(declare=False)}
+    )
+    assert result["resultType"] == "complete"
+
+
+def check_legacy_cancel_terminal_ok(peer: StdioPeer) -> None:
+    legacy_init(peer)
+    task = peer.result("tools/call", {"name": "slow_compute", "arguments": {"durationMs": 0}, "task": {}})["task"]
+    peer.result("tasks/result", {"taskId": task["taskId"]})
+    assert peer.result("tasks/cancel", {"taskId": task["taskId"]})["status"] == "completed"
+
+
+def check_listen_missing_subscription_id(peer: StdioPeer) -> None:
+    tid = _create(peer)["taskId"]
+    peer.other.clear()
+    peer.result("subscriptions/listen", {"notifications": {"taskIds": [tid]}, "_meta": meta()})
+    notes = [m for m in peer.other if m.get("method") == "notifications/tasks"]
+    assert notes and all(SUB_ID not in m["params"].get("_meta", {}) for m in notes)
+
+
+def check_legacy_is_error_completed(peer: StdioPeer) -> None:
+    legacy_init(peer)
+    task = peer.result("tools/call", {"name": "tool_error", "task": {}})["task"]
+    peer.result("tasks/result", {"taskId": task["taskId"]})
+    assert l_get(peer)(task["taskId"])["status"] == "completed"
+
+
+STDIO_CHECKS: dict[str, Callable[[StdioPeer], None]] = {
+    "no-tasks": check_no_tasks,
+    "experimental-placement": check_experimental_placement,
+    "legacy-caps-in-discover": check_legacy_caps_in_discover,
+    "nested-create": check_nested_create,
+    "create-result-type-complete": check_create_result_type_complete,
+    "legacy-flat-create": check_legacy_flat_create,
+    "create-without-declaration": check_create_without_declaration,
+    "draft-32003": check_draft_32003,
+    "legacy-ttl-names": check_legacy_ttl_names,
+    "ttl-not-integer": check_ttl_not_integer,
+    "no-inline-result": check_no_inline_result,
+    "get-result-type-task": check_get_result_type_task,
+    "bad-timestamps": check_bad_timestamps,
+    "unknown-id-wrong-code": check_unknown_id_wrong_code,
+    "cancel-returns-task": check_cancel_returns_task,
+    "update-never-completes": check_update_never_completes,
+    "undeclared-get-allowed": check_undeclared_get_allowed,
+    "32021-without-data": check_32021_without_data,
+    "isError-failed": check_is_error_failed,
+    "slow-poll-interval": check_slow_poll_interval,
+    "required-without-task-ok": check_required_without_task_ok,
+    "required-undeclared-sync": check_required_undeclared_sync,
+    "legacy-cancel-terminal-ok": check_legacy_cancel_terminal_ok,
+    "listen-missing-subscription-id": check_listen_missing_subscription_id,
+    "legacy-isError-completed": check_legacy_is_error_completed,
+}
+HTTP_ONLY = {"ignore-mcp-name"}
+
+
+def test_every_variant_has_a_check() -> None:
+    assert set(VARIANTS) == set(STDIO_CHECKS) | HTTP_ONLY
+    listed = subprocess.run([*BROKEN_CMD, "--list"], capture_output=True, text=True, timeout=WAIT, env=_env())
+    assert listed.returncode == 0
+    assert {line.split("\t")[0] for line in listed.stdout.splitlines()} == set(VARIANTS)
+
+
+@pytest.mark.parametrize("name", sorted(STDIO_CHECKS))
+def test_broken_variant_breaks_its_rule(name: str) -> None:
+    with stdio_server(broken=name) as peer:
+        STDIO_CHECKS[name](peer)
+
+
+def test_broken_ignore_mcp_name() -> None:
+    with http_server(broken="ignore-mcp-name") as server:
+        tid = server.result("tools/call", {"name": "slow_compute", "_meta": meta()})["taskId"]
+        params = {"taskId": tid, "_meta": meta()}
+        response = server.call(
+            "tasks/get",
+            params,
+            headers={**server.headers_for("tasks/get", params), "Mcp-Name": "some-other-task"},
+        )
+        assert response.status_code == 200 and response.json()["result"]["taskId"] == tid
+
+
+@pytest.mark.parametrize("name", ["nested-create", "undeclared-get-allowed"])
+def test_reference_passes_what_the_variant_breaks(name: str, modern_stdio: StdioPeer) -> None:
+    """Sanity: the same assertion fails on the reference server (the check is not vacuous)."""
+    with pytest.raises(AssertionError):
+        STDIO_CHECKS[name](modern_stdio)
