@@ -36,6 +36,7 @@ CASES: list[tuple[str, str, dict[str, Any], str]] = [
     ("no-inline-result", "tasks-inline-result", LEGACY, "stdio"),
     ("isError-failed", "tasks-inline-result", {"tool_name": "tool_error"}, "stdio"),
     ("ignore-mcp-name", "tasks-mcp-name-routing", EXT, "http"),
+    ("ignore-mcp-method", "tasks-mcp-name-routing", EXT, "http"),
     ("unknown-id-wrong-code", "tasks-invalid-task-id-rejected", EXT, "stdio"),
     ("unknown-id-wrong-code", "tasks-invalid-task-id-rejected", LEGACY, "stdio"),
     ("cancel-returns-task", "tasks-cancel-ack-shape", EXT, "stdio"),

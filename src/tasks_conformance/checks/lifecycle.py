@@ -34,6 +34,7 @@ from tasks_conformance.protocol import (
     decode_header_value,
     get_path,
 )
+from tasks_conformance.rpc.peer import Reply
 
 EXT_NAMES = ("ttlMs", "pollIntervalMs")
 LEGACY_NAMES = ("ttl", "pollInterval")
@@ -316,9 +317,10 @@ def inline_result(ev: Evidence) -> Verdict:
 @check(
     id="tasks-mcp-name-routing",
     category="lifecycle",
-    title="Over HTTP, a tasks/* request whose Mcp-Name differs from its taskId is rejected (400, -32020)",
+    title="Over HTTP, a tasks/* request whose routing headers disagree with its body is rejected (400, -32020)",
     description=(
-        "Judges the server: a tasks/get whose Mcp-Name header is not the taskId gets HTTP 400 with -32020. "
+        "Judges the server: a tasks/get whose Mcp-Name header is not the taskId, and one whose Mcp-Method is "
+        "not tasks/get, each get HTTP 400 with -32020. "
         "Our own Mcp-Name/Mcp-Method on every tasks/* request are confirmed from the wire log first. "
         "Not applicable on stdio and on the legacy wire."
     ),
@@ -338,34 +340,46 @@ def mcp_name_routing(ev: Evidence) -> Verdict:
     reply = rec.reply("mismatch")
     if reply is None:
         return could_not_run(rec.harness_problem or rec.not_run or "the Mcp-Name probe did not run")
-    seqs = reply.seqs()
     sent = rec.data.get("sent_name")
+    problems: list[str] = []
+    seqs = reply.seqs()
+    verdict_name = _header_mismatch_problem(reply, f"Mcp-Name {sent!r} ≠ taskId")
+    if verdict_name:
+        problems.append(verdict_name)
+    method_reply = rec.reply("method-mismatch")
+    if method_reply is not None:
+        seqs += method_reply.seqs()
+        verdict_method = _header_mismatch_problem(method_reply, "Mcp-Method ≠ the body's method")
+        if verdict_method:
+            problems.append(verdict_method)
+    if problems:
+        return failed("; ".join(problems) + " — S-EXT-MUST-35 requires HTTP 400 with -32020", evidence=seqs)
+    return passed(
+        "tasks/get with an Mcp-Name that differs from the taskId, and one with a wrong Mcp-Method, were "
+        "rejected with HTTP 400 and -32020",
+        evidence=seqs,
+    )
+
+
+def _header_mismatch_problem(reply: Reply, what: str) -> str | None:
     if reply.error is not None:
         code = reply.error_code
-        hint = draft_code_hint(code)
         if code == ERR_HEADER_MISMATCH and reply.status == 400:
-            return passed(f"tasks/get with Mcp-Name {sent!r} ≠ taskId was rejected with HTTP 400 and -32020",
-                          evidence=seqs)
+            return None
         if code == ERR_HEADER_MISMATCH:
-            return failed(f"the mismatch got -32020 but with HTTP {reply.status}; it must be 400", evidence=seqs)
-        return failed(
-            f"the Mcp-Name mismatch got {reply.describe()}; expected HTTP 400 with -32020"
-            + (f" — {hint}" if hint else ""),
-            evidence=seqs,
-        )
+            return f"{what}: -32020 came with HTTP {reply.status}, not 400"
+        hint = draft_code_hint(code)
+        return f"{what}: got {reply.describe()}" + (f" ({hint})" if hint else "")
     if reply.ok:
-        return failed(
-            f"a tasks/get whose Mcp-Name ({sent!r}) differs from its taskId was served (HTTP {reply.status}); "
-            "S-EXT-MUST-35 requires HTTP 400 with -32020",
-            evidence=seqs,
-        )
-    return failed(f"the Mcp-Name mismatch got {reply.describe()}; expected HTTP 400 with -32020", evidence=seqs)
+        return f"{what}: the request was served (HTTP {reply.status})"
+    return f"{what}: got {reply.describe()}"
 
 
 def _own_routing_header_problems(ev: Evidence) -> list[str]:
     problems: list[str] = []
     for intent in ev.intents:
-        if not intent.method.startswith("tasks/") or intent.purpose == "Mcp-Name mismatch":
+        # The negative header probes change a header on purpose; every other tasks/* must be right.
+        if not intent.method.startswith("tasks/") or intent.purpose.endswith("mismatch"):
             continue
         frame = ev.frame(intent.seq)
         if frame is None or frame.http is None:

@@ -13,6 +13,7 @@ import anyio
 from tasks_conformance.probes import probe
 from tasks_conformance.probes.context import ProbeContext
 from tasks_conformance.protocol import (
+    HEADER_METHOD,
     HEADER_NAME,
     META_SUBSCRIPTION_ID,
     TERMINAL_STATUSES,
@@ -207,7 +208,7 @@ async def invalid_id(ctx: ProbeContext) -> None:
 
 
 @probe(name="name-routing", order=50, needs=("declared-call", "poll"), wires=("extension",),
-       description="tasks/get whose Mcp-Name header differs from the taskId (HTTP)")
+       description="tasks/get whose Mcp-Name (then Mcp-Method) header disagrees with the body (HTTP)")
 async def name_routing(ctx: ProbeContext) -> None:
     rec = ctx.record("name-routing")
     if not ctx.session.transport.uses_headers:
@@ -222,6 +223,11 @@ async def name_routing(ctx: ProbeContext) -> None:
     try:
         rec.replies["mismatch"] = await ctx.session.request(
             "tasks/get", {"taskId": tid}, headers={HEADER_NAME: wrong}, purpose="Mcp-Name mismatch"
+        )
+        # A method name no server serves, so a server that routes by the header cannot act on it.
+        rec.replies["method-mismatch"] = await ctx.session.request(
+            "tasks/get", {"taskId": tid}, headers={HEADER_METHOD: "tasks/conformance-mismatch"},
+            purpose="Mcp-Method mismatch",
         )
     except UnsupportedOverride as exc:
         rec.harness_problem = str(exc)
