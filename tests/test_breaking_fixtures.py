@@ -41,6 +41,8 @@ CASES: list[tuple[str, str, dict[str, Any], str]] = [
     ("unknown-id-wrong-code", "tasks-invalid-task-id-rejected", LEGACY, "stdio"),
     ("cancel-returns-task", "tasks-cancel-ack-shape", EXT, "stdio"),
     ("cancel-returns-task", "tasks-cancel-ack-shape", LEGACY, "stdio"),
+    ("legacy-cancel-terminal-ok", "tasks-cancel-ack-shape", LEGACY, "stdio"),
+    ("cancel-rewrites-terminal", "tasks-cancel-ack-shape", EXT, "stdio"),
     ("update-never-completes", "tasks-input-required-update-completes", EXT_INPUT, "stdio"),
     ("undeclared-get-allowed", "tasks-undeclared-capability-rejected", EXT, "stdio"),
     ("32021-without-data", "tasks-undeclared-capability-names-requirements", EXT, "stdio"),

@@ -25,6 +25,7 @@ REQUIREMENTS: dict[str, str] = {
     "S-EXT-MUST-19": "subscriptions/listen for taskIds without the declaration gets -32021",
     "S-EXT-MUST-25": "A legacy params.task on tools/call is ignored on the extension wire",
     "S-EXT-MUST-26": "server/discover never advertises the legacy capabilities.tasks",
+    "S-EXT-MUST-32": "Terminal statuses never change afterwards (derived from the state diagram)",
     "S-EXT-MUST-33": 'tasks/* never answer resultType "input_required"',
     "S-EXT-MUST-35": "Over HTTP, a tasks/* Mcp-Name or Mcp-Method that disagrees with the body gets 400 / -32020",
     "S-EXT-SHOULD-01": "tasks/update on an unknown taskId gets -32602",
@@ -41,5 +42,6 @@ REQUIREMENTS: dict[str, str] = {
     "S-LEG-MUST-12": "The tasks/result response carries the related-task _meta",
     "S-LEG-MUST-13": "Server-to-client requests made for a task carry the related-task _meta",
     "S-LEG-MUST-15": "An unknown taskId in tasks/get, tasks/result or tasks/cancel gets -32602",
+    "S-LEG-MUST-18": "Cancelling a task that already ended gets -32602",
     "S-LEG-MUST-19": "A valid cancel moves the task to cancelled before the response shows it",
 }

@@ -438,10 +438,11 @@ def invalid_task_id_rejected(ev: Evidence) -> Verdict:
     category="lifecycle",
     title="tasks/cancel answers with its era's shape",
     description=(
-        'Extension: an empty ack {resultType: "complete"} (cancelling a terminal task is not an error). '
-        "Legacy: the task, already in status cancelled."
+        'Extension: an empty ack {resultType: "complete"} (cancelling a terminal task is not an error, and '
+        "does not change its status). Legacy: the running task comes back already cancelled, and "
+        "cancelling a finished task gets -32602."
     ),
-    requirements={"extension": ("S-EXT-MUST-16",), "legacy": ("S-LEG-MUST-19",)},
+    requirements={"extension": ("S-EXT-MUST-16", "S-EXT-MUST-32"), "legacy": ("S-LEG-MUST-18", "S-LEG-MUST-19")},
     probes=("declared-call", "cancel"),
     scored=False,
 )
@@ -469,6 +470,15 @@ def cancel_ack_shape(ev: Evidence) -> Verdict:
                 f"{get_path(result, 'resultType')!r}" + (f" and extra fields {', '.join(extra[:6])}" if extra else ""),
                 evidence=seqs,
             )
+        before = rec.data.get("status_before")
+        after = rec.reply("after")
+        now = get_path(after.result, "status") if after is not None and after.ok else None
+        if before in ("completed", "failed", "cancelled") and now is not None and now != before:
+            return failed(
+                f"the task was already {before} when tasks/cancel arrived, and afterwards tasks/get says {now!r}; "
+                "a terminal status never changes (S-EXT-MUST-32, derived from the state diagram)",
+                evidence=seqs,
+            )
         return passed('tasks/cancel answered the empty ack {"resultType": "complete"}', evidence=seqs)
     if reply.error is not None:
         after = rec.reply("after")
@@ -489,6 +499,17 @@ def cancel_ack_shape(ev: Evidence) -> Verdict:
         )
     if result.get("taskId") != rec.data.get("task_id"):
         return failed("tasks/cancel returned a different taskId", evidence=seqs)
+    terminal = rec.reply("cancel-terminal")
+    if terminal is not None:
+        seqs += terminal.seqs()
+        if terminal.error_code != ERR_INVALID_PARAMS:
+            return failed(
+                f"tasks/cancel of the task that had already ended got {terminal.describe()}; 2025-11-25 requires "
+                "-32602 (S-LEG-MUST-18)",
+                evidence=seqs,
+            )
+        return passed("tasks/cancel returned the running task in status cancelled and refused the finished one "
+                      "with -32602", evidence=seqs)
     return passed("tasks/cancel returned the task in status cancelled", evidence=seqs)
 
 

@@ -254,8 +254,15 @@ async def cancel(ctx: ProbeContext) -> None:
             rec.not_run = "the second declared tools/call created no task"
             return
     rec.data["task_id"] = tid
+    rec.data["status_before"] = ctx.evidence.probe("poll").data.get("final_status")
     rec.replies["cancel"] = await ctx.session.request("tasks/cancel", {"taskId": tid}, purpose="cancel")
     rec.replies["after"] = await ctx.session.request("tasks/get", {"taskId": tid}, purpose="after cancel")
+    probe_task = ctx.evidence.created_task_id
+    if ctx.wire == "legacy" and probe_task and ctx.evidence.probe("poll").data.get("stop") == "terminal":
+        # 2025-11-25: cancelling a task that already finished MUST be rejected.
+        rec.replies["cancel-terminal"] = await ctx.session.request(
+            "tasks/cancel", {"taskId": probe_task}, purpose="cancel a terminal task"
+        )
     rec.ran = True
 
 
