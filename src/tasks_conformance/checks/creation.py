@@ -190,9 +190,13 @@ def undeclared_creation_refused(ev: Evidence) -> Verdict:
             evidence=seqs,
         )
     if ev.wire == "legacy" and _task_support(ev) == "required":
+        how = (
+            "answered with a CallToolResult (isError: true)" if get_path(result, "isError") is True
+            else "ran synchronously"
+        )
         return failed(
-            f"the task-required tool {tool!r} ran synchronously without params.task; S-LEG-MUST-02 requires "
-            "-32601",
+            f"the task-required tool {tool!r} called without params.task {how}; S-LEG-MUST-02 requires the "
+            "JSON-RPC error -32601",
             evidence=seqs,
         )
     return passed(f"without the declaration tools/call {tool!r} answered normally, with no task", evidence=seqs)

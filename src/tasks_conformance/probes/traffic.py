@@ -17,6 +17,7 @@ from tasks_conformance.protocol import (
     HEADER_NAME,
     META_SUBSCRIPTION_ID,
     TERMINAL_STATUSES,
+    encode_header_value,
     get_path,
 )
 from tasks_conformance.rpc.peer import Reply
@@ -59,6 +60,33 @@ def poll_interval_s(task: dict[str, Any], wire: str) -> float:
     if isinstance(value, (int, float)) and not isinstance(value, bool) and value > 0:
         return float(value) / 1000.0
     return DEFAULT_POLL_INTERVAL_S
+
+
+def answers_for(pending: dict[str, Any], responses: dict[str, Any]) -> dict[str, Any]:
+    """Match --input-responses to the outstanding inputRequests.
+
+    By key first. Servers may mint their own keys (e.g. "<taskId>:<hex>"), which no answer
+    written before the run can name, so an unmatched request then takes the "*" answer, or
+    else the first answer shaped for its method (an ElicitResult has "action"; a
+    CreateMessageResult has "role" and "content"; a ListRootsResult has "roots").
+    """
+    shapes = {"elicitation/create": ("action",), "sampling/createMessage": ("role", "content"),
+              "roots/list": ("roots",)}
+    out: dict[str, Any] = {}
+    for key, request in pending.items():
+        if key in responses:
+            out[key] = responses[key]
+            continue
+        if "*" in responses:
+            out[key] = responses["*"]
+            continue
+        method = get_path(request, "method")
+        want = shapes.get(method) if isinstance(method, str) else None
+        for answer in responses.values():
+            if want and isinstance(answer, dict) and all(k in answer for k in want):
+                out[key] = answer
+                break
+    return out
 
 
 def _tool_params(ctx: ProbeContext) -> dict[str, Any]:
@@ -123,8 +151,10 @@ async def poll(ctx: ProbeContext) -> None:
                 stuck += 1
             elif cfg.input_responses:
                 outstanding = get_path(task, "inputRequests")
-                keys = [k for k in outstanding if k not in answered] if isinstance(outstanding, dict) else []
-                answers = {k: cfg.input_responses[k] for k in keys if k in cfg.input_responses}
+                pending = (
+                    {k: v for k, v in outstanding.items() if k not in answered} if isinstance(outstanding, dict) else {}
+                )
+                answers = answers_for(pending, cfg.input_responses)
                 if answers:
                     upd = await ctx.session.request(
                         "tasks/update", {"taskId": tid, "inputResponses": answers}, purpose="answer input"
@@ -222,7 +252,7 @@ async def name_routing(ctx: ProbeContext) -> None:
     rec.data.update(task_id=tid, sent_name=wrong)
     try:
         rec.replies["mismatch"] = await ctx.session.request(
-            "tasks/get", {"taskId": tid}, headers={HEADER_NAME: wrong}, purpose="Mcp-Name mismatch"
+            "tasks/get", {"taskId": tid}, headers={HEADER_NAME: encode_header_value(wrong)}, purpose="Mcp-Name mismatch"
         )
         # A method name no server serves, so a server that routes by the header cannot act on it.
         rec.replies["method-mismatch"] = await ctx.session.request(

@@ -170,7 +170,9 @@ class Connection:
         saved = (d.era, d.server_info, d.server_capabilities, list(d.tools), list(d.tools_replies), self.session)
         d.tools.clear()
         d.tools_replies.clear()
-        await self._legacy_handshake()
+        # Over a stream, a server may have fixed this connection's era at the first request
+        # (seen in FastMCP and mcp 2.x): ask on a fresh process or connection.
+        await self._legacy_handshake(fresh=self.config.transport != "http")
         if d.wire == "legacy":
             d.negotiation_notes.append("2026-07-28 has no tasks extension; the legacy wire answered initialize")
             return
@@ -235,13 +237,14 @@ class Connection:
         await self._list_tools(session, modern=True)
         return True
 
-    async def _legacy_handshake(self) -> None:
+    async def _legacy_handshake(self, *, fresh: bool = False) -> None:
         d = self.discovered
         assert self.transport is not None
-        if self.peer is not None and self.peer.closed is not None:
-            # The process died on the era probe (some legacy servers exit on an unknown
-            # first request): start it again for the handshake.
-            d.negotiation_notes.append(f"the server closed after the era probe ({self.peer.closed}); restarted")
+        if fresh or (self.peer is not None and self.peer.closed is not None):
+            # Either the process died on the era probe (some legacy servers exit on an unknown
+            # first request) or its era is already fixed: start it again for the handshake.
+            if not fresh and self.peer is not None:
+                d.negotiation_notes.append(f"the server closed after the era probe ({self.peer.closed}); restarted")
             await self._stack.aclose()
             self._stack = contextlib.AsyncExitStack()
             try:
