@@ -981,6 +981,14 @@ def check_cancel_returns_task(peer: StdioPeer) -> None:
     assert peer.result("tasks/cancel", {"taskId": task["taskId"]})["status"] == "working"
 
 
+def check_cancel_rewrites_terminal(peer: StdioPeer) -> None:
+    tid = _create(peer, "slow_compute")["taskId"]
+    get = m_get(peer)
+    assert modern_poll(get, tid, lambda t: t["status"] == "completed")["status"] == "completed"
+    peer.result("tasks/cancel", {"taskId": tid, "_meta": meta()})
+    assert get(tid)["status"] == "cancelled"  # a terminal status changed
+
+
 def check_update_never_completes(peer: StdioPeer) -> None:
     tid = _create(peer, "confirm_action", elicitation=True)["taskId"]
     get = m_get(peer)
@@ -1064,6 +1072,7 @@ STDIO_CHECKS: dict[str, Callable[[StdioPeer], None]] = {
     "bad-timestamps": check_bad_timestamps,
     "unknown-id-wrong-code": check_unknown_id_wrong_code,
     "cancel-returns-task": check_cancel_returns_task,
+    "cancel-rewrites-terminal": check_cancel_rewrites_terminal,
     "update-never-completes": check_update_never_completes,
     "undeclared-get-allowed": check_undeclared_get_allowed,
     "32021-without-data": check_32021_without_data,
@@ -1075,7 +1084,7 @@ STDIO_CHECKS: dict[str, Callable[[StdioPeer], None]] = {
     "listen-missing-subscription-id": check_listen_missing_subscription_id,
     "legacy-isError-completed": check_legacy_is_error_completed,
 }
-HTTP_ONLY = {"ignore-mcp-name"}
+HTTP_ONLY = {"ignore-mcp-name", "ignore-mcp-method"}
 
 
 def test_every_variant_has_a_check() -> None:
@@ -1099,6 +1108,18 @@ def test_broken_ignore_mcp_name() -> None:
             "tasks/get",
             params,
             headers={**server.headers_for("tasks/get", params), "Mcp-Name": "some-other-task"},
+        )
+        assert response.status_code == 200 and response.json()["result"]["taskId"] == tid
+
+
+def test_broken_ignore_mcp_method() -> None:
+    with http_server(broken="ignore-mcp-method") as server:
+        tid = server.result("tools/call", {"name": "slow_compute", "_meta": meta()})["taskId"]
+        params = {"taskId": tid, "_meta": meta()}
+        response = server.call(
+            "tasks/get",
+            params,
+            headers={**server.headers_for("tasks/get", params), "Mcp-Method": "tasks/other"},
         )
         assert response.status_code == 200 and response.json()["result"]["taskId"] == tid
 

@@ -1,0 +1,564 @@
+"""tasks-conformance against four real third-party MCP servers, over stdio and Streamable HTTP.
+
+Each *scenario* names a server from ``servers.py``, the tool to probe (with its arguments and
+input answers) and, check by check, the verdict that is RIGHT for that server: derived from
+the server's real behaviour as established in ``EXPECTED.md`` (source reading plus captured
+wire traffic) and from the spec digest's policies (§6), never from what tasks-conformance
+happens to print. Every cell (scenario × transport) runs ``python -m tasks_conformance`` once
+as a subprocess with ``--format json``; the tests then assert the verdict of every selected
+check and the exit code.
+
+Where our verdict is known to disagree with the right one, the single parametrized case is
+marked ``xfail(strict=True)`` with the reason and the frame evidence (see ``DISAGREEMENTS``):
+the test still asserts the right verdict, so it turns XPASS (a failure) once the check is
+fixed.
+
+Cells run in parallel (each with its own server on stdio or on an ephemeral 127.0.0.1 port),
+every server process is stopped in a ``finally``, and every wait is bounded.
+``scripts/interop_table.py`` reuses ``SCENARIOS`` and ``run_cell`` to write
+``docs/interop-results.md``.
+"""
+
+from __future__ import annotations
+
+import concurrent.futures
+import contextlib
+import importlib.metadata
+import json
+import os
+import signal
+import subprocess
+import sys
+import time
+from collections.abc import Iterator, Mapping
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import pytest
+import servers
+
+pytestmark = [pytest.mark.interop, pytest.mark.timeout(300)]
+
+TRANSPORTS = ("stdio", "http")
+
+#: The fourteen checks, in the order tasks-conformance reports them.
+ALL_CHECKS = (
+    "tasks-wire-resolvable",
+    "tasks-declaration-hygiene",
+    "tasks-result-type-discipline",
+    "tasks-undeclared-creation-refused",
+    "tasks-ttl-shape",
+    "tasks-ttl-integer-shape",
+    "tasks-status-payload-shape",
+    "tasks-inline-result",
+    "tasks-mcp-name-routing",
+    "tasks-invalid-task-id-rejected",
+    "tasks-cancel-ack-shape",
+    "tasks-input-required-update-completes",
+    "tasks-undeclared-capability-rejected",
+    "tasks-undeclared-capability-names-requirements",
+)
+
+P, F, NA, CNR = "passed", "failed", "not-applicable", "could-not-run"
+EXIT_FOR = {"passed": 0, "failed": 1, "incomplete": 3}
+
+#: Per-request and per-task bounds handed to the tool. server-everything's research task
+#: takes ~4 s plus the elicitation round trip; tasks/result blocks until the task ends.
+REQUEST_TIMEOUT_MS = 8_000
+POLL_TIMEOUT_MS = 20_000
+#: Hard bound on one tasks-conformance run (the tool's own bounds should end it far sooner).
+CELL_TIMEOUT_S = 120.0
+WORKERS = int(os.environ.get("TASKS_CONFORMANCE_INTEROP_WORKERS", "4"))
+
+
+@dataclass(frozen=True)
+class Scenario:
+    """One way of running the tool against one server, with the right verdict per check."""
+
+    id: str
+    server: str
+    #: What the scenario exercises (shown in the generated table).
+    title: str
+    tool: str | None
+    args: Mapping[str, Any] = field(default_factory=dict)
+    input_responses: Mapping[str, Any] | None = None
+    #: Passed as --expect-wire ("any": not passed).
+    expect_wire: str = "any"
+    #: The wire and protocol version discovery must settle on.
+    wire: str = "none"
+    protocol: str | None = None
+    #: The --check-id selection; None runs every check.
+    checks: tuple[str, ...] | None = None
+    #: The right verdict per selected check: one value, or {"stdio": …, "http": …}.
+    expected: Mapping[str, str | Mapping[str, str]] = field(default_factory=dict)
+    #: Main scenarios make the first table of docs/interop-results.md.
+    main: bool = False
+
+    @property
+    def selected(self) -> tuple[str, ...]:
+        return self.checks if self.checks is not None else ALL_CHECKS
+
+    def verdict(self, check_id: str, transport: str) -> str:
+        value = self.expected[check_id]
+        return value if isinstance(value, str) else value[transport]
+
+    def exit_code(self, transport: str) -> int:
+        verdicts = [self.verdict(c, transport) for c in self.selected]
+        if F in verdicts:
+            return 1
+        return 3 if CNR in verdicts else 0
+
+
+def _all(**overrides: str | Mapping[str, str]) -> dict[str, str | Mapping[str, str]]:
+    """Every check passed unless overridden (keyword names use _ for -, without `tasks_`)."""
+    table: dict[str, str | Mapping[str, str]] = dict.fromkeys(ALL_CHECKS, P)
+    for key, value in overrides.items():
+        check_id = "tasks-" + key.replace("_", "-")
+        assert check_id in table, check_id
+        table[check_id] = value
+    return table
+
+
+def _only(**verdicts: str | Mapping[str, str]) -> dict[str, str | Mapping[str, str]]:
+    """Just these checks (the scenario's --check-id selection)."""
+    table = {"tasks-" + k.replace("_", "-"): v for k, v in verdicts.items()}
+    assert set(table) <= set(ALL_CHECKS), sorted(set(table) - set(ALL_CHECKS))
+    return table
+
+
+STDIO_NA_HTTP_PASS = {"stdio": NA, "http": P}
+#: Checks of the extension wire only: not applicable on legacy.
+EXTENSION_ONLY_NA = {"mcp_name_routing": NA, "undeclared_capability_rejected": NA,
+                  "undeclared_capability_names_requirements": NA}
+
+FASTMCP_ELICIT = {"confirm": {"action": "accept", "content": {"confirm": True}}}
+SDK_ELICIT = {"confirm": {"action": "accept", "content": {"confirm": True}}}
+EVERYTHING_ELICIT = {"clarification": {"action": "accept", "content": {"interpretation": "programming"}}}
+
+SCENARIOS: tuple[Scenario, ...] = (
+    # --- fastmcp-tasks: the 2026-07-28 extension (EXPECTED.md §1) -------------------------
+    Scenario(
+        id="fastmcp-tasks", server="fastmcp-tasks", main=True,
+        title="slow_compute (optional task, 0.5 s)",
+        tool="slow_compute", args={"seconds": 0.5},
+        expect_wire="extension", wire="extension", protocol="2026-07-28",
+        expected=_all(
+            # §1 "Mcp-Name over HTTP": a mismatch gets 400 -32020; stdio has no headers.
+            mcp_name_routing=STDIO_NA_HTTP_PASS,
+            # slow_compute never asks for input.
+            input_required_update_completes=NA,
+            # §1 "Undeclared extension": tasks/get, tasks/update, tasks/cancel get -32021 with
+            # data.requiredCapabilities (HTTP 400); subscriptions/listen is -32601, which §1
+            # "Other observations" says must be unsupported/skip, not a failure.
+        ),
+    ),
+    Scenario(
+        id="fastmcp-tasks/input", server="fastmcp-tasks",
+        title="confirm_delete (inputRequests answered with tasks/update)",
+        tool="confirm_delete", args={"filename": "demo.txt"}, input_responses=FASTMCP_ELICIT,
+        expect_wire="extension", wire="extension", protocol="2026-07-28",
+        checks=("tasks-result-type-discipline", "tasks-status-payload-shape", "tasks-inline-result",
+                "tasks-input-required-update-completes"),
+        # §1 "Input required (extension)": input_required with inputRequests keyed
+        # "<taskId>:<16 hex>"; the right key answered → ack, working, completed "deleted demo.txt".
+        expected=_only(result_type_discipline=P, status_payload_shape=P, inline_result=P,
+                       input_required_update_completes=P),
+    ),
+    Scenario(
+        id="fastmcp-tasks/tool-error", server="fastmcp-tasks",
+        title="failing_job (the tool raises: isError result)",
+        tool="failing_job", args={},
+        expect_wire="extension", wire="extension", protocol="2026-07-28",
+        checks=("tasks-undeclared-creation-refused", "tasks-status-payload-shape", "tasks-inline-result"),
+        # §1 "isError and raised exceptions": completed with an inlined isError result
+        # (S-EXT-MUST-13 passes); without the extension a plain isError CallToolResult.
+        expected=_only(undeclared_creation_refused=P, status_payload_shape=P, inline_result=P),
+    ),
+    Scenario(
+        id="fastmcp-tasks/protocol-error", server="fastmcp-tasks",
+        title="protocol_error_job (the tool raises MCPError -32603)",
+        tool="protocol_error_job", args={},
+        expect_wire="extension", wire="extension", protocol="2026-07-28",
+        checks=("tasks-undeclared-creation-refused", "tasks-status-payload-shape", "tasks-inline-result"),
+        # §1: the task ends failed with error {-32603} (S-EXT-MUST-12, S-EXT-SHOULD-04 pass);
+        # the foreground call's isError is an inconsistency to report "at most as a warning"
+        # (summary table: warn).
+        expected=_only(undeclared_creation_refused=P, status_payload_shape=P, inline_result=P),
+    ),
+    # --- sdk-tasks: @modelcontextprotocol/sdk 1.32.2, legacy 2025-11-25 (EXPECTED.md §2) ---
+    Scenario(
+        id="sdk-tasks", server="sdk-tasks", main=True,
+        title="slow_compute (optional task, 1 s)",
+        tool="slow_compute", args={"seconds": 1},
+        expect_wire="legacy", wire="legacy", protocol="2025-11-25",
+        # Optional tool without params.task: automatic polling returns a plain CallToolResult
+        # (S-LEG-MUST-03 passes). tasks/result carries related-task _meta; unknown ids -32602;
+        # tasks/cancel returns the task already cancelled.
+        expected=_all(input_required_update_completes=NA, **EXTENSION_ONLY_NA),
+    ),
+    Scenario(
+        id="sdk-tasks/required", server="sdk-tasks",
+        title="required_compute (taskSupport required)",
+        tool="required_compute", args={"seconds": 0.2},
+        expect_wire="legacy", wire="legacy", protocol="2025-11-25",
+        checks=("tasks-result-type-discipline", "tasks-undeclared-creation-refused"),
+        # §2 "Required tool without task — S-LEG-MUST-02 violation": a successful isError
+        # result instead of -32601; under §6 Q1 a FAIL.
+        expected=_only(result_type_discipline=P, undeclared_creation_refused=F),
+    ),
+    Scenario(
+        id="sdk-tasks/input", server="sdk-tasks",
+        title="confirm_delete (elicitation on the tasks/result stream)",
+        tool="confirm_delete", args={"filename": "demo.txt"}, input_responses=SDK_ELICIT,
+        expect_wire="legacy", wire="legacy", protocol="2025-11-25",
+        checks=("tasks-result-type-discipline", "tasks-status-payload-shape", "tasks-inline-result",
+                "tasks-input-required-update-completes"),
+        # §2 "Input required (legacy)": elicitation/create with related-task _meta on the
+        # tasks/result stream (S-LEG-MUST-13), then completed.
+        expected=_only(result_type_discipline=P, status_payload_shape=P, inline_result=P,
+                       input_required_update_completes=P),
+    ),
+    Scenario(
+        id="sdk-tasks/input-immediate", server="sdk-tasks",
+        title="confirm_delete delay 0 (CreateTaskResult already input_required)",
+        tool="confirm_delete", args={"filename": "demo.txt", "delay": 0}, input_responses=SDK_ELICIT,
+        expect_wire="legacy", wire="legacy", protocol="2025-11-25",
+        checks=("tasks-result-type-discipline", "tasks-input-required-update-completes"),
+        # §2 "Live-object aliasing (S-LEG-MUST-06 deviation, reproducible)": the
+        # CreateTaskResult says input_required; a legacy task MUST start in working.
+        expected=_only(result_type_discipline=F, input_required_update_completes=P),
+    ),
+    Scenario(
+        id="sdk-tasks/tool-error", server="sdk-tasks",
+        title="failing_job (failed, tasks/result returns the isError result)",
+        tool="failing_job", args={},
+        expect_wire="legacy", wire="legacy", protocol="2025-11-25",
+        checks=("tasks-undeclared-creation-refused", "tasks-status-payload-shape", "tasks-inline-result"),
+        # §2 "isError and raised exceptions": failed (no statusMessage: SHOULD-07, a warning);
+        # tasks/result gives the isError CallToolResult with related-task _meta.
+        expected=_only(undeclared_creation_refused=P, status_payload_shape=P, inline_result=P),
+    ),
+    # --- server-everything 2026.8.31, legacy (EXPECTED.md §3) ------------------------------
+    Scenario(
+        id="server-everything", server="server-everything", main=True,
+        title="simulate-research-query, ambiguous (required task, asks for input)",
+        tool="simulate-research-query", args={"topic": "python", "ambiguous": True},
+        input_responses=EVERYTHING_ELICIT,
+        expect_wire="legacy", wire="legacy", protocol="2025-11-25",
+        expected=_all(
+            # The only task tool is required; without params.task it returns an isError
+            # result, not -32601 (§2/§3, S-LEG-MUST-02, §6 Q1): FAIL.
+            undeclared_creation_refused=F,
+            # §3 "Input flow": elicitation with related-task _meta on tasks/result, then
+            # working → completed.
+            **EXTENSION_ONLY_NA,
+        ),
+    ),
+    # --- mcp-plain: mcp 2.3.0 MCPServer, no tasks (EXPECTED.md §4) --------------------------
+    Scenario(
+        id="mcp-plain", server="mcp-plain", main=True,
+        title="no tool (the server has no tasks)",
+        tool=None,
+        wire="none", protocol="2026-07-28",
+        # No extension in server/discover, no capabilities.tasks after initialize: a tasks
+        # checker must FAIL a server without tasks (README); every other check's precondition
+        # fell with that finding, so they are could-not-run naming it.
+        expected={c: (F if c == "tasks-wire-resolvable" else CNR) for c in ALL_CHECKS},
+    ),
+)
+
+BY_ID = {s.id: s for s in SCENARIOS}
+
+#: Known disagreements between our verdict and the right one: (scenario, transport, check) →
+#: (short reason for the xfail mark, the full explanation with the frame evidence).
+#: "exit-code" stands for the cell's exit code test.
+DISAGREEMENTS: dict[tuple[str, str, str], tuple[str, str]] = {}
+
+
+def _disagree(scenario: str, transports: tuple[str, ...], checks: tuple[str, ...], reason: str,
+              detail: str) -> None:
+    for transport in transports:
+        for check in checks:
+            DISAGREEMENTS[(scenario, transport, check)] = (reason, detail)
+
+
+#: Things worth knowing that do not change a verdict (rendered in docs/interop-results.md).
+OBSERVATIONS: tuple[str, ...] = (
+    "fastmcp-tasks: tasks-undeclared-capability-rejected passes with the warning that "
+    "subscriptions/listen is not implemented (-32601), as EXPECTED.md §1 asks (unsupported, not a failure).",
+)
+
+
+# --- running one cell ----------------------------------------------------------------------
+
+
+@dataclass
+class CellRun:
+    scenario: Scenario
+    transport: str
+    returncode: int | None
+    report: dict[str, Any] | None
+    stderr: str
+    seconds: float
+    wire_log: Path
+    problem: str | None = None  # the run itself went wrong (hang, crash, no JSON)
+
+    def checks(self) -> dict[str, dict[str, Any]]:
+        return {c["id"]: c for c in (self.report or {}).get("checks", [])}
+
+    def verdict(self, check_id: str) -> str | None:
+        check = self.checks().get(check_id)
+        if check is None:
+            return None
+        if check["status"] == "skipped":
+            return str(check.get("skipReason"))
+        return str(check["status"])
+
+    def describe(self, check_id: str | None = None) -> str:
+        lines = [f"{self.scenario.id} over {self.transport}: exit {self.returncode} in {self.seconds:.1f}s; "
+                 f"wire log {self.wire_log}"]
+        if self.problem:
+            lines.append(f"run problem: {self.problem}")
+        if check_id is not None and (check := self.checks().get(check_id)):
+            lines.append(f"{check_id}: {self.verdict(check_id)} — {check.get('message')}")
+            lines += [f"  warning: {w}" for w in check.get("warnings", [])]
+            lines += [f"  frame {f[:300]}" for f in check.get("frames", [])[:6]]
+        if self.report is None and self.stderr:
+            lines.append("stderr: " + self.stderr[-1500:])
+        return "\n".join(lines)
+
+
+def tool_command(scenario: Scenario, wire_log: Path) -> list[str]:
+    cmd = [
+        sys.executable, "-m", "tasks_conformance", "--format", "json",
+        "--timeout", str(REQUEST_TIMEOUT_MS), "--poll-timeout", str(POLL_TIMEOUT_MS),
+        "--wire-log", str(wire_log),
+    ]
+    if scenario.expect_wire != "any":
+        cmd += ["--expect-wire", scenario.expect_wire]
+    if scenario.tool is not None:
+        cmd += ["--tool-name", scenario.tool, "--tool-args", json.dumps(dict(scenario.args))]
+    if scenario.input_responses is not None:
+        cmd += ["--input-responses", json.dumps(dict(scenario.input_responses))]
+    for check_id in scenario.checks or ():
+        cmd += ["--check-id", check_id]
+    return cmd
+
+
+def stdio_target(server: servers.InteropServer) -> list[str]:
+    argv = list(server.stdio_argv)
+    target = ["--command", argv[0]]
+    for arg in argv[1:]:
+        target += ["--args", arg]
+    target += ["--cwd", str(servers.INTEROP_DIR)]
+    for key, value in server.env.items():
+        target += ["-e", f"{key}={value}"]
+    return target
+
+
+def _descendants(pid: int) -> list[int]:
+    try:
+        import psutil
+    except ImportError:  # a test extra; without it only the tool's own process group is reached
+        return []
+    try:
+        return [child.pid for child in psutil.Process(pid).children(recursive=True)]
+    except psutil.Error:
+        return []
+
+
+def stop_tool(tool: subprocess.Popen[str]) -> tuple[str, str]:
+    """Stop a hung tasks-conformance run and everything it started, by process id.
+
+    SIGINT first (the tool then reaps its stdio server, which it runs in a session of its
+    own), then SIGKILL to the tool's process group and to any descendant still alive."""
+    children = _descendants(tool.pid)
+    with contextlib.suppress(ProcessLookupError):
+        tool.send_signal(signal.SIGINT)
+    try:
+        return tool.communicate(timeout=10)
+    except subprocess.TimeoutExpired:
+        pass
+    with contextlib.suppress(ProcessLookupError, PermissionError):
+        os.killpg(tool.pid, signal.SIGKILL)
+    for pid in children:
+        with contextlib.suppress(ProcessLookupError, PermissionError):
+            os.kill(pid, signal.SIGKILL)
+    try:
+        return tool.communicate(timeout=10)
+    except subprocess.TimeoutExpired:
+        return "", ""
+
+
+def run_cell(scenario: Scenario, transport: str, workdir: Path) -> CellRun:
+    """Run tasks-conformance once against a freshly started server; always stop the server."""
+    server = servers.BY_NAME[scenario.server]
+    slug = f"{scenario.id.replace('/', '_')}-{transport}"
+    wire_log = workdir / f"{slug}.ndjson"
+    cmd = tool_command(scenario, wire_log)
+    started = time.monotonic()
+    proc: subprocess.Popen[bytes] | None = None
+    problem: str | None = None
+    out, err, code = "", "", None
+    with open(workdir / f"{slug}.server-stderr.log", "wb") as server_stderr:
+        try:
+            if transport == "http":
+                try:
+                    proc, url = servers.spawn_http(server, timeout=30.0, stderr=server_stderr)
+                except RuntimeError as exc:
+                    return CellRun(scenario, transport, None, None, "", time.monotonic() - started, wire_log,
+                                   problem=f"the server did not start: {exc}")
+                cmd += ["--url", url]
+            else:
+                # The tool spawns the stdio server itself (and must reap it).
+                cmd += stdio_target(server)
+            tool = subprocess.Popen(
+                cmd, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+                env={**os.environ, "NO_COLOR": "1"}, start_new_session=True,
+            )
+            try:
+                out, err = tool.communicate(timeout=CELL_TIMEOUT_S)
+            except subprocess.TimeoutExpired:
+                problem = f"tasks-conformance did not finish within {CELL_TIMEOUT_S:.0f}s (hang); stopped"
+                out, err = stop_tool(tool)
+            code = tool.returncode
+        finally:
+            if proc is not None:
+                servers.stop(proc)
+    report: dict[str, Any] | None = None
+    try:
+        parsed = json.loads(out)
+        report = parsed if isinstance(parsed, dict) else None
+    except ValueError:
+        problem = problem or f"stdout is not a JSON report (exit {code}): {out[-500:]!r}"
+    return CellRun(scenario, transport, code, report, err, time.monotonic() - started, wire_log, problem)
+
+
+def availability(scenario: Scenario) -> str | None:
+    return servers.BY_NAME[scenario.server].available()
+
+
+def server_version(name: str) -> str:
+    """The third-party package versions behind a servers.py entry, as installed here."""
+    def py(dist: str) -> str:
+        try:
+            return f"{dist} {importlib.metadata.version(dist)}"
+        except importlib.metadata.PackageNotFoundError:
+            return f"{dist} (not installed)"
+
+    def npm(package: str) -> str:
+        manifest = servers.NODE_MODULES / package / "package.json"
+        try:
+            return f"{package} {json.loads(manifest.read_text(encoding='utf-8'))['version']}"
+        except (OSError, ValueError, KeyError):
+            return f"{package} (not installed)"
+
+    return {
+        "fastmcp-tasks": lambda: f"{py('fastmcp')}, {py('fastmcp-tasks')}",
+        "sdk-tasks": lambda: npm("@modelcontextprotocol/sdk"),
+        "server-everything": lambda: npm("@modelcontextprotocol/server-everything"),
+        "mcp-plain": lambda: py("mcp"),
+    }[name]()
+
+
+# --- pytest ------------------------------------------------------------------------------
+
+
+class Cells:
+    """Runs the cells the collected tests need, all at once on a pool, on first use."""
+
+    def __init__(self, wanted: list[tuple[str, str]], workdir: Path) -> None:
+        self.workdir = workdir
+        self.skips: dict[str, str] = {}
+        runnable: list[tuple[Scenario, str]] = []
+        for scenario_id, transport in wanted:
+            scenario = BY_ID[scenario_id]
+            why = availability(scenario)
+            if why is not None:
+                self.skips[scenario_id] = f"{scenario.server}: {why}"
+            else:
+                runnable.append((scenario, transport))
+        self._pool = concurrent.futures.ThreadPoolExecutor(max_workers=max(1, WORKERS),
+                                                           thread_name_prefix="interop")
+        self._futures = {
+            (s.id, t): self._pool.submit(run_cell, s, t, workdir) for s, t in runnable
+        }
+
+    def get(self, scenario_id: str, transport: str) -> CellRun:
+        if scenario_id in self.skips:
+            pytest.skip(self.skips[scenario_id])
+        future = self._futures[(scenario_id, transport)]
+        # Bounded: server start (30 s) + one tool run (CELL_TIMEOUT_S) + stop, after the
+        # cells queued before it.
+        return future.result(timeout=CELL_TIMEOUT_S * 3)
+
+    def close(self) -> None:
+        self._pool.shutdown(wait=True, cancel_futures=True)
+
+
+@pytest.fixture(scope="module")
+def cells(request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFactory) -> Iterator[Cells]:
+    wanted: dict[tuple[str, str], None] = {}
+    for item in request.session.items:
+        callspec = getattr(item, "callspec", None)
+        if callspec is None or item.module is not request.module:  # type: ignore[attr-defined]
+            continue
+        wanted[(callspec.params["scenario_id"], callspec.params["transport"])] = None
+    runner = Cells(list(wanted), tmp_path_factory.mktemp("interop"))
+    try:
+        yield runner
+    finally:
+        runner.close()
+
+
+def _case(scenario_id: str, transport: str, check_id: str) -> Any:
+    known = DISAGREEMENTS.get((scenario_id, transport, check_id))
+    marks = [pytest.mark.xfail(strict=True, reason=known[0])] if known else []
+    return pytest.param(scenario_id, transport, check_id, id=f"{scenario_id}-{transport}-{check_id}", marks=marks)
+
+
+CHECK_CASES = [_case(s.id, t, c) for s in SCENARIOS for t in TRANSPORTS for c in s.selected]
+RUN_CASES = [_case(s.id, t, "exit-code") for s in SCENARIOS for t in TRANSPORTS]
+
+
+@pytest.mark.parametrize("scenario_id,transport,check_id", CHECK_CASES)
+def test_check_verdict(cells: Cells, scenario_id: str, transport: str, check_id: str) -> None:
+    scenario = BY_ID[scenario_id]
+    run = cells.get(scenario_id, transport)
+    assert run.report is not None, run.describe()
+    expected = scenario.verdict(check_id, transport)
+    actual = run.verdict(check_id)
+    assert actual == expected, f"expected {expected}, got {actual}\n{run.describe(check_id)}"
+
+
+@pytest.mark.parametrize("scenario_id,transport,check_id", RUN_CASES)
+def test_exit_code_and_discovery(cells: Cells, scenario_id: str, transport: str, check_id: str) -> None:
+    scenario = BY_ID[scenario_id]
+    run = cells.get(scenario_id, transport)
+    assert run.problem is None, run.describe()
+    assert run.report is not None, run.describe()
+    # Exactly the selected checks are reported, once each.
+    reported = [c["id"] for c in run.report["checks"]]
+    assert sorted(reported) == sorted(scenario.selected), run.describe()
+    discovery = run.report["discovery"]
+    assert (discovery["wire"], discovery["protocolVersion"]) == (scenario.wire, scenario.protocol), run.describe()
+    if scenario.tool is not None:
+        assert discovery["probedTool"] == scenario.tool, run.describe()
+    expected = scenario.exit_code(transport)
+    assert run.returncode == expected, (
+        f"expected exit {expected}, got {run.returncode} (outcome {run.report.get('outcome')})\n{run.describe()}"
+    )
+    assert EXIT_FOR[run.report["outcome"]] == run.returncode, run.describe()
+
+
+def test_matrix_is_consistent() -> None:
+    """Each scenario states a right verdict for exactly the checks it selects."""
+    for scenario in SCENARIOS:
+        assert set(scenario.expected) == set(scenario.selected), scenario.id
+        for check_id in scenario.selected:
+            for transport in TRANSPORTS:
+                assert scenario.verdict(check_id, transport) in (P, F, NA, CNR), (scenario.id, check_id)
+    for scenario_id, transport, check_id in DISAGREEMENTS:
+        assert scenario_id in BY_ID and transport in TRANSPORTS
+        assert check_id == "exit-code" or check_id in BY_ID[scenario_id].selected
