@@ -8,6 +8,7 @@ from __future__ import annotations
 import json
 import os
 import shlex
+import shutil
 import sys
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -135,6 +136,23 @@ def parse_reporter(value: str) -> ReporterSpec:
     return ReporterSpec(name=name, path=path if sep and path else None)
 
 
+def check_command(program: str, cwd: str | None) -> None:
+    """A command that cannot be started is the user's mistake (exit 2), found before any traffic."""
+    if cwd is not None and not os.path.isdir(cwd):
+        raise UsageError(f"--cwd: {cwd!r} is not a directory")
+    if os.sep in program or (os.altsep and os.altsep in program):
+        path = program if os.path.isabs(program) or cwd is None else os.path.join(cwd, program)
+        if not os.path.exists(path):
+            raise UsageError(f"--command: {program!r} not found")
+        if os.path.isdir(path):
+            raise UsageError(f"--command: {program!r} is a directory, not a program")
+        if not os.access(path, os.X_OK):
+            raise UsageError(f"--command: {program!r} is not executable")
+        return
+    if shutil.which(program) is None:
+        raise UsageError(f"--command: {program!r} not found on PATH")
+
+
 def parse_hostport(value: str) -> tuple[str, int]:
     host, sep, port = value.rpartition(":")
     if not sep or not host or not port.isdigit() or not (0 < int(port) < 65536):
@@ -204,6 +222,7 @@ def build_config(
         except ValueError as exc:
             raise UsageError(f"--command: {exc}") from None
         cmd = cmd + tuple(args or ()) + tuple(command_args or ())
+        check_command(cmd[0], cwd)
     elif args or command_args:
         raise UsageError("--args/--command-args need --command")
     if (cwd or env) and not command:
