@@ -42,7 +42,9 @@ class Builder:
 
 
 def verdict(check_id: str, ev: Evidence):  # type: ignore[no-untyped-def]
-    return CHECKS[check_id].fn(ev)
+    from tasks_conformance.runner import judge
+
+    return judge(CHECKS[check_id], ev, interrupted=False)
 
 
 def test_every_check_cites_known_requirements_and_has_unique_ids() -> None:
@@ -66,6 +68,11 @@ def test_our_own_wrong_declaration_is_a_harness_fault_not_a_server_failure() -> 
 def test_legacy_capability_in_discover_fails_hygiene() -> None:
     b = Builder()
     b.d.server_capabilities = {"extensions": {"io.modelcontextprotocol/tasks": {}}, "tasks": {"list": {}}}
+    assert verdict("tasks-declaration-hygiene", b.ev).status == "failed"
+    b.d.wire = "none"  # the precondition (a wire) falls: could-not-run pointing at wire-resolvable
+    v = verdict("tasks-declaration-hygiene", b.ev)
+    assert v.skip_reason == "could-not-run" and v.blocked_by == "tasks-wire-resolvable"
+    b.d.wire = "extension"
     v = verdict("tasks-declaration-hygiene", b.ev)
     assert v.status == "failed" and "S-EXT-MUST-26" in v.message
 

@@ -17,6 +17,7 @@ import anyio
 
 from tasks_conformance import __version__
 from tasks_conformance.checks import CATEGORIES, CHECKS, CheckSpec, ordered_checks
+from tasks_conformance.checks.common import need_task, need_terminal, need_tool, need_wire
 from tasks_conformance.checks.registry import Verdict, could_not_run, not_applicable
 from tasks_conformance.config import RunConfig
 from tasks_conformance.evidence import Evidence, ToolChoice
@@ -29,6 +30,7 @@ from tasks_conformance.session.connect import Connection, Discovered
 from tasks_conformance.wirelog import WireLog
 
 MAX_FRAME_TEXT = 2_000
+PRECONDITIONS = {"wire": need_wire, "tool": need_tool, "task": need_task, "terminal": need_terminal}
 MAX_FRAMES_PER_CHECK = 20
 
 Progress = Callable[[str], None]
@@ -117,7 +119,8 @@ def judge(spec: CheckSpec, ev: Evidence, interrupted: bool) -> Verdict:
     if spec.transports is not None and ev.transport not in spec.transports:
         return not_applicable(f"applies over {'/'.join(sorted(spec.transports))} only, not {ev.transport}")
     try:
-        verdict = spec.fn(ev)
+        pre = PRECONDITIONS[spec.needs](ev) if spec.needs else None
+        verdict = pre if pre is not None else spec.fn(ev)
     except Exception as exc:
         return could_not_run(
             f"internal error in the check (a tasks-conformance bug, not the server's): {type(exc).__name__}: {exc}",

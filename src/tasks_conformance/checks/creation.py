@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-from tasks_conformance.checks.common import need_tool
 from tasks_conformance.checks.registry import Verdict, check, could_not_run, failed, passed
 from tasks_conformance.checks.shapes import draft_code_hint, status_problem
 from tasks_conformance.evidence import Evidence
@@ -22,11 +21,9 @@ from tasks_conformance.protocol import ERR_INVALID_REQUEST, ERR_METHOD_NOT_FOUND
     requirements={"extension": ("S-EXT-MUST-03", "S-EXT-MUST-04", "S-EXT-MUST-06"),
                   "legacy": ("S-LEG-MUST-04", "S-LEG-MUST-05", "S-LEG-MUST-06")},
     probes=("declared-call",),
+    needs="tool",
 )
 def result_type_discipline(ev: Evidence) -> Verdict:
-    pre = need_tool(ev)
-    if pre is not None:
-        return pre
     rec = ev.probe("declared-call")
     reply = rec.reply("call")
     if reply is None or not reply.answered:
@@ -128,11 +125,9 @@ def result_type_discipline(ev: Evidence) -> Verdict:
     ),
     requirements={"extension": ("S-EXT-MUST-01", "S-EXT-MUST-02"), "legacy": ("S-LEG-MUST-02",)},
     probes=("undeclared-call",),
+    needs="tool",
 )
 def undeclared_creation_refused(ev: Evidence) -> Verdict:
-    pre = need_tool(ev)
-    if pre is not None:
-        return pre
     rec = ev.probe("undeclared-call")
     reply = rec.reply("call")
     if reply is None:

@@ -61,13 +61,9 @@ def _declares_extension(params: Any) -> bool:
     ),
     requirements={"extension": ("S-EXT-MUST-26", "S-EXT-MUST-25"), "legacy": ("S-LEG-MUST-03",)},
     probes=("declared-call",),
+    needs="wire",
 )
 def declaration_hygiene(ev: Evidence) -> Verdict:
-    from tasks_conformance.checks.common import need_wire
-
-    pre = need_wire(ev)
-    if pre is not None:
-        return pre
     own: list[str] = []
     seqs: list[int] = []
     for intent in ev.intents:

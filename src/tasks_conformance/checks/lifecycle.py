@@ -3,7 +3,6 @@ requests that must be refused without the declaration."""
 
 from __future__ import annotations
 
-from tasks_conformance.checks.common import need_task, need_terminal, need_wire
 from tasks_conformance.checks.registry import (
     Verdict,
     check,
@@ -55,11 +54,9 @@ def _names(wire: str) -> tuple[tuple[str, str], tuple[str, str]]:
     ),
     requirements={"extension": ("S-EXT-MUST-06",), "legacy": ("S-LEG-MUST-09",)},
     probes=("declared-call", "poll"),
+    needs="task",
 )
 def ttl_shape(ev: Evidence) -> Verdict:
-    pre = need_task(ev)
-    if pre is not None:
-        return pre
     (ttl, poll), (other_ttl, other_poll) = _names(ev.wire)
     frames = task_frames(ev)
     problems: list[str] = []
@@ -96,11 +93,9 @@ def _era_of(name: str) -> str:
     requirements={"extension": ("S-EXT-MUST-06",), "legacy": ("S-LEG-MUST-09",)},
     probes=("declared-call", "poll"),
     scored=False,
+    needs="task",
 )
 def ttl_integer_shape(ev: Evidence) -> Verdict:
-    pre = need_task(ev)
-    if pre is not None:
-        return pre
     (ttl, poll), _ = _names(ev.wire)
     problems: list[str] = []
     warnings: list[str] = []
@@ -146,11 +141,9 @@ def ttl_integer_shape(ev: Evidence) -> Verdict:
                   "legacy": ("S-LEG-MUST-08",)},
     probes=("declared-call", "poll"),
     scored=False,
+    needs="task",
 )
 def status_payload_shape(ev: Evidence) -> Verdict:
-    pre = need_task(ev)
-    if pre is not None:
-        return pre
     poll = ev.probe("poll")
     tid = ev.created_task_id
     problems: list[str] = []
@@ -230,11 +223,9 @@ def status_payload_shape(ev: Evidence) -> Verdict:
     # returns without a task: the outcome the task must report (S-EXT-MUST-13). It is not a
     # declared need, so selecting this check alone calls the tool only once.
     probes=("declared-call", "poll"),
+    needs="terminal",
 )
 def inline_result(ev: Evidence) -> Verdict:
-    pre = need_terminal(ev)
-    if pre is not None:
-        return pre
     poll = ev.probe("poll")
     last_label = [k for k in poll.replies if k.startswith("get#")][-1]
     last = poll.replies[last_label]
@@ -332,11 +323,9 @@ def inline_result(ev: Evidence) -> Verdict:
     wires=("extension",),
     probes=("declared-call", "name-routing"),
     transports=("http",),
+    needs="task",
 )
 def mcp_name_routing(ev: Evidence) -> Verdict:
-    pre = need_task(ev)
-    if pre is not None:
-        return pre
     own = _own_routing_header_problems(ev)
     if own:
         return could_not_run("tasks-conformance sent wrong routing headers (harness bug): " + "; ".join(own[:3]))
@@ -411,11 +400,9 @@ def _own_routing_header_problems(ev: Evidence) -> list[str]:
                   "legacy": ("S-LEG-MUST-15",)},
     probes=("invalid-id",),
     scored=False,
+    needs="wire",
 )
 def invalid_task_id_rejected(ev: Evidence) -> Verdict:
-    pre = need_wire(ev)
-    if pre is not None:
-        return pre
     rec = ev.probe("invalid-id")
     if not rec.ran:
         return could_not_run(rec.not_run or "the unknown-id probe did not run")
@@ -449,11 +436,9 @@ def invalid_task_id_rejected(ev: Evidence) -> Verdict:
     requirements={"extension": ("S-EXT-MUST-16", "S-EXT-MUST-32"), "legacy": ("S-LEG-MUST-18", "S-LEG-MUST-19")},
     probes=("declared-call", "cancel"),
     scored=False,
+    needs="task",
 )
 def cancel_ack_shape(ev: Evidence) -> Verdict:
-    pre = need_task(ev)
-    if pre is not None:
-        return pre
     rec = ev.probe("cancel")
     reply = rec.reply("cancel")
     if reply is None:
@@ -529,11 +514,9 @@ def cancel_ack_shape(ev: Evidence) -> Verdict:
     requirements={"extension": ("S-EXT-MUST-09", "S-EXT-MUST-15"), "legacy": ("S-LEG-MUST-13",)},
     probes=("declared-call", "poll"),
     scored=False,
+    needs="task",
 )
 def input_required_update_completes(ev: Evidence) -> Verdict:
-    pre = need_task(ev)
-    if pre is not None:
-        return pre
     poll = ev.probe("poll")
     if not poll.ran:
         return could_not_run(poll.not_run or "the task was not polled")
@@ -601,11 +584,9 @@ UNDECLARED = ("tasks/get", "tasks/update", "subscriptions/listen", "tasks/cancel
     requirements={"extension": ("S-EXT-MUST-18", "S-EXT-MUST-19", "S-CORE-MUST-05")},
     wires=("extension",),
     probes=("declared-call", "undeclared-tasks"),
+    needs="task",
 )
 def undeclared_capability_rejected(ev: Evidence) -> Verdict:
-    pre = need_task(ev)
-    if pre is not None:
-        return pre
     rec = ev.probe("undeclared-tasks")
     if not rec.ran:
         return could_not_run(rec.not_run or "the undeclared probes did not run")
@@ -649,11 +630,9 @@ def undeclared_capability_rejected(ev: Evidence) -> Verdict:
     wires=("extension",),
     probes=("declared-call", "undeclared-call", "undeclared-tasks"),
     scored=False,
+    needs="wire",
 )
 def undeclared_capability_names_requirements(ev: Evidence) -> Verdict:
-    pre = need_wire(ev)
-    if pre is not None:
-        return pre
     replies = [*ev.probe("undeclared-call").replies.values(), *ev.probe("undeclared-tasks").replies.values()]
     errors = [r for r in replies if r.error_code == ERR_MISSING_CAPABILITY]
     if not errors:

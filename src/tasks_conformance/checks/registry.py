@@ -57,6 +57,8 @@ class CheckSpec:
     scored: bool
     fn: CheckFn
     transports: frozenset[str] | None = None  # None: any transport
+    # The precondition the runner checks before calling fn: wire | tool | task | terminal.
+    needs: str | None = None
 
     def requirement_ids(self, wire: str) -> list[str]:
         if wire in self.requirements:
@@ -81,6 +83,7 @@ def check(
     probes: tuple[str, ...] = (),
     scored: bool = True,
     transports: tuple[str, ...] | None = None,
+    needs: str | None = None,
 ) -> Callable[[CheckFn], CheckFn]:
     def register(fn: CheckFn) -> CheckFn:
         if id in CHECKS:
@@ -88,7 +91,7 @@ def check(
         CHECKS[id] = CheckSpec(
             id=id, category=category, title=title, description=description, wires=frozenset(wires),
             requirements=requirements or {}, probes=probes, scored=scored, fn=fn,
-            transports=frozenset(transports) if transports else None,
+            transports=frozenset(transports) if transports else None, needs=needs,
         )
         return fn
 
