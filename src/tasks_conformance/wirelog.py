@@ -46,7 +46,7 @@ class HttpMeta:
         }
 
 
-@dataclass
+@dataclass(slots=True)
 class Frame:
     seq: int
     time: float  # seconds since the log was opened (monotonic)
@@ -93,15 +93,32 @@ class Frame:
         return out
 
 
+# Safety nets against a hostile server. The peer already lets go of what it does not keep (a
+# notification flood past its own bounds), so these are reached only by pathological runs. A frame
+# with slots costs ~150 bytes plus its data: 100 000 small frames stay well under 64 MB.
+MAX_FRAMES = 100_000
+MAX_FRAME_BYTES = 256 * 1024 * 1024
+
+
 class WireLog:
     """Append-only, ordered record of frames. One per run; never shared between runs."""
 
-    def __init__(self, redactor: Redactor | None = None, *, max_frames: int = 200_000) -> None:
+    def __init__(
+        self,
+        redactor: Redactor | None = None,
+        *,
+        max_frames: int = MAX_FRAMES,
+        max_bytes: int = MAX_FRAME_BYTES,
+    ) -> None:
         self._t0 = time.monotonic()
-        self._frames: list[Frame] = []
+        self._frames: dict[int, Frame] = {}  # seq -> frame, in seq order
         self._redactor = redactor or Redactor()
         self._max_frames = max_frames
-        self.dropped = 0
+        self._max_bytes = max_bytes
+        self._bytes = 0
+        self._next_seq = 1
+        self.dropped = 0  # frames not kept because the log was full
+        self.discarded = 0  # frames let go of with discard() (e.g. a notification flood)
 
     @property
     def redactor(self) -> Redactor:
@@ -120,43 +137,49 @@ class WireLog:
         reply_to: int | None = None,
         note: str | None = None,
     ) -> Frame:
-        seq = len(self._frames) + self.dropped + 1
+        seq = self._next_seq
+        self._next_seq += 1
+        data = self._redactor.data(data)
+        if self._bytes + len(data) > self._max_bytes:
+            # Bounded in bytes: the frame stays (so its seq resolves) but not its data.
+            note = f"{note + '; ' if note else ''}{len(data)} bytes not kept: the wire log is full"
+            data = b""
         frame = Frame(
             seq=seq,
             time=self.elapsed(),
             direction=direction,
             channel=channel,
-            data=self._redactor.data(data),
+            data=data,
             http=http,
             reply_to=reply_to,
             note=self._redactor.text(note) if note else None,
         )
         if len(self._frames) < self._max_frames:
-            self._frames.append(frame)
+            self._frames[seq] = frame
+            self._bytes += len(data)
         else:
             # Bounded: a flood of frames cannot exhaust memory; the count of what was lost is kept.
             self.dropped += 1
         return frame
 
+    def discard(self, frame: Frame) -> None:
+        """Let go of a frame nobody will judge (the peer's bounds decide); it is counted."""
+        if self._frames.pop(frame.seq, None) is not None:
+            self._bytes -= len(frame.data)
+            self.discarded += 1
+
     def __iter__(self) -> Iterator[Frame]:
-        return iter(self._frames)
+        return iter(list(self._frames.values()))
 
     def __len__(self) -> int:
         return len(self._frames)
 
     def get(self, seq: int) -> Frame | None:
-        # Frames are appended in seq order; seq numbers are dense until max_frames.
-        idx = seq - 1
-        if 0 <= idx < len(self._frames) and self._frames[idx].seq == seq:
-            return self._frames[idx]
-        for f in self._frames:
-            if f.seq == seq:
-                return f
-        return None
+        return self._frames.get(seq)
 
     def frames(self) -> list[Frame]:
-        return list(self._frames)
+        return list(self._frames.values())
 
     def to_ndjson_lines(self) -> Iterator[str]:
-        for f in self._frames:
+        for f in self.frames():
             yield json.dumps(f.to_json(), ensure_ascii=False)

@@ -20,10 +20,16 @@ from anyio.abc import TaskGroup
 from tasks_conformance.transports.base import Closed, ExchangeEnded, Message, Transport
 from tasks_conformance.wirelog import Frame, HttpMeta
 
-# Bounds on what the peer keeps from a hostile or chatty server.
+# Bounds on what the peer keeps from a hostile or chatty server. Past them a frame is counted,
+# and the WireLog lets go of it too, so that a flood costs neither memory nor later frames.
 MAX_KEPT_NOTIFICATIONS = 10_000
 MAX_KEPT_UNMATCHED = 1_000
+MAX_KEPT_BYTES = 16 * 1024 * 1024  # per kind: notifications, unmatched frames, server requests
 MAX_CONCURRENT_SERVER_REQUESTS = 16
+MAX_KEPT_SERVER_REQUESTS = 1_000
+# Server->client requests waiting for an answer; past this a flood of them is left unanswered
+# (and counted) instead of queueing one task per request.
+MAX_QUEUED_SERVER_REQUESTS = 256
 
 
 @dataclass(frozen=True)
@@ -122,6 +128,10 @@ class Peer:
         self.unmatched: list[Frame] = []  # responses with unknown ids, invalid JSON, stray lines
         self.server_requests: list[Frame] = []
         self.dropped_notifications = 0
+        self.dropped_unmatched = 0
+        self.dropped_server_requests = 0
+        self._kept_bytes = {"notifications": 0, "unmatched": 0, "server_requests": 0}
+        self._queued_server_requests = 0
         self.closed: str | None = None
         self._tg: TaskGroup | None = None
         self._server_request_slots = anyio.Semaphore(MAX_CONCURRENT_SERVER_REQUESTS)
@@ -199,7 +209,7 @@ class Peer:
     async def _reader(self) -> None:
         async for item in self.transport.inbound:
             if isinstance(item, Message):
-                await self._on_message(item.frame)
+                await self._on_message(item.frame, item.head)
             elif isinstance(item, ExchangeEnded):
                 self._on_exchange_ended(item)
             elif isinstance(item, Closed):
@@ -224,21 +234,34 @@ class Peer:
         p.reply = Reply(p.method, p.request_id, p.seq, transport_problem=problem, http=ev.http)
         p.done.set()
 
-    async def _on_message(self, frame: Frame) -> None:
+    def _answered_by(self, frame: Frame, data: bytes) -> _Pending | None:
+        """The pending request an unreadable frame answers: by HTTP exchange, else by the id
+        found at the top level of its first bytes (stream transports carry no other link)."""
+        if frame.reply_to is not None:
+            return self._by_seq.get(frame.reply_to)
+        rid = sniff_id(data)
+        return self._pending.get(rid) if rid is not _NO_ID and _hashable(rid) else None
+
+    async def _on_message(self, frame: Frame, head: bytes = b"") -> None:
         if not frame.data:
-            # An event frame (e.g. an oversize message that was discarded) for an HTTP exchange.
-            if frame.reply_to is not None and frame.note:
-                p = self._by_seq.get(frame.reply_to)
+            # An event frame: an oversize message that was discarded unread.
+            if frame.note:
+                p = self._answered_by(frame, head)
                 if p is not None and p.reply is None:
-                    p.reply = Reply(p.method, p.request_id, p.seq, decode_problem=frame.note, http=frame.http)
+                    p.reply = Reply(
+                        p.method, p.request_id, p.seq, response_seq=frame.seq,
+                        decode_problem=frame.note, http=frame.http,
+                    )
                     p.done.set()
                     return
             self._keep_unmatched(frame)
             return
-        msg = frame.json()
+        # Parsed here without caching it on the frame: a flood of notifications must not keep a
+        # parsed copy of each one alive in the WireLog (checks parse the frames they judge).
+        msg, why = parse_message(frame.data)
         if not isinstance(msg, dict):
-            problem = "not a JSON object" if msg is not None else "not valid JSON (or nested too deeply)"
-            p = self._by_seq.get(frame.reply_to) if frame.reply_to is not None else None
+            problem = why or "not a JSON object"
+            p = self._answered_by(frame, frame.data[:_SNIFF_BYTES])
             if p is not None and p.reply is None:
                 p.reply = Reply(
                     p.method, p.request_id, p.seq, response_seq=frame.seq,
@@ -250,13 +273,19 @@ class Peer:
             return
         if "method" in msg:
             if "id" in msg:
-                self.server_requests.append(frame)
-                if self._tg is not None:
+                if (
+                    self._tg is not None
+                    and self._queued_server_requests < MAX_QUEUED_SERVER_REQUESTS
+                    and self._keep(self.server_requests, frame, "server_requests", MAX_KEPT_SERVER_REQUESTS)
+                ):
+                    self._queued_server_requests += 1
                     self._tg.start_soon(self._answer_server_request, msg, frame)
-            else:
-                if len(self.notifications) < MAX_KEPT_NOTIFICATIONS:
-                    self.notifications.append(frame)
                 else:
+                    # Past the bounds a server->client request is left unanswered (a flood).
+                    self.dropped_server_requests += 1
+                    self.transport.wire.discard(frame)
+            else:
+                if not self._keep(self.notifications, frame, "notifications", MAX_KEPT_NOTIFICATIONS):
                     self.dropped_notifications += 1
                 if self.on_notification is not None:
                     self.on_notification(frame)
@@ -283,22 +312,42 @@ class Peer:
         p.reply = reply
         p.done.set()
 
+    def _keep(self, kept: list[Frame], frame: Frame, kind: str, max_count: int) -> bool:
+        """Keep `frame` in `kept` within the count and byte bounds; else let the WireLog drop it."""
+        size = len(frame.data)
+        if len(kept) < max_count and self._kept_bytes[kind] + size <= MAX_KEPT_BYTES:
+            kept.append(frame)
+            self._kept_bytes[kind] += size
+            return True
+        self.transport.wire.discard(frame)
+        return False
+
     def _keep_unmatched(self, frame: Frame) -> None:
-        if len(self.unmatched) < MAX_KEPT_UNMATCHED:
-            self.unmatched.append(frame)
+        if not self._keep(self.unmatched, frame, "unmatched", MAX_KEPT_UNMATCHED):
+            self.dropped_unmatched += 1
 
     async def _answer_server_request(self, msg: dict[str, Any], frame: Frame) -> None:
+        try:
+            await self._answer_one(msg)
+        finally:
+            self._queued_server_requests -= 1
+
+    async def _answer_one(self, msg: dict[str, Any]) -> None:
         async with self._server_request_slots:
             method = msg.get("method")
             handler = self.handlers.get(method) if isinstance(method, str) else None
+            result: Any = None
+            error: dict[str, Any] | None
             if handler is None:
-                result, error = None, {"code": -32601, "message": f"Method not found: {method}"}
+                error = {"code": -32601, "message": f"Method not found: {str(method)[:200]}"}
             else:
                 try:
                     with anyio.fail_after(self.timeout_s):
                         result, error = await handler(str(method), msg.get("params"))
                 except TimeoutError:
-                    result, error = None, {"code": -32603, "message": "client handler timed out"}
+                    error = {"code": -32603, "message": "client handler timed out"}
+                except Exception as exc:  # a handler bug must not end the run
+                    error = {"code": -32603, "message": f"client handler failed: {type(exc).__name__}"}
             out: dict[str, Any] = {"jsonrpc": "2.0", "id": msg.get("id")}
             if error is not None:
                 out["error"] = error
@@ -310,6 +359,89 @@ class Peer:
 
 def _hashable(value: Any) -> bool:
     return isinstance(value, (str, int, float, bool)) or value is None
+
+
+def parse_message(data: bytes) -> tuple[Any, str | None]:
+    """(parsed JSON, None), or (None, why it is unreadable). Never raises; never caches."""
+    try:
+        text = data.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        return None, f"not valid UTF-8 (byte 0x{data[exc.start]:02x} at offset {exc.start})"
+    try:
+        return json.loads(text), None
+    except RecursionError:
+        return None, "JSON nested too deeply to parse"
+    except json.JSONDecodeError as exc:
+        return None, f"not valid JSON ({exc.msg}: char {exc.pos})"
+    except ValueError as exc:
+        return None, f"not valid JSON ({exc})"
+
+
+_NO_ID = object()
+_SNIFF_BYTES = 4096
+_WS = " \t\r\n"
+
+
+def sniff_id(data: bytes) -> Any:
+    """The top-level "id" of a message that cannot be parsed whole (invalid, too deep, too big),
+    read from its first bytes without recursion; `_NO_ID` when it is not there."""
+    s = data[:_SNIFF_BYTES].decode("utf-8", "replace")
+    decoder = json.JSONDecoder()
+
+    def scan(text: str, at: int) -> tuple[Any, int]:  # a JSON string whose opening quote is at-1
+        return decoder.raw_decode(text, at - 1)
+    n = len(s)
+
+    def ws(i: int) -> int:
+        while i < n and s[i] in _WS:
+            i += 1
+        return i
+
+    try:
+        i = ws(0)
+        if i >= n or s[i] != "{":
+            return _NO_ID
+        i = ws(i + 1)
+        while i < n and s[i] == '"':
+            key, i = scan(s, i + 1)
+            i = ws(i)
+            if i >= n or s[i] != ":":
+                return _NO_ID
+            i = ws(i + 1)
+            if i >= n:
+                return _NO_ID
+            if key == "id":
+                if s[i] not in '"-0123456789n':
+                    return _NO_ID
+                value, _end = decoder.raw_decode(s, i)
+                return value
+            if s[i] == '"':
+                _skip, i = scan(s, i + 1)
+            elif s[i] in "{[":
+                depth = 0
+                while i < n:
+                    c = s[i]
+                    if c == '"':
+                        _skip, i = scan(s, i + 1)
+                        continue
+                    if c in "{[":
+                        depth += 1
+                    elif c in "}]":
+                        depth -= 1
+                        if depth == 0:
+                            i += 1
+                            break
+                    i += 1
+            else:
+                while i < n and s[i] not in ",}":
+                    i += 1
+            i = ws(i)
+            if i >= n or s[i] != ",":
+                return _NO_ID
+            i = ws(i + 1)
+    except (ValueError, RecursionError):
+        return _NO_ID
+    return _NO_ID
 
 
 def encode(msg: Any) -> bytes:

@@ -23,9 +23,14 @@ INBOUND_BUFFER = 1024
 
 @dataclass(frozen=True)
 class Message:
-    """One inbound message frame (already in the WireLog)."""
+    """One inbound message frame (already in the WireLog).
+
+    `head` is set only for a message that was too large and was discarded unread (its frame
+    carries no data): its first bytes, so the peer can tell which request it answered.
+    """
 
     frame: Frame
+    head: bytes = b""
 
 
 @dataclass(frozen=True)

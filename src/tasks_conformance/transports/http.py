@@ -7,28 +7,39 @@ Authorization header or cookie ever reaches another origin.
 
 from __future__ import annotations
 
-import codecs
-from collections.abc import Mapping
+from collections.abc import AsyncIterator, Mapping
 from urllib.parse import urljoin, urlsplit
 
 import anyio
 import httpx
 from anyio.abc import TaskGroup
-from httpx_sse._decoders import SSEDecoder, SSELineDecoder
 
 from tasks_conformance.transports.base import ExchangeEnded, Message, Transport
 from tasks_conformance.wirelog import HttpMeta, WireLog
 
 _MAX_REDIRECTS = 5
-_CHUNK = 64 * 1024
 
 HTTP_HINTS = {
     401: "the server needs credentials or refused the ones given (use --access-token or --header)",
+    407: "a proxy needs credentials (407)",
     403: "the server refused access (403); check credentials, scopes or the Origin policy",
     404: "no MCP endpoint at this URL (404); check the path (often /mcp)",
     405: "the endpoint does not accept this HTTP method (405)",
     500: "the server failed with an internal error (500)",
 }
+
+
+def _is_message(value: object) -> bool:
+    return isinstance(value, dict) and ("method" in value or "result" in value or "error" in value) and (
+        value.get("jsonrpc") == "2.0" or "id" in value
+    )
+
+
+def _is_jsonrpc(value: object) -> bool:
+    """A JSON-RPC message (or a batch of them), as opposed to some other JSON body."""
+    if isinstance(value, list):
+        return bool(value) and all(_is_message(v) for v in value)
+    return _is_message(value)
 
 
 def _origin(url: str) -> tuple[str, str, int | None]:
@@ -90,6 +101,8 @@ class HttpTransport(Transport):
         note: str | None = None,
     ) -> int:
         req_headers = {
+            # Bodies are logged and bounded as raw bytes: ask for them uncompressed.
+            "Accept-Encoding": "identity",
             **self.base_headers,
             "Accept": "application/json, text/event-stream",
             "Content-Type": "application/json",
@@ -157,17 +170,45 @@ class HttpTransport(Transport):
             problem = f"HTTP error: {type(exc).__name__}: {exc}"
         except OSError as exc:
             problem = f"network error: {exc}"
+        except Exception as exc:
+            # e.g. a header value httpx/h11 cannot encode (non-ASCII, control characters). This
+            # exchange fails, never the run: an exception escaping here would cancel the session.
+            problem = f"the HTTP exchange failed: {type(exc).__name__}: {exc}"
         if problem is not None:
             problem = self.wire.redactor.text(problem)
             self.wire.record("in", "event", b"", http=meta, reply_to=seq, note=problem)
         await self._deliver(ExchangeEnded(reply_to=seq, status=status, http=meta, problem=problem))
+
+    @staticmethod
+    def _chunks(resp: httpx.Response) -> AsyncIterator[bytes]:
+        # Raw bytes unless the server compressed anyway (despite Accept-Encoding: identity);
+        # then decoded, and bounded by the caller after every chunk. No chunk_size: httpx would
+        # hold bytes back until that many arrived, stalling an SSE stream; network reads are
+        # bounded (64 KiB) by httpcore already.
+        encoding = resp.headers.get("content-encoding", "identity").strip().lower()
+        return resp.aiter_raw() if encoding in ("", "identity") else resp.aiter_bytes()
+
+    def _status_problem(self, resp: httpx.Response, meta: HttpMeta) -> str:
+        status = resp.status_code
+        if status == 401:
+            sent = meta.header("authorization") is not None
+            hint = (
+                "the server refused the credentials given (check --access-token / --header)" if sent else
+                "the server needs credentials; none were sent (use --access-token or --header)"
+            )
+            challenge = resp.headers.get("www-authenticate")
+            if challenge:
+                hint += f"; WWW-Authenticate: {challenge[:200]}"
+        else:
+            hint = HTTP_HINTS.get(status, "the server answered with an error status and no JSON-RPC response")
+        return f"HTTP {status}: {hint}"
 
     async def _read_body(self, resp: httpx.Response, meta: HttpMeta, seq: int) -> str | None:
         ctype = resp.headers.get("content-type", "").split(";")[0].strip().lower()
         if ctype == "text/event-stream":
             return await self._read_sse(resp, meta, seq)
         body = bytearray()
-        async for chunk in resp.aiter_raw(_CHUNK):
+        async for chunk in self._chunks(resp):
             body.extend(chunk)
             if len(body) > self.max_message_bytes:
                 self.wire.record("in", "http", b"", http=meta, reply_to=seq, note="oversize body discarded")
@@ -181,46 +222,94 @@ class HttpTransport(Transport):
         if ctype != "application/json" and body:
             note = f"unexpected Content-Type {ctype or '(none)'!r}"
         frame = self.wire.record("in", "http", bytes(body), http=meta, reply_to=seq, note=note)
+        parsed = frame.json()
+        if _is_jsonrpc(parsed):
+            # JSON-RPC, even with an error status or a wrong Content-Type: the peer judges it
+            # (the frame's note keeps the Content-Type problem for the checks).
+            await self._deliver(Message(frame=frame))
+            return None
+        # Not JSON-RPC (an error page, an OAuth error object, HTML): the status or the type
+        # explains the failure better than "not valid JSON" would.
+        if resp.status_code >= 400:
+            return self._status_problem(resp, meta)
+        if not body:
+            return f"HTTP {resp.status_code} with an empty body"
+        if note is not None:
+            return f"HTTP {resp.status_code} response with {note} and no JSON-RPC message in it"
         await self._deliver(Message(frame=frame))
-        if resp.status_code >= 400 and frame.json() is None:
-            hint = HTTP_HINTS.get(resp.status_code, f"HTTP {resp.status_code}")
-            return f"HTTP {resp.status_code}: {hint}"
-        if note is not None and frame.json() is None:
-            return f"response with {note}"
         return None
 
     async def _read_sse(self, resp: httpx.Response, meta: HttpMeta, seq: int) -> str | None:
-        # httpx-sse's decoders parse; the loop here bounds memory per event.
-        lines = SSELineDecoder()
-        events = SSEDecoder()
-        text = codecs.getincrementaldecoder("utf-8")("replace")
-        pending = 0
-        async for chunk in resp.aiter_raw(_CHUNK):
-            pending += len(chunk)
-            if pending > self.max_message_bytes:
-                self.wire.record("in", "sse", b"", http=meta, reply_to=seq, note="oversize SSE event discarded")
-                return (
-                    f"an SSE event larger than --max-message-bytes ({self.max_message_bytes} bytes) was "
-                    "rejected and the stream closed"
-                )
-            for line in lines.decode(text.decode(chunk)):
-                sse = events.decode(line.rstrip("\n"))
-                if sse is None:
-                    continue
-                pending = 0
-                if not sse.data:
-                    continue  # priming event (id only) or keep-alive
+        """Parse text/event-stream from the raw bytes (so the frame holds exactly what was sent,
+        invalid UTF-8 included); memory is bounded by --max-message-bytes per event."""
+        line = bytearray()  # the current, unfinished line
+        data = bytearray()  # the current event's data lines, each followed by LF
+        has_data = False
+        event_id: str | None = None
+        skip_lf = False  # the previous chunk ended in CR: a leading LF belongs to it
+        delivered = 0
+        limit = self.max_message_bytes
+
+        async def dispatch(note: str | None = None) -> None:
+            nonlocal has_data, event_id, delivered
+            # An event whose data is empty (a priming event carrying only an id, a keep-alive)
+            # is not a message: the SSE rules do not dispatch it, and neither do we.
+            if has_data and len(data) > 1:
+                ident = f"event id {event_id[:200]}" if event_id else None
                 frame = self.wire.record(
-                    "in", "sse", sse.data.encode("utf-8"), http=meta, reply_to=seq,
-                    note=f"event id {sse.id}" if sse.id else None,
+                    "in", "sse", bytes(data[:-1]), http=meta, reply_to=seq,
+                    note="; ".join(n for n in (ident, note) if n) or None,
                 )
                 await self._deliver(Message(frame=frame))
-        tail = text.decode(b"", final=True)
-        for line in [*(lines.decode(tail) if tail else []), *lines.flush(), ""]:
-            sse = events.decode(line.rstrip("\n"))
-            if sse is not None and sse.data:
-                frame = self.wire.record("in", "sse", sse.data.encode("utf-8"), http=meta, reply_to=seq)
-                await self._deliver(Message(frame=frame))
+                delivered += 1
+            data.clear()
+            has_data = False
+
+        async def field(raw: bytes) -> None:
+            nonlocal has_data, event_id
+            if not raw:
+                await dispatch()
+                return
+            name, colon, value = raw.partition(b":")
+            if not colon or not name:
+                return  # a comment (":…") or a line without a field
+            if value.startswith(b" "):
+                value = value[1:]
+            if name == b"data":
+                data.extend(value)
+                data.extend(b"\n")
+                has_data = True
+            elif name == b"id" and b"\0" not in value:
+                event_id = value.decode("utf-8", "replace")
+
+        oversize = (
+            f"an SSE event larger than --max-message-bytes ({limit} bytes) was rejected and the stream closed"
+        )
+        async for chunk in self._chunks(resp):
+            if skip_lf and chunk.startswith(b"\n"):
+                chunk = chunk[1:]
+            skip_lf = chunk.endswith(b"\r")
+            if b"\r" in chunk:
+                chunk = chunk.replace(b"\r\n", b"\n").replace(b"\r", b"\n")
+            parts = chunk.split(b"\n")
+            for i, part in enumerate(parts[:-1]):
+                if i == 0 and line:
+                    line.extend(part)
+                    part = bytes(line)
+                    line.clear()
+                await field(part)
+                if len(data) > limit:
+                    break
+            line.extend(parts[-1])
+            if len(data) + len(line) > limit:
+                self.wire.record("in", "sse", b"", http=meta, reply_to=seq, note="oversize SSE event discarded")
+                return oversize
+        if line:
+            await field(bytes(line))
+        if has_data:
+            await dispatch("the stream ended before the event's closing blank line")
+        if delivered == 0 and resp.status_code >= 400:
+            return self._status_problem(resp, meta)
         return None
 
     async def aclose(self) -> None:
@@ -228,7 +317,7 @@ class HttpTransport(Transport):
             self._tg.cancel_scope.cancel()
             try:
                 await self._tg.__aexit__(None, None, None)
-            except Exception:  # noqa: BLE001 - teardown must not mask the run's outcome
+            except Exception:
                 pass
             self._tg = None
         if self._client is not None:

@@ -46,6 +46,7 @@ class StdioTransport(StreamTransport):
         self.process: Process | None = None
         self._stderr_tail: deque[bytes] = deque()
         self._stderr_size = 0
+        self._stderr_trimmed = False  # the tail lost its oldest bytes
         self._stderr_done = anyio.Event()
 
     async def _open(self) -> tuple[ByteReceiveStream, ByteSendStream]:
@@ -99,14 +100,22 @@ class StdioTransport(StreamTransport):
                 self._stderr_size += len(chunk)
                 while self._stderr_size > STDERR_TAIL_BYTES and len(self._stderr_tail) > 1:
                     self._stderr_size -= len(self._stderr_tail.popleft())
+                    self._stderr_trimmed = True
         except (anyio.EndOfStream, anyio.ClosedResourceError, anyio.BrokenResourceError, OSError):
             pass
         finally:
             self._stderr_done.set()
 
     def stderr_tail(self, limit: int = 2000) -> str:
-        data = b"".join(self._stderr_tail)[-limit:]
-        return self.wire.redactor.text(data.decode("utf-8", "replace")).strip()
+        # Redact first, then cut: a cut through a secret would hide it from the redactor. The
+        # front line of a trimmed buffer may itself start mid-secret, so it is left out.
+        text = self.wire.redactor.text(b"".join(self._stderr_tail).decode("utf-8", "replace"))
+        cut = len(text) > limit or self._stderr_trimmed
+        text = text[-limit:]
+        newline = text.find("\n")
+        if cut and 0 <= newline < len(text) - 1:
+            text = text[newline + 1 :]
+        return text.strip()
 
     def failure_context(self) -> str:
         parts: list[str] = []

@@ -14,6 +14,8 @@ from tasks_conformance.wirelog import WireLog
 # Reads happen in chunks of this size. A line longer than the message cap is read on to its
 # end and discarded, so one oversize message neither exhausts memory nor desynchronises the stream.
 _CHUNK = 64 * 1024
+# How much of a discarded oversize line is kept, so the peer can find the id it answers.
+_HEAD = 4 * 1024
 
 
 class StreamTransport(Transport):
@@ -43,6 +45,7 @@ class StreamTransport(Transport):
         reason = "the server closed its output stream"
         buf = bytearray()
         discarding = 0  # >0 while skipping the rest of an oversize line: bytes skipped so far
+        head = b""  # the first bytes of the oversize line being skipped
         try:
             while True:
                 try:
@@ -58,6 +61,7 @@ class StreamTransport(Transport):
                             discarding += len(piece)
                         elif len(buf) + len(piece) > self.max_message_bytes:
                             discarding = len(buf) + len(piece)
+                            head = bytes(buf[:_HEAD]) + piece[: max(_HEAD - len(buf), 0)]
                             buf.clear()
                         else:
                             buf.extend(piece)
@@ -65,11 +69,12 @@ class StreamTransport(Transport):
                     piece = chunk[start:idx]
                     start = idx + 1
                     if discarding:
-                        await self._report_oversize(discarding + len(piece))
-                        discarding = 0
+                        await self._report_oversize(discarding + len(piece), head)
+                        discarding, head = 0, b""
                         continue
                     if len(buf) + len(piece) > self.max_message_bytes:
-                        await self._report_oversize(len(buf) + len(piece))
+                        head = bytes(buf[:_HEAD]) + piece[: max(_HEAD - len(buf), 0)]
+                        await self._report_oversize(len(buf) + len(piece), head)
                         buf.clear()
                         continue
                     buf.extend(piece)
@@ -81,22 +86,24 @@ class StreamTransport(Transport):
                         await self._deliver_line(line)
         except OSError as exc:
             reason = f"reading from the server failed: {exc}"
+        except Exception as exc:  # never let the reader's failure cancel the run unexplained
+            reason = f"tasks-conformance failed reading from the server: {type(exc).__name__}: {exc}"
         if discarding:
-            await self._report_oversize(discarding)
+            await self._report_oversize(discarding, head)
         elif bytes(buf).strip():
             await self._deliver_line(bytes(buf), note="last line had no newline")
         if self._closed_reason is None:
             self._closed_reason = reason
             await self._deliver(Closed(reason=await self._describe_close(reason)))
 
-    async def _report_oversize(self, size: int) -> None:
+    async def _report_oversize(self, size: int, head: bytes = b"") -> None:
         self.oversize_messages += 1
         note = (
             f"message rejected: {size} bytes is larger than --max-message-bytes "
             f"({self.max_message_bytes} bytes); it was discarded unread"
         )
         frame = self.wire.record("in", self.channel, b"", note=note)
-        await self._deliver(Message(frame=frame))
+        await self._deliver(Message(frame=frame, head=head))
 
     async def _deliver_line(self, line: bytes, note: str | None = None) -> None:
         frame = self.wire.record("in", self.channel, line, note=note)
@@ -131,7 +138,7 @@ class StreamTransport(Transport):
             self._tg.cancel_scope.cancel()
             try:
                 await self._tg.__aexit__(None, None, None)
-            except Exception:  # noqa: BLE001 - teardown must not mask the run's outcome
+            except Exception:
                 pass
             self._tg = None
         self._inbound_send.close()
