@@ -3,11 +3,12 @@ gives one failure: the other checks pass, are not applicable, or could not run p
 
 from __future__ import annotations
 
+import sys
 from typing import Any
 
 import pytest
+from conftest import BROKEN, DEMO_INPUT, FIXTURES, REFERENCE, cli, http_server, run, stdio
 
-from conftest import BROKEN, DEMO_INPUT, REFERENCE, cli, http_server, run, stdio
 from tasks_conformance.checks import CHECKS
 
 EXT = {"tool_name": "slow_compute"}
@@ -45,6 +46,10 @@ CASES: list[tuple[str, str, dict[str, Any], str]] = [
     ("update-never-completes", "tasks-input-required-update-completes", EXT_INPUT, "stdio"),
     ("undeclared-get-allowed", "tasks-undeclared-capability-rejected", EXT, "stdio"),
     ("32021-without-data", "tasks-undeclared-capability-names-requirements", EXT, "stdio"),
+    ("hostile:noise", "tasks-wire-framing", {"tool_name": "work"}, "stdio"),
+    ("hostile:double", "tasks-wire-framing", {"tool_name": "work"}, "stdio"),
+    ("hostile:unknown-ids", "tasks-wire-framing", {"tool_name": "work"}, "http"),
+    ("hostile:mislabelled-json", "tasks-wire-framing", {"tool_name": "work"}, "http"),
 ]
 
 # Defects that by their nature break a second rule too; listed so that the test stays exact.
@@ -53,6 +58,16 @@ ALSO_FAILS: dict[tuple[str, str], set[str]] = {
     # requests are two rules, each rightly failed with the renumbering hint.
     ("draft-32003", "tasks-undeclared-creation-refused"): {"tasks-undeclared-capability-rejected"},
 }
+
+
+HOSTILE = [sys.executable, str(FIXTURES / "hostile" / "server.py")]
+
+
+def _server(name: str) -> list[str]:
+    """A --break variant of the reference server, or hostile:CASE for fixtures/hostile."""
+    if name.startswith("hostile:"):
+        return [*HOSTILE, "--case", name.split(":", 1)[1]]
+    return [*BROKEN, "--break", name]
 
 
 def _execute(argv: list[str], settings: dict[str, Any], transport: str) -> Any:
@@ -76,7 +91,7 @@ def _failures(ex: Any) -> dict[str, str]:
 def test_check_fails_on_the_fixture_that_breaks_its_rule(
     name: str, check_id: str, settings: dict[str, Any], transport: str
 ) -> None:
-    ex = _execute([*BROKEN, "--break", name], settings, transport)
+    ex = _execute(_server(name), settings, transport)
     fails = _failures(ex)
     assert check_id in fails, {c.id: (c.bucket, c.message) for c in ex.result.checks}
     assert ex.result.outcome == "failed"
@@ -85,6 +100,7 @@ def test_check_fails_on_the_fixture_that_breaks_its_rule(
 
 
 SETTINGS = {
+    "hostile-ok": ({"tool_name": "work"}, "stdio"),
     "ext": (EXT, "stdio"), "ext-input": (EXT_INPUT, "stdio"), "ext-required": (EXT_REQUIRED, "stdio"),
     "legacy": (LEGACY, "stdio"), "legacy-input": (LEGACY_INPUT, "stdio"), "ext-http": (EXT, "http"),
     "tool-error": ({"tool_name": "tool_error"}, "stdio"),
@@ -94,7 +110,8 @@ SETTINGS = {
 @pytest.mark.parametrize("key", sorted(SETTINGS))
 def test_the_reference_passes_with_the_same_settings(key: str) -> None:
     settings, transport = SETTINGS[key]
-    ex = _execute(list(REFERENCE), settings, transport)
+    # The hostile corpus has its own well-behaved control case.
+    ex = _execute(_server("hostile:ok") if key == "hostile-ok" else list(REFERENCE), settings, transport)
     assert ex.result.outcome == "passed", {c.id: c.message for c in ex.result.checks if c.bucket != "passed"
                                             and c.bucket != "not-applicable"}
 

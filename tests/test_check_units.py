@@ -48,7 +48,7 @@ def verdict(check_id: str, ev: Evidence):  # type: ignore[no-untyped-def]
 
 
 def test_every_check_cites_known_requirements_and_has_unique_ids() -> None:
-    assert len(CHECKS) == 14
+    assert len(CHECKS) == 15
     for spec in CHECKS.values():
         for ids in spec.requirements.values():
             for rid in ids:
@@ -143,3 +143,15 @@ def test_a_crashing_check_is_reported_as_our_bug() -> None:
     v = judge(spec, Builder().ev, interrupted=False)
     assert v.skip_reason == "could-not-run" and "tasks-conformance bug" in v.message
     assert v.details["origin"] == "harness"
+
+
+def test_wire_framing_accepts_an_id_null_error_but_not_a_stray_response() -> None:
+    b = Builder()
+    b.exchange("declared-call", "call", "tools/call", {"name": "slow"}, {"result": {"content": []}})
+    stray = b.log.record("in", "stdio", b'{"jsonrpc":"2.0","id":null,"error":{"code":-32700,"message":"x"}}')
+    b.ev.unmatched = [stray]
+    assert verdict("tasks-wire-framing", b.ev).status == "passed"
+    b.ev.unmatched.append(b.log.record("in", "stdio", b'{"jsonrpc":"2.0","id":4242,"result":{}}'))
+    b.ev.unmatched.append(b.log.record("in", "stdio", b"DEBUG: starting up"))
+    v = verdict("tasks-wire-framing", b.ev)
+    assert v.status == "failed" and "ids never sent" in v.message and "not JSON" in v.message

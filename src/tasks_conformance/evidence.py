@@ -45,6 +45,11 @@ class Evidence:
     probes: dict[str, ProbeRecord] = field(default_factory=dict)
     notifications: list[Frame] = field(default_factory=list)
     server_requests: list[Frame] = field(default_factory=list)
+    # Inbound frames that answered nothing we asked (stray lines, unknown ids, duplicates), and
+    # how many more of each kind the peer counted but did not keep (floods are bounded).
+    unmatched: list[Frame] = field(default_factory=list)
+    dropped_unmatched: int = 0
+    dropped_notifications: int = 0
     poll_timeout_ms: int = 30_000
 
     @property

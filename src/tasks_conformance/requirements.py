@@ -26,6 +26,7 @@ REQUIREMENTS: dict[str, str] = {
     "S-EXT-MUST-25": "A legacy params.task on tools/call is ignored on the extension wire",
     "S-EXT-MUST-26": "server/discover never advertises the legacy capabilities.tasks",
     "S-EXT-MUST-32": "Terminal statuses never change afterwards (derived from the state diagram)",
+    "S-EXT-MUST-30": "Task notifications arrive only on a subscription that asked for those task ids",
     "S-EXT-MUST-33": 'tasks/* never answer resultType "input_required"',
     "S-EXT-MUST-35": "Over HTTP, a tasks/* Mcp-Name or Mcp-Method that disagrees with the body gets 400 / -32020",
     "S-EXT-SHOULD-01": "tasks/update on an unknown taskId gets -32602",
@@ -44,4 +45,9 @@ REQUIREMENTS: dict[str, str] = {
     "S-LEG-MUST-15": "An unknown taskId in tasks/get, tasks/result or tasks/cancel gets -32602",
     "S-LEG-MUST-18": "Cancelling a task that already ended gets -32602",
     "S-LEG-MUST-19": "A valid cancel moves the task to cancelled before the response shows it",
+    # Base JSON-RPC and transport rules the task checks rest on (JSON-RPC 2.0; the stdio and
+    # Streamable HTTP transport pages of both eras). Ids of ours, not the digest's.
+    "S-WIRE-01": "Over stdio the server writes nothing to stdout that is not an MCP message",
+    "S-WIRE-02": "Every response answers a request the client sent, exactly once",
+    "S-WIRE-03": "HTTP bodies carry JSON-RPC as application/json or text/event-stream",
 }

@@ -191,6 +191,9 @@ async def execute(config: RunConfig, progress: Progress | None = None) -> Execut
     if conn.peer is not None:
         ev.notifications = list(conn.peer.notifications)
         ev.server_requests = list(conn.peer.server_requests)
+        ev.unmatched = list(conn.peer.unmatched)
+        ev.dropped_unmatched = conn.peer.dropped_unmatched
+        ev.dropped_notifications = conn.peer.dropped_notifications
     d = conn.discovered
     if d.connection_problem is None and d.wire == "none" and conn.transport is not None and not d.looked_for:
         d.connection_problem = conn.transport.failure_context() or "the server did not answer"

@@ -46,6 +46,7 @@ TRANSPORTS = ("stdio", "http")
 ALL_CHECKS = (
     "tasks-wire-resolvable",
     "tasks-declaration-hygiene",
+    "tasks-wire-framing",
     "tasks-result-type-discipline",
     "tasks-undeclared-creation-refused",
     "tasks-ttl-shape",

@@ -2,11 +2,12 @@
 
 from __future__ import annotations
 
+import json
 from typing import Any
 
 from tasks_conformance.checks.registry import Verdict, check, could_not_run, failed, passed
 from tasks_conformance.evidence import Evidence
-from tasks_conformance.protocol import EXT_TASKS, META_CLIENT_CAPS, get_path
+from tasks_conformance.protocol import EXT_TASKS, META_CLIENT_CAPS, META_SUBSCRIPTION_ID, get_path
 
 
 @check(
@@ -136,3 +137,75 @@ def declaration_hygiene(ev: Evidence) -> Verdict:
         "declaration; the server's tool taskSupport values are valid",
         evidence=seqs + tools_seqs, warnings=warnings,
     )
+
+
+@check(
+    id="tasks-wire-framing",
+    category="dispatch",
+    title="Every inbound frame is a JSON-RPC message that answers something asked, once",
+    description=(
+        "Scans every inbound frame of the run: no non-JSON output on a stdio server's stdout, no response "
+        "to an id the client never sent and no second response to one, JSON-RPC over HTTP only as "
+        "application/json or text/event-stream, and (extension) no notifications/tasks outside a "
+        "subscription that asked for them."
+    ),
+    requirements={"extension": ("S-WIRE-01", "S-WIRE-02", "S-WIRE-03", "S-EXT-MUST-30"),
+                  "legacy": ("S-WIRE-01", "S-WIRE-02", "S-WIRE-03")},
+    scored=False,
+    needs="wire",
+)
+def wire_framing(ev: Evidence) -> Verdict:
+    sent_ids: set[str] = set()
+    listen_ids: set[str] = set()
+    for f in ev.wire_log:
+        msg = f.json() if f.direction == "out" else None
+        if isinstance(msg, dict) and "method" in msg and "id" in msg:
+            sent_ids.add(json.dumps(msg["id"]))
+            if msg["method"] == "subscriptions/listen":
+                listen_ids.add(json.dumps(msg["id"]))
+    problems: dict[str, list[int]] = {}
+
+    def note(kind: str, seq: int) -> None:
+        problems.setdefault(kind, []).append(seq)
+
+    for f in ev.unmatched:
+        msg = f.json()
+        if not f.data and f.note:
+            note("oversize messages nobody asked for", f.seq)
+        elif msg is None:
+            note("lines of output that are not JSON" if ev.transport != "http" else "bodies that are not JSON", f.seq)
+        elif isinstance(msg, dict) and msg.get("id") is None and "error" in msg:
+            continue  # JSON-RPC's answer when the request's id could not be read: not a stray
+        elif isinstance(msg, dict) and "id" in msg and ("result" in msg or "error" in msg):
+            rid = json.dumps(msg.get("id"))
+            note("duplicate responses to one request" if rid in sent_ids else "responses to ids never sent", f.seq)
+        else:
+            note("frames that are not JSON-RPC messages", f.seq)
+    for f in ev.wire_log:
+        if f.direction == "in" and f.note and "unexpected Content-Type" in f.note and f.data:
+            note("JSON-RPC bodies under a wrong Content-Type", f.seq)
+    if ev.wire == "extension":
+        for f in ev.notifications:
+            msg = f.json()
+            if get_path(msg, "method") != "notifications/tasks":
+                continue
+            sub = get_path(msg, "params", "_meta", META_SUBSCRIPTION_ID)
+            if json.dumps(sub) not in listen_ids:
+                note("notifications/tasks outside any subscription", f.seq)
+    extra = {
+        "responses to ids never sent": ev.dropped_unmatched,
+        "notifications/tasks outside any subscription": ev.dropped_notifications if ev.wire == "extension" else 0,
+    }
+    if problems:
+        parts = []
+        for kind, seqs in problems.items():
+            more = extra.get(kind, 0)
+            count = len(seqs) + more
+            parts.append(f"{count} {kind} (frames {', '.join(map(str, seqs[:5]))}{'…' if count > 5 else ''})")
+        return failed(
+            "; ".join(parts) + " — every inbound frame must be a JSON-RPC message answering the client",
+            evidence=[s for seqs in problems.values() for s in seqs[:10]],
+            details={"problems": {k: len(v) for k, v in problems.items()}},
+        )
+    inbound = sum(1 for f in ev.wire_log if f.direction == "in")
+    return passed(f"all {inbound} inbound frames were JSON-RPC messages answering this client")

@@ -292,6 +292,10 @@ class Peer:
             return
         rid = msg.get("id")
         p = self._pending.get(rid) if _hashable(rid) else None
+        if p is None and rid is None and "error" in msg and frame.reply_to is not None:
+            # JSON-RPC answers an error with id null when it could not read the request's id
+            # (HTTP 400 before parsing, say); over HTTP the exchange still tells whose it is.
+            p = self._by_seq.get(frame.reply_to)
         if p is None or p.reply is not None:
             self._keep_unmatched(frame)
             return
