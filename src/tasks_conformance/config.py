@@ -136,7 +136,7 @@ def parse_reporter(value: str) -> ReporterSpec:
     return ReporterSpec(name=name, path=path if sep and path else None)
 
 
-def check_command(program: str, cwd: str | None) -> None:
+def check_command(program: str, cwd: str | None, path: str | None = None) -> None:
     """A command that cannot be started is the user's mistake (exit 2), found before any traffic."""
     if cwd is not None and not os.path.isdir(cwd):
         raise UsageError(f"--cwd: {cwd!r} is not a directory")
@@ -149,7 +149,8 @@ def check_command(program: str, cwd: str | None) -> None:
         if not os.access(path, os.X_OK):
             raise UsageError(f"--command: {program!r} is not executable")
         return
-    if shutil.which(program) is None:
+    # The child is started with --env added to our environment, so look where it will look.
+    if shutil.which(program, path=path) is None:
         raise UsageError(f"--command: {program!r} not found on PATH")
 
 
@@ -222,7 +223,8 @@ def build_config(
         except ValueError as exc:
             raise UsageError(f"--command: {exc}") from None
         cmd = cmd + tuple(args or ()) + tuple(command_args or ())
-        check_command(cmd[0], cwd)
+        env_path = next((e.partition("=")[2] for e in reversed(env or ()) if e.startswith("PATH=")), None)
+        check_command(cmd[0], cwd, env_path)
     elif args or command_args:
         raise UsageError("--args/--command-args need --command")
     if (cwd or env) and not command:

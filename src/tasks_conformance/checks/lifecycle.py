@@ -334,6 +334,10 @@ def mcp_name_routing(ev: Evidence) -> Verdict:
     if reply is None:
         return could_not_run(rec.harness_problem or rec.not_run or "the Mcp-Name probe did not run")
     sent = rec.data.get("sent_name")
+    for r in (reply, rec.reply("method-mismatch")):
+        if r is not None and not r.answered and r.transport_problem and not r.timed_out:
+            # The connection failed under our probe: that judges nothing about the server's routing.
+            return could_not_run(f"the header probe got no answer: {r.transport_problem}", evidence=r.seqs())
     problems: list[str] = []
     seqs = reply.seqs()
     verdict_name = _header_mismatch_problem(reply, f"Mcp-Name {sent!r} ≠ taskId")
