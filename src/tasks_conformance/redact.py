@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Iterable, Mapping
+from typing import Any
 
 REDACTED = "[REDACTED]"
 
@@ -37,6 +38,18 @@ class Redactor:
             raw = s.encode("utf-8", "surrogateescape")
             if raw in value:
                 value = value.replace(raw, REDACTED.encode())
+        return value
+
+    def json(self, value: Any, _depth: int = 0) -> Any:
+        """A JSON-safe value with every string scrubbed (bounded depth: server data can be deep)."""
+        if isinstance(value, str):
+            return self.text(value)
+        if _depth > 64:
+            return "[too deep]"
+        if isinstance(value, dict):
+            return {self.text(str(k)): self.json(v, _depth + 1) for k, v in value.items()}
+        if isinstance(value, (list, tuple)):
+            return [self.json(v, _depth + 1) for v in value]
         return value
 
     def headers(self, headers: Mapping[str, str] | Iterable[tuple[str, str]]) -> list[tuple[str, str]]:

@@ -215,7 +215,7 @@ async def execute(config: RunConfig, progress: Progress | None = None) -> Execut
                 skipReason=verdict.skip_reason,  # type: ignore[arg-type]
                 message=wire.redactor.text(verdict.message),
                 warnings=[wire.redactor.text(w) for w in verdict.warnings],
-                evidence=seqs, details=details,
+                evidence=seqs, details=wire.redactor.json(details),
                 durationMs=probe_ms + int((time.monotonic() - t0) * 1000),
                 frames=_frames_text(wire, seqs),
             )
@@ -226,7 +226,8 @@ async def execute(config: RunConfig, progress: Progress | None = None) -> Execut
         toolCount=len(d.tools) if d.tools_replies else None,
         taskCapableToolCount=len(d.task_capable_tools) if d.wire == "legacy" else None,
         probedTool=tool, probedToolReason=ev.tool.reason if ev.tool else None,
-        createdTaskId=ev.created_task_id, serverInfo=d.server_info,
+        createdTaskId=ev.created_task_id,
+        serverInfo=wire.redactor.json(d.server_info) if d.server_info is not None else None,
     )
     outcome = decide_outcome(results, interrupted)
     return Execution(
