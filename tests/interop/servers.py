@@ -113,7 +113,7 @@ class InteropServer:
             if importlib.util.find_spec(module) is None:
                 return (
                     f"Python module {module!r} is not installed "
-                    f"(pip install -r {INTEROP_DIR / 'requirements.txt'})"
+                    "(pip install -e '.[interop]')"
                 )
         if self.uses_node:
             if shutil.which("node") is None:
