@@ -768,3 +768,22 @@ def test_dumps_is_always_valid_json() -> None:
     cyclic: list[Any] = []
     cyclic.append(cyclic)
     assert json.loads(dumps({"c": cyclic, "x": float("nan")})) == {"c": ["<cycle>"], "x": "nan"}
+
+
+def test_narrow_human_report_puts_each_message_under_its_check_id() -> None:
+    import io
+
+    from tasks_conformance.reporters import ReportOptions, render
+    from tasks_conformance.result import CheckResult, Discovery, RunResult
+
+    check = CheckResult(id="tasks-undeclared-capability-names-requirements", category="lifecycle", title="t",
+                        description="d", requirements=[], status="passed",
+                        message="all 4 -32021 errors name the extension in data.requiredCapabilities")
+    result = RunResult(outcome="passed", target="x", durationMs=1, discovery=Discovery(), checks=[check])
+    out = io.StringIO()
+    render("human", result, out, ReportOptions(width=80))
+    lines = out.getvalue().splitlines()
+    i = next(n for n, line in enumerate(lines) if "tasks-undeclared-capability-names-requirements" in line)
+    # The message is on the next line, whole words kept (no "requiredCapabilitie s" split).
+    assert "data.requiredCapabilities" in lines[i + 1] + lines[i + 2]
+    assert all(len(line) <= 80 for line in lines)

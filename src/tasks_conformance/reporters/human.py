@@ -137,17 +137,20 @@ def _checks_table(result: RunResult, w: _Writer, width: int) -> Any:
     narrow = width < _NARROW
     table = Table(box=None, show_header=True, header_style="bold", pad_edge=False, show_edge=False)
     table.add_column("", no_wrap=True)
-    table.add_column("check", no_wrap=True)
+    # Narrow terminals: the message goes on its own line under the check id, where it has the
+    # whole width, instead of a column squeezed beside 46 characters of id.
+    table.add_column("check", no_wrap=not narrow, overflow="fold")
     if not narrow:
         table.add_column("category", no_wrap=True, style="dim")
-    table.add_column("result", overflow="fold")
+        table.add_column("result", overflow="fold")
 
     def add(status: Text | str, check_id: Text | str, category: str, message: Text) -> None:
-        cells: list[Text | str] = [status, check_id]
-        if not narrow:
-            cells.append(category)
-        cells.append(message)
-        table.add_row(*cells)
+        if narrow:
+            if str(check_id):
+                table.add_row(status, check_id)
+            table.add_row("", message)
+            return
+        table.add_row(status, check_id, category, message)
 
     warn = w.glyph("⚠", "!")
     for check in result.checks:
