@@ -155,3 +155,13 @@ def test_wire_framing_accepts_an_id_null_error_but_not_a_stray_response() -> Non
     b.ev.unmatched.append(b.log.record("in", "stdio", b"DEBUG: starting up"))
     v = verdict("tasks-wire-framing", b.ev)
     assert v.status == "failed" and "ids never sent" in v.message and "not JSON" in v.message
+
+
+def test_a_failure_whose_frames_were_not_kept_becomes_could_not_run() -> None:
+    b = Builder()
+    b.exchange("undeclared-call", "call", "tools/call", {"name": "slow"},
+               {"error": {"code": -32003, "message": "missing capability"}}, declared=False)
+    assert verdict("tasks-undeclared-creation-refused", b.ev).status == "failed"
+    b.ev.probes["undeclared-call"].replies["call"].response_seq = 99_999  # a frame past the log's bounds
+    v = verdict("tasks-undeclared-creation-refused", b.ev)
+    assert v.skip_reason == "could-not-run" and "not kept" in v.message

@@ -128,6 +128,14 @@ def judge(spec: CheckSpec, ev: Evidence, interrupted: bool) -> Verdict:
         )
     if interrupted and verdict.skip_reason == "could-not-run":
         return could_not_run("the run was interrupted before this check's traffic finished")
+    if verdict.status == "failed":
+        missing = [seq for seq in verdict.evidence if ev.wire_log.get(seq) is None]
+        if missing:
+            # A failure must rest on frames we still hold; past the log's bounds (a flood) it cannot.
+            return could_not_run(
+                f"the frames this verdict rests on ({', '.join(map(str, missing[:5]))}) were not kept: the wire "
+                f"log was over its bounds ({ev.wire_log.dropped} frames dropped)",
+            )
     return verdict
 
 
