@@ -171,3 +171,23 @@ def test_help_version_and_list_checks_do_not_import_heavy_modules() -> None:
 
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60)
     assert out.stdout.strip().splitlines()[-1] == "[]"
+
+
+def test_verdicts_rest_on_raw_bytes_even_when_a_secret_appears_in_them(tmp_path: Path) -> None:
+    # A secret-named --env value that also occurs in the protocol ("taskId") must not alter the
+    # bytes the checks judge; it is hidden only on the way out.
+    ex = run(**stdio(REFERENCE), tool_name="slow_compute", env=["DUMMY_KEY=taskId"])
+    assert ex.result.outcome == "passed", {c.id: c.message for c in ex.result.checks if c.bucket == "failed"}
+    exported = "\n".join(ex.wire.to_ndjson_lines())
+    assert '"taskId"' not in exported and "[REDACTED]" in exported
+
+
+def test_secrets_are_hidden_in_their_json_escaped_and_cookie_forms() -> None:
+    from tasks_conformance.config import build_config
+    from tasks_conformance.redact import Redactor
+
+    config = build_config(url="http://bob:hunter2hunter2@127.0.0.1:9/mcp", access_token="tok/abc-123456",
+                          headers=["Cookie: sid=s3cr3tvalue; theme=darkmode1"])
+    red = Redactor(config.secrets())
+    echoed = 'a "tok\\/abc-123456" b s3cr3tvalue c hunter2hunter2 d'
+    assert "tok" not in red.text(echoed) and "s3cr3t" not in red.text(echoed) and "hunter2" not in red.text(echoed)

@@ -7,12 +7,14 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import shlex
 import shutil
 import sys
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Literal
+from urllib.parse import urlsplit
 
 from tasks_conformance.errors import UsageError
 
@@ -20,6 +22,8 @@ PROTOCOL_LEGACY = "2025-11-25"
 PROTOCOL_MODERN = "2026-07-28"
 SUPPORTED_PROTOCOLS = (PROTOCOL_LEGACY, PROTOCOL_MODERN)
 DEFAULT_MAX_MESSAGE_BYTES = 16 * 1024 * 1024
+
+_SECRET_NAME = re.compile(r"TOKEN|SECRET|PASSW|KEY|AUTH|COOKIE|CREDENTIAL", re.IGNORECASE)
 
 TransportKind = Literal["stdio", "http", "tcp", "unix"]
 ExpectWire = Literal["legacy", "extension", "any"]
@@ -70,20 +74,41 @@ class RunConfig:
         return self.poll_timeout_ms / 1000.0
 
     def secrets(self) -> list[str]:
+        """Every value the run must never print: tokens, credential headers and cookies (also
+        each cookie's value on its own), URL passwords, secret-looking --env values and the
+        values of secret-looking flags on the server command line."""
+        from tasks_conformance.redact import SENSITIVE_HEADERS
+
         out: list[str] = []
         if self.access_token:
             out.append(self.access_token)
         for k, v in self.headers.items():
-            if k.lower() in ("authorization", "proxy-authorization", "cookie", "x-api-key", "api-key"):
+            if k.lower() in SENSITIVE_HEADERS:
                 out.append(v)
-                # "Bearer abc" -> also hide "abc" on its own.
-                parts = v.split(None, 1)
+                parts = v.split(None, 1)  # "Bearer abc" -> also hide "abc" on its own
                 if len(parts) == 2:
                     out.append(parts[1])
+                if k.lower() in ("cookie", "set-cookie"):
+                    for crumb in v.split(";"):
+                        out.append(crumb.strip())
+                        out.append(crumb.partition("=")[2].strip())
         for k, v in self.env.items():
-            if any(w in k.upper() for w in ("TOKEN", "SECRET", "PASSWORD", "KEY")):
+            if _SECRET_NAME.search(k):
                 out.append(v)
-        return out
+        if self.url:
+            where = urlsplit(self.url)
+            if where.password:
+                out.append(where.password)
+                out.append(f"{where.username}:{where.password}")
+        args = list(self.command)
+        for i, arg in enumerate(args):
+            name, eq, value = arg.partition("=")
+            if name.startswith("-") and _SECRET_NAME.search(name):
+                if eq:
+                    out.append(value)
+                elif i + 1 < len(args):
+                    out.append(args[i + 1])
+        return [s for s in out if s]
 
     def target(self) -> str:
         if self.transport == "http":

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 from collections.abc import Iterable, Mapping
 from typing import Any
 
@@ -20,8 +21,17 @@ class Redactor:
     """
 
     def __init__(self, secrets: Iterable[str] = ()) -> None:
+        # Each secret also in the forms a server may echo it in (JSON-escaped, "\/" for "/").
         # Longest first so that a token contained in a longer secret is still fully hidden.
-        self._secrets = sorted({s for s in secrets if s and len(s) >= 4}, key=len, reverse=True)
+        # Very short values and JSON literals are not treated as secrets: hiding every "true"
+        # would only make the reports unreadable.
+        forms: set[str] = set()
+        for s in secrets:
+            if not s or len(s) < 6 or s in ("true", "false", "null"):
+                continue
+            escaped = json.dumps(s)[1:-1]
+            forms.update({s, escaped, escaped.replace("/", "\\/"), json.dumps(s, ensure_ascii=False)[1:-1]})
+        self._secrets = sorted(forms, key=len, reverse=True)
 
     @property
     def secrets(self) -> tuple[str, ...]:

@@ -94,7 +94,7 @@ def _frames_text(wire: WireLog, seqs: list[int]) -> list[str]:
         f = wire.get(seq)
         if f is None:
             continue
-        text = f.text()
+        text = wire.redacted_text(f)
         if len(text) > MAX_FRAME_TEXT:
             text = text[:MAX_FRAME_TEXT] + f"… ({len(f.data)} bytes)"
         head = f"#{f.seq} {f.direction} {f.channel}"

@@ -73,7 +73,9 @@ class Frame:
                 self._json = None
         return self._json
 
-    def to_json(self) -> dict[str, Any]:
+    def to_json(self, redactor: Redactor | None = None) -> dict[str, Any]:
+        """The frame for export; with a redactor (the run's), its secrets are scrubbed."""
+        data = redactor.data(self.data) if redactor is not None else self.data
         out: dict[str, Any] = {
             "seq": self.seq,
             "time": round(self.time, 6),
@@ -81,9 +83,9 @@ class Frame:
             "channel": self.channel,
         }
         try:
-            out["text"] = self.data.decode("utf-8")
+            out["text"] = data.decode("utf-8")
         except UnicodeDecodeError:
-            out["base64"] = base64.b64encode(self.data).decode("ascii")
+            out["base64"] = base64.b64encode(data).decode("ascii")
         if self.http is not None:
             out["http"] = self.http.to_json()
         if self.reply_to is not None:
@@ -139,7 +141,8 @@ class WireLog:
     ) -> Frame:
         seq = self._next_seq
         self._next_seq += 1
-        data = self._redactor.data(data)
+        # The bytes are kept exactly as they crossed the wire, secrets included, because checks
+        # judge them; every way out of the process (export, reports) redacts (see to_json).
         if self._bytes + len(data) > self._max_bytes:
             # Bounded in bytes: the frame stays (so its seq resolves) but not its data.
             note = f"{note + '; ' if note else ''}{len(data)} bytes not kept: the wire log is full"
@@ -182,4 +185,8 @@ class WireLog:
 
     def to_ndjson_lines(self) -> Iterator[str]:
         for f in self.frames():
-            yield json.dumps(f.to_json(), ensure_ascii=False)
+            yield json.dumps(f.to_json(self._redactor), ensure_ascii=False)
+
+    def redacted_text(self, frame: Frame) -> str:
+        """A frame's bytes as text for a report, with the run's secrets scrubbed."""
+        return self._redactor.text(frame.text())

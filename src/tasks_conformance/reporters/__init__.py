@@ -152,7 +152,7 @@ def render(name: str, result: RunResult, out: TextIO, options: ReportOptions = R
 def write_wire_log(wire: WireLog, out: TextIO) -> None:
     """The wire log as NDJSON: one `Frame.to_json()` object per line, in seq order."""
     for frame in wire:
-        out.write(dumps(frame.to_json()))
+        out.write(dumps(frame.to_json(wire.redactor)))
         out.write("\n")
 
 
