@@ -33,6 +33,7 @@ CASES: list[tuple[str, str, dict[str, Any], str]] = [
     ("ttl-not-integer", "tasks-ttl-integer-shape", EXT, "stdio"),
     ("get-result-type-task", "tasks-status-payload-shape", EXT, "stdio"),
     ("bad-timestamps", "tasks-status-payload-shape", EXT, "stdio"),
+    ("status-not-a-string", "tasks-status-payload-shape", EXT, "stdio"),
     ("no-inline-result", "tasks-inline-result", EXT, "stdio"),
     ("no-inline-result", "tasks-inline-result", LEGACY, "stdio"),
     ("ignore-mcp-name", "tasks-mcp-name-routing", EXT, "http"),

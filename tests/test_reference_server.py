@@ -989,6 +989,11 @@ def check_cancel_rewrites_terminal(peer: StdioPeer) -> None:
     assert get(tid)["status"] == "cancelled"  # a terminal status changed
 
 
+def check_status_not_a_string(peer: StdioPeer) -> None:
+    tid = _create(peer, "slow_compute")["taskId"]
+    assert isinstance(m_get(peer)(tid)["status"], list)
+
+
 def check_update_never_completes(peer: StdioPeer) -> None:
     tid = _create(peer, "confirm_action", elicitation=True)["taskId"]
     get = m_get(peer)
@@ -1073,6 +1078,7 @@ STDIO_CHECKS: dict[str, Callable[[StdioPeer], None]] = {
     "unknown-id-wrong-code": check_unknown_id_wrong_code,
     "cancel-returns-task": check_cancel_returns_task,
     "cancel-rewrites-terminal": check_cancel_rewrites_terminal,
+    "status-not-a-string": check_status_not_a_string,
     "update-never-completes": check_update_never_completes,
     "undeclared-get-allowed": check_undeclared_get_allowed,
     "32021-without-data": check_32021_without_data,

@@ -118,6 +118,10 @@ def judge(spec: CheckSpec, ev: Evidence, interrupted: bool) -> Verdict:
         return not_applicable(f"applies to the {'/'.join(sorted(spec.wires - {'none'}))} wire, not {wire}")
     if spec.transports is not None and ev.transport not in spec.transports:
         return not_applicable(f"applies over {'/'.join(sorted(spec.transports))} only, not {ev.transport}")
+    for name in spec.probes:
+        rec = ev.probes.get(name)
+        if rec is not None and rec.harness_problem:
+            return could_not_run(rec.harness_problem, details={"origin": "harness"})
     try:
         pre = PRECONDITIONS[spec.needs](ev) if spec.needs else None
         verdict = pre if pre is not None else spec.fn(ev)
@@ -153,7 +157,13 @@ async def execute(config: RunConfig, progress: Progress | None = None) -> Execut
 
     async def traffic() -> None:
         say("connecting and negotiating the protocol era")
-        await conn.open()
+        try:
+            await conn.open()
+        except Exception as exc:  # our own bug: the run is incomplete, never a crash
+            conn.discovered.connection_problem = (
+                f"internal error while connecting (a tasks-conformance bug): {type(exc).__name__}: {exc}"
+            )
+            return
         d = conn.discovered
         if d.wire == "none" or conn.session is None:
             return
@@ -168,7 +178,12 @@ async def execute(config: RunConfig, progress: Progress | None = None) -> Execut
                 continue
             say(f"probe: {spec.description}")
             t0 = time.monotonic()
-            await spec.fn(ctx)
+            try:
+                await spec.fn(ctx)
+            except Exception as exc:  # a probe bug is ours: its checks become could-not-run
+                ctx.record(spec.name).harness_problem = (
+                    f"internal error in probe {spec.name} (a tasks-conformance bug): {type(exc).__name__}: {exc}"
+                )
             rec = ctx.record(spec.name)
             rec.elapsed_ms = rec.elapsed_ms or int((time.monotonic() - t0) * 1000)
 

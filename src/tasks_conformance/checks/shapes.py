@@ -54,7 +54,7 @@ def describe_value(value: Any) -> str:
 
 def status_problem(task: dict[str, Any]) -> str | None:
     status = task.get("status")
-    if status not in TASK_STATUSES:
+    if not isinstance(status, str) or status not in TASK_STATUSES:
         return f"status {status!r} is not one of {', '.join(TASK_STATUSES)}"
     return None
 

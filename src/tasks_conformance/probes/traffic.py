@@ -140,7 +140,7 @@ async def poll(ctx: ProbeContext) -> None:
         status = task.get("status")
         statuses.append(status if isinstance(status, str) else repr(status))
         interval = poll_interval_s(task, ctx.wire)
-        if status in TERMINAL_STATUSES:
+        if isinstance(status, str) and status in TERMINAL_STATUSES:
             stop = "terminal"
             break
         if status == "input_required":
