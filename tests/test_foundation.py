@@ -191,3 +191,16 @@ def test_secrets_are_hidden_in_their_json_escaped_and_cookie_forms() -> None:
     red = Redactor(config.secrets())
     echoed = 'a "tok\\/abc-123456" b s3cr3tvalue c hunter2hunter2 d'
     assert "tok" not in red.text(echoed) and "s3cr3t" not in red.text(echoed) and "hunter2" not in red.text(echoed)
+
+
+@pytest.mark.parametrize("era,wire", [("both", "extension"), ("legacy", "legacy")])
+def test_a_server_slower_to_start_than_the_era_probe_is_judged_right(tmp_path: Path, era: str, wire: str) -> None:
+    # The 5 s era probe times out while the server starts; its late answer must neither hide
+    # the modern era nor count as a stray response.
+    script = tmp_path / "slow.sh"
+    script.write_text(f"#!/bin/sh\nsleep 5.5\nexec {sys.executable} -m tasks_conformance.reference --era {era} \"$@\"\n")
+    script.chmod(0o755)
+    ex = run(command=str(script), args=["--transport", "stdio"], tool_name="slow_compute", timeout_ms=10_000)
+    assert ex.result.discovery.wire == wire
+    assert ex.result.outcome == "passed", {c.id: c.message for c in ex.result.checks if c.bucket == "failed"}
+    assert ex.result.discovery.toolCount == 7

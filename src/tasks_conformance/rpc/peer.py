@@ -126,6 +126,9 @@ class Peer:
         self._by_seq: dict[int, _Pending] = {}
         self.notifications: list[Frame] = []
         self.unmatched: list[Frame] = []  # responses with unknown ids, invalid JSON, stray lines
+        # Requests whose reply timed out (id -> method), and replies that came after that.
+        self._gave_up: dict[Any, str] = {}
+        self.late: list[tuple[str, Frame]] = []
         self.server_requests: list[Frame] = []
         self.dropped_notifications = 0
         self.dropped_unmatched = 0
@@ -191,6 +194,8 @@ class Peer:
         if pending.reply is not None:
             pending.reply.elapsed_ms = elapsed
             return pending.reply
+        if _hashable(rid) and len(self._gave_up) < MAX_KEPT_UNMATCHED:
+            self._gave_up[rid] = method
         return Reply(method, rid, pending.seq, timed_out=True, elapsed_ms=elapsed)
 
     async def notify(
@@ -296,6 +301,11 @@ class Peer:
             # JSON-RPC answers an error with id null when it could not read the request's id
             # (HTTP 400 before parsing, say); over HTTP the exchange still tells whose it is.
             p = self._by_seq.get(frame.reply_to)
+        if p is None and _hashable(rid) and rid in self._gave_up:
+            # The answer to a request we stopped waiting for: late, not a stray.
+            if len(self.late) < MAX_KEPT_UNMATCHED:
+                self.late.append((self._gave_up.pop(rid), frame))
+            return
         if p is None or p.reply is not None:
             self._keep_unmatched(frame)
             return
@@ -362,7 +372,8 @@ class Peer:
 
 
 def _hashable(value: Any) -> bool:
-    return isinstance(value, (str, int, float, bool)) or value is None
+    # bool is left out on purpose: True == 1 in Python, and id true is not request 1.
+    return (isinstance(value, (str, int, float)) and not isinstance(value, bool)) or value is None
 
 
 def parse_message(data: bytes) -> tuple[Any, str | None]:

@@ -163,7 +163,40 @@ class Connection:
                 await self._legacy_after_modern()
                 return d
         await self._legacy_handshake()
+        if pinned is None and self._modern_after_all():
+            # The era probe timed out on a slow starter, but the server turned out modern (a
+            # late DiscoverResult, or initialize refused with -32022): ask again, waiting fully.
+            d.negotiation_notes.append("server/discover answered late; negotiating 2026-07-28 again")
+            d.looked_for.clear()
+            d.tools.clear()
+            d.tools_replies.clear()
+            d.legacy_placement = None
+            d.era = None
+            self.session = None
+            self._legacy = None
+            if self.peer is not None and self.peer.closed is not None:
+                await self._stack.aclose()
+                self._stack = contextlib.AsyncExitStack()
+                await self._open_transport()
+            await self._try_modern(True)
         return d
+
+    def _modern_after_all(self) -> bool:
+        """After a timed-out era probe: should the modern era be asked again? Yes when no wire
+        was found and initialize said -32022, or when a late DiscoverResult arrived that lists
+        2026-07-28 and either nothing else was found or it offers the extension (preferred)."""
+        d = self.discovered
+        init = d.initialize_reply
+        if d.wire == "none" and init is not None and init.error_code == ERR_UNSUPPORTED_VERSION:
+            return True
+        for method, frame in self.peer.late if self.peer is not None else ():
+            result = get_path(frame.json(), "result")
+            versions = get_path(result, "supportedVersions")
+            if method != "server/discover" or not isinstance(versions, list) or PROTOCOL_MODERN not in versions:
+                continue
+            if d.wire == "none" or get_path(result, "capabilities", "extensions", EXT_TASKS) is not None:
+                return True
+        return False
 
     async def _legacy_after_modern(self) -> None:
         d = self.discovered
