@@ -149,3 +149,11 @@ def test_should_level_deviations_warn_without_failing() -> None:
     ex = _execute(list(REFERENCE), {**LEGACY, "tool_name": "tool_error"}, "stdio")
     inline = next(c for c in ex.result.checks if c.id == "tasks-inline-result")
     assert inline.bucket == "passed" and not inline.warnings
+
+
+def test_a_legacy_server_without_the_optional_cancel_capability_passes() -> None:
+    ex = _execute(_server("legacy-without-cancel"), LEGACY, "stdio")
+    v = {c.id: c.bucket for c in ex.result.checks}
+    assert ex.result.outcome == "passed", {c.id: c.message for c in ex.result.checks if c.bucket == "failed"}
+    assert v["tasks-cancel-ack-shape"] == "not-applicable"
+    assert v["tasks-invalid-task-id-rejected"] == "passed"

@@ -989,6 +989,12 @@ def check_cancel_rewrites_terminal(peer: StdioPeer) -> None:
     assert get(tid)["status"] == "cancelled"  # a terminal status changed
 
 
+def check_legacy_without_cancel(peer: StdioPeer) -> None:
+    init = legacy_init(peer)
+    assert "cancel" not in init["capabilities"]["tasks"]
+    assert peer.error("tasks/cancel", {"taskId": "x"})["code"] == -32601
+
+
 def check_status_not_a_string(peer: StdioPeer) -> None:
     tid = _create(peer, "slow_compute")["taskId"]
     assert isinstance(m_get(peer)(tid)["status"], list)
@@ -1079,6 +1085,7 @@ STDIO_CHECKS: dict[str, Callable[[StdioPeer], None]] = {
     "cancel-returns-task": check_cancel_returns_task,
     "cancel-rewrites-terminal": check_cancel_rewrites_terminal,
     "status-not-a-string": check_status_not_a_string,
+    "legacy-without-cancel": check_legacy_without_cancel,
     "update-never-completes": check_update_never_completes,
     "undeclared-get-allowed": check_undeclared_get_allowed,
     "32021-without-data": check_32021_without_data,

@@ -69,9 +69,12 @@ def need_terminal(ev: Evidence) -> Verdict | None:
             f"(--poll-timeout {ev.poll_timeout_ms} ms); raise --poll-timeout or pick a quicker tool"
         )
     if stop == "stuck-input-required":
+        keys = poll.data.get("unanswered_keys") or []
+        named = f" (keys {', '.join(map(str, keys[:5]))})" if keys else ""
+        given = "none of --input-responses fits its requests" if ev.input_responses else "no answer was given"
         return could_not_run(
-            f"the task stayed input_required for {len(poll.data.get('statuses', []))} polls ({elapsed} ms) "
-            "and no answer was given; pass --input-responses"
+            f"the task stayed input_required for {len(poll.data.get('statuses', []))} polls ({elapsed} ms){named} "
+            f"and {given}; pass --input-responses with an answer per key (or a \"*\" answer)"
         )
     return could_not_run(
         f"polling stopped after {elapsed} ms because tasks/get failed",

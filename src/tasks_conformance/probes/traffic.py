@@ -165,9 +165,12 @@ async def poll(ctx: ProbeContext) -> None:
                         {"keys": sorted(answers), "seq": upd.request_seq}
                     )
                     stuck = 0
-                else:
+                elif pending:
+                    # Requests we have no answer for: the task can only stay parked.
                     stuck += 1
-                    rec.data["unanswered_keys"] = sorted(outstanding) if isinstance(outstanding, dict) else []
+                    rec.data["unanswered_keys"] = sorted(pending)
+                # else: every outstanding key was answered; the ack may precede the change
+                # (S-EXT-MAY-05), so keep polling until --poll-timeout.
             else:
                 stuck += 1
             if stuck >= STUCK_INPUT_POLLS:
@@ -233,8 +236,18 @@ async def invalid_id(ctx: ProbeContext) -> None:
         )
     else:
         rec.replies["result"] = await ctx.session.request("tasks/result", {"taskId": tid}, purpose="unknown id")
-    rec.replies["cancel"] = await ctx.session.request("tasks/cancel", {"taskId": tid}, purpose="unknown id")
+    if legacy_can_cancel(ctx):
+        rec.replies["cancel"] = await ctx.session.request("tasks/cancel", {"taskId": tid}, purpose="unknown id")
     rec.ran = True
+
+
+def legacy_can_cancel(ctx: ProbeContext) -> bool:
+    """tasks/cancel is optional on 2025-11-25: only a server declaring tasks.cancel is asked."""
+    if ctx.wire != "legacy":
+        return True
+    caps = ctx.evidence.discovered.server_capabilities
+    tasks = get_path(caps, "tasks") or get_path(caps, "experimental", "tasks")
+    return get_path(tasks, "cancel") is not None
 
 
 @probe(name="name-routing", order=50, needs=("declared-call", "poll"), wires=("extension",),
@@ -269,6 +282,10 @@ async def name_routing(ctx: ProbeContext) -> None:
        description="tasks/cancel on a task (extension: the probe task; legacy: a fresh task)")
 async def cancel(ctx: ProbeContext) -> None:
     rec = ctx.record("cancel")
+    if not legacy_can_cancel(ctx):
+        rec.not_run = "the server does not declare capabilities.tasks.cancel"
+        rec.data["no_cancel_capability"] = True
+        return
     if ctx.wire == "extension":
         tid = ctx.evidence.created_task_id
         if tid is None:
