@@ -52,3 +52,16 @@ def test_unknown_tool_name_is_could_not_run_naming_listed_tools() -> None:
     ex = run(**stdio(REFERENCE), tool_name="no_such_tool")
     c = {c.id: c for c in ex.result.checks}["tasks-ttl-shape"]
     assert c.bucket == "could-not-run" and "no_such_tool" in c.message and "echo" in c.message
+
+
+def test_naming_a_forbidden_tool_on_legacy_is_could_not_run_not_a_server_failure() -> None:
+    ex = run(**stdio(REFERENCE), protocol_version="2025-11-25", tool_name="echo")
+    assert ex.result.outcome == "incomplete"
+    c = {c.id: c for c in ex.result.checks}["tasks-result-type-discipline"]
+    assert c.bucket == "could-not-run" and "forbidden" in c.message and "long_job" in c.message
+    assert "tools/call" not in _methods(ex)  # no params.task was sent to a forbidden tool
+
+
+def test_expect_wire_chooses_the_era_on_a_server_of_both() -> None:
+    ex = run(**stdio(REFERENCE), check_ids=["tasks-wire-resolvable"], expect_wire="legacy")
+    assert ex.result.discovery.wire == "legacy" and ex.result.outcome == "passed"

@@ -60,6 +60,18 @@ def choose_tool(config: RunConfig, d: Discovered) -> ToolChoice:
         if d.tools_replies and d.tools_replies[-1].ok and config.tool_name not in listed:
             return ToolChoice(None, f"--tool-name {config.tool_name!r} is not among the listed tools: "
                                     f"{shown or 'none'}")
+        if d.wire == "legacy" and d.tools_replies:
+            named = next((t for t in d.tools if t.get("name") == config.tool_name), {})
+            support = get_path(named, "execution", "taskSupport")
+            if support not in ("optional", "required"):
+                capable = [str(t.get("name")) for t in d.task_capable_tools][:10]
+                # A client MUST NOT send params.task for it; doing so would judge our mistake.
+                return ToolChoice(
+                    None,
+                    f"--tool-name {config.tool_name!r} has execution.taskSupport {support or 'absent (forbidden)'!r}, "
+                    "so it cannot run as a task on 2025-11-25; name one of: "
+                    + (", ".join(capable) or "none of the listed tools is task-capable"),
+                )
         return ToolChoice(config.tool_name, "chosen with --tool-name", dict(config.tool_args))
     if d.wire == "extension":
         return ToolChoice(

@@ -182,7 +182,9 @@ def wire_framing(ev: Evidence) -> Verdict:
         else:
             note("frames that are not JSON-RPC messages", f.seq)
     for f in ev.wire_log:
-        if f.direction == "in" and f.note and "unexpected Content-Type" in f.note and f.data:
+        mislabelled = f.direction == "in" and f.note and "unexpected Content-Type" in f.note and f.data
+        # Only JSON-RPC mislabelled counts; a proxy's plain-text error page is not a message.
+        if mislabelled and isinstance(f.json(), dict) and "jsonrpc" in f.json():
             note("JSON-RPC bodies under a wrong Content-Type", f.seq)
     if ev.wire == "extension":
         for f in ev.notifications:

@@ -152,7 +152,9 @@ class Connection:
         except ConnectFailed as exc:
             d.connection_problem = str(exc)
             return d
-        pinned = self.config.protocol_version
+        # --expect-wire names an era too: on a server of both eras, test the one asked for.
+        wanted = {"legacy": PROTOCOL_LEGACY, "extension": PROTOCOL_MODERN}.get(self.config.expect_wire)
+        pinned = self.config.protocol_version or wanted
         if pinned != PROTOCOL_LEGACY:
             modern = await self._try_modern(pinned == PROTOCOL_MODERN)
             if pinned == PROTOCOL_MODERN or (modern and d.wire == "extension"):
