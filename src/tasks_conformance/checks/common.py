@@ -76,6 +76,10 @@ def need_terminal(ev: Evidence) -> Verdict | None:
             f"the task stayed input_required for {len(poll.data.get('statuses', []))} polls ({elapsed} ms){named} "
             f"and {given}; pass --input-responses with an answer per key (or a \"*\" answer)"
         )
+    if stop == "poll-budget":
+        return could_not_run(
+            f"polling stopped after {elapsed} ms: the tasks/get answers passed 64 MiB in all before the task ended"
+        )
     return could_not_run(
         f"polling stopped after {elapsed} ms because tasks/get failed",
         blocked_by="tasks-status-payload-shape",

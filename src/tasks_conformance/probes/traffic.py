@@ -29,6 +29,9 @@ STUCK_INPUT_POLLS = 3
 MAX_POLLS = 2_000
 LEGACY_REQUESTED_TTL_MS = 60_000
 LISTEN_PROBE_TIMEOUT_S = 3.0
+# Every poll's answer is kept for the checks; a server sending huge task frames many times a
+# second must not grow memory without bound.
+POLL_BYTE_BUDGET = 64 * 1024 * 1024
 
 
 def task_id_of(result: Any) -> tuple[str | None, str]:
@@ -126,6 +129,7 @@ async def poll(ctx: ProbeContext) -> None:
     gets: list[Reply] = []
     statuses: list[str] = []
     stuck = 0
+    polled_bytes = 0
     answered: set[str] = set()
     stop = "poll-timeout"
     legacy_result_called = False
@@ -133,6 +137,12 @@ async def poll(ctx: ProbeContext) -> None:
         reply = await ctx.session.request("tasks/get", {"taskId": tid}, purpose=f"poll #{n + 1}")
         gets.append(reply)
         rec.replies[f"get#{n + 1}"] = reply
+        reply.raw = None  # the frame keeps the bytes; one parsed copy (result) is enough
+        frame = ctx.evidence.wire_log.get(reply.response_seq) if reply.response_seq else None
+        polled_bytes += len(frame.data) if frame is not None else 0
+        if polled_bytes > POLL_BYTE_BUDGET:
+            stop = "poll-budget"
+            break
         if not reply.ok:
             stop = "get-error"
             break
