@@ -86,8 +86,9 @@ def test_server_without_tasks_fails_wire_resolvable_and_exits_1() -> None:
 
 
 def test_expect_wire_mismatch_fails() -> None:
-    ex = run(**stdio(REFERENCE), check_ids=WIRE_ONLY, expect_wire="legacy")
-    assert ex.result.checks[0].status == "failed" and "--expect-wire legacy" in ex.result.checks[0].message
+    # A modern-only server asked for the legacy wire: it has none to offer.
+    ex = run(**stdio(REFERENCE, "--era", "modern"), check_ids=WIRE_ONLY, expect_wire="legacy")
+    assert ex.result.checks[0].status == "failed" and "2025-11-25" in ex.result.checks[0].message
 
 
 def test_outbound_bytes_in_the_log_equal_what_the_server_received(tmp_path: Path) -> None:
