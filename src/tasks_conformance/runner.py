@@ -27,7 +27,7 @@ from tasks_conformance.protocol import get_path
 from tasks_conformance.redact import Redactor
 from tasks_conformance.result import CheckResult, Discovery, RunResult, decide_outcome, incomplete_reason
 from tasks_conformance.session.connect import Connection, Discovered
-from tasks_conformance.wirelog import WireLog
+from tasks_conformance.wirelog import Frame, WireLog
 
 MAX_FRAME_TEXT = 2_000
 PRECONDITIONS = {"wire": need_wire, "tool": need_tool, "task": need_task, "terminal": need_terminal}
@@ -120,6 +120,10 @@ def _frames_text(wire: WireLog, seqs: list[int]) -> list[str]:
     return out
 
 
+def _not_kept(frame: Frame | None) -> bool:
+    return frame is None or (not frame.data and "the wire log is full" in (frame.note or ""))
+
+
 def judge(spec: CheckSpec, ev: Evidence, interrupted: bool) -> Verdict:
     wire = ev.wire
     if wire not in spec.wires:
@@ -145,7 +149,7 @@ def judge(spec: CheckSpec, ev: Evidence, interrupted: bool) -> Verdict:
     if interrupted and verdict.skip_reason == "could-not-run":
         return could_not_run("the run was interrupted before this check's traffic finished")
     if verdict.status == "failed":
-        missing = [seq for seq in verdict.evidence if ev.wire_log.get(seq) is None]
+        missing = [seq for seq in verdict.evidence if _not_kept(ev.wire_log.get(seq))]
         if missing:
             # A failure must rest on frames we still hold; past the log's bounds (a flood) it cannot.
             return could_not_run(
