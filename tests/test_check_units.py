@@ -165,3 +165,16 @@ def test_a_failure_whose_frames_were_not_kept_becomes_could_not_run() -> None:
     b.ev.probes["undeclared-call"].replies["call"].response_seq = 99_999  # a frame past the log's bounds
     v = verdict("tasks-undeclared-creation-refused", b.ev)
     assert v.skip_reason == "could-not-run" and "not kept" in v.message
+
+
+def test_an_undefined_reserved_code_fails_but_another_error_only_warns() -> None:
+    b = Builder()
+    b.exchange("undeclared-call", "call", "tools/call", {"name": "slow"},
+               {"error": {"code": -32050, "message": "nope"}}, declared=False)
+    v = verdict("tasks-undeclared-creation-refused", b.ev)
+    assert v.status == "failed" and "S-CORE-MUST-13" in v.message
+    b = Builder()
+    b.exchange("undeclared-call", "call", "tools/call", {"name": "slow"},
+               {"error": {"code": -32602, "message": "bad args"}}, declared=False)
+    v = verdict("tasks-undeclared-creation-refused", b.ev)
+    assert v.status == "passed" and v.warnings

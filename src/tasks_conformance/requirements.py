@@ -7,6 +7,7 @@ REQUIREMENTS: dict[str, str] = {
     "S-CORE-MUST-05": "Capabilities are never inferred from earlier requests",
     "S-CORE-MUST-06": "A routing header that disagrees with the body gets HTTP 400 with -32020",
     "S-CORE-MUST-08": "The server implements server/discover",
+    "S-CORE-MUST-13": "No undefined error codes from the reserved range -32020…-32099",
     "S-EXT-MUST-01": "No CreateTaskResult for a request that did not declare the extension",
     "S-EXT-MUST-02": "A request that cannot be served without a task gets -32021 naming the extension (HTTP 400)",
     "S-EXT-MUST-03": 'Every CreateTaskResult has resultType "task"',

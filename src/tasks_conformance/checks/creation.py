@@ -123,7 +123,7 @@ def result_type_discipline(ev: Evidence) -> Verdict:
         "tools/call without params.task gets a normal result, or -32601 for a task-required tool "
         "(-32600 warns, spec-digest §6 Q1)."
     ),
-    requirements={"extension": ("S-EXT-MUST-01", "S-EXT-MUST-02"), "legacy": ("S-LEG-MUST-02",)},
+    requirements={"extension": ("S-EXT-MUST-01", "S-EXT-MUST-02", "S-CORE-MUST-13"), "legacy": ("S-LEG-MUST-02",)},
     probes=("undeclared-call",),
     needs="tool",
 )
@@ -156,6 +156,12 @@ def undeclared_creation_refused(ev: Evidence) -> Verdict:
                         evidence=seqs,
                     )
                 return passed(f"the undeclared tools/call of {tool!r} was refused with -32021", evidence=seqs)
+            if code is not None and -32099 <= code <= -32020 and code not in (-32020, -32021, -32022):
+                return failed(
+                    f"the undeclared tools/call got error {code}, an undefined code in the range -32020…-32099 "
+                    "that the spec reserves (S-CORE-MUST-13); a refusal for the missing declaration is -32021",
+                    evidence=seqs,
+                )
             return passed(
                 f"the undeclared tools/call of {tool!r} returned no task (error {code})",
                 evidence=seqs,
