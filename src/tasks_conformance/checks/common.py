@@ -37,9 +37,13 @@ def need_task(ev: Evidence) -> Verdict | None:
     if rec.data.get("task_id") is None:
         tool = ev.tool.name if ev.tool else "?"
         if reply.ok:
+            kind = (
+                "an InputRequiredResult (a multi round-trip request, which tasks-conformance does not retry)"
+                if reply.result.get("resultType") == "input_required" else "a plain result"
+            )
             return could_not_run(
-                f"tool {tool!r} answered the declared tools/call with a plain result, so there is no task "
-                "to inspect; choose a tool that runs as a task with --tool-name",
+                f"tool {tool!r} answered the declared tools/call with {kind}, so there is no task to inspect; "
+                "choose a tool that runs as a task with --tool-name",
                 evidence=reply.seqs(),
             )
         if reply.answered:

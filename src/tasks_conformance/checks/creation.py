@@ -78,6 +78,12 @@ def result_type_discipline(ev: Evidence) -> Verdict:
             )
         if rtype == "task":
             return failed('a result without a taskId says resultType "task" (S-EXT-MUST-04)', evidence=seqs)
+        if rtype == "input_required":
+            return passed(
+                f"tools/call {tool!r} answered with an InputRequiredResult (a multi round-trip request); "
+                "tasks-conformance does not retry it, so no task was created to judge",
+                evidence=seqs,
+            )
         return passed(
             f"tools/call {tool!r} answered with a plain CallToolResult (resultType {rtype!r}): the server chose "
             "not to create a task, which the extension allows (S-EXT-MAY-01)",
