@@ -47,6 +47,7 @@ CASES: list[tuple[str, str, dict[str, Any], str]] = [
     ("update-never-completes", "tasks-input-required-update-completes", EXT_INPUT, "stdio"),
     ("undeclared-get-allowed", "tasks-undeclared-capability-rejected", EXT, "stdio"),
     ("32021-without-data", "tasks-undeclared-capability-names-requirements", EXT, "stdio"),
+    ("listen-missing-subscription-id", "tasks-subscription-notifications", EXT, "stdio"),
     ("hostile:noise", "tasks-wire-framing", {"tool_name": "work"}, "stdio"),
     ("hostile:double", "tasks-wire-framing", {"tool_name": "work"}, "stdio"),
     ("hostile:unknown-ids", "tasks-wire-framing", {"tool_name": "work"}, "http"),

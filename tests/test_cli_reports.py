@@ -24,7 +24,7 @@ def test_human_on_stdout_plus_junit_and_summary_files(tmp_path: Path) -> None:
     suite = ET.parse(junit).getroot().find("testsuite")
     assert suite is not None and suite.get("name") == "tasks-conformance"
     names = [tc.get("name") for tc in suite.iter("testcase")]
-    assert "tasks-ttl-shape" in names and len(names) == 15
+    assert "tasks-ttl-shape" in names and len(names) == 16
     data = json.loads(summary.read_text())
     assert data["kind"] == "tasks-conformance" and data["outcome"] == "passed"
     schema = json.loads(cli("schema", "json-summary").stdout)

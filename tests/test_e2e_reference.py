@@ -62,4 +62,4 @@ def test_demo_command_exits_zero_and_prints_a_report() -> None:
     assert proc.returncode == 0, proc.stderr
     data = json.loads(proc.stdout)
     assert data["outcome"] == "passed" and data["discovery"]["wire"] == "extension"
-    assert len(data["checks"]) == 15
+    assert len(data["checks"]) == 16

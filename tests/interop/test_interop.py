@@ -56,6 +56,7 @@ ALL_CHECKS = (
     "tasks-mcp-name-routing",
     "tasks-invalid-task-id-rejected",
     "tasks-cancel-ack-shape",
+    "tasks-subscription-notifications",
     "tasks-input-required-update-completes",
     "tasks-undeclared-capability-rejected",
     "tasks-undeclared-capability-names-requirements",
@@ -131,7 +132,7 @@ def _only(**verdicts: str | Mapping[str, str]) -> dict[str, str | Mapping[str, s
 STDIO_NA_HTTP_PASS = {"stdio": NA, "http": P}
 #: Checks of the extension wire only: not applicable on legacy.
 EXTENSION_ONLY_NA = {"mcp_name_routing": NA, "undeclared_capability_rejected": NA,
-                  "undeclared_capability_names_requirements": NA}
+                  "undeclared_capability_names_requirements": NA, "subscription_notifications": NA}
 
 FASTMCP_ELICIT = {"confirm": {"action": "accept", "content": {"confirm": True}}}
 SDK_ELICIT = {"confirm": {"action": "accept", "content": {"confirm": True}}}
@@ -149,6 +150,8 @@ SCENARIOS: tuple[Scenario, ...] = (
             mcp_name_routing=STDIO_NA_HTTP_PASS,
             # slow_compute never asks for input.
             input_required_update_completes=NA,
+            # §1 "Other observations": subscriptions/listen is -32601 (task notifications are optional).
+            subscription_notifications=NA,
             # §1 "Undeclared extension": tasks/get, tasks/update, tasks/cancel get -32021 with
             # data.requiredCapabilities (HTTP 400); subscriptions/listen is -32601, which §1
             # "Other observations" says must be unsupported/skip, not a failure.

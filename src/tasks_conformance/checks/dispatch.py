@@ -157,12 +157,15 @@ def declaration_hygiene(ev: Evidence) -> Verdict:
 def wire_framing(ev: Evidence) -> Verdict:
     sent_ids: set[str] = set()
     listen_ids: set[str] = set()
+    listened_tasks: set[str] = set()
     for f in ev.wire_log:
         msg = f.json() if f.direction == "out" else None
         if isinstance(msg, dict) and "method" in msg and "id" in msg:
             sent_ids.add(json.dumps(msg["id"]))
             if msg["method"] == "subscriptions/listen":
                 listen_ids.add(json.dumps(msg["id"]))
+                asked = get_path(msg, "params", "notifications", "taskIds")
+                listened_tasks.update(t for t in asked or () if isinstance(t, str))
     problems: dict[str, list[int]] = {}
 
     def note(kind: str, seq: int) -> None:
@@ -192,6 +195,9 @@ def wire_framing(ev: Evidence) -> Verdict:
             if get_path(msg, "method") != "notifications/tasks":
                 continue
             sub = get_path(msg, "params", "_meta", META_SUBSCRIPTION_ID)
+            # About a task we subscribed to: tasks-subscription-notifications judges its tagging.
+            if get_path(msg, "params", "taskId") in listened_tasks:
+                continue
             if json.dumps(sub) not in listen_ids:
                 note("notifications/tasks outside any subscription", f.seq)
     extra = {

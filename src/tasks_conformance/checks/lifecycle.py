@@ -3,6 +3,8 @@ requests that must be refused without the declaration."""
 
 from __future__ import annotations
 
+from typing import Any
+
 from tasks_conformance.checks.registry import (
     Verdict,
     check,
@@ -30,6 +32,7 @@ from tasks_conformance.protocol import (
     HEADER_METHOD,
     HEADER_NAME,
     META_RELATED_TASK,
+    META_SUBSCRIPTION_ID,
     decode_header_value,
     get_path,
 )
@@ -574,6 +577,81 @@ def input_required_update_completes(ev: Evidence) -> Verdict:
             f"tasks/update was acked but the task stayed {final!r} for {elapsed} ms of polling", evidence=seqs
         )
     return passed(f"tasks/update was acked and the task ended {final} ({elapsed} ms)", evidence=seqs)
+
+
+@check(
+    id="tasks-subscription-notifications",
+    category="lifecycle",
+    title="A task subscription acknowledges first and tags every notifications/tasks with its id",
+    description=(
+        "subscriptions/listen {notifications: {taskIds}} declaring the extension: the first message is "
+        "notifications/subscriptions/acknowledged; every notifications/tasks carries the subscriptionId "
+        "_meta, is about a requested task and is a complete task object; a graceful close is "
+        '{resultType: "complete"}. Servers need not send task notifications at all: -32601 is not applicable.'
+    ),
+    requirements={"extension": ("S-EXT-MUST-30", "S-EXT-MUST-31", "S-CORE-MUST-12")},
+    wires=("extension",),
+    probes=("declared-call", "listen"),
+    scored=False,
+    needs="task",
+)
+def subscription_notifications(ev: Evidence) -> Verdict:
+    rec = ev.probe("listen")
+    reply = rec.reply("listen")
+    if reply is None:
+        return could_not_run(rec.not_run or "subscriptions/listen was not sent")
+    if reply.error_code == ERR_METHOD_NOT_FOUND:
+        return not_applicable("the server does not implement subscriptions/listen (task notifications are "
+                              "optional, S-EXT-MAY-08)", evidence=reply.seqs())
+    if reply.error is not None:
+        return failed(f"subscriptions/listen for the task, declaring the extension, got {reply.describe()}",
+                      evidence=reply.seqs())
+    sub = reply.request_id
+    mine: list[tuple[int, Any]] = []
+    for seq in rec.data.get("frames", []):
+        frame = ev.frame(seq)
+        msg = frame.json() if frame is not None else None
+        if isinstance(msg, dict):
+            mine.append((seq, msg))
+    tagged = [(seq, m) for seq, m in mine if get_path(m, "params", "_meta", META_SUBSCRIPTION_ID) == sub]
+    untagged = [seq for seq, m in mine if m.get("method") == "notifications/tasks"
+                and get_path(m, "params", "_meta", META_SUBSCRIPTION_ID) != sub]
+    seqs = [*reply.seqs(), *(seq for seq, _ in mine)]
+    problems: list[str] = []
+    if untagged:
+        problems.append(f"{len(untagged)} notifications/tasks lack the subscriptionId _meta "
+                        f"{META_SUBSCRIPTION_ID!r} = {sub!r} (frames {', '.join(map(str, untagged[:5]))})")
+    if not tagged:
+        if reply.answered and not untagged:
+            problems.append("the subscription ended without notifications/subscriptions/acknowledged")
+        elif not untagged:
+            return could_not_run("no acknowledgement arrived within the listening window "
+                                 f"({reply.elapsed_ms} ms); the server may be slow to open the stream",
+                                 evidence=seqs)
+    elif tagged[0][1].get("method") != "notifications/subscriptions/acknowledged":
+        problems.append(f"the first message of the subscription is {tagged[0][1].get('method')!r}, not "
+                        "notifications/subscriptions/acknowledged")
+    wanted = rec.data.get("task_id")
+    for seq, m in tagged:
+        if m.get("method") != "notifications/tasks":
+            continue
+        task = m.get("params") or {}
+        if task.get("taskId") != wanted:
+            problems.append(f"frame {seq} is about task {str(task.get('taskId'))[:40]!r}, which was not requested")
+        # TTL field names in notifications are tasks-ttl-shape's to judge (it reads them too).
+        missing = [k for k in ("taskId", "status", "createdAt", "lastUpdatedAt") if k not in task]
+        if missing or status_problem(task):
+            problems.append(f"frame {seq} is not a complete task: " + (f"lacks {', '.join(missing)}" if missing
+                                                                        else str(status_problem(task))))
+    if reply.answered and get_path(reply.result, "resultType") != "complete":
+        problems.append(f"the subscription closed with resultType {get_path(reply.result, 'resultType')!r}, "
+                        'not "complete"')
+    if problems:
+        return failed("; ".join(problems[:4]), evidence=seqs)
+    count = sum(1 for _, m in tagged if m.get("method") == "notifications/tasks")
+    how = "closed gracefully" if reply.answered else f"was still open after {reply.elapsed_ms} ms"
+    return passed(f"the subscription was acknowledged first, carried {count} tagged notifications/tasks and {how}",
+                  evidence=seqs)
 
 
 UNDECLARED = ("tasks/get", "tasks/update", "subscriptions/listen", "tasks/cancel")

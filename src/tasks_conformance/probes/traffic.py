@@ -323,6 +323,33 @@ async def cancel(ctx: ProbeContext) -> None:
     rec.ran = True
 
 
+@probe(name="listen", order=70, needs=("declared-call", "poll"), wires=("extension",),
+       description="subscriptions/listen for the task's notifications, declaring the extension")
+async def listen(ctx: ProbeContext) -> None:
+    rec = ctx.record("listen")
+    tid = ctx.evidence.created_task_id
+    if tid is None:
+        rec.not_run = "no task was created by the declared tools/call"
+        return
+    s = ctx.session
+    before = len(s.peer.notifications)
+    reply = await s.request(
+        "subscriptions/listen", {"notifications": {"taskIds": [tid]}},
+        timeout_s=min(ctx.config.timeout_s, LISTEN_PROBE_TIMEOUT_S), purpose="declared listen",
+    )
+    rec.replies["listen"] = reply
+    # A listen stream may stay open after the task ends (nothing obliges the server to close
+    # it): the window above is what was watched, and on stdio the stream is then cancelled.
+    if not reply.answered and s.transport.kind != "http" and s.peer.closed is None:
+        await s.notify("notifications/cancelled", {"requestId": reply.request_id, "reason": "probe done"})
+    rec.data.update(
+        task_id=tid,
+        request_id=reply.request_id,
+        frames=[f.seq for f in s.peer.notifications[before:]][:200],
+    )
+    rec.ran = True
+
+
 @probe(name="undeclared-tasks", order=90, needs=("declared-call", "poll"), wires=("extension",),
        description="tasks/get, tasks/update, subscriptions/listen and tasks/cancel without the declaration")
 async def undeclared_tasks(ctx: ProbeContext) -> None:
