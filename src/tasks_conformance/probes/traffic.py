@@ -21,6 +21,7 @@ from tasks_conformance.protocol import (
     get_path,
 )
 from tasks_conformance.rpc.peer import Reply
+from tasks_conformance.wirelog import Frame
 from tasks_conformance.session.base import UnsupportedOverride
 
 DEFAULT_POLL_INTERVAL_S = 0.25
@@ -323,6 +324,22 @@ async def cancel(ctx: ProbeContext) -> None:
     rec.ran = True
 
 
+async def _listen(ctx: ProbeContext, tid: str, *, declare: bool) -> tuple[Reply, list[Frame]]:
+    """subscriptions/listen for one task, watched for a bounded window; returns the reply and
+    the notifications that arrived meanwhile. A listen stream may stay open after the task ends
+    (nothing obliges the server to close it), so on stdio it is then cancelled."""
+    s = ctx.session
+    before = len(s.peer.notifications)
+    reply = await s.request(
+        "subscriptions/listen", {"notifications": {"taskIds": [tid]}}, declare_tasks=declare,
+        timeout_s=min(ctx.config.timeout_s, LISTEN_PROBE_TIMEOUT_S),
+        purpose="declared listen" if declare else "undeclared",
+    )
+    if not reply.answered and s.transport.kind != "http" and s.peer.closed is None:
+        await s.notify("notifications/cancelled", {"requestId": reply.request_id, "reason": "probe done"})
+    return reply, list(s.peer.notifications[before:])
+
+
 @probe(name="listen", order=70, needs=("declared-call", "poll"), wires=("extension",),
        description="subscriptions/listen for the task's notifications, declaring the extension")
 async def listen(ctx: ProbeContext) -> None:
@@ -331,21 +348,12 @@ async def listen(ctx: ProbeContext) -> None:
     if tid is None:
         rec.not_run = "no task was created by the declared tools/call"
         return
-    s = ctx.session
-    before = len(s.peer.notifications)
-    reply = await s.request(
-        "subscriptions/listen", {"notifications": {"taskIds": [tid]}},
-        timeout_s=min(ctx.config.timeout_s, LISTEN_PROBE_TIMEOUT_S), purpose="declared listen",
-    )
+    reply, frames = await _listen(ctx, tid, declare=True)
     rec.replies["listen"] = reply
-    # A listen stream may stay open after the task ends (nothing obliges the server to close
-    # it): the window above is what was watched, and on stdio the stream is then cancelled.
-    if not reply.answered and s.transport.kind != "http" and s.peer.closed is None:
-        await s.notify("notifications/cancelled", {"requestId": reply.request_id, "reason": "probe done"})
     rec.data.update(
         task_id=tid,
         request_id=reply.request_id,
-        frames=[f.seq for f in s.peer.notifications[before:]][:200],
+        frames=[f.seq for f in frames][:200],
     )
     rec.ran = True
 
@@ -365,21 +373,14 @@ async def undeclared_tasks(ctx: ProbeContext) -> None:
     rec.replies["tasks/update"] = await s.request(
         "tasks/update", {"taskId": tid, "inputResponses": {}}, declare_tasks=False, purpose="undeclared"
     )
-    before = len(s.peer.notifications)
-    listen = await s.request(
-        "subscriptions/listen", {"notifications": {"taskIds": [tid]}}, declare_tasks=False,
-        timeout_s=min(ctx.config.timeout_s, LISTEN_PROBE_TIMEOUT_S), purpose="undeclared",
-    )
+    listen, frames = await _listen(ctx, tid, declare=False)
     rec.replies["subscriptions/listen"] = listen
     acks = [
-        f.seq for f in s.peer.notifications[before:]
+        f.seq for f in frames
         if get_path(f.json(), "method") == "notifications/subscriptions/acknowledged"
         and get_path(f.json(), "params", "_meta", META_SUBSCRIPTION_ID) == listen.request_id
     ]
     rec.data["listen_acks"] = acks
-    if not listen.answered and s.transport.kind != "http":
-        # A server that wrongly opened the stream: end it as stdio cancellation does.
-        await s.notify("notifications/cancelled", {"requestId": listen.request_id, "reason": "probe done"})
     rec.replies["tasks/cancel"] = await s.request("tasks/cancel", {"taskId": tid}, declare_tasks=False,
                                                   purpose="undeclared")
     rec.ran = True
