@@ -21,8 +21,8 @@ from tasks_conformance.protocol import (
     get_path,
 )
 from tasks_conformance.rpc.peer import Reply
-from tasks_conformance.wirelog import Frame
 from tasks_conformance.session.base import UnsupportedOverride
+from tasks_conformance.wirelog import Frame
 
 DEFAULT_POLL_INTERVAL_S = 0.25
 MIN_POLL_INTERVAL_S = 0.05
