@@ -64,5 +64,11 @@ class Evidence:
         tid = self.probe("declared-call").data.get("task_id")
         return tid if isinstance(tid, str) else None
 
+    def require_task_id(self) -> str:
+        """The created task's id, for probes declared needs_task (the runner checked it exists)."""
+        tid = self.created_task_id
+        assert tid is not None, "a needs_task probe ran without a task"
+        return tid
+
     def frame(self, seq: int | None) -> Frame | None:
         return self.wire_log.get(seq) if seq is not None else None

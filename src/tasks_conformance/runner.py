@@ -192,6 +192,9 @@ async def execute(config: RunConfig, progress: Progress | None = None) -> Execut
             if spec.needs_tool and (ev.tool is None or ev.tool.name is None):
                 ctx.record(spec.name).not_run = ev.tool.reason if ev.tool else "no tool"
                 continue
+            if spec.needs_task and ev.created_task_id is None:
+                ctx.record(spec.name).not_run = "no task was created by the declared tools/call"
+                continue
             say(f"probe: {spec.description}")
             t0 = time.monotonic()
             try:

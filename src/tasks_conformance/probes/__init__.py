@@ -19,6 +19,7 @@ class ProbeSpec:
     needs: tuple[str, ...]
     wires: frozenset[str]
     needs_tool: bool
+    needs_task: bool  # the runner skips it, saying why, when the declared call created no task
     description: str
     fn: ProbeFn
 
@@ -28,12 +29,12 @@ PROBES: dict[str, ProbeSpec] = {}
 
 def probe(
     *, name: str, order: int, description: str, needs: tuple[str, ...] = (),
-    wires: tuple[str, ...] = ("legacy", "extension"), needs_tool: bool = False,
+    wires: tuple[str, ...] = ("legacy", "extension"), needs_tool: bool = False, needs_task: bool = False,
 ) -> Callable[[ProbeFn], ProbeFn]:
     def register(fn: ProbeFn) -> ProbeFn:
         if name in PROBES:
             raise ValueError(f"probe {name!r} registered twice")
-        PROBES[name] = ProbeSpec(name, order, needs, frozenset(wires), needs_tool, description, fn)
+        PROBES[name] = ProbeSpec(name, order, needs, frozenset(wires), needs_tool, needs_task, description, fn)
         return fn
 
     return register

@@ -113,14 +113,11 @@ async def declared_call(ctx: ProbeContext) -> None:
     rec.ran = True
 
 
-@probe(name="poll", order=20, needs=("declared-call",),
+@probe(name="poll", order=20, needs=("declared-call",), needs_task=True,
        description="poll tasks/get until the task is terminal (answering input when given)")
 async def poll(ctx: ProbeContext) -> None:
     rec = ctx.record("poll")
-    tid = ctx.evidence.created_task_id
-    if tid is None:
-        rec.not_run = "no task was created by the declared tools/call"
-        return
+    tid = ctx.evidence.require_task_id()
     rec.ran = True
     cfg = ctx.config
     started = time.monotonic()
@@ -261,17 +258,14 @@ def legacy_can_cancel(ctx: ProbeContext) -> bool:
     return get_path(tasks, "cancel") is not None
 
 
-@probe(name="name-routing", order=50, needs=("declared-call", "poll"), wires=("extension",),
+@probe(name="name-routing", order=50, needs=("declared-call", "poll"), wires=("extension",), needs_task=True,
        description="tasks/get whose Mcp-Name (then Mcp-Method) header disagrees with the body (HTTP)")
 async def name_routing(ctx: ProbeContext) -> None:
     rec = ctx.record("name-routing")
     if not ctx.session.transport.uses_headers:
         rec.not_run = f"the {ctx.session.transport.kind} transport has no headers"
         return
-    tid = ctx.evidence.created_task_id
-    if tid is None:
-        rec.not_run = "no task was created by the declared tools/call"
-        return
+    tid = ctx.evidence.require_task_id()
     wrong = "not-" + tid
     rec.data.update(task_id=tid, sent_name=wrong)
     try:
@@ -340,14 +334,11 @@ async def _listen(ctx: ProbeContext, tid: str, *, declare: bool) -> tuple[Reply,
     return reply, list(s.peer.notifications[before:])
 
 
-@probe(name="listen", order=70, needs=("declared-call", "poll"), wires=("extension",),
+@probe(name="listen", order=70, needs=("declared-call", "poll"), wires=("extension",), needs_task=True,
        description="subscriptions/listen for the task's notifications, declaring the extension")
 async def listen(ctx: ProbeContext) -> None:
     rec = ctx.record("listen")
-    tid = ctx.evidence.created_task_id
-    if tid is None:
-        rec.not_run = "no task was created by the declared tools/call"
-        return
+    tid = ctx.evidence.require_task_id()
     reply, frames = await _listen(ctx, tid, declare=True)
     rec.replies["listen"] = reply
     rec.data.update(
@@ -358,14 +349,11 @@ async def listen(ctx: ProbeContext) -> None:
     rec.ran = True
 
 
-@probe(name="undeclared-tasks", order=90, needs=("declared-call", "poll"), wires=("extension",),
+@probe(name="undeclared-tasks", order=90, needs=("declared-call", "poll"), wires=("extension",), needs_task=True,
        description="tasks/get, tasks/update, subscriptions/listen and tasks/cancel without the declaration")
 async def undeclared_tasks(ctx: ProbeContext) -> None:
     rec = ctx.record("undeclared-tasks")
-    tid = ctx.evidence.created_task_id
-    if tid is None:
-        rec.not_run = "no task was created by the declared tools/call"
-        return
+    tid = ctx.evidence.require_task_id()
     rec.data["task_id"] = tid
     s = ctx.session
     rec.replies["tasks/get"] = await s.request("tasks/get", {"taskId": tid}, declare_tasks=False,
