@@ -177,26 +177,29 @@ class HttpApp:
 
     # ------------------------------------------------------------------ plumbing
     @staticmethod
-    async def _plain(send: Send, status: int, body: bytes, headers: list[tuple[bytes, bytes]] | None = None) -> None:
+    async def _respond(
+        send: Send, status: int, content_type: bytes, body: bytes, headers: list[tuple[bytes, bytes]] | None
+    ) -> None:
         await send(
             {
                 "type": "http.response.start",
                 "status": status,
-                "headers": [(b"content-type", b"text/plain; charset=utf-8"), *(headers or [])],
+                "headers": [(b"content-type", content_type), *(headers or [])],
             }
         )
         await send({"type": "http.response.body", "body": body})
 
-    @staticmethod
-    async def _json(send: Send, status: int, message: JSON, headers: list[tuple[bytes, bytes]] | None = None) -> None:
-        await send(
-            {
-                "type": "http.response.start",
-                "status": status,
-                "headers": [(b"content-type", b"application/json"), *(headers or [])],
-            }
-        )
-        await send({"type": "http.response.body", "body": encode(message)})
+    @classmethod
+    async def _plain(
+        cls, send: Send, status: int, body: bytes, headers: list[tuple[bytes, bytes]] | None = None
+    ) -> None:
+        await cls._respond(send, status, b"text/plain; charset=utf-8", body, headers)
+
+    @classmethod
+    async def _json(
+        cls, send: Send, status: int, message: JSON, headers: list[tuple[bytes, bytes]] | None = None
+    ) -> None:
+        await cls._respond(send, status, b"application/json", encode(message), headers)
 
     @staticmethod
     async def _empty(send: Send, status: int) -> None:
