@@ -3,28 +3,51 @@
 from __future__ import annotations
 
 import json
+from dataclasses import replace
 from typing import Any
 
+import pytest
+
 from tasks_conformance.checks import CHECKS
+from tasks_conformance.checks.registry import CheckSpec, Verdict, check, passed, validate
 from tasks_conformance.checks.shapes import timestamp_problem
-from tasks_conformance.evidence import Evidence, ProbeRecord, ToolChoice
-from tasks_conformance.requirements import REQUIREMENTS
+from tasks_conformance.evidence import (
+    DeclaredCall,
+    Discovery,
+    Evidence,
+    Intent,
+    Poll,
+    ProbeRecord,
+    ToolChoice,
+    UndeclaredCall,
+    UndeclaredProbe,
+)
+from tasks_conformance.requirements import load
 from tasks_conformance.rpc.peer import Reply, RpcError
-from tasks_conformance.session.base import Intent
-from tasks_conformance.session.connect import Discovered
-from tasks_conformance.wirelog import WireLog
+from tasks_conformance.runner import judge
+from tasks_conformance.wirelog import Frame, WireLog
+from tasks_conformance.wires import CreatedTask, Wire
+
+EXT_CAPS = {"extensions": {"io.modelcontextprotocol/tasks": {}}}
 
 
 class Builder:
-    def __init__(self, wire: str = "extension") -> None:
-        self.log = WireLog()
-        self.d = Discovered(era="2026-07-28" if wire == "extension" else "2025-11-25", wire=wire,
-                            server_capabilities={"extensions": {"io.modelcontextprotocol/tasks": {}}})
-        self.ev = Evidence(wire_log=self.log, discovered=self.d, transport="stdio",
-                           tool=ToolChoice("slow", "test"))
+    """Scripted exchanges into typed probe records, then frozen Evidence."""
 
-    def exchange(self, probe: str, label: str, method: str, params: Any, answer: dict[str, Any],
-                 declared: bool = True, status: int | None = None) -> Reply:
+    def __init__(self, wire: Wire = Wire.EXTENSION) -> None:
+        self.log = WireLog()
+        self.discovery = Discovery(era="2026-07-28" if wire is Wire.EXTENSION else "2025-11-25", wire=wire,
+                                   server_capabilities=EXT_CAPS)
+        self.records: dict[str, ProbeRecord] = {}
+        self.intents: list[Intent] = []
+        self.unmatched: list[Frame] = []
+
+    def record(self, kind: type[ProbeRecord]) -> Any:
+        rec = self.records.setdefault(kind.probe, kind())
+        rec.ran = True
+        return rec
+
+    def exchange(self, method: str, params: Any, answer: dict[str, Any], declared: bool = True) -> Reply:
         out = self.log.record("out", "stdio", json.dumps({"jsonrpc": "2.0", "id": 1, "method": method,
                                                             "params": params}).encode())
         inn = self.log.record("in", "stdio", json.dumps({"jsonrpc": "2.0", "id": 1, **answer}).encode())
@@ -34,91 +57,136 @@ class Builder:
         else:
             e = answer["error"]
             reply.error = RpcError(e.get("code"), e.get("message"), e.get("data"), "data" in e)
-        rec = self.ev.probes.setdefault(probe, ProbeRecord(name=probe))
-        rec.ran = True
-        rec.replies[label] = reply
-        self.ev.intents.append(Intent(out.seq, method, self.d.era or "", declared, ""))
+        self.intents.append(Intent(out.seq, method, self.discovery.era or "", declared, ""))
         return reply
 
+    def call(self, kind: type[DeclaredCall] | type[UndeclaredCall], answer: dict[str, Any],
+             params: Any = None, declared: bool = True) -> Reply:
+        reply = self.exchange("tools/call", params or {"name": "slow"}, answer, declared=declared)
+        rec = self.record(kind)
+        rec.call = reply
+        rec.created = CreatedTask.read(reply.result if reply.ok else None)
+        return reply
 
-def verdict(check_id: str, ev: Evidence):  # type: ignore[no-untyped-def]
-    from tasks_conformance.runner import judge
+    @property
+    def ev(self) -> Evidence:
+        return Evidence(wire_log=self.log, discovery=self.discovery, transport="stdio",
+                        tool=ToolChoice("slow", "test"), intents=tuple(self.intents), records=self.records,
+                        unmatched=tuple(self.unmatched))
 
+
+def verdict(check_id: str, ev: Evidence) -> Verdict:
     return judge(CHECKS[check_id], ev, interrupted=False)
 
 
-def test_every_check_cites_known_requirements_and_has_unique_ids() -> None:
+def test_every_check_cites_known_requirements_and_the_registry_validates() -> None:
     assert len(CHECKS) == 16
+    known = set(load())
     for spec in CHECKS.values():
         for ids in spec.requirements.values():
-            for rid in ids:
-                assert rid in REQUIREMENTS, (spec.id, rid)
+            assert set(ids) <= known, spec.id
+    assert validate(CHECKS, {"declared-call", "poll", "cancel", "listen", "undeclared-call", "undeclared-tasks",
+                             "invalid-id", "name-routing"}, known) == []
+
+
+def test_registry_validation_names_unknown_requirements_probes_and_needs() -> None:
+    bad = CheckSpec("t-bad", "lifecycle", "t", "d", probes=("poll", "nope"), judges={}, needs="terminal")
+    bad.judge(Wire.EXTENSION, requires=("S-EXT-MUST-99",))(lambda ev: passed("x"))
+    problems = validate({"t-bad": bad}, {"poll", "declared-call"}, set(load()))
+    assert any("unknown probe 'nope'" in p for p in problems)
+    assert any("unknown requirement 'S-EXT-MUST-99'" in p for p in problems)
+    assert any("does not declare probe 'declared-call'" in p for p in problems)
+
+
+def test_registering_a_check_id_twice_is_refused() -> None:
+    with pytest.raises(ValueError, match="registered twice"):
+        check(id="tasks-wire-resolvable", category="dispatch", title="t", description="d")
+
+
+def test_a_check_reading_a_probe_it_did_not_declare_is_our_bug() -> None:
+    b = Builder()
+    b.call(DeclaredCall, {"result": {"resultType": "complete", "content": []}})
+    with pytest.raises(UndeclaredProbe):
+        b.ev.restricted_to(("undeclared-call",)).get(DeclaredCall)
+    spec = CheckSpec("t-sneaky", "lifecycle", "t", "d", probes=("undeclared-call",), judges={})
+    spec.judge(Wire.EXTENSION, requires=("S-EXT-MUST-01",))(lambda ev: passed(str(ev.get(Poll).ran)))
+    v = judge(spec, b.ev, interrupted=False)
+    assert v.skip_reason == "could-not-run" and "UndeclaredProbe" in v.message
+    assert v.details["origin"] == "harness"
 
 
 def test_our_own_wrong_declaration_is_a_harness_fault_not_a_server_failure() -> None:
     b = Builder()
     caps = {"io.modelcontextprotocol/clientCapabilities": {"extensions": {"io.modelcontextprotocol/tasks": {}}}}
     # The probe meant NOT to declare, but the bytes carry the declaration.
-    b.exchange("declared-call", "call", "tools/call", {"name": "slow", "_meta": caps},
-               {"result": {"resultType": "complete", "content": []}}, declared=False)
+    b.call(DeclaredCall, {"result": {"resultType": "complete", "content": []}},
+           params={"name": "slow", "_meta": caps}, declared=False)
     v = verdict("tasks-declaration-hygiene", b.ev)
     assert v.status == "skipped" and v.skip_reason == "could-not-run" and "harness" in v.message
 
 
 def test_legacy_capability_in_discover_fails_hygiene() -> None:
     b = Builder()
-    b.d.server_capabilities = {"extensions": {"io.modelcontextprotocol/tasks": {}}, "tasks": {"list": {}}}
+    b.discovery = replace(b.discovery, server_capabilities={**EXT_CAPS, "tasks": {"list": {}}})
     assert verdict("tasks-declaration-hygiene", b.ev).status == "failed"
-    b.d.wire = "none"  # the precondition (a wire) falls: could-not-run pointing at wire-resolvable
+    b.discovery = replace(b.discovery, wire=Wire.NONE)  # no wire: could-not-run pointing at wire-resolvable
     v = verdict("tasks-declaration-hygiene", b.ev)
     assert v.skip_reason == "could-not-run" and v.blocked_by == "tasks-wire-resolvable"
-    b.d.wire = "extension"
+    b.discovery = replace(b.discovery, wire=Wire.EXTENSION)
     v = verdict("tasks-declaration-hygiene", b.ev)
     assert v.status == "failed" and "S-EXT-MUST-26" in v.message
+    assert v.details["actual"] == "capabilities.tasks"
 
 
-def test_nonempty_extension_value_only_warns() -> None:
+def test_nonempty_extension_value_only_warns_citing_its_policy() -> None:
     b = Builder()
-    b.d.server_capabilities = {"extensions": {"io.modelcontextprotocol/tasks": {"x": 1}}}
+    b.discovery = replace(b.discovery, server_capabilities={"extensions": {"io.modelcontextprotocol/tasks": {"x": 1}}})
     v = verdict("tasks-declaration-hygiene", b.ev)
-    assert v.status == "passed" and v.warnings
+    assert v.status == "passed" and v.warnings and "P-15" in v.warnings[0]
 
 
 def test_draft_code_on_undeclared_call_fails_with_the_renumbering_hint() -> None:
     b = Builder()
-    b.exchange("undeclared-call", "call", "tools/call", {"name": "slow"},
-               {"error": {"code": -32003, "message": "missing capability"}}, declared=False)
+    b.call(UndeclaredCall, {"error": {"code": -32003, "message": "missing capability"}}, declared=False)
     v = verdict("tasks-undeclared-creation-refused", b.ev)
     assert v.status == "failed" and "-32021" in v.message and "draft" in v.message
+    assert v.details == {"expected": -32021, "actual": -32003}
 
 
 def test_a_plain_call_tool_result_passes_result_type_discipline_and_says_so() -> None:
     b = Builder()
-    b.exchange("declared-call", "call", "tools/call", {"name": "slow"},
-               {"result": {"resultType": "complete", "content": []}})
+    b.call(DeclaredCall, {"result": {"resultType": "complete", "content": []}})
     v = verdict("tasks-result-type-discipline", b.ev)
     assert v.status == "passed" and "chose not to create a task" in v.message
 
 
 def test_result_type_is_read_from_the_raw_frame_not_a_parsed_copy() -> None:
     b = Builder()
-    reply = b.exchange("declared-call", "call", "tools/call", {"name": "slow"},
-                       {"result": {"resultType": "complete", "taskId": "t1", "status": "working"}})
+    reply = b.call(DeclaredCall, {"result": {"resultType": "complete", "taskId": "t1", "status": "working"}})
     reply.result = {"resultType": "task", "taskId": "t1"}  # a parsed view that lies
-    b.ev.probes["declared-call"].data["task_id"] = "t1"
     v = verdict("tasks-result-type-discipline", b.ev)
     assert v.status == "failed" and "'complete'" in v.message
 
 
 def test_missing_ttl_blocks_integer_shape_instead_of_failing_it_twice() -> None:
     b = Builder()
-    b.exchange("declared-call", "call", "tools/call", {"name": "slow"},
-               {"result": {"resultType": "task", "taskId": "t1", "status": "working",
-                           "createdAt": "2026-01-01T00:00:00Z", "lastUpdatedAt": "2026-01-01T00:00:00Z"}})
-    b.ev.probes["declared-call"].data["task_id"] = "t1"
+    b.call(DeclaredCall, {"result": {"resultType": "task", "taskId": "t1", "status": "working",
+                                     "createdAt": "2026-01-01T00:00:00Z", "lastUpdatedAt": "2026-01-01T00:00:00Z"}})
     assert verdict("tasks-ttl-shape", b.ev).status == "failed"
     v = verdict("tasks-ttl-integer-shape", b.ev)
     assert v.skip_reason == "could-not-run" and v.blocked_by == "tasks-ttl-shape"
+
+
+def test_ttl_names_come_from_the_wire_in_use() -> None:
+    task = {"taskId": "t1", "status": "working", "createdAt": "2026-01-01T00:00:00Z",
+            "lastUpdatedAt": "2026-01-01T00:00:00Z", "ttl": 1000}
+    b = Builder(Wire.LEGACY)
+    b.call(DeclaredCall, {"result": {"task": task}})
+    assert verdict("tasks-ttl-shape", b.ev).status == "passed"
+    b = Builder(Wire.EXTENSION)
+    b.call(DeclaredCall, {"result": {"resultType": "task", **task}})
+    v = verdict("tasks-ttl-shape", b.ev)
+    assert v.status == "failed" and "ttl, the 2025-11-25 legacy name" in v.message
 
 
 def test_timestamps_rfc3339_pass_iso_warns_garbage_fails() -> None:
@@ -133,48 +201,47 @@ def test_timestamps_rfc3339_pass_iso_warns_garbage_fails() -> None:
 
 
 def test_a_crashing_check_is_reported_as_our_bug() -> None:
-    from tasks_conformance.checks.registry import CheckSpec
-    from tasks_conformance.runner import judge
-
-    def boom(ev: Evidence):  # type: ignore[no-untyped-def]
+    def boom(ev: Evidence) -> Verdict:
         raise KeyError("x")
 
-    spec = CheckSpec("t-boom", "lifecycle", "t", "d", frozenset({"extension"}), {}, (), False, boom)
+    spec = CheckSpec("t-boom", "lifecycle", "t", "d", probes=(), judges={})
+    spec.judge(Wire.EXTENSION, requires=("S-EXT-MUST-01",))(boom)
     v = judge(spec, Builder().ev, interrupted=False)
     assert v.skip_reason == "could-not-run" and "tasks-conformance bug" in v.message
     assert v.details["origin"] == "harness"
 
 
+def test_a_check_without_a_judge_for_the_wire_is_not_applicable() -> None:
+    v = verdict("tasks-subscription-notifications", Builder(Wire.LEGACY).ev)
+    assert v.skip_reason == "not-applicable" and "extension wire, not legacy" in v.message
+
+
 def test_wire_framing_accepts_an_id_null_error_but_not_a_stray_response() -> None:
     b = Builder()
-    b.exchange("declared-call", "call", "tools/call", {"name": "slow"}, {"result": {"content": []}})
-    stray = b.log.record("in", "stdio", b'{"jsonrpc":"2.0","id":null,"error":{"code":-32700,"message":"x"}}')
-    b.ev.unmatched = [stray]
+    b.call(DeclaredCall, {"result": {"content": []}})
+    b.unmatched.append(b.log.record("in", "stdio", b'{"jsonrpc":"2.0","id":null,"error":{"code":-32700,"message":"x"}}'))
     assert verdict("tasks-wire-framing", b.ev).status == "passed"
-    b.ev.unmatched.append(b.log.record("in", "stdio", b'{"jsonrpc":"2.0","id":4242,"result":{}}'))
-    b.ev.unmatched.append(b.log.record("in", "stdio", b"DEBUG: starting up"))
+    b.unmatched.append(b.log.record("in", "stdio", b'{"jsonrpc":"2.0","id":4242,"result":{}}'))
+    b.unmatched.append(b.log.record("in", "stdio", b"DEBUG: starting up"))
     v = verdict("tasks-wire-framing", b.ev)
     assert v.status == "failed" and "ids never sent" in v.message and "not JSON" in v.message
 
 
 def test_a_failure_whose_frames_were_not_kept_becomes_could_not_run() -> None:
     b = Builder()
-    b.exchange("undeclared-call", "call", "tools/call", {"name": "slow"},
-               {"error": {"code": -32003, "message": "missing capability"}}, declared=False)
+    reply = b.call(UndeclaredCall, {"error": {"code": -32003, "message": "missing capability"}}, declared=False)
     assert verdict("tasks-undeclared-creation-refused", b.ev).status == "failed"
-    b.ev.probes["undeclared-call"].replies["call"].response_seq = 99_999  # a frame past the log's bounds
+    reply.response_seq = 99_999  # a frame past the log's bounds
     v = verdict("tasks-undeclared-creation-refused", b.ev)
     assert v.skip_reason == "could-not-run" and "not kept" in v.message
 
 
 def test_an_undefined_reserved_code_fails_but_another_error_only_warns() -> None:
     b = Builder()
-    b.exchange("undeclared-call", "call", "tools/call", {"name": "slow"},
-               {"error": {"code": -32050, "message": "nope"}}, declared=False)
+    b.call(UndeclaredCall, {"error": {"code": -32050, "message": "nope"}}, declared=False)
     v = verdict("tasks-undeclared-creation-refused", b.ev)
     assert v.status == "failed" and "S-CORE-MUST-13" in v.message
     b = Builder()
-    b.exchange("undeclared-call", "call", "tools/call", {"name": "slow"},
-               {"error": {"code": -32602, "message": "bad args"}}, declared=False)
+    b.call(UndeclaredCall, {"error": {"code": -32602, "message": "bad args"}}, declared=False)
     v = verdict("tasks-undeclared-creation-refused", b.ev)
     assert v.status == "passed" and v.warnings

@@ -54,3 +54,7 @@ REQUIREMENTS: dict[str, str] = {
     "S-WIRE-02": "Every response answers a request the client sent, exactly once",
     "S-WIRE-03": "HTTP bodies carry JSON-RPC as application/json or text/event-stream",
 }
+
+
+def load() -> dict[str, str]:  # TEMPORARY until the requirements file lands
+    return REQUIREMENTS

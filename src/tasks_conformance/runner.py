@@ -11,26 +11,27 @@ import signal
 import time
 import traceback
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 import anyio
 
 from tasks_conformance import __version__
-from tasks_conformance.checks import CATEGORIES, CHECKS, CheckSpec, ordered_checks
-from tasks_conformance.checks.common import need_task, need_terminal, need_tool, need_wire
+from tasks_conformance.checks import CHECKS, CheckSpec, ordered_checks
+from tasks_conformance.checks.common import PRECONDITIONS, need_wire
 from tasks_conformance.checks.registry import Verdict, could_not_run, not_applicable
 from tasks_conformance.config import RunConfig
-from tasks_conformance.evidence import Evidence, ToolChoice
-from tasks_conformance.probes import plan
+from tasks_conformance.evidence import Discovery, Evidence, ProbeRecord, ToolChoice
+from tasks_conformance.probes import ProbeSpec, plan
 from tasks_conformance.probes.context import ProbeContext
 from tasks_conformance.protocol import get_path
 from tasks_conformance.redact import Redactor
-from tasks_conformance.result import CheckResult, Discovery, RunResult, decide_outcome, incomplete_reason
-from tasks_conformance.session.connect import Connection, Discovered
+from tasks_conformance.result import CheckResult, RunResult, decide_outcome, incomplete_reason
+from tasks_conformance.result import Discovery as DiscoveryReport
+from tasks_conformance.session.connect import Connection
 from tasks_conformance.wirelog import Frame, WireLog
+from tasks_conformance.wires import Wire, WireDialect
 
 MAX_FRAME_TEXT = 2_000
-PRECONDITIONS = {"wire": need_wire, "tool": need_tool, "task": need_task, "terminal": need_terminal}
 MAX_FRAMES_PER_CHECK = 20
 
 Progress = Callable[[str], None]
@@ -51,42 +52,48 @@ def select_checks(config: RunConfig) -> list[CheckSpec]:
     return ordered_checks()
 
 
-def choose_tool(config: RunConfig, d: Discovered) -> ToolChoice:
+def choose_tool(config: RunConfig, d: Discovery, dialect: WireDialect) -> ToolChoice:
     if d.tools_replies and not d.tools_replies[-1].ok:
         return ToolChoice(None, f"tools/list got {d.tools_replies[-1].describe()}, so no tool can be probed")
     listed = [str(t.get("name")) for t in d.tools if isinstance(t.get("name"), str)]
     shown = ", ".join(listed[:10]) + (f" (+{len(listed) - 10} more)" if len(listed) > 10 else "")
     if config.tool_name:
-        if d.tools_replies and d.tools_replies[-1].ok and config.tool_name not in listed:
-            return ToolChoice(None, f"--tool-name {config.tool_name!r} is not among the listed tools: "
-                                    f"{shown or 'none'}")
-        if d.wire == "legacy" and d.tools_replies:
-            named = next((t for t in d.tools if t.get("name") == config.tool_name), {})
-            support = get_path(named, "execution", "taskSupport")
-            if support not in ("optional", "required"):
-                capable = [str(t.get("name")) for t in d.task_capable_tools][:10]
-                # A client MUST NOT send params.task for it; doing so would judge our mistake.
-                return ToolChoice(
-                    None,
-                    f"--tool-name {config.tool_name!r} has execution.taskSupport {support or 'absent (forbidden)'!r}, "
-                    "so it cannot run as a task on 2025-11-25; name one of: "
-                    + (", ".join(capable) or "none of the listed tools is task-capable"),
-                )
-        return ToolChoice(config.tool_name, "chosen with --tool-name", dict(config.tool_args))
-    if d.wire == "extension":
+        return _named_tool(config, d, dialect, listed, shown)
+    if not dialect.tools_declare_task_support:
         return ToolChoice(
             None,
             "on the extension wire tools carry no task metadata, so tasks-conformance cannot guess which tool "
             f"runs as a task; name one with --tool-name (listed: {shown or 'none'})",
         )
+    return _picked_tool(config, d, shown)
+
+
+def _named_tool(config: RunConfig, d: Discovery, dialect: WireDialect, listed: list[str], shown: str) -> ToolChoice:
+    if d.tools_listed and config.tool_name not in listed:
+        return ToolChoice(None, f"--tool-name {config.tool_name!r} is not among the listed tools: {shown or 'none'}")
+    if dialect.tools_declare_task_support and d.tools_replies:
+        support = get_path(d.tool_named(config.tool_name) or {}, "execution", "taskSupport")
+        if support not in ("optional", "required"):
+            capable = [str(t.get("name")) for t in d.task_capable_tools][:10]
+            # A client MUST NOT send params.task for it; doing so would judge our mistake.
+            return ToolChoice(
+                None,
+                f"--tool-name {config.tool_name!r} has execution.taskSupport {support or 'absent (forbidden)'!r}, "
+                "so it cannot run as a task on 2025-11-25; name one of: "
+                + (", ".join(capable) or "none of the listed tools is task-capable"),
+            )
+    return ToolChoice(config.tool_name, "chosen with --tool-name", dict(config.tool_args))
+
+
+def _picked_tool(config: RunConfig, d: Discovery, shown: str) -> ToolChoice:
+    """The first task-capable tool: required before optional, read-only first, never destructive."""
     candidates = []
     for t in d.tools:
         support = get_path(t, "execution", "taskSupport")
         if support not in ("required", "optional") or get_path(t, "annotations", "destructiveHint") is True:
             continue
         read_only = get_path(t, "annotations", "readOnlyHint") is True
-        rank = (0 if support == "required" else 1, 0 if read_only else 1)
-        candidates.append((rank, t))
+        candidates.append(((0 if support == "required" else 1, 0 if read_only else 1), t))
     if not candidates:
         return ToolChoice(
             None,
@@ -125,22 +132,20 @@ def _not_kept(frame: Frame | None) -> bool:
 
 
 def judge(spec: CheckSpec, ev: Evidence, interrupted: bool) -> Verdict:
-    wire = ev.wire
-    if wire not in spec.wires:
-        if wire == "none":
-            if ev.discovered.connection_problem is not None:
-                return could_not_run("could not talk to the server", blocked_by="tasks-wire-resolvable")
-            return could_not_run("the server offers no tasks wire", blocked_by="tasks-wire-resolvable")
-        return not_applicable(f"applies to the {'/'.join(sorted(spec.wires - {'none'}))} wire, not {wire}")
+    judge_fn = spec.judges.get(ev.wire)
+    if judge_fn is None:
+        if ev.wire is Wire.NONE:
+            return need_wire(ev) or could_not_run("the server offers no tasks wire", blocked_by="tasks-wire-resolvable")
+        return not_applicable(f"applies to the {'/'.join(sorted(spec.wires - {Wire.NONE}))} wire, not {ev.wire}")
     if spec.transports is not None and ev.transport not in spec.transports:
         return not_applicable(f"applies over {'/'.join(sorted(spec.transports))} only, not {ev.transport}")
     for name in spec.probes:
-        rec = ev.probes.get(name)
+        rec = ev.records.get(name)
         if rec is not None and rec.harness_problem:
             return could_not_run(rec.harness_problem, details={"origin": "harness"})
     try:
         pre = PRECONDITIONS[spec.needs](ev) if spec.needs else None
-        verdict = pre if pre is not None else spec.fn(ev)
+        verdict = pre if pre is not None else judge_fn.fn(ev.restricted_to(spec.probes))
     except Exception as exc:
         return could_not_run(
             f"internal error in the check (a tasks-conformance bug, not the server's): {type(exc).__name__}: {exc}",
@@ -159,53 +164,75 @@ def judge(spec: CheckSpec, ev: Evidence, interrupted: bool) -> Verdict:
     return verdict
 
 
-async def execute(config: RunConfig, progress: Progress | None = None) -> Execution:
-    started = time.monotonic()
-    selected = select_checks(config)
-    wire = WireLog(Redactor(config.secrets()))
-    conn = Connection(config, wire)
-    ev = Evidence(
-        wire_log=wire, discovered=conn.discovered, transport=config.transport, expect_wire=config.expect_wire,
-        input_responses=config.input_responses, poll_timeout_ms=config.poll_timeout_ms,
-    )
-    interrupted = False
-    say = progress or (lambda _text: None)
+@dataclass
+class Traffic:
+    """Connect, negotiate, and run the planned probes once, filling their records."""
 
-    async def traffic() -> None:
-        say("connecting and negotiating the protocol era")
+    config: RunConfig
+    conn: Connection
+    selected: list[CheckSpec]
+    say: Progress
+    records: dict[str, ProbeRecord] = field(default_factory=dict)
+    tool: ToolChoice | None = None
+
+    async def run(self) -> None:
+        self.say("connecting and negotiating the protocol era")
         try:
-            await conn.open()
+            await self.conn.open()
         except Exception as exc:  # our own bug: the run is incomplete, never a crash
-            conn.discovered.connection_problem = (
+            self.conn.record_problem(
                 f"internal error while connecting (a tasks-conformance bug): {type(exc).__name__}: {exc}"
             )
             return
-        d = conn.discovered
-        if d.wire == "none" or conn.session is None:
+        d = self.conn.discovery
+        dialect = d.dialect
+        if dialect is None or self.conn.session is None:
             return
-        wanted = {p for spec in selected if d.wire in spec.wires for p in spec.probes}
-        probes = plan(wanted, d.wire)
+        wanted = {p for spec in self.selected if d.wire in spec.wires for p in spec.probes}
+        probes = plan(wanted, dialect)
         if any(p.needs_tool for p in probes):
-            ev.tool = choose_tool(config, d)
-        ctx = ProbeContext(session=conn.session, config=config, evidence=ev)
+            self.tool = choose_tool(self.config, d, dialect)
+        ctx = ProbeContext(session=self.conn.session, config=self.config, discovery=d, dialect=dialect,
+                           wire_log=self.conn.wire, tool=self.tool, records=self.records)
         for spec in probes:
-            if spec.needs_tool and (ev.tool is None or ev.tool.name is None):
-                ctx.record(spec.name).not_run = ev.tool.reason if ev.tool else "no tool"
-                continue
-            if spec.needs_task and ev.created_task_id is None:
-                ctx.record(spec.name).not_run = "no task was created by the declared tools/call"
-                continue
-            say(f"probe: {spec.description}")
-            t0 = time.monotonic()
-            try:
-                await spec.fn(ctx)
-            except Exception as exc:  # a probe bug is ours: its checks become could-not-run
-                ctx.record(spec.name).harness_problem = (
-                    f"internal error in probe {spec.name} (a tasks-conformance bug): {type(exc).__name__}: {exc}"
-                )
-            rec = ctx.record(spec.name)
-            rec.elapsed_ms = rec.elapsed_ms or int((time.monotonic() - t0) * 1000)
+            await self._run_probe(ctx, spec)
 
+    async def _run_probe(self, ctx: ProbeContext, spec: ProbeSpec) -> None:
+        if spec.needs_tool and (self.tool is None or self.tool.name is None):
+            ctx.record(spec.record).not_run = self.tool.reason if self.tool else "no tool"
+            return
+        if spec.needs_task and ctx.created_task_id is None:
+            ctx.record(spec.record).not_run = "no task was created by the declared tools/call"
+            return
+        self.say(f"probe: {spec.description}")
+        t0 = time.monotonic()
+        try:
+            await spec.fn(ctx)
+        except Exception as exc:  # a probe bug is ours: its checks become could-not-run
+            ctx.record(spec.record).harness_problem = (
+                f"internal error in probe {spec.name} (a tasks-conformance bug): {type(exc).__name__}: {exc}"
+            )
+        rec = ctx.record(spec.record)
+        rec.elapsed_ms = rec.elapsed_ms or int((time.monotonic() - t0) * 1000)
+
+    def evidence(self) -> Evidence:
+        """Everything seen, frozen for the checks."""
+        conn, config, peer = self.conn, self.config, self.conn.peer
+        return Evidence(
+            wire_log=conn.wire, discovery=conn.finish(), transport=config.transport, expect_wire=config.expect_wire,
+            input_responses=config.input_responses, poll_timeout_ms=config.poll_timeout_ms, tool=self.tool,
+            intents=tuple(conn.session.intents) if conn.session is not None else (), records=self.records,
+            notifications=tuple(peer.notifications) if peer else (),
+            server_requests=tuple(peer.server_requests) if peer else (),
+            unmatched=tuple(peer.unmatched) if peer else (),
+            dropped_unmatched=peer.dropped_unmatched if peer else 0,
+            dropped_notifications=peer.dropped_notifications if peer else 0,
+        )
+
+
+async def _run_until_interrupted(traffic: Traffic) -> bool:
+    """Run the traffic; SIGINT/SIGTERM end it at once. True when interrupted."""
+    interrupted = False
     async with anyio.create_task_group() as tg:
 
         async def watch_signals() -> None:
@@ -218,70 +245,67 @@ async def execute(config: RunConfig, progress: Progress | None = None) -> Execut
 
         async def run_traffic() -> None:
             try:
-                await traffic()
+                await traffic.run()
             finally:
                 # Closed in the task that opened it (anyio task groups demand it). The parts
                 # that must survive an interrupt (reaping the server) shield themselves.
-                await conn.aclose()
+                await traffic.conn.aclose()
                 tg.cancel_scope.cancel()
 
         tg.start_soon(watch_signals)
         tg.start_soon(run_traffic)
+    return interrupted
 
-    if conn.session is not None:
-        ev.intents = list(conn.session.intents)
-    if conn.peer is not None:
-        ev.notifications = list(conn.peer.notifications)
-        ev.server_requests = list(conn.peer.server_requests)
-        ev.unmatched = list(conn.peer.unmatched)
-        ev.dropped_unmatched = conn.peer.dropped_unmatched
-        ev.dropped_notifications = conn.peer.dropped_notifications
-    d = conn.discovered
-    if d.connection_problem is None and d.wire == "none" and conn.transport is not None and not d.looked_for:
-        d.connection_problem = conn.transport.failure_context() or "the server did not answer"
 
-    say("judging")
-    results: list[CheckResult] = []
-    for spec in selected:
-        t0 = time.monotonic()
-        verdict = judge(spec, ev, interrupted)
-        probe_ms = sum(ev.probe(p).elapsed_ms for p in spec.probes if p in ev.probes)
-        seqs = sorted(set(verdict.evidence))
-        details = dict(verdict.details)
-        if verdict.blocked_by:
-            details["blockedBy"] = verdict.blocked_by
-        results.append(
-            CheckResult(
-                id=spec.id, category=spec.category, title=spec.title, description=spec.description,
-                requirements=spec.requirement_ids(d.wire), status=verdict.status,  # type: ignore[arg-type]
-                skipReason=verdict.skip_reason,  # type: ignore[arg-type]
-                message=wire.redactor.text(verdict.message),
-                warnings=[wire.redactor.text(w) for w in verdict.warnings],
-                evidence=seqs, details=wire.redactor.json(details),
-                durationMs=probe_ms + int((time.monotonic() - t0) * 1000),
-                frames=_frames_text(wire, seqs),
-            )
-        )
-    tool = ev.tool.name if ev.tool else None
-    discovery = Discovery(
-        protocolVersion=d.era, wire=d.wire,  # type: ignore[arg-type]
-        toolCount=len(d.tools) if d.tools_replies else None,
-        taskCapableToolCount=len(d.task_capable_tools) if d.wire == "legacy" else None,
-        probedTool=tool, probedToolReason=ev.tool.reason if ev.tool else None,
-        createdTaskId=ev.created_task_id,
-        serverInfo=wire.redactor.json(d.server_info) if d.server_info is not None else None,
+def _check_result(spec: CheckSpec, ev: Evidence, interrupted: bool) -> CheckResult:
+    t0 = time.monotonic()
+    verdict = judge(spec, ev, interrupted)
+    probe_ms = sum(ev.records[p].elapsed_ms for p in spec.probes if p in ev.records)
+    seqs = sorted(set(verdict.evidence))
+    details = dict(verdict.details)
+    if verdict.blocked_by:
+        details["blockedBy"] = verdict.blocked_by
+    redactor = ev.wire_log.redactor
+    return CheckResult(
+        id=spec.id, category=spec.category, title=spec.title, description=spec.description,
+        requirements=spec.requirement_ids(ev.wire), status=verdict.status,  # type: ignore[arg-type]
+        skipReason=verdict.skip_reason,  # type: ignore[arg-type]
+        message=redactor.text(verdict.message), warnings=[redactor.text(w) for w in verdict.warnings],
+        evidence=seqs, details=redactor.json(details),
+        durationMs=probe_ms + int((time.monotonic() - t0) * 1000), frames=_frames_text(ev.wire_log, seqs),
     )
+
+
+def _discovery_report(ev: Evidence) -> DiscoveryReport:
+    d = ev.discovery
+    dialect = d.dialect
+    return DiscoveryReport(
+        protocolVersion=d.era, wire=d.wire.value,
+        toolCount=len(d.tools) if d.tools_replies else None,
+        taskCapableToolCount=len(d.task_capable_tools) if dialect and dialect.tools_declare_task_support else None,
+        probedTool=ev.tool.name if ev.tool else None, probedToolReason=ev.tool.reason if ev.tool else None,
+        createdTaskId=ev.created_task_id,
+        serverInfo=ev.wire_log.redactor.json(d.server_info) if d.server_info is not None else None,
+    )
+
+
+async def execute(config: RunConfig, progress: Progress | None = None) -> Execution:
+    started = time.monotonic()
+    selected = select_checks(config)
+    wire = WireLog(Redactor(config.secrets()))
+    say = progress or (lambda _text: None)
+    traffic = Traffic(config, Connection(config, wire), selected, say)
+    interrupted = await _run_until_interrupted(traffic)
+    ev = traffic.evidence()
+    say("judging")
+    results = [_check_result(spec, ev, interrupted) for spec in selected]
     outcome = decide_outcome(results, interrupted)
     return Execution(
         result=RunResult(
             outcome=outcome, target=wire.redactor.text(config.target()),
-            durationMs=int((time.monotonic() - started) * 1000), discovery=discovery, checks=results,
+            durationMs=int((time.monotonic() - started) * 1000), discovery=_discovery_report(ev), checks=results,
             incompleteReason=incomplete_reason(results, interrupted) if outcome == "incomplete" else None,
             interrupted=interrupted, toolVersion=__version__,
         ),
         wire=wire,
     )
-
-
-def all_categories() -> tuple[str, ...]:
-    return CATEGORIES

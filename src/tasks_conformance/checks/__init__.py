@@ -1,14 +1,33 @@
-"""The checks, one module per category. Importing this package registers all of them."""
+"""The checks, one module per spec area. Importing this package registers all of them and
+validates the registry: every requirement id, probe and precondition a check names must exist."""
 
-from tasks_conformance.checks import creation, dispatch, lifecycle
-from tasks_conformance.checks.registry import CHECKS, CheckSpec
+import importlib
+
+from tasks_conformance.checks.registry import CHECKS, CheckSpec, validate
 
 CATEGORIES = ("dispatch", "creation", "lifecycle")
+# The spec areas, one module each; their order is the report order within a category.
+AREAS = ("discovery", "declaration", "framing", "creation", "task_object", "results", "routing", "cancel", "input",
+         "subscriptions", "capability")
+for _area in AREAS:
+    importlib.import_module(f"tasks_conformance.checks.{_area}")
 
 
 def ordered_checks() -> list[CheckSpec]:
-    """Every check in report order: by category, then in the order each module defines them."""
+    """Every check in report order: by category, then in the order the area modules define them."""
     return sorted(CHECKS.values(), key=lambda c: CATEGORIES.index(c.category))
 
 
-__all__ = ["CATEGORIES", "CHECKS", "CheckSpec", "creation", "dispatch", "lifecycle", "ordered_checks"]
+def _validate_registry() -> None:
+    from tasks_conformance.probes import load_probes
+    from tasks_conformance.requirements import load
+
+    problems = validate(CHECKS, set(load_probes()), set(load()))
+    problems += [f"{c.id}: unknown category {c.category!r}" for c in CHECKS.values() if c.category not in CATEGORIES]
+    if problems:
+        raise RuntimeError("the check registry is inconsistent: " + "; ".join(problems))
+
+
+_validate_registry()
+
+__all__ = ["AREAS", "CATEGORIES", "CHECKS", "CheckSpec", "ordered_checks"]

@@ -2,15 +2,18 @@
 
 from __future__ import annotations
 
-from tasks_conformance.checks.registry import Verdict, could_not_run
-from tasks_conformance.evidence import Evidence
+from collections.abc import Callable
+
+from tasks_conformance.checks.registry import Need, Verdict, could_not_run
+from tasks_conformance.evidence import DeclaredCall, Evidence, Poll, StopReason
+from tasks_conformance.evidence.records import POLL_BYTE_BUDGET_MIB
+from tasks_conformance.wires import Wire
 
 
 def need_wire(ev: Evidence) -> Verdict | None:
-    d = ev.discovered
-    if d.connection_problem is not None:
+    if ev.discovery.connection_problem is not None:
         return could_not_run("could not talk to the server", blocked_by="tasks-wire-resolvable")
-    if ev.wire == "none":
+    if ev.wire is Wire.NONE:
         return could_not_run("the server offers no tasks wire", blocked_by="tasks-wire-resolvable")
     return None
 
@@ -20,8 +23,7 @@ def need_tool(ev: Evidence) -> Verdict | None:
     if pre is not None:
         return pre
     if ev.tool is None or ev.tool.name is None:
-        reason = ev.tool.reason if ev.tool is not None else "no probe tool was chosen"
-        return could_not_run(reason)
+        return could_not_run(ev.tool.reason if ev.tool is not None else "no probe tool was chosen")
     return None
 
 
@@ -30,61 +32,68 @@ def need_task(ev: Evidence) -> Verdict | None:
     pre = need_tool(ev)
     if pre is not None:
         return pre
-    rec = ev.probe("declared-call")
-    reply = rec.reply("call")
+    rec = ev.get(DeclaredCall)
+    reply = rec.call
     if reply is None:
         return could_not_run(rec.not_run or rec.harness_problem or "the declared tools/call did not run")
-    if rec.data.get("task_id") is None:
-        tool = ev.tool.name if ev.tool else "?"
-        if reply.ok:
-            kind = (
-                "an InputRequiredResult (a multi round-trip request, which tasks-conformance does not retry)"
-                if reply.result.get("resultType") == "input_required" else "a plain result"
-            )
-            return could_not_run(
-                f"tool {tool!r} answered the declared tools/call with {kind}, so there is no task to inspect; "
-                "choose a tool that runs as a task with --tool-name",
-                evidence=reply.seqs(),
-            )
-        if reply.answered:
-            return could_not_run(
-                f"the declared tools/call of {tool!r} got {reply.describe()}, so no task exists; check "
-                "--tool-name/--tool-args",
-                evidence=reply.seqs(),
-            )
-        return could_not_run(f"the declared tools/call got {reply.describe()}", evidence=reply.seqs())
-    return None
+    if rec.task_id is not None:
+        return None
+    tool = ev.tool_name
+    if reply.ok:
+        kind = (
+            "an InputRequiredResult (a multi round-trip request, which tasks-conformance does not retry)"
+            if reply.result.get("resultType") == "input_required" else "a plain result"
+        )
+        return could_not_run(
+            f"tool {tool!r} answered the declared tools/call with {kind}, so there is no task to inspect; "
+            "choose a tool that runs as a task with --tool-name",
+            evidence=reply.seqs(),
+        )
+    if reply.answered:
+        return could_not_run(
+            f"the declared tools/call of {tool!r} got {reply.describe()}, so no task exists; check "
+            "--tool-name/--tool-args",
+            evidence=reply.seqs(),
+        )
+    return could_not_run(f"the declared tools/call got {reply.describe()}", evidence=reply.seqs())
 
 
 def need_terminal(ev: Evidence) -> Verdict | None:
     pre = need_task(ev)
     if pre is not None:
         return pre
-    poll = ev.probe("poll")
+    poll = ev.get(Poll)
     if not poll.ran:
         return could_not_run(poll.not_run or "the task was not polled")
-    stop = poll.data.get("stop")
-    elapsed = poll.data.get("elapsed_ms", 0)
-    if stop == "terminal":
-        return None
-    if stop == "poll-timeout":
+    return None if poll.stop is StopReason.TERMINAL else _why_not_terminal(ev, poll)
+
+
+def _why_not_terminal(ev: Evidence, poll: Poll) -> Verdict:
+    elapsed = poll.elapsed_ms
+    if poll.stop is StopReason.POLL_TIMEOUT:
         return could_not_run(
-            f"the task was still {poll.data.get('final_status')!r} when polling stopped after {elapsed} ms "
+            f"the task was still {poll.final_status!r} when polling stopped after {elapsed} ms "
             f"(--poll-timeout {ev.poll_timeout_ms} ms); raise --poll-timeout or pick a quicker tool"
         )
-    if stop == "stuck-input-required":
-        keys = poll.data.get("unanswered_keys") or []
+    if poll.stop is StopReason.STUCK_INPUT_REQUIRED:
+        keys = poll.unanswered_keys
         named = f" (keys {', '.join(map(str, keys[:5]))})" if keys else ""
         given = "none of --input-responses fits its requests" if ev.input_responses else "no answer was given"
         return could_not_run(
-            f"the task stayed input_required for {len(poll.data.get('statuses', []))} polls ({elapsed} ms){named} "
+            f"the task stayed input_required for {len(poll.statuses)} polls ({elapsed} ms){named} "
             f"and {given}; pass --input-responses with an answer per key (or a \"*\" answer)"
         )
-    if stop == "poll-budget":
+    if poll.stop is StopReason.POLL_BUDGET:
         return could_not_run(
-            f"polling stopped after {elapsed} ms: the tasks/get answers passed 64 MiB in all before the task ended"
+            f"polling stopped after {elapsed} ms: the tasks/get answers passed {POLL_BYTE_BUDGET_MIB} MiB in all "
+            "before the task ended"
         )
     return could_not_run(
         f"polling stopped after {elapsed} ms because tasks/get failed",
         blocked_by="tasks-status-payload-shape",
     )
+
+
+PRECONDITIONS: dict[Need, Callable[[Evidence], Verdict | None]] = {
+    "wire": need_wire, "tool": need_tool, "task": need_task, "terminal": need_terminal,
+}

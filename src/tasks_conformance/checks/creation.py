@@ -1,14 +1,28 @@
-"""creation: what comes back from tools/call, declared and undeclared."""
+"""Creation: what tools/call returns — with the declaration, a CreateTaskResult in its era's
+shape (or, on the extension, a plain result the server chose); without it, never a task."""
 
 from __future__ import annotations
 
+from typing import Any
+
 from tasks_conformance.checks.registry import Verdict, check, could_not_run, failed, passed
-from tasks_conformance.checks.shapes import draft_code_hint, status_problem
-from tasks_conformance.evidence import Evidence
-from tasks_conformance.protocol import ERR_INVALID_REQUEST, ERR_METHOD_NOT_FOUND, ERR_MISSING_CAPABILITY, get_path
+from tasks_conformance.checks.shapes import draft_code_hint, missing_task_fields, result_of, status_problem
+from tasks_conformance.evidence import DeclaredCall, Evidence, UndeclaredCall
+from tasks_conformance.protocol import (
+    ERR_HEADER_MISMATCH,
+    ERR_INVALID_REQUEST,
+    ERR_METHOD_NOT_FOUND,
+    ERR_MISSING_CAPABILITY,
+    ERR_UNSUPPORTED_VERSION,
+    get_path,
+)
+from tasks_conformance.rpc.peer import Reply
+from tasks_conformance.wires import Wire
 
+# The codes of the reserved range -32020…-32099 that the 2026-07-28 core defines.
+DEFINED_RESERVED_CODES = (ERR_HEADER_MISMATCH, ERR_MISSING_CAPABILITY, ERR_UNSUPPORTED_VERSION)
 
-@check(
+RESULT_TYPE_DISCIPLINE = check(
     id="tasks-result-type-discipline",
     category="creation",
     title='A created task is a flat CreateTaskResult with resultType "task" (legacy: {task: {...}})',
@@ -18,77 +32,89 @@ from tasks_conformance.protocol import ERR_INVALID_REQUEST, ERR_METHOD_NOT_FOUND
         "CallToolResult is allowed. Legacy: CreateTaskResult nests the task under `task` with taskId, "
         "status working, createdAt and lastUpdatedAt."
     ),
-    requirements={"extension": ("S-EXT-MUST-03", "S-EXT-MUST-04", "S-EXT-MUST-06"),
-                  "legacy": ("S-LEG-MUST-04", "S-LEG-MUST-05", "S-LEG-MUST-06")},
-    probes=("declared-call",),
+    probes=(DeclaredCall,),
     needs="tool",
 )
-def result_type_discipline(ev: Evidence) -> Verdict:
-    rec = ev.probe("declared-call")
-    reply = rec.reply("call")
+
+
+def _created_result(ev: Evidence) -> tuple[Any, list[int], Verdict | None]:
+    """The declared call's result as sent, its frames, or the verdict when there is none."""
+    reply = ev.get(DeclaredCall).call
     if reply is None or not reply.answered:
-        return could_not_run(
+        return None, [], could_not_run(
             f"the declared tools/call got {reply.describe() if reply else 'no reply'}",
             evidence=reply.seqs() if reply else [],
         )
     seqs = reply.seqs()
     if reply.error is not None:
-        return could_not_run(
-            f"the declared tools/call of {ev.tool.name if ev.tool else '?'!r} failed with {reply.describe()}; "
+        return None, seqs, could_not_run(
+            f"the declared tools/call of {ev.tool_name!r} failed with {reply.describe()}; "
             "check --tool-name/--tool-args",
             evidence=seqs,
         )
-    frame = ev.frame(reply.response_seq)
-    raw = frame.json() if frame is not None else None
-    result = raw.get("result") if isinstance(raw, dict) else None
+    result = result_of(ev, reply)
     if not isinstance(result, dict):
-        return failed(f"the tools/call result is {type(result).__name__}, not an object", evidence=seqs)
-    tool = ev.tool.name if ev.tool else "?"
-    if ev.wire == "extension":
-        rtype = result.get("resultType")
-        has_flat = "taskId" in result
-        nested = isinstance(result.get("task"), dict)
-        if nested and not has_flat:
-            return failed(
-                'the CreateTaskResult nests the task under "task"; on the extension wire it is flat '
-                "(taskId, status, ttlMs… at the top level, S-EXT-MUST-06) — the nested form is the 2025-11-25 shape",
-                evidence=seqs, details={"expected": "flat", "actual": "nested", "resultType": rtype},
-            )
-        if has_flat:
-            if rtype != "task":
-                return failed(
-                    f'a result carrying taskId has resultType {rtype!r}; S-EXT-MUST-03 requires "task"',
-                    evidence=seqs, details={"expected": "task", "actual": rtype},
-                )
-            missing = [k for k in ("taskId", "status", "createdAt", "lastUpdatedAt") if k not in result]
-            if not isinstance(result.get("taskId"), str):
-                missing.append("taskId (a string)")
-            problem = status_problem(result)
-            if missing or problem:
-                return failed(
-                    "the CreateTaskResult "
-                    + "; ".join([f"lacks {', '.join(missing)}" if missing else "", problem or ""]).strip("; ")
-                    + " (S-EXT-MUST-06)",
-                    evidence=seqs,
-                )
-            return passed(
-                f'tools/call {tool!r} returned a flat CreateTaskResult with resultType "task" '
-                f"(status {result.get('status')!r})",
-                evidence=seqs,
-            )
-        if rtype == "task":
-            return failed('a result without a taskId says resultType "task" (S-EXT-MUST-04)', evidence=seqs)
-        if rtype == "input_required":
-            return passed(
-                f"tools/call {tool!r} answered with an InputRequiredResult (a multi round-trip request); "
-                "tasks-conformance does not retry it, so no task was created to judge",
-                evidence=seqs,
-            )
+        return None, seqs, failed(f"the tools/call result is {type(result).__name__}, not an object", evidence=seqs,
+                                  details={"expected": "an object", "actual": type(result).__name__})
+    return result, seqs, None
+
+
+@RESULT_TYPE_DISCIPLINE.judge(Wire.EXTENSION, requires=("S-EXT-MUST-03", "S-EXT-MUST-04", "S-EXT-MUST-06"))
+def extension_creation(ev: Evidence) -> Verdict:
+    result, seqs, early = _created_result(ev)
+    if early is not None:
+        return early
+    rtype = result.get("resultType")
+    if isinstance(result.get("task"), dict) and "taskId" not in result:
+        return failed(
+            'the CreateTaskResult nests the task under "task"; on the extension wire it is flat '
+            "(taskId, status, ttlMs… at the top level, S-EXT-MUST-06) — the nested form is the 2025-11-25 shape",
+            evidence=seqs, details={"expected": "flat", "actual": "nested", "resultType": rtype},
+        )
+    if "taskId" in result:
+        return _flat_task(ev, result, seqs)
+    tool = ev.tool_name
+    if rtype == "task":
+        return failed('a result without a taskId says resultType "task" (S-EXT-MUST-04)', evidence=seqs,
+                      details={"expected": "a resultType other than task, or a taskId", "actual": "task"})
+    if rtype == "input_required":
         return passed(
-            f"tools/call {tool!r} answered with a plain CallToolResult (resultType {rtype!r}): the server chose "
-            "not to create a task, which the extension allows (S-EXT-MAY-01)",
+            f"tools/call {tool!r} answered with an InputRequiredResult (a multi round-trip request); "
+            "tasks-conformance does not retry it, so no task was created to judge",
             evidence=seqs,
         )
+    return passed(
+        f"tools/call {tool!r} answered with a plain CallToolResult (resultType {rtype!r}): the server chose "
+        "not to create a task, which the extension allows (S-EXT-MAY-01)",
+        evidence=seqs,
+    )
+
+
+def _flat_task(ev: Evidence, result: dict[str, Any], seqs: list[int]) -> Verdict:
+    rtype = result.get("resultType")
+    if rtype != "task":
+        return failed(f'a result carrying taskId has resultType {rtype!r}; S-EXT-MUST-03 requires "task"',
+                      evidence=seqs, details={"expected": "task", "actual": rtype})
+    missing = missing_task_fields(result)
+    if not isinstance(result.get("taskId"), str):
+        missing.append("taskId (a string)")
+    problem = status_problem(result)
+    if missing or problem:
+        what = "; ".join(p for p in (f"lacks {', '.join(missing)}" if missing else "", problem or "") if p)
+        return failed(f"the CreateTaskResult {what} (S-EXT-MUST-06)", evidence=seqs,
+                      details={"expected": "taskId, status, createdAt, lastUpdatedAt", "actual": what})
+    return passed(
+        f'tools/call {ev.tool_name!r} returned a flat CreateTaskResult with resultType "task" '
+        f"(status {result.get('status')!r})",
+        evidence=seqs,
+    )
+
+
+@RESULT_TYPE_DISCIPLINE.judge(Wire.LEGACY, requires=("S-LEG-MUST-04", "S-LEG-MUST-05", "S-LEG-MUST-06"))
+def legacy_creation(ev: Evidence) -> Verdict:
+    result, seqs, early = _created_result(ev)
+    if early is not None:
+        return early
     task = result.get("task")
     if not isinstance(task, dict):
         if "taskId" in result:
@@ -98,28 +124,28 @@ def result_type_discipline(ev: Evidence) -> Verdict:
                 evidence=seqs, details={"expected": "nested", "actual": "flat"},
             )
         return failed(
-            f"tools/call {tool!r} was sent with params.task but returned no CreateTaskResult "
+            f"tools/call {ev.tool_name!r} was sent with params.task but returned no CreateTaskResult "
             "({task: {...}}); an accepted augmented request MUST return one (S-LEG-MUST-04)",
-            evidence=seqs,
+            evidence=seqs, details={"expected": "{task: {...}}", "actual": sorted(result)[:10]},
         )
-    missing = [k for k in ("taskId", "status", "createdAt", "lastUpdatedAt") if k not in task]
+    missing = missing_task_fields(task)
     if missing:
-        return failed(f"the CreateTaskResult task lacks {', '.join(missing)} (S-LEG-MUST-04)", evidence=seqs)
+        return failed(f"the CreateTaskResult task lacks {', '.join(missing)} (S-LEG-MUST-04)", evidence=seqs,
+                      details={"expected": "taskId, status, createdAt, lastUpdatedAt", "actual": sorted(task)[:10]})
     if not isinstance(task.get("taskId"), str):
-        return failed(f"taskId is {type(task.get('taskId')).__name__}, not a string (S-LEG-MUST-05)", evidence=seqs)
+        return failed(f"taskId is {type(task.get('taskId')).__name__}, not a string (S-LEG-MUST-05)", evidence=seqs,
+                      details={"expected": "string", "actual": type(task.get("taskId")).__name__})
     if task.get("status") != "working":
         return failed(
             f"a new legacy task starts in status {task.get('status')!r}; it MUST start in working (S-LEG-MUST-06)",
-            evidence=seqs,
+            evidence=seqs, details={"expected": "working", "actual": task.get("status")},
         )
-    warnings = []
-    if "resultType" in result:
-        warnings.append("the 2025-11-25 result carries resultType, a 2026-07-28 field")
-    return passed(f"tools/call {tool!r} returned a nested CreateTaskResult in status working", evidence=seqs,
-                  warnings=warnings)
+    warnings = ["the 2025-11-25 result carries resultType, a 2026-07-28 field"] if "resultType" in result else []
+    return passed(f"tools/call {ev.tool_name!r} returned a nested CreateTaskResult in status working",
+                  evidence=seqs, warnings=warnings)
 
 
-@check(
+UNDECLARED_CREATION_REFUSED = check(
     id="tasks-undeclared-creation-refused",
     category="creation",
     title="Without the declaration, tools/call never returns a task",
@@ -127,96 +153,100 @@ def result_type_discipline(ev: Evidence) -> Verdict:
         "Extension: the same tools/call without the extension in _meta must not return a CreateTaskResult; a "
         "normal result or -32021 (HTTP 400) passes, -32003 (the pre-final draft number) fails. Legacy: a "
         "tools/call without params.task gets a normal result, or -32601 for a task-required tool "
-        "(-32600 warns, spec-digest §6 Q1)."
+        "(-32600 warns, policy P-01)."
     ),
-    requirements={"extension": ("S-EXT-MUST-01", "S-EXT-MUST-02", "S-CORE-MUST-13"), "legacy": ("S-LEG-MUST-02",)},
-    probes=("undeclared-call",),
+    probes=(UndeclaredCall,),
     needs="tool",
 )
-def undeclared_creation_refused(ev: Evidence) -> Verdict:
-    rec = ev.probe("undeclared-call")
-    reply = rec.reply("call")
+
+
+def _undeclared_reply(ev: Evidence, task_rule: str) -> tuple[Reply | None, Verdict | None]:
+    """The undeclared call's reply, or the verdict when it is already decided: nothing to judge,
+    a draft-era error code, or a task returned (which `task_rule` forbids)."""
+    rec = ev.get(UndeclaredCall)
+    reply = rec.call
     if reply is None:
-        return could_not_run(rec.not_run or "the undeclared tools/call did not run")
-    seqs = reply.seqs()
-    tool = ev.tool.name if ev.tool else "?"
+        return None, could_not_run(rec.not_run or "the undeclared tools/call did not run")
     if not reply.answered:
         # A synchronous run of a slow tool is allowed (S-EXT-MAY-01); from outside a slow answer
         # and a hung one look alike, so this cannot be a failure.
-        return could_not_run(
-            f"the undeclared tools/call of {tool!r} got {reply.describe()}; a synchronous run may simply "
+        return None, could_not_run(
+            f"the undeclared tools/call of {ev.tool_name!r} got {reply.describe()}; a synchronous run may simply "
             "take longer: raise --timeout, or name a quicker task-capable tool",
-            evidence=seqs,
+            evidence=reply.seqs(),
         )
-    if reply.error is not None:
-        code = reply.error_code
-        hint = draft_code_hint(code)
-        if hint:
-            return failed(f"the undeclared tools/call got {code}: {hint}", evidence=seqs,
-                          details={"expected": ERR_MISSING_CAPABILITY, "actual": code})
-        if ev.wire == "extension":
-            if code == ERR_MISSING_CAPABILITY:
-                if reply.status is not None and reply.status != 400:
-                    return failed(
-                        f"-32021 came with HTTP {reply.status}; the core requires HTTP 400 for it (S-EXT-MUST-02)",
-                        evidence=seqs,
-                    )
-                return passed(f"the undeclared tools/call of {tool!r} was refused with -32021", evidence=seqs)
-            if code is not None and -32099 <= code <= -32020 and code not in (-32020, -32021, -32022):
-                return failed(
-                    f"the undeclared tools/call got error {code}, an undefined code in the range -32020…-32099 "
-                    "that the spec reserves (S-CORE-MUST-13); a refusal for the missing declaration is -32021",
-                    evidence=seqs,
-                )
-            return passed(
-                f"the undeclared tools/call of {tool!r} returned no task (error {code})",
-                evidence=seqs,
-                warnings=[f"error {code} {str(reply.error.message)[:80]!r}: if the refusal is because the "
-                          "extension was not declared, the code must be -32021 (S-EXT-MUST-02)"],
-            )
-        support = _task_support(ev)
-        if code == ERR_METHOD_NOT_FOUND:
-            return passed(f"tools/call of the {support or '?'} tool {tool!r} without params.task got -32601",
-                          evidence=seqs)
-        if code == ERR_INVALID_REQUEST:
-            return passed(
-                "tools/call without params.task got -32600", evidence=seqs,
-                warnings=["-32600 is allowed by the error-handling text but the tool-level rule says -32601 "
-                          "(spec-digest §6 Q1)"],
-            )
+    hint = draft_code_hint(reply.error_code)
+    if hint:
+        return None, failed(f"the undeclared tools/call got {reply.error_code}: {hint}", evidence=reply.seqs(),
+                            details={"expected": ev.dialect.undeclared_refusal_code, "actual": reply.error_code})
+    returned_task = ev.get(UndeclaredCall).created.task_id is not None or get_path(reply.result, "resultType") == "task"
+    if reply.ok and returned_task:
+        return None, failed(
+            f"tools/call of {ev.tool_name!r} without the tasks declaration returned a task "
+            f"({task_rule})",
+            evidence=reply.seqs(), details={"expected": "no task", "actual": "a CreateTaskResult"},
+        )
+    return reply, None
+
+
+@UNDECLARED_CREATION_REFUSED.judge(Wire.EXTENSION, requires=("S-EXT-MUST-01", "S-EXT-MUST-02", "S-CORE-MUST-13"))
+def extension_undeclared_creation(ev: Evidence) -> Verdict:
+    reply, early = _undeclared_reply(ev, "S-EXT-MUST-01")
+    if reply is None:
+        assert early is not None
+        return early
+    seqs, tool, code = reply.seqs(), ev.tool_name, reply.error_code
+    if reply.error is None:
+        return passed(f"without the declaration tools/call {tool!r} answered normally, with no task", evidence=seqs)
+    if code == ERR_MISSING_CAPABILITY:
+        if reply.status is not None and reply.status != 400:
+            return failed(f"-32021 came with HTTP {reply.status}; the core requires HTTP 400 for it (S-EXT-MUST-02)",
+                          evidence=seqs, details={"expected": "HTTP 400", "actual": f"HTTP {reply.status}"})
+        return passed(f"the undeclared tools/call of {tool!r} was refused with -32021", evidence=seqs)
+    if code is not None and -32099 <= code <= -32020 and code not in DEFINED_RESERVED_CODES:
+        return failed(
+            f"the undeclared tools/call got error {code}, an undefined code in the range -32020…-32099 "
+            "that the spec reserves (S-CORE-MUST-13); a refusal for the missing declaration is -32021",
+            evidence=seqs, details={"expected": ERR_MISSING_CAPABILITY, "actual": code},
+        )
+    return passed(
+        f"the undeclared tools/call of {tool!r} returned no task (error {code})", evidence=seqs,
+        warnings=[f"error {code} {str(reply.error.message)[:80]!r}: if the refusal is because the "
+                  "extension was not declared, the code must be -32021 (S-EXT-MUST-02)"],
+    )
+
+
+@UNDECLARED_CREATION_REFUSED.judge(Wire.LEGACY, requires=("S-LEG-MUST-02",))
+def legacy_undeclared_creation(ev: Evidence) -> Verdict:
+    reply, early = _undeclared_reply(ev, "S-LEG-MUST-02/03")
+    if reply is None:
+        assert early is not None
+        return early
+    seqs, tool, code = reply.seqs(), ev.tool_name, reply.error_code
+    support = _task_support(ev)
+    if reply.error is None:
         if support == "required":
-            return failed(
-                f"the task-required tool {tool!r} called without params.task got {code}; S-LEG-MUST-02 requires "
-                "-32601",
-                evidence=seqs, details={"expected": ERR_METHOD_NOT_FOUND, "actual": code},
-            )
-        return passed(f"tools/call of {tool!r} without params.task returned no task (error {code})", evidence=seqs)
-    result = reply.result
-    if rec.data.get("task_id") is not None or get_path(result, "resultType") == "task":
-        rule = "S-EXT-MUST-01" if ev.wire == "extension" else "S-LEG-MUST-02/03"
-        return failed(
-            f"tools/call of {tool!r} without the tasks declaration returned a task ({rule})",
-            evidence=seqs,
-        )
-    if ev.wire == "legacy" and _task_support(ev) == "required":
-        how = (
-            "answered with a CallToolResult (isError: true)" if get_path(result, "isError") is True
-            else "ran synchronously"
-        )
-        return failed(
-            f"the task-required tool {tool!r} called without params.task {how}; S-LEG-MUST-02 requires the "
-            "JSON-RPC error -32601",
-            evidence=seqs,
-        )
-    return passed(f"without the declaration tools/call {tool!r} answered normally, with no task", evidence=seqs)
+            how = ("answered with a CallToolResult (isError: true)" if get_path(reply.result, "isError") is True
+                   else "ran synchronously")
+            return failed(f"the task-required tool {tool!r} called without params.task {how}; S-LEG-MUST-02 "
+                          "requires the JSON-RPC error -32601", evidence=seqs,
+                          details={"expected": ERR_METHOD_NOT_FOUND, "actual": "a result"})
+        return passed(f"without the declaration tools/call {tool!r} answered normally, with no task", evidence=seqs)
+    if code == ERR_METHOD_NOT_FOUND:
+        return passed(f"tools/call of the {support or '?'} tool {tool!r} without params.task got -32601", evidence=seqs)
+    if code == ERR_INVALID_REQUEST:
+        return passed("tools/call without params.task got -32600", evidence=seqs,
+                      warnings=["-32600 is allowed by the error-handling text but the tool-level rule says -32601 "
+                                "(policy P-01)"])
+    if support == "required":
+        return failed(f"the task-required tool {tool!r} called without params.task got {code}; S-LEG-MUST-02 "
+                      "requires -32601", evidence=seqs, details={"expected": ERR_METHOD_NOT_FOUND, "actual": code})
+    return passed(f"tools/call of {tool!r} without params.task returned no task (error {code})", evidence=seqs)
 
 
 def _task_support(ev: Evidence) -> str | None:
-    name = ev.tool.name if ev.tool else None
-    for t in ev.discovered.tools:
-        if t.get("name") == name:
-            value = get_path(t, "execution", "taskSupport")
-            return value if isinstance(value, str) else "forbidden"
-    return None
-
-
+    named = ev.discovery.tool_named(ev.tool.name if ev.tool else None)
+    if named is None:
+        return None
+    value = get_path(named, "execution", "taskSupport")
+    return value if isinstance(value, str) else "forbidden"

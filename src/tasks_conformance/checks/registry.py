@@ -1,13 +1,24 @@
-"""The check registry: definitions only, read-only after import. Run state lives in the runner."""
+"""The check registry: definitions only, read-only once the checks are imported.
+
+A check is an id, a title, a description, the probes whose records it reads, a precondition,
+and one judge per wire it applies to; each judge names the requirements it judges. Run state
+lives in the runner.
+"""
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Literal
+
+from tasks_conformance.wires import Wire
 
 if TYPE_CHECKING:
     from tasks_conformance.evidence import Evidence
+    from tasks_conformance.evidence.records import ProbeRecord
+
+Need = Literal["wire", "tool", "task", "terminal"]
+NEEDS: tuple[Need, ...] = ("wire", "tool", "task", "terminal")
 
 
 @dataclass(frozen=True)
@@ -21,21 +32,24 @@ class Verdict:
     blocked_by: str | None = None
 
 
-def passed(message: str, *, evidence: list[int] | tuple[int, ...] = (), warnings: list[str] | tuple[str, ...] = (),
+Seqs = list[int] | tuple[int, ...]
+
+
+def passed(message: str, *, evidence: Seqs = (), warnings: list[str] | tuple[str, ...] = (),
            details: dict[str, Any] | None = None) -> Verdict:
     return Verdict("passed", message, None, tuple(warnings), tuple(evidence), details or {})
 
 
-def failed(message: str, *, evidence: list[int] | tuple[int, ...] = (), warnings: list[str] | tuple[str, ...] = (),
+def failed(message: str, *, evidence: Seqs = (), warnings: list[str] | tuple[str, ...] = (),
            details: dict[str, Any] | None = None) -> Verdict:
     return Verdict("failed", message, None, tuple(warnings), tuple(evidence), details or {})
 
 
-def not_applicable(message: str, *, evidence: list[int] | tuple[int, ...] = ()) -> Verdict:
+def not_applicable(message: str, *, evidence: Seqs = ()) -> Verdict:
     return Verdict("skipped", message, "not-applicable", (), tuple(evidence))
 
 
-def could_not_run(message: str, *, blocked_by: str | None = None, evidence: list[int] | tuple[int, ...] = (),
+def could_not_run(message: str, *, blocked_by: str | None = None, evidence: Seqs = (),
                   details: dict[str, Any] | None = None) -> Verdict:
     if blocked_by:
         message = f"{message} (see {blocked_by})"
@@ -46,53 +60,89 @@ CheckFn = Callable[["Evidence"], Verdict]
 
 
 @dataclass(frozen=True)
+class Judge:
+    fn: CheckFn
+    requirements: tuple[str, ...]
+
+
+@dataclass(frozen=True)
 class CheckSpec:
     id: str
     category: str
     title: str
     description: str
-    wires: frozenset[str]
-    requirements: dict[str, tuple[str, ...]]  # wire -> requirement ids
-    probes: tuple[str, ...]
-    scored: bool
-    fn: CheckFn
+    probes: tuple[str, ...]  # the probe records the judges read (and the runner plans)
+    judges: dict[Wire, Judge]  # filled by @spec.judge while the check's module is imported
     transports: frozenset[str] | None = None  # None: any transport
-    # The precondition the runner checks before calling fn: wire | tool | task | terminal.
-    needs: str | None = None
+    needs: Need | None = None  # the precondition the runner checks before judging
 
-    def requirement_ids(self, wire: str) -> list[str]:
-        if wire in self.requirements:
-            return list(self.requirements[wire])
+    @property
+    def wires(self) -> frozenset[Wire]:
+        return frozenset(self.judges)
+
+    @property
+    def requirements(self) -> dict[Wire, tuple[str, ...]]:
+        return {w: j.requirements for w, j in self.judges.items()}
+
+    def requirement_ids(self, wire: Wire) -> list[str]:
+        """The requirements judged on a wire; on a wire the check does not judge, all of them."""
+        if wire in self.judges:
+            return list(self.judges[wire].requirements)
         seen: dict[str, None] = {}
-        for ids in self.requirements.values():
-            seen.update(dict.fromkeys(ids))
+        for j in self.judges.values():
+            seen.update(dict.fromkeys(j.requirements))
         return list(seen)
+
+    def judge(self, *wires: Wire, requires: tuple[str, ...]) -> Callable[[CheckFn], CheckFn]:
+        """Register the judge of this check on the given wires, with the requirements it judges."""
+        def register(fn: CheckFn) -> CheckFn:
+            for w in wires:
+                if w in self.judges:
+                    raise ValueError(f"check {self.id!r} has two judges for the {w} wire")
+                self.judges[w] = Judge(fn, requires)
+            return fn
+
+        return register
 
 
 CHECKS: dict[str, CheckSpec] = {}
 
 
 def check(
-    *,
-    id: str,
-    category: str,
-    title: str,
-    description: str,
-    wires: tuple[str, ...] = ("legacy", "extension"),
-    requirements: dict[str, tuple[str, ...]] | None = None,
-    probes: tuple[str, ...] = (),
-    scored: bool = True,
-    transports: tuple[str, ...] | None = None,
-    needs: str | None = None,
-) -> Callable[[CheckFn], CheckFn]:
-    def register(fn: CheckFn) -> CheckFn:
-        if id in CHECKS:
-            raise ValueError(f"check id {id!r} registered twice")
-        CHECKS[id] = CheckSpec(
-            id=id, category=category, title=title, description=description, wires=frozenset(wires),
-            requirements=requirements or {}, probes=probes, scored=scored, fn=fn,
-            transports=frozenset(transports) if transports else None, needs=needs,
-        )
-        return fn
+    *, id: str, category: str, title: str, description: str,
+    probes: tuple[type[ProbeRecord], ...] = (), transports: tuple[str, ...] | None = None, needs: Need | None = None,
+) -> CheckSpec:
+    if id in CHECKS:
+        raise ValueError(f"check id {id!r} registered twice")
+    spec = CheckSpec(
+        id=id, category=category, title=title, description=description, probes=tuple(p.probe for p in probes),
+        judges={}, transports=frozenset(transports) if transports else None, needs=needs,
+    )
+    CHECKS[id] = spec
+    return spec
 
-    return register
+
+# The probes a precondition reads, so a check with that need must declare them.
+NEED_PROBES: Mapping[Need, tuple[str, ...]] = {
+    "wire": (), "tool": (), "task": ("declared-call",), "terminal": ("declared-call", "poll"),
+}
+
+
+def validate(checks: Mapping[str, CheckSpec], probes: set[str], requirement_ids: set[str]) -> list[str]:
+    """Everything wrong with the registry, as sentences (empty when it is sound)."""
+    problems: list[str] = []
+    for spec in checks.values():
+        if not spec.judges:
+            problems.append(f"{spec.id}: no judge registered")
+        problems += [f"{spec.id}: unknown probe {p!r}" for p in spec.probes if p not in probes]
+        if spec.needs is not None and spec.needs not in NEEDS:
+            problems.append(f"{spec.id}: unknown need {spec.needs!r}")
+        elif spec.needs is not None:
+            problems += [f"{spec.id}: needs {spec.needs} but does not declare probe {p!r}"
+                         for p in NEED_PROBES[spec.needs] if p not in spec.probes]
+        for wire, judge in spec.judges.items():
+            if not judge.requirements and wire is not Wire.NONE:
+                problems.append(f"{spec.id}: the {wire} judge names no requirement")
+            problems += [f"{spec.id}: unknown requirement {r!r}" for r in judge.requirements
+                         if r not in requirement_ids]
+    return problems

@@ -3,14 +3,17 @@
 from __future__ import annotations
 
 import re
+from dataclasses import dataclass
 from datetime import datetime
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
+from tasks_conformance.evidence import Cancel, DeclaredCall, Evidence, Poll
 from tasks_conformance.protocol import DRAFT_CODES, RENUMBER_HINT, TASK_STATUSES
+from tasks_conformance.rpc.peer import Reply
+from tasks_conformance.wires import task_object
 
-if TYPE_CHECKING:
-    from tasks_conformance.evidence import Evidence
-    from tasks_conformance.rpc.peer import Reply
+TASK_NOTIFICATIONS = ("notifications/tasks", "notifications/tasks/status")
+TASK_FIELDS = ("taskId", "status", "createdAt", "lastUpdatedAt")
 
 _RFC3339 = re.compile(
     r"^\d{4}-\d{2}-\d{2}[Tt]\d{2}:\d{2}:\d{2}(\.\d+)?([Zz]|[+-]\d{2}:\d{2})$"
@@ -65,35 +68,41 @@ def draft_code_hint(code: int | None) -> str | None:
     return None
 
 
-def task_frames(ev: Evidence) -> list[tuple[str, int, dict[str, Any]]]:
-    """Every task object the run saw: (where, frame seq, task fields)."""
-    from tasks_conformance.probes.traffic import task_fields
+@dataclass(frozen=True)
+class TaskFrame:
+    """A task object the run saw: where it was, in which frame, with which fields."""
 
-    out: list[tuple[str, int, dict[str, Any]]] = []
-    create = ev.probe("declared-call").reply("call")
-    if create is not None and create.ok and ev.probe("declared-call").data.get("task_id"):
-        out.append(("CreateTaskResult", create.response_seq or create.request_seq, task_fields(create.result)))
-    poll = ev.probe("poll")
-    for label, reply in poll.replies.items():
-        if label.startswith("get#") and reply.ok:
-            out.append((f"tasks/get {label[4:]}", reply.response_seq or 0, reply.result))
-    cancel = ev.probe("cancel")
-    after = cancel.reply("after")
-    if after is not None and after.ok:
-        out.append(("tasks/get after cancel", after.response_seq or 0, after.result))
-    if ev.wire == "legacy":
-        c = cancel.reply("cancel")
-        if c is not None and c.ok:
-            out.append(("tasks/cancel result", c.response_seq or 0, c.result))
-        created = cancel.reply("create")
-        if created is not None and created.ok:
-            out.append(("second CreateTaskResult", created.response_seq or 0, task_fields(created.result)))
+    where: str
+    seq: int
+    task: dict[str, Any]
+
+
+def task_frames(ev: Evidence) -> list[TaskFrame]:
+    """Every task object in the records of the declared-call, poll and cancel probes and in the
+    task notifications: a check that reads them declares those probes."""
+    out: list[TaskFrame] = []
+    created = ev.get(DeclaredCall)
+    if created.call is not None and created.call.ok and created.task_id:
+        out.append(TaskFrame("CreateTaskResult", created.call.response_seq or created.call.request_seq,
+                             created.created.fields))
+    for n, reply in enumerate(ev.get(Poll).gets, start=1):
+        if reply.ok:
+            out.append(TaskFrame(f"tasks/get {n}", reply.response_seq or 0, reply.result))
+    cancel = ev.get(Cancel)
+    if cancel.after is not None and cancel.after.ok:
+        out.append(TaskFrame("tasks/get after cancel", cancel.after.response_seq or 0, cancel.after.result))
+    if ev.dialect.cancel_returns_task:
+        if cancel.cancel is not None and cancel.cancel.ok:
+            out.append(TaskFrame("tasks/cancel result", cancel.cancel.response_seq or 0, cancel.cancel.result))
+        if cancel.create is not None and cancel.create.ok:
+            out.append(TaskFrame("second CreateTaskResult", cancel.create.response_seq or 0,
+                                 task_object(cancel.create.result)))
     for f in ev.notifications:
         msg = f.json()
-        if isinstance(msg, dict) and msg.get("method") in ("notifications/tasks", "notifications/tasks/status"):
+        if isinstance(msg, dict) and msg.get("method") in TASK_NOTIFICATIONS:
             params = msg.get("params")
             if isinstance(params, dict):
-                out.append((str(msg["method"]), f.seq, params))
+                out.append(TaskFrame(str(msg["method"]), f.seq, params))
     return out
 
 
@@ -103,3 +112,13 @@ def reply_seqs(*replies: Reply | None) -> list[int]:
         if r is not None:
             out.extend(r.seqs())
     return out
+
+
+def result_of(ev: Evidence, reply: Reply | None) -> Any:
+    """The `result` member of a reply, read from its frame as it crossed the wire."""
+    msg = ev.frame_json(reply.response_seq) if reply is not None else None
+    return msg.get("result") if isinstance(msg, dict) else None
+
+
+def missing_task_fields(task: dict[str, Any]) -> list[str]:
+    return [k for k in TASK_FIELDS if k not in task]

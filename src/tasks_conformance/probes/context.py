@@ -1,27 +1,50 @@
-"""What a probe gets: the session, the run's settings, and the Evidence it writes into."""
+"""What a probe gets: the session, the run's settings, what discovery found, and the records
+it writes into."""
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
+from typing import TypeVar
 
 from tasks_conformance.config import RunConfig
-from tasks_conformance.evidence import Evidence, ProbeRecord
+from tasks_conformance.evidence import DeclaredCall, Discovery, ProbeRecord, ToolChoice
 from tasks_conformance.session.base import Session
+from tasks_conformance.wirelog import WireLog
+from tasks_conformance.wires import WireDialect
+
+R = TypeVar("R", bound=ProbeRecord)
 
 
 @dataclass
 class ProbeContext:
     session: Session
     config: RunConfig
-    evidence: Evidence
+    discovery: Discovery
+    dialect: WireDialect
+    wire_log: WireLog
+    tool: ToolChoice | None = None
+    records: dict[str, ProbeRecord] = field(default_factory=dict)
 
-    def record(self, name: str) -> ProbeRecord:
-        rec = self.evidence.probes.get(name)
-        if rec is None:
-            rec = ProbeRecord(name=name)
-            self.evidence.probes[name] = rec
+    def record(self, kind: type[R]) -> R:
+        """The probe's record, created on first use."""
+        rec = self.records.get(kind.probe)
+        if not isinstance(rec, kind):
+            rec = kind()
+            self.records[kind.probe] = rec
         return rec
 
     @property
-    def wire(self) -> str:
-        return self.evidence.wire
+    def created_task_id(self) -> str | None:
+        rec = self.records.get(DeclaredCall.probe)
+        return rec.task_id if isinstance(rec, DeclaredCall) else None
+
+    def require_task_id(self) -> str:
+        """The created task's id, for probes declared needs_task (the runner checked it exists)."""
+        tid = self.created_task_id
+        assert tid is not None, "a needs_task probe ran without a task"
+        return tid
+
+    def tool_params(self) -> dict[str, object]:
+        tool = self.tool
+        assert tool is not None and tool.name is not None
+        return {"name": tool.name, "arguments": dict(tool.arguments)}

@@ -9,26 +9,15 @@ from __future__ import annotations
 
 import abc
 from collections.abc import Mapping
-from dataclasses import dataclass
 from typing import Any
 
+from tasks_conformance.evidence.records import Intent
 from tasks_conformance.rpc.peer import Peer, Reply
 from tasks_conformance.transports.base import Transport
 
 
 class UnsupportedOverride(Exception):
     pass
-
-
-@dataclass(frozen=True)
-class Intent:
-    """What the harness meant to send in one outbound request (for declaration hygiene)."""
-
-    seq: int
-    method: str
-    era: str
-    declared: bool  # meant to declare tasks support (extension _meta, or legacy params.task)
-    purpose: str
 
 
 class Session(abc.ABC):

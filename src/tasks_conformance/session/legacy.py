@@ -7,9 +7,10 @@ from typing import Any
 
 from tasks_conformance import __version__
 from tasks_conformance.config import PROTOCOL_LEGACY
+from tasks_conformance.evidence.records import Intent
 from tasks_conformance.protocol import HEADER_PROTOCOL_VERSION, HEADER_SESSION
 from tasks_conformance.rpc.peer import Peer, Reply
-from tasks_conformance.session.base import Intent, Session
+from tasks_conformance.session.base import Session
 from tasks_conformance.transports.base import Transport
 
 CLIENT_INFO = {"name": "tasks-conformance", "version": __version__}

@@ -7,6 +7,7 @@ from collections.abc import Mapping
 from typing import Any
 
 from tasks_conformance import __version__
+from tasks_conformance.evidence.records import Intent
 from tasks_conformance.protocol import (
     EXT_TASKS,
     HEADER_METHOD,
@@ -19,7 +20,7 @@ from tasks_conformance.protocol import (
     mcp_name_for,
 )
 from tasks_conformance.rpc.peer import Peer, Reply
-from tasks_conformance.session.base import Intent, Session
+from tasks_conformance.session.base import Session
 from tasks_conformance.transports.base import Transport
 
 CLIENT_INFO = {"name": "tasks-conformance", "version": __version__}

@@ -1,0 +1,73 @@
+"""Discovery: does the server speak a tasks wire at all, and in its era's place?"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from tasks_conformance.checks.registry import Verdict, check, could_not_run, failed, passed
+from tasks_conformance.evidence import Evidence
+from tasks_conformance.protocol import EXT_TASKS
+from tasks_conformance.wires import Wire
+
+WIRE_RESOLVABLE = check(
+    id="tasks-wire-resolvable",
+    category="dispatch",
+    title="The server speaks a tasks wire (legacy 2025-11-25 or the 2026-07-28 extension)",
+    description=(
+        "Negotiates the era, then looks for capabilities.tasks.requests.tools.call after a 2025-11-25 "
+        f'initialize or extensions["{EXT_TASKS}"] in a 2026-07-28 server/discover. A server with '
+        "neither fails: a tasks checker must not pass a server without tasks."
+    ),
+)
+
+
+def _context(ev: Evidence) -> tuple[list[int], dict[str, Any]]:
+    d = ev.discovery
+    seqs = [r.response_seq or r.request_seq for r in (d.discover_reply, d.initialize_reply) if r is not None]
+    return seqs, {"lookedFor": list(d.looked_for), "negotiation": list(d.negotiation_notes)}
+
+
+def _unreachable_or_unexpected(ev: Evidence) -> Verdict | None:
+    seqs, details = _context(ev)
+    d = ev.discovery
+    if d.connection_problem is not None:
+        return could_not_run(f"could not talk to the server: {d.connection_problem}", evidence=seqs, details=details)
+    if d.wire is not Wire.NONE and ev.expect_wire != "any" and d.wire != ev.expect_wire:
+        return failed(
+            f"--expect-wire {ev.expect_wire}, but the server speaks the {d.wire} wire (protocol {d.era})",
+            evidence=seqs, details=details,
+        )
+    return None
+
+
+@WIRE_RESOLVABLE.judge(Wire.NONE, requires=("S-LEG-MUST-01",))
+def no_wire(ev: Evidence) -> Verdict:
+    seqs, details = _context(ev)
+    looked = "; ".join(ev.discovery.looked_for) or "no era answered"
+    return _unreachable_or_unexpected(ev) or failed(f"no tasks wire found — {looked}", evidence=seqs,
+                                                    details=details)
+
+
+@WIRE_RESOLVABLE.judge(Wire.LEGACY, requires=("S-LEG-MUST-01",))
+def legacy_wire(ev: Evidence) -> Verdict:
+    seqs, details = _context(ev)
+    if ev.discovery.legacy_placement == "capabilities.experimental.tasks":
+        return _unreachable_or_unexpected(ev) or failed(
+            "the tasks capability is declared under capabilities.experimental.tasks (a pre-2026 placement); "
+            "S-LEG-MUST-01 requires capabilities.tasks",
+            evidence=seqs, details=details,
+        )
+    return _found(ev)
+
+
+@WIRE_RESOLVABLE.judge(Wire.EXTENSION, requires=("S-CORE-MUST-08",))
+def extension_wire(ev: Evidence) -> Verdict:
+    return _found(ev)
+
+
+def _found(ev: Evidence) -> Verdict:
+    seqs, details = _context(ev)
+    d = ev.discovery
+    return _unreachable_or_unexpected(ev) or passed(
+        f"{d.wire} wire on protocol {d.era} ({ev.dialect.server_declaration})", evidence=seqs, details=details
+    )

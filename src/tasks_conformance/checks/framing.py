@@ -1,0 +1,123 @@
+"""Framing: every inbound frame is a JSON-RPC message that answers something asked, once."""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+from tasks_conformance.checks.registry import Verdict, check, failed, passed
+from tasks_conformance.evidence import Evidence
+from tasks_conformance.protocol import META_SUBSCRIPTION_ID, get_path
+from tasks_conformance.wirelog import Frame
+from tasks_conformance.wires import Wire
+
+STRAY = "responses to ids never sent"
+UNSOLICITED = "notifications/tasks outside any subscription"
+SHOWN_PER_KIND = 5
+
+WIRE_FRAMING = check(
+    id="tasks-wire-framing",
+    category="dispatch",
+    title="Every inbound frame is a JSON-RPC message that answers something asked, once",
+    description=(
+        "Scans every inbound frame of the run: no non-JSON output on a stdio server's stdout, no response "
+        "to an id the client never sent and no second response to one, JSON-RPC over HTTP only as "
+        "application/json or text/event-stream, and (extension) no notifications/tasks outside a "
+        "subscription that asked for them."
+    ),
+    needs="wire",
+)
+
+
+class Findings:
+    """Problem frames by kind, in the order found."""
+
+    def __init__(self) -> None:
+        self.by_kind: dict[str, list[int]] = {}
+
+    def note(self, kind: str, seq: int) -> None:
+        self.by_kind.setdefault(kind, []).append(seq)
+
+
+def _sent(ev: Evidence) -> tuple[set[str], set[str], set[str]]:
+    """Ids of our requests, ids of our subscriptions/listen requests, and the task ids listened to."""
+    sent_ids: set[str] = set()
+    listen_ids: set[str] = set()
+    listened_tasks: set[str] = set()
+    for f in ev.wire_log:
+        msg = f.json() if f.direction == "out" else None
+        if isinstance(msg, dict) and "method" in msg and "id" in msg:
+            sent_ids.add(json.dumps(msg["id"]))
+            if msg["method"] == "subscriptions/listen":
+                listen_ids.add(json.dumps(msg["id"]))
+                asked = get_path(msg, "params", "notifications", "taskIds")
+                listened_tasks.update(t for t in asked or () if isinstance(t, str))
+    return sent_ids, listen_ids, listened_tasks
+
+
+def _unmatched_kind(ev: Evidence, f: Frame, sent_ids: set[str]) -> str | None:
+    msg = f.json()
+    if not f.data and f.note:
+        return "oversize messages nobody asked for"
+    if msg is None:
+        return "lines of output that are not JSON" if ev.transport != "http" else "bodies that are not JSON"
+    if isinstance(msg, dict) and msg.get("id") is None and "error" in msg:
+        return None  # JSON-RPC's answer when the request's id could not be read: not a stray
+    if isinstance(msg, dict) and "id" in msg and ("result" in msg or "error" in msg):
+        return "duplicate responses to one request" if json.dumps(msg.get("id")) in sent_ids else STRAY
+    return "frames that are not JSON-RPC messages"
+
+
+def _mislabelled(f: Frame) -> bool:
+    """JSON-RPC under a wrong Content-Type; a proxy's plain-text error page is not a message."""
+    if not (f.direction == "in" and f.note and "unexpected Content-Type" in f.note and f.data):
+        return False
+    msg: Any = f.json()
+    return isinstance(msg, dict) and "jsonrpc" in msg
+
+
+def _unsolicited(ev: Evidence, findings: Findings, listen_ids: set[str], listened_tasks: set[str]) -> None:
+    for f in ev.notifications:
+        msg = f.json()
+        if get_path(msg, "method") != "notifications/tasks":
+            continue
+        # About a task we subscribed to: tasks-subscription-notifications judges its tagging.
+        if get_path(msg, "params", "taskId") in listened_tasks:
+            continue
+        if json.dumps(get_path(msg, "params", "_meta", META_SUBSCRIPTION_ID)) not in listen_ids:
+            findings.note(UNSOLICITED, f.seq)
+
+
+@WIRE_FRAMING.judge(Wire.EXTENSION, requires=("S-WIRE-01", "S-WIRE-02", "S-WIRE-03", "S-EXT-MUST-30"))
+@WIRE_FRAMING.judge(Wire.LEGACY, requires=("S-WIRE-01", "S-WIRE-02", "S-WIRE-03"))
+def wire_framing(ev: Evidence) -> Verdict:
+    sent_ids, listen_ids, listened_tasks = _sent(ev)
+    findings = Findings()
+    for f in ev.unmatched:
+        kind = _unmatched_kind(ev, f, sent_ids)
+        if kind is not None:
+            findings.note(kind, f.seq)
+    for f in ev.wire_log:
+        if _mislabelled(f):
+            findings.note("JSON-RPC bodies under a wrong Content-Type", f.seq)
+    if ev.dialect.has_subscriptions:
+        _unsolicited(ev, findings, listen_ids, listened_tasks)
+    if findings.by_kind:
+        return _failure(ev, findings)
+    inbound = sum(1 for f in ev.wire_log if f.direction == "in")
+    return passed(f"all {inbound} inbound frames were JSON-RPC messages answering this client")
+
+
+def _failure(ev: Evidence, findings: Findings) -> Verdict:
+    more = {STRAY: ev.dropped_unmatched, UNSOLICITED: ev.dropped_notifications if ev.dialect.has_subscriptions else 0}
+    parts = []
+    for kind, seqs in findings.by_kind.items():
+        count = len(seqs) + more.get(kind, 0)
+        shown = ", ".join(map(str, seqs[:SHOWN_PER_KIND]))
+        parts.append(f"{count} {kind} (frames {shown}{'…' if count > SHOWN_PER_KIND else ''})")
+    return failed(
+        "; ".join(parts) + " — every inbound frame must be a JSON-RPC message answering the client",
+        evidence=[s for seqs in findings.by_kind.values() for s in seqs[:10]],
+        details={"problems": {k: len(v) for k, v in findings.by_kind.items()},
+                 "expected": "only JSON-RPC messages answering this client", "actual": parts},
+    )

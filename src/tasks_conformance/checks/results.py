@@ -1,0 +1,122 @@
+"""Results: the task's outcome is retrievable — inlined in tasks/get on the extension, through
+tasks/result with the related-task _meta on legacy."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from tasks_conformance.checks.registry import Verdict, check, could_not_run, failed, not_applicable, passed
+from tasks_conformance.checks.shapes import is_int
+from tasks_conformance.evidence import DeclaredCall, Evidence, Poll, UndeclaredCall
+from tasks_conformance.protocol import META_RELATED_TASK, get_path
+from tasks_conformance.wires import Wire
+
+INLINE_RESULT = check(
+    id="tasks-inline-result",
+    category="lifecycle",
+    title="The task's outcome is retrievable: inlined on the extension, tasks/result on legacy",
+    description=(
+        "Extension: a completed task's tasks/get carries result (the CallToolResult), a failed one error "
+        "{code, message}. Legacy: tasks/result returns the underlying result, or the same JSON-RPC error, "
+        f'with _meta["{META_RELATED_TASK}"].'
+    ),
+    # The undeclared call shows what the same request returns without a task: the outcome the
+    # task must report (S-EXT-MUST-13). Declared, so the verdict never depends on what else
+    # was selected.
+    probes=(DeclaredCall, Poll, UndeclaredCall),
+    needs="terminal",
+)
+
+
+@INLINE_RESULT.judge(Wire.EXTENSION, requires=("S-EXT-MUST-10", "S-EXT-MUST-12", "S-EXT-MUST-13"))
+def extension_inline_result(ev: Evidence) -> Verdict:
+    last = ev.get(Poll).last_get
+    assert last is not None  # the terminal precondition saw it
+    task, seqs = last.result, last.seqs()
+    status = task.get("status")
+    if status == "completed":
+        return _completed(task.get("result"), seqs)
+    if status == "failed":
+        return _failed(ev, task.get("error"), seqs)
+    return not_applicable("the task ended cancelled, so there is no result to inline", evidence=seqs)
+
+
+def _completed(result: Any, seqs: list[int]) -> Verdict:
+    if not isinstance(result, dict):
+        return failed("the completed task's tasks/get has no result object (S-EXT-MUST-10)", evidence=seqs,
+                      details={"expected": "result: a CallToolResult", "actual": type(result).__name__})
+    inner = result.get("resultType")
+    if inner in ("task", "input_required"):
+        return failed(f"the inlined result says resultType {inner!r}; a final result cannot", evidence=seqs,
+                      details={"expected": "complete or absent", "actual": inner})
+    warnings = []
+    if inner is None:
+        warnings.append('the inlined result has no resultType; accepted, but some clients expect "complete" '
+                        "(policy P-04)")
+    if not isinstance(result.get("content"), list):
+        return failed("the inlined result has no content array, so it is not a CallToolResult", evidence=seqs,
+                      details={"expected": "content: [...]", "actual": sorted(result)[:10]})
+    if META_RELATED_TASK in (get_path(result, "_meta") or {}):
+        warnings.append("the inlined result carries the legacy related-task _meta")
+    note = " (a tool isError result, correctly kept completed)" if result.get("isError") else ""
+    return passed(f"the completed task inlines its CallToolResult{note}", evidence=seqs, warnings=warnings)
+
+
+def _failed(ev: Evidence, err: Any, seqs: list[int]) -> Verdict:
+    if not (isinstance(err, dict) and is_int(err.get("code")) and isinstance(err.get("message"), str)):
+        return failed(
+            f"the failed task's error is {str(err)[:80]}, not a JSON-RPC error object {{code, message}} "
+            "(S-EXT-MUST-12)",
+            evidence=seqs, details={"expected": "{code, message}", "actual": str(err)[:80]},
+        )
+    warnings = []
+    undeclared = ev.get(UndeclaredCall)
+    sync = undeclared.call
+    if sync is not None and sync.ok and sync.result.get("isError") is True and undeclared.created.task_id is None:
+        # Ambiguous from outside: either the server turned a tool isError result into a
+        # failure (S-EXT-MUST-13 forbids that), or the tool raised a protocol error that the
+        # synchronous path reports as isError (allowed). Say so; do not fail.
+        warnings.append(
+            "the task ended failed, but the same tools/call without the extension returned a "
+            "CallToolResult with isError: true; if the tool reported isError (rather than raising a "
+            "protocol error) the task MUST be completed with that result (S-EXT-MUST-13)"
+        )
+        seqs = seqs + sync.seqs()
+    return passed(f"the failed task carries error {err.get('code')}", evidence=seqs, warnings=warnings)
+
+
+@INLINE_RESULT.judge(Wire.LEGACY, requires=("S-LEG-MUST-10", "S-LEG-MUST-12"))
+def legacy_result_method(ev: Evidence) -> Verdict:
+    poll = ev.get(Poll)
+    status = poll.final_status
+    reply = poll.result
+    if reply is None:
+        return could_not_run("tasks/result was not called")
+    seqs = reply.seqs()
+    if not reply.answered:
+        return failed(f"tasks/result on the {status} task got {reply.describe()}", evidence=seqs,
+                      details={"expected": "an answer", "actual": reply.describe()})
+    if reply.error is not None:
+        if status == "failed":
+            return passed(f"tasks/result returned the task's JSON-RPC error {reply.error_code}", evidence=seqs)
+        return failed(f"tasks/result on a {status} task answered {reply.describe()} instead of the underlying "
+                      "result (S-LEG-MUST-10)", evidence=seqs,
+                      details={"expected": "the underlying result", "actual": reply.describe()})
+    related = get_path(reply.result, "_meta", META_RELATED_TASK)
+    if not isinstance(related, dict) or related.get("taskId") != ev.created_task_id:
+        return failed(
+            f'the tasks/result response lacks _meta["{META_RELATED_TASK}"] = {{taskId}} (S-LEG-MUST-12); '
+            f"found {str(related)[:60]}",
+            evidence=seqs, details={"expected": {"taskId": ev.created_task_id}, "actual": str(related)[:60]},
+        )
+    if not isinstance(reply.result.get("content"), list):
+        return failed("tasks/result returned no CallToolResult (no content array)", evidence=seqs,
+                      details={"expected": "content: [...]", "actual": sorted(reply.result)[:10]})
+    warnings = []
+    if reply.result.get("isError") is True and status == "completed":
+        warnings.append(
+            "the tool result has isError: true but the task ended completed; on 2025-11-25 it should be "
+            "failed (a SHOULD; the extension later reversed this rule — policy P-17)"
+        )
+    return passed(f"tasks/result returned the CallToolResult with the related-task _meta ({status})",
+                  evidence=seqs, warnings=warnings)

@@ -1,0 +1,126 @@
+"""Routing: which task a request reaches — routing headers that disagree with the body (HTTP),
+and task ids the server never issued."""
+
+from __future__ import annotations
+
+from tasks_conformance.checks.registry import Verdict, check, could_not_run, failed, passed
+from tasks_conformance.checks.shapes import draft_code_hint, reply_seqs
+from tasks_conformance.evidence import DeclaredCall, Evidence, InvalidId, NameRouting
+from tasks_conformance.protocol import (
+    ERR_HEADER_MISMATCH,
+    ERR_INVALID_PARAMS,
+    HEADER_METHOD,
+    HEADER_NAME,
+    decode_header_value,
+    get_path,
+)
+from tasks_conformance.rpc.peer import Reply
+from tasks_conformance.wires import Level, Wire
+
+MCP_NAME_ROUTING = check(
+    id="tasks-mcp-name-routing",
+    category="lifecycle",
+    title="Over HTTP, a tasks/* request whose routing headers disagree with its body is rejected (400, -32020)",
+    description=(
+        "Judges the server: a tasks/get whose Mcp-Name header is not the taskId, and one whose Mcp-Method is "
+        "not tasks/get, each get HTTP 400 with -32020. "
+        "Our own Mcp-Name/Mcp-Method on every tasks/* request are confirmed from the wire log first. "
+        "Not applicable on stdio and on the legacy wire."
+    ),
+    probes=(DeclaredCall, NameRouting),
+    transports=("http",),
+    needs="task",
+)
+
+
+def _own_routing_header_problems(ev: Evidence) -> list[str]:
+    problems: list[str] = []
+    for intent in ev.intents:
+        # The negative header probes change a header on purpose; every other tasks/* must be right.
+        if not intent.method.startswith("tasks/") or intent.purpose.endswith("mismatch"):
+            continue
+        frame = ev.frame(intent.seq)
+        if frame is None or frame.http is None:
+            continue
+        tid = get_path(frame.json(), "params", "taskId")
+        name = frame.http.header(HEADER_NAME)
+        method = frame.http.header(HEADER_METHOD)
+        if method != intent.method:
+            problems.append(f"frame {frame.seq} Mcp-Method {method!r} ≠ {intent.method}")
+        if isinstance(tid, str) and (name is None or decode_header_value(name) != tid):
+            problems.append(f"frame {frame.seq} Mcp-Name {name!r} ≠ taskId")
+    return problems
+
+
+def _header_mismatch_problem(reply: Reply, what: str) -> str | None:
+    if reply.error is not None:
+        code = reply.error_code
+        if code == ERR_HEADER_MISMATCH and reply.status == 400:
+            return None
+        if code == ERR_HEADER_MISMATCH:
+            return f"{what}: -32020 came with HTTP {reply.status}, not 400"
+        hint = draft_code_hint(code)
+        return f"{what}: got {reply.describe()}" + (f" ({hint})" if hint else "")
+    if reply.ok:
+        return f"{what}: the request was served (HTTP {reply.status})"
+    return f"{what}: got {reply.describe()}"
+
+
+@MCP_NAME_ROUTING.judge(Wire.EXTENSION, requires=("S-EXT-MUST-35", "S-CORE-MUST-06"))
+def mcp_name_routing(ev: Evidence) -> Verdict:
+    own = _own_routing_header_problems(ev)
+    if own:
+        return could_not_run("tasks-conformance sent wrong routing headers (harness bug): " + "; ".join(own[:3]))
+    rec = ev.get(NameRouting)
+    if rec.name_mismatch is None:
+        return could_not_run(rec.harness_problem or rec.not_run or "the Mcp-Name probe did not run")
+    asked = [(r, w) for r, w in ((rec.name_mismatch, f"Mcp-Name {rec.sent_name!r} ≠ taskId"),
+                                 (rec.method_mismatch, "Mcp-Method ≠ the body's method")) if r is not None]
+    for r, _what in asked:
+        if not r.answered and r.transport_problem and not r.timed_out:
+            # The connection failed under our probe: that judges nothing about the server's routing.
+            return could_not_run(f"the header probe got no answer: {r.transport_problem}", evidence=r.seqs())
+    problems = [p for r, what in asked if (p := _header_mismatch_problem(r, what))]
+    seqs = reply_seqs(*(r for r, _ in asked))
+    if problems:
+        return failed("; ".join(problems) + " — S-EXT-MUST-35 requires HTTP 400 with -32020", evidence=seqs,
+                      details={"expected": "HTTP 400 with -32020", "actual": problems})
+    return passed(
+        "tasks/get with an Mcp-Name that differs from the taskId, and one with a wrong Mcp-Method, were "
+        "rejected with HTTP 400 and -32020",
+        evidence=seqs,
+    )
+
+
+INVALID_TASK_ID_REJECTED = check(
+    id="tasks-invalid-task-id-rejected",
+    category="lifecycle",
+    title="An unknown taskId is rejected with -32602",
+    description=(
+        "Extension: tasks/get on an id the server never issued MUST give -32602; tasks/update and "
+        "tasks/cancel SHOULD (another answer warns). Legacy: tasks/get, tasks/result and tasks/cancel MUST."
+    ),
+    probes=(InvalidId,),
+    needs="wire",
+)
+
+
+@INVALID_TASK_ID_REJECTED.judge(Wire.EXTENSION, requires=("S-EXT-MUST-17", "S-EXT-SHOULD-01", "S-EXT-SHOULD-02"))
+@INVALID_TASK_ID_REJECTED.judge(Wire.LEGACY, requires=("S-LEG-MUST-15",))
+def invalid_task_id_rejected(ev: Evidence) -> Verdict:
+    rec = ev.get(InvalidId)
+    if not rec.ran:
+        return could_not_run(rec.not_run or "the unknown-id probe did not run")
+    problems: list[str] = []
+    warnings: list[str] = []
+    for answer in rec.answers:
+        if answer.reply.error_code == ERR_INVALID_PARAMS:
+            continue
+        text = f"{answer.asked.method} on an unknown id got {answer.reply.describe()}, not -32602"
+        (problems if answer.asked.level is Level.MUST else warnings).append(text)
+    seqs = reply_seqs(*(a.reply for a in rec.answers))
+    if problems:
+        return failed("; ".join(problems), evidence=seqs, warnings=warnings,
+                      details={"expected": ERR_INVALID_PARAMS, "actual": problems})
+    must = [a.asked.method for a in rec.answers if a.asked.level is Level.MUST]
+    return passed(f"{', '.join(must)} on an unknown id got -32602", evidence=seqs, warnings=warnings)

@@ -1,0 +1,181 @@
+"""One typed record per probe: what it sent and what came back, as named fields.
+
+Probes fill their record while they run; checks read them afterwards and never write. A
+record names its probe (`probe`), which is how checks declare what they read.
+"""
+
+from __future__ import annotations
+
+import enum
+from dataclasses import dataclass, field
+from typing import ClassVar
+
+from tasks_conformance.rpc.peer import Reply
+from tasks_conformance.wires import CreatedTask, UnknownIdProbe
+
+NO_TASK = CreatedTask(None, "none", {})
+
+
+@dataclass(frozen=True)
+class Intent:
+    """What the harness meant to send in one outbound request (for declaration hygiene)."""
+
+    seq: int
+    method: str
+    era: str
+    declared: bool  # meant to declare tasks support (extension _meta, or legacy params.task)
+    purpose: str
+
+
+@dataclass
+class ProbeRecord:
+    probe: ClassVar[str]
+    ran: bool = False
+    not_run: str | None = None  # why the probe did not run (a precondition fell)
+    harness_problem: str | None = None  # our own fault (e.g. an override the transport cannot carry)
+    elapsed_ms: int = 0
+
+    def all_replies(self) -> list[Reply]:
+        """Every reply the record holds, in the order they were asked."""
+        out: list[Reply] = []
+        for value in vars(self).values():
+            if isinstance(value, Reply):
+                out.append(value)
+            elif isinstance(value, list):
+                out.extend(v for v in value if isinstance(v, Reply))
+                out.extend(v.reply for v in value if isinstance(v, (Update, UnknownIdAnswer)))
+            elif isinstance(value, dict):
+                out.extend(v for v in value.values() if isinstance(v, Reply))
+        return out
+
+
+@dataclass
+class DeclaredCall(ProbeRecord):
+    """tools/call with the tasks declaration (extension _meta, legacy params.task)."""
+
+    probe: ClassVar[str] = "declared-call"
+    call: Reply | None = None
+    created: CreatedTask = NO_TASK
+
+    @property
+    def task_id(self) -> str | None:
+        return self.created.task_id
+
+
+@dataclass
+class UndeclaredCall(ProbeRecord):
+    """The same tools/call without the declaration."""
+
+    probe: ClassVar[str] = "undeclared-call"
+    call: Reply | None = None
+    created: CreatedTask = NO_TASK
+
+
+# Every poll's answer is kept for the checks; a server sending huge task frames many times a
+# second must not grow memory without bound.
+POLL_BYTE_BUDGET_MIB = 64
+
+
+class StopReason(enum.StrEnum):
+    """Why polling stopped."""
+
+    TERMINAL = "terminal"
+    POLL_TIMEOUT = "poll-timeout"
+    STUCK_INPUT_REQUIRED = "stuck-input-required"
+    POLL_BUDGET = "poll-budget"
+    GET_ERROR = "get-error"
+
+
+@dataclass(frozen=True)
+class Update:
+    """One tasks/update sent while polling, with the inputRequests keys it answered."""
+
+    keys: tuple[str, ...]
+    reply: Reply
+
+
+@dataclass
+class Poll(ProbeRecord):
+    probe: ClassVar[str] = "poll"
+    gets: list[Reply] = field(default_factory=list)
+    statuses: list[str] = field(default_factory=list)
+    updates: list[Update] = field(default_factory=list)
+    unanswered_keys: list[str] = field(default_factory=list)
+    stop: StopReason | None = None
+    result: Reply | None = None  # legacy tasks/result
+    elicitations: list[int] = field(default_factory=list)  # legacy: server requests on that stream
+
+    @property
+    def final_status(self) -> str | None:
+        return self.statuses[-1] if self.statuses else None
+
+    @property
+    def saw_input_required(self) -> bool:
+        return "input_required" in self.statuses
+
+    @property
+    def last_get(self) -> Reply | None:
+        return self.gets[-1] if self.gets else None
+
+
+@dataclass(frozen=True)
+class UnknownIdAnswer:
+    asked: UnknownIdProbe
+    reply: Reply
+
+
+@dataclass
+class InvalidId(ProbeRecord):
+    """tasks/* on an id the server never issued."""
+
+    probe: ClassVar[str] = "invalid-id"
+    task_id: str | None = None
+    answers: list[UnknownIdAnswer] = field(default_factory=list)
+
+
+@dataclass
+class NameRouting(ProbeRecord):
+    """tasks/get whose Mcp-Name, then Mcp-Method, header disagrees with the body."""
+
+    probe: ClassVar[str] = "name-routing"
+    task_id: str | None = None
+    sent_name: str | None = None
+    name_mismatch: Reply | None = None
+    method_mismatch: Reply | None = None
+
+
+@dataclass
+class Cancel(ProbeRecord):
+    probe: ClassVar[str] = "cancel"
+    no_cancel_capability: bool = False
+    task_id: str | None = None
+    status_before: str | None = None  # the probe task's last polled status
+    create: Reply | None = None  # legacy: the fresh task created to be cancelled
+    cancel: Reply | None = None
+    after: Reply | None = None  # tasks/get right after the cancel
+    cancel_terminal: Reply | None = None  # legacy: cancelling the probe task that already ended
+
+
+@dataclass
+class Listen(ProbeRecord):
+    """subscriptions/listen for the task, declaring the extension."""
+
+    probe: ClassVar[str] = "listen"
+    task_id: str | None = None
+    listen: Reply | None = None
+    frames: list[int] = field(default_factory=list)  # notifications that arrived meanwhile
+
+
+@dataclass
+class UndeclaredTasks(ProbeRecord):
+    """tasks/* and subscriptions/listen without the declaration, on the live task (sent last)."""
+
+    probe: ClassVar[str] = "undeclared-tasks"
+    task_id: str | None = None
+    replies: dict[str, Reply] = field(default_factory=dict)  # by method, in the order sent
+    listen_acks: list[int] = field(default_factory=list)
+
+
+RECORD_TYPES: dict[str, type[ProbeRecord]] = {
+    r.probe: r for r in (DeclaredCall, UndeclaredCall, Poll, InvalidId, NameRouting, Cancel, Listen, UndeclaredTasks)
+}

@@ -1,0 +1,163 @@
+"""Polling the probe task to its end: tasks/get at the server's pace within --poll-timeout,
+answering input when the task asks for it and the run was given answers."""
+
+from __future__ import annotations
+
+import time
+from typing import Any
+
+import anyio
+
+from tasks_conformance.evidence import DeclaredCall, Poll, StopReason, Update
+from tasks_conformance.evidence.records import POLL_BYTE_BUDGET_MIB
+from tasks_conformance.probes import probe
+from tasks_conformance.probes.context import ProbeContext
+from tasks_conformance.protocol import TERMINAL_STATUSES, get_path
+from tasks_conformance.rpc.peer import Reply
+
+DEFAULT_POLL_INTERVAL_S = 0.25
+MIN_POLL_INTERVAL_S = 0.05
+STUCK_INPUT_POLLS = 3
+MAX_POLLS = 2_000
+POLL_BYTE_BUDGET = POLL_BYTE_BUDGET_MIB * 1024 * 1024
+ANSWER_SHAPES = {"elicitation/create": ("action",), "sampling/createMessage": ("role", "content"),
+                 "roots/list": ("roots",)}
+
+
+def answers_for(pending: dict[str, Any], responses: dict[str, Any]) -> dict[str, Any]:
+    """Match --input-responses to the outstanding inputRequests.
+
+    By key first. Servers may mint their own keys (e.g. "<taskId>:<hex>"), which no answer
+    written before the run can name, so an unmatched request then takes the "*" answer, or
+    else the first answer shaped for its method (an ElicitResult has "action"; a
+    CreateMessageResult has "role" and "content"; a ListRootsResult has "roots").
+    """
+    out: dict[str, Any] = {}
+    for key, request in pending.items():
+        if key in responses:
+            out[key] = responses[key]
+        elif "*" in responses:
+            out[key] = responses["*"]
+        else:
+            answer = _shaped_answer(request, responses)
+            if answer is not None:
+                out[key] = answer
+    return out
+
+
+def _shaped_answer(request: Any, responses: dict[str, Any]) -> Any:
+    method = get_path(request, "method")
+    want = ANSWER_SHAPES.get(method) if isinstance(method, str) else None
+    if not want:
+        return None
+    return next((a for a in responses.values() if isinstance(a, dict) and all(k in a for k in want)), None)
+
+
+class Poller:
+    """One polling run; each method is one step of the loop, the record its only output."""
+
+    def __init__(self, ctx: ProbeContext, rec: Poll, task_id: str) -> None:
+        self.ctx = ctx
+        self.rec = rec
+        self.task_id = task_id
+        self.started = time.monotonic()
+        self.deadline = self.started + ctx.config.poll_timeout_s
+        self.interval_s = self._interval_s(ctx.record(DeclaredCall).created.fields)
+        self.stuck = 0
+        self.polled_bytes = 0
+        self.answered: set[str] = set()
+        self.asked_result = False
+
+    def _interval_s(self, task: Any) -> float:
+        ms = self.ctx.dialect.poll_interval_ms(task)
+        return ms / 1000.0 if ms is not None else DEFAULT_POLL_INTERVAL_S
+
+    async def run(self) -> StopReason:
+        for n in range(MAX_POLLS):
+            reply = await self.ctx.session.request("tasks/get", {"taskId": self.task_id}, purpose=f"poll #{n + 1}")
+            self.rec.gets.append(reply)
+            stop = await self._look(reply)
+            if stop is not None:
+                return stop
+            if not await self._wait():
+                return StopReason.POLL_TIMEOUT
+        return StopReason.POLL_TIMEOUT
+
+    async def _look(self, reply: Reply) -> StopReason | None:
+        """Read one tasks/get answer; a reason to stop, or None to poll on."""
+        frame = self.ctx.wire_log.get(reply.response_seq) if reply.response_seq else None
+        self.polled_bytes += len(frame.data) if frame is not None else 0
+        if self.polled_bytes > POLL_BYTE_BUDGET:
+            return StopReason.POLL_BUDGET
+        if not reply.ok:
+            return StopReason.GET_ERROR
+        task = reply.result
+        status = task.get("status")
+        self.rec.statuses.append(status if isinstance(status, str) else repr(status))
+        self.interval_s = self._interval_s(task)
+        if isinstance(status, str) and status in TERMINAL_STATUSES:
+            return StopReason.TERMINAL
+        if status != "input_required":
+            self.stuck = 0
+            return None
+        await self._on_input_required(task)
+        return StopReason.STUCK_INPUT_REQUIRED if self.stuck >= STUCK_INPUT_POLLS else None
+
+    async def _on_input_required(self, task: dict[str, Any]) -> None:
+        if self.ctx.dialect.input_via_result_stream:
+            # Input travels on the tasks/result stream as server requests, answered by the peer.
+            await self.ask_result()
+            self.stuck += 1
+            return
+        responses = self.ctx.config.input_responses
+        if not responses:
+            self.stuck += 1
+            return
+        outstanding = get_path(task, "inputRequests")
+        if not isinstance(outstanding, dict):
+            outstanding = {}
+        pending = {k: v for k, v in outstanding.items() if k not in self.answered}
+        answers = answers_for(pending, responses)
+        if answers:
+            upd = await self.ctx.session.request(
+                "tasks/update", {"taskId": self.task_id, "inputResponses": answers}, purpose="answer input"
+            )
+            self.rec.updates.append(Update(tuple(sorted(answers)), upd))
+            self.answered.update(answers)
+            self.stuck = 0
+        elif pending:
+            # Requests we have no answer for: the task can only stay parked.
+            self.stuck += 1
+            self.rec.unanswered_keys = sorted(pending)
+        # else: every outstanding key was answered; the ack may precede the change, so keep
+        # polling until --poll-timeout.
+
+    async def _wait(self) -> bool:
+        """Sleep until the next poll; False when the deadline leaves no room for one."""
+        left = self.deadline - time.monotonic()
+        if left <= 0:
+            return False
+        await anyio.sleep(min(max(self.interval_s, MIN_POLL_INTERVAL_S), left))
+        # One last look exactly at the deadline would overrun it; stop here.
+        return time.monotonic() < self.deadline
+
+    async def ask_result(self) -> None:
+        """tasks/result, keeping the server requests that arrive on its stream."""
+        peer = self.ctx.session.peer
+        before = len(peer.server_requests)
+        self.rec.result = await self.ctx.session.request("tasks/result", {"taskId": self.task_id},
+                                                         purpose="legacy tasks/result")
+        self.rec.elicitations = [f.seq for f in peer.server_requests[before:]]
+        self.asked_result = True
+
+
+@probe(Poll, order=20, needs=(DeclaredCall,), needs_task=True,
+       description="poll tasks/get until the task is terminal (answering input when given)")
+async def poll(ctx: ProbeContext) -> None:
+    rec = ctx.record(Poll)
+    rec.ran = True
+    poller = Poller(ctx, rec, ctx.require_task_id())
+    rec.stop = await poller.run()
+    rec.elapsed_ms = int((time.monotonic() - poller.started) * 1000)
+    if ctx.dialect.outcome_via_result_method and rec.stop is StopReason.TERMINAL and not poller.asked_result:
+        await poller.ask_result()

@@ -1,0 +1,46 @@
+"""Build what a connection is made of from the run's settings: the transport for the target,
+and the client capabilities to declare."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any
+
+from tasks_conformance.config import RunConfig
+from tasks_conformance.transports.base import Transport
+from tasks_conformance.wirelog import WireLog
+
+DEFAULT_CLIENT_CAPABILITIES: dict[str, Any] = {"elicitation": {"form": {}}, "roots": {}}
+
+TransportFactory = Callable[[RunConfig, WireLog], Transport]
+
+
+def make_transport(config: RunConfig, wire: WireLog) -> Transport:
+    """The transport for the configured target (imports only the one in use: httpx is costly)."""
+    if config.transport == "stdio":
+        from tasks_conformance.transports.stdio import StdioTransport
+
+        return StdioTransport(
+            wire, command=config.command, cwd=config.cwd, env=config.env,
+            max_message_bytes=config.max_message_bytes,
+        )
+    if config.transport == "http":
+        from tasks_conformance.transports.http import HttpTransport
+
+        assert config.url is not None
+        return HttpTransport(
+            wire, url=config.url, headers=config.headers, max_message_bytes=config.max_message_bytes,
+            connect_timeout_s=min(config.timeout_s, 10.0),
+        )
+    from tasks_conformance.transports.sockets import SocketTransport
+
+    return SocketTransport(
+        wire, tcp=config.tcp, unix=config.unix, max_message_bytes=config.max_message_bytes,
+        connect_timeout_s=min(config.timeout_s, 10.0),
+    )
+
+
+def client_capabilities(config: RunConfig) -> dict[str, Any]:
+    if config.client_capabilities is not None:
+        return dict(config.client_capabilities)
+    return dict(DEFAULT_CLIENT_CAPABILITIES)
