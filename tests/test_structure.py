@@ -1,0 +1,51 @@
+"""The shape the code keeps: era knowledge in one place, docs generated from the registry."""
+
+from __future__ import annotations
+
+import re
+import subprocess
+import sys
+from pathlib import Path
+
+from tasks_conformance.checks.catalogue import END, START, checks_table
+
+ROOT = Path(__file__).resolve().parent.parent
+SRC = ROOT / "src" / "tasks_conformance"
+# Era names compared as strings, or the Wire members of a tasks era compared directly.
+ERA_COMPARISON = re.compile(
+    r"""(==|!=|\bis\b(\s+not)?)\s*(["'](legacy|extension)["']|Wire\.(LEGACY|EXTENSION))"""
+    r"""|(["'](legacy|extension)["']|Wire\.(LEGACY|EXTENSION))\s*(==|!=|\bis\b)"""
+)
+# wires/ is the home of era knowledge and session/ speaks each era; the reference server is an
+# independent implementation that shares no code with the checker on purpose.
+ERA_HOMES = ("wires", "session", "reference")
+
+
+def test_no_era_comparison_outside_wires_and_session() -> None:
+    found = []
+    for path in SRC.rglob("*.py"):
+        rel = path.relative_to(SRC)
+        if rel.parts[0] in ERA_HOMES:
+            continue
+        for n, line in enumerate(path.read_text(encoding="utf-8").splitlines(), start=1):
+            if ERA_COMPARISON.search(line):
+                found.append(f"{rel}:{n}: {line.strip()}")
+    assert not found, "ask the WireDialect (or judge per wire) instead:\n" + "\n".join(found)
+
+
+def test_the_era_comparison_detector_detects() -> None:
+    assert ERA_COMPARISON.search('if ev.wire == "extension":')
+    assert ERA_COMPARISON.search("if d.wire is Wire.LEGACY:")
+    assert not ERA_COMPARISON.search("if ev.wire is Wire.NONE:")
+
+
+def test_readme_table_of_checks_is_generated_from_the_registry() -> None:
+    readme = (ROOT / "README.md").read_text(encoding="utf-8")
+    section = readme.split(START, 1)[1].split(END, 1)[0].strip()
+    assert section == checks_table(), "README.md is stale: run python scripts/update_docs.py"
+
+
+def test_update_docs_check_mode_agrees() -> None:
+    proc = subprocess.run([sys.executable, str(ROOT / "scripts" / "update_docs.py"), "--check"],
+                          capture_output=True, text=True, timeout=60)
+    assert proc.returncode == 0, proc.stderr
