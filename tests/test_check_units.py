@@ -219,7 +219,8 @@ def test_a_check_without_a_judge_for_the_wire_is_not_applicable() -> None:
 def test_wire_framing_accepts_an_id_null_error_but_not_a_stray_response() -> None:
     b = Builder()
     b.call(DeclaredCall, {"result": {"content": []}})
-    b.unmatched.append(b.log.record("in", "stdio", b'{"jsonrpc":"2.0","id":null,"error":{"code":-32700,"message":"x"}}'))
+    id_null = b'{"jsonrpc":"2.0","id":null,"error":{"code":-32700,"message":"x"}}'
+    b.unmatched.append(b.log.record("in", "stdio", id_null))
     assert verdict("tasks-wire-framing", b.ev).status == "passed"
     b.unmatched.append(b.log.record("in", "stdio", b'{"jsonrpc":"2.0","id":4242,"result":{}}'))
     b.unmatched.append(b.log.record("in", "stdio", b"DEBUG: starting up"))

@@ -1,4 +1,4 @@
-"""Wire names shared by sessions, probes and checks (spec-digest §1–§3)."""
+"""Wire names shared by sessions, probes and checks: `_meta` keys, statuses, error codes, headers."""
 
 from __future__ import annotations
 

@@ -1,60 +1,168 @@
-"""The server requirements the checks cite (ids from spec-digest §4; paraphrased in our words)."""
+"""The server requirements the checks cite, loaded from requirements.toml (shipped in this package).
+
+The registry is data, not code, so that a reader can audit every rule, its level and its link to
+the public specification in one file. Importing this module parses nothing: the file is read and
+validated on the first `load()`, and any defect is reported as a `ValueError` naming the entry.
+"""
 
 from __future__ import annotations
 
-REQUIREMENTS: dict[str, str] = {
-    "S-CORE-MUST-04": "A missing required client capability gets -32021 with data.requiredCapabilities (HTTP 400)",
-    "S-CORE-MUST-05": "Capabilities are never inferred from earlier requests",
-    "S-CORE-MUST-06": "A routing header that disagrees with the body gets HTTP 400 with -32020",
-    "S-CORE-MUST-08": "The server implements server/discover",
-    "S-CORE-MUST-12": "A subscription's first message is its acknowledgement; every notification on it is tagged",
-    "S-CORE-MUST-13": "No undefined error codes from the reserved range -32020…-32099",
-    "S-EXT-MUST-01": "No CreateTaskResult for a request that did not declare the extension",
-    "S-EXT-MUST-02": "A request that cannot be served without a task gets -32021 naming the extension (HTTP 400)",
-    "S-EXT-MUST-03": 'Every CreateTaskResult has resultType "task"',
-    "S-EXT-MUST-04": 'No other result has resultType "task"',
-    "S-EXT-MUST-05": "A CreateTaskResult is durable: tasks/get on the new id succeeds at once",
-    "S-EXT-MUST-06": "A task object is flat with taskId, status, createdAt, lastUpdatedAt and ttlMs",
-    "S-EXT-MUST-07": 'tasks/get results have resultType "complete"',
-    "S-EXT-MUST-09": "An input_required task lists all outstanding inputRequests",
-    "S-EXT-MUST-10": "A completed task inlines the original request's result",
-    "S-EXT-MUST-12": "A failed task carries a JSON-RPC error object",
-    "S-EXT-MUST-13": "A tool isError result makes the task completed, never failed",
-    "S-EXT-MUST-15": 'A successful tasks/update answers an empty ack with resultType "complete"',
-    "S-EXT-MUST-16": 'A successful tasks/cancel answers an empty ack with resultType "complete"',
-    "S-EXT-MUST-17": "tasks/get on an unknown taskId gets -32602",
-    "S-EXT-MUST-18": "tasks/get, tasks/update and tasks/cancel without the declaration get -32021",
-    "S-EXT-MUST-19": "subscriptions/listen for taskIds without the declaration gets -32021",
-    "S-EXT-MUST-25": "A legacy params.task on tools/call is ignored on the extension wire",
-    "S-EXT-MUST-26": "server/discover never advertises the legacy capabilities.tasks",
-    "S-EXT-MUST-31": "notifications/tasks params are a complete task object, like tasks/get's",
-    "S-EXT-MUST-32": "Terminal statuses never change afterwards (derived from the state diagram)",
-    "S-EXT-MUST-30": "Task notifications arrive only on a subscription that asked for those task ids",
-    "S-EXT-MUST-33": 'tasks/* never answer resultType "input_required"',
-    "S-EXT-MUST-35": "Over HTTP, a tasks/* Mcp-Name or Mcp-Method that disagrees with the body gets 400 / -32020",
-    "S-EXT-SHOULD-01": "tasks/update on an unknown taskId gets -32602",
-    "S-EXT-SHOULD-02": "tasks/cancel on an unknown taskId gets -32602",
-    "S-LEG-MUST-01": "A tasks server declares capabilities.tasks at initialize (not under experimental)",
-    "S-LEG-MUST-02": "A task-required tool called without params.task gets -32601",
-    "S-LEG-MUST-03": "Undeclared task augmentation is processed normally, the task field ignored",
-    "S-LEG-MUST-04": "An accepted augmented request returns CreateTaskResult {task: {...}}",
-    "S-LEG-MUST-05": "Task ids are receiver-generated unique strings",
-    "S-LEG-MUST-06": "A task starts in working",
-    "S-LEG-MUST-08": "Every task response has createdAt and lastUpdatedAt",
-    "S-LEG-MUST-09": "tasks/get includes the actual ttl (integer or null)",
-    "S-LEG-MUST-10": "tasks/result on a terminal task returns the underlying result or the same error",
-    "S-LEG-MUST-12": "The tasks/result response carries the related-task _meta",
-    "S-LEG-MUST-13": "Server-to-client requests made for a task carry the related-task _meta",
-    "S-LEG-MUST-15": "An unknown taskId in tasks/get, tasks/result or tasks/cancel gets -32602",
-    "S-LEG-MUST-18": "Cancelling a task that already ended gets -32602",
-    "S-LEG-MUST-19": "A valid cancel moves the task to cancelled before the response shows it",
-    # Base JSON-RPC and transport rules the task checks rest on (JSON-RPC 2.0; the stdio and
-    # Streamable HTTP transport pages of both eras). Ids of ours, not the digest's.
-    "S-WIRE-01": "Over stdio the server writes nothing to stdout that is not an MCP message",
-    "S-WIRE-02": "Every response answers a request the client sent, exactly once",
-    "S-WIRE-03": "HTTP bodies carry JSON-RPC as application/json or text/event-stream",
+import re
+from collections.abc import Mapping
+from dataclasses import dataclass
+from functools import cache
+from types import MappingProxyType
+from typing import Any, Final, Literal, cast, get_args
+
+Level = Literal["MUST", "MUST NOT", "SHOULD", "SHOULD NOT", "MAY"]
+Era = Literal["extension", "legacy", "both"]
+# T: black-box testable; P: partial, heuristic or needs a cooperating fixture; N: not observable.
+Testability = Literal["T", "P", "N"]
+
+LEVELS: Final[frozenset[str]] = frozenset(get_args(Level))
+ERAS: Final[frozenset[str]] = frozenset(get_args(Era))
+TESTABILITIES: Final[frozenset[str]] = frozenset(get_args(Testability))
+
+RESOURCE: Final = "requirements.toml"
+
+_ID = re.compile(r"^S-(EXT|LEG|CORE|WIRE)-(MUST|SHOULD|MAY)-\d{2}$")
+# Our own base JSON-RPC/transport rules carry no level in their id.
+_WIRE_ID = re.compile(r"^S-WIRE-\d{2}$")
+
+# The id's family fixes the era, so a copied entry that kept the wrong era is caught.
+_ERA_OF_FAMILY: Final[Mapping[str, str]] = {
+    "EXT": "extension",
+    "CORE": "extension",
+    "LEG": "legacy",
+    "WIRE": "both",
+}
+# The level word in the id bounds the level: an S-…-MUST-nn entry may be MUST or MUST NOT.
+_LEVELS_OF_WORD: Final[Mapping[str, frozenset[str]]] = {
+    "MUST": frozenset({"MUST", "MUST NOT"}),
+    "SHOULD": frozenset({"SHOULD", "SHOULD NOT"}),
+    "MAY": frozenset({"MAY"}),
 }
 
+_REQUIRED: Final = ("id", "level", "derived", "era", "testability", "text", "url")
+_OPTIONAL: Final = ("untestable",)
 
-def load() -> dict[str, str]:  # TEMPORARY until the requirements file lands
-    return REQUIREMENTS
+
+@dataclass(frozen=True, slots=True)
+class Requirement:
+    id: str
+    level: Level
+    derived: bool  # derived from neighbouring normative text rather than stated outright
+    era: Era
+    testability: Testability
+    text: str
+    url: str  # the public spec page, with the anchor of the section the rule comes from
+    untestable: str | None = None  # why an N requirement cannot be observed from outside
+
+
+def parse(text: str, *, source: str = RESOURCE) -> Mapping[str, Requirement]:
+    """Parse and validate registry TOML; raise ValueError naming the first bad entry."""
+    # Imported here, not at module level, so importing the package stays cheap.
+    import tomllib
+
+    try:
+        doc = tomllib.loads(text)
+    except tomllib.TOMLDecodeError as exc:
+        raise ValueError(f"{source}: not valid TOML: {exc}") from exc
+    extra = sorted(set(doc) - {"requirement"})
+    if extra:
+        raise ValueError(f"{source}: unknown top-level keys {extra}; only [[requirement]] tables belong here")
+    entries = doc.get("requirement")
+    if not isinstance(entries, list) or not entries:
+        raise ValueError(f"{source}: no [[requirement]] tables")
+    out: dict[str, Requirement] = {}
+    for n, entry in enumerate(entries, start=1):
+        req = _entry(entry, f"{source}: entry {n}")
+        if req.id in out:
+            raise ValueError(f"{source}: entry {n}: duplicate id {req.id!r}")
+        out[req.id] = req
+    return MappingProxyType(out)
+
+
+@cache
+def load() -> Mapping[str, Requirement]:
+    """The packaged registry, read and validated once per process."""
+    from importlib import resources
+
+    text = resources.files(__package__ or "tasks_conformance").joinpath(RESOURCE).read_text(encoding="utf-8")
+    return parse(text)
+
+
+def get(requirement_id: str) -> Requirement:
+    """One requirement; an unknown id raises KeyError suggesting the nearest known ids."""
+    registry = load()
+    try:
+        return registry[requirement_id]
+    except KeyError:
+        import difflib
+
+        close = difflib.get_close_matches(requirement_id, list(registry), n=3, cutoff=0.6)
+        hint = f"; did you mean {', '.join(close)}?" if close else ""
+        raise KeyError(f"unknown requirement id {requirement_id!r}{hint}") from None
+
+
+def _entry(entry: Any, where: str) -> Requirement:
+    if not isinstance(entry, dict):
+        raise ValueError(f"{where}: is {type(entry).__name__}, not a table")
+    rid = entry.get("id")
+    if isinstance(rid, str):
+        where = f"{where} ({rid})"
+    missing = [k for k in _REQUIRED if k not in entry]
+    if missing:
+        raise ValueError(f"{where}: missing {', '.join(missing)}")
+    unknown = sorted(set(entry) - set(_REQUIRED) - set(_OPTIONAL))
+    if unknown:
+        raise ValueError(f"{where}: unknown keys {unknown}")
+    for key in ("id", "level", "era", "testability", "text", "url"):
+        if not isinstance(entry[key], str) or not entry[key].strip():
+            raise ValueError(f"{where}: {key} must be a non-empty string")
+    if not isinstance(entry["derived"], bool):
+        raise ValueError(f"{where}: derived must be true or false")
+    family, word = _id_parts(entry["id"], where)
+    level, era, testability = entry["level"], entry["era"], entry["testability"]
+    if level not in LEVELS:
+        raise ValueError(f"{where}: unknown level {level!r} (one of {', '.join(sorted(LEVELS))})")
+    if word is not None and level not in _LEVELS_OF_WORD[word]:
+        raise ValueError(f"{where}: level {level!r} does not fit an id that says {word}")
+    if era not in ERAS:
+        raise ValueError(f"{where}: unknown era {era!r} (one of {', '.join(sorted(ERAS))})")
+    if era != _ERA_OF_FAMILY[family]:
+        raise ValueError(f"{where}: S-{family} requirements belong to era {_ERA_OF_FAMILY[family]!r}, not {era!r}")
+    if testability not in TESTABILITIES:
+        raise ValueError(f"{where}: unknown testability {testability!r} (one of T, P, N)")
+    url = entry["url"]
+    if not url.startswith("https://") or "#" not in url or url.endswith("#"):
+        raise ValueError(f"{where}: url {url!r} must be https:// with a #section anchor")
+    untestable = entry.get("untestable")
+    if untestable is not None and (not isinstance(untestable, str) or not untestable.strip()):
+        raise ValueError(f"{where}: untestable must be a non-empty string")
+    if testability == "N" and untestable is None:
+        raise ValueError(f"{where}: testability N needs an untestable reason")
+    if testability != "N" and untestable is not None:
+        raise ValueError(f"{where}: untestable is only for testability N (this one is {testability})")
+    return Requirement(
+        id=entry["id"],
+        level=cast(Level, level),
+        derived=entry["derived"],
+        era=cast(Era, era),
+        testability=cast(Testability, testability),
+        text=entry["text"].strip(),
+        url=url,
+        untestable=untestable.strip() if untestable is not None else None,
+    )
+
+
+def _id_parts(rid: str, where: str) -> tuple[str, str | None]:
+    """(family, level word) of a well-formed id; the WIRE form has no level word."""
+    if _WIRE_ID.match(rid):
+        return "WIRE", None
+    m = _ID.match(rid)
+    if m is None:
+        raise ValueError(
+            f"{where}: malformed id {rid!r} (expected S-(EXT|LEG|CORE|WIRE)-(MUST|SHOULD|MAY)-nn or S-WIRE-nn)"
+        )
+    return m.group(1), m.group(2)

@@ -1,4 +1,5 @@
-"""The result model: the contract every reporter reads (design.md, "The result model").
+"""The result model: the contract every reporter reads. Field names follow the JSON summaries CI
+users of other checkers already parse.
 
 Plain dataclasses with no heavy imports, so reporters, the CLI and tests can use them cheaply.
 `to_json()` produces the exact JSON field names CI users already parse.

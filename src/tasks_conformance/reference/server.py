@@ -401,7 +401,7 @@ class ReferenceServer:
             return (name if isinstance(name, str) else None), True
         if ctx.method in TASK_METHODS:
             task_id = ctx.params.get("taskId")
-            # Missing Mcp-Name on tasks/* is tolerated (spec-digest §6 Q3); a mismatch is not.
+            # Missing Mcp-Name on tasks/* is tolerated (policy P-03); a mismatch is not.
             return (task_id if isinstance(task_id, str) else None), False
         return None, False
 

@@ -2,7 +2,7 @@
 
 `json` is `RunResult.to_json()` in full (shape: schemas/json.schema.json). `json-summary` is the
 stable, smaller document dashboards read (schemas/json-summary.schema.json): it keeps
-`discovery`, which the competitor's summary drops, and leaves out descriptions, evidence and
+`discovery`, which other checkers' summaries drop, and leaves out descriptions, evidence and
 check details. Both are always valid UTF-8 JSON whatever the server sent (see `_text.dumps`).
 """
 
