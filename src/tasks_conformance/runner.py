@@ -21,7 +21,7 @@ from tasks_conformance.checks.common import PRECONDITIONS, need_wire
 from tasks_conformance.checks.registry import Verdict, could_not_run, not_applicable
 from tasks_conformance.config import RunConfig
 from tasks_conformance.evidence import Discovery, Evidence, ProbeRecord, ToolChoice
-from tasks_conformance.probes import ProbeSpec, plan
+from tasks_conformance.probes import ProbeSpec, plan, run_schedule
 from tasks_conformance.probes.context import ProbeContext
 from tasks_conformance.protocol import get_path
 from tasks_conformance.redact import Redactor
@@ -194,8 +194,11 @@ class Traffic:
             self.tool = choose_tool(self.config, d, dialect)
         ctx = ProbeContext(session=self.conn.session, config=self.config, discovery=d, dialect=dialect,
                            wire_log=self.conn.wire, tool=self.tool, records=self.records)
-        for spec in probes:
+
+        async def run_probe(spec: ProbeSpec) -> None:
             await self._run_probe(ctx, spec)
+
+        await run_schedule(probes, run_probe)
 
     async def _run_probe(self, ctx: ProbeContext, spec: ProbeSpec) -> None:
         if spec.needs_tool and (self.tool is None or self.tool.name is None):

@@ -1,5 +1,12 @@
 """Probes send the traffic, once, and record what they saw in their typed record. They never
-judge. Each probe module registers its probes on import; `plan` imports them all."""
+judge. Each probe module registers its probes on import; `plan` imports them all.
+
+Probes run as a schedule, not a sequence: each starts as soon as the probes it needs have
+finished, so independent traffic (the undeclared call, unknown ids, header probes, the task
+subscription) overlaps the task's own run and the waits between polls. A probe marked `last`
+starts only when every other probe has finished: the undeclared tasks/* requests could change the
+task if a server wrongly obeyed them.
+"""
 
 from __future__ import annotations
 
@@ -31,6 +38,7 @@ class ProbeSpec:
     needs_task: bool  # the runner skips it, saying why, when the declared call created no task
     description: str
     fn: ProbeFn
+    last: bool = False
 
     @property
     def name(self) -> str:
@@ -42,12 +50,12 @@ PROBES: dict[str, ProbeSpec] = {}
 
 def probe(
     record: type[ProbeRecord], *, order: int, description: str, needs: tuple[type[ProbeRecord], ...] = (),
-    applies: Applies = every_wire, needs_tool: bool = False, needs_task: bool = False,
+    applies: Applies = every_wire, needs_tool: bool = False, needs_task: bool = False, last: bool = False,
 ) -> Callable[[ProbeFn], ProbeFn]:
     def register(fn: ProbeFn) -> ProbeFn:
         if record.probe in PROBES:
             raise ValueError(f"probe {record.probe!r} registered twice")
-        PROBES[record.probe] = ProbeSpec(record, order, needs, applies, needs_tool, needs_task, description, fn)
+        PROBES[record.probe] = ProbeSpec(record, order, needs, applies, needs_tool, needs_task, description, fn, last)
         return fn
 
     return register
@@ -75,3 +83,30 @@ def plan(wanted: set[str], dialect: WireDialect) -> list[ProbeSpec]:
         selected.add(name)
         stack.extend(n.probe for n in spec.needs)
     return sorted((probes[n] for n in selected), key=lambda s: (s.order, s.name))
+
+
+ProbeRunner = Callable[[ProbeSpec], Awaitable[None]]
+
+
+async def run_schedule(planned: list[ProbeSpec], run: ProbeRunner) -> None:
+    """Run the planned probes, each as soon as what it needs has finished (see the module's doc).
+
+    `run` must not raise: the runner contains a probe's failure in its record.
+    """
+    import anyio
+
+    done = {spec.name: anyio.Event() for spec in planned}
+    others = [done[spec.name] for spec in planned if not spec.last]
+
+    async def one(spec: ProbeSpec) -> None:
+        try:
+            waits = others if spec.last else [done[n.probe] for n in spec.needs if n.probe in done]
+            for event in waits:
+                await event.wait()
+            await run(spec)
+        finally:
+            done[spec.name].set()
+
+    async with anyio.create_task_group() as tg:
+        for spec in planned:
+            tg.start_soon(one, spec)

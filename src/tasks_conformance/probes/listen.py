@@ -40,7 +40,7 @@ async def _listen(ctx: ProbeContext, tid: str, *, declare: bool) -> tuple[Reply,
     return reply, list(s.peer.notifications[before:])
 
 
-@probe(Listen, order=70, needs=(DeclaredCall, Poll), applies=_has_subscriptions, needs_task=True,
+@probe(Listen, order=70, needs=(DeclaredCall,), applies=_has_subscriptions, needs_task=True,
        description="subscriptions/listen for the task's notifications, declaring the extension")
 async def listen(ctx: ProbeContext) -> None:
     rec = ctx.record(Listen)
@@ -52,6 +52,7 @@ async def listen(ctx: ProbeContext) -> None:
 
 
 @probe(UndeclaredTasks, order=90, needs=(DeclaredCall, Poll), applies=_declares_per_request, needs_task=True,
+       last=True,
        description="tasks/get, tasks/update, subscriptions/listen and tasks/cancel without the declaration")
 async def undeclared_tasks(ctx: ProbeContext) -> None:
     rec = ctx.record(UndeclaredTasks)

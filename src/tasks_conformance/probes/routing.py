@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from tasks_conformance.evidence import DeclaredCall, NameRouting, Poll
+from tasks_conformance.evidence import DeclaredCall, NameRouting
 from tasks_conformance.probes import probe
 from tasks_conformance.probes.context import ProbeContext
 from tasks_conformance.protocol import HEADER_METHOD, HEADER_NAME, encode_header_value
@@ -14,7 +14,7 @@ def _routes_by_headers(dialect: WireDialect) -> bool:
     return dialect.per_request_declaration
 
 
-@probe(NameRouting, order=50, needs=(DeclaredCall, Poll), applies=_routes_by_headers, needs_task=True,
+@probe(NameRouting, order=50, needs=(DeclaredCall,), applies=_routes_by_headers, needs_task=True,
        description="tasks/get whose Mcp-Name (then Mcp-Method) header disagrees with the body (HTTP)")
 async def name_routing(ctx: ProbeContext) -> None:
     rec = ctx.record(NameRouting)
