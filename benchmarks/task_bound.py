@@ -1,0 +1,130 @@
+"""The "task-bound" scenario: what a full run costs on top of the task's own duration.
+
+The reference server runs its task tool for 300 ms and announces pollIntervalMs 100; the full
+default suite runs against it over stdio and over HTTP. For each transport: the run's wall time
+minus the tool's duration (median, min and max of N runs) and, from the run's own wire log, the
+median time from an HTTP request to its response. `python -c pass` in the same run is the
+baseline the ratios are against, so a slower or busier machine shifts both.
+
+    python benchmarks/task_bound.py [--repeat 7] [--write docs/benchmarks.md]
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from collections.abc import Iterator
+from contextlib import contextmanager
+from pathlib import Path
+
+PY = sys.executable
+TOOL_MS = 300
+SERVER = [PY, "-m", "tasks_conformance.reference", "--task-duration-ms", str(TOOL_MS), "--poll-interval-ms", "100"]
+TC = [PY, "-m", "tasks_conformance", "--tool-name", "slow_compute", "--format", "json"]
+READY_TIMEOUT_S = 20.0
+
+
+@contextmanager
+def http_server() -> Iterator[str]:
+    """serve-reference over HTTP on an ephemeral port; yields its URL and always stops it."""
+    proc = subprocess.Popen([*SERVER, "--transport", "http"], stdout=subprocess.PIPE, stderr=subprocess.DEVNULL,
+                            text=True)
+    try:
+        deadline = time.monotonic() + READY_TIMEOUT_S
+        assert proc.stdout is not None
+        line = ""
+        while time.monotonic() < deadline and not line.startswith("READY "):
+            line = proc.stdout.readline()
+            if not line and proc.poll() is not None:
+                raise RuntimeError("the reference server exited before it was ready")
+        yield line.split(" ", 1)[1].strip()
+    finally:
+        proc.terminate()
+        try:
+            proc.wait(timeout=5)
+        except subprocess.TimeoutExpired:
+            proc.kill()
+            proc.wait(timeout=5)
+
+
+def exchange_ms(wire_log: Path) -> list[float]:
+    """Request-to-response times of the HTTP exchanges in a wire log."""
+    rows = [json.loads(line) for line in wire_log.read_text().splitlines() if line.strip()]
+    sent = {r["seq"]: r["time"] for r in rows if r.get("direction") == "out" and r.get("channel") == "http"}
+    out = []
+    for r in rows:
+        reply_to = (r.get("http") or {}).get("replyTo", r.get("replyTo"))
+        if r.get("direction") == "in" and reply_to in sent:
+            out.append((r["time"] - sent[reply_to]) * 1000)
+    return out
+
+
+def run_once(argv: list[str], wire_log: Path) -> float:
+    t0 = time.perf_counter()
+    subprocess.run([*argv, "--wire-log", str(wire_log)], capture_output=True, timeout=120, stdin=subprocess.DEVNULL)
+    return time.perf_counter() - t0
+
+
+def measure(argv: list[str], repeat: int) -> tuple[list[float], list[float]]:
+    walls: list[float] = []
+    exchanges: list[float] = []
+    with tempfile.TemporaryDirectory() as tmp:
+        log = Path(tmp) / "wire.ndjson"
+        run_once(argv, log)  # warm the page cache and .pyc files
+        for _ in range(repeat):
+            walls.append(run_once(argv, log))
+            exchanges += exchange_ms(log)
+    return walls, exchanges
+
+
+def baseline(repeat: int) -> float:
+    times = []
+    for _ in range(repeat):
+        t0 = time.perf_counter()
+        subprocess.run([PY, "-c", "pass"], check=True)
+        times.append(time.perf_counter() - t0)
+    return statistics.median(times)
+
+
+def table(repeat: int) -> str:
+    base = baseline(repeat)
+    rows = [f"| scenario | wall − tool, median (min–max) s | × `python -c pass` | HTTP exchange median ms |",
+            "|---|---|---|---|"]
+    cases: list[tuple[str, list[str] | None]] = [
+        ("full suite over stdio", [*TC, "--command", " ".join([*SERVER, "--transport", "stdio"])]),
+        ("full suite over HTTP", None),
+    ]
+    for name, argv in cases:
+        if argv is None:
+            with http_server() as url:
+                walls, ex = measure([*TC, "--url", url], repeat)
+        else:
+            walls, ex = measure(argv, repeat)
+        over = [w - TOOL_MS / 1000 for w in walls]
+        med = statistics.median(over)
+        ex_text = f"{statistics.median(ex):.1f}" if ex else "–"
+        rows.append(f"| {name} | {med:.3f} ({min(over):.3f}–{max(over):.3f}) | {med / base:.1f} | {ex_text} |")
+    return "\n".join(rows) + f"\n\nBaseline `python -c pass`: {base:.3f} s; {repeat} runs each after one warm-up.\n"
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--repeat", type=int, default=7)
+    ap.add_argument("--write", type=Path, default=None, help="also write the table into this Markdown file")
+    opts = ap.parse_args()
+    text = table(opts.repeat)
+    print(text)
+    if opts.write is not None:
+        opts.write.write_text(
+            "# Benchmarks\n\nGenerated by `python benchmarks/task_bound.py --write docs/benchmarks.md`; the figures are "
+            "from the machine that ran it.\n\n## Task-bound: a full run against a 300 ms task tool\n\n" + text
+        )
+
+
+if __name__ == "__main__":
+    main()
