@@ -17,6 +17,7 @@ import sys
 from typing import Any, Literal
 
 from tasks_conformance.reference.context import LegacySession, RequestContext, StreamClosed
+from tasks_conformance.reference.core import Route
 from tasks_conformance.reference.protocol import (
     INTERNAL_ERROR,
     INVALID_REQUEST,
@@ -30,7 +31,7 @@ from tasks_conformance.reference.protocol import (
     response,
     valid_id,
 )
-from tasks_conformance.reference.server import ReferenceServer, Route
+from tasks_conformance.reference.server import ReferenceServer
 
 
 class Oversize:
