@@ -253,7 +253,6 @@ class ServerCore:
             raise RpcError(INTERNAL_ERROR, "Too many running tasks; try again later")
         record = TaskRecord(
             era=era,
-            tool=spec.name,
             ttl_ms=self.config.ttl_ms if ttl_ms is None else ttl_ms,
             poll_interval_ms=self.config.poll_interval_ms,
             owner=owner,

@@ -313,10 +313,8 @@ class HttpApp:
         params = message.get("params")
         if params is None:
             params = {}
-        if "id" not in message:  # a notification
-            session = self._session_for(session_id)
-            if method == "notifications/initialized" and session is not None:
-                session.initialized = True
+        if "id" not in message:  # a notification: it keeps its session alive, nothing more
+            self._session_for(session_id)
             await self._empty(send, 202)
             return
         assert isinstance(request_id, (str, int))

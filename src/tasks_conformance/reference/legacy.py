@@ -73,12 +73,7 @@ class LegacyMixin(ServerCore):
                 http_status=400,
             )
         caps = params.get("capabilities")
-        session = LegacySession(
-            session_id,
-            caps if isinstance(caps, dict) else {},
-            params.get("clientInfo"),
-            params.get("protocolVersion"),
-        )
+        session = LegacySession(session_id, caps if isinstance(caps, dict) else {})
         result: JSON = {
             "protocolVersion": LEGACY_VERSION,
             "capabilities": self.legacy_capabilities(),
