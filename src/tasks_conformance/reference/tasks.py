@@ -29,6 +29,8 @@ class PendingInput:
 
 
 class TaskRecord:
+    """The state of one task, whichever era created it; every change wakes the task's waiters."""
+
     def __init__(
         self,
         *,
