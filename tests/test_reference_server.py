@@ -770,7 +770,7 @@ def test_http_routing_headers(http_ref: HttpServerProc) -> None:
         response = send({k: v for k, v in good.items() if k != missing})
         assert response.status_code == 400 and response.json()["error"]["code"] == -32020, missing
     no_name = send({k: v for k, v in good.items() if k != "Mcp-Name"})
-    assert no_name.status_code == 200  # tolerated on tasks/* (spec-digest §6 Q3)
+    assert no_name.status_code == 200  # tolerated on tasks/*: the specification leaves open whether they must carry it
     encoded = base64.b64encode(tid.encode()).decode()
     assert send({**good, "Mcp-Name": f"=?base64?{encoded}?="}).status_code == 200
     call_params = {"name": "echo", "arguments": {"text": "x"}, "_meta": meta()}

@@ -28,7 +28,7 @@ def run(server: ReferenceServer) -> int:
     import asyncio
 
     if server.config.transport == "http":
-        from tasks_conformance.reference.http_app import serve_http
+        from tasks_conformance.reference.http_serve import serve_http
 
         runner = serve_http
     elif server.config.transport in ("tcp", "unix"):

@@ -12,7 +12,7 @@ import itertools
 import time
 from collections.abc import Mapping
 from dataclasses import dataclass, field
-from typing import Any, Literal, Protocol
+from typing import Literal, Protocol
 
 from tasks_conformance.reference.protocol import JSON, RequestId, RpcError, valid_id
 
@@ -73,12 +73,9 @@ class Outbound:
 class LegacySession:
     """A 2025-11-25 session: the stdio process after ``initialize``, or one ``Mcp-Session-Id``."""
 
-    def __init__(self, session_id: str, client_caps: JSON, client_info: Any, requested_version: Any) -> None:
+    def __init__(self, session_id: str, client_caps: JSON) -> None:
         self.session_id = session_id
         self.client_caps = client_caps
-        self.client_info = client_info
-        self.requested_version = requested_version
-        self.initialized = False  # notifications/initialized seen
         self.outbound = Outbound(prefix=f"srv-{session_id[:8]}")
         self.last_seen = time.monotonic()
 

@@ -1,4 +1,4 @@
-"""Streamable HTTP transport: a raw ASGI app on uvicorn, endpoint ``/mcp``.
+"""Streamable HTTP transport: the ASGI app of endpoint ``/mcp`` (``http_serve.py`` runs it on uvicorn).
 
 One POST per message. 2026-07-28 requests are stateless (routing headers validated against the
 body); ``initialize`` mints an ``Mcp-Session-Id`` for a 2025-11-25 session, required afterwards
@@ -14,15 +14,24 @@ import contextlib
 import json
 import re
 import secrets
-import signal
-import socket
 import sys
 import time
-from collections.abc import Awaitable, Callable, Iterator, MutableMapping
 from typing import Any
 
-import uvicorn
-
+from tasks_conformance.reference.asgi import (
+    Disconnected,
+    Receive,
+    Scope,
+    Send,
+    SseStream,
+    TooLarge,
+    empty,
+    plain,
+    read_body,
+    request_headers,
+    send_json,
+    wait_disconnect,
+)
 from tasks_conformance.reference.context import LegacySession, RequestContext, StreamClosed
 from tasks_conformance.reference.protocol import (
     INTERNAL_ERROR,
@@ -34,7 +43,6 @@ from tasks_conformance.reference.protocol import (
     PARSE_ERROR,
     RequestId,
     RpcError,
-    encode,
     error_response,
     is_response,
     modern_meta,
@@ -43,86 +51,9 @@ from tasks_conformance.reference.protocol import (
 )
 from tasks_conformance.reference.server import ReferenceServer
 
-Scope = MutableMapping[str, Any]
-Message = MutableMapping[str, Any]
-Receive = Callable[[], Awaitable[Message]]
-Send = Callable[[Message], Awaitable[None]]
-
 ENDPOINT = "/mcp"
 _ORIGIN_OK = re.compile(r"^https?://(127\.0\.0\.1|localhost|\[::1\])(:\d{1,5})?$", re.IGNORECASE)
 _SESSION_IDLE_S = 3600.0
-
-
-class _Disconnected(Exception):
-    pass
-
-
-class _TooLarge(Exception):
-    pass
-
-
-def _headers(scope: Scope) -> dict[str, str]:
-    out: dict[str, str] = {}
-    for raw_name, raw_value in scope.get("headers", []):
-        name = raw_name.decode("latin-1").lower()
-        value = raw_value.decode("latin-1")
-        out[name] = f"{out[name]}, {value}" if name in out else value
-    return out
-
-
-class SseStream:
-    """The SSE response of one POST; started lazily so that early errors can still be JSON."""
-
-    def __init__(self, send: Send, extra_headers: list[tuple[bytes, bytes]] | None = None) -> None:
-        self._send = send
-        self._extra = extra_headers or []
-        self._lock = asyncio.Lock()
-        self.started = False
-        self.closed = False
-
-    async def begin(self) -> None:
-        async with self._lock:
-            await self._start()
-
-    async def _start(self) -> None:
-        if self.started:
-            return
-        if self.closed:
-            raise StreamClosed("stream closed")
-        self.started = True
-        await self._send(
-            {
-                "type": "http.response.start",
-                "status": 200,
-                "headers": [
-                    (b"content-type", b"text/event-stream"),
-                    (b"cache-control", b"no-cache, no-transform"),
-                    (b"x-accel-buffering", b"no"),
-                    *self._extra,
-                ],
-            }
-        )
-
-    async def send(self, message: JSON) -> None:
-        async with self._lock:
-            if self.closed:
-                raise StreamClosed("stream closed")
-            await self._start()
-            await self._send(
-                {
-                    "type": "http.response.body",
-                    "body": b"event: message\ndata: " + encode(message) + b"\n\n",
-                    "more_body": True,
-                }
-            )
-
-    async def close(self) -> None:
-        async with self._lock:
-            if self.closed:
-                return
-            self.closed = True
-            if self.started:
-                await self._send({"type": "http.response.body", "body": b"", "more_body": False})
 
 
 class HttpApp:
@@ -149,14 +80,14 @@ class HttpApp:
             return
         if scope["type"] != "http":
             return
-        headers = _headers(scope)
+        headers = request_headers(scope)
         path = str(scope.get("path", ""))
         if path.rstrip("/") != ENDPOINT:
-            await self._plain(send, 404, b"Not Found")
+            await plain(send, 404, b"Not Found")
             return
         origin = headers.get("origin")
         if origin is not None and not _ORIGIN_OK.match(origin.strip()):
-            await self._json(send, 403, error_response(None, RpcError(INVALID_REQUEST, "Forbidden: invalid Origin")))
+            await send_json(send, 403, error_response(None, RpcError(INVALID_REQUEST, "Forbidden: invalid Origin")))
             return
         method = scope.get("method", "GET")
         if method == "POST":
@@ -164,7 +95,7 @@ class HttpApp:
         elif method == "DELETE":
             await self._delete(headers, send)
         else:
-            await self._plain(send, 405, b"Method Not Allowed", [(b"allow", b"POST, DELETE")])
+            await plain(send, 405, b"Method Not Allowed", [(b"allow", b"POST, DELETE")])
 
     async def _lifespan(self, receive: Receive, send: Send) -> None:
         while True:
@@ -175,62 +106,7 @@ class HttpApp:
                 await send({"type": "lifespan.shutdown.complete"})
                 return
 
-    # ------------------------------------------------------------------ plumbing
-    @staticmethod
-    async def _respond(
-        send: Send, status: int, content_type: bytes, body: bytes, headers: list[tuple[bytes, bytes]] | None
-    ) -> None:
-        await send(
-            {
-                "type": "http.response.start",
-                "status": status,
-                "headers": [(b"content-type", content_type), *(headers or [])],
-            }
-        )
-        await send({"type": "http.response.body", "body": body})
-
-    @classmethod
-    async def _plain(
-        cls, send: Send, status: int, body: bytes, headers: list[tuple[bytes, bytes]] | None = None
-    ) -> None:
-        await cls._respond(send, status, b"text/plain; charset=utf-8", body, headers)
-
-    @classmethod
-    async def _json(
-        cls, send: Send, status: int, message: JSON, headers: list[tuple[bytes, bytes]] | None = None
-    ) -> None:
-        await cls._respond(send, status, b"application/json", encode(message), headers)
-
-    @staticmethod
-    async def _empty(send: Send, status: int) -> None:
-        await send({"type": "http.response.start", "status": status, "headers": []})
-        await send({"type": "http.response.body", "body": b""})
-
-    async def _read_body(self, receive: Receive) -> bytes:
-        cap = self.server.config.max_body_bytes
-        chunks: list[bytes] = []
-        size = 0
-        while True:
-            message = await receive()
-            if message["type"] == "http.disconnect":
-                raise _Disconnected
-            if message["type"] != "http.request":
-                continue
-            chunk = bytes(message.get("body", b""))
-            size += len(chunk)
-            if size > cap:
-                raise _TooLarge
-            chunks.append(chunk)
-            if not message.get("more_body", False):
-                return b"".join(chunks)
-
-    @staticmethod
-    async def _wait_disconnect(receive: Receive) -> None:
-        while True:
-            message = await receive()
-            if message["type"] == "http.disconnect":
-                return
-
+    # ------------------------------------------------------------------ sessions
     def _session_for(self, session_id: str | None) -> LegacySession | None:
         if session_id is None:
             return None
@@ -258,34 +134,36 @@ class HttpApp:
     async def _delete(self, headers: dict[str, str], send: Send) -> None:
         session_id = headers.get("mcp-session-id")
         if session_id is None:
-            await self._plain(send, 405, b"Method Not Allowed", [(b"allow", b"POST")])
+            await plain(send, 405, b"Method Not Allowed", [(b"allow", b"POST")])
             return
         if session_id not in self.sessions:
-            await self._json(send, 404, error_response(None, RpcError(LEGACY_SESSION_NOT_FOUND, "Session not found")))
+            await send_json(send, 404, error_response(None, RpcError(LEGACY_SESSION_NOT_FOUND, "Session not found")))
             return
         self._end_session(session_id)
-        await self._empty(send, 200)
+        await empty(send, 200)
 
     # ------------------------------------------------------------------ POST
     async def _post(self, headers: dict[str, str], receive: Receive, send: Send) -> None:
         server = self.server
         try:
-            body = await asyncio.wait_for(self._read_body(receive), server.config.body_read_timeout_s)
-        except _Disconnected:
+            body = await asyncio.wait_for(
+                read_body(receive, server.config.max_body_bytes), server.config.body_read_timeout_s
+            )
+        except Disconnected:
             return
-        except _TooLarge:
-            await self._json(send, 413, error_response(None, RpcError(INVALID_REQUEST, "Request body too large")))
+        except TooLarge:
+            await send_json(send, 413, error_response(None, RpcError(INVALID_REQUEST, "Request body too large")))
             return
         except TimeoutError:
-            await self._json(send, 408, error_response(None, RpcError(INVALID_REQUEST, "Timed out reading the body")))
+            await send_json(send, 408, error_response(None, RpcError(INVALID_REQUEST, "Timed out reading the body")))
             return
         try:
             message: Any = json.loads(body)
         except (ValueError, UnicodeDecodeError):
-            await self._json(send, 400, error_response(None, RpcError(PARSE_ERROR, "Parse error: not a JSON text")))
+            await send_json(send, 400, error_response(None, RpcError(PARSE_ERROR, "Parse error: not a JSON text")))
             return
         if not isinstance(message, dict):
-            await self._json(
+            await send_json(
                 send,
                 400,
                 error_response(
@@ -301,7 +179,7 @@ class HttpApp:
         method = message.get("method")
         request_id = message.get("id")
         if not isinstance(method, str) or ("id" in message and not valid_id(request_id)):
-            await self._json(
+            await send_json(
                 send,
                 400,
                 error_response(
@@ -313,15 +191,13 @@ class HttpApp:
         params = message.get("params")
         if params is None:
             params = {}
-        if "id" not in message:  # a notification
-            session = self._session_for(session_id)
-            if method == "notifications/initialized" and session is not None:
-                session.initialized = True
-            await self._empty(send, 202)
+        if "id" not in message:  # a notification: it keeps its session alive, nothing more
+            self._session_for(session_id)
+            await empty(send, 202)
             return
         assert isinstance(request_id, (str, int))
         if not isinstance(params, dict):
-            await self._json(
+            await send_json(
                 send, 400, error_response(request_id, RpcError(INVALID_REQUEST, "params must be an object"))
             )
             return
@@ -331,7 +207,7 @@ class HttpApp:
         session = self._session_for(session_id)
         if session is None:
             status = 404 if session_id is not None else 400
-            await self._json(
+            await send_json(
                 send,
                 status,
                 error_response(
@@ -340,7 +216,7 @@ class HttpApp:
             )
             return
         session.outbound.resolve(message)
-        await self._empty(send, 202)
+        await empty(send, 202)
 
     async def _request(
         self,
@@ -359,10 +235,10 @@ class HttpApp:
             try:
                 result, new_session = server.handle_initialize(params, secrets.token_hex(16))
             except RpcError as exc:
-                await self._json(send, server.http_status_for("modern", exc), error_response(request_id, exc))
+                await send_json(send, server.http_status_for("modern", exc), error_response(request_id, exc))
                 return
             self._add_session(new_session)
-            await self._json(
+            await send_json(
                 send,
                 200,
                 response(request_id, result),
@@ -371,19 +247,19 @@ class HttpApp:
             return
         stale = session_id is not None and session is None
         if stale and not (route == "modern" and modern_meta(params) is not None):
-            await self._json(
+            await send_json(
                 send, 404, error_response(request_id, RpcError(LEGACY_SESSION_NOT_FOUND, "Session not found"))
             )
             return
         if route in ("legacy", "uninitialized") and session is None:
             if session_id is not None:
-                await self._json(
+                await send_json(
                     send,
                     404,
                     error_response(request_id, RpcError(LEGACY_SESSION_NOT_FOUND, "Session not found")),
                 )
             else:
-                await self._json(
+                await send_json(
                     send,
                     400,
                     error_response(
@@ -395,7 +271,7 @@ class HttpApp:
             assert session is not None
             version_header = headers.get("mcp-protocol-version")
             if version_header is not None and version_header.strip() != LEGACY_VERSION:
-                await self._json(
+                await send_json(
                     send,
                     400,
                     error_response(
@@ -430,7 +306,7 @@ class HttpApp:
             await self._respond_streaming(ctx, receive, send)
         else:
             reply, status = await self._invoke(ctx)
-            await self._json(send, status, reply)
+            await send_json(send, status, reply)
 
     async def _invoke(self, ctx: RequestContext) -> tuple[JSON, int]:
         server = self.server
@@ -452,7 +328,7 @@ class HttpApp:
         stream = SseStream(send)
         ctx.stream = stream
         handler = asyncio.create_task(self._invoke(ctx))
-        disconnect = asyncio.create_task(self._wait_disconnect(receive))
+        disconnect = asyncio.create_task(wait_disconnect(receive))
         shutdown = asyncio.create_task(self.shutdown_event.wait())
         try:
             done, _ = await asyncio.wait({handler, disconnect, shutdown}, return_when=asyncio.FIRST_COMPLETED)
@@ -470,7 +346,7 @@ class HttpApp:
                     await stream.close()
                 else:
                     stream.closed = True
-                    await self._json(send, status, reply)
+                    await send_json(send, status, reply)
                 return
             # Client went away (closing the stream cancels the request) or the server is stopping.
             handler.cancel()
@@ -483,7 +359,7 @@ class HttpApp:
                 await stream.close()
             else:
                 stream.closed = True
-                await self._json(
+                await send_json(
                     send,
                     503,
                     error_response(ctx.request_id, RpcError(INTERNAL_ERROR, "Server shutting down")),
@@ -492,81 +368,3 @@ class HttpApp:
             for task in (handler, disconnect, shutdown):
                 if not task.done():
                     task.cancel()
-
-
-class _UvicornServer(uvicorn.Server):
-    """uvicorn without its signal re-raise: SIGINT/SIGTERM end the process with status 0."""
-
-    def __init__(self, config: uvicorn.Config, app: HttpApp, sock: socket.socket) -> None:
-        super().__init__(config)
-        self._app = app
-        self._sock = sock
-
-    @contextlib.contextmanager
-    def capture_signals(self) -> Iterator[None]:
-        loop = asyncio.get_running_loop()
-        installed: list[signal.Signals] = []
-        for sig in (signal.SIGINT, signal.SIGTERM):
-            try:
-                loop.add_signal_handler(sig, self._on_signal)
-                installed.append(sig)
-            except (NotImplementedError, RuntimeError, ValueError):
-                pass
-        try:
-            yield
-        finally:
-            for sig in installed:
-                loop.remove_signal_handler(sig)
-
-    def _on_signal(self) -> None:
-        if self.should_exit:
-            self.force_exit = True
-        self.should_exit = True
-        self._app.begin_shutdown()
-
-    async def startup(self, sockets: list[socket.socket] | None = None) -> None:
-        await super().startup(sockets)
-        if self.started and not self.should_exit:
-            host, port = self._sock.getsockname()[:2]
-            shown = f"[{host}]" if ":" in host else host
-            sys.stdout.write(f"READY http://{shown}:{port}{ENDPOINT}\n")
-            sys.stdout.flush()
-
-
-def _bind(host: str, port: int) -> socket.socket:
-    family = socket.AF_INET6 if ":" in host else socket.AF_INET
-    # proto=IPPROTO_TCP matters: asyncio sets TCP_NODELAY only on sockets whose proto says TCP,
-    # and without it every keep-alive response waits ~40 ms for a delayed ACK.
-    sock = socket.socket(family, socket.SOCK_STREAM, socket.IPPROTO_TCP)
-    sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
-    sock.bind((host, port))
-    sock.set_inheritable(True)
-    return sock
-
-
-async def serve_http(server: ReferenceServer) -> int:
-    config = server.config
-    try:
-        sock = _bind(config.host, config.port)
-    except OSError as exc:
-        print(f"reference server: cannot listen on {config.host}:{config.port}: {exc}", file=sys.stderr)
-        return 1
-    app = HttpApp(server)
-    uv_config = uvicorn.Config(
-        app,
-        lifespan="off",
-        log_config=None,
-        log_level="warning",
-        access_log=False,
-        http="h11",
-        ws="none",
-        timeout_graceful_shutdown=2,
-    )
-    uv_server = _UvicornServer(uv_config, app, sock)
-    await server.start()
-    try:
-        await uv_server.serve(sockets=[sock])
-    finally:
-        await server.aclose()
-        sock.close()
-    return 0

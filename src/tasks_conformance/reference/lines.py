@@ -17,6 +17,7 @@ import sys
 from typing import Any, Literal
 
 from tasks_conformance.reference.context import LegacySession, RequestContext, StreamClosed
+from tasks_conformance.reference.core import Route
 from tasks_conformance.reference.protocol import (
     INTERNAL_ERROR,
     INVALID_REQUEST,
@@ -30,7 +31,7 @@ from tasks_conformance.reference.protocol import (
     response,
     valid_id,
 )
-from tasks_conformance.reference.server import ReferenceServer, Route
+from tasks_conformance.reference.server import ReferenceServer
 
 
 class Oversize:
@@ -188,9 +189,7 @@ class LineConnection:
                 del self._in_flight[request_id]
 
     def _on_notification(self, method: str, params: JSON) -> None:
-        if method == "notifications/initialized" and self.session is not None:
-            self.session.initialized = True
-        elif method == "notifications/cancelled":
+        if method == "notifications/cancelled":
             request_id = params.get("requestId")
             task = self._in_flight.get(request_id) if valid_id(request_id) else None  # type: ignore[arg-type]
             if task is not None:

@@ -29,11 +29,12 @@ class PendingInput:
 
 
 class TaskRecord:
+    """The state of one task, whichever era created it; every change wakes the task's waiters."""
+
     def __init__(
         self,
         *,
         era: TaskEra,
-        tool: str,
         ttl_ms: int | None,
         poll_interval_ms: int | None,
         owner: str | None = None,
@@ -42,7 +43,6 @@ class TaskRecord:
         now = time.time()
         self.task_id = secrets.token_urlsafe(18)
         self.era: TaskEra = era
-        self.tool = tool
         self.owner = owner  # legacy: the session that created it
         self.client_caps: JSON = client_caps or {}
         self.status = "working"
@@ -134,15 +134,6 @@ class TaskRecord:
     def outstanding_requests(self) -> JSON:
         return {key: p.request for key, p in self.pending.items()}
 
-    async def wait_change(self, timeout: float) -> bool:
-        """Wait until the record changes; False on timeout."""
-        event = self._changed
-        try:
-            await asyncio.wait_for(event.wait(), timeout)
-        except TimeoutError:
-            return False
-        return True
-
     def changed_event(self) -> asyncio.Event:
         return self._changed
 
@@ -154,9 +145,6 @@ class TaskStore:
         self._max = max_tasks
         self._tasks: dict[str, TaskRecord] = {}
         self._changed = asyncio.Event()
-
-    def __len__(self) -> int:
-        return len(self._tasks)
 
     def notify(self) -> None:
         old, self._changed = self._changed, asyncio.Event()
@@ -197,8 +185,8 @@ class TaskStore:
     def running_count(self) -> int:
         return sum(1 for t in self._tasks.values() if not t.terminal)
 
-    def purge_expired(self, now: float | None = None) -> None:
-        now = time.time() if now is None else now
+    def purge_expired(self) -> None:
+        now = time.time()
         expired = [t for t in self._tasks.values() if (exp := t.expires_at()) is not None and exp <= now]
         for record in expired:
             del self._tasks[record.task_id]
