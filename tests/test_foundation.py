@@ -10,7 +10,6 @@ from pathlib import Path
 
 import psutil
 import pytest
-
 from conftest import BROKEN, FIXTURES, REFERENCE, HttpServer, cli, http_server, run, stdio
 
 RECORDING = [sys.executable, str(FIXTURES / "recording_server.py")]
@@ -138,26 +137,7 @@ def test_no_child_process_is_left_behind(flag: str) -> None:
         assert ex.result.outcome == "incomplete"
 
 
-def test_a_command_that_does_not_exist_is_reported_clearly() -> None:
-    proc = cli("--command", "/nonexistent/tc-server", "--format", "json")
-    assert proc.returncode == 2 and "Traceback" not in proc.stderr
-    assert "not found" in proc.stderr and not proc.stdout
-
-
-@pytest.mark.parametrize("args", [
-    ["--bogus-flag"],
-    ["--url", "http://127.0.0.1:1/mcp", "--command", "x"],
-    [],
-    ["--command", "x", "--tool-args", "{not json"],
-    ["--command", "x", "--client-capabilities", "[1]"],
-    ["--command", "x", "--protocol-version", "2024-01-01"],
-    ["--command", "x", "--reporter", "junit-xml=/nonexistent-dir/r.xml"],
-])
-def test_usage_errors_exit_2_with_one_line(args: list[str]) -> None:
-    proc = cli(*args)
-    assert proc.returncode == 2
-    assert "Traceback" not in proc.stderr
-    assert len(proc.stderr.strip().splitlines()) == 1, proc.stderr
+# Usage errors (one exact line, exit 2) are proven in-process in tests/test_cli_inprocess.py.
 
 
 def test_help_version_and_list_checks_do_not_import_heavy_modules() -> None:
@@ -199,7 +179,9 @@ def test_a_server_slower_to_start_than_the_era_probe_is_judged_right(tmp_path: P
     # The 5 s era probe times out while the server starts; its late answer must neither hide
     # the modern era nor count as a stray response.
     script = tmp_path / "slow.sh"
-    script.write_text(f"#!/bin/sh\nsleep 5.5\nexec {sys.executable} -m tasks_conformance.reference --era {era} \"$@\"\n")
+    script.write_text(
+        f"#!/bin/sh\nsleep 5.5\nexec {sys.executable} -m tasks_conformance.reference --era {era} \"$@\"\n"
+    )
     script.chmod(0o755)
     ex = run(command=str(script), args=["--transport", "stdio"], tool_name="slow_compute", timeout_ms=10_000)
     assert ex.result.discovery.wire == wire

@@ -11,7 +11,7 @@ import contextlib
 import os
 import shutil
 import sys
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 from typing import IO, Annotated, Any, NoReturn, TextIO, cast
 
 import typer
@@ -288,11 +288,12 @@ def schema_command(kind: Annotated[str, typer.Argument(help="json or json-summar
     typer.echo(schema_text(kind))  # type: ignore[arg-type]
 
 
-def main() -> None:
-    """Console-script entry: one line for usage errors, no traceback unless --debug."""
-    debug = "--debug" in sys.argv
+def run_cli(argv: Sequence[str] | None = None) -> int:
+    """Run the command line and return its exit code: one line for usage errors, no traceback
+    unless --debug. main() is this plus leaving the process; tests call it in-process."""
+    args = list(sys.argv[1:] if argv is None else argv)
     try:
-        rv = app(standalone_mode=False)
+        rv = app(args, standalone_mode=False)
         code = rv if isinstance(rv, int) else 0
     except typer.Exit as exc:
         code = exc.exit_code
@@ -309,18 +310,27 @@ def main() -> None:
         typer.echo("tasks-conformance: interrupted", err=True)
         code = EXIT_INTERRUPTED
     except Exception as exc:  # the tool itself failed: incomplete, not a server failure
-        if debug:
-            import traceback
-
-            traceback.print_exc()
-        typer.echo(
-            f"tasks-conformance: internal error: {type(exc).__name__}: {exc}"
-            + ("" if debug else " (run with --debug for the traceback)"),
-            err=True,
-        )
+        _internal_error(exc, debug="--debug" in args)
         code = EXIT_CODES["incomplete"]
     sys.stdout.flush()
-    sys.exit(code)
+    return code
 
 
-__all__ = ["app", "main"]
+def _internal_error(exc: Exception, *, debug: bool) -> None:
+    if debug:
+        import traceback
+
+        traceback.print_exc()
+    typer.echo(
+        f"tasks-conformance: internal error: {type(exc).__name__}: {exc}"
+        + ("" if debug else " (run with --debug for the traceback)"),
+        err=True,
+    )
+
+
+def main() -> None:
+    """Console-script entry."""
+    sys.exit(run_cli())
+
+
+__all__ = ["app", "main", "run_cli"]
