@@ -164,11 +164,12 @@ def test_verdicts_rest_on_raw_bytes_even_when_a_secret_appears_in_them(tmp_path:
 
 
 def test_secrets_are_hidden_in_their_json_escaped_and_cookie_forms() -> None:
-    from tasks_conformance.config import build_config
+    from tasks_conformance.config import RunOptions, build_run_config
     from tasks_conformance.redact import Redactor
 
-    config = build_config(url="http://bob:hunter2hunter2@127.0.0.1:9/mcp", access_token="tok/abc-123456",
-                          headers=["Cookie: sid=s3cr3tvalue; theme=darkmode1"])
+    config = build_run_config(RunOptions(url="http://bob:hunter2hunter2@127.0.0.1:9/mcp",
+                                         access_token="tok/abc-123456",
+                                         headers=("Cookie: sid=s3cr3tvalue; theme=darkmode1",)))
     red = Redactor(config.secrets())
     echoed = 'a "tok\\/abc-123456" b s3cr3tvalue c hunter2hunter2 d'
     assert "tok" not in red.text(echoed) and "s3cr3t" not in red.text(echoed) and "hunter2" not in red.text(echoed)

@@ -1,4 +1,4 @@
-"""The command line. Thin: flags -> build_config() -> runner -> reporters -> exit code.
+"""The command line. Thin: flags -> RunOptions -> build_run_config() -> runner -> reporters -> exit code.
 
 Only this module chooses exit codes: 0 passed, 1 failed, 2 usage error, 3 incomplete,
 130 interrupted. `--help`, `--version` and `--list-checks` import neither httpx nor pydantic;
@@ -12,11 +12,13 @@ import os
 import shutil
 import sys
 from collections.abc import Iterator, Sequence
+from dataclasses import replace
 from typing import IO, Annotated, Any, NoReturn, TextIO, cast
 
 import typer
 
 from tasks_conformance import __version__
+from tasks_conformance.config import Catalog, RunOptions
 from tasks_conformance.errors import UsageError
 from tasks_conformance.result import EXIT_CODES, EXIT_INTERRUPTED, EXIT_USAGE
 
@@ -168,10 +170,35 @@ def _usage_errors() -> Iterator[None]:
         usage_exit(str(exc))
 
 
-def _known() -> tuple[tuple[str, ...], tuple[str, ...]]:
+def _catalog() -> Catalog:
     from tasks_conformance.checks import CATEGORIES, ordered_checks
 
-    return tuple(c.id for c in ordered_checks()), CATEGORIES
+    return Catalog(tuple(c.id for c in ordered_checks()), CATEGORIES)
+
+
+def _many(values: list[str] | None) -> tuple[str, ...]:
+    return tuple(values or ())
+
+
+def _run_options(options: RunOptions) -> NoReturn:
+    """Build the RunConfig (usage errors exit 2 here), run it and exit with its code."""
+    from tasks_conformance.config import build_run_config
+
+    with _usage_errors():
+        code = _run(build_run_config(options, _catalog()))
+    raise typer.Exit(code)
+
+
+# Flags the main command and `demo` share, declared once so both spell and explain them alike.
+CheckIds = Annotated[list[str] | None, typer.Option("--check-id", help="Run only this check (repeatable; wins over --category)", rich_help_panel=CHECKS_PANEL)]
+Categories = Annotated[list[str] | None, typer.Option("--category", help="dispatch|creation|lifecycle (repeatable)", rich_help_panel=CHECKS_PANEL)]
+ProtocolVersion = Annotated[str | None, typer.Option("--protocol-version", help="Pin the era: 2025-11-25 or 2026-07-28 (default: negotiate)", rich_help_panel=CONN)]
+ExpectWire = Annotated[str, typer.Option("--expect-wire", help="legacy|extension|any: require a wire", rich_help_panel=CHECKS_PANEL)]
+Format = Annotated[str | None, typer.Option("--format", help="What stdout gets: human|json (default: human on a terminal, json otherwise)", rich_help_panel=REPORT)]
+Reporters = Annotated[list[str] | None, typer.Option("--reporter", help="NAME[=PATH]: human, json, json-summary, junit-xml, markdown or a plugin (repeatable)", rich_help_panel=REPORT)]
+Quiet = Annotated[bool, typer.Option("--quiet", "-q", help="Print only the summary line", rich_help_panel=REPORT)]
+WireLog = Annotated[str | None, typer.Option("--wire-log", help="Write every frame as NDJSON to PATH (secrets redacted)", rich_help_panel=REPORT)]
+Debug = Annotated[bool, typer.Option("--debug", help="Show a traceback if tasks-conformance itself fails", rich_help_panel=REPORT)]
 
 
 @app.callback()
@@ -186,85 +213,81 @@ def main_command(
     unix: Annotated[str | None, typer.Option("--unix", help="Unix socket path, newline-delimited JSON-RPC", rich_help_panel=CONN)] = None,
     cwd: Annotated[str | None, typer.Option("--cwd", help="Working directory for --command", rich_help_panel=CONN)] = None,
     env: Annotated[list[str] | None, typer.Option("-e", "--env", help="KEY=VALUE added to the server's environment (repeatable)", rich_help_panel=CONN)] = None,
-    header: Annotated[list[str] | None, typer.Option("--header", help='"Name: value" sent on every HTTP request (repeatable)', rich_help_panel=CONN)] = None,
+    headers: Annotated[list[str] | None, typer.Option("--header", help='"Name: value" sent on every HTTP request (repeatable)', rich_help_panel=CONN)] = None,
     access_token: Annotated[str | None, typer.Option("--access-token", help="Bearer token for HTTP", rich_help_panel=CONN)] = None,
     oauth_access_token: Annotated[str | None, typer.Option("--oauth-access-token", help="OAuth access token, sent as Bearer", rich_help_panel=CONN)] = None,
-    protocol_version: Annotated[str | None, typer.Option("--protocol-version", help="Pin the era: 2025-11-25 or 2026-07-28 (default: negotiate)", rich_help_panel=CONN)] = None,
+    protocol_version: ProtocolVersion = None,
     client_capabilities: Annotated[str | None, typer.Option("--client-capabilities", help="Client capabilities to declare: JSON, @file or -", rich_help_panel=CONN)] = None,
-    timeout: Annotated[int, typer.Option("--timeout", help="Per-request timeout in ms", rich_help_panel=CONN)] = 30_000,
+    timeout_ms: Annotated[int, typer.Option("--timeout", help="Per-request timeout in ms", rich_help_panel=CONN)] = 30_000,
     max_message_bytes: Annotated[int, typer.Option("--max-message-bytes", help="Largest message accepted from the server", rich_help_panel=CONN)] = 16 * 1024 * 1024,
-    check_id: Annotated[list[str] | None, typer.Option("--check-id", help="Run only this check (repeatable; wins over --category)", rich_help_panel=CHECKS_PANEL)] = None,
-    category: Annotated[list[str] | None, typer.Option("--category", help="dispatch|creation|lifecycle (repeatable)", rich_help_panel=CHECKS_PANEL)] = None,
-    expect_wire: Annotated[str, typer.Option("--expect-wire", help="legacy|extension|any: require a wire", rich_help_panel=CHECKS_PANEL)] = "any",
+    check_ids: CheckIds = None,
+    categories: Categories = None,
+    expect_wire: ExpectWire = "any",
     tool_name: Annotated[str | None, typer.Option("--tool-name", help="The tool to run as a task", rich_help_panel=CHECKS_PANEL)] = None,
     tool_args: Annotated[str | None, typer.Option("--tool-args", help="Arguments for the tool: a JSON object", rich_help_panel=CHECKS_PANEL)] = None,
     input_responses: Annotated[str | None, typer.Option("--input-responses", help="Answers keyed by inputRequests key: JSON, @file or -", rich_help_panel=CHECKS_PANEL)] = None,
     elicitation_response: Annotated[str | None, typer.Option("--elicitation-response", help="Answer to a server's elicitation/create: JSON, @file or - (default: decline)", rich_help_panel=CHECKS_PANEL)] = None,
     sampling_response: Annotated[str | None, typer.Option("--sampling-response", help="Answer to a server's sampling/createMessage: JSON, @file or - (default: -32601)", rich_help_panel=CHECKS_PANEL)] = None,
-    poll_timeout: Annotated[int, typer.Option("--poll-timeout", help="Hard deadline in ms for polling a task", rich_help_panel=CHECKS_PANEL)] = 30_000,
-    format: Annotated[str | None, typer.Option("--format", help="What stdout gets: human|json (default: human on a terminal, json otherwise)", rich_help_panel=REPORT)] = None,
-    reporter: Annotated[list[str] | None, typer.Option("--reporter", help="NAME[=PATH]: human, json, json-summary, junit-xml, markdown or a plugin (repeatable)", rich_help_panel=REPORT)] = None,
-    quiet: Annotated[bool, typer.Option("--quiet", "-q", help="Print only the summary line", rich_help_panel=REPORT)] = False,
-    wire_log: Annotated[str | None, typer.Option("--wire-log", help="Write every frame as NDJSON to PATH (secrets redacted)", rich_help_panel=REPORT)] = None,
-    debug: Annotated[bool, typer.Option("--debug", help="Show a traceback if tasks-conformance itself fails", rich_help_panel=REPORT)] = False,
+    poll_timeout_ms: Annotated[int, typer.Option("--poll-timeout", help="Hard deadline in ms for polling a task", rich_help_panel=CHECKS_PANEL)] = 30_000,
+    format: Format = None,
+    reporters: Reporters = None,
+    quiet: Quiet = False,
+    wire_log: WireLog = None,
+    debug: Debug = False,
     version: Annotated[bool, typer.Option("--version", callback=_version, is_eager=True, help="Print the version")] = False,
     list_checks: Annotated[bool, typer.Option("--list-checks", callback=_list_checks, is_eager=True, help="List the checks and exit")] = False,
 ) -> None:
     """Run the conformance checks against one server."""
     if ctx.invoked_subcommand is not None:
         return
-    from tasks_conformance.config import build_config
-
-    known_ids, known_cats = _known()
-    with _usage_errors():
-        config = build_config(
-            url=url, command=command, args=args, command_args=command_args, transport=transport, tcp=tcp,
-            unix=unix, cwd=cwd, env=env, headers=header, access_token=access_token,
-            oauth_access_token=oauth_access_token, protocol_version=protocol_version,
-            client_capabilities=client_capabilities, expect_wire=expect_wire, check_ids=check_id,
-            categories=category, tool_name=tool_name, tool_args=tool_args, input_responses=input_responses,
-            elicitation_response=elicitation_response, sampling_response=sampling_response,
-            timeout_ms=timeout, poll_timeout_ms=poll_timeout, max_message_bytes=max_message_bytes,
-            format=format, reporters=reporter, quiet=quiet, wire_log=wire_log, debug=debug,
-            known_check_ids=known_ids, known_categories=known_cats,
-        )
-        code = _run(config)
-    raise typer.Exit(code)
+    _run_options(RunOptions(
+        url=url, command=command, args=_many(args), command_args=_many(command_args), transport=transport,
+        tcp=tcp, unix=unix, cwd=cwd, env=_many(env), headers=_many(headers), access_token=access_token,
+        oauth_access_token=oauth_access_token, protocol_version=protocol_version,
+        client_capabilities=client_capabilities, expect_wire=expect_wire, check_ids=_many(check_ids),
+        categories=_many(categories), tool_name=tool_name, tool_args=tool_args, input_responses=input_responses,
+        elicitation_response=elicitation_response, sampling_response=sampling_response, timeout_ms=timeout_ms,
+        poll_timeout_ms=poll_timeout_ms, max_message_bytes=max_message_bytes, format=format,
+        reporters=_many(reporters), quiet=quiet, wire_log=wire_log, debug=debug,
+    ))
 
 
 def reference_command(extra: list[str] | None = None) -> list[str]:
     return [sys.executable, "-m", "tasks_conformance.reference", "--transport", "stdio", *(extra or [])]
 
 
+# The reference server's confirm_action asks for input under the key confirm-1; accepting lets
+# the input-required checks run to completion.
+DEMO_INPUT_RESPONSES = '{"confirm-1": {"action": "accept", "content": {"confirm": true}}}'
+
+
+def demo_options(options: RunOptions) -> RunOptions:
+    """`options` aimed at the bundled reference server over stdio, with the tool and answer it needs."""
+    cmd = reference_command()
+    return replace(
+        options, command=cmd[0], args=tuple(cmd[1:]), tool_name="confirm_action",
+        input_responses=DEMO_INPUT_RESPONSES,
+    )
+
+
 @app.command("demo")
 def demo_command(
-    check_id: Annotated[list[str] | None, typer.Option("--check-id", help="Run only this check (repeatable)")] = None,
-    category: Annotated[list[str] | None, typer.Option("--category", help="dispatch|creation|lifecycle")] = None,
-    protocol_version: Annotated[str | None, typer.Option("--protocol-version", help="2025-11-25 or 2026-07-28")] = None,
-    expect_wire: Annotated[str, typer.Option("--expect-wire", help="legacy|extension|any")] = "any",
-    format: Annotated[str | None, typer.Option("--format", help="human|json on stdout")] = None,
-    reporter: Annotated[list[str] | None, typer.Option("--reporter", help="NAME[=PATH] (repeatable)")] = None,
-    quiet: Annotated[bool, typer.Option("--quiet", "-q", help="Print only the summary line")] = False,
-    wire_log: Annotated[str | None, typer.Option("--wire-log", help="Write every frame as NDJSON to PATH")] = None,
-    debug: Annotated[bool, typer.Option("--debug", help="Show a traceback on an internal error")] = False,
+    check_ids: CheckIds = None,
+    categories: Categories = None,
+    protocol_version: ProtocolVersion = None,
+    expect_wire: ExpectWire = "any",
+    format: Format = None,
+    reporters: Reporters = None,
+    quiet: Quiet = False,
+    wire_log: WireLog = None,
+    debug: Debug = False,
 ) -> None:
     """Run the whole suite against the bundled reference server over stdio (it should pass)."""
-    from tasks_conformance.config import build_config
-
-    known_ids, known_cats = _known()
-    cmd = reference_command()
-    with _usage_errors():
-        config = build_config(
-            command=cmd[0], args=cmd[1:], tool_name="confirm_action",
-            input_responses=DEMO_INPUT_RESPONSES, check_ids=check_id, categories=category, format=format,
-            reporters=reporter, quiet=quiet, wire_log=wire_log, debug=debug, protocol_version=protocol_version,
-            expect_wire=expect_wire, known_check_ids=known_ids, known_categories=known_cats,
-        )
-        code = _run(config)
-    raise typer.Exit(code)
-
-
-DEMO_INPUT_RESPONSES = '{"confirm-1": {"action": "accept", "content": {"confirm": true}}}'
+    _run_options(demo_options(RunOptions(
+        check_ids=_many(check_ids), categories=_many(categories), protocol_version=protocol_version,
+        expect_wire=expect_wire, format=format, reporters=_many(reporters), quiet=quiet, wire_log=wire_log,
+        debug=debug,
+    )))
 
 
 @app.command(
