@@ -85,14 +85,12 @@ class ReportTargets:
 
 
 def _prepare_reports(config: Any) -> ReportTargets:
-    from tasks_conformance.reporters import BUILTIN_NAMES, known_reporter
+    from tasks_conformance.reporters import available_reporters, known_reporter
 
     targets = ReportTargets()
     try:
         for spec in config.reporters:
-            if spec.name not in BUILTIN_NAMES and not known_reporter(spec.name):
-                from tasks_conformance.reporters import available_reporters
-
+            if not known_reporter(spec.name):
                 raise UsageError(
                     f"--reporter: unknown reporter {spec.name!r}; available: {', '.join(available_reporters())}"
                 )

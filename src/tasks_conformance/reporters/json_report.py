@@ -10,6 +10,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any, TextIO
 
+from tasks_conformance.reporters import PLAIN
 from tasks_conformance.reporters._text import dumps
 
 if TYPE_CHECKING:
@@ -20,7 +21,7 @@ SUMMARY_SCHEMA_VERSION = "1"
 SUMMARY_KIND = "tasks-conformance"
 
 
-def render_json(result: RunResult, out: TextIO, options: ReportOptions) -> None:
+def render_json(result: RunResult, out: TextIO, *, options: ReportOptions = PLAIN) -> None:
     out.write(dumps(result.to_json(), indent=2))
     out.write("\n")
 
@@ -56,6 +57,6 @@ def summary_document(result: RunResult) -> dict[str, Any]:
     }
 
 
-def render_json_summary(result: RunResult, out: TextIO, options: ReportOptions) -> None:
+def render_json_summary(result: RunResult, out: TextIO, *, options: ReportOptions = PLAIN) -> None:
     out.write(dumps(summary_document(result), indent=2))
     out.write("\n")
