@@ -1,4 +1,4 @@
-"""Transports, negotiation, wire resolution, raw capture, redaction, reaping (issue 2)."""
+"""Transports, negotiation, wire resolution, raw capture, redaction, reaping."""
 
 from __future__ import annotations
 

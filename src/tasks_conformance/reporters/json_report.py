@@ -2,8 +2,9 @@
 
 `json` is `RunResult.to_json()` in full (shape: schemas/json.schema.json). `json-summary` is the
 stable, smaller document dashboards read (schemas/json-summary.schema.json): it keeps
-`discovery`, which the competitor's summary drops, and leaves out descriptions, evidence and
-check details. Both are always valid UTF-8 JSON whatever the server sent (see `_text.dumps`).
+`discovery` (what was negotiated and probed: the verdicts mean little without it) and leaves out
+descriptions, evidence and check details. Both are always valid UTF-8 JSON whatever the server
+sent (see `_text.dumps`).
 """
 
 from __future__ import annotations
