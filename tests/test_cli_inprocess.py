@@ -168,6 +168,31 @@ def test_list_checks_is_a_table_of_every_check() -> None:
         assert line.split()[:2] == [spec.id, spec.category] and line.endswith(spec.title)
 
 
+@pytest.mark.parametrize("order", [("--list-checks", "--format", "json"), ("--format", "json", "--list-checks")])
+def test_list_checks_as_json_is_the_registry(order: tuple[str, ...]) -> None:
+    res = invoke(*order)
+    assert res.code == 0 and res.stderr == ""
+    doc = json.loads(res.stdout)
+    assert doc["toolVersion"] == __version__ and doc["categories"] == list(CATEGORIES)
+    specs = ordered_checks()
+    assert [c["id"] for c in doc["checks"]] == [s.id for s in specs]
+    for got, spec in zip(doc["checks"], specs, strict=True):
+        assert set(got) == {"id", "category", "title", "description", "wires", "requirements", "probes",
+                            "transports", "needs"}
+        assert (got["category"], got["title"], got["description"]) == (spec.category, spec.title, spec.description)
+        assert got["wires"] == sorted(spec.wires) and got["probes"] == list(spec.probes)
+        assert got["requirements"] == {w: list(ids) for w, ids in spec.requirements.items()}
+        assert got["transports"] == (sorted(spec.transports) if spec.transports is not None else None)
+        assert got["needs"] == spec.needs
+    assert any(c["transports"] == ["http"] for c in doc["checks"])  # not vacuous: some are HTTP-only
+
+
+def test_list_checks_needs_no_target_and_checks_the_format() -> None:
+    assert invoke("--list-checks", "--format", "human").stdout == invoke("--list-checks").stdout
+    assert invoke("--list-checks", "--url", "ftp://not-checked").code == 0
+    assert usage_error("--list-checks", "--format", "xml") == "--format must be human or json, got 'xml'"
+
+
 @pytest.mark.parametrize("kind", ["json", "json-summary"])
 def test_schema_prints_the_shipped_schema(kind: str) -> None:
     from tasks_conformance.reporters import schema_text

@@ -143,7 +143,7 @@ def test_no_child_process_is_left_behind(flag: str) -> None:
 def test_help_version_and_list_checks_do_not_import_heavy_modules() -> None:
     code = (
         "import sys\nfrom tasks_conformance.cli import app\n"
-        "for argv in (['--help'], ['--version'], ['--list-checks']):\n"
+        "for argv in (['--help'], ['--version'], ['--list-checks'], ['--list-checks', '--format', 'json']):\n"
         "    try:\n        app(argv, standalone_mode=False)\n    except BaseException:\n        pass\n"
         "bad = [m for m in sys.modules if m.split('.')[0] in ('pydantic', 'mcp_types', 'mcp', 'httpx')]\n"
         "print(bad)\n"

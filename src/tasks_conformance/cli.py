@@ -8,21 +8,39 @@ the run path imports what it needs when it runs.
 from __future__ import annotations
 
 import contextlib
+import json
 import os
 import shutil
 import sys
 from collections.abc import Iterator, Sequence
 from dataclasses import replace
-from typing import IO, Annotated, Any, NoReturn, TextIO, cast
+from typing import IO, TYPE_CHECKING, Annotated, Any, NoReturn, TextIO, cast
 
 import typer
+from typer.core import TyperGroup
 
 from tasks_conformance import __version__
 from tasks_conformance.config import Catalog, RunOptions
 from tasks_conformance.errors import UsageError
 from tasks_conformance.result import EXIT_CODES, EXIT_INTERRUPTED, EXIT_USAGE
 
+if TYPE_CHECKING:
+    from tasks_conformance.checks import CheckSpec
+
+_RAW_ARGS = "tasks_conformance.raw_args"
+
+
+class _MainGroup(TyperGroup):
+    """The main command, keeping its raw arguments for the eager --list-checks (see there)."""
+
+    # `Any`: typer's Context base class lives in a private module; Any keeps the override valid.
+    def parse_args(self, ctx: Any, args: list[str]) -> list[str]:
+        ctx.meta[_RAW_ARGS] = tuple(args)
+        return super().parse_args(ctx, args)
+
+
 app = typer.Typer(
+    cls=_MainGroup,
     add_completion=False,
     no_args_is_help=False,
     invoke_without_command=True,
@@ -47,14 +65,49 @@ def _version(value: bool) -> None:
         raise typer.Exit(0)
 
 
-def _list_checks(value: bool) -> None:
+def _list_checks_seen(ctx: typer.Context, value: bool) -> None:
+    # Eager, like --version: it prints before typer converts the other flags, because that
+    # conversion imports pydantic, a cost --list-checks must not pay. So --format is read from
+    # the raw arguments with the command's own parser, wherever on the line it was given.
     if value:
-        from tasks_conformance.checks import ordered_checks
+        opts, _rest, _order = ctx.command.make_parser(ctx).parse_args(list(ctx.meta.get(_RAW_ARGS, ())))
+        fmt = opts.get("format")
+        _list_checks(fmt if isinstance(fmt, str) else None)
 
+
+def _list_checks(format: str | None) -> NoReturn:
+    """--list-checks: a table for people, or with --format json the registry for scripts."""
+    from tasks_conformance.checks import CATEGORIES, ordered_checks
+
+    if format == "json":
+        document = {
+            "toolVersion": __version__,
+            "categories": list(CATEGORIES),
+            "checks": [_check_document(spec) for spec in ordered_checks()],
+        }
+        typer.echo(json.dumps(document, indent=2))
+    elif format in (None, "human"):
         for spec in ordered_checks():
             wires = "/".join(sorted(spec.wires - {"none"}))
             typer.echo(f"{spec.id:<48} {spec.category:<10} {wires:<17} {spec.title}")
-        raise typer.Exit(0)
+    else:
+        usage_exit(f"--format must be human or json, got {format!r}")
+    raise typer.Exit(0)
+
+
+def _check_document(spec: CheckSpec) -> dict[str, Any]:
+    """One registry entry as JSON: what it checks, on which wires and transports, and what it needs."""
+    return {
+        "id": spec.id,
+        "category": spec.category,
+        "title": spec.title,
+        "description": spec.description,
+        "wires": sorted(spec.wires),  # "none": it also runs when no tasks wire was found
+        "requirements": {wire: list(ids) for wire, ids in spec.requirements.items()},
+        "probes": list(spec.probes),
+        "transports": sorted(spec.transports) if spec.transports is not None else None,  # None: any
+        "needs": spec.needs,
+    }
 
 
 def usage_exit(message: str) -> NoReturn:
@@ -233,7 +286,7 @@ def main_command(
     wire_log: WireLog = None,
     debug: Debug = False,
     version: Annotated[bool, typer.Option("--version", callback=_version, is_eager=True, help="Print the version")] = False,
-    list_checks: Annotated[bool, typer.Option("--list-checks", callback=_list_checks, is_eager=True, help="List the checks and exit")] = False,
+    list_checks: Annotated[bool, typer.Option("--list-checks", callback=_list_checks_seen, is_eager=True, help="List the checks and exit (as JSON with --format json)")] = False,
 ) -> None:
     """Run the conformance checks against one server."""
     if ctx.invoked_subcommand is not None:
