@@ -20,12 +20,13 @@ import typer
 from typer.core import TyperGroup
 
 from tasks_conformance import __version__
-from tasks_conformance.config import Catalog, RunOptions
+from tasks_conformance.config import Catalog, RunConfig, RunOptions, build_run_config
 from tasks_conformance.errors import UsageError
 from tasks_conformance.result import EXIT_CODES, EXIT_INTERRUPTED, EXIT_USAGE
 
 if TYPE_CHECKING:
     from tasks_conformance.checks import CheckSpec
+    from tasks_conformance.runner import Execution
 
 _RAW_ARGS = "tasks_conformance.raw_args"
 
@@ -137,7 +138,7 @@ class ReportTargets:
             self.wire_log.close()
 
 
-def _prepare_reports(config: Any) -> ReportTargets:
+def _prepare_reports(config: RunConfig) -> ReportTargets:
     from tasks_conformance.reporters import available_reporters, known_reporter
 
     targets = ReportTargets()
@@ -172,45 +173,48 @@ def _want_color(stream: IO[str]) -> bool:
     return stream.isatty()
 
 
-def _run(config: Any) -> int:
+def _run(config: RunConfig) -> int:
     """Run a configured conformance check; returns the exit code."""
     import anyio
 
-    from tasks_conformance.reporters import ProgressLine, ReporterError, ReportOptions, render, write_wire_log
+    from tasks_conformance.reporters import ProgressLine
+    from tasks_conformance.runner import execute
 
     targets = _prepare_reports(config)
     try:
-        stdout = sys.stdout
-        tty = stdout.isatty()
-        stdout_name = targets.stdout_reporter or config.format or ("human" if tty else "json")
-        from tasks_conformance.runner import execute
-
         with ProgressLine(enabled=sys.stderr.isatty() and not config.quiet) as progress:
             execution = anyio.run(execute, config, progress.update)
-        result = execution.result
-        color = _want_color(stdout) and stdout_name == "human"
-        width = shutil.get_terminal_size().columns if tty else None
-        options = ReportOptions(color=color, quiet=config.quiet, width=width)
-        problems: list[str] = []
-        try:
-            render(stdout_name, result, stdout, options)
-        except ReporterError as exc:
-            problems.append(str(exc))
-        for name, _path, fh in targets.files:
-            try:
-                render(name, result, cast(TextIO, fh), ReportOptions(color=False, quiet=False))
-            except ReporterError as exc:
-                problems.append(str(exc))
-        if targets.wire_log is not None:
-            write_wire_log(execution.wire, cast(TextIO, targets.wire_log))
-        stdout.flush()
-        for p in problems:
-            typer.echo(f"tasks-conformance: reporter error: {p}", err=True)
-        if result.interrupted:
+        for problem in _write_reports(config, targets, execution):
+            typer.echo(f"tasks-conformance: reporter error: {problem}", err=True)
+        if execution.result.interrupted:
             return EXIT_INTERRUPTED
-        return EXIT_CODES[result.outcome]
+        return EXIT_CODES[execution.result.outcome]
     finally:
         targets.close()
+
+
+def _write_reports(config: RunConfig, targets: ReportTargets, execution: Execution) -> list[str]:
+    """Every report and the wire log; returns what failed (a reporter never sets the exit code)."""
+    from tasks_conformance.reporters import ReporterError, ReportOptions, render, write_wire_log
+
+    stdout = sys.stdout
+    tty = stdout.isatty()
+    stdout_name = targets.stdout_reporter or config.format or ("human" if tty else "json")
+    color = _want_color(stdout) and stdout_name == "human"
+    width = shutil.get_terminal_size().columns if tty else None
+    jobs = [(stdout_name, stdout, ReportOptions(color=color, quiet=config.quiet, width=width))]
+    # Files get the plain, full report whatever the terminal and --quiet say.
+    jobs += [(name, cast(TextIO, fh), ReportOptions(color=False, quiet=False)) for name, _path, fh in targets.files]
+    problems: list[str] = []
+    for name, out, options in jobs:
+        try:
+            render(name, execution.result, out, options)
+        except ReporterError as exc:
+            problems.append(str(exc))
+    if targets.wire_log is not None:
+        write_wire_log(execution.wire, cast(TextIO, targets.wire_log))
+    stdout.flush()
+    return problems
 
 
 @contextlib.contextmanager
@@ -233,8 +237,6 @@ def _many(values: list[str] | None) -> tuple[str, ...]:
 
 def _run_options(options: RunOptions) -> NoReturn:
     """Build the RunConfig (usage errors exit 2 here), run it and exit with its code."""
-    from tasks_conformance.config import build_run_config
-
     with _usage_errors():
         code = _run(build_run_config(options, _catalog()))
     raise typer.Exit(code)
