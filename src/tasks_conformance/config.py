@@ -246,27 +246,35 @@ def build_run_config(options: RunOptions, catalog: Catalog = Catalog()) -> RunCo
     _check_versions(options)
     check_ids, categories = _selection(options, catalog)
     _check_limits(options)
+    env = dict(parse_env(e) for e in options.env)
+    tcp = parse_hostport(options.tcp) if options.tcp else None
+    values = _JsonValues.parse(options)
+    reporters = tuple(parse_reporter(r) for r in options.reporters)
     return RunConfig(
         transport=kind,
         url=options.url,
         command=command,
         cwd=options.cwd,
-        env=dict(parse_env(e) for e in options.env),
-        tcp=parse_hostport(options.tcp) if options.tcp else None,
+        env=env,
+        tcp=tcp,
         unix=options.unix,
         headers=headers,
         access_token=token,
         protocol_version=options.protocol_version,
+        client_capabilities=values.client_capabilities,
         expect_wire=options.expect_wire,  # type: ignore[arg-type]  # checked in _check_versions
         check_ids=check_ids,
         categories=categories,
         tool_name=options.tool_name,
-        **_json_flags(options),
+        tool_args=values.tool_args or {},
+        input_responses=values.input_responses,
+        elicitation_response=values.elicitation_response,
+        sampling_response=values.sampling_response,
         timeout_ms=options.timeout_ms,
         poll_timeout_ms=options.poll_timeout_ms,
         max_message_bytes=options.max_message_bytes,
         format=options.format,  # type: ignore[arg-type]  # checked in _check_limits
-        reporters=tuple(parse_reporter(r) for r in options.reporters),
+        reporters=reporters,
         quiet=options.quiet,
         wire_log=options.wire_log,
         debug=options.debug,
@@ -364,19 +372,29 @@ def _check_limits(o: RunOptions) -> None:
         raise UsageError(f"--format must be human or json, got {o.format!r}")
 
 
-def _json_flags(o: RunOptions) -> dict[str, Any]:
-    """The JSON-valued flags parsed (inline, @file or -), as RunConfig keywords, in flag order."""
+@dataclass(frozen=True)
+class _JsonValues:
+    """The JSON-valued flags, parsed (inline, @file or -); None where a flag was not given."""
 
-    def parsed(flag: str, value: str | None) -> dict[str, Any] | None:
-        return parse_json_flag(flag, value) if value else None
+    client_capabilities: dict[str, Any] | None
+    tool_args: dict[str, Any] | None
+    input_responses: dict[str, Any] | None
+    elicitation_response: dict[str, Any] | None
+    sampling_response: dict[str, Any] | None
 
-    return {
-        "client_capabilities": parsed("--client-capabilities", o.client_capabilities),
-        "tool_args": parsed("--tool-args", o.tool_args) or {},
-        "input_responses": parsed("--input-responses", o.input_responses),
-        "elicitation_response": parsed("--elicitation-response", o.elicitation_response),
-        "sampling_response": parsed("--sampling-response", o.sampling_response),
-    }
+    @classmethod
+    def parse(cls, o: RunOptions) -> _JsonValues:
+        def parsed(flag: str, value: str | None) -> dict[str, Any] | None:
+            return parse_json_flag(flag, value) if value else None
+
+        # Keyword arguments are evaluated in order: the first bad flag is the one reported.
+        return cls(
+            client_capabilities=parsed("--client-capabilities", o.client_capabilities),
+            tool_args=parsed("--tool-args", o.tool_args),
+            input_responses=parsed("--input-responses", o.input_responses),
+            elicitation_response=parsed("--elicitation-response", o.elicitation_response),
+            sampling_response=parsed("--sampling-response", o.sampling_response),
+        )
 
 
 def build_config(
