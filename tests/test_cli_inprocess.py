@@ -168,7 +168,9 @@ def test_list_checks_is_a_table_of_every_check() -> None:
         assert line.split()[:2] == [spec.id, spec.category] and line.endswith(spec.title)
 
 
-@pytest.mark.parametrize("order", [("--list-checks", "--format", "json"), ("--format", "json", "--list-checks")])
+@pytest.mark.parametrize("order", [
+    ("--list-checks", "--format", "json"), ("--format", "json", "--list-checks"), ("--list-checks", "--format=json"),
+])
 def test_list_checks_as_json_is_the_registry(order: tuple[str, ...]) -> None:
     res = invoke(*order)
     assert res.code == 0 and res.stderr == ""
