@@ -9,8 +9,10 @@ import xml.etree.ElementTree as ET
 from pathlib import Path
 
 import jsonschema
-
 from conftest import BROKEN, FIXTURES, REFERENCE, cli
+from test_cli_inprocess import invoke
+
+from tasks_conformance.reporters import schema_text
 
 REF = " ".join(REFERENCE)
 
@@ -27,14 +29,14 @@ def test_human_on_stdout_plus_junit_and_summary_files(tmp_path: Path) -> None:
     assert "tasks-ttl-shape" in names and len(names) == 16
     data = json.loads(summary.read_text())
     assert data["kind"] == "tasks-conformance" and data["outcome"] == "passed"
-    schema = json.loads(cli("schema", "json-summary").stdout)
+    schema = json.loads(schema_text("json-summary"))
     jsonschema.validate(data, schema)
 
 
 def test_default_stdout_is_json_when_not_a_terminal_and_validates() -> None:
     proc = cli("--command", REF, "--tool-name", "slow_compute")
     data = json.loads(proc.stdout)
-    jsonschema.validate(data, json.loads(cli("schema", "json").stdout))
+    jsonschema.validate(data, json.loads(schema_text("json")))
     assert proc.returncode == 0
 
 
@@ -46,10 +48,11 @@ def test_reporter_without_path_takes_stdout_and_quiet_prints_one_line() -> None:
 
 
 def test_unwritable_report_path_is_exit_2_before_any_traffic(tmp_path: Path) -> None:
+    # In-process: the check is that no server is started, so none needs to answer.
     marker = tmp_path / "received.bin"
     server = f"{sys.executable} {FIXTURES / 'recording_server.py'} --record {marker}"
-    proc = cli("--command", server, "--reporter", f"junit-xml={tmp_path}/missing/dir/r.xml")
-    assert proc.returncode == 2 and "cannot write" in proc.stderr
+    res = invoke("--command", server, "--reporter", f"junit-xml={tmp_path}/missing/dir/r.xml")
+    assert res.code == 2 and "cannot write" in res.stderr
     assert not marker.exists()  # the server was never started
 
 

@@ -10,7 +10,7 @@ from conftest import BROKEN, REFERENCE, run, stdio
 def test_poll_timeout_is_a_hard_deadline_even_with_15s_intervals() -> None:
     ex = run(**stdio([*BROKEN, "--break", "slow-poll-interval"]), tool_name="slow_compute",
              poll_timeout_ms=1_000)
-    poll = [c for c in ex.result.checks if c.id == "tasks-inline-result"][0]
+    poll = next(c for c in ex.result.checks if c.id == "tasks-inline-result")
     assert poll.bucket == "could-not-run"
     assert "--poll-timeout 1000 ms" in poll.message
     elapsed = int(re.search(r"after (\d+) ms", poll.message).group(1))  # type: ignore[union-attr]

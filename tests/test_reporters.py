@@ -29,6 +29,7 @@ from tasks_conformance.reporters import (
     UnknownReporterError,
     available_reporters,
     known_reporter,
+    load_reporter,
     render,
     schema_text,
     write_wire_log,
@@ -310,6 +311,41 @@ def test_registry_names() -> None:
         render("no-such-reporter", passed_run(), io.StringIO())
     assert info.value.reporter == "no-such-reporter"
     assert isinstance(info.value, ReporterError)
+
+
+def test_builtins_are_entry_points_declared_in_pyproject() -> None:
+    # One registration mechanism for all: pyproject.toml declares the built-ins in the plugin
+    # group, and the module's fallback copy (for stale installed metadata) must say the same.
+    from importlib import metadata
+
+    from tasks_conformance.reporters import _BUILTIN_FALLBACK
+
+    project = tomllib.loads((TESTS.parent / "pyproject.toml").read_text(encoding="utf-8"))["project"]
+    declared = project["entry-points"][ENTRY_POINT_GROUP]
+    assert declared == _BUILTIN_FALLBACK and tuple(declared) == BUILTIN_NAMES
+    installed = {ep.name: ep.value for ep in metadata.entry_points(group=ENTRY_POINT_GROUP)
+                 if ep.value.startswith("tasks_conformance.")}
+    assert installed.items() <= declared.items()  # empty when the metadata predates them
+
+
+def test_builtins_are_found_when_the_installed_metadata_lacks_them(monkeypatch: pytest.MonkeyPatch) -> None:
+    from importlib import metadata
+
+    monkeypatch.setattr(metadata, "entry_points", lambda **_kw: metadata.EntryPoints(()))
+    assert available_reporters() == list(BUILTIN_NAMES)
+    assert all(known_reporter(name) for name in BUILTIN_NAMES)
+    assert "PASSED" in render_text("human", passed_run(), ReportOptions(quiet=True))
+
+
+@pytest.mark.parametrize("name", BUILTIN_NAMES)
+def test_every_builtin_has_the_plugin_signature(name: str) -> None:
+    # A built-in is a plugin-shaped callable: (result, out) works, options are an optional keyword.
+    fn = load_reporter(name)
+    plain, quiet = io.StringIO(), io.StringIO()
+    fn(passed_run(), plain)
+    fn(passed_run(), quiet, options=ReportOptions(quiet=True))  # type: ignore[call-arg]
+    assert plain.getvalue() == render_text(name, passed_run())
+    assert quiet.getvalue() == render_text(name, passed_run(), ReportOptions(quiet=True))
 
 
 # ---------------------------------------------------------------------------------------------
@@ -654,11 +690,17 @@ def test_third_party_reporter_is_discovered_and_called(example_plugin: Any) -> N
     assert known_reporter("example-count")
     names = available_reporters()
     assert names[: len(BUILTIN_NAMES)] == list(BUILTIN_NAMES)
-    assert {"example-count", "example-boom"} <= set(names)
+    assert {"example-count", "example-boom", "example-options"} <= set(names)
     assert names.count("json") == 1
     text = render_text("example-count", failed_run())
     assert text == "example-count outcome=failed total=5 failed=2\n"
     assert example_plugin.CALLS == ["example-count"]
+
+
+def test_third_party_reporter_that_declares_options_receives_them(example_plugin: Any) -> None:
+    text = render_text("example-options", passed_run(), ReportOptions(quiet=True, width=77))
+    assert text == "example-options quiet=True color=False width=77\n"
+    assert example_plugin.CALLS == ["example-options"]
 
 
 def test_third_party_reporter_cannot_shadow_a_builtin(example_plugin: Any) -> None:

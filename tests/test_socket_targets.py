@@ -6,7 +6,6 @@ import sys
 from pathlib import Path
 
 import pytest
-
 from conftest import DEMO_INPUT, HttpServer, run
 
 SERVE = [sys.executable, "-m", "tasks_conformance", "serve-reference"]

@@ -1,4 +1,4 @@
-"""The command line. Thin: flags -> build_config() -> runner -> reporters -> exit code.
+"""The command line. Thin: flags -> RunOptions -> build_run_config() -> runner -> reporters -> exit code.
 
 Only this module chooses exit codes: 0 passed, 1 failed, 2 usage error, 3 incomplete,
 130 interrupted. `--help`, `--version` and `--list-checks` import neither httpx nor pydantic;
@@ -8,19 +8,40 @@ the run path imports what it needs when it runs.
 from __future__ import annotations
 
 import contextlib
+import json
 import os
 import shutil
 import sys
-from collections.abc import Iterator
-from typing import IO, Annotated, Any, NoReturn, TextIO, cast
+from collections.abc import Iterator, Sequence
+from dataclasses import replace
+from typing import IO, TYPE_CHECKING, Annotated, Any, NoReturn, TextIO, cast
 
 import typer
+from typer.core import TyperGroup
 
 from tasks_conformance import __version__
+from tasks_conformance.config import Catalog, RunConfig, RunOptions, build_run_config
 from tasks_conformance.errors import UsageError
 from tasks_conformance.result import EXIT_CODES, EXIT_INTERRUPTED, EXIT_USAGE
 
+if TYPE_CHECKING:
+    from tasks_conformance.checks import CheckSpec
+    from tasks_conformance.runner import Execution
+
+_RAW_ARGS = "tasks_conformance.raw_args"
+
+
+class _MainGroup(TyperGroup):
+    """The main command, keeping its raw arguments for the eager --list-checks (see there)."""
+
+    # `Any`: typer's Context base class lives in a private module; Any keeps the override valid.
+    def parse_args(self, ctx: Any, args: list[str]) -> list[str]:
+        ctx.meta[_RAW_ARGS] = tuple(args)
+        return super().parse_args(ctx, args)
+
+
 app = typer.Typer(
+    cls=_MainGroup,
     add_completion=False,
     no_args_is_help=False,
     invoke_without_command=True,
@@ -45,14 +66,49 @@ def _version(value: bool) -> None:
         raise typer.Exit(0)
 
 
-def _list_checks(value: bool) -> None:
+def _list_checks_seen(ctx: typer.Context, value: bool) -> None:
+    # Eager, like --version: it prints before typer converts the other flags, because that
+    # conversion imports pydantic, a cost --list-checks must not pay. So --format is read from
+    # the raw arguments with the command's own parser, wherever on the line it was given.
     if value:
-        from tasks_conformance.checks import ordered_checks
+        opts, _rest, _order = ctx.command.make_parser(ctx).parse_args(list(ctx.meta.get(_RAW_ARGS, ())))
+        fmt = opts.get("format")
+        _list_checks(fmt if isinstance(fmt, str) else None)
 
+
+def _list_checks(format: str | None) -> NoReturn:
+    """--list-checks: a table for people, or with --format json the registry for scripts."""
+    from tasks_conformance.checks import CATEGORIES, ordered_checks
+
+    if format == "json":
+        document = {
+            "toolVersion": __version__,
+            "categories": list(CATEGORIES),
+            "checks": [_check_document(spec) for spec in ordered_checks()],
+        }
+        typer.echo(json.dumps(document, indent=2))
+    elif format in (None, "human"):
         for spec in ordered_checks():
             wires = "/".join(sorted(spec.wires - {"none"}))
             typer.echo(f"{spec.id:<48} {spec.category:<10} {wires:<17} {spec.title}")
-        raise typer.Exit(0)
+    else:
+        usage_exit(f"--format must be human or json, got {format!r}")
+    raise typer.Exit(0)
+
+
+def _check_document(spec: CheckSpec) -> dict[str, Any]:
+    """One registry entry as JSON: what it checks, on which wires and transports, and what it needs."""
+    return {
+        "id": spec.id,
+        "category": spec.category,
+        "title": spec.title,
+        "description": spec.description,
+        "wires": sorted(spec.wires),  # "none": it also runs when no tasks wire was found
+        "requirements": {wire: list(ids) for wire, ids in spec.requirements.items()},
+        "probes": list(spec.probes),
+        "transports": sorted(spec.transports) if spec.transports is not None else None,  # None: any
+        "needs": spec.needs,
+    }
 
 
 def usage_exit(message: str) -> NoReturn:
@@ -82,15 +138,13 @@ class ReportTargets:
             self.wire_log.close()
 
 
-def _prepare_reports(config: Any) -> ReportTargets:
-    from tasks_conformance.reporters import BUILTIN_NAMES, known_reporter
+def _prepare_reports(config: RunConfig) -> ReportTargets:
+    from tasks_conformance.reporters import available_reporters, known_reporter
 
     targets = ReportTargets()
     try:
         for spec in config.reporters:
-            if spec.name not in BUILTIN_NAMES and not known_reporter(spec.name):
-                from tasks_conformance.reporters import available_reporters
-
+            if not known_reporter(spec.name):
                 raise UsageError(
                     f"--reporter: unknown reporter {spec.name!r}; available: {', '.join(available_reporters())}"
                 )
@@ -119,45 +173,48 @@ def _want_color(stream: IO[str]) -> bool:
     return stream.isatty()
 
 
-def _run(config: Any) -> int:
+def _run(config: RunConfig) -> int:
     """Run a configured conformance check; returns the exit code."""
     import anyio
 
-    from tasks_conformance.reporters import ProgressLine, ReporterError, ReportOptions, render, write_wire_log
+    from tasks_conformance.reporters import ProgressLine
+    from tasks_conformance.runner import execute
 
     targets = _prepare_reports(config)
     try:
-        stdout = sys.stdout
-        tty = stdout.isatty()
-        stdout_name = targets.stdout_reporter or config.format or ("human" if tty else "json")
-        from tasks_conformance.runner import execute
-
         with ProgressLine(enabled=sys.stderr.isatty() and not config.quiet) as progress:
             execution = anyio.run(execute, config, progress.update)
-        result = execution.result
-        color = _want_color(stdout) and stdout_name == "human"
-        width = shutil.get_terminal_size().columns if tty else None
-        options = ReportOptions(color=color, quiet=config.quiet, width=width)
-        problems: list[str] = []
-        try:
-            render(stdout_name, result, stdout, options)
-        except ReporterError as exc:
-            problems.append(str(exc))
-        for name, _path, fh in targets.files:
-            try:
-                render(name, result, cast(TextIO, fh), ReportOptions(color=False, quiet=False))
-            except ReporterError as exc:
-                problems.append(str(exc))
-        if targets.wire_log is not None:
-            write_wire_log(execution.wire, cast(TextIO, targets.wire_log))
-        stdout.flush()
-        for p in problems:
-            typer.echo(f"tasks-conformance: reporter error: {p}", err=True)
-        if result.interrupted:
+        for problem in _write_reports(config, targets, execution):
+            typer.echo(f"tasks-conformance: reporter error: {problem}", err=True)
+        if execution.result.interrupted:
             return EXIT_INTERRUPTED
-        return EXIT_CODES[result.outcome]
+        return EXIT_CODES[execution.result.outcome]
     finally:
         targets.close()
+
+
+def _write_reports(config: RunConfig, targets: ReportTargets, execution: Execution) -> list[str]:
+    """Every report and the wire log; returns what failed (a reporter never sets the exit code)."""
+    from tasks_conformance.reporters import ReporterError, ReportOptions, render, write_wire_log
+
+    stdout = sys.stdout
+    tty = stdout.isatty()
+    stdout_name = targets.stdout_reporter or config.format or ("human" if tty else "json")
+    color = _want_color(stdout) and stdout_name == "human"
+    width = shutil.get_terminal_size().columns if tty else None
+    jobs = [(stdout_name, stdout, ReportOptions(color=color, quiet=config.quiet, width=width))]
+    # Files get the plain, full report whatever the terminal and --quiet say.
+    jobs += [(name, cast(TextIO, fh), ReportOptions(color=False, quiet=False)) for name, _path, fh in targets.files]
+    problems: list[str] = []
+    for name, out, options in jobs:
+        try:
+            render(name, execution.result, out, options)
+        except ReporterError as exc:
+            problems.append(str(exc))
+    if targets.wire_log is not None:
+        write_wire_log(execution.wire, cast(TextIO, targets.wire_log))
+    stdout.flush()
+    return problems
 
 
 @contextlib.contextmanager
@@ -168,10 +225,33 @@ def _usage_errors() -> Iterator[None]:
         usage_exit(str(exc))
 
 
-def _known() -> tuple[tuple[str, ...], tuple[str, ...]]:
+def _catalog() -> Catalog:
     from tasks_conformance.checks import CATEGORIES, ordered_checks
 
-    return tuple(c.id for c in ordered_checks()), CATEGORIES
+    return Catalog(tuple(c.id for c in ordered_checks()), CATEGORIES)
+
+
+def _many(values: list[str] | None) -> tuple[str, ...]:
+    return tuple(values or ())
+
+
+def _run_options(options: RunOptions) -> NoReturn:
+    """Build the RunConfig (usage errors exit 2 here), run it and exit with its code."""
+    with _usage_errors():
+        code = _run(build_run_config(options, _catalog()))
+    raise typer.Exit(code)
+
+
+# Flags the main command and `demo` share, declared once so both spell and explain them alike.
+CheckIds = Annotated[list[str] | None, typer.Option("--check-id", help="Run only this check (repeatable; wins over --category)", rich_help_panel=CHECKS_PANEL)]
+Categories = Annotated[list[str] | None, typer.Option("--category", help="dispatch|creation|lifecycle (repeatable)", rich_help_panel=CHECKS_PANEL)]
+ProtocolVersion = Annotated[str | None, typer.Option("--protocol-version", help="Pin the era: 2025-11-25 or 2026-07-28 (default: negotiate)", rich_help_panel=CONN)]
+ExpectWire = Annotated[str, typer.Option("--expect-wire", help="legacy|extension|any: require a wire", rich_help_panel=CHECKS_PANEL)]
+Format = Annotated[str | None, typer.Option("--format", help="What stdout gets: human|json (default: human on a terminal, json otherwise)", rich_help_panel=REPORT)]
+Reporters = Annotated[list[str] | None, typer.Option("--reporter", help="NAME[=PATH]: human, json, json-summary, junit-xml, markdown or a plugin (repeatable)", rich_help_panel=REPORT)]
+Quiet = Annotated[bool, typer.Option("--quiet", "-q", help="Print only the summary line", rich_help_panel=REPORT)]
+WireLog = Annotated[str | None, typer.Option("--wire-log", help="Write every frame as NDJSON to PATH (secrets redacted)", rich_help_panel=REPORT)]
+Debug = Annotated[bool, typer.Option("--debug", help="Show a traceback if tasks-conformance itself fails", rich_help_panel=REPORT)]
 
 
 @app.callback()
@@ -186,85 +266,81 @@ def main_command(
     unix: Annotated[str | None, typer.Option("--unix", help="Unix socket path, newline-delimited JSON-RPC", rich_help_panel=CONN)] = None,
     cwd: Annotated[str | None, typer.Option("--cwd", help="Working directory for --command", rich_help_panel=CONN)] = None,
     env: Annotated[list[str] | None, typer.Option("-e", "--env", help="KEY=VALUE added to the server's environment (repeatable)", rich_help_panel=CONN)] = None,
-    header: Annotated[list[str] | None, typer.Option("--header", help='"Name: value" sent on every HTTP request (repeatable)', rich_help_panel=CONN)] = None,
+    headers: Annotated[list[str] | None, typer.Option("--header", help='"Name: value" sent on every HTTP request (repeatable)', rich_help_panel=CONN)] = None,
     access_token: Annotated[str | None, typer.Option("--access-token", help="Bearer token for HTTP", rich_help_panel=CONN)] = None,
     oauth_access_token: Annotated[str | None, typer.Option("--oauth-access-token", help="OAuth access token, sent as Bearer", rich_help_panel=CONN)] = None,
-    protocol_version: Annotated[str | None, typer.Option("--protocol-version", help="Pin the era: 2025-11-25 or 2026-07-28 (default: negotiate)", rich_help_panel=CONN)] = None,
+    protocol_version: ProtocolVersion = None,
     client_capabilities: Annotated[str | None, typer.Option("--client-capabilities", help="Client capabilities to declare: JSON, @file or -", rich_help_panel=CONN)] = None,
-    timeout: Annotated[int, typer.Option("--timeout", help="Per-request timeout in ms", rich_help_panel=CONN)] = 30_000,
+    timeout_ms: Annotated[int, typer.Option("--timeout", help="Per-request timeout in ms", rich_help_panel=CONN)] = 30_000,
     max_message_bytes: Annotated[int, typer.Option("--max-message-bytes", help="Largest message accepted from the server", rich_help_panel=CONN)] = 16 * 1024 * 1024,
-    check_id: Annotated[list[str] | None, typer.Option("--check-id", help="Run only this check (repeatable; wins over --category)", rich_help_panel=CHECKS_PANEL)] = None,
-    category: Annotated[list[str] | None, typer.Option("--category", help="dispatch|creation|lifecycle (repeatable)", rich_help_panel=CHECKS_PANEL)] = None,
-    expect_wire: Annotated[str, typer.Option("--expect-wire", help="legacy|extension|any: require a wire", rich_help_panel=CHECKS_PANEL)] = "any",
+    check_ids: CheckIds = None,
+    categories: Categories = None,
+    expect_wire: ExpectWire = "any",
     tool_name: Annotated[str | None, typer.Option("--tool-name", help="The tool to run as a task", rich_help_panel=CHECKS_PANEL)] = None,
     tool_args: Annotated[str | None, typer.Option("--tool-args", help="Arguments for the tool: a JSON object", rich_help_panel=CHECKS_PANEL)] = None,
     input_responses: Annotated[str | None, typer.Option("--input-responses", help="Answers keyed by inputRequests key: JSON, @file or -", rich_help_panel=CHECKS_PANEL)] = None,
     elicitation_response: Annotated[str | None, typer.Option("--elicitation-response", help="Answer to a server's elicitation/create: JSON, @file or - (default: decline)", rich_help_panel=CHECKS_PANEL)] = None,
     sampling_response: Annotated[str | None, typer.Option("--sampling-response", help="Answer to a server's sampling/createMessage: JSON, @file or - (default: -32601)", rich_help_panel=CHECKS_PANEL)] = None,
-    poll_timeout: Annotated[int, typer.Option("--poll-timeout", help="Hard deadline in ms for polling a task", rich_help_panel=CHECKS_PANEL)] = 30_000,
-    format: Annotated[str | None, typer.Option("--format", help="What stdout gets: human|json (default: human on a terminal, json otherwise)", rich_help_panel=REPORT)] = None,
-    reporter: Annotated[list[str] | None, typer.Option("--reporter", help="NAME[=PATH]: human, json, json-summary, junit-xml, markdown or a plugin (repeatable)", rich_help_panel=REPORT)] = None,
-    quiet: Annotated[bool, typer.Option("--quiet", "-q", help="Print only the summary line", rich_help_panel=REPORT)] = False,
-    wire_log: Annotated[str | None, typer.Option("--wire-log", help="Write every frame as NDJSON to PATH (secrets redacted)", rich_help_panel=REPORT)] = None,
-    debug: Annotated[bool, typer.Option("--debug", help="Show a traceback if tasks-conformance itself fails", rich_help_panel=REPORT)] = False,
+    poll_timeout_ms: Annotated[int, typer.Option("--poll-timeout", help="Hard deadline in ms for polling a task", rich_help_panel=CHECKS_PANEL)] = 30_000,
+    format: Format = None,
+    reporters: Reporters = None,
+    quiet: Quiet = False,
+    wire_log: WireLog = None,
+    debug: Debug = False,
     version: Annotated[bool, typer.Option("--version", callback=_version, is_eager=True, help="Print the version")] = False,
-    list_checks: Annotated[bool, typer.Option("--list-checks", callback=_list_checks, is_eager=True, help="List the checks and exit")] = False,
+    list_checks: Annotated[bool, typer.Option("--list-checks", callback=_list_checks_seen, is_eager=True, help="List the checks and exit (as JSON with --format json)")] = False,
 ) -> None:
     """Run the conformance checks against one server."""
     if ctx.invoked_subcommand is not None:
         return
-    from tasks_conformance.config import build_config
-
-    known_ids, known_cats = _known()
-    with _usage_errors():
-        config = build_config(
-            url=url, command=command, args=args, command_args=command_args, transport=transport, tcp=tcp,
-            unix=unix, cwd=cwd, env=env, headers=header, access_token=access_token,
-            oauth_access_token=oauth_access_token, protocol_version=protocol_version,
-            client_capabilities=client_capabilities, expect_wire=expect_wire, check_ids=check_id,
-            categories=category, tool_name=tool_name, tool_args=tool_args, input_responses=input_responses,
-            elicitation_response=elicitation_response, sampling_response=sampling_response,
-            timeout_ms=timeout, poll_timeout_ms=poll_timeout, max_message_bytes=max_message_bytes,
-            format=format, reporters=reporter, quiet=quiet, wire_log=wire_log, debug=debug,
-            known_check_ids=known_ids, known_categories=known_cats,
-        )
-        code = _run(config)
-    raise typer.Exit(code)
+    _run_options(RunOptions(
+        url=url, command=command, args=_many(args), command_args=_many(command_args), transport=transport,
+        tcp=tcp, unix=unix, cwd=cwd, env=_many(env), headers=_many(headers), access_token=access_token,
+        oauth_access_token=oauth_access_token, protocol_version=protocol_version,
+        client_capabilities=client_capabilities, expect_wire=expect_wire, check_ids=_many(check_ids),
+        categories=_many(categories), tool_name=tool_name, tool_args=tool_args, input_responses=input_responses,
+        elicitation_response=elicitation_response, sampling_response=sampling_response, timeout_ms=timeout_ms,
+        poll_timeout_ms=poll_timeout_ms, max_message_bytes=max_message_bytes, format=format,
+        reporters=_many(reporters), quiet=quiet, wire_log=wire_log, debug=debug,
+    ))
 
 
 def reference_command(extra: list[str] | None = None) -> list[str]:
     return [sys.executable, "-m", "tasks_conformance.reference", "--transport", "stdio", *(extra or [])]
 
 
+# The reference server's confirm_action asks for input under the key confirm-1; accepting lets
+# the input-required checks run to completion.
+DEMO_INPUT_RESPONSES = '{"confirm-1": {"action": "accept", "content": {"confirm": true}}}'
+
+
+def demo_options(options: RunOptions) -> RunOptions:
+    """`options` aimed at the bundled reference server over stdio, with the tool and answer it needs."""
+    cmd = reference_command()
+    return replace(
+        options, command=cmd[0], args=tuple(cmd[1:]), tool_name="confirm_action",
+        input_responses=DEMO_INPUT_RESPONSES,
+    )
+
+
 @app.command("demo")
 def demo_command(
-    check_id: Annotated[list[str] | None, typer.Option("--check-id", help="Run only this check (repeatable)")] = None,
-    category: Annotated[list[str] | None, typer.Option("--category", help="dispatch|creation|lifecycle")] = None,
-    protocol_version: Annotated[str | None, typer.Option("--protocol-version", help="2025-11-25 or 2026-07-28")] = None,
-    expect_wire: Annotated[str, typer.Option("--expect-wire", help="legacy|extension|any")] = "any",
-    format: Annotated[str | None, typer.Option("--format", help="human|json on stdout")] = None,
-    reporter: Annotated[list[str] | None, typer.Option("--reporter", help="NAME[=PATH] (repeatable)")] = None,
-    quiet: Annotated[bool, typer.Option("--quiet", "-q", help="Print only the summary line")] = False,
-    wire_log: Annotated[str | None, typer.Option("--wire-log", help="Write every frame as NDJSON to PATH")] = None,
-    debug: Annotated[bool, typer.Option("--debug", help="Show a traceback on an internal error")] = False,
+    check_ids: CheckIds = None,
+    categories: Categories = None,
+    protocol_version: ProtocolVersion = None,
+    expect_wire: ExpectWire = "any",
+    format: Format = None,
+    reporters: Reporters = None,
+    quiet: Quiet = False,
+    wire_log: WireLog = None,
+    debug: Debug = False,
 ) -> None:
     """Run the whole suite against the bundled reference server over stdio (it should pass)."""
-    from tasks_conformance.config import build_config
-
-    known_ids, known_cats = _known()
-    cmd = reference_command()
-    with _usage_errors():
-        config = build_config(
-            command=cmd[0], args=cmd[1:], tool_name="confirm_action",
-            input_responses=DEMO_INPUT_RESPONSES, check_ids=check_id, categories=category, format=format,
-            reporters=reporter, quiet=quiet, wire_log=wire_log, debug=debug, protocol_version=protocol_version,
-            expect_wire=expect_wire, known_check_ids=known_ids, known_categories=known_cats,
-        )
-        code = _run(config)
-    raise typer.Exit(code)
-
-
-DEMO_INPUT_RESPONSES = '{"confirm-1": {"action": "accept", "content": {"confirm": true}}}'
+    _run_options(demo_options(RunOptions(
+        check_ids=_many(check_ids), categories=_many(categories), protocol_version=protocol_version,
+        expect_wire=expect_wire, format=format, reporters=_many(reporters), quiet=quiet, wire_log=wire_log,
+        debug=debug,
+    )))
 
 
 @app.command(
@@ -288,11 +364,12 @@ def schema_command(kind: Annotated[str, typer.Argument(help="json or json-summar
     typer.echo(schema_text(kind))  # type: ignore[arg-type]
 
 
-def main() -> None:
-    """Console-script entry: one line for usage errors, no traceback unless --debug."""
-    debug = "--debug" in sys.argv
+def run_cli(argv: Sequence[str] | None = None) -> int:
+    """Run the command line and return its exit code: one line for usage errors, no traceback
+    unless --debug. main() is this plus leaving the process; tests call it in-process."""
+    args = list(sys.argv[1:] if argv is None else argv)
     try:
-        rv = app(standalone_mode=False)
+        rv = app(args, standalone_mode=False)
         code = rv if isinstance(rv, int) else 0
     except typer.Exit as exc:
         code = exc.exit_code
@@ -309,18 +386,27 @@ def main() -> None:
         typer.echo("tasks-conformance: interrupted", err=True)
         code = EXIT_INTERRUPTED
     except Exception as exc:  # the tool itself failed: incomplete, not a server failure
-        if debug:
-            import traceback
-
-            traceback.print_exc()
-        typer.echo(
-            f"tasks-conformance: internal error: {type(exc).__name__}: {exc}"
-            + ("" if debug else " (run with --debug for the traceback)"),
-            err=True,
-        )
+        _internal_error(exc, debug="--debug" in args)
         code = EXIT_CODES["incomplete"]
     sys.stdout.flush()
-    sys.exit(code)
+    return code
 
 
-__all__ = ["app", "main"]
+def _internal_error(exc: Exception, *, debug: bool) -> None:
+    if debug:
+        import traceback
+
+        traceback.print_exc()
+    typer.echo(
+        f"tasks-conformance: internal error: {type(exc).__name__}: {exc}"
+        + ("" if debug else " (run with --debug for the traceback)"),
+        err=True,
+    )
+
+
+def main() -> None:
+    """Console-script entry."""
+    sys.exit(run_cli())
+
+
+__all__ = ["app", "main", "run_cli"]

@@ -1,4 +1,4 @@
-"""RunConfig and build_config: flags in, a validated run description out (or a UsageError).
+"""RunOptions -> build_run_config -> RunConfig: flags in, a validated run description out (or a UsageError).
 
 Pure and cheap to import: no pydantic, no httpx. Only cli.py turns a UsageError into exit 2.
 """
@@ -186,141 +186,221 @@ def parse_hostport(value: str) -> tuple[str, int]:
     return host.strip("[]"), int(port)
 
 
-def build_config(
-    *,
-    url: str | None = None,
-    command: str | None = None,
-    args: list[str] | None = None,
-    command_args: list[str] | None = None,
-    transport: str | None = None,
-    tcp: str | None = None,
-    unix: str | None = None,
-    cwd: str | None = None,
-    env: list[str] | None = None,
-    headers: list[str] | None = None,
-    access_token: str | None = None,
-    oauth_access_token: str | None = None,
-    protocol_version: str | None = None,
-    client_capabilities: str | None = None,
-    expect_wire: str = "any",
-    check_ids: list[str] | None = None,
-    categories: list[str] | None = None,
-    tool_name: str | None = None,
-    tool_args: str | None = None,
-    input_responses: str | None = None,
-    elicitation_response: str | None = None,
-    sampling_response: str | None = None,
-    timeout_ms: int = 30_000,
-    poll_timeout_ms: int = 30_000,
-    max_message_bytes: int = DEFAULT_MAX_MESSAGE_BYTES,
-    format: str | None = None,
-    reporters: list[str] | None = None,
-    quiet: bool = False,
-    wire_log: str | None = None,
-    debug: bool = False,
-    known_check_ids: tuple[str, ...] = (),
-    known_categories: tuple[str, ...] = (),
-) -> RunConfig:
-    targets = [name for name, v in (("--url", url), ("--command", command), ("--tcp", tcp), ("--unix", unix)) if v]
-    if len(targets) > 1:
-        raise UsageError(f"give one target, not {' and '.join(targets)}")
-    if not targets:
+@dataclass(frozen=True)
+class RunOptions:
+    """What the flags said, before any checking: the one input of `build_run_config`.
+
+    Field names match the keywords of the older `build_config`, and every repeatable flag is a
+    tuple in the order given. The main command and `demo` both fill one of these in.
+    """
+
+    url: str | None = None
+    command: str | None = None
+    args: tuple[str, ...] = ()
+    command_args: tuple[str, ...] = ()
+    transport: str | None = None
+    tcp: str | None = None
+    unix: str | None = None
+    cwd: str | None = None
+    env: tuple[str, ...] = ()
+    headers: tuple[str, ...] = ()
+    access_token: str | None = None
+    oauth_access_token: str | None = None
+    protocol_version: str | None = None
+    client_capabilities: str | None = None
+    expect_wire: str = "any"
+    check_ids: tuple[str, ...] = ()
+    categories: tuple[str, ...] = ()
+    tool_name: str | None = None
+    tool_args: str | None = None
+    input_responses: str | None = None
+    elicitation_response: str | None = None
+    sampling_response: str | None = None
+    timeout_ms: int = 30_000
+    poll_timeout_ms: int = 30_000
+    max_message_bytes: int = DEFAULT_MAX_MESSAGE_BYTES
+    format: str | None = None
+    reporters: tuple[str, ...] = ()
+    quiet: bool = False
+    wire_log: str | None = None
+    debug: bool = False
+
+
+@dataclass(frozen=True)
+class Catalog:
+    """The check ids and categories a selection may name; empty means "do not check names"."""
+
+    check_ids: tuple[str, ...] = ()
+    categories: tuple[str, ...] = ()
+
+
+# The builder. Each step checks one group of flags and raises the UsageError a user sees; the
+# steps run in a fixed order so that, given several mistakes, the first reported stays the same.
+
+
+def build_run_config(options: RunOptions, catalog: Catalog = Catalog()) -> RunConfig:
+    """Flags in, a validated run description out, or a UsageError naming the first bad flag."""
+    kind = _transport(options)
+    command = _server_command(options)
+    headers, token = _headers(options)
+    _check_versions(options)
+    check_ids, categories = _selection(options, catalog)
+    _check_limits(options)
+    env = dict(parse_env(e) for e in options.env)
+    tcp = parse_hostport(options.tcp) if options.tcp else None
+    values = _JsonValues.parse(options)
+    reporters = tuple(parse_reporter(r) for r in options.reporters)
+    return RunConfig(
+        transport=kind,
+        url=options.url,
+        command=command,
+        cwd=options.cwd,
+        env=env,
+        tcp=tcp,
+        unix=options.unix,
+        headers=headers,
+        access_token=token,
+        protocol_version=options.protocol_version,
+        client_capabilities=values.client_capabilities,
+        expect_wire=options.expect_wire,  # type: ignore[arg-type]  # checked in _check_versions
+        check_ids=check_ids,
+        categories=categories,
+        tool_name=options.tool_name,
+        tool_args=values.tool_args or {},
+        input_responses=values.input_responses,
+        elicitation_response=values.elicitation_response,
+        sampling_response=values.sampling_response,
+        timeout_ms=options.timeout_ms,
+        poll_timeout_ms=options.poll_timeout_ms,
+        max_message_bytes=options.max_message_bytes,
+        format=options.format,  # type: ignore[arg-type]  # checked in _check_limits
+        reporters=reporters,
+        quiet=options.quiet,
+        wire_log=options.wire_log,
+        debug=options.debug,
+    )
+
+
+def _transport(o: RunOptions) -> TransportKind:
+    """Exactly one target, and the transport it implies (which --transport may only confirm)."""
+    flags = (("--url", o.url), ("--command", o.command), ("--tcp", o.tcp), ("--unix", o.unix))
+    given = [name for name, value in flags if value]
+    if len(given) > 1:
+        raise UsageError(f"give one target, not {' and '.join(given)}")
+    if not given:
         raise UsageError("no target: give --url URL, --command CMD, --tcp HOST:PORT or --unix PATH")
     kind: TransportKind
-    if url:
+    if o.url:
         kind = "http"
-        if not (url.startswith("http://") or url.startswith("https://")):
-            raise UsageError(f"--url must start with http:// or https://, got {url[:60]!r}")
-    elif command:
+        if not (o.url.startswith("http://") or o.url.startswith("https://")):
+            raise UsageError(f"--url must start with http:// or https://, got {o.url[:60]!r}")
+    elif o.command:
         kind = "stdio"
-    elif tcp:
+    elif o.tcp:
         kind = "tcp"
     else:
         kind = "unix"
-    if transport is not None and transport != kind:
-        raise UsageError(f"--transport {transport} does not match the target given ({targets[0]})")
+    if o.transport is not None and o.transport != kind:
+        raise UsageError(f"--transport {o.transport} does not match the target given ({given[0]})")
+    return kind
 
+
+def _server_command(o: RunOptions) -> tuple[str, ...]:
+    """The argv to spawn, checked to be startable; the flags that only make sense with it."""
     cmd: tuple[str, ...] = ()
-    if command:
+    if o.command:
         # `--command "node server.js"` is common; split it like a shell would, then add --args.
         try:
-            cmd = tuple(shlex.split(command)) if (" " in command and not os.path.exists(command)) else (command,)
+            split = " " in o.command and not os.path.exists(o.command)
+            cmd = tuple(shlex.split(o.command)) if split else (o.command,)
         except ValueError as exc:
             raise UsageError(f"--command: {exc}") from None
-        cmd = cmd + tuple(args or ()) + tuple(command_args or ())
-        env_path = next((e.partition("=")[2] for e in reversed(env or ()) if e.startswith("PATH=")), None)
-        check_command(cmd[0], cwd, env_path)
-    elif args or command_args:
+        cmd = cmd + o.args + o.command_args
+        env_path = next((e.partition("=")[2] for e in reversed(o.env) if e.startswith("PATH=")), None)
+        check_command(cmd[0], o.cwd, env_path)
+    elif o.args or o.command_args:
         raise UsageError("--args/--command-args need --command")
-    if (cwd or env) and not command:
+    if (o.cwd or o.env) and not o.command:
         raise UsageError("--cwd and --env apply to --command only")
+    return cmd
 
-    hdrs: dict[str, str] = {}
-    for h in headers or ():
+
+def _headers(o: RunOptions) -> tuple[dict[str, str], str | None]:
+    """--header values, plus the bearer token as an Authorization header; returns the token too."""
+    headers: dict[str, str] = {}
+    for h in o.headers:
         k, v = parse_header(h)
-        hdrs[k] = v
-    token = access_token or oauth_access_token
-    if access_token and oauth_access_token and access_token != oauth_access_token:
+        headers[k] = v
+    token = o.access_token or o.oauth_access_token
+    if o.access_token and o.oauth_access_token and o.access_token != o.oauth_access_token:
         raise UsageError("give --access-token or --oauth-access-token, not both")
     if token:
-        hdrs["Authorization"] = f"Bearer {token}"
+        headers["Authorization"] = f"Bearer {token}"
+    return headers, token
 
-    if protocol_version is not None and protocol_version not in SUPPORTED_PROTOCOLS:
+
+def _check_versions(o: RunOptions) -> None:
+    if o.protocol_version is not None and o.protocol_version not in SUPPORTED_PROTOCOLS:
         raise UsageError(
-            f"--protocol-version must be one of {', '.join(SUPPORTED_PROTOCOLS)}, got {protocol_version!r}"
+            f"--protocol-version must be one of {', '.join(SUPPORTED_PROTOCOLS)}, got {o.protocol_version!r}"
         )
-    if expect_wire not in ("legacy", "extension", "any"):
-        raise UsageError(f"--expect-wire must be legacy, extension or any, got {expect_wire!r}")
+    if o.expect_wire not in ("legacy", "extension", "any"):
+        raise UsageError(f"--expect-wire must be legacy, extension or any, got {o.expect_wire!r}")
 
-    ids = tuple(dict.fromkeys(check_ids or ()))
-    unknown = [i for i in ids if known_check_ids and i not in known_check_ids]
+
+def _selection(o: RunOptions, catalog: Catalog) -> tuple[tuple[str, ...], tuple[str, ...]]:
+    """--check-id and --category without repeats, each name checked against the catalog."""
+    ids = tuple(dict.fromkeys(o.check_ids))
+    unknown = [i for i in ids if catalog.check_ids and i not in catalog.check_ids]
     if unknown:
-        raise UsageError(
-            f"unknown --check-id {', '.join(unknown)}; valid ids: {', '.join(known_check_ids)}"
-        )
-    cats = tuple(dict.fromkeys(categories or ()))
-    bad = [c for c in cats if known_categories and c not in known_categories]
+        raise UsageError(f"unknown --check-id {', '.join(unknown)}; valid ids: {', '.join(catalog.check_ids)}")
+    cats = tuple(dict.fromkeys(o.categories))
+    bad = [c for c in cats if catalog.categories and c not in catalog.categories]
     if bad:
-        raise UsageError(f"unknown --category {', '.join(bad)}; valid categories: {', '.join(known_categories)}")
+        raise UsageError(f"unknown --category {', '.join(bad)}; valid categories: {', '.join(catalog.categories)}")
+    return ids, cats
 
-    for name, val in (("--timeout", timeout_ms), ("--poll-timeout", poll_timeout_ms)):
+
+def _check_limits(o: RunOptions) -> None:
+    """Timeouts, the message size bound and the stdout format."""
+    for name, val in (("--timeout", o.timeout_ms), ("--poll-timeout", o.poll_timeout_ms)):
         if val <= 0:
             raise UsageError(f"{name} must be a positive number of milliseconds")
-    if max_message_bytes < 1024:
+    if o.max_message_bytes < 1024:
         raise UsageError("--max-message-bytes must be at least 1024")
-    if format is not None and format not in ("human", "json"):
-        raise UsageError(f"--format must be human or json, got {format!r}")
+    if o.format is not None and o.format not in ("human", "json"):
+        raise UsageError(f"--format must be human or json, got {o.format!r}")
 
-    return RunConfig(
-        transport=kind,
-        url=url,
-        command=cmd,
-        cwd=cwd,
-        env=dict(parse_env(e) for e in env or ()),
-        tcp=parse_hostport(tcp) if tcp else None,
-        unix=unix,
-        headers=hdrs,
-        access_token=token,
-        protocol_version=protocol_version,
-        client_capabilities=(
-            parse_json_flag("--client-capabilities", client_capabilities) if client_capabilities else None
-        ),
-        expect_wire=expect_wire,  # type: ignore[arg-type]
-        check_ids=ids,
-        categories=cats,
-        tool_name=tool_name,
-        tool_args=parse_json_flag("--tool-args", tool_args) if tool_args else {},
-        input_responses=parse_json_flag("--input-responses", input_responses) if input_responses else None,
-        elicitation_response=(
-            parse_json_flag("--elicitation-response", elicitation_response) if elicitation_response else None
-        ),
-        sampling_response=parse_json_flag("--sampling-response", sampling_response) if sampling_response else None,
-        timeout_ms=timeout_ms,
-        poll_timeout_ms=poll_timeout_ms,
-        max_message_bytes=max_message_bytes,
-        format=format,  # type: ignore[arg-type]
-        reporters=tuple(parse_reporter(r) for r in reporters or ()),
-        quiet=quiet,
-        wire_log=wire_log,
-        debug=debug,
-    )
+
+@dataclass(frozen=True)
+class _JsonValues:
+    """The JSON-valued flags, parsed (inline, @file or -); None where a flag was not given."""
+
+    client_capabilities: dict[str, Any] | None
+    tool_args: dict[str, Any] | None
+    input_responses: dict[str, Any] | None
+    elicitation_response: dict[str, Any] | None
+    sampling_response: dict[str, Any] | None
+
+    @classmethod
+    def parse(cls, o: RunOptions) -> _JsonValues:
+        def parsed(flag: str, value: str | None) -> dict[str, Any] | None:
+            return parse_json_flag(flag, value) if value else None
+
+        # Keyword arguments are evaluated in order: the first bad flag is the one reported.
+        return cls(
+            client_capabilities=parsed("--client-capabilities", o.client_capabilities),
+            tool_args=parsed("--tool-args", o.tool_args),
+            input_responses=parsed("--input-responses", o.input_responses),
+            elicitation_response=parsed("--elicitation-response", o.elicitation_response),
+            sampling_response=parsed("--sampling-response", o.sampling_response),
+        )
+
+
+def build_config(
+    *, known_check_ids: tuple[str, ...] = (), known_categories: tuple[str, ...] = (), **flags: Any
+) -> RunConfig:
+    """The older keyword form: `RunOptions` fields as keywords (lists allowed for repeatable
+    flags). Kept because tests/conftest.py builds its runs this way."""
+    fields: dict[str, Any] = {k: tuple(v) if isinstance(v, list) else v for k, v in flags.items()}
+    return build_run_config(RunOptions(**fields), Catalog(known_check_ids, known_categories))

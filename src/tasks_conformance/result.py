@@ -1,5 +1,4 @@
-"""The result model: the contract every reporter reads. Field names follow the JSON summaries CI
-users of other checkers already parse.
+"""The result model: the contract every reporter reads.
 
 Plain dataclasses with no heavy imports, so reporters, the CLI and tests can use them cheaply.
 `to_json()` produces the exact JSON field names CI users already parse.
@@ -14,8 +13,6 @@ Status = Literal["passed", "failed", "skipped"]
 SkipReason = Literal["not-applicable", "could-not-run"]
 Outcome = Literal["passed", "failed", "incomplete"]
 Wire = Literal["legacy", "extension", "none"]
-
-CATEGORIES: tuple[str, ...] = ("dispatch", "creation", "lifecycle")
 
 EXIT_CODES: dict[str, int] = {"passed": 0, "failed": 1, "incomplete": 3}
 EXIT_USAGE = 2

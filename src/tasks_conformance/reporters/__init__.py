@@ -1,30 +1,37 @@
 """Reporters: turn a finished RunResult into text for people, CI and dashboards.
 
 A reporter is a pure function of the RunResult and an output stream; it never runs while checks
-run and never decides an exit code. Built-in reporters (`BUILTIN_NAMES`) receive `ReportOptions`;
-third-party reporters are found through the entry-point group `tasks_conformance.reporters`
-and are called as `fn(result, out)`:
+run and never decides an exit code. Every reporter, built-in or not, is found the same way,
+through the entry-point group `tasks_conformance.reporters`, and has one signature:
+
+    def reporter(result: RunResult, out: TextIO) -> None
 
     # a third party's pyproject.toml
     [project.entry-points."tasks_conformance.reporters"]
-    teamcity = "my_pkg.reporting:teamcity"     # def teamcity(result: RunResult, out: TextIO) -> None
+    teamcity = "my_pkg.reporting:teamcity"
 
-Entry points are read only when a name is not built in, so the usual path never scans installed
-distributions. A built-in name always means the built-in reporter. An error raised inside a
-third-party reporter becomes `ReporterError` naming that reporter (it is not our bug and not the
-server's); an error in a built-in reporter propagates as the tool's own fault.
+A reporter that also wants to know how to draw declares a keyword parameter named `options`
+(`def teamcity(result, out, *, options: ReportOptions = PLAIN)`); it then receives the
+`ReportOptions` the command line chose (colour, quiet, width). The built-in reporters do this,
+so they can still be called with two arguments; a reporter without that parameter is called
+with two. This keeps every plugin written for `fn(result, out)` working unchanged.
 
-Importing this module is cheap (stdlib only); rich and each reporter load when first used.
+A built-in name (`BUILTIN_NAMES`) always means the built-in reporter: an entry point of another
+distribution with that name is ignored. An error raised inside a third-party reporter becomes
+`ReporterError` naming that reporter (it is not our bug and not the server's); an error in a
+built-in reporter propagates as the tool's own fault.
+
+Importing this module is cheap (stdlib only); importlib.metadata, rich and each reporter load
+when first used.
 """
 
 from __future__ import annotations
 
-import importlib
 import sys
 from collections.abc import Callable
 from dataclasses import dataclass
 from types import TracebackType
-from typing import TYPE_CHECKING, Any, Literal, TextIO
+from typing import TYPE_CHECKING, Any, Literal, Protocol, TextIO, cast
 
 from tasks_conformance.reporters._text import dumps
 
@@ -37,6 +44,7 @@ if TYPE_CHECKING:
 __all__ = [
     "BUILTIN_NAMES",
     "ENTRY_POINT_GROUP",
+    "PLAIN",
     "ProgressLine",
     "ReportOptions",
     "ReporterError",
@@ -44,35 +52,46 @@ __all__ = [
     "UnknownReporterError",
     "available_reporters",
     "known_reporter",
+    "load_reporter",
     "render",
     "schema_text",
     "write_wire_log",
 ]
 
 ReporterFn = Callable[["RunResult", TextIO], None]
-"""The third-party reporter signature: write a report of the result to `out`."""
+"""The reporter signature: write a report of the result to `out`."""
 
 ENTRY_POINT_GROUP = "tasks_conformance.reporters"
 
 BUILTIN_NAMES: tuple[str, ...] = ("human", "json", "json-summary", "junit-xml", "markdown")
 
-# name -> (module, function); each function is `fn(result, out, options)`.
-_BUILTINS: dict[str, tuple[str, str]] = {
-    "human": ("tasks_conformance.reporters.human", "render_human"),
-    "json": ("tasks_conformance.reporters.json_report", "render_json"),
-    "json-summary": ("tasks_conformance.reporters.json_report", "render_json_summary"),
-    "junit-xml": ("tasks_conformance.reporters.junit", "render_junit"),
-    "markdown": ("tasks_conformance.reporters.markdown", "render_markdown"),
+# The built-ins' entry points, as pyproject.toml declares them (a test keeps the two equal).
+# Used only when the installed metadata lacks them: a source checkout whose package metadata
+# predates these entry points (not reinstalled since) must still find the human reporter.
+_BUILTIN_FALLBACK: dict[str, str] = {
+    "human": "tasks_conformance.reporters.human:render_human",
+    "json": "tasks_conformance.reporters.json_report:render_json",
+    "json-summary": "tasks_conformance.reporters.json_report:render_json_summary",
+    "junit-xml": "tasks_conformance.reporters.junit:render_junit",
+    "markdown": "tasks_conformance.reporters.markdown:render_markdown",
 }
 
 
 @dataclass(frozen=True)
 class ReportOptions:
-    """How built-in reporters draw. The CLI decides `color` (NO_COLOR, TTY, --color)."""
+    """How reporters that ask for it draw. The CLI decides `color` (NO_COLOR, TTY)."""
 
     color: bool = False
     quiet: bool = False
     width: int | None = None
+
+
+PLAIN = ReportOptions()
+"""No colour, not quiet, default width: what a reporter gets when nobody chose."""
+
+
+class _OptionsReporter(Protocol):
+    def __call__(self, result: RunResult, out: TextIO, *, options: ReportOptions) -> None: ...
 
 
 class ReporterError(Exception):
@@ -84,65 +103,100 @@ class ReporterError(Exception):
 
 
 class UnknownReporterError(ReporterError):
-    """No built-in reporter and no installed entry point has this name (a usage error)."""
+    """No installed entry point (and no built-in) has this name (a usage error)."""
+
+
+def _is_ours(ep: EntryPoint) -> bool:
+    return ep.module.startswith("tasks_conformance.")
 
 
 def _entry_points() -> dict[str, EntryPoint]:
+    """Every reporter by name: the installed entry points, built-in names kept for our own."""
     from importlib import metadata  # not at import time: it pulls in email, zipfile, csv ...
 
     found: dict[str, EntryPoint] = {}
     for ep in metadata.entry_points(group=ENTRY_POINT_GROUP):
-        # First one on sys.path wins, as for imports.
-        found.setdefault(ep.name, ep)
+        if ep.name in BUILTIN_NAMES and not _is_ours(ep):
+            continue  # another distribution cannot replace a built-in
+        found.setdefault(ep.name, ep)  # first one on sys.path wins, as for imports
+    for name, value in _BUILTIN_FALLBACK.items():
+        if name not in found:
+            found[name] = metadata.EntryPoint(name=name, value=value, group=ENTRY_POINT_GROUP)
     return found
 
 
 def known_reporter(name: str) -> bool:
-    """True when `name` is a built-in reporter or an installed entry point."""
-    return name in _BUILTINS or name in _entry_points()
+    """True when some entry point (a built-in's included) provides `name`."""
+    return name in _entry_points()
 
 
 def available_reporters() -> list[str]:
     """Built-in names first (in their fixed order), then installed third-party ones, sorted."""
-    extra = sorted(n for n in _entry_points() if n not in _BUILTINS)
+    extra = sorted(n for n in _entry_points() if n not in BUILTIN_NAMES)
     return [*BUILTIN_NAMES, *extra]
 
 
-def _load_third_party(name: str) -> ReporterFn:
+def _entry_point(name: str) -> EntryPoint:
     ep = _entry_points().get(name)
     if ep is None:
         raise UnknownReporterError(
             name, f"unknown reporter {name!r}; available: {', '.join(available_reporters())}"
         )
-    try:
-        fn = ep.load()
-    except Exception as exc:
-        raise ReporterError(
-            name, f"reporter {name!r} ({ep.value}) could not be loaded: {type(exc).__name__}: {exc}"
-        ) from exc
+    return ep
+
+
+def load_reporter(name: str) -> ReporterFn:
+    """The reporter called `name`. A third party's that cannot be loaded is a ReporterError."""
+    return _load(_entry_point(name))
+
+
+def _load(ep: EntryPoint) -> ReporterFn:
+    if _is_ours(ep):
+        fn = ep.load()  # failing to import our own module is our bug: let it propagate
+    else:
+        try:
+            fn = ep.load()
+        except Exception as exc:
+            raise ReporterError(
+                ep.name, f"reporter {ep.name!r} ({ep.value}) could not be loaded: {type(exc).__name__}: {exc}"
+            ) from exc
     if not callable(fn):
-        raise ReporterError(name, f"reporter {name!r} ({ep.value}) is not callable")
+        raise ReporterError(ep.name, f"reporter {ep.name!r} ({ep.value}) is not callable")
     reporter: ReporterFn = fn
     return reporter
 
 
-def render(name: str, result: RunResult, out: TextIO, options: ReportOptions = ReportOptions()) -> None:
+def _wants_options(fn: ReporterFn) -> bool:
+    """Does `fn` declare a keyword parameter called `options`?"""
+    import inspect
+
+    try:
+        param = inspect.signature(fn).parameters.get("options")
+    except (TypeError, ValueError):  # some callables have no introspectable signature
+        return False
+    return param is not None and param.kind in (param.KEYWORD_ONLY, param.POSITIONAL_OR_KEYWORD)
+
+
+def _call(fn: ReporterFn, result: RunResult, out: TextIO, options: ReportOptions) -> None:
+    if _wants_options(fn):
+        cast(_OptionsReporter, fn)(result, out, options=options)
+    else:
+        fn(result, out)
+
+
+def render(name: str, result: RunResult, out: TextIO, options: ReportOptions = PLAIN) -> None:
     """Write the report called `name` for `result` to `out`.
 
     Raises UnknownReporterError for a name nobody provides, and ReporterError when a third-party
     reporter fails to load or raises.
     """
-    builtin = _BUILTINS.get(name)
-    if builtin is not None:
-        module, attr = builtin
-        fn: Callable[[RunResult, TextIO, ReportOptions], None] = getattr(
-            importlib.import_module(module), attr
-        )
-        fn(result, out, options)
+    ep = _entry_point(name)
+    fn = _load(ep)
+    if _is_ours(ep):
+        _call(fn, result, out, options)
         return
-    third_party = _load_third_party(name)
     try:
-        third_party(result, out)
+        _call(fn, result, out, options)
     except (Exception, SystemExit) as exc:  # a plugin must not choose the exit code either
         raise ReporterError(
             name, f"third-party reporter {name!r} raised {type(exc).__name__}: {exc}"

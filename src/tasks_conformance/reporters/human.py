@@ -12,6 +12,7 @@ from __future__ import annotations
 import re
 from typing import TYPE_CHECKING, Any, TextIO
 
+from tasks_conformance.reporters import PLAIN
 from tasks_conformance.reporters._text import encodable, one_line
 
 if TYPE_CHECKING:
@@ -169,7 +170,7 @@ def _checks_table(result: RunResult, w: _Writer, width: int) -> Any:
 _TRAILING_SPACE = re.compile(r" +((?:\x1b\[[0-9;]*m)*)$", re.MULTILINE)
 
 
-def render_human(result: RunResult, out: TextIO, options: ReportOptions) -> None:
+def render_human(result: RunResult, out: TextIO, *, options: ReportOptions = PLAIN) -> None:
     console = _console(out, options)
     with console.capture() as capture:
         _draw(console, result, _Writer(out), options)

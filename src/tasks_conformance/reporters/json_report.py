@@ -2,14 +2,16 @@
 
 `json` is `RunResult.to_json()` in full (shape: schemas/json.schema.json). `json-summary` is the
 stable, smaller document dashboards read (schemas/json-summary.schema.json): it keeps
-`discovery`, which other checkers' summaries drop, and leaves out descriptions, evidence and
-check details. Both are always valid UTF-8 JSON whatever the server sent (see `_text.dumps`).
+`discovery` (what was negotiated and probed: the verdicts mean little without it) and leaves out
+descriptions, evidence and check details. Both are always valid UTF-8 JSON whatever the server
+sent (see `_text.dumps`).
 """
 
 from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any, TextIO
 
+from tasks_conformance.reporters import PLAIN
 from tasks_conformance.reporters._text import dumps
 
 if TYPE_CHECKING:
@@ -20,7 +22,7 @@ SUMMARY_SCHEMA_VERSION = "1"
 SUMMARY_KIND = "tasks-conformance"
 
 
-def render_json(result: RunResult, out: TextIO, options: ReportOptions) -> None:
+def render_json(result: RunResult, out: TextIO, *, options: ReportOptions = PLAIN) -> None:
     out.write(dumps(result.to_json(), indent=2))
     out.write("\n")
 
@@ -56,6 +58,6 @@ def summary_document(result: RunResult) -> dict[str, Any]:
     }
 
 
-def render_json_summary(result: RunResult, out: TextIO, options: ReportOptions) -> None:
+def render_json_summary(result: RunResult, out: TextIO, *, options: ReportOptions = PLAIN) -> None:
     out.write(dumps(summary_document(result), indent=2))
     out.write("\n")

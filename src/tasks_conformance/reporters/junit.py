@@ -30,6 +30,7 @@ from __future__ import annotations
 import xml.etree.ElementTree as ET
 from typing import TYPE_CHECKING, TextIO
 
+from tasks_conformance.reporters import PLAIN
 from tasks_conformance.reporters._text import dumps, one_line, visible
 
 if TYPE_CHECKING:
@@ -214,6 +215,6 @@ def to_xml(result: RunResult, encoding: str = "UTF-8") -> str:
     return f'<?xml version="1.0" encoding="{encoding}"?>\n{text}\n'
 
 
-def render_junit(result: RunResult, out: TextIO, options: ReportOptions) -> None:
+def render_junit(result: RunResult, out: TextIO, *, options: ReportOptions = PLAIN) -> None:
     encoding = getattr(out, "encoding", None) or "UTF-8"
     out.write(to_xml(result, encoding))

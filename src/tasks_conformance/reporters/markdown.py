@@ -12,6 +12,7 @@ from __future__ import annotations
 import re
 from typing import TYPE_CHECKING, TextIO
 
+from tasks_conformance.reporters import PLAIN
 from tasks_conformance.reporters._text import one_line
 
 if TYPE_CHECKING:
@@ -69,7 +70,7 @@ def _row(check: CheckResult) -> str:
     return f"| {emoji} {word} | {_code(check.id)} | {_cell(check.category, 60)} | {_cell(message)} |"
 
 
-def render_markdown(result: RunResult, out: TextIO, options: ReportOptions) -> None:
+def render_markdown(result: RunResult, out: TextIO, *, options: ReportOptions = PLAIN) -> None:
     d = result.discovery
     emoji = _OUTCOMES.get(result.outcome, "❔")
     lines = [f"## {emoji} MCP Tasks conformance: {_cell(result.outcome, 40)}", ""]

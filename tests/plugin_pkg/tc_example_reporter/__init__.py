@@ -14,6 +14,12 @@ def count_reporter(result: Any, out: TextIO) -> None:
     out.write(f"example-count outcome={result.outcome} total={counts['total']} failed={counts['failed']}\n")
 
 
+def options_reporter(result: Any, out: TextIO, *, options: Any = None) -> None:
+    """Declares the keyword `options`, so it is given the ReportOptions the command line chose."""
+    CALLS.append("example-options")
+    out.write(f"example-options quiet={options.quiet} color={options.color} width={options.width}\n")
+
+
 def exploding_reporter(result: Any, out: TextIO) -> None:
     CALLS.append("example-boom")
     raise RuntimeError("the example reporter always fails")
