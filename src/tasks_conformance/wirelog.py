@@ -183,10 +183,6 @@ class WireLog:
     def frames(self) -> list[Frame]:
         return list(self._frames.values())
 
-    def to_ndjson_lines(self) -> Iterator[str]:
-        for f in self.frames():
-            yield json.dumps(f.to_json(self._redactor), ensure_ascii=False)
-
     def redacted_text(self, frame: Frame) -> str:
         """A frame's bytes as text for a report, with the run's secrets scrubbed."""
         return self._redactor.text(frame.text())

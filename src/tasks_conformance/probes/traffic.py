@@ -135,7 +135,6 @@ async def poll(ctx: ProbeContext) -> None:
         reply = await ctx.session.request("tasks/get", {"taskId": tid}, purpose=f"poll #{n + 1}")
         gets.append(reply)
         rec.replies[f"get#{n + 1}"] = reply
-        reply.raw = None  # the frame keeps the bytes; one parsed copy (result) is enough
         frame = ctx.evidence.wire_log.get(reply.response_seq) if reply.response_seq else None
         polled_bytes += len(frame.data) if frame is not None else 0
         if polled_bytes > POLL_BYTE_BUDGET:

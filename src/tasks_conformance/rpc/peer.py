@@ -57,7 +57,6 @@ class Reply:
     decode_problem: str | None = None
     http: HttpMeta | None = None
     elapsed_ms: int = 0
-    raw: Any = None  # the whole parsed response object
 
     @property
     def ok(self) -> bool:
@@ -163,18 +162,16 @@ class Peer:
         *,
         headers: Mapping[str, str] | None = None,
         timeout_s: float | None = None,
-        raw: bytes | None = None,
         request_id: Any = None,
         note: str | None = None,
     ) -> Reply:
-        """Send a request and wait for its reply (bounded). `raw` sends exact bytes instead."""
+        """Send a request and wait for its reply (bounded)."""
         rid = self.new_id() if request_id is None else request_id
         timeout = self.timeout_s if timeout_s is None else timeout_s
-        if raw is None:
-            msg: dict[str, Any] = {"jsonrpc": "2.0", "id": rid, "method": method}
-            if params is not None:
-                msg["params"] = params
-            raw = encode(msg)
+        msg: dict[str, Any] = {"jsonrpc": "2.0", "id": rid, "method": method}
+        if params is not None:
+            msg["params"] = params
+        raw = encode(msg)
         started = time.monotonic()
         if self.closed is not None:
             seq = await self.transport.send(raw, headers=headers, deadline_s=1.0, note=note)
@@ -205,9 +202,6 @@ class Peer:
         if params is not None:
             msg["params"] = params
         return await self.transport.send(encode(msg), headers=headers, deadline_s=self.timeout_s)
-
-    async def send_raw(self, data: bytes, *, headers: Mapping[str, str] | None = None) -> int:
-        return await self.transport.send(data, headers=headers, deadline_s=self.timeout_s)
 
     # -- inbound ---------------------------------------------------------------------------
 
@@ -309,7 +303,7 @@ class Peer:
         if p is None or p.reply is not None:
             self._keep_unmatched(frame)
             return
-        reply = Reply(p.method, p.request_id, p.seq, response_seq=frame.seq, http=frame.http, raw=msg)
+        reply = Reply(p.method, p.request_id, p.seq, response_seq=frame.seq, http=frame.http)
         if "error" in msg:
             err = msg["error"]
             if isinstance(err, dict):
