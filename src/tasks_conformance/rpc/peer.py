@@ -18,7 +18,7 @@ from anyio.abc import TaskGroup
 
 from tasks_conformance.rpc.codec import NO_ID, SNIFF_BYTES, encode, hashable_id, parse_message, sniff_id
 from tasks_conformance.transports.base import Closed, ExchangeEnded, Message, Transport
-from tasks_conformance.wirelog import Frame, HttpMeta
+from tasks_conformance.wirelog import Frame, FrameFlag, HttpMeta
 
 # Bounds on what the peer keeps from a hostile or chatty server. Past them a frame is counted,
 # and the WireLog lets go of it too, so that a flood costs neither memory nor later frames.
@@ -30,6 +30,9 @@ MAX_KEPT_SERVER_REQUESTS = 1_000
 # Server->client requests waiting for an answer; past this a flood of them is left unanswered
 # (and counted) instead of queueing one task per request.
 MAX_QUEUED_SERVER_REQUESTS = 256
+# Ids of requests sent, remembered so that a second answer is told from a stray one; past this
+# many a further answer to an old id is flagged a stray.
+MAX_REMEMBERED_IDS = 100_000
 
 
 @dataclass(frozen=True)
@@ -127,6 +130,7 @@ class Peer:
         self.unmatched: list[Frame] = []  # responses with unknown ids, invalid JSON, stray lines
         # Requests whose reply timed out (id -> method), and replies that came after that.
         self._gave_up: dict[Any, str] = {}
+        self._sent_ids: set[Any] = set()
         self.late: list[tuple[str, Frame]] = []
         self.server_requests: list[Frame] = []
         self.dropped_notifications = 0
@@ -178,6 +182,8 @@ class Peer:
             return Reply(method, rid, seq, transport_problem=self.closed)
         pending = _Pending(method=method, request_id=rid, seq=-1, started=started)
         self._pending[rid] = pending
+        if hashable_id(rid) and len(self._sent_ids) < MAX_REMEMBERED_IDS:
+            self._sent_ids.add(rid)
         try:
             seq = await self.transport.send(raw, headers=headers, deadline_s=timeout + 1.0, note=note)
             pending.seq = seq
@@ -245,12 +251,14 @@ class Peer:
         if not frame.data:
             # A frame without its bytes: an oversize message discarded unread (or one the wire
             # log had no room for). `head` holds its first bytes, enough to find its id.
-            self._on_unreadable(frame, head, frame.note)
+            unread = frame.flags & {FrameFlag.OVERSIZE, FrameFlag.DROPPED_BYTES}
+            self._on_unreadable(frame, head, (frame.note or "its bytes were not kept") if unread else None)
             return
         # Parsed here without caching it on the frame: a flood of notifications must not keep a
         # parsed copy of each one alive in the WireLog (checks parse the frames they judge).
         msg, why = parse_message(frame.data)
         if not isinstance(msg, dict):
+            frame.add_flags(FrameFlag.NOT_JSON if why is not None else FrameFlag.NOT_JSONRPC)
             self._on_unreadable(frame, frame.data[:SNIFF_BYTES], why or "not a JSON object")
         elif "method" not in msg:
             self._on_response(msg, frame)
@@ -299,13 +307,28 @@ class Peer:
             p = self._by_seq.get(frame.reply_to)
         if p is None and hashable_id(rid) and rid in self._gave_up:
             # The answer to a request we stopped waiting for: late, not a stray.
+            frame.add_flags(FrameFlag.LATE_RESPONSE)
             if len(self.late) < MAX_KEPT_UNMATCHED:
                 self.late.append((self._gave_up.pop(rid), frame))
             return
         if p is None or p.reply is not None:
+            flag = self._unmatched_flag(msg, answered=p is not None)
+            if flag is not None:
+                frame.add_flags(flag)
             self._keep_unmatched(frame)
             return
         self._settle(p, _reply_from(p, msg, frame))
+
+    def _unmatched_flag(self, msg: dict[str, Any], *, answered: bool) -> FrameFlag | None:
+        """What a response object that answers no waiting request is."""
+        rid = msg.get("id")
+        if rid is None and "error" in msg:
+            return None  # JSON-RPC's answer when it could not read a request's id: not a stray
+        if "id" not in msg or ("result" not in msg and "error" not in msg):
+            return FrameFlag.NOT_JSONRPC
+        if answered or (hashable_id(rid) and rid in self._sent_ids):
+            return FrameFlag.DUPLICATE_RESPONSE
+        return FrameFlag.STRAY_RESPONSE
 
     @staticmethod
     def _settle(p: _Pending, reply: Reply) -> None:

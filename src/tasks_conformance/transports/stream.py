@@ -9,7 +9,7 @@ import anyio
 from anyio.abc import ByteReceiveStream, ByteSendStream, TaskGroup
 
 from tasks_conformance.transports.base import Closed, Message, Transport
-from tasks_conformance.wirelog import WireLog
+from tasks_conformance.wirelog import FrameFlag, WireLog
 
 # Reads happen in chunks of this size. A line longer than the message cap is read on to its
 # end and discarded, so one oversize message neither exhausts memory nor desynchronises the stream.
@@ -91,7 +91,7 @@ class StreamTransport(Transport):
         if discarding:
             await self._report_oversize(discarding, head)
         elif bytes(buf).strip():
-            await self._deliver_line(bytes(buf), note="last line had no newline")
+            await self._deliver_line(bytes(buf), note="last line had no newline", flags=(FrameFlag.NO_NEWLINE,))
         if self._closed_reason is None:
             self._closed_reason = reason
             await self._deliver(Closed(reason=await self._describe_close(reason)))
@@ -102,11 +102,13 @@ class StreamTransport(Transport):
             f"message rejected: {size} bytes is larger than --max-message-bytes "
             f"({self.max_message_bytes} bytes); it was discarded unread"
         )
-        frame = self.wire.record("in", self.channel, b"", note=note)
+        frame = self.wire.record("in", self.channel, b"", note=note, flags=(FrameFlag.OVERSIZE,))
         await self._deliver(Message(frame=frame, head=head))
 
-    async def _deliver_line(self, line: bytes, note: str | None = None) -> None:
-        frame = self.wire.record("in", self.channel, line, note=note)
+    async def _deliver_line(
+        self, line: bytes, note: str | None = None, flags: tuple[FrameFlag, ...] = ()
+    ) -> None:
+        frame = self.wire.record("in", self.channel, line, note=note, flags=flags)
         await self._deliver(Message(frame=frame))
 
     async def send(
