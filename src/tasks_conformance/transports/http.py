@@ -15,7 +15,8 @@ import httpx
 from anyio.abc import TaskGroup
 
 from tasks_conformance.transports.base import ExchangeEnded, Message, Transport
-from tasks_conformance.wirelog import HttpMeta, WireLog
+from tasks_conformance.transports.sse import SseEvent, SseParser
+from tasks_conformance.wirelog import FrameFlag, HttpMeta, WireLog
 
 _MAX_REDIRECTS = 5
 
@@ -59,8 +60,12 @@ class HttpTransport(Transport):
         headers: Mapping[str, str] | None = None,
         max_message_bytes: int,
         connect_timeout_s: float = 10.0,
+        http_transport: httpx.AsyncBaseTransport | None = None,
     ) -> None:
         super().__init__(wire, max_message_bytes=max_message_bytes)
+        # None in real runs; tests pass an httpx.MockTransport (see transports/memory.py) so
+        # that everything above the socket is the code real runs use.
+        self._http_transport = http_transport
         self.url = url
         self.base_headers = dict(headers or {})
         self._client: httpx.AsyncClient | None = None
@@ -76,6 +81,7 @@ class HttpTransport(Transport):
             follow_redirects=False,
             timeout=httpx.Timeout(None, connect=self._connect_timeout_s),
             trust_env=False,
+            transport=self._http_transport,
         )
         self._tg = anyio.create_task_group()
         await self._tg.__aenter__()
@@ -211,7 +217,10 @@ class HttpTransport(Transport):
         async for chunk in self._chunks(resp):
             body.extend(chunk)
             if len(body) > self.max_message_bytes:
-                self.wire.record("in", "http", b"", http=meta, reply_to=seq, note="oversize body discarded")
+                self.wire.record(
+                    "in", "http", b"", http=meta, reply_to=seq, note="oversize body discarded",
+                    flags=(FrameFlag.OVERSIZE,),
+                )
                 return (
                     f"HTTP response body larger than --max-message-bytes ({self.max_message_bytes} bytes); "
                     "rejected"
@@ -219,13 +228,15 @@ class HttpTransport(Transport):
         if not body and resp.status_code in (200, 202, 204):
             return None
         note = None
+        flags: tuple[FrameFlag, ...] = ()
         if ctype != "application/json" and body:
             note = f"unexpected Content-Type {ctype or '(none)'!r}"
-        frame = self.wire.record("in", "http", bytes(body), http=meta, reply_to=seq, note=note)
+            flags = (FrameFlag.WRONG_CONTENT_TYPE,)
+        frame = self.wire.record("in", "http", bytes(body), http=meta, reply_to=seq, note=note, flags=flags)
         parsed = frame.json()
         if _is_jsonrpc(parsed):
             # JSON-RPC, even with an error status or a wrong Content-Type: the peer judges it
-            # (the frame's note keeps the Content-Type problem for the checks).
+            # (the frame's WRONG_CONTENT_TYPE flag keeps the problem for the checks).
             await self._deliver(Message(frame=frame))
             return None
         # Not JSON-RPC (an error page, an OAuth error object, HTML): the status or the type
@@ -240,77 +251,41 @@ class HttpTransport(Transport):
         return None
 
     async def _read_sse(self, resp: httpx.Response, meta: HttpMeta, seq: int) -> str | None:
-        """Parse text/event-stream from the raw bytes (so the frame holds exactly what was sent,
-        invalid UTF-8 included); memory is bounded by --max-message-bytes per event."""
-        line = bytearray()  # the current, unfinished line
-        data = bytearray()  # the current event's data lines, each followed by LF
-        has_data = False
-        event_id: str | None = None
-        skip_lf = False  # the previous chunk ended in CR: a leading LF belongs to it
+        """Read a text/event-stream body (see transports/sse.py): each event with data becomes a
+        frame holding exactly its bytes; memory is bounded by --max-message-bytes per event."""
+        parser = SseParser(self.max_message_bytes)
         delivered = 0
-        limit = self.max_message_bytes
-
-        async def dispatch(note: str | None = None) -> None:
-            nonlocal has_data, event_id, delivered
-            # An event whose data is empty (a priming event carrying only an id, a keep-alive)
-            # is not a message: the SSE rules do not dispatch it, and neither do we.
-            if has_data and len(data) > 1:
-                ident = f"event id {event_id[:200]}" if event_id else None
-                frame = self.wire.record(
-                    "in", "sse", bytes(data[:-1]), http=meta, reply_to=seq,
-                    note="; ".join(n for n in (ident, note) if n) or None,
-                )
-                await self._deliver(Message(frame=frame))
-                delivered += 1
-            data.clear()
-            has_data = False
-
-        async def field(raw: bytes) -> None:
-            nonlocal has_data, event_id
-            if not raw:
-                await dispatch()
-                return
-            name, colon, value = raw.partition(b":")
-            if not colon or not name:
-                return  # a comment (":…") or a line without a field
-            if value.startswith(b" "):
-                value = value[1:]
-            if name == b"data":
-                data.extend(value)
-                data.extend(b"\n")
-                has_data = True
-            elif name == b"id" and b"\0" not in value:
-                event_id = value.decode("utf-8", "replace")
-
-        oversize = (
-            f"an SSE event larger than --max-message-bytes ({limit} bytes) was rejected and the stream closed"
-        )
         async for chunk in self._chunks(resp):
-            if skip_lf and chunk.startswith(b"\n"):
-                chunk = chunk[1:]
-            skip_lf = chunk.endswith(b"\r")
-            if b"\r" in chunk:
-                chunk = chunk.replace(b"\r\n", b"\n").replace(b"\r", b"\n")
-            parts = chunk.split(b"\n")
-            for i, part in enumerate(parts[:-1]):
-                if i == 0 and line:
-                    line.extend(part)
-                    part = bytes(line)
-                    line.clear()
-                await field(part)
-                if len(data) > limit:
-                    break
-            line.extend(parts[-1])
-            if len(data) + len(line) > limit:
-                self.wire.record("in", "sse", b"", http=meta, reply_to=seq, note="oversize SSE event discarded")
-                return oversize
-        if line:
-            await field(bytes(line))
-        if has_data:
-            await dispatch("the stream ended before the event's closing blank line")
+            for event in parser.feed(chunk):
+                await self._deliver_sse(event, meta, seq)
+                delivered += 1
+            if parser.oversize:
+                self.wire.record(
+                    "in", "sse", b"", http=meta, reply_to=seq, note="oversize SSE event discarded",
+                    flags=(FrameFlag.OVERSIZE,),
+                )
+                return (
+                    f"an SSE event larger than --max-message-bytes ({self.max_message_bytes} bytes) "
+                    "was rejected and the stream closed"
+                )
+        for event in parser.end():
+            await self._deliver_sse(event, meta, seq)
+            delivered += 1
         if delivered == 0 and resp.status_code >= 400:
             return self._status_problem(resp, meta)
         return None
+
+    async def _deliver_sse(self, event: SseEvent, meta: HttpMeta, seq: int) -> None:
+        notes = []
+        if event.event_id:
+            notes.append(f"event id {event.event_id[:200]}")
+        if event.unterminated:
+            notes.append("the stream ended before the event's closing blank line")
+        frame = self.wire.record(
+            "in", "sse", event.data, http=meta, reply_to=seq, note="; ".join(notes) or None,
+            flags=(FrameFlag.NO_NEWLINE,) if event.unterminated else (),
+        )
+        await self._deliver(Message(frame=frame))
 
     async def aclose(self) -> None:
         if self._tg is not None:
