@@ -19,6 +19,7 @@ from tasks_conformance.transports.memory import (
     ScriptExhausted,
     Sent,
 )
+from tasks_conformance.transports.stream import Line, LineFramer, Oversize
 from tasks_conformance.wirelog import FrameFlag, WireLog
 
 PING = b'{"jsonrpc":"2.0","id":1,"method":"ping"}'
@@ -165,3 +166,20 @@ def test_http_several_messages_become_an_sse_body() -> None:
         assert answer.frame.json() == PONG
 
     run(body)
+
+
+def _frame_lines(chunks: list[bytes], limit: int) -> list[Line | Oversize]:
+    framer = LineFramer(limit)
+    return [item for chunk in chunks for item in framer.feed(chunk)] + framer.end()
+
+
+@pytest.mark.parametrize("size", [1, 3, 64])
+def test_the_line_framer_gives_the_same_lines_whatever_the_chunks(size: int) -> None:
+    stream = b'{"a":1}\r\n\n   \n' + b"y" * 40 + b'\n{"b":2}\n' + b"z" * 30
+    chunks = [stream[i : i + size] for i in range(0, len(stream), size)]
+    items = _frame_lines(chunks, 20)
+    assert [i.data if isinstance(i, Line) else i.size for i in items] == [b'{"a":1}', 40, b'{"b":2}', 30]
+    # An oversize line keeps what was buffered when it crossed the bound: its first bytes.
+    heads = [i.head for i in items if isinstance(i, Oversize)]
+    assert all(len(h) > 20 and h == h[:1] * len(h) for h in heads)
+    assert _frame_lines([b"tail"], 20) == [Line(b"tail", terminated=False)]

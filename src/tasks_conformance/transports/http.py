@@ -8,6 +8,7 @@ Authorization header or cookie ever reaches another origin.
 from __future__ import annotations
 
 from collections.abc import AsyncIterator, Mapping
+from dataclasses import dataclass
 from urllib.parse import urljoin, urlsplit
 
 import anyio
@@ -41,6 +42,17 @@ def _is_jsonrpc(value: object) -> bool:
     if isinstance(value, list):
         return bool(value) and all(_is_message(v) for v in value)
     return _is_message(value)
+
+
+@dataclass
+class _Exchange:
+    """How far one HTTP exchange got: the URL now asked, the last status and metadata, and
+    the problem that ended it, if any."""
+
+    url: str
+    status: int | None = None
+    meta: HttpMeta | None = None
+    problem: str | None = None
 
 
 def _origin(url: str) -> tuple[str, str, int | None]:
@@ -131,59 +143,63 @@ class HttpTransport(Transport):
     async def _exchange(
         self, method: str, data: bytes, req_headers: dict[str, str], seq: int, deadline_s: float
     ) -> None:
-        assert self._client is not None
-        url = self.url
-        status: int | None = None
-        meta: HttpMeta | None = None
-        problem: str | None = None
+        ex = _Exchange(url=self.url)
         try:
             with anyio.fail_after(max(deadline_s, 0.05)):
-                for _ in range(_MAX_REDIRECTS + 1):
-                    request = self._client.build_request(method, url, content=data, headers=req_headers)
-                    resp = await self._client.send(request, stream=True)
-                    try:
-                        status = resp.status_code
-                        meta = self._meta(method, url, req_headers, resp)
-                        if resp.is_redirect:
-                            location = resp.headers.get("location", "")
-                            target = urljoin(url, location)
-                            if _origin(target) != _origin(url):
-                                problem = (
-                                    f"HTTP {status} redirect to another origin "
-                                    f"({self.wire.redactor.text(target)}) was not followed, so no "
-                                    "credentials or cookies were sent there"
-                                )
-                                break
-                            self.wire.record(
-                                "in", "http", b"", http=meta, reply_to=seq,
-                                note=f"HTTP {status} redirect within the origin, followed",
-                            )
-                            url = target
-                            continue
-                        problem = await self._read_body(resp, meta, seq)
-                    finally:
-                        await resp.aclose()
-                    break
-                else:
-                    problem = f"more than {_MAX_REDIRECTS} redirects"
-        except TimeoutError:
-            problem = f"no complete HTTP response within {deadline_s:.1f}s"
-        except httpx.ConnectError as exc:
-            problem = f"could not connect to {self.wire.redactor.text(url)}: {exc}"
-        except httpx.TimeoutException as exc:
-            problem = f"HTTP timeout: {exc}"
-        except httpx.HTTPError as exc:
-            problem = f"HTTP error: {type(exc).__name__}: {exc}"
-        except OSError as exc:
-            problem = f"network error: {exc}"
+                await self._follow_redirects(method, data, req_headers, seq, ex)
         except Exception as exc:
-            # e.g. a header value httpx/h11 cannot encode (non-ASCII, control characters). This
-            # exchange fails, never the run: an exception escaping here would cancel the session.
-            problem = f"the HTTP exchange failed: {type(exc).__name__}: {exc}"
-        if problem is not None:
-            problem = self.wire.redactor.text(problem)
-            self.wire.record("in", "event", b"", http=meta, reply_to=seq, note=problem)
-        await self._deliver(ExchangeEnded(reply_to=seq, status=status, http=meta, problem=problem))
+            # Anything, even a header value httpx/h11 cannot encode: this exchange fails, never
+            # the run, because an exception escaping here would cancel the session.
+            ex.problem = self._failure(exc, ex.url, deadline_s)
+        if ex.problem is not None:
+            ex.problem = self.wire.redactor.text(ex.problem)
+            self.wire.record("in", "event", b"", http=ex.meta, reply_to=seq, note=ex.problem)
+        await self._deliver(ExchangeEnded(reply_to=seq, status=ex.status, http=ex.meta, problem=ex.problem))
+
+    async def _follow_redirects(
+        self, method: str, data: bytes, req_headers: dict[str, str], seq: int, ex: _Exchange
+    ) -> None:
+        """Send the request, following redirects within the origin only; `ex` keeps the state
+        so far, which the caller reports if this raises."""
+        assert self._client is not None
+        for _ in range(_MAX_REDIRECTS + 1):
+            request = self._client.build_request(method, ex.url, content=data, headers=req_headers)
+            resp = await self._client.send(request, stream=True)
+            try:
+                ex.status = resp.status_code
+                ex.meta = self._meta(method, ex.url, req_headers, resp)
+                if not resp.is_redirect:
+                    ex.problem = await self._read_body(resp, ex.meta, seq)
+                    return
+                target = urljoin(ex.url, resp.headers.get("location", ""))
+                if _origin(target) != _origin(ex.url):
+                    ex.problem = (
+                        f"HTTP {ex.status} redirect to another origin ({self.wire.redactor.text(target)}) "
+                        "was not followed, so no credentials or cookies were sent there"
+                    )
+                    return
+                self.wire.record(
+                    "in", "http", b"", http=ex.meta, reply_to=seq,
+                    note=f"HTTP {ex.status} redirect within the origin, followed",
+                )
+                ex.url = target
+            finally:
+                await resp.aclose()
+        ex.problem = f"more than {_MAX_REDIRECTS} redirects"
+
+    def _failure(self, exc: Exception, url: str, deadline_s: float) -> str:
+        """Why an exchange failed, in words (checked from the most specific kind down)."""
+        if isinstance(exc, TimeoutError):
+            return f"no complete HTTP response within {deadline_s:.1f}s"
+        if isinstance(exc, httpx.ConnectError):
+            return f"could not connect to {self.wire.redactor.text(url)}: {exc}"
+        if isinstance(exc, httpx.TimeoutException):
+            return f"HTTP timeout: {exc}"
+        if isinstance(exc, httpx.HTTPError):
+            return f"HTTP error: {type(exc).__name__}: {exc}"
+        if isinstance(exc, OSError):
+            return f"network error: {exc}"
+        return f"the HTTP exchange failed: {type(exc).__name__}: {exc}"
 
     @staticmethod
     def _chunks(resp: httpx.Response) -> AsyncIterator[bytes]:
