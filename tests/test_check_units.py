@@ -25,7 +25,7 @@ from tasks_conformance.evidence import (
 from tasks_conformance.requirements import load
 from tasks_conformance.rpc.peer import Reply, RpcError
 from tasks_conformance.runner import judge
-from tasks_conformance.wirelog import Frame, WireLog
+from tasks_conformance.wirelog import Frame, FrameFlag, WireLog
 from tasks_conformance.wires import CreatedTask, Wire
 
 EXT_CAPS = {"extensions": {"io.modelcontextprotocol/tasks": {}}}
@@ -222,8 +222,9 @@ def test_wire_framing_accepts_an_id_null_error_but_not_a_stray_response() -> Non
     id_null = b'{"jsonrpc":"2.0","id":null,"error":{"code":-32700,"message":"x"}}'
     b.unmatched.append(b.log.record("in", "stdio", id_null))
     assert verdict("tasks-wire-framing", b.ev).status == "passed"
-    b.unmatched.append(b.log.record("in", "stdio", b'{"jsonrpc":"2.0","id":4242,"result":{}}'))
-    b.unmatched.append(b.log.record("in", "stdio", b"DEBUG: starting up"))
+    b.unmatched.append(b.log.record("in", "stdio", b'{"jsonrpc":"2.0","id":4242,"result":{}}',
+                                    flags=[FrameFlag.STRAY_RESPONSE]))
+    b.unmatched.append(b.log.record("in", "stdio", b"DEBUG: starting up", flags=[FrameFlag.NOT_JSON]))
     v = verdict("tasks-wire-framing", b.ev)
     assert v.status == "failed" and "ids never sent" in v.message and "not JSON" in v.message
 

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import io
 import json
 import sys
 import time
@@ -159,7 +160,11 @@ def test_verdicts_rest_on_raw_bytes_even_when_a_secret_appears_in_them(tmp_path:
     # bytes the checks judge; it is hidden only on the way out.
     ex = run(**stdio(REFERENCE), tool_name="slow_compute", env=["DUMMY_KEY=taskId"])
     assert ex.result.outcome == "passed", {c.id: c.message for c in ex.result.checks if c.bucket == "failed"}
-    exported = "\n".join(ex.wire.to_ndjson_lines())
+    from tasks_conformance.reporters import write_wire_log
+
+    out = io.StringIO()
+    write_wire_log(ex.wire, out)
+    exported = out.getvalue()
     assert '"taskId"' not in exported and "[REDACTED]" in exported
 
 

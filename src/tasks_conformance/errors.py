@@ -3,9 +3,7 @@
     ToolError
     ├── UsageError            bad flags or flag values (exit 2)
     └── TransportError        the connection could not be made or kept
-        ├── ConnectFailed     could not start/reach the server
-        ├── PeerExited        the server process or stream ended
-        └── MessageTooLarge   a frame exceeded --max-message-bytes
+        └── ConnectFailed     could not start/reach the server
 
 A server's wrong answer is evidence, carried in a Reply, not an exception.
 """
@@ -26,12 +24,4 @@ class TransportError(ToolError):
 
 
 class ConnectFailed(TransportError):
-    pass
-
-
-class PeerExited(TransportError):
-    pass
-
-
-class MessageTooLarge(TransportError):
     pass

@@ -28,7 +28,7 @@ from tasks_conformance.redact import Redactor
 from tasks_conformance.result import CheckResult, RunResult, decide_outcome, incomplete_reason
 from tasks_conformance.result import Discovery as DiscoveryReport
 from tasks_conformance.session.connect import Connection
-from tasks_conformance.wirelog import Frame, WireLog
+from tasks_conformance.wirelog import Frame, FrameFlag, WireLog
 from tasks_conformance.wires import Wire, WireDialect
 
 MAX_FRAME_TEXT = 2_000
@@ -128,7 +128,7 @@ def _frames_text(wire: WireLog, seqs: list[int]) -> list[str]:
 
 
 def _not_kept(frame: Frame | None) -> bool:
-    return frame is None or (not frame.data and "the wire log is full" in (frame.note or ""))
+    return frame is None or FrameFlag.DROPPED_BYTES in frame.flags
 
 
 def judge(spec: CheckSpec, ev: Evidence, interrupted: bool) -> Verdict:

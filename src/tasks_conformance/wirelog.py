@@ -8,9 +8,10 @@ never on a re-serialisation of a parsed object.
 from __future__ import annotations
 
 import base64
+import enum
 import json
 import time
-from collections.abc import Iterator
+from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
@@ -46,6 +47,35 @@ class HttpMeta:
         }
 
 
+class FrameFlag(enum.Enum):
+    """What is known about a frame, as a value code can test (its `note` is for people)."""
+
+    NOT_JSON = "not-json"
+    """An inbound message that is not valid UTF-8 JSON."""
+    NOT_JSONRPC = "not-jsonrpc"
+    """Valid JSON but no JSON-RPC message: neither a request, a notification nor a response
+    with an id (a response with id null and an error, JSON-RPC's answer to an unreadable
+    request, is not flagged)."""
+    WRONG_CONTENT_TYPE = "wrong-content-type"
+    """An HTTP body with bytes whose Content-Type is not application/json."""
+    STRAY_RESPONSE = "stray-response"
+    """A response to an id the client never sent."""
+    DUPLICATE_RESPONSE = "duplicate-response"
+    """A further response to a request that was already answered."""
+    LATE_RESPONSE = "late-response"
+    """The answer to a request whose wait had already timed out."""
+    DROPPED_BYTES = "dropped-bytes"
+    """The wire log was over its byte bound: the frame stays, its bytes were not kept."""
+    OVERSIZE = "oversize"
+    """A message over --max-message-bytes, discarded unread (the frame has no bytes)."""
+    NO_NEWLINE = "no-newline"
+    """The stream ended before the message's terminator: the newline of a line, the blank line
+    of an SSE event."""
+
+
+NO_FLAGS: frozenset[FrameFlag] = frozenset()
+
+
 @dataclass(slots=True)
 class Frame:
     seq: int
@@ -57,8 +87,13 @@ class Frame:
     # For an inbound HTTP frame: the seq of the outbound POST it answers.
     reply_to: int | None = None
     note: str | None = None
+    flags: frozenset[FrameFlag] = NO_FLAGS
     _json: Any = field(default=None, repr=False, compare=False)
     _parsed: bool = field(default=False, repr=False, compare=False)
+
+    def add_flags(self, *flags: FrameFlag) -> None:
+        """Flags found after the frame was recorded (the peer classifies what it reads)."""
+        self.flags = self.flags.union(flags)
 
     def text(self) -> str:
         return self.data.decode("utf-8", "replace")
@@ -92,6 +127,8 @@ class Frame:
             out["replyTo"] = self.reply_to
         if self.note:
             out["note"] = self.note
+        if self.flags:
+            out["flags"] = sorted(flag.name for flag in self.flags)
         return out
 
 
@@ -138,8 +175,10 @@ class WireLog:
         http: HttpMeta | None = None,
         reply_to: int | None = None,
         note: str | None = None,
+        flags: Iterable[FrameFlag] = (),
     ) -> Frame:
         seq = self._next_seq
+        kept_flags = frozenset(flags)
         self._next_seq += 1
         # The bytes are kept exactly as they crossed the wire, secrets included, because checks
         # judge them; every way out of the process (export, reports) redacts (see to_json).
@@ -147,6 +186,7 @@ class WireLog:
             # Bounded in bytes: the frame stays (so its seq resolves) but not its data.
             note = f"{note + '; ' if note else ''}{len(data)} bytes not kept: the wire log is full"
             data = b""
+            kept_flags |= {FrameFlag.DROPPED_BYTES}
         frame = Frame(
             seq=seq,
             time=self.elapsed(),
@@ -156,6 +196,7 @@ class WireLog:
             http=http,
             reply_to=reply_to,
             note=self._redactor.text(note) if note else None,
+            flags=kept_flags,
         )
         if len(self._frames) < self._max_frames:
             self._frames[seq] = frame
@@ -182,10 +223,6 @@ class WireLog:
 
     def frames(self) -> list[Frame]:
         return list(self._frames.values())
-
-    def to_ndjson_lines(self) -> Iterator[str]:
-        for f in self.frames():
-            yield json.dumps(f.to_json(self._redactor), ensure_ascii=False)
 
     def redacted_text(self, frame: Frame) -> str:
         """A frame's bytes as text for a report, with the run's secrets scrubbed."""

@@ -8,7 +8,7 @@ from typing import Any
 from tasks_conformance.checks.registry import Verdict, check, failed, passed
 from tasks_conformance.evidence import Evidence
 from tasks_conformance.protocol import META_SUBSCRIPTION_ID, get_path
-from tasks_conformance.wirelog import Frame
+from tasks_conformance.wirelog import Frame, FrameFlag
 from tasks_conformance.wires import Wire
 
 STRAY = "responses to ids never sent"
@@ -39,38 +39,38 @@ class Findings:
         self.by_kind.setdefault(kind, []).append(seq)
 
 
-def _sent(ev: Evidence) -> tuple[set[str], set[str], set[str]]:
-    """Ids of our requests, ids of our subscriptions/listen requests, and the task ids listened to."""
-    sent_ids: set[str] = set()
+def _listened(ev: Evidence) -> tuple[set[str], set[str]]:
+    """Ids of our subscriptions/listen requests, and the task ids they listened to."""
     listen_ids: set[str] = set()
     listened_tasks: set[str] = set()
     for f in ev.wire_log:
         msg = f.json() if f.direction == "out" else None
-        if isinstance(msg, dict) and "method" in msg and "id" in msg:
-            sent_ids.add(json.dumps(msg["id"]))
-            if msg["method"] == "subscriptions/listen":
-                listen_ids.add(json.dumps(msg["id"]))
-                asked = get_path(msg, "params", "notifications", "taskIds")
-                listened_tasks.update(t for t in asked or () if isinstance(t, str))
-    return sent_ids, listen_ids, listened_tasks
+        if isinstance(msg, dict) and "id" in msg and msg.get("method") == "subscriptions/listen":
+            listen_ids.add(json.dumps(msg["id"]))
+            asked = get_path(msg, "params", "notifications", "taskIds")
+            listened_tasks.update(t for t in asked or () if isinstance(t, str))
+    return listen_ids, listened_tasks
 
 
-def _unmatched_kind(ev: Evidence, f: Frame, sent_ids: set[str]) -> str | None:
-    msg = f.json()
-    if not f.data and f.note:
+def _unmatched_kind(ev: Evidence, f: Frame) -> str | None:
+    """What is wrong with a frame the peer could not match, by the flag it set. An unflagged
+    one is an error with id null, JSON-RPC's answer when the request's id could not be read."""
+    if FrameFlag.OVERSIZE in f.flags:
         return "oversize messages nobody asked for"
-    if msg is None:
+    if FrameFlag.NOT_JSON in f.flags:
         return "lines of output that are not JSON" if ev.transport != "http" else "bodies that are not JSON"
-    if isinstance(msg, dict) and msg.get("id") is None and "error" in msg:
-        return None  # JSON-RPC's answer when the request's id could not be read: not a stray
-    if isinstance(msg, dict) and "id" in msg and ("result" in msg or "error" in msg):
-        return "duplicate responses to one request" if json.dumps(msg.get("id")) in sent_ids else STRAY
-    return "frames that are not JSON-RPC messages"
+    if FrameFlag.DUPLICATE_RESPONSE in f.flags:
+        return "duplicate responses to one request"
+    if FrameFlag.STRAY_RESPONSE in f.flags:
+        return STRAY
+    if FrameFlag.NOT_JSONRPC in f.flags:
+        return "frames that are not JSON-RPC messages"
+    return None
 
 
 def _mislabelled(f: Frame) -> bool:
     """JSON-RPC under a wrong Content-Type; a proxy's plain-text error page is not a message."""
-    if not (f.direction == "in" and f.note and "unexpected Content-Type" in f.note and f.data):
+    if f.direction != "in" or FrameFlag.WRONG_CONTENT_TYPE not in f.flags:
         return False
     msg: Any = f.json()
     return isinstance(msg, dict) and "jsonrpc" in msg
@@ -91,10 +91,10 @@ def _unsolicited(ev: Evidence, findings: Findings, listen_ids: set[str], listene
 @WIRE_FRAMING.judge(Wire.EXTENSION, requires=("S-WIRE-01", "S-WIRE-02", "S-WIRE-03", "S-EXT-MUST-30"))
 @WIRE_FRAMING.judge(Wire.LEGACY, requires=("S-WIRE-01", "S-WIRE-02", "S-WIRE-03"))
 def wire_framing(ev: Evidence) -> Verdict:
-    sent_ids, listen_ids, listened_tasks = _sent(ev)
+    listen_ids, listened_tasks = _listened(ev)
     findings = Findings()
     for f in ev.unmatched:
-        kind = _unmatched_kind(ev, f, sent_ids)
+        kind = _unmatched_kind(ev, f)
         if kind is not None:
             findings.note(kind, f.seq)
     for f in ev.wire_log:

@@ -8,7 +8,6 @@ and responses nobody asked for are kept as evidence.
 
 from __future__ import annotations
 
-import json
 import time
 from collections.abc import Awaitable, Callable, Mapping
 from dataclasses import dataclass, field
@@ -17,8 +16,9 @@ from typing import Any
 import anyio
 from anyio.abc import TaskGroup
 
+from tasks_conformance.rpc.codec import NO_ID, SNIFF_BYTES, encode, hashable_id, parse_message, sniff_id
 from tasks_conformance.transports.base import Closed, ExchangeEnded, Message, Transport
-from tasks_conformance.wirelog import Frame, HttpMeta
+from tasks_conformance.wirelog import Frame, FrameFlag, HttpMeta
 
 # Bounds on what the peer keeps from a hostile or chatty server. Past them a frame is counted,
 # and the WireLog lets go of it too, so that a flood costs neither memory nor later frames.
@@ -30,6 +30,9 @@ MAX_KEPT_SERVER_REQUESTS = 1_000
 # Server->client requests waiting for an answer; past this a flood of them is left unanswered
 # (and counted) instead of queueing one task per request.
 MAX_QUEUED_SERVER_REQUESTS = 256
+# Ids of requests sent, remembered so that a second answer is told from a stray one; past this
+# many a further answer to an old id is flagged a stray.
+MAX_REMEMBERED_IDS = 100_000
 
 
 @dataclass(frozen=True)
@@ -57,7 +60,6 @@ class Reply:
     decode_problem: str | None = None
     http: HttpMeta | None = None
     elapsed_ms: int = 0
-    raw: Any = None  # the whole parsed response object
 
     @property
     def ok(self) -> bool:
@@ -128,6 +130,7 @@ class Peer:
         self.unmatched: list[Frame] = []  # responses with unknown ids, invalid JSON, stray lines
         # Requests whose reply timed out (id -> method), and replies that came after that.
         self._gave_up: dict[Any, str] = {}
+        self._sent_ids: set[Any] = set()
         self.late: list[tuple[str, Frame]] = []
         self.server_requests: list[Frame] = []
         self.dropped_notifications = 0
@@ -163,24 +166,24 @@ class Peer:
         *,
         headers: Mapping[str, str] | None = None,
         timeout_s: float | None = None,
-        raw: bytes | None = None,
         request_id: Any = None,
         note: str | None = None,
     ) -> Reply:
-        """Send a request and wait for its reply (bounded). `raw` sends exact bytes instead."""
+        """Send a request and wait for its reply (bounded)."""
         rid = self.new_id() if request_id is None else request_id
         timeout = self.timeout_s if timeout_s is None else timeout_s
-        if raw is None:
-            msg: dict[str, Any] = {"jsonrpc": "2.0", "id": rid, "method": method}
-            if params is not None:
-                msg["params"] = params
-            raw = encode(msg)
+        msg: dict[str, Any] = {"jsonrpc": "2.0", "id": rid, "method": method}
+        if params is not None:
+            msg["params"] = params
+        raw = encode(msg)
         started = time.monotonic()
         if self.closed is not None:
             seq = await self.transport.send(raw, headers=headers, deadline_s=1.0, note=note)
             return Reply(method, rid, seq, transport_problem=self.closed)
         pending = _Pending(method=method, request_id=rid, seq=-1, started=started)
         self._pending[rid] = pending
+        if hashable_id(rid) and len(self._sent_ids) < MAX_REMEMBERED_IDS:
+            self._sent_ids.add(rid)
         try:
             seq = await self.transport.send(raw, headers=headers, deadline_s=timeout + 1.0, note=note)
             pending.seq = seq
@@ -194,7 +197,7 @@ class Peer:
         if pending.reply is not None:
             pending.reply.elapsed_ms = elapsed
             return pending.reply
-        if _hashable(rid) and len(self._gave_up) < MAX_KEPT_UNMATCHED:
+        if hashable_id(rid) and len(self._gave_up) < MAX_KEPT_UNMATCHED:
             self._gave_up[rid] = method
         return Reply(method, rid, pending.seq, timed_out=True, elapsed_ms=elapsed)
 
@@ -205,9 +208,6 @@ class Peer:
         if params is not None:
             msg["params"] = params
         return await self.transport.send(encode(msg), headers=headers, deadline_s=self.timeout_s)
-
-    async def send_raw(self, data: bytes, *, headers: Mapping[str, str] | None = None) -> int:
-        return await self.transport.send(data, headers=headers, deadline_s=self.timeout_s)
 
     # -- inbound ---------------------------------------------------------------------------
 
@@ -245,84 +245,93 @@ class Peer:
         if frame.reply_to is not None:
             return self._by_seq.get(frame.reply_to)
         rid = sniff_id(data)
-        return self._pending.get(rid) if rid is not _NO_ID and _hashable(rid) else None
+        return self._pending.get(rid) if rid is not NO_ID and hashable_id(rid) else None
 
     async def _on_message(self, frame: Frame, head: bytes = b"") -> None:
         if not frame.data:
-            # An event frame: an oversize message that was discarded unread.
-            if frame.note:
-                p = self._answered_by(frame, head)
-                if p is not None and p.reply is None:
-                    p.reply = Reply(
-                        p.method, p.request_id, p.seq, response_seq=frame.seq,
-                        decode_problem=frame.note, http=frame.http,
-                    )
-                    p.done.set()
-                    return
-            self._keep_unmatched(frame)
+            # A frame without its bytes: an oversize message discarded unread (or one the wire
+            # log had no room for). `head` holds its first bytes, enough to find its id.
+            unread = frame.flags & {FrameFlag.OVERSIZE, FrameFlag.DROPPED_BYTES}
+            self._on_unreadable(frame, head, (frame.note or "its bytes were not kept") if unread else None)
             return
         # Parsed here without caching it on the frame: a flood of notifications must not keep a
         # parsed copy of each one alive in the WireLog (checks parse the frames they judge).
         msg, why = parse_message(frame.data)
         if not isinstance(msg, dict):
-            problem = why or "not a JSON object"
-            p = self._answered_by(frame, frame.data[:_SNIFF_BYTES])
-            if p is not None and p.reply is None:
-                p.reply = Reply(
-                    p.method, p.request_id, p.seq, response_seq=frame.seq,
-                    decode_problem=problem, http=frame.http,
-                )
-                p.done.set()
-            else:
-                self._keep_unmatched(frame)
-            return
-        if "method" in msg:
-            if "id" in msg:
-                if (
-                    self._tg is not None
-                    and self._queued_server_requests < MAX_QUEUED_SERVER_REQUESTS
-                    and self._keep(self.server_requests, frame, "server_requests", MAX_KEPT_SERVER_REQUESTS)
-                ):
-                    self._queued_server_requests += 1
-                    self._tg.start_soon(self._answer_server_request, msg, frame)
-                else:
-                    # Past the bounds a server->client request is left unanswered (a flood).
-                    self.dropped_server_requests += 1
-                    self.transport.wire.discard(frame)
-            else:
-                if not self._keep(self.notifications, frame, "notifications", MAX_KEPT_NOTIFICATIONS):
-                    self.dropped_notifications += 1
-                if self.on_notification is not None:
-                    self.on_notification(frame)
-            return
+            frame.add_flags(FrameFlag.NOT_JSON if why is not None else FrameFlag.NOT_JSONRPC)
+            self._on_unreadable(frame, frame.data[:SNIFF_BYTES], why or "not a JSON object")
+        elif "method" not in msg:
+            self._on_response(msg, frame)
+        elif "id" in msg:
+            self._on_server_request(msg, frame)
+        else:
+            self._on_notification(frame)
+
+    def _on_unreadable(self, frame: Frame, head: bytes, problem: str | None) -> None:
+        """A frame that cannot be read as a JSON-RPC object: it answers a pending request when its
+        exchange or the id in its first bytes says so (and only when it has a problem to tell);
+        else it is kept as unmatched."""
+        p = self._answered_by(frame, head) if problem else None
+        if p is not None and p.reply is None:
+            self._settle(p, Reply(
+                p.method, p.request_id, p.seq, response_seq=frame.seq, decode_problem=problem, http=frame.http,
+            ))
+        else:
+            self._keep_unmatched(frame)
+
+    def _on_server_request(self, msg: dict[str, Any], frame: Frame) -> None:
+        if (
+            self._tg is not None
+            and self._queued_server_requests < MAX_QUEUED_SERVER_REQUESTS
+            and self._keep(self.server_requests, frame, "server_requests", MAX_KEPT_SERVER_REQUESTS)
+        ):
+            self._queued_server_requests += 1
+            self._tg.start_soon(self._answer_server_request, msg, frame)
+        else:
+            # Past the bounds a server->client request is left unanswered (a flood).
+            self.dropped_server_requests += 1
+            self.transport.wire.discard(frame)
+
+    def _on_notification(self, frame: Frame) -> None:
+        if not self._keep(self.notifications, frame, "notifications", MAX_KEPT_NOTIFICATIONS):
+            self.dropped_notifications += 1
+        if self.on_notification is not None:
+            self.on_notification(frame)
+
+    def _on_response(self, msg: dict[str, Any], frame: Frame) -> None:
         rid = msg.get("id")
-        p = self._pending.get(rid) if _hashable(rid) else None
+        p = self._pending.get(rid) if hashable_id(rid) else None
         if p is None and rid is None and "error" in msg and frame.reply_to is not None:
             # JSON-RPC answers an error with id null when it could not read the request's id
             # (HTTP 400 before parsing, say); over HTTP the exchange still tells whose it is.
             p = self._by_seq.get(frame.reply_to)
-        if p is None and _hashable(rid) and rid in self._gave_up:
+        if p is None and hashable_id(rid) and rid in self._gave_up:
             # The answer to a request we stopped waiting for: late, not a stray.
+            frame.add_flags(FrameFlag.LATE_RESPONSE)
             if len(self.late) < MAX_KEPT_UNMATCHED:
                 self.late.append((self._gave_up.pop(rid), frame))
             return
         if p is None or p.reply is not None:
+            flag = self._unmatched_flag(msg, answered=p is not None)
+            if flag is not None:
+                frame.add_flags(flag)
             self._keep_unmatched(frame)
             return
-        reply = Reply(p.method, p.request_id, p.seq, response_seq=frame.seq, http=frame.http, raw=msg)
-        if "error" in msg:
-            err = msg["error"]
-            if isinstance(err, dict):
-                reply.error = RpcError(err.get("code"), err.get("message"), err.get("data"), "data" in err)
-            else:
-                reply.error = RpcError(None, None)
-                reply.decode_problem = "the error member is not an object"
-        elif "result" in msg:
-            reply.result = msg["result"]
-            if not isinstance(reply.result, dict):
-                reply.decode_problem = "the result member is not an object"
-        else:
-            reply.decode_problem = "a response with neither result nor error"
+        self._settle(p, _reply_from(p, msg, frame))
+
+    def _unmatched_flag(self, msg: dict[str, Any], *, answered: bool) -> FrameFlag | None:
+        """What a response object that answers no waiting request is."""
+        rid = msg.get("id")
+        if rid is None and "error" in msg:
+            return None  # JSON-RPC's answer when it could not read a request's id: not a stray
+        if "id" not in msg or ("result" not in msg and "error" not in msg):
+            return FrameFlag.NOT_JSONRPC
+        if answered or (hashable_id(rid) and rid in self._sent_ids):
+            return FrameFlag.DUPLICATE_RESPONSE
+        return FrameFlag.STRAY_RESPONSE
+
+    @staticmethod
+    def _settle(p: _Pending, reply: Reply) -> None:
         p.reply = reply
         p.done.set()
 
@@ -371,94 +380,20 @@ class Peer:
             await self.transport.send(encode(out), headers=headers, deadline_s=self.timeout_s)
 
 
-def _hashable(value: Any) -> bool:
-    # bool is left out on purpose: True == 1 in Python, and id true is not request 1.
-    return (isinstance(value, (str, int, float)) and not isinstance(value, bool)) or value is None
-
-
-def parse_message(data: bytes) -> tuple[Any, str | None]:
-    """(parsed JSON, None), or (None, why it is unreadable). Never raises; never caches."""
-    try:
-        text = data.decode("utf-8")
-    except UnicodeDecodeError as exc:
-        return None, f"not valid UTF-8 (byte 0x{data[exc.start]:02x} at offset {exc.start})"
-    try:
-        return json.loads(text), None
-    except RecursionError:
-        return None, "JSON nested too deeply to parse"
-    except json.JSONDecodeError as exc:
-        return None, f"not valid JSON ({exc.msg}: char {exc.pos})"
-    except ValueError as exc:
-        return None, f"not valid JSON ({exc})"
-
-
-_NO_ID = object()
-_SNIFF_BYTES = 4096
-_WS = " \t\r\n"
-
-
-def sniff_id(data: bytes) -> Any:
-    """The top-level "id" of a message that cannot be parsed whole (invalid, too deep, too big),
-    read from its first bytes without recursion; `_NO_ID` when it is not there."""
-    s = data[:_SNIFF_BYTES].decode("utf-8", "replace")
-    decoder = json.JSONDecoder()
-
-    def scan(text: str, at: int) -> tuple[Any, int]:  # a JSON string whose opening quote is at-1
-        return decoder.raw_decode(text, at - 1)
-    n = len(s)
-
-    def ws(i: int) -> int:
-        while i < n and s[i] in _WS:
-            i += 1
-        return i
-
-    try:
-        i = ws(0)
-        if i >= n or s[i] != "{":
-            return _NO_ID
-        i = ws(i + 1)
-        while i < n and s[i] == '"':
-            key, i = scan(s, i + 1)
-            i = ws(i)
-            if i >= n or s[i] != ":":
-                return _NO_ID
-            i = ws(i + 1)
-            if i >= n:
-                return _NO_ID
-            if key == "id":
-                if s[i] not in '"-0123456789n':
-                    return _NO_ID
-                value, _end = decoder.raw_decode(s, i)
-                return value
-            if s[i] == '"':
-                _skip, i = scan(s, i + 1)
-            elif s[i] in "{[":
-                depth = 0
-                while i < n:
-                    c = s[i]
-                    if c == '"':
-                        _skip, i = scan(s, i + 1)
-                        continue
-                    if c in "{[":
-                        depth += 1
-                    elif c in "}]":
-                        depth -= 1
-                        if depth == 0:
-                            i += 1
-                            break
-                    i += 1
-            else:
-                while i < n and s[i] not in ",}":
-                    i += 1
-            i = ws(i)
-            if i >= n or s[i] != ",":
-                return _NO_ID
-            i = ws(i + 1)
-    except (ValueError, RecursionError):
-        return _NO_ID
-    return _NO_ID
-
-
-def encode(msg: Any) -> bytes:
-    """The one encoder for every outbound message: compact UTF-8 JSON."""
-    return json.dumps(msg, ensure_ascii=False, separators=(",", ":")).encode("utf-8")
+def _reply_from(p: _Pending, msg: dict[str, Any], frame: Frame) -> Reply:
+    """The Reply a response object makes, its shape problems named rather than raised."""
+    reply = Reply(p.method, p.request_id, p.seq, response_seq=frame.seq, http=frame.http)
+    if "error" in msg:
+        err = msg["error"]
+        if isinstance(err, dict):
+            reply.error = RpcError(err.get("code"), err.get("message"), err.get("data"), "data" in err)
+        else:
+            reply.error = RpcError(None, None)
+            reply.decode_problem = "the error member is not an object"
+    elif "result" in msg:
+        reply.result = msg["result"]
+        if not isinstance(reply.result, dict):
+            reply.decode_problem = "the result member is not an object"
+    else:
+        reply.decode_problem = "a response with neither result nor error"
+    return reply

@@ -8,6 +8,7 @@ Authorization header or cookie ever reaches another origin.
 from __future__ import annotations
 
 from collections.abc import AsyncIterator, Mapping
+from dataclasses import dataclass
 from urllib.parse import urljoin, urlsplit
 
 import anyio
@@ -15,7 +16,8 @@ import httpx
 from anyio.abc import TaskGroup
 
 from tasks_conformance.transports.base import ExchangeEnded, Message, Transport
-from tasks_conformance.wirelog import HttpMeta, WireLog
+from tasks_conformance.transports.sse import SseEvent, SseParser
+from tasks_conformance.wirelog import FrameFlag, HttpMeta, WireLog
 
 _MAX_REDIRECTS = 5
 
@@ -42,6 +44,17 @@ def _is_jsonrpc(value: object) -> bool:
     return _is_message(value)
 
 
+@dataclass
+class _Exchange:
+    """How far one HTTP exchange got: the URL now asked, the last status and metadata, and
+    the problem that ended it, if any."""
+
+    url: str
+    status: int | None = None
+    meta: HttpMeta | None = None
+    problem: str | None = None
+
+
 def _origin(url: str) -> tuple[str, str, int | None]:
     parts = urlsplit(url)
     port = parts.port or (443 if parts.scheme == "https" else 80)
@@ -59,8 +72,12 @@ class HttpTransport(Transport):
         headers: Mapping[str, str] | None = None,
         max_message_bytes: int,
         connect_timeout_s: float = 10.0,
+        http_transport: httpx.AsyncBaseTransport | None = None,
     ) -> None:
         super().__init__(wire, max_message_bytes=max_message_bytes)
+        # None in real runs; tests pass an httpx.MockTransport (see transports/memory.py) so
+        # that everything above the socket is the code real runs use.
+        self._http_transport = http_transport
         self.url = url
         self.base_headers = dict(headers or {})
         self._client: httpx.AsyncClient | None = None
@@ -76,6 +93,7 @@ class HttpTransport(Transport):
             follow_redirects=False,
             timeout=httpx.Timeout(None, connect=self._connect_timeout_s),
             trust_env=False,
+            transport=self._http_transport,
         )
         self._tg = anyio.create_task_group()
         await self._tg.__aenter__()
@@ -125,59 +143,63 @@ class HttpTransport(Transport):
     async def _exchange(
         self, method: str, data: bytes, req_headers: dict[str, str], seq: int, deadline_s: float
     ) -> None:
-        assert self._client is not None
-        url = self.url
-        status: int | None = None
-        meta: HttpMeta | None = None
-        problem: str | None = None
+        ex = _Exchange(url=self.url)
         try:
             with anyio.fail_after(max(deadline_s, 0.05)):
-                for _ in range(_MAX_REDIRECTS + 1):
-                    request = self._client.build_request(method, url, content=data, headers=req_headers)
-                    resp = await self._client.send(request, stream=True)
-                    try:
-                        status = resp.status_code
-                        meta = self._meta(method, url, req_headers, resp)
-                        if resp.is_redirect:
-                            location = resp.headers.get("location", "")
-                            target = urljoin(url, location)
-                            if _origin(target) != _origin(url):
-                                problem = (
-                                    f"HTTP {status} redirect to another origin "
-                                    f"({self.wire.redactor.text(target)}) was not followed, so no "
-                                    "credentials or cookies were sent there"
-                                )
-                                break
-                            self.wire.record(
-                                "in", "http", b"", http=meta, reply_to=seq,
-                                note=f"HTTP {status} redirect within the origin, followed",
-                            )
-                            url = target
-                            continue
-                        problem = await self._read_body(resp, meta, seq)
-                    finally:
-                        await resp.aclose()
-                    break
-                else:
-                    problem = f"more than {_MAX_REDIRECTS} redirects"
-        except TimeoutError:
-            problem = f"no complete HTTP response within {deadline_s:.1f}s"
-        except httpx.ConnectError as exc:
-            problem = f"could not connect to {self.wire.redactor.text(url)}: {exc}"
-        except httpx.TimeoutException as exc:
-            problem = f"HTTP timeout: {exc}"
-        except httpx.HTTPError as exc:
-            problem = f"HTTP error: {type(exc).__name__}: {exc}"
-        except OSError as exc:
-            problem = f"network error: {exc}"
+                await self._follow_redirects(method, data, req_headers, seq, ex)
         except Exception as exc:
-            # e.g. a header value httpx/h11 cannot encode (non-ASCII, control characters). This
-            # exchange fails, never the run: an exception escaping here would cancel the session.
-            problem = f"the HTTP exchange failed: {type(exc).__name__}: {exc}"
-        if problem is not None:
-            problem = self.wire.redactor.text(problem)
-            self.wire.record("in", "event", b"", http=meta, reply_to=seq, note=problem)
-        await self._deliver(ExchangeEnded(reply_to=seq, status=status, http=meta, problem=problem))
+            # Anything, even a header value httpx/h11 cannot encode: this exchange fails, never
+            # the run, because an exception escaping here would cancel the session.
+            ex.problem = self._failure(exc, ex.url, deadline_s)
+        if ex.problem is not None:
+            ex.problem = self.wire.redactor.text(ex.problem)
+            self.wire.record("in", "event", b"", http=ex.meta, reply_to=seq, note=ex.problem)
+        await self._deliver(ExchangeEnded(reply_to=seq, status=ex.status, http=ex.meta, problem=ex.problem))
+
+    async def _follow_redirects(
+        self, method: str, data: bytes, req_headers: dict[str, str], seq: int, ex: _Exchange
+    ) -> None:
+        """Send the request, following redirects within the origin only; `ex` keeps the state
+        so far, which the caller reports if this raises."""
+        assert self._client is not None
+        for _ in range(_MAX_REDIRECTS + 1):
+            request = self._client.build_request(method, ex.url, content=data, headers=req_headers)
+            resp = await self._client.send(request, stream=True)
+            try:
+                ex.status = resp.status_code
+                ex.meta = self._meta(method, ex.url, req_headers, resp)
+                if not resp.is_redirect:
+                    ex.problem = await self._read_body(resp, ex.meta, seq)
+                    return
+                target = urljoin(ex.url, resp.headers.get("location", ""))
+                if _origin(target) != _origin(ex.url):
+                    ex.problem = (
+                        f"HTTP {ex.status} redirect to another origin ({self.wire.redactor.text(target)}) "
+                        "was not followed, so no credentials or cookies were sent there"
+                    )
+                    return
+                self.wire.record(
+                    "in", "http", b"", http=ex.meta, reply_to=seq,
+                    note=f"HTTP {ex.status} redirect within the origin, followed",
+                )
+                ex.url = target
+            finally:
+                await resp.aclose()
+        ex.problem = f"more than {_MAX_REDIRECTS} redirects"
+
+    def _failure(self, exc: Exception, url: str, deadline_s: float) -> str:
+        """Why an exchange failed, in words (checked from the most specific kind down)."""
+        if isinstance(exc, TimeoutError):
+            return f"no complete HTTP response within {deadline_s:.1f}s"
+        if isinstance(exc, httpx.ConnectError):
+            return f"could not connect to {self.wire.redactor.text(url)}: {exc}"
+        if isinstance(exc, httpx.TimeoutException):
+            return f"HTTP timeout: {exc}"
+        if isinstance(exc, httpx.HTTPError):
+            return f"HTTP error: {type(exc).__name__}: {exc}"
+        if isinstance(exc, OSError):
+            return f"network error: {exc}"
+        return f"the HTTP exchange failed: {type(exc).__name__}: {exc}"
 
     @staticmethod
     def _chunks(resp: httpx.Response) -> AsyncIterator[bytes]:
@@ -211,7 +233,10 @@ class HttpTransport(Transport):
         async for chunk in self._chunks(resp):
             body.extend(chunk)
             if len(body) > self.max_message_bytes:
-                self.wire.record("in", "http", b"", http=meta, reply_to=seq, note="oversize body discarded")
+                self.wire.record(
+                    "in", "http", b"", http=meta, reply_to=seq, note="oversize body discarded",
+                    flags=(FrameFlag.OVERSIZE,),
+                )
                 return (
                     f"HTTP response body larger than --max-message-bytes ({self.max_message_bytes} bytes); "
                     "rejected"
@@ -219,13 +244,15 @@ class HttpTransport(Transport):
         if not body and resp.status_code in (200, 202, 204):
             return None
         note = None
+        flags: tuple[FrameFlag, ...] = ()
         if ctype != "application/json" and body:
             note = f"unexpected Content-Type {ctype or '(none)'!r}"
-        frame = self.wire.record("in", "http", bytes(body), http=meta, reply_to=seq, note=note)
+            flags = (FrameFlag.WRONG_CONTENT_TYPE,)
+        frame = self.wire.record("in", "http", bytes(body), http=meta, reply_to=seq, note=note, flags=flags)
         parsed = frame.json()
         if _is_jsonrpc(parsed):
             # JSON-RPC, even with an error status or a wrong Content-Type: the peer judges it
-            # (the frame's note keeps the Content-Type problem for the checks).
+            # (the frame's WRONG_CONTENT_TYPE flag keeps the problem for the checks).
             await self._deliver(Message(frame=frame))
             return None
         # Not JSON-RPC (an error page, an OAuth error object, HTML): the status or the type
@@ -240,77 +267,41 @@ class HttpTransport(Transport):
         return None
 
     async def _read_sse(self, resp: httpx.Response, meta: HttpMeta, seq: int) -> str | None:
-        """Parse text/event-stream from the raw bytes (so the frame holds exactly what was sent,
-        invalid UTF-8 included); memory is bounded by --max-message-bytes per event."""
-        line = bytearray()  # the current, unfinished line
-        data = bytearray()  # the current event's data lines, each followed by LF
-        has_data = False
-        event_id: str | None = None
-        skip_lf = False  # the previous chunk ended in CR: a leading LF belongs to it
+        """Read a text/event-stream body (see transports/sse.py): each event with data becomes a
+        frame holding exactly its bytes; memory is bounded by --max-message-bytes per event."""
+        parser = SseParser(self.max_message_bytes)
         delivered = 0
-        limit = self.max_message_bytes
-
-        async def dispatch(note: str | None = None) -> None:
-            nonlocal has_data, event_id, delivered
-            # An event whose data is empty (a priming event carrying only an id, a keep-alive)
-            # is not a message: the SSE rules do not dispatch it, and neither do we.
-            if has_data and len(data) > 1:
-                ident = f"event id {event_id[:200]}" if event_id else None
-                frame = self.wire.record(
-                    "in", "sse", bytes(data[:-1]), http=meta, reply_to=seq,
-                    note="; ".join(n for n in (ident, note) if n) or None,
-                )
-                await self._deliver(Message(frame=frame))
-                delivered += 1
-            data.clear()
-            has_data = False
-
-        async def field(raw: bytes) -> None:
-            nonlocal has_data, event_id
-            if not raw:
-                await dispatch()
-                return
-            name, colon, value = raw.partition(b":")
-            if not colon or not name:
-                return  # a comment (":…") or a line without a field
-            if value.startswith(b" "):
-                value = value[1:]
-            if name == b"data":
-                data.extend(value)
-                data.extend(b"\n")
-                has_data = True
-            elif name == b"id" and b"\0" not in value:
-                event_id = value.decode("utf-8", "replace")
-
-        oversize = (
-            f"an SSE event larger than --max-message-bytes ({limit} bytes) was rejected and the stream closed"
-        )
         async for chunk in self._chunks(resp):
-            if skip_lf and chunk.startswith(b"\n"):
-                chunk = chunk[1:]
-            skip_lf = chunk.endswith(b"\r")
-            if b"\r" in chunk:
-                chunk = chunk.replace(b"\r\n", b"\n").replace(b"\r", b"\n")
-            parts = chunk.split(b"\n")
-            for i, part in enumerate(parts[:-1]):
-                if i == 0 and line:
-                    line.extend(part)
-                    part = bytes(line)
-                    line.clear()
-                await field(part)
-                if len(data) > limit:
-                    break
-            line.extend(parts[-1])
-            if len(data) + len(line) > limit:
-                self.wire.record("in", "sse", b"", http=meta, reply_to=seq, note="oversize SSE event discarded")
-                return oversize
-        if line:
-            await field(bytes(line))
-        if has_data:
-            await dispatch("the stream ended before the event's closing blank line")
+            for event in parser.feed(chunk):
+                await self._deliver_sse(event, meta, seq)
+                delivered += 1
+            if parser.oversize:
+                self.wire.record(
+                    "in", "sse", b"", http=meta, reply_to=seq, note="oversize SSE event discarded",
+                    flags=(FrameFlag.OVERSIZE,),
+                )
+                return (
+                    f"an SSE event larger than --max-message-bytes ({self.max_message_bytes} bytes) "
+                    "was rejected and the stream closed"
+                )
+        for event in parser.end():
+            await self._deliver_sse(event, meta, seq)
+            delivered += 1
         if delivered == 0 and resp.status_code >= 400:
             return self._status_problem(resp, meta)
         return None
+
+    async def _deliver_sse(self, event: SseEvent, meta: HttpMeta, seq: int) -> None:
+        notes = []
+        if event.event_id:
+            notes.append(f"event id {event.event_id[:200]}")
+        if event.unterminated:
+            notes.append("the stream ended before the event's closing blank line")
+        frame = self.wire.record(
+            "in", "sse", event.data, http=meta, reply_to=seq, note="; ".join(notes) or None,
+            flags=(FrameFlag.NO_NEWLINE,) if event.unterminated else (),
+        )
+        await self._deliver(Message(frame=frame))
 
     async def aclose(self) -> None:
         if self._tg is not None:

@@ -4,18 +4,99 @@ from __future__ import annotations
 
 import abc
 from collections.abc import Mapping
+from dataclasses import dataclass
 
 import anyio
 from anyio.abc import ByteReceiveStream, ByteSendStream, TaskGroup
 
 from tasks_conformance.transports.base import Closed, Message, Transport
-from tasks_conformance.wirelog import WireLog
+from tasks_conformance.wirelog import FrameFlag, WireLog
 
-# Reads happen in chunks of this size. A line longer than the message cap is read on to its
-# end and discarded, so one oversize message neither exhausts memory nor desynchronises the stream.
+# Reads happen in chunks of this size.
 _CHUNK = 64 * 1024
 # How much of a discarded oversize line is kept, so the peer can find the id it answers.
 _HEAD = 4 * 1024
+
+
+@dataclass(frozen=True)
+class Line:
+    """One message line, without its line end."""
+
+    data: bytes
+    terminated: bool = True  # False for a last line the stream ended without a newline
+
+
+@dataclass(frozen=True)
+class Oversize:
+    """A line longer than the message cap, skipped: its size and its first bytes."""
+
+    size: int
+    head: bytes
+
+
+class LineFramer:
+    """Splits a byte stream into lines, fed one chunk at a time.
+
+    A line longer than `limit` is read on to its end and discarded (only its first bytes are
+    kept), so one oversize message neither exhausts memory nor desynchronises the stream.
+    Blank lines are skipped; a CR before the LF is dropped.
+    """
+
+    def __init__(self, limit: int) -> None:
+        self.limit = limit
+        self._buf = bytearray()
+        self._discarding = 0  # >0 while skipping the rest of an oversize line: bytes skipped so far
+        self._head = b""  # the first bytes of the oversize line being skipped
+
+    def feed(self, chunk: bytes) -> list[Line | Oversize]:
+        """What this chunk completes, in order."""
+        out: list[Line | Oversize] = []
+        start = 0
+        while (end := chunk.find(b"\n", start)) >= 0:
+            item = self._complete(chunk[start:end])
+            if item is not None:
+                out.append(item)
+            start = end + 1
+        self._extend(chunk[start:])
+        return out
+
+    def end(self) -> list[Line | Oversize]:
+        """What the end of the stream completes: an oversize line being skipped, or a last
+        line without its newline."""
+        if self._discarding:
+            return [Oversize(self._discarding, self._head)]
+        if bytes(self._buf).strip():
+            return [Line(bytes(self._buf), terminated=False)]
+        return []
+
+    def _extend(self, piece: bytes) -> None:
+        if self._discarding:
+            self._discarding += len(piece)
+        elif len(self._buf) + len(piece) > self.limit:
+            self._discarding = len(self._buf) + len(piece)
+            self._head = self._head_of(piece)
+            self._buf.clear()
+        else:
+            self._buf.extend(piece)
+
+    def _complete(self, piece: bytes) -> Line | Oversize | None:
+        if self._discarding:
+            item = Oversize(self._discarding + len(piece), self._head)
+            self._discarding, self._head = 0, b""
+            return item
+        if len(self._buf) + len(piece) > self.limit:
+            item = Oversize(len(self._buf) + len(piece), self._head_of(piece))
+            self._buf.clear()
+            return item
+        self._buf.extend(piece)
+        line = bytes(self._buf)
+        self._buf.clear()
+        if line.endswith(b"\r"):
+            line = line[:-1]
+        return Line(line) if line.strip() else None
+
+    def _head_of(self, piece: bytes) -> bytes:
+        return bytes(self._buf[:_HEAD]) + piece[: max(_HEAD - len(self._buf), 0)]
 
 
 class StreamTransport(Transport):
@@ -42,59 +123,36 @@ class StreamTransport(Transport):
     async def _open(self) -> tuple[ByteReceiveStream, ByteSendStream]: ...
 
     async def _read_loop(self, stream: ByteReceiveStream) -> None:
-        reason = "the server closed its output stream"
-        buf = bytearray()
-        discarding = 0  # >0 while skipping the rest of an oversize line: bytes skipped so far
-        head = b""  # the first bytes of the oversize line being skipped
+        framer = LineFramer(self.max_message_bytes)
+        reason = await self._read_all(stream, framer)
+        for item in framer.end():
+            await self._emit(item)
+        if self._closed_reason is None:
+            self._closed_reason = reason
+            await self._deliver(Closed(reason=await self._describe_close(reason)))
+
+    async def _read_all(self, stream: ByteReceiveStream, framer: LineFramer) -> str:
+        """Read and deliver until the stream ends; return why it ended."""
         try:
             while True:
                 try:
                     chunk = await stream.receive(_CHUNK)
                 except (anyio.EndOfStream, anyio.ClosedResourceError, anyio.BrokenResourceError):
-                    break
-                start = 0
-                while True:
-                    idx = chunk.find(b"\n", start)
-                    if idx < 0:
-                        piece = chunk[start:]
-                        if discarding:
-                            discarding += len(piece)
-                        elif len(buf) + len(piece) > self.max_message_bytes:
-                            discarding = len(buf) + len(piece)
-                            head = bytes(buf[:_HEAD]) + piece[: max(_HEAD - len(buf), 0)]
-                            buf.clear()
-                        else:
-                            buf.extend(piece)
-                        break
-                    piece = chunk[start:idx]
-                    start = idx + 1
-                    if discarding:
-                        await self._report_oversize(discarding + len(piece), head)
-                        discarding, head = 0, b""
-                        continue
-                    if len(buf) + len(piece) > self.max_message_bytes:
-                        head = bytes(buf[:_HEAD]) + piece[: max(_HEAD - len(buf), 0)]
-                        await self._report_oversize(len(buf) + len(piece), head)
-                        buf.clear()
-                        continue
-                    buf.extend(piece)
-                    line = bytes(buf)
-                    buf.clear()
-                    if line.endswith(b"\r"):
-                        line = line[:-1]
-                    if line.strip():
-                        await self._deliver_line(line)
+                    return "the server closed its output stream"
+                for item in framer.feed(chunk):
+                    await self._emit(item)
         except OSError as exc:
-            reason = f"reading from the server failed: {exc}"
+            return f"reading from the server failed: {exc}"
         except Exception as exc:  # never let the reader's failure cancel the run unexplained
-            reason = f"tasks-conformance failed reading from the server: {type(exc).__name__}: {exc}"
-        if discarding:
-            await self._report_oversize(discarding, head)
-        elif bytes(buf).strip():
-            await self._deliver_line(bytes(buf), note="last line had no newline")
-        if self._closed_reason is None:
-            self._closed_reason = reason
-            await self._deliver(Closed(reason=await self._describe_close(reason)))
+            return f"tasks-conformance failed reading from the server: {type(exc).__name__}: {exc}"
+
+    async def _emit(self, item: Line | Oversize) -> None:
+        if isinstance(item, Oversize):
+            await self._report_oversize(item.size, item.head)
+        elif item.terminated:
+            await self._deliver_line(item.data)
+        else:
+            await self._deliver_line(item.data, note="last line had no newline", flags=(FrameFlag.NO_NEWLINE,))
 
     async def _report_oversize(self, size: int, head: bytes = b"") -> None:
         self.oversize_messages += 1
@@ -102,11 +160,13 @@ class StreamTransport(Transport):
             f"message rejected: {size} bytes is larger than --max-message-bytes "
             f"({self.max_message_bytes} bytes); it was discarded unread"
         )
-        frame = self.wire.record("in", self.channel, b"", note=note)
+        frame = self.wire.record("in", self.channel, b"", note=note, flags=(FrameFlag.OVERSIZE,))
         await self._deliver(Message(frame=frame, head=head))
 
-    async def _deliver_line(self, line: bytes, note: str | None = None) -> None:
-        frame = self.wire.record("in", self.channel, line, note=note)
+    async def _deliver_line(
+        self, line: bytes, note: str | None = None, flags: tuple[FrameFlag, ...] = ()
+    ) -> None:
+        frame = self.wire.record("in", self.channel, line, note=note, flags=flags)
         await self._deliver(Message(frame=frame))
 
     async def send(
