@@ -49,3 +49,19 @@ def test_update_docs_check_mode_agrees() -> None:
     proc = subprocess.run([sys.executable, str(ROOT / "scripts" / "update_docs.py"), "--check"],
                           capture_output=True, text=True, timeout=60)
     assert proc.returncode == 0, proc.stderr
+
+
+def test_every_probe_has_its_typed_record_and_every_record_a_probe() -> None:
+    from tasks_conformance.evidence.records import RECORD_TYPES
+    from tasks_conformance.probes import load_probes
+
+    probes = load_probes()
+    assert set(probes) == set(RECORD_TYPES)
+    assert all(spec.record is RECORD_TYPES[name] for name, spec in probes.items())
+
+
+def test_listing_the_checks_loads_no_network_layer() -> None:
+    code = ("import sys; import tasks_conformance.checks; "
+            "print(sorted(m for m in sys.modules if m.startswith(('anyio', 'httpx', 'tasks_conformance.rpc'))))")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60, check=True).stdout
+    assert out.strip() == "[]"

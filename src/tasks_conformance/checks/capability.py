@@ -3,12 +3,16 @@ error names what is missing."""
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 from tasks_conformance.checks.registry import Verdict, check, could_not_run, failed, passed
 from tasks_conformance.checks.shapes import draft_code_hint, reply_seqs
 from tasks_conformance.evidence import DeclaredCall, Evidence, UndeclaredCall, UndeclaredTasks
 from tasks_conformance.protocol import ERR_METHOD_NOT_FOUND, ERR_MISSING_CAPABILITY, EXT_TASKS, get_path
-from tasks_conformance.rpc.peer import Reply
 from tasks_conformance.wires import Wire
+
+if TYPE_CHECKING:
+    from tasks_conformance.rpc.peer import Reply
 
 UNDECLARED_CAPABILITY_REJECTED = check(
     id="tasks-undeclared-capability-rejected",

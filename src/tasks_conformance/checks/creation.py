@@ -3,7 +3,7 @@ shape (or, on the extension, a plain result the server chose); without it, never
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from tasks_conformance.checks.registry import Verdict, check, could_not_run, failed, passed
 from tasks_conformance.checks.shapes import draft_code_hint, missing_task_fields, result_of, status_problem
@@ -16,8 +16,10 @@ from tasks_conformance.protocol import (
     ERR_UNSUPPORTED_VERSION,
     get_path,
 )
-from tasks_conformance.rpc.peer import Reply
 from tasks_conformance.wires import Wire
+
+if TYPE_CHECKING:
+    from tasks_conformance.rpc.peer import Reply
 
 # The codes of the reserved range -32020…-32099 that the 2026-07-28 core defines.
 DEFINED_RESERVED_CODES = (ERR_HEADER_MISMATCH, ERR_MISSING_CAPABILITY, ERR_UNSUPPORTED_VERSION)

@@ -104,6 +104,16 @@ class CheckSpec:
 
         return register
 
+    def judge_each(self, requires: Mapping[Wire, tuple[str, ...]]) -> Callable[[CheckFn], CheckFn]:
+        """One judge for several wires, each judging its own requirements (the judge asks
+        `ev.dialect` for what differs, such as field names)."""
+        def register(fn: CheckFn) -> CheckFn:
+            for wire, ids in requires.items():
+                self.judge(wire, requires=ids)(fn)
+            return fn
+
+        return register
+
 
 CHECKS: dict[str, CheckSpec] = {}
 

@@ -3,6 +3,8 @@ and task ids the server never issued."""
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 from tasks_conformance.checks.registry import Verdict, check, could_not_run, failed, passed
 from tasks_conformance.checks.shapes import draft_code_hint, reply_seqs
 from tasks_conformance.evidence import DeclaredCall, Evidence, InvalidId, NameRouting
@@ -14,8 +16,10 @@ from tasks_conformance.protocol import (
     decode_header_value,
     get_path,
 )
-from tasks_conformance.rpc.peer import Reply
 from tasks_conformance.wires import Level, Wire
+
+if TYPE_CHECKING:
+    from tasks_conformance.rpc.peer import Reply
 
 MCP_NAME_ROUTING = check(
     id="tasks-mcp-name-routing",

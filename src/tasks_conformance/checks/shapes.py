@@ -5,12 +5,14 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 from datetime import datetime
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from tasks_conformance.evidence import Cancel, DeclaredCall, Evidence, Poll
 from tasks_conformance.protocol import DRAFT_CODES, RENUMBER_HINT, TASK_STATUSES
-from tasks_conformance.rpc.peer import Reply
 from tasks_conformance.wires import task_object
+
+if TYPE_CHECKING:
+    from tasks_conformance.rpc.peer import Reply
 
 TASK_NOTIFICATIONS = ("notifications/tasks", "notifications/tasks/status")
 TASK_FIELDS = ("taskId", "status", "createdAt", "lastUpdatedAt")

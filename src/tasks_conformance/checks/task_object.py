@@ -17,7 +17,7 @@ from tasks_conformance.checks.shapes import (
     timestamp_problem,
 )
 from tasks_conformance.evidence import Cancel, DeclaredCall, Evidence, Listen, Poll
-from tasks_conformance.wires import TASK_WIRES, Wire
+from tasks_conformance.wires import Wire
 
 # Every task frame the run can see: creation, polling, cancel and the subscription's notifications.
 TASK_FRAME_PROBES = (DeclaredCall, Poll, Cancel, Listen)
@@ -37,7 +37,8 @@ TTL_SHAPE = check(
 )
 
 
-def _ttl_shape(ev: Evidence) -> Verdict:
+@TTL_SHAPE.judge_each(TTL_REQUIREMENTS)
+def ttl_shape(ev: Evidence) -> Verdict:
     d = ev.dialect
     frames = task_frames(ev)
     problems: list[str] = []
@@ -57,10 +58,6 @@ def _ttl_shape(ev: Evidence) -> Verdict:
         )
     return passed(f"all {len(frames)} task frames carry {d.ttl_field} and none uses {'/'.join(d.foreign_fields)}",
                   evidence=seqs)
-
-
-for _wire in TASK_WIRES:
-    TTL_SHAPE.judge(_wire, requires=TTL_REQUIREMENTS[_wire])(_ttl_shape)
 
 
 TTL_INTEGER_SHAPE = check(
@@ -96,7 +93,8 @@ def _integer_problems(tf: TaskFrame, ttl: str, poll: str) -> tuple[list[str], li
     return problems, warnings
 
 
-def _ttl_integer_shape(ev: Evidence) -> Verdict:
+@TTL_INTEGER_SHAPE.judge_each(TTL_REQUIREMENTS)
+def ttl_integer_shape(ev: Evidence) -> Verdict:
     ttl, poll = ev.dialect.ttl_field, ev.dialect.poll_interval_field
     problems: list[str] = []
     warnings: list[str] = []
@@ -115,10 +113,6 @@ def _ttl_integer_shape(ev: Evidence) -> Verdict:
                       details={"problems": problems[:20], "expected": "integers (a TTL may be null)",
                                "actual": problems[:4]})
     return passed(f"{ttl}/{poll} are integers in all {len(judged)} task frames", evidence=seqs, warnings=shown)
-
-
-for _wire in TASK_WIRES:
-    TTL_INTEGER_SHAPE.judge(_wire, requires=TTL_REQUIREMENTS[_wire])(_ttl_integer_shape)
 
 
 STATUS_PAYLOAD_SHAPE = check(

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from dataclasses import dataclass, field, replace
-from typing import Any, TypeVar
+from typing import TYPE_CHECKING, Any, TypeVar
 
 from tasks_conformance.evidence.discovery import Discovery
 from tasks_conformance.evidence.records import (
@@ -22,8 +22,10 @@ from tasks_conformance.evidence.records import (
     UnknownIdAnswer,
     Update,
 )
-from tasks_conformance.wirelog import Frame, WireLog
 from tasks_conformance.wires import Wire, WireDialect
+
+if TYPE_CHECKING:
+    from tasks_conformance.wirelog import Frame, WireLog
 
 R = TypeVar("R", bound=ProbeRecord)
 

@@ -4,11 +4,13 @@ checks to judge."""
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from tasks_conformance.protocol import get_path
-from tasks_conformance.rpc.peer import Reply
 from tasks_conformance.wires import Wire, WireDialect, dialect_for
+
+if TYPE_CHECKING:
+    from tasks_conformance.rpc.peer import Reply
 
 
 @dataclass(frozen=True)

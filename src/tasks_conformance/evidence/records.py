@@ -8,10 +8,13 @@ from __future__ import annotations
 
 import enum
 from dataclasses import dataclass, field
-from typing import ClassVar
+from typing import TYPE_CHECKING, ClassVar
 
-from tasks_conformance.rpc.peer import Reply
 from tasks_conformance.wires import CreatedTask, UnknownIdProbe
+
+if TYPE_CHECKING:
+    # Annotations only: listing the checks must not import the JSON-RPC and transport layers.
+    from tasks_conformance.rpc.peer import Reply
 
 NO_TASK = CreatedTask(None, "none", {})
 
@@ -37,6 +40,8 @@ class ProbeRecord:
 
     def all_replies(self) -> list[Reply]:
         """Every reply the record holds, in the order they were asked."""
+        from tasks_conformance.rpc.peer import Reply
+
         out: list[Reply] = []
         for value in vars(self).values():
             if isinstance(value, Reply):

@@ -3,10 +3,12 @@
 from __future__ import annotations
 
 import anyio
+import anyio.abc
 from anyio.abc import ByteReceiveStream, ByteSendStream, ByteStream
 
 from tasks_conformance.errors import ConnectFailed
 from tasks_conformance.transports.stream import StreamTransport
+from tasks_conformance.transports.tcp_tuning import QuickAckReceiveStream, tune
 from tasks_conformance.wirelog import WireLog
 
 
@@ -40,7 +42,11 @@ class SocketTransport(StreamTransport):
             raise ConnectFailed(f"could not connect to {self._where()} within {self._connect_timeout_s:.0f}s") from None
         except OSError as exc:
             raise ConnectFailed(f"could not connect to {self._where()}: {exc.strerror or exc}") from exc
-        return self._stream, self._stream
+        if self.tcp is None:
+            return self._stream, self._stream
+        sock = self._stream.extra(anyio.abc.SocketAttribute.raw_socket, None)
+        tune(sock)
+        return QuickAckReceiveStream(self._stream, sock), self._stream
 
     def _where(self) -> str:
         return f"tcp://{self.tcp[0]}:{self.tcp[1]}" if self.tcp is not None else f"unix:{self.unix}"
