@@ -18,6 +18,9 @@ from tasks_conformance.evidence import (
     Intent,
     Poll,
     ProbeRecord,
+    RemovedMethods,
+    StopReason,
+    TerminalRereads,
     ToolChoice,
     UndeclaredCall,
     UndeclaredProbe,
@@ -80,13 +83,13 @@ def verdict(check_id: str, ev: Evidence) -> Verdict:
 
 
 def test_every_check_cites_known_requirements_and_the_registry_validates() -> None:
-    assert len(CHECKS) == 16
+    assert len(CHECKS) == 18
     known = set(load())
     for spec in CHECKS.values():
         for ids in spec.requirements.values():
             assert set(ids) <= known, spec.id
     assert validate(CHECKS, {"declared-call", "poll", "cancel", "listen", "undeclared-call", "undeclared-tasks",
-                             "invalid-id", "name-routing"}, known) == []
+                             "invalid-id", "name-routing", "removed-methods", "terminal-rereads"}, known) == []
 
 
 def test_registry_validation_names_unknown_requirements_probes_and_needs() -> None:
@@ -247,3 +250,41 @@ def test_an_undefined_reserved_code_fails_but_another_error_only_warns() -> None
     b.call(UndeclaredCall, {"error": {"code": -32602, "message": "bad args"}}, declared=False)
     v = verdict("tasks-undeclared-creation-refused", b.ev)
     assert v.status == "passed" and v.warnings
+
+
+def _terminal_run(b: Builder, later_statuses: list[str]) -> None:
+    task = {"taskId": "t1", "status": "working", "createdAt": "2026-01-01T00:00:00Z",
+            "lastUpdatedAt": "2026-01-01T00:00:00Z", "ttlMs": 60000}
+    b.call(DeclaredCall, {"result": {"resultType": "task", **task}})
+    poll = b.record(Poll)
+    done = {**task, "resultType": "complete", "status": "completed", "result": {"content": []}}
+    poll.gets.append(b.exchange("tasks/get", {"taskId": "t1"}, {"result": done}))
+    poll.statuses.append("completed")
+    poll.stop = StopReason.TERMINAL
+    rereads = b.record(TerminalRereads)
+    rereads.task_id, rereads.terminal_status = "t1", "completed"
+    for status in later_statuses:
+        rereads.gets.append(b.exchange("tasks/get", {"taskId": "t1"}, {"result": {**done, "status": status}}))
+
+
+def test_a_terminal_status_that_changes_later_fails_and_one_that_stays_passes() -> None:
+    b = Builder()
+    _terminal_run(b, ["completed", "completed"])
+    assert verdict("tasks-terminal-status-immutable", b.ev).status == "passed"
+    b = Builder()
+    _terminal_run(b, ["completed", "working"])
+    v = verdict("tasks-terminal-status-immutable", b.ev)
+    assert v.status == "failed" and "'working'" in v.message and v.details["expected"] == "completed"
+
+
+def test_removed_methods_must_be_unknown_to_the_server() -> None:
+    b = Builder()
+    rec = b.record(RemovedMethods)
+    rec.answers["tasks/result"] = b.exchange("tasks/result", {"taskId": "x"},
+                                             {"error": {"code": -32601, "message": "Method not found"}})
+    rec.answers["tasks/list"] = b.exchange("tasks/list", {}, {"error": {"code": -32601, "message": "nope"}})
+    assert verdict("tasks-removed-methods-not-found", b.ev).status == "passed"
+    rec.answers["tasks/list"] = b.exchange("tasks/list", {}, {"result": {"tasks": []}})
+    v = verdict("tasks-removed-methods-not-found", b.ev)
+    assert v.status == "failed" and "tasks/list" in v.message and "S-EXT-MUST-29" in v.message
+    assert verdict("tasks-removed-methods-not-found", Builder(Wire.LEGACY).ev).skip_reason == "not-applicable"

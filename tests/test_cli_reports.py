@@ -12,6 +12,7 @@ import jsonschema
 from conftest import BROKEN, FIXTURES, REFERENCE, cli
 from test_cli_inprocess import invoke
 
+from tasks_conformance.checks import CHECKS
 from tasks_conformance.reporters import schema_text
 
 REF = " ".join(REFERENCE)
@@ -26,7 +27,7 @@ def test_human_on_stdout_plus_junit_and_summary_files(tmp_path: Path) -> None:
     suite = ET.parse(junit).getroot().find("testsuite")
     assert suite is not None and suite.get("name") == "tasks-conformance"
     names = [tc.get("name") for tc in suite.iter("testcase")]
-    assert "tasks-ttl-shape" in names and len(names) == 16
+    assert "tasks-ttl-shape" in names and len(names) == len(CHECKS)
     data = json.loads(summary.read_text())
     assert data["kind"] == "tasks-conformance" and data["outcome"] == "passed"
     schema = json.loads(schema_text("json-summary"))

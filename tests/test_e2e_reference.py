@@ -7,6 +7,8 @@ import json
 import pytest
 from conftest import DEMO_INPUT, REFERENCE, HttpServer, cli, run, stdio, verdicts
 
+from tasks_conformance.checks import CHECKS
+
 EXTENSION_ONLY = {
     "tasks-mcp-name-routing",
     "tasks-undeclared-capability-rejected",
@@ -61,4 +63,4 @@ def test_demo_command_exits_zero_and_prints_a_report() -> None:
     assert proc.returncode == 0, proc.stderr
     data = json.loads(proc.stdout)
     assert data["outcome"] == "passed" and data["discovery"]["wire"] == "extension"
-    assert len(data["checks"]) == 16
+    assert len(data["checks"]) == len(CHECKS)

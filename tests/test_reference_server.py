@@ -989,6 +989,19 @@ def check_cancel_rewrites_terminal(peer: StdioPeer) -> None:
     assert get(tid)["status"] == "cancelled"  # a terminal status changed
 
 
+def check_removed_methods_served(peer: StdioPeer) -> None:
+    assert "tasks" in peer.result("tasks/list", {"_meta": meta()})  # removed on 2026-07-28, served anyway
+    assert peer.error("tasks/result", {"taskId": "x", "_meta": meta()})["code"] == -32601
+
+
+def check_terminal_status_flips(peer: StdioPeer) -> None:
+    tid = _create(peer, "slow_compute")["taskId"]
+    get = m_get(peer)
+    assert modern_poll(get, tid, lambda t: t["status"] == "completed")["status"] == "completed"
+    assert get(tid)["status"] == "working"  # the second read after the end
+    assert get(tid)["status"] == "completed"
+
+
 def check_legacy_without_cancel(peer: StdioPeer) -> None:
     init = legacy_init(peer)
     assert "cancel" not in init["capabilities"]["tasks"]
@@ -1096,6 +1109,8 @@ STDIO_CHECKS: dict[str, Callable[[StdioPeer], None]] = {
     "legacy-cancel-terminal-ok": check_legacy_cancel_terminal_ok,
     "listen-missing-subscription-id": check_listen_missing_subscription_id,
     "legacy-isError-completed": check_legacy_is_error_completed,
+    "removed-methods-served": check_removed_methods_served,
+    "terminal-status-flips": check_terminal_status_flips,
 }
 HTTP_ONLY = {"ignore-mcp-name", "ignore-mcp-method"}
 

@@ -42,7 +42,7 @@ pytestmark = [pytest.mark.interop, pytest.mark.timeout(300)]
 
 TRANSPORTS = ("stdio", "http")
 
-#: The fourteen checks, in the order tasks-conformance reports them.
+#: Every check, in the order tasks-conformance reports them.
 ALL_CHECKS = (
     "tasks-wire-resolvable",
     "tasks-declaration-hygiene",
@@ -52,9 +52,11 @@ ALL_CHECKS = (
     "tasks-ttl-shape",
     "tasks-ttl-integer-shape",
     "tasks-status-payload-shape",
+    "tasks-terminal-status-immutable",
     "tasks-inline-result",
     "tasks-mcp-name-routing",
     "tasks-invalid-task-id-rejected",
+    "tasks-removed-methods-not-found",
     "tasks-cancel-ack-shape",
     "tasks-subscription-notifications",
     "tasks-input-required-update-completes",
@@ -131,7 +133,7 @@ def _only(**verdicts: str | Mapping[str, str]) -> dict[str, str | Mapping[str, s
 
 STDIO_NA_HTTP_PASS = {"stdio": NA, "http": P}
 #: Checks of the extension wire only: not applicable on legacy.
-EXTENSION_ONLY_NA = {"mcp_name_routing": NA, "undeclared_capability_rejected": NA,
+EXTENSION_ONLY_NA = {"mcp_name_routing": NA, "undeclared_capability_rejected": NA, "removed_methods_not_found": NA,
                   "undeclared_capability_names_requirements": NA, "subscription_notifications": NA}
 
 FASTMCP_ELICIT = {"confirm": {"action": "accept", "content": {"confirm": True}}}

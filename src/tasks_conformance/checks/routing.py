@@ -1,5 +1,5 @@
-"""Routing: which task a request reaches — routing headers that disagree with the body (HTTP),
-and task ids the server never issued."""
+"""Routing: what a request reaches — routing headers that disagree with the body (HTTP), task
+ids the server never issued, and methods the wire removed."""
 
 from __future__ import annotations
 
@@ -7,14 +7,16 @@ from typing import TYPE_CHECKING
 
 from tasks_conformance.checks.registry import Verdict, check, could_not_run, failed, passed
 from tasks_conformance.checks.shapes import draft_code_hint, reply_seqs
-from tasks_conformance.evidence import DeclaredCall, Evidence, InvalidId, NameRouting
+from tasks_conformance.evidence import DeclaredCall, Evidence, InvalidId, NameRouting, RemovedMethods
 from tasks_conformance.protocol import (
     ERR_HEADER_MISMATCH,
     ERR_INVALID_PARAMS,
+    ERR_METHOD_NOT_FOUND,
     HEADER_METHOD,
     HEADER_NAME,
     decode_header_value,
     get_path,
+    mcp_name_for,
 )
 from tasks_conformance.wires import Level, Wire
 
@@ -46,12 +48,13 @@ def _own_routing_header_problems(ev: Evidence) -> list[str]:
         frame = ev.frame(intent.seq)
         if frame is None or frame.http is None:
             continue
-        tid = get_path(frame.json(), "params", "taskId")
+        # Only the methods that name a target carry Mcp-Name (a removed tasks/result does not).
+        wanted = mcp_name_for(intent.method, get_path(frame.json(), "params"))
         name = frame.http.header(HEADER_NAME)
         method = frame.http.header(HEADER_METHOD)
         if method != intent.method:
             problems.append(f"frame {frame.seq} Mcp-Method {method!r} ≠ {intent.method}")
-        if isinstance(tid, str) and (name is None or decode_header_value(name) != tid):
+        if wanted is not None and (name is None or decode_header_value(name) != wanted):
             problems.append(f"frame {frame.seq} Mcp-Name {name!r} ≠ taskId")
     return problems
 
@@ -128,3 +131,40 @@ def invalid_task_id_rejected(ev: Evidence) -> Verdict:
                       details={"expected": ERR_INVALID_PARAMS, "actual": problems})
     must = [a.asked.method for a in rec.answers if a.asked.level is Level.MUST]
     return passed(f"{', '.join(must)} on an unknown id got -32602", evidence=seqs, warnings=warnings)
+
+
+REMOVED_METHODS_NOT_FOUND = check(
+    id="tasks-removed-methods-not-found",
+    category="lifecycle",
+    title="Methods the extension removed (tasks/result, tasks/list) answer -32601",
+    description=(
+        "tasks/result and tasks/list belong to the 2025-11-25 wire; on the 2026-07-28 extension they are "
+        "unknown methods: -32601, and over HTTP status 404. Sent with the declaration, on an id the server "
+        "never issued."
+    ),
+    probes=(RemovedMethods,),
+    needs="wire",
+)
+
+REMOVED_RULES = {"tasks/result": "S-EXT-MUST-24", "tasks/list": "S-EXT-MUST-29"}
+
+
+@REMOVED_METHODS_NOT_FOUND.judge(Wire.EXTENSION, requires=("S-EXT-MUST-24", "S-EXT-MUST-29", "S-CORE-MUST-09"))
+def removed_methods_not_found(ev: Evidence) -> Verdict:
+    rec = ev.get(RemovedMethods)
+    if not rec.ran:
+        return could_not_run(rec.not_run or rec.harness_problem or "the removed methods were not asked")
+    problems: list[str] = []
+    for method, reply in rec.answers.items():
+        rule = REMOVED_RULES.get(method, "S-CORE-MUST-09")
+        if not reply.answered:
+            problems.append(f"{method} got {reply.describe()} ({rule})")
+        elif reply.error_code != ERR_METHOD_NOT_FOUND:
+            problems.append(f"{method} got {reply.describe()}, not -32601: the server still serves it ({rule})")
+        elif reply.status is not None and reply.status != 404:
+            problems.append(f"{method}: -32601 came with HTTP {reply.status}, not 404 (S-CORE-MUST-09)")
+    seqs = reply_seqs(*rec.answers.values())
+    if problems:
+        return failed("; ".join(problems), evidence=seqs,
+                      details={"expected": "-32601 (HTTP 404)", "actual": problems})
+    return passed(f"{' and '.join(rec.answers)} answered -32601: gone from the extension wire", evidence=seqs)

@@ -181,6 +181,25 @@ class UndeclaredTasks(ProbeRecord):
     listen_acks: list[int] = field(default_factory=list)
 
 
+@dataclass
+class RemovedMethods(ProbeRecord):
+    """Methods the wire removed, asked anyway (with the declaration)."""
+
+    probe: ClassVar[str] = "removed-methods"
+    answers: dict[str, Reply] = field(default_factory=dict)  # by method, in the order sent
+
+
+@dataclass
+class TerminalRereads(ProbeRecord):
+    """tasks/get on the probe task after polling saw it end, spaced by the poll interval."""
+
+    probe: ClassVar[str] = "terminal-rereads"
+    task_id: str | None = None
+    terminal_status: str | None = None
+    gets: list[Reply] = field(default_factory=list)
+
+
 RECORD_TYPES: dict[str, type[ProbeRecord]] = {
-    r.probe: r for r in (DeclaredCall, UndeclaredCall, Poll, InvalidId, NameRouting, Cancel, Listen, UndeclaredTasks)
+    r.probe: r for r in (DeclaredCall, UndeclaredCall, Poll, InvalidId, NameRouting, Cancel, Listen, UndeclaredTasks,
+                         RemovedMethods, TerminalRereads)
 }

@@ -39,6 +39,8 @@ class ProbeSpec:
     description: str
     fn: ProbeFn
     last: bool = False
+    # Probes that must finish first when they are planned too, without being planned for it.
+    after: tuple[type[ProbeRecord], ...] = ()
 
     @property
     def name(self) -> str:
@@ -51,11 +53,14 @@ PROBES: dict[str, ProbeSpec] = {}
 def probe(
     record: type[ProbeRecord], *, order: int, description: str, needs: tuple[type[ProbeRecord], ...] = (),
     applies: Applies = every_wire, needs_tool: bool = False, needs_task: bool = False, last: bool = False,
+    after: tuple[type[ProbeRecord], ...] = (),
 ) -> Callable[[ProbeFn], ProbeFn]:
     def register(fn: ProbeFn) -> ProbeFn:
         if record.probe in PROBES:
             raise ValueError(f"probe {record.probe!r} registered twice")
-        PROBES[record.probe] = ProbeSpec(record, order, needs, applies, needs_tool, needs_task, description, fn, last)
+        PROBES[record.probe] = ProbeSpec(
+            record, order, needs, applies, needs_tool, needs_task, description, fn, last, after
+        )
         return fn
 
     return register
@@ -63,7 +68,16 @@ def probe(
 
 def load_probes() -> dict[str, ProbeSpec]:
     """Every probe, registered (the modules register on import)."""
-    from tasks_conformance.probes import calls, cancel, listen, poll, routing, unknown_ids  # noqa: F401
+    from tasks_conformance.probes import (  # noqa: F401
+        calls,
+        cancel,
+        listen,
+        poll,
+        removed,
+        rereads,
+        routing,
+        unknown_ids,
+    )
 
     return PROBES
 
@@ -100,7 +114,8 @@ async def run_schedule(planned: list[ProbeSpec], run: ProbeRunner) -> None:
 
     async def one(spec: ProbeSpec) -> None:
         try:
-            waits = others if spec.last else [done[n.probe] for n in spec.needs if n.probe in done]
+            first = (*spec.needs, *spec.after)
+            waits = others if spec.last else [done[n.probe] for n in first if n.probe in done]
             for event in waits:
                 await event.wait()
             await run(spec)

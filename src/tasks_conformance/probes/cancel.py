@@ -3,13 +3,15 @@ has ended by now and is then asked once more, since cancelling a finished task i
 
 from __future__ import annotations
 
-from tasks_conformance.evidence import Cancel, DeclaredCall, Poll, StopReason
+from tasks_conformance.evidence import Cancel, DeclaredCall, Poll, StopReason, TerminalRereads
 from tasks_conformance.probes import probe
 from tasks_conformance.probes.context import ProbeContext
 from tasks_conformance.wires import CreatedTask
 
 
-@probe(Cancel, order=60, needs=(DeclaredCall, Poll),
+# After the re-reads of the ended task, so a server that wrongly lets cancel change a terminal
+# status fails the cancel check alone, not the immutability check as well.
+@probe(Cancel, order=60, needs=(DeclaredCall, Poll), after=(TerminalRereads,),
        description="tasks/cancel on a task (extension: the probe task; legacy: a fresh task)")
 async def cancel(ctx: ProbeContext) -> None:
     rec = ctx.record(Cancel)

@@ -102,6 +102,8 @@ class WireDialect:
     cancel_on_fresh_task: ClassVar[bool]
     # Cancelling a task that already ended is an error (-32602) rather than a no-op ack.
     terminal_cancel_is_error: ClassVar[bool]
+    # Methods of an earlier era that this wire removed: they must be unknown to the server.
+    removed_methods: ClassVar[tuple[str, ...]]
     # Task notifications come through subscriptions/listen (extension only).
     has_subscriptions: ClassVar[bool]
     # Every request declares its capabilities itself (so a request may leave tasks out), and

@@ -30,6 +30,7 @@ class ExtensionDialect(WireDialect):
     cancel_returns_task = False
     cancel_on_fresh_task = False
     terminal_cancel_is_error = False
+    removed_methods = ("tasks/result", "tasks/list")
     has_subscriptions = True
     per_request_declaration = True
 

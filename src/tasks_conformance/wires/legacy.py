@@ -38,6 +38,7 @@ class LegacyDialect(WireDialect):
     cancel_returns_task = True
     cancel_on_fresh_task = True
     terminal_cancel_is_error = True
+    removed_methods = ()
     has_subscriptions = False
     per_request_declaration = False
 

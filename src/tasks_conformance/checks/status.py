@@ -1,0 +1,64 @@
+"""Status: once a task has ended, its status never changes — not on later reads, not in
+notifications."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from tasks_conformance.checks.registry import Verdict, check, could_not_run, failed, passed
+from tasks_conformance.checks.shapes import reply_seqs, result_of
+from tasks_conformance.evidence import DeclaredCall, Evidence, Listen, Poll, TerminalRereads
+from tasks_conformance.protocol import get_path
+from tasks_conformance.wires import Wire
+
+TERMINAL_STATUS_IMMUTABLE = check(
+    id="tasks-terminal-status-immutable",
+    category="lifecycle",
+    title="A task that has ended keeps its terminal status",
+    description=(
+        "After polling sees completed, failed or cancelled, the task is read twice more (spaced by its "
+        "poll interval) and every later notifications/tasks about it is looked at: none may show another "
+        "status."
+    ),
+    probes=(DeclaredCall, Poll, TerminalRereads, Listen),
+    needs="terminal",
+)
+
+
+def _later_notifications(ev: Evidence, after_seq: int, task_id: str | None) -> list[tuple[int, Any]]:
+    out = []
+    for seq in ev.get(Listen).frames:
+        msg = ev.frame_json(seq)
+        if seq > after_seq and get_path(msg, "method") == "notifications/tasks" \
+                and get_path(msg, "params", "taskId") == task_id:
+            out.append((seq, get_path(msg, "params", "status")))
+    return out
+
+
+@TERMINAL_STATUS_IMMUTABLE.judge(Wire.EXTENSION, requires=("S-EXT-MUST-32",))
+@TERMINAL_STATUS_IMMUTABLE.judge(Wire.LEGACY, requires=("S-LEG-MUST-07", "S-LEG-MUST-20"))
+def terminal_status_immutable(ev: Evidence) -> Verdict:
+    rec = ev.get(TerminalRereads)
+    if not rec.ran:
+        return could_not_run(rec.not_run or rec.harness_problem or "the task was not read again after it ended")
+    ended = rec.terminal_status
+    last = ev.get(Poll).last_get
+    ended_at = (last.response_seq or 0) if last is not None else 0
+    seen: list[tuple[str, Any]] = []
+    for n, reply in enumerate(rec.gets, start=1):
+        status = get_path(result_of(ev, reply), "status") if reply.ok else None
+        if not reply.ok:
+            seen.append((f"tasks/get #{n} after the end got {reply.describe()}", None))
+        elif status != ended:
+            seen.append((f"tasks/get #{n} after the end says {status!r}", status))
+    seen += [(f"notifications/tasks (frame {seq}) says {status!r}", status)
+             for seq, status in _later_notifications(ev, ended_at, rec.task_id) if status != ended]
+    seqs = [*(last.seqs() if last is not None else []), *reply_seqs(*rec.gets)]
+    changed = [text for text, status in seen if status is not None]
+    if changed:
+        return failed(f"the task ended {ended!r}, then " + "; ".join(changed[:3]) + " — a terminal status never "
+                      "changes", evidence=seqs, details={"expected": ended, "actual": changed[:3]})
+    if seen:
+        # A task that vanished (expired, purged) says nothing about its status: not this rule.
+        return could_not_run("; ".join(text for text, _ in seen[:2]), evidence=seqs)
+    return passed(f"the task stayed {ended!r} on {len(rec.gets)} later reads", evidence=seqs)
