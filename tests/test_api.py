@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import inspect
 import json
+import os
 import re
 import subprocess
 import sys
@@ -189,3 +190,19 @@ def test_run_outside_the_main_thread_says_why() -> None:
     worker.join(timeout=60)
     assert not worker.is_alive()
     assert len(caught) == 1 and isinstance(caught[0], RuntimeError) and "main thread" in str(caught[0])
+
+
+def python_blocks(markdown: str) -> list[str]:
+    return re.findall(r"^```python\n(.*?)^```$", markdown, re.M | re.S)
+
+
+def test_every_python_example_in_docs_api_md_runs(tmp_path: Path) -> None:
+    blocks = python_blocks((ROOT / "docs" / "api.md").read_text())
+    assert len(blocks) >= 2
+    for i, code in enumerate(blocks):
+        env = {k: v for k, v in os.environ.items() if k != "PYTHONPATH"}
+        proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120,
+                              cwd=tmp_path, env=env, stdin=subprocess.DEVNULL)
+        assert proc.returncode == 0, f"block {i}:\n{code}\n{proc.stdout}\n{proc.stderr}"
+        assert "checks passed" in proc.stdout, proc.stdout
+    assert "<testsuite" in (tmp_path / "conformance.xml").read_text()  # the first example's report

@@ -3,6 +3,7 @@ reference server and a fixture server that breaks one rule."""
 
 from __future__ import annotations
 
+import re
 import shlex
 import subprocess
 import sys
@@ -117,6 +118,7 @@ def test_an_unreachable_tool_skips_as_could_not_run_and_the_summary_says_incompl
 
 
 FIXTURE_TESTS = f"""
+import re
 import shlex
 
 def test_reference(tasks_conformance):
@@ -158,3 +160,12 @@ def test_the_fixture_checks_and_fails_with_a_readable_summary(pytester: pytest.P
     result.stdout.fnmatch_lines(["*_ test_bad_setting _*",
                                  "tasks-conformance: --url must start with http:// or https://, got 'ftp://example'"])
     assert "def check(" not in text  # pytest.fail(pytrace=False): the summary, not the plugin's code
+
+
+def test_docs_api_md_lists_every_option_of_the_plugin() -> None:
+    from conftest import ROOT
+
+    source = (ROOT / "src" / "tasks_conformance" / "pytest_plugin.py").read_text()
+    declared = set(re.findall(r'add\("(--tasks-conformance-[\w-]+)"', source))
+    documented = set(re.findall(r"--tasks-conformance-[a-z-]+[a-z]", (ROOT / "docs" / "api.md").read_text()))
+    assert declared and declared == documented
