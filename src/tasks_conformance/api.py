@@ -44,8 +44,6 @@ T = TypeVar("T")
 _JSON_SETTINGS = ("client_capabilities", "tool_args", "input_responses", "elicitation_response", "sampling_response")
 _PATH_SETTINGS = ("unix", "cwd", "wire_log")
 _REPEATABLE = ("args", "command_args", "env", "headers", "check_ids", "categories", "reporters")
-_EXIT_INTERRUPTED = 130
-_EXIT_CODES = {"passed": 0, "failed": 1, "incomplete": 3}
 
 
 class ConfigError(ValueError):
@@ -72,7 +70,9 @@ class RunReport:
     @property
     def exit_code(self) -> int:
         """The exit code the command line would have returned for this run."""
-        return _EXIT_INTERRUPTED if self.result.interrupted else _EXIT_CODES[self.result.outcome]
+        from tasks_conformance.result import EXIT_CODES, EXIT_INTERRUPTED
+
+        return EXIT_INTERRUPTED if self.result.interrupted else EXIT_CODES[self.result.outcome]
 
     @property
     def checks(self) -> list[CheckResult]:
@@ -135,7 +135,7 @@ def _options(settings: Mapping[str, Any]) -> RunOptions:
             value = tuple(f"{k}: {v}" for k, v in value.items())
         elif name in _PATH_SETTINGS and value is not None:
             value = os.fspath(value)
-        elif name in _REPEATABLE and value is not None and name != "command":
+        elif name in _REPEATABLE and value is not None:
             value = (value,) if isinstance(value, str) else tuple(value)
         values[name] = value
     command = values.get("command")
