@@ -1,0 +1,293 @@
+"""The Python API: run the conformance checks from a test suite or a script.
+
+    import tasks_conformance
+
+    report = tasks_conformance.run(command=["python", "server.py"], tool_name="long_job")
+    assert report.passed, report.failure_summary()
+
+`run` and `run_async` take the command line's settings as keyword arguments, named as the fields
+of `RunOptions` (`url`, `command`, `tool_name`, `tool_args`, `check_ids`, `timeout_ms`…). They are
+validated by the same `build_run_config` as the flags, so a bad value raises `ConfigError` with
+the message the command line prints. The run is the runner's, unchanged; what comes back is a
+`RunReport`: the `RunResult` every reporter reads, and the wire log it rests on.
+
+Importing this module is cheap: the runner (httpx, anyio and the checks) loads on the first run.
+"""
+
+from __future__ import annotations
+
+import functools
+import json
+import os
+import shlex
+import sys
+from collections.abc import Callable, Coroutine, Mapping, Sequence
+from dataclasses import dataclass, fields, replace
+from typing import TYPE_CHECKING, Any, ParamSpec, TextIO, TypeVar, cast
+
+if TYPE_CHECKING:
+    from tasks_conformance.cli import ReportTargets
+    from tasks_conformance.config import RunConfig, RunOptions
+    from tasks_conformance.result import CheckResult, RunResult
+    from tasks_conformance.wirelog import WireLog
+
+__all__ = ["ConfigError", "RunReport", "build_config", "run", "run_async"]
+
+Progress = Callable[[str], None]
+JsonSetting = str | Mapping[str, Any] | None
+"""A JSON-valued setting: a mapping, or what the flag takes (JSON text, @file or - for stdin)."""
+P = ParamSpec("P")
+T = TypeVar("T")
+
+# Settings whose command-line value is a JSON document (inline, @file or -); the API also takes
+# a mapping for them and passes it on as JSON text, so they are parsed and checked in one place.
+_JSON_SETTINGS = ("client_capabilities", "tool_args", "input_responses", "elicitation_response", "sampling_response")
+_PATH_SETTINGS = ("unix", "cwd", "wire_log")
+_REPEATABLE = ("args", "command_args", "env", "headers", "check_ids", "categories", "reporters")
+
+
+class ConfigError(ValueError):
+    """The settings cannot be run; the message is the command line's usage error, word for word."""
+
+
+@dataclass(frozen=True)
+class RunReport:
+    """One finished run: `result` (what every reporter reads) and `wire` (every frame, in order)."""
+
+    result: RunResult
+    wire: WireLog
+    report_errors: tuple[str, ...] = ()  # third-party reporters that failed (never the run's outcome)
+
+    @property
+    def outcome(self) -> str:
+        """passed | failed | incomplete, as the command line's exit code says it."""
+        return self.result.outcome
+
+    @property
+    def passed(self) -> bool:
+        return self.result.passed
+
+    @property
+    def exit_code(self) -> int:
+        """The exit code the command line would have returned for this run."""
+        from tasks_conformance.result import EXIT_CODES, EXIT_INTERRUPTED
+
+        return EXIT_INTERRUPTED if self.result.interrupted else EXIT_CODES[self.result.outcome]
+
+    @property
+    def checks(self) -> list[CheckResult]:
+        return self.result.checks
+
+    def check(self, check_id: str) -> CheckResult:
+        """The result of one check; KeyError when it was not selected."""
+        for c in self.result.checks:
+            if c.id == check_id:
+                return c
+        raise KeyError(check_id)
+
+    @property
+    def failed(self) -> list[CheckResult]:
+        return [c for c in self.result.checks if c.bucket == "failed"]
+
+    @property
+    def could_not_run(self) -> list[CheckResult]:
+        return [c for c in self.result.checks if c.bucket == "could-not-run"]
+
+    def failure_summary(self) -> str:
+        """What went wrong, for a test failure: the summary line, then each failed check (id,
+        message, requirement ids), then why the run is incomplete if it is."""
+        lines = [f"tasks-conformance {self.result.outcome} against {self.result.target}: {self.result.summary}"]
+        for c in self.failed:
+            cites = f" [{', '.join(c.requirements)}]" if c.requirements else ""
+            lines.append(f"  FAILED {c.id}: {c.message}{cites}")
+        for c in self.could_not_run:
+            lines.append(f"  COULD NOT RUN {c.id}: {c.message}")
+        return "\n".join(lines)
+
+    def wire_ndjson(self) -> str:
+        """The wire log as NDJSON, secrets redacted: what --wire-log writes."""
+        from io import StringIO
+
+        from tasks_conformance.reporters import write_wire_log
+
+        out = StringIO()
+        write_wire_log(self.wire, out)
+        return out.getvalue()
+
+
+def _options(settings: Mapping[str, Any]) -> RunOptions:
+    """Keyword settings -> RunOptions, converting the Python forms the flags cannot take: a
+    command as an argv list, JSON settings as mappings, env and headers as mappings, paths as
+    path-like objects, repeatable settings as any sequence."""
+    from tasks_conformance.config import RunOptions
+
+    known = {f.name for f in fields(RunOptions)}
+    unknown = sorted(set(settings) - known)
+    if unknown:
+        raise TypeError(f"unknown setting{'s' if len(unknown) > 1 else ''}: {', '.join(unknown)}")
+    values: dict[str, Any] = {}
+    for name, value in settings.items():
+        if name in _JSON_SETTINGS and isinstance(value, Mapping):
+            value = json.dumps(value)
+        elif name == "env" and isinstance(value, Mapping):
+            value = tuple(f"{k}={v}" for k, v in value.items())
+        elif name == "headers" and isinstance(value, Mapping):
+            value = tuple(f"{k}: {v}" for k, v in value.items())
+        elif name in _PATH_SETTINGS and value is not None:
+            value = os.fspath(value)
+        elif name in _REPEATABLE and value is not None:
+            value = (value,) if isinstance(value, str) else tuple(value)
+        values[name] = value
+    command = values.get("command")
+    if command is not None and not isinstance(command, str):
+        argv = tuple(os.fspath(a) for a in command)
+        if not argv:
+            raise ConfigError("--command: the command is empty")
+        # An argv is taken as given: its first item is the program, never split at spaces (the
+        # builder splits a --command string that has one, so such a program goes in quoted).
+        values["command"] = shlex.quote(argv[0]) if " " in argv[0] else argv[0]
+        values["args"] = argv[1:] + tuple(values.get("args", ()))
+    return RunOptions(**values)
+
+
+def build_config(**settings: Any) -> RunConfig:
+    """The settings (`run`'s keywords), validated as the command line validates its flags, check
+    ids and categories against the registry; raises ConfigError with the command line's message."""
+    from tasks_conformance.checks import CATEGORIES, ordered_checks
+    from tasks_conformance.config import Catalog, build_run_config
+    from tasks_conformance.errors import UsageError
+
+    try:
+        options = _options(settings)
+        return build_run_config(options, Catalog(tuple(c.id for c in ordered_checks()), CATEGORIES))
+    except UsageError as exc:
+        raise ConfigError(str(exc)) from None
+
+
+async def run_async(
+    *,
+    url: str | None = None,
+    command: str | Sequence[str | os.PathLike[str]] | None = None,
+    args: Sequence[str] = (),
+    command_args: Sequence[str] = (),
+    transport: str | None = None,
+    tcp: str | None = None,
+    unix: str | os.PathLike[str] | None = None,
+    cwd: str | os.PathLike[str] | None = None,
+    env: Sequence[str] | Mapping[str, str] = (),
+    headers: Sequence[str] | Mapping[str, str] = (),
+    access_token: str | None = None,
+    oauth_access_token: str | None = None,
+    protocol_version: str | None = None,
+    client_capabilities: JsonSetting = None,
+    expect_wire: str = "any",
+    check_ids: Sequence[str] = (),
+    categories: Sequence[str] = (),
+    tool_name: str | None = None,
+    tool_args: JsonSetting = None,
+    input_responses: JsonSetting = None,
+    elicitation_response: JsonSetting = None,
+    sampling_response: JsonSetting = None,
+    timeout_ms: int = 30_000,
+    poll_timeout_ms: int = 30_000,
+    max_message_bytes: int = 16 * 1024 * 1024,
+    format: str | None = None,
+    reporters: Sequence[str] = (),
+    quiet: bool = False,
+    wire_log: str | os.PathLike[str] | None = None,
+    debug: bool = False,
+    progress: Progress | None = None,
+) -> RunReport:
+    """Run the conformance checks against one server and return the `RunReport`.
+
+    The keywords are the command line's flags (`--tool-name` is `tool_name`, `--timeout` is
+    `timeout_ms`, a repeatable flag takes a sequence), checked by the same code with the same
+    messages: a bad value raises `ConfigError`. Python forms are accepted too: `command` as an
+    argv list (never split at spaces), `env` and `headers` as mappings, the JSON settings
+    (`tool_args`, `input_responses`, `client_capabilities`, `elicitation_response`,
+    `sampling_response`) as mappings as well as JSON text, `@file` or `-`.
+
+    Reports named by `reporters` (NAME=PATH) and `wire_log` are written as the command line
+    writes them; a reporter without a path, or `format`, writes to standard output (nothing does
+    otherwise). A third-party reporter that fails is named in `RunReport.report_errors`.
+    `progress`, when given, is called with a short status text as the run goes.
+    """
+    settings = {k: v for k, v in locals().items() if k != "progress"}
+    import threading
+
+    from tasks_conformance.runner import execute
+
+    config = build_config(**settings)
+    if threading.current_thread() is not threading.main_thread():
+        # The runner watches SIGINT/SIGTERM to end a run cleanly, which Python allows only there.
+        raise RuntimeError("tasks_conformance.run must be called from the main thread (it watches SIGINT/SIGTERM)")
+    targets = _open_reports(config)
+    try:
+        execution = await execute(config, progress)
+        report = RunReport(result=execution.result, wire=execution.wire)
+        if targets is not None:
+            problems = _write_reports(config, targets, report)
+            if problems:
+                report = replace(report, report_errors=tuple(problems))
+    finally:
+        if targets is not None:
+            targets.close()
+    return report
+
+
+def _blocking(fn: Callable[P, Coroutine[Any, Any, T]]) -> Callable[P, T]:
+    """`fn` run to completion in an event loop of its own: the same signature, synchronous."""
+
+    @functools.wraps(fn)
+    def blocking(*args: P.args, **kwargs: P.kwargs) -> T:
+        import anyio
+
+        return anyio.run(functools.partial(fn, *args, **kwargs))
+
+    return blocking
+
+
+run = _blocking(run_async)
+run.__name__ = run.__qualname__ = "run"
+run.__doc__ = """Run the conformance checks and return the `RunReport`: `run_async` for synchronous code.
+
+It runs its own event loop, so from code that already runs in one, await `run_async` instead.
+The keywords are `run_async`'s (the command line's flags); a bad value raises `ConfigError`."""
+
+
+# Reports: the command line's own preparation (known reporter names, one writer of stdout,
+# every file opened before any traffic so that a bad path costs nothing, the same messages);
+# only the default differs: the API writes nothing to stdout unless asked.
+
+
+def _open_reports(config: RunConfig) -> ReportTargets | None:
+    if not (config.reporters or config.wire_log or config.format):
+        return None
+    from tasks_conformance.cli import _prepare_reports
+    from tasks_conformance.errors import UsageError
+
+    try:
+        return _prepare_reports(config)
+    except UsageError as exc:
+        raise ConfigError(str(exc)) from None
+
+
+def _write_reports(config: RunConfig, targets: ReportTargets, report: RunReport) -> list[str]:
+    """Every report asked for and the wire log; returns what failed (a third-party reporter)."""
+    from tasks_conformance.reporters import PLAIN, ReporterError, render, write_wire_log
+
+    jobs: list[tuple[str, TextIO]] = []
+    stdout_name = targets.stdout_reporter or config.format
+    if stdout_name is not None:
+        jobs.append((stdout_name, sys.stdout))
+    jobs += [(name, cast(TextIO, fh)) for name, _path, fh in targets.files]
+    problems: list[str] = []
+    for name, out in jobs:
+        try:
+            render(name, report.result, out, PLAIN)
+        except ReporterError as exc:
+            problems.append(str(exc))
+    if targets.wire_log is not None:
+        write_wire_log(report.wire, cast(TextIO, targets.wire_log))
+    sys.stdout.flush()
+    return problems
