@@ -1,0 +1,37 @@
+"""What every reporter says about a failed check beyond its message, computed once.
+
+The requirement(s) broken (id, level, the rule, the spec link: `CheckResult.rules`), the short
+expected/actual values a check put in `details`, and the policy links its warnings cite. Values
+may come from the server: callers still make them safe for their format.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+from tasks_conformance.reporters._text import dumps, one_line
+
+if TYPE_CHECKING:
+    from tasks_conformance.result import CheckResult, RuleRef
+
+MAX_VALUE = 200  # characters of one expected/actual value
+
+
+def short_value(value: object, limit: int = MAX_VALUE) -> str:
+    """A value on one line, as JSON (strings quoted), cut to `limit` characters."""
+    return one_line(dumps(value), limit)
+
+
+def expected_actual(check: CheckResult) -> list[tuple[str, str]]:
+    """("expected", value) and ("actual", value), for those the check set in its details."""
+    return [(key, short_value(check.details[key])) for key in ("expected", "actual") if key in check.details]
+
+
+def rule_line(rule: RuleRef) -> str:
+    """`S-EXT-MUST-03 (MUST): Every CreateTaskResult carries resultType "task".`"""
+    return f"{rule.id} ({rule.level}): {rule.text}"
+
+
+def explains(check: CheckResult) -> bool:
+    """Does this check's result get the rule/expected/actual explanation? Failures do."""
+    return check.bucket == "failed"
