@@ -640,6 +640,24 @@ def test_markdown_cells_cannot_break_out(run: str) -> None:
     assert not RAW_CONTROL.search(text)
 
 
+@pytest.mark.parametrize("run", sorted(RUNS))
+def test_markdown_links_are_only_ours(run: str) -> None:
+    """The only links are reference links to a requirement's spec section or a policy; every
+    unescaped `[` opens one of those labels, so server text never becomes a link."""
+    result = RUNS[run]()
+    text = render_text("markdown", result)
+    reg = load_requirements()
+    defined = dict(re.findall(r"^\[([^\]]+)\]: (.+)$", text, re.M))
+    for label, target in defined.items():
+        assert (label in reg and target == reg[label].url) or (
+            re.fullmatch(r"P-\d{2}", label) and target == f"docs/policies.md#{label.lower()}"
+        ), (label, target)
+    for m in re.finditer(r"(?<!\\)\[([^\]]*)\]", text):
+        assert m.group(1) in defined, m.group(0)
+    if any(c.bucket == "failed" and c.requirements for c in result.checks):
+        assert defined  # a failed check's rules are linked
+
+
 def test_markdown_content() -> None:
     result = failed_run()
     text = render_text("markdown", result)

@@ -42,6 +42,7 @@ MAX_REASON = 3000
 # escape. Characters that matter only at the start of a line (`#`, `-`, `+`, `.`, `>`) are not
 # escaped: a cell or list item never starts a line, and `>` becomes `&gt;` anyway.
 _MD_SPECIAL = re.compile(r"([\\`*_{}\[\]()!|~:@$])")
+_PROFILE_ID = re.compile(r"tasks-conformance/[a-z]+@\d{4}-\d{2}")
 # Link labels and targets we write: requirement and policy ids, https URLs or the policies doc.
 _LABEL = re.compile(r"[A-Z]+(?:-[A-Z]+)*-\d{2}")
 _TARGET = re.compile(r"(https://[A-Za-z0-9._~:/?#@!$&'*+,;=%-]+|docs/policies\.md#p-\d{2})")
@@ -118,7 +119,8 @@ def render_markdown(result: RunResult, out: TextIO, *, options: ReportOptions = 
     lines.append(f"**{_cell(result.summary)}**")
     lines.append("")
     score = result.score
-    lines.append(f"score **{score if score is not None else 'n/a'}/100** · profile {_code(result.profile)}")
+    profile = f"`{result.profile}`" if _PROFILE_ID.fullmatch(result.profile) else _cell(result.profile, 80)
+    lines.append(f"score **{score if score is not None else 'n/a'}/100** · profile {profile}")
     lines.append("")
     facts = [f"target {_cell(result.target, 300)}"]
     if d.protocolVersion:
