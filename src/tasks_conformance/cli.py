@@ -378,7 +378,9 @@ def explain_command(
 
 
 @app.command("requirements")
-def requirements_command(format: Format = None) -> None:
+def requirements_command(
+    format: Annotated[str | None, typer.Option("--format", help="human (default) or json")] = None,
+) -> None:
     """The coverage matrix: every requirement, its level, and the checks that judge it (or why none does)."""
     from tasks_conformance import coverage
 
