@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import io
 import json
+import re
 import xml.etree.ElementTree as ET
 from typing import Any
 
@@ -50,6 +51,14 @@ def legacy_reports(tmp_path_factory: pytest.TempPathFactory) -> dict[str, str]:
     return {n: (d / n).read_text(encoding="utf-8") for n in REPORTERS}
 
 
+def _cited(message: str, ids: list[str]) -> tuple[list[str], list[str]]:
+    """(the check's requirement ids its message names, the others): reports show the first as
+    broken, in full, and list the others as also judged."""
+    named = [r for r in ids if r in message]
+    assert named, message  # both fixtures' messages name the rule they break
+    return named, [r for r in ids if r not in named]
+
+
 def _failed(result: RunResult) -> CheckResult:
     failed = [c for c in result.checks if c.bucket == "failed"]
     assert [c.id for c in failed] == [FAILING]
@@ -77,9 +86,15 @@ def test_every_report_names_the_profile_and_the_score(extension_run: RunResult, 
 def test_extension_failure_in_human(extension_run: RunResult) -> None:
     check = _failed(extension_run)
     text = _render("human", extension_run)
+    broken, others = _cited(check.message, check.requirements)
+    assert broken == ["S-EXT-MUST-10"]
     for rule in check.rules:
-        assert f"{rule.id} ({rule.level}): {rule.text}" in text and rule.url in text
         assert "/specification/2026-07-28/" in rule.url
+        if rule.id in broken:
+            assert f"{rule.id} ({rule.level}): {rule.text}" in text and rule.url in text
+        else:
+            assert rule.text not in text
+    assert f"also judged here: {', '.join(others)} (tasks-conformance explain {FAILING})" in text
     assert f"expected: {json.dumps(check.details['expected'])}" in text
     assert f"actual: {json.dumps(check.details['actual'])}" in text
     # The frames: only with -v, and then each one the verdict rests on.
@@ -92,9 +107,12 @@ def test_extension_failure_in_markdown(extension_run: RunResult) -> None:
     check = _failed(extension_run)
     text = _render("markdown", extension_run)
     assert "**Failures**" in text
+    broken, others = _cited(check.message, check.requirements)
     for rule in check.rules:
-        assert f"[{rule.id}] **{rule.level}**: {_cell(rule.text)}" in text
-        assert f"\n[{rule.id}]: {rule.url}\n" in text  # the link definition: [id] is clickable
+        if rule.id in broken:
+            assert f"[{rule.id}] **{rule.level}**: {_cell(rule.text)}" in text
+            assert f"\n[{rule.id}]: {rule.url}\n" in text  # the link definition: [id] is clickable
+    assert "also judged here: " + ", ".join(f"`{r}`" for r in others) in text
     assert "expected: " in text and "actual: " in text
 
 
@@ -104,7 +122,7 @@ def test_extension_failure_in_junit(extension_run: RunResult) -> None:
     case = next(c for c in root.iter("testcase") if c.get("name") == FAILING)
     failure = case.find("failure")
     assert failure is not None
-    first = check.rules[0]
+    first = next(r for r in check.rules if r.id == _cited(check.message, check.requirements)[0][0])
     assert (failure.get("message") or "").startswith(f"{first.id} ({first.level}): {first.text}")
     body = failure.text or ""
     for rule in check.rules:
@@ -155,21 +173,26 @@ def test_legacy_failure_in_every_report_and_score_by_hand(legacy_reports: dict[s
     assert next(c for c in summary["checks"] if c["id"] == FAILING)["requirements"] == rules
     assert summary["score"] == 83 and summary["profile"] == doc["profile"]
 
+    broken, others = _cited(failed["message"], failed["requirementIds"])
+    shown = [r for r in rules if r["id"] in broken]
     human = legacy_reports["human"]  # a file: plain, and -v was given, so the frames are there
     assert "score 83/100" in human and "tasks-conformance/core@2026-12" in human
-    for r in rules:
-        assert f"{r['id']} ({r['level']})" in human
+    unfolded = re.sub(r"\s+", "", human)  # at the file's 120 columns a long URL is folded over lines
+    for r in shown:
+        assert f"{r['id']} ({r['level']})" in human and r["url"] in unfolded
+    assert all(r in human for r in others)
     assert failed["evidenceFrames"] and "-v shows them" not in human
+    assert all(re.sub(r"\s+", "", one_line(f)[:80]) in unfolded for f in failed["evidenceFrames"])
 
     md = legacy_reports["markdown"]
     assert "score **83/100**" in md
-    for r in rules:
+    for r in shown:
         assert f"[{r['id']}]: {r['url']}" in md
 
     root = ET.fromstring(legacy_reports["junit-xml"])
     case = next(c for c in root.iter("testcase") if c.get("name") == FAILING)
     message = case.find("failure").get("message") or ""  # type: ignore[union-attr]
-    assert message.startswith(f"{rules[0]['id']} ({rules[0]['level']}): {rules[0]['text']}")
+    assert message.startswith(f"{shown[0]['id']} ({shown[0]['level']}): {shown[0]['text']}")
     assert all(r["url"] in (case.findtext("failure") or "") for r in rules)
     props = {p.get("name"): p.get("value") for p in root.iter("property")}
     assert props["profile"] == "tasks-conformance/core@2026-12" and props["score"] == "83"

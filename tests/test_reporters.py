@@ -482,10 +482,11 @@ def test_junit_failure_skip_and_error_details() -> None:
     failure = cases["tasks-result-type-discipline"].find("failure")
     assert failure is not None
     assert failure.get("type") == "S-EXT-MUST-03,S-EXT-MUST-04"
-    # The message leads with each broken rule (id, level, text), then the check's own message.
+    # The message leads with the broken rule (id, level, text): the message names S-EXT-MUST-03 of
+    # the two the check judges. Then the check's own message.
     reg = load_requirements()
-    rules = "; ".join(f"{r} ({reg[r].level}): {reg[r].text}" for r in ("S-EXT-MUST-03", "S-EXT-MUST-04"))
-    assert failure.get("message") == one_line(f"{rules} — {result.checks[1].message}", MAX_MESSAGE)
+    rule = f"S-EXT-MUST-03 ({reg['S-EXT-MUST-03'].level}): {reg['S-EXT-MUST-03'].text}"
+    assert failure.get("message") == one_line(f"{rule} — {result.checks[1].message}", MAX_MESSAGE)
     body = failure.text or ""
     assert "evidence: wire frames #3, #4" in body
     assert "also odd" in body and SCRIPT in body  # warnings are kept, as text

@@ -13,7 +13,7 @@ import re
 from typing import TYPE_CHECKING, Any, TextIO
 
 from tasks_conformance.reporters import PLAIN
-from tasks_conformance.reporters._failure import expected_actual, explains, rule_line
+from tasks_conformance.reporters._failure import broken_rules, expected_actual, explains, rule_line
 from tasks_conformance.reporters._text import encodable, one_line
 from tasks_conformance.result import policy_refs
 
@@ -165,10 +165,15 @@ def _checks_table(result: RunResult, w: _Writer, width: int, verbose: bool = Fal
         message = Text(w.s(check.message, 2000) or w.s(check.title, 400))
         add(_status_cell(check, w), Text(w.s(check.id, 120)), w.s(check.category, 40), message)
         if explains(check):
-            for rule in check.rules:
+            broken, others = broken_rules(check)
+            for rule in broken:
                 add("", "", "", Text(w.s(rule_line(rule), 600), style="bold"))
                 if rule.url:
                     add("", "", "", Text(f"  {w.s(rule.url, 300)}", style="cyan"))
+            if others:
+                also = ", ".join(w.s(r.id, 40) for r in others)
+                add("", "", "", Text(f"also judged here: {also} (tasks-conformance explain {w.s(check.id, 120)})",
+                                     style="dim"))
             pairs = expected_actual(check)
             if pairs:
                 add("", "", "", Text("  ".join(f"{k}: {w.s(v)}" for k, v in pairs)))

@@ -20,9 +20,10 @@ Why a small stdlib writer (xml.etree.ElementTree) and not a library:
 
 Mapping: testcase `name` is the check id (what users put in `--check-id`), `classname` is
 `tasks_conformance.<category>`. A failed check is a `<failure>` whose `type` lists the
-requirement ids and whose `message` starts with each requirement's id, level and rule, then the
-check's message; its body adds each rule's spec link, expected/actual, warnings (with the
-policies they cite), evidence and details; not-applicable is `<skipped message="not-applicable: ...">`; could-not-run is
+requirement ids and whose `message` starts with the id, level and rule of each requirement broken
+(those the check's message names, else all it judges), then the check's message; its body adds
+each rule's spec link, expected/actual, warnings (with the policies they cite), evidence and
+details; not-applicable is `<skipped message="not-applicable: ...">`; could-not-run is
 `<error type="could-not-run">` (the run is incomplete, which viewers must not show as green).
 A passed check with warnings stays passed; its warnings go to `<system-out>`.
 """
@@ -33,7 +34,7 @@ import xml.etree.ElementTree as ET
 from typing import TYPE_CHECKING, TextIO
 
 from tasks_conformance.reporters import PLAIN
-from tasks_conformance.reporters._failure import expected_actual, explains, rule_line
+from tasks_conformance.reporters._failure import broken_rules, expected_actual, explains, rule_line
 from tasks_conformance.reporters._text import dumps, one_line, visible
 from tasks_conformance.result import policy_refs
 
@@ -103,7 +104,7 @@ def _warning_lines(check: CheckResult) -> list[str]:
 def _failure_message(check: CheckResult) -> str:
     """`S-EXT-MUST-03 (MUST): <rule> — <message>`: what a CI viewer shows first."""
     message = check.message or check.title
-    rules = "; ".join(rule_line(r) for r in check.rules)
+    rules = "; ".join(rule_line(r) for r in broken_rules(check)[0])
     return f"{rules} — {message}" if rules else message
 
 

@@ -18,7 +18,7 @@ import re
 from typing import TYPE_CHECKING, TextIO
 
 from tasks_conformance.reporters import PLAIN
-from tasks_conformance.reporters._failure import expected_actual, explains
+from tasks_conformance.reporters._failure import broken_rules, expected_actual, explains
 from tasks_conformance.reporters._text import one_line
 from tasks_conformance.result import policy_refs
 
@@ -100,9 +100,12 @@ class _Links:
 
 def _failure_lines(check: CheckResult, links: _Links) -> list[str]:
     lines = [f"- ❌ {_code(check.id)}: {_cell(check.message or check.title)}"]
-    for rule in check.rules:
+    broken, others = broken_rules(check)
+    for rule in broken:
         ref = links.ref(rule.id, rule.url) if rule.url else _cell(rule.id, 120)
         lines.append(f"  - {ref} **{_cell(rule.level, 20)}**: {_cell(rule.text)}")
+    if others:
+        lines.append("  - also judged here: " + ", ".join(_code(r.id) for r in others))
     pairs = expected_actual(check)
     if pairs:
         lines.append("  - " + "; ".join(f"{key}: {_cell(value)}" for key, value in pairs))
