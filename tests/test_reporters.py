@@ -34,8 +34,9 @@ from tasks_conformance.reporters import (
     schema_text,
     write_wire_log,
 )
-from tasks_conformance.reporters._text import visible
-from tasks_conformance.reporters.junit import MAX_FRAME_BYTES, MAX_FRAMES
+from tasks_conformance.reporters._text import one_line, visible
+from tasks_conformance.reporters.junit import MAX_FRAME_BYTES, MAX_FRAMES, MAX_MESSAGE
+from tasks_conformance.requirements import load as load_requirements
 from tasks_conformance.result import (
     CheckResult,
     Discovery,
@@ -382,7 +383,8 @@ def test_json_summary_matches_the_schema(run: str) -> None:
     result = RUNS[run]()
     doc = json.loads(render_text("json-summary", result))
     _validator("json-summary").validate(doc)
-    assert doc["schemaVersion"] == "1" and doc["kind"] == "tasks-conformance"
+    assert doc["schemaVersion"] == "2" and doc["kind"] == "tasks-conformance"
+    assert doc["profile"] == result.profile and doc["score"] == result.score
     assert doc["toolVersion"] == "0.1.0"
     assert doc["outcome"] == result.outcome and doc["passed"] is result.passed
     assert doc["incompleteReason"] == result.incompleteReason
@@ -391,9 +393,12 @@ def test_json_summary_matches_the_schema(run: str) -> None:
     assert [c["id"] for c in doc["checks"]] == [c.id for c in result.checks]
     for got, check in zip(doc["checks"], result.checks, strict=True):
         assert set(got) == {
-            "id", "category", "status", "skipReason", "message", "warnings", "requirements", "durationMs",
+            "id", "category", "status", "skipReason", "message", "warnings", "policies", "requirements",
+            "requirementIds", "durationMs",
         }  # fmt: skip
         assert got["skipReason"] == check.skipReason and got["warnings"] == check.warnings
+        assert got["requirementIds"] == check.requirements
+        assert [r["id"] for r in got["requirements"]] == check.requirements
 
 
 def test_schemas_are_not_vacuous() -> None:
@@ -477,7 +482,11 @@ def test_junit_failure_skip_and_error_details() -> None:
     failure = cases["tasks-result-type-discipline"].find("failure")
     assert failure is not None
     assert failure.get("type") == "S-EXT-MUST-03,S-EXT-MUST-04"
-    assert failure.get("message") == visible(result.checks[1].message)
+    # The message leads with the broken rule (id, level, text): the message names S-EXT-MUST-03 of
+    # the two the check judges. Then the check's own message.
+    reg = load_requirements()
+    rule = f"S-EXT-MUST-03 ({reg['S-EXT-MUST-03'].level}): {reg['S-EXT-MUST-03'].text}"
+    assert failure.get("message") == one_line(f"{rule} — {result.checks[1].message}", MAX_MESSAGE)
     body = failure.text or ""
     assert "evidence: wire frames #3, #4" in body
     assert "also odd" in body and SCRIPT in body  # warnings are kept, as text
@@ -592,7 +601,7 @@ def test_human_quiet_is_one_line() -> None:
     for run, word in (("passed", "PASSED"), ("failed", "FAILED"), ("incomplete", "INCOMPLETE")):
         result = RUNS[run]()
         text = render_text("human", result, ReportOptions(quiet=True))
-        assert text.splitlines() == [f"{word}  {result.summary}  (1.23 s)"]
+        assert text.splitlines() == [f"{word}  {result.summary}  score {result.score}/100 ({result.profile})  (1.23 s)"]
     text = render_text("human", interrupted_run(), ReportOptions(quiet=True))
     assert "(interrupted)" in text
 
@@ -630,6 +639,24 @@ def test_markdown_cells_cannot_break_out(run: str) -> None:
     html = re.findall(r"<[^>]*>", text)
     assert set(html) <= {"<br>"}
     assert not RAW_CONTROL.search(text)
+
+
+@pytest.mark.parametrize("run", sorted(RUNS))
+def test_markdown_links_are_only_ours(run: str) -> None:
+    """The only links are reference links to a requirement's spec section or a policy; every
+    unescaped `[` opens one of those labels, so server text never becomes a link."""
+    result = RUNS[run]()
+    text = render_text("markdown", result)
+    reg = load_requirements()
+    defined = dict(re.findall(r"^\[([^\]]+)\]: (.+)$", text, re.M))
+    for label, target in defined.items():
+        assert (label in reg and target == reg[label].url) or (
+            re.fullmatch(r"P-\d{2}", label) and target == f"docs/policies.md#{label.lower()}"
+        ), (label, target)
+    for m in re.finditer(r"(?<!\\)\[([^\]]*)\]", text):
+        assert m.group(1) in defined, m.group(0)
+    if any(c.bucket == "failed" and c.requirements for c in result.checks):
+        assert defined  # a failed check's rules are linked
 
 
 def test_markdown_content() -> None:

@@ -202,9 +202,11 @@ def _write_reports(config: RunConfig, targets: ReportTargets, execution: Executi
     stdout_name = targets.stdout_reporter or config.format or ("human" if tty else "json")
     color = _want_color(stdout) and stdout_name == "human"
     width = shutil.get_terminal_size().columns if tty else None
-    jobs = [(stdout_name, stdout, ReportOptions(color=color, quiet=config.quiet, width=width))]
+    verbose = config.verbose
+    jobs = [(stdout_name, stdout, ReportOptions(color=color, quiet=config.quiet, width=width, verbose=verbose))]
     # Files get the plain, full report whatever the terminal and --quiet say.
-    jobs += [(name, cast(TextIO, fh), ReportOptions(color=False, quiet=False)) for name, _path, fh in targets.files]
+    jobs += [(name, cast(TextIO, fh), ReportOptions(color=False, quiet=False, verbose=verbose))
+             for name, _path, fh in targets.files]
     problems: list[str] = []
     for name, out, options in jobs:
         try:
@@ -243,13 +245,15 @@ def _run_options(options: RunOptions) -> NoReturn:
 
 
 # Flags the main command and `demo` share, declared once so both spell and explain them alike.
-CheckIds = Annotated[list[str] | None, typer.Option("--check-id", help="Run only this check (repeatable; wins over --category)", rich_help_panel=CHECKS_PANEL)]
+CheckIds = Annotated[list[str] | None, typer.Option("--check-id", help="Run only this check (repeatable; within --profile; wins over --category)", rich_help_panel=CHECKS_PANEL)]
 Categories = Annotated[list[str] | None, typer.Option("--category", help="dispatch|creation|lifecycle (repeatable)", rich_help_panel=CHECKS_PANEL)]
 ProtocolVersion = Annotated[str | None, typer.Option("--protocol-version", help="Pin the era: 2025-11-25 or 2026-07-28 (default: negotiate)", rich_help_panel=CONN)]
 ExpectWire = Annotated[str, typer.Option("--expect-wire", help="legacy|extension|any: require a wire", rich_help_panel=CHECKS_PANEL)]
 Format = Annotated[str | None, typer.Option("--format", help="What stdout gets: human|json (default: human on a terminal, json otherwise)", rich_help_panel=REPORT)]
 Reporters = Annotated[list[str] | None, typer.Option("--reporter", help="NAME[=PATH]: human, json, json-summary, junit-xml, markdown or a plugin (repeatable)", rich_help_panel=REPORT)]
 Quiet = Annotated[bool, typer.Option("--quiet", "-q", help="Print only the summary line", rich_help_panel=REPORT)]
+Verbose = Annotated[bool, typer.Option("--verbose", "-v", help="human report: show the wire frames (redacted) under each failed check", rich_help_panel=REPORT)]
+Profile = Annotated[str, typer.Option("--profile", help="core: the 8 checks every tasks server must pass | standard (default): every check | full: every check (today the same as standard; it will add checks that need probe roles). The versioned profile id and a 0-100 score go into every report; the score never changes the exit code", rich_help_panel=CHECKS_PANEL)]
 WireLog = Annotated[str | None, typer.Option("--wire-log", help="Write every frame as NDJSON to PATH (secrets redacted)", rich_help_panel=REPORT)]
 Debug = Annotated[bool, typer.Option("--debug", help="Show a traceback if tasks-conformance itself fails", rich_help_panel=REPORT)]
 
@@ -273,6 +277,7 @@ def main_command(
     client_capabilities: Annotated[str | None, typer.Option("--client-capabilities", help="Client capabilities to declare: JSON, @file or -", rich_help_panel=CONN)] = None,
     timeout_ms: Annotated[int, typer.Option("--timeout", help="Per-request timeout in ms", rich_help_panel=CONN)] = 30_000,
     max_message_bytes: Annotated[int, typer.Option("--max-message-bytes", help="Largest message accepted from the server", rich_help_panel=CONN)] = 16 * 1024 * 1024,
+    profile: Profile = "standard",
     check_ids: CheckIds = None,
     categories: Categories = None,
     expect_wire: ExpectWire = "any",
@@ -285,6 +290,7 @@ def main_command(
     format: Format = None,
     reporters: Reporters = None,
     quiet: Quiet = False,
+    verbose: Verbose = False,
     wire_log: WireLog = None,
     debug: Debug = False,
     version: Annotated[bool, typer.Option("--version", callback=_version, is_eager=True, help="Print the version")] = False,
@@ -297,11 +303,11 @@ def main_command(
         url=url, command=command, args=_many(args), command_args=_many(command_args), transport=transport,
         tcp=tcp, unix=unix, cwd=cwd, env=_many(env), headers=_many(headers), access_token=access_token,
         oauth_access_token=oauth_access_token, protocol_version=protocol_version,
-        client_capabilities=client_capabilities, expect_wire=expect_wire, check_ids=_many(check_ids),
+        client_capabilities=client_capabilities, expect_wire=expect_wire, profile=profile, check_ids=_many(check_ids),
         categories=_many(categories), tool_name=tool_name, tool_args=tool_args, input_responses=input_responses,
         elicitation_response=elicitation_response, sampling_response=sampling_response, timeout_ms=timeout_ms,
         poll_timeout_ms=poll_timeout_ms, max_message_bytes=max_message_bytes, format=format,
-        reporters=_many(reporters), quiet=quiet, wire_log=wire_log, debug=debug,
+        reporters=_many(reporters), quiet=quiet, verbose=verbose, wire_log=wire_log, debug=debug,
     ))
 
 
@@ -325,6 +331,7 @@ def demo_options(options: RunOptions) -> RunOptions:
 
 @app.command("demo")
 def demo_command(
+    profile: Profile = "standard",
     check_ids: CheckIds = None,
     categories: Categories = None,
     protocol_version: ProtocolVersion = None,
@@ -332,14 +339,15 @@ def demo_command(
     format: Format = None,
     reporters: Reporters = None,
     quiet: Quiet = False,
+    verbose: Verbose = False,
     wire_log: WireLog = None,
     debug: Debug = False,
 ) -> None:
     """Run the whole suite against the bundled reference server over stdio (it should pass)."""
     _run_options(demo_options(RunOptions(
-        check_ids=_many(check_ids), categories=_many(categories), protocol_version=protocol_version,
-        expect_wire=expect_wire, format=format, reporters=_many(reporters), quiet=quiet, wire_log=wire_log,
-        debug=debug,
+        profile=profile, check_ids=_many(check_ids), categories=_many(categories), protocol_version=protocol_version,
+        expect_wire=expect_wire, format=format, reporters=_many(reporters), quiet=quiet, verbose=verbose,
+        wire_log=wire_log, debug=debug,
     )))
 
 
@@ -352,6 +360,36 @@ def serve_reference_command(ctx: typer.Context) -> None:
     from tasks_conformance.reference import serve
 
     raise typer.Exit(serve(list(ctx.args)))
+
+
+@app.command("explain")
+def explain_command(
+    ident: Annotated[str, typer.Argument(metavar="ID", help="A check id (tasks-inline-result) or a requirement id (S-EXT-MUST-03)")],
+) -> None:
+    """Explain a check (what it sends, its precondition, what it expects on each wire) or a requirement
+    (the rule, its level and spec link, the checks that judge it)."""
+    from tasks_conformance.explain import UnknownId, explain
+
+    try:
+        text = explain(ident)
+    except UnknownId as exc:
+        usage_exit(f"{exc}; `tasks-conformance --list-checks` and `tasks-conformance requirements` list them")
+    typer.echo(text)
+
+
+@app.command("requirements")
+def requirements_command(
+    format: Annotated[str | None, typer.Option("--format", help="human (default) or json")] = None,
+) -> None:
+    """The coverage matrix: every requirement, its level, and the checks that judge it (or why none does)."""
+    from tasks_conformance import coverage
+
+    if format == "json":
+        typer.echo(json.dumps(coverage.document(), indent=2, ensure_ascii=False))
+    elif format in (None, "human"):
+        typer.echo(coverage.text())
+    else:
+        usage_exit(f"--format must be human or json, got {format!r}")
 
 
 @app.command("schema")

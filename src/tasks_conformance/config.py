@@ -17,6 +17,7 @@ from typing import Any, Literal
 from urllib.parse import urlsplit
 
 from tasks_conformance.errors import UsageError
+from tasks_conformance.profiles import DEFAULT_PROFILE, PROFILES
 
 PROTOCOL_LEGACY = "2025-11-25"
 PROTOCOL_MODERN = "2026-07-28"
@@ -49,6 +50,7 @@ class RunConfig:
     protocol_version: str | None = None  # None: negotiate
     client_capabilities: dict[str, Any] | None = None
     expect_wire: ExpectWire = "any"
+    profile: str = DEFAULT_PROFILE  # a key of profiles.PROFILES
     check_ids: tuple[str, ...] = ()
     categories: tuple[str, ...] = ()
     tool_name: str | None = None
@@ -62,6 +64,7 @@ class RunConfig:
     format: Literal["human", "json"] | None = None
     reporters: tuple[ReporterSpec, ...] = ()
     quiet: bool = False
+    verbose: bool = False
     wire_log: str | None = None
     debug: bool = False
 
@@ -209,6 +212,7 @@ class RunOptions:
     protocol_version: str | None = None
     client_capabilities: str | None = None
     expect_wire: str = "any"
+    profile: str = DEFAULT_PROFILE
     check_ids: tuple[str, ...] = ()
     categories: tuple[str, ...] = ()
     tool_name: str | None = None
@@ -222,6 +226,7 @@ class RunOptions:
     format: str | None = None
     reporters: tuple[str, ...] = ()
     quiet: bool = False
+    verbose: bool = False
     wire_log: str | None = None
     debug: bool = False
 
@@ -263,6 +268,7 @@ def build_run_config(options: RunOptions, catalog: Catalog = Catalog()) -> RunCo
         protocol_version=options.protocol_version,
         client_capabilities=values.client_capabilities,
         expect_wire=options.expect_wire,  # type: ignore[arg-type]  # checked in _check_versions
+        profile=options.profile,
         check_ids=check_ids,
         categories=categories,
         tool_name=options.tool_name,
@@ -276,6 +282,7 @@ def build_run_config(options: RunOptions, catalog: Catalog = Catalog()) -> RunCo
         format=options.format,  # type: ignore[arg-type]  # checked in _check_limits
         reporters=reporters,
         quiet=options.quiet,
+        verbose=options.verbose,
         wire_log=options.wire_log,
         debug=options.debug,
     )
@@ -349,11 +356,21 @@ def _check_versions(o: RunOptions) -> None:
 
 
 def _selection(o: RunOptions, catalog: Catalog) -> tuple[tuple[str, ...], tuple[str, ...]]:
-    """--check-id and --category without repeats, each name checked against the catalog."""
+    """--profile, then --check-id and --category without repeats, each name checked against the
+    catalog; a --check-id must belong to the profile (they narrow it, never widen it)."""
+    profile = PROFILES.get(o.profile)
+    if profile is None:
+        raise UsageError(f"unknown --profile {o.profile!r}; valid profiles: {', '.join(PROFILES)}")
     ids = tuple(dict.fromkeys(o.check_ids))
     unknown = [i for i in ids if catalog.check_ids and i not in catalog.check_ids]
     if unknown:
         raise UsageError(f"unknown --check-id {', '.join(unknown)}; valid ids: {', '.join(catalog.check_ids)}")
+    outside = [i for i in ids if not profile.includes(i)]
+    if outside:
+        raise UsageError(
+            f"--check-id {', '.join(outside)} is not in profile {o.profile} ({profile.id}); "
+            "use --profile standard to run any check"
+        )
     cats = tuple(dict.fromkeys(o.categories))
     bad = [c for c in cats if catalog.categories and c not in catalog.categories]
     if bad:

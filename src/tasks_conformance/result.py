@@ -6,8 +6,11 @@ Plain dataclasses with no heavy imports, so reporters, the CLI and tests can use
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass, field
-from typing import Any, Literal
+from typing import Any, Final, Literal
+
+from tasks_conformance.profiles import DEFAULT_PROFILE, profile_id
 
 Status = Literal["passed", "failed", "skipped"]
 SkipReason = Literal["not-applicable", "could-not-run"]
@@ -17,6 +20,62 @@ Wire = Literal["legacy", "extension", "none"]
 EXIT_CODES: dict[str, int] = {"passed": 0, "failed": 1, "incomplete": 3}
 EXIT_USAGE = 2
 EXIT_INTERRUPTED = 130
+
+# Where a warning's `policy P-NN` is explained: a path relative to the repository root, so that
+# it resolves on any host (GitHub, a fork, a local clone). Each policy section has the anchor p-nn.
+POLICIES_DOC: Final = "docs/policies.md"
+_POLICY = re.compile(r"(?<![\w-])P-(\d{2})(?![\w-])")
+
+
+@dataclass(frozen=True)
+class RuleRef:
+    """One requirement a check judges, as reports show it: id, level, the rule, the spec link."""
+
+    id: str
+    level: str  # MUST | MUST NOT | SHOULD | SHOULD NOT | MAY; "unknown" for an id not in the registry
+    text: str
+    url: str
+
+    def to_json(self) -> dict[str, str]:
+        return {"id": self.id, "level": self.level, "text": self.text, "url": self.url}
+
+
+@dataclass(frozen=True)
+class PolicyRef:
+    """A policy of docs/policies.md that a check's message or warning cites."""
+
+    id: str  # P-NN
+    url: str  # docs/policies.md#p-nn
+
+    def to_json(self) -> dict[str, str]:
+        return {"id": self.id, "url": self.url}
+
+
+def rule_refs(ids: list[str]) -> list[RuleRef]:
+    """The registry entries of `ids`, in order (requirements.toml is read once per process)."""
+    from tasks_conformance.requirements import load
+
+    registry = load()
+    out: list[RuleRef] = []
+    for rid in ids:
+        req = registry.get(rid)
+        if req is None:
+            out.append(RuleRef(rid, "unknown", "not in the requirements registry", ""))
+        else:
+            out.append(RuleRef(req.id, req.level, req.text, req.url))
+    return out
+
+
+def policy_url(policy_id: str) -> str:
+    return f"{POLICIES_DOC}#{policy_id.lower()}"
+
+
+def policy_refs(*texts: str) -> list[PolicyRef]:
+    """Every `P-NN` the texts cite, once each, in order of first mention."""
+    seen: dict[str, None] = {}
+    for text in texts:
+        seen.update(dict.fromkeys(f"P-{m.group(1)}" for m in _POLICY.finditer(text)))
+    return [PolicyRef(p, policy_url(p)) for p in seen]
 
 
 @dataclass
@@ -57,9 +116,19 @@ class CheckResult:
     evidence: list[int] = field(default_factory=list)
     details: dict[str, Any] = field(default_factory=dict)
     durationMs: int = 0
-    # Frames the verdict rests on, as text (already redacted, bounded); filled by the runner for
-    # reporters that show wire excerpts (JUnit system-out). Not part of the json field contract.
+    # Frames the verdict rests on, as text (already redacted, bounded); filled by the runner. The
+    # json report writes them as `evidenceFrames`, JUnit in <system-out>, human under -v.
     frames: list[str] = field(default_factory=list)
+
+    @property
+    def rules(self) -> list[RuleRef]:
+        """The requirements this check judged, resolved in requirements.toml."""
+        return rule_refs(self.requirements)
+
+    @property
+    def policies(self) -> list[PolicyRef]:
+        """The policies its message and warnings cite."""
+        return policy_refs(self.message, *self.warnings)
 
     @property
     def bucket(self) -> str:
@@ -74,12 +143,16 @@ class CheckResult:
             "category": self.category,
             "title": self.title,
             "description": self.description,
-            "requirements": list(self.requirements),
+            # Objects since json-summary schema 2; `requirementIds` keeps the plain id list.
+            "requirements": [r.to_json() for r in self.rules],
+            "requirementIds": list(self.requirements),
             "status": self.status,
             "skipReason": self.skipReason,
             "message": self.message,
             "warnings": list(self.warnings),
+            "policies": [p.to_json() for p in self.policies],
             "evidence": list(self.evidence),
+            "evidenceFrames": list(self.frames),
             "details": self.details,
             "durationMs": self.durationMs,
         }
@@ -113,6 +186,14 @@ class RunResult:
     incompleteReason: str | None = None
     interrupted: bool = False
     toolVersion: str = ""
+    profile: str = field(default_factory=lambda: profile_id(DEFAULT_PROFILE))  # versioned id (profiles.py)
+
+    @property
+    def score(self) -> int | None:
+        """0–100, defined in profiles.score; None when no check was applicable."""
+        from tasks_conformance.profiles import score
+
+        return score(self.checks)
 
     @property
     def passed(self) -> bool:
@@ -161,6 +242,8 @@ class RunResult:
             "interrupted": self.interrupted,
             "target": self.target,
             "toolVersion": self.toolVersion,
+            "profile": self.profile,
+            "score": self.score,
             "durationMs": self.durationMs,
             "summary": self.summary,
             "counts": self.counts(),

@@ -23,6 +23,7 @@ from tasks_conformance.config import RunConfig
 from tasks_conformance.evidence import Discovery, Evidence, ProbeRecord, ToolChoice
 from tasks_conformance.probes import ProbeSpec, plan, run_schedule
 from tasks_conformance.probes.context import ProbeContext
+from tasks_conformance.profiles import PROFILES
 from tasks_conformance.protocol import get_path
 from tasks_conformance.redact import Redactor
 from tasks_conformance.result import CheckResult, RunResult, decide_outcome, incomplete_reason
@@ -44,12 +45,15 @@ class Execution:
 
 
 def select_checks(config: RunConfig) -> list[CheckSpec]:
-    """--check-id wins over --category; neither means every check."""
+    """The profile's checks, narrowed by --check-id (which wins) or --category; neither means
+    every check of the profile."""
+    profile = PROFILES[config.profile]
     if config.check_ids:
-        return [CHECKS[i] for i in config.check_ids]
+        return [CHECKS[i] for i in config.check_ids if profile.includes(i)]
+    pool = [c for c in ordered_checks() if profile.includes(c.id)]
     if config.categories:
-        return [c for c in ordered_checks() if c.category in config.categories]
-    return ordered_checks()
+        return [c for c in pool if c.category in config.categories]
+    return pool
 
 
 def choose_tool(config: RunConfig, d: Discovery, dialect: WireDialect) -> ToolChoice:
@@ -308,7 +312,7 @@ async def execute(config: RunConfig, progress: Progress | None = None) -> Execut
             outcome=outcome, target=wire.redactor.text(config.target()),
             durationMs=int((time.monotonic() - started) * 1000), discovery=_discovery_report(ev), checks=results,
             incompleteReason=incomplete_reason(results, interrupted) if outcome == "incomplete" else None,
-            interrupted=interrupted, toolVersion=__version__,
+            interrupted=interrupted, toolVersion=__version__, profile=PROFILES[config.profile].id,
         ),
         wire=wire,
     )

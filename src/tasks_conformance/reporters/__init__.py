@@ -84,6 +84,7 @@ class ReportOptions:
     color: bool = False
     quiet: bool = False
     width: int | None = None
+    verbose: bool = False  # human: the wire frames under each failed check
 
 
 PLAIN = ReportOptions()

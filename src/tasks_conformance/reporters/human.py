@@ -13,7 +13,9 @@ import re
 from typing import TYPE_CHECKING, Any, TextIO
 
 from tasks_conformance.reporters import PLAIN
+from tasks_conformance.reporters._failure import broken_rules, expected_actual, explains, rule_line
 from tasks_conformance.reporters._text import encodable, one_line
+from tasks_conformance.result import policy_refs
 
 if TYPE_CHECKING:
     from rich.console import Console
@@ -35,6 +37,7 @@ _OUTCOMES: dict[str, tuple[str, str]] = {
     "incomplete": ("INCOMPLETE", "bold yellow"),
 }
 _NARROW = 90
+MAX_VERBOSE_FRAME = 1000  # characters of one frame shown under a failed check with --verbose
 
 
 class _Writer:
@@ -78,6 +81,9 @@ def _summary_line(result: RunResult, w: _Writer) -> Text:
     line.append(w.s(word), style=style)
     line.append("  ")
     line.append(w.s(result.summary))
+    score = result.score
+    line.append(f"  score {score if score is not None else 'n/a'}/100", style="bold")
+    line.append(f" ({w.s(result.profile, 80)})", style="dim")
     if result.durationMs:
         line.append(f"  ({result.durationMs / 1000:.2f} s)", style="dim")
     return line
@@ -119,6 +125,7 @@ def _header(result: RunResult, w: _Writer) -> Any:
         if d.probedToolReason and d.probedTool is not None:
             row("", w.s(d.probedToolReason, 300), "dim")
     row("task", w.s(d.createdTaskId, 120) if d.createdTaskId is not None else None)
+    row("profile", w.s(result.profile, 80))
     if result.toolVersion:
         row("checker", f"tasks-conformance {w.s(result.toolVersion, 40)}", "dim")
     return grid
@@ -131,7 +138,7 @@ def _status_cell(check: CheckResult, w: _Writer) -> Text:
     return Text(f"{w.glyph(glyph, plain)} {w.s(word)}", style=style, no_wrap=True)
 
 
-def _checks_table(result: RunResult, w: _Writer, width: int) -> Any:
+def _checks_table(result: RunResult, w: _Writer, width: int, verbose: bool = False) -> Any:
     from rich.table import Table
     from rich.text import Text
 
@@ -157,12 +164,31 @@ def _checks_table(result: RunResult, w: _Writer, width: int) -> Any:
     for check in result.checks:
         message = Text(w.s(check.message, 2000) or w.s(check.title, 400))
         add(_status_cell(check, w), Text(w.s(check.id, 120)), w.s(check.category, 40), message)
+        if explains(check):
+            broken, others = broken_rules(check)
+            for rule in broken:
+                add("", "", "", Text(w.s(rule_line(rule), 600), style="bold"))
+                if rule.url:
+                    add("", "", "", Text(f"  {w.s(rule.url, 300)}", style="cyan"))
+            if others:
+                also = ", ".join(w.s(r.id, 40) for r in others)
+                add("", "", "", Text(f"also judged here: {also} (tasks-conformance explain {w.s(check.id, 120)})",
+                                     style="dim"))
+            pairs = expected_actual(check)
+            if pairs:
+                add("", "", "", Text("  ".join(f"{k}: {w.s(v)}" for k, v in pairs)))
         for warning in check.warnings:
             add("", "", "", Text(f"{warn} {w.s(warning, 2000)}", style="yellow"))
+            for policy in policy_refs(warning):
+                add("", "", "", Text(f"  {policy.id}: {policy.url}", style="dim"))
         if check.bucket == "failed" and check.evidence:
             seqs = ", ".join(f"#{n}" for n in check.evidence[:12])
             more = f" (+{len(check.evidence) - 12} more)" if len(check.evidence) > 12 else ""
-            add("", "", "", Text(f"evidence: frames {seqs}{more}", style="dim"))
+            hint = "" if verbose else " (-v shows them)"
+            add("", "", "", Text(f"evidence: frames {seqs}{more}{hint}", style="dim"))
+            if verbose:
+                for frame in check.frames:
+                    add("", "", "", Text(w.s(frame, MAX_VERBOSE_FRAME), style="dim"))
     return table
 
 
@@ -181,13 +207,14 @@ def _draw(console: Console, result: RunResult, w: _Writer, options: ReportOption
     from rich.text import Text
 
     if options.quiet:
-        console.print(_summary_line(result, w))
+        # --quiet prints one line, however narrow the terminal.
+        console.print(_summary_line(result, w), soft_wrap=True)
         return
     console.print(Text("MCP Tasks conformance", style="bold"))
     console.print(_header(result, w))
     console.print()
     if result.checks:
-        console.print(_checks_table(result, w, console.width))
+        console.print(_checks_table(result, w, console.width, options.verbose))
     else:
         console.print(Text("no checks ran", style="dim"))
     console.print()

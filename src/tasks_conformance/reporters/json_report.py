@@ -5,6 +5,11 @@ stable, smaller document dashboards read (schemas/json-summary.schema.json): it 
 `discovery` (what was negotiated and probed: the verdicts mean little without it) and leaves out
 descriptions, evidence and check details. Both are always valid UTF-8 JSON whatever the server
 sent (see `_text.dumps`).
+
+Both carry the run's `profile` id and `score`, and per check `requirements` as objects
+`{id, level, text, url}` with the plain ids in `requirementIds` (summary schema 2; in schema 1
+`requirements` was the id list) and the cited `policies` as `{id, url}`. `json` also has each
+check's `evidenceFrames`: the redacted frames behind `evidence`.
 """
 
 from __future__ import annotations
@@ -18,7 +23,7 @@ if TYPE_CHECKING:
     from tasks_conformance.reporters import ReportOptions
     from tasks_conformance.result import RunResult
 
-SUMMARY_SCHEMA_VERSION = "1"
+SUMMARY_SCHEMA_VERSION = "2"
 SUMMARY_KIND = "tasks-conformance"
 
 
@@ -32,6 +37,8 @@ def summary_document(result: RunResult) -> dict[str, Any]:
         "schemaVersion": SUMMARY_SCHEMA_VERSION,
         "kind": SUMMARY_KIND,
         "toolVersion": result.toolVersion,
+        "profile": result.profile,
+        "score": result.score,
         "target": result.target,
         "outcome": result.outcome,
         "passed": result.passed,
@@ -50,7 +57,9 @@ def summary_document(result: RunResult) -> dict[str, Any]:
                 "skipReason": c.skipReason,
                 "message": c.message,
                 "warnings": list(c.warnings),
-                "requirements": list(c.requirements),
+                "policies": [p.to_json() for p in c.policies],
+                "requirements": [r.to_json() for r in c.rules],
+                "requirementIds": list(c.requirements),
                 "durationMs": c.durationMs,
             }
             for c in result.checks

@@ -20,7 +20,10 @@ Why a small stdlib writer (xml.etree.ElementTree) and not a library:
 
 Mapping: testcase `name` is the check id (what users put in `--check-id`), `classname` is
 `tasks_conformance.<category>`. A failed check is a `<failure>` whose `type` lists the
-requirement ids; not-applicable is `<skipped message="not-applicable: ...">`; could-not-run is
+requirement ids and whose `message` starts with the id, level and rule of each requirement broken
+(those the check's message names, else all it judges), then the check's message; its body adds
+each rule's spec link, expected/actual, warnings (with the policies they cite), evidence and
+details; not-applicable is `<skipped message="not-applicable: ...">`; could-not-run is
 `<error type="could-not-run">` (the run is incomplete, which viewers must not show as green).
 A passed check with warnings stays passed; its warnings go to `<system-out>`.
 """
@@ -31,7 +34,9 @@ import xml.etree.ElementTree as ET
 from typing import TYPE_CHECKING, TextIO
 
 from tasks_conformance.reporters import PLAIN
+from tasks_conformance.reporters._failure import broken_rules, expected_actual, explains, rule_line
 from tasks_conformance.reporters._text import dumps, one_line, visible
+from tasks_conformance.result import policy_refs
 
 if TYPE_CHECKING:
     from tasks_conformance.reporters import ReportOptions
@@ -88,14 +93,34 @@ def _evidence(check: CheckResult, limit: int = 40) -> str | None:
     return f"evidence: wire frames {seqs}{more}"
 
 
+def _warning_lines(check: CheckResult) -> list[str]:
+    lines = ["warnings:"]
+    for warning in check.warnings:
+        lines.append(f"  - {_body(warning)}")
+        lines.extend(f"    see {p.id}: {p.url}" for p in policy_refs(warning))
+    return lines
+
+
+def _failure_message(check: CheckResult) -> str:
+    """`S-EXT-MUST-03 (MUST): <rule> — <message>`: what a CI viewer shows first."""
+    message = check.message or check.title
+    rules = "; ".join(rule_line(r) for r in broken_rules(check)[0])
+    return f"{rules} — {message}" if rules else message
+
+
 def _verdict_text(check: CheckResult) -> str:
-    """The body of <failure>/<error>: message, requirements, warnings, evidence, details."""
+    """The body of <failure>/<error>: message, requirements, expected/actual, warnings, evidence, details."""
     parts = [_body(check.message or check.title)]
     if check.requirements:
         parts.append("requirements: " + ", ".join(_attr(r, 80) for r in check.requirements))
+    if explains(check):
+        for rule in check.rules:
+            parts.append(f"  {_body(rule_line(rule))}")
+            if rule.url:
+                parts.append(f"    {_body(rule.url)}")
+        parts.extend(f"{key}: {_body(value)}" for key, value in expected_actual(check))
     if check.warnings:
-        parts.append("warnings:")
-        parts.extend(f"  - {_body(w)}" for w in check.warnings)
+        parts.extend(_warning_lines(check))
     evidence = _evidence(check)
     if evidence:
         parts.append(evidence)
@@ -112,8 +137,7 @@ def _system_out(check: CheckResult) -> str:
     if check.requirements:
         parts.append("requirements: " + ", ".join(_attr(r, 80) for r in check.requirements))
     if check.bucket == "passed" and check.warnings:
-        parts.append("warnings:")
-        parts.extend(f"  - {_body(w)}" for w in check.warnings)
+        parts.extend(_warning_lines(check))
     evidence = _evidence(check)
     if evidence:
         parts.append(evidence)
@@ -143,7 +167,7 @@ def _testcase(parent: ET.Element, check: CheckResult) -> None:
         error.text = _verdict_text(check)
     elif bucket == "failed":
         kind = ",".join(_attr(r, 80) for r in check.requirements) or "conformance"
-        failure = ET.SubElement(case, "failure", {"type": kind, "message": _attr(message)})
+        failure = ET.SubElement(case, "failure", {"type": kind, "message": _attr(_failure_message(check))})
         failure.text = _verdict_text(check)
     ET.SubElement(case, "system-out").text = _system_out(check)
 
@@ -178,6 +202,8 @@ def build_tree(result: RunResult) -> ET.Element:
         ("outcome", result.outcome),
         ("toolVersion", result.toolVersion),
         ("summary", result.summary),
+        ("profile", result.profile),
+        ("score", "n/a" if result.score is None else result.score),
     ]
     optional: list[tuple[str, object]] = [
         ("probedTool", d.probedTool),

@@ -5,6 +5,11 @@ cell, start a new row, open an HTML element, draw a link or image, or mention a 
 value goes through `_cell`: control characters are shown as escapes, `&`, `<` and `>` become
 entities, Markdown punctuation (including `|` and backticks) is backslash-escaped, and newlines
 become `<br>` (the only HTML this reporter writes itself).
+
+The links this reporter does write are its own: each failed check's requirements link to the
+public spec section (from requirements.toml), and cited policies to `docs/policies.md#p-nn`.
+They are reference-style links (`[S-EXT-MUST-03]` with the definitions at the end of the
+report), so no server text can ever become a link: it cannot produce an unescaped `[`.
 """
 
 from __future__ import annotations
@@ -13,7 +18,9 @@ import re
 from typing import TYPE_CHECKING, TextIO
 
 from tasks_conformance.reporters import PLAIN
+from tasks_conformance.reporters._failure import broken_rules, expected_actual, explains
 from tasks_conformance.reporters._text import one_line
+from tasks_conformance.result import policy_refs
 
 if TYPE_CHECKING:
     from tasks_conformance.reporters import ReportOptions
@@ -35,6 +42,10 @@ MAX_REASON = 3000
 # escape. Characters that matter only at the start of a line (`#`, `-`, `+`, `.`, `>`) are not
 # escaped: a cell or list item never starts a line, and `>` becomes `&gt;` anyway.
 _MD_SPECIAL = re.compile(r"([\\`*_{}\[\]()!|~:@$])")
+_PROFILE_ID = re.compile(r"tasks-conformance/[a-z]+@\d{4}-\d{2}")
+# Link labels and targets we write: requirement and policy ids, https URLs or the policies doc.
+_LABEL = re.compile(r"[A-Z]+(?:-[A-Z]+)*-\d{2}")
+_TARGET = re.compile(r"(https://[A-Za-z0-9._~:/?#@!$&'*+,;=%-]+|docs/policies\.md#p-\d{2})")
 
 
 def _cell(value: object, limit: int = MAX_CELL) -> str:
@@ -70,11 +81,49 @@ def _row(check: CheckResult) -> str:
     return f"| {emoji} {word} | {_code(check.id)} | {_cell(check.category, 60)} | {_cell(message)} |"
 
 
+class _Links:
+    """Reference-style link definitions, collected while writing and appended at the end."""
+
+    def __init__(self) -> None:
+        self.targets: dict[str, str] = {}
+
+    def ref(self, label: str, target: str) -> str:
+        """`[label]` as a link when both are ours and well-formed, else the escaped label."""
+        if not (_LABEL.fullmatch(label) and _TARGET.fullmatch(target)):
+            return _cell(label, 120)
+        self.targets.setdefault(label, target)
+        return f"[{label}]"
+
+    def definitions(self) -> list[str]:
+        return [f"[{label}]: {target}" for label, target in self.targets.items()]
+
+
+def _failure_lines(check: CheckResult, links: _Links) -> list[str]:
+    lines = [f"- ❌ {_code(check.id)}: {_cell(check.message or check.title)}"]
+    broken, others = broken_rules(check)
+    for rule in broken:
+        ref = links.ref(rule.id, rule.url) if rule.url else _cell(rule.id, 120)
+        lines.append(f"  - {ref} **{_cell(rule.level, 20)}**: {_cell(rule.text)}")
+    if others:
+        lines.append("  - also judged here: " + ", ".join(_code(r.id) for r in others))
+    pairs = expected_actual(check)
+    if pairs:
+        lines.append("  - " + "; ".join(f"{key}: {_cell(value)}" for key, value in pairs))
+    if check.evidence:
+        seqs = ", ".join(f"#{n}" for n in check.evidence[:12])
+        lines.append(f"  - evidence: wire frames {seqs} (the json and junit-xml reports show them)")
+    return lines
+
+
 def render_markdown(result: RunResult, out: TextIO, *, options: ReportOptions = PLAIN) -> None:
     d = result.discovery
     emoji = _OUTCOMES.get(result.outcome, "❔")
     lines = [f"## {emoji} MCP Tasks conformance: {_cell(result.outcome, 40)}", ""]
     lines.append(f"**{_cell(result.summary)}**")
+    lines.append("")
+    score = result.score
+    profile = f"`{result.profile}`" if _PROFILE_ID.fullmatch(result.profile) else _cell(result.profile, 80)
+    lines.append(f"score **{score if score is not None else 'n/a'}/100** · profile {profile}")
     lines.append("")
     facts = [f"target {_cell(result.target, 300)}"]
     if d.protocolVersion:
@@ -99,12 +148,25 @@ def render_markdown(result: RunResult, out: TextIO, *, options: ReportOptions = 
         lines.append("|---|---|---|---|")
         lines.extend(_row(c) for c in result.checks)
         lines.append("")
+    links = _Links()
+    failures = [c for c in result.checks if explains(c)]
+    if failures:
+        lines.append("**Failures**")
+        lines.append("")
+        for check in failures:
+            lines.extend(_failure_lines(check, links))
+        lines.append("")
     warned = [c for c in result.checks if c.warnings]
     if warned:
         lines.append("**Warnings**")
         lines.append("")
         for check in warned:
             for warning in check.warnings:
-                lines.append(f"- {_code(check.id)}: {_cell(warning)}")
+                cited = [links.ref(p.id, p.url) for p in policy_refs(warning)]
+                see = f" (see {', '.join(cited)})" if cited else ""
+                lines.append(f"- {_code(check.id)}: {_cell(warning)}{see}")
+        lines.append("")
+    if links.targets:
+        lines.extend(links.definitions())
         lines.append("")
     out.write("\n".join(lines).rstrip("\n") + "\n")

@@ -1,0 +1,127 @@
+"""Profiles (which checks a run judges, under a versioned id) and the 0–100 score.
+
+A profile is a named, versioned selection of checks. Its id (`tasks-conformance/core@2026-12`)
+goes into every report, so that a dashboard compares scores only between runs of one profile:
+adding a check to a profile is a new revision, never a silent change of what a score means.
+
+- `core`: the eight checks every tasks server must pass, whatever else it does.
+- `standard` (the default): every check.
+- `full`: every check too. It is meant to add the checks that need a cooperating server (probe
+  roles); there are none yet, so today it selects exactly what `standard` selects.
+
+`--check-id` and `--category` narrow the selection within the profile.
+
+The score is defined here once (`score`), and documented in the README. Stdlib only, cheap to
+import: `--help` and `--list-checks` read the profile names.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Iterable
+from dataclasses import dataclass
+from fractions import Fraction
+from typing import TYPE_CHECKING, Final
+
+if TYPE_CHECKING:
+    from tasks_conformance.result import CheckResult
+
+REVISION: Final = "2026-12"
+
+CORE_CHECKS: Final[tuple[str, ...]] = (
+    "tasks-wire-resolvable",
+    "tasks-declaration-hygiene",
+    "tasks-result-type-discipline",
+    "tasks-undeclared-creation-refused",
+    "tasks-ttl-shape",
+    "tasks-inline-result",
+    "tasks-mcp-name-routing",
+    "tasks-undeclared-capability-rejected",
+)
+
+
+@dataclass(frozen=True)
+class Profile:
+    name: str
+    description: str
+    checks: tuple[str, ...] | None  # None: every registered check
+    revision: str = REVISION
+
+    @property
+    def id(self) -> str:
+        """The versioned id written into every report, e.g. tasks-conformance/core@2026-12."""
+        return f"tasks-conformance/{self.name}@{self.revision}"
+
+    def includes(self, check_id: str) -> bool:
+        return self.checks is None or check_id in self.checks
+
+
+PROFILES: Final[dict[str, Profile]] = {
+    "core": Profile("core", "the eight checks every tasks server must pass", CORE_CHECKS),
+    "standard": Profile("standard", "every check", None),
+    "full": Profile(
+        "full",
+        "every check, plus (in future revisions) checks that need probe roles; today the same as standard",
+        None,
+    ),
+}
+DEFAULT_PROFILE: Final = "standard"
+
+
+def profile_named(name: str) -> Profile:
+    """The profile called `name`; KeyError for an unknown one (config.py turns it into exit 2)."""
+    return PROFILES[name]
+
+
+def profile_id(name: str) -> str:
+    return PROFILES[name].id
+
+
+# ---------------------------------------------------------------------------------------------
+# The score
+
+# A check that judges a MUST (or MUST NOT) rule on the run's wire weighs MUST_WEIGHT; one that
+# judges only SHOULD/MAY rules (or none) weighs OTHER_WEIGHT. A passed check with warnings (the
+# SHOULD-level findings and spec ambiguities) loses WARNING_COST of its weight, once.
+MUST_WEIGHT: Final = 2
+OTHER_WEIGHT: Final = 1
+WARNING_COST: Final = Fraction(1, 2)
+_MUST_LEVELS: Final = frozenset({"MUST", "MUST NOT"})
+
+
+def check_weight(check: CheckResult) -> int:
+    """MUST_WEIGHT when the check judges a MUST/MUST NOT rule, else OTHER_WEIGHT."""
+    return MUST_WEIGHT if any(r.level in _MUST_LEVELS for r in check.rules) else OTHER_WEIGHT
+
+
+def check_points(check: CheckResult) -> Fraction:
+    """What an applicable check earns: its weight when passed, less WARNING_COST when it warned;
+    nothing when it failed or could not run."""
+    if check.bucket != "passed":
+        return Fraction(0)
+    weight = check_weight(check)
+    return weight - WARNING_COST if check.warnings else Fraction(weight)
+
+
+def score(checks: Iterable[CheckResult]) -> int | None:
+    """The 0–100 score of a run: floor(100 × Σ points / Σ weight) over the applicable checks.
+
+    Applicable means passed, failed or could-not-run (a could-not-run check earns nothing: a run
+    that could not look has not shown conformance); not-applicable checks are left out. None
+    when no check was applicable. 100 only when every applicable check passed without warnings.
+    The score never changes the exit code.
+    """
+    applicable = [c for c in checks if c.bucket != "not-applicable"]
+    if not applicable:
+        return None
+    total = sum(check_weight(c) for c in applicable)
+    earned = sum((check_points(c) for c in applicable), Fraction(0))
+    return math.floor(Fraction(100) * earned / total)
+
+
+SCORE_DOC: Final = (
+    "score = floor(100 × Σ points / Σ weight) over the applicable checks (not-applicable ones are left out). "
+    f"A check judging a MUST rule weighs {MUST_WEIGHT}, any other {OTHER_WEIGHT}; it earns its weight when passed, "
+    f"{WARNING_COST} less when it passed with warnings, and 0 when it failed or could not run. "
+    "The score never changes the exit code."
+)

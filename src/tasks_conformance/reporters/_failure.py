@@ -1,0 +1,53 @@
+"""What every reporter says about a failed check beyond its message, computed once.
+
+The requirement(s) broken (id, level, the rule, the spec link: `CheckResult.rules`), the short
+expected/actual values a check put in `details`, and the policy links its warnings cite. Values
+may come from the server: callers still make them safe for their format.
+"""
+
+from __future__ import annotations
+
+import re
+from typing import TYPE_CHECKING
+
+from tasks_conformance.reporters._text import dumps, one_line
+
+if TYPE_CHECKING:
+    from tasks_conformance.result import CheckResult, RuleRef
+
+MAX_VALUE = 200  # characters of one expected/actual value
+_REQUIREMENT_ID = re.compile(r"(?<![\w-])S-(?:EXT|LEG|CORE|WIRE)-(?:(?:MUST|SHOULD|MAY)-)?\d{2}(?![\w-])")
+
+
+def short_value(value: object, limit: int = MAX_VALUE) -> str:
+    """A value on one line, as JSON (strings quoted), cut to `limit` characters."""
+    return one_line(dumps(value), limit)
+
+
+def expected_actual(check: CheckResult) -> list[tuple[str, str]]:
+    """("expected", value) and ("actual", value), for those the check set in its details."""
+    return [(key, short_value(check.details[key])) for key in ("expected", "actual") if key in check.details]
+
+
+def broken_rules(check: CheckResult) -> tuple[list[RuleRef], list[RuleRef]]:
+    """(the rules the failure is about, the check's other rules).
+
+    A failure message that names requirement ids of the check ("… (S-EXT-MUST-10)") is about
+    those; one that names none is about every rule the check judges on the wire.
+    """
+    cited = set(_REQUIREMENT_ID.findall(check.message))
+    rules = check.rules
+    named = [r for r in rules if r.id in cited]
+    if not named:
+        return rules, []
+    return named, [r for r in rules if r.id not in cited]
+
+
+def rule_line(rule: RuleRef) -> str:
+    """`S-EXT-MUST-03 (MUST): Every CreateTaskResult carries resultType "task".`"""
+    return f"{rule.id} ({rule.level}): {rule.text}"
+
+
+def explains(check: CheckResult) -> bool:
+    """Does this check's result get the rule/expected/actual explanation? Failures do."""
+    return check.bucket == "failed"

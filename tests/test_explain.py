@@ -1,0 +1,149 @@
+"""`tasks-conformance explain ID`, `tasks-conformance requirements` (the coverage matrix) and the
+generated docs/requirements.md; every requirement a check cites links to its own era's spec."""
+
+from __future__ import annotations
+
+import json
+import re
+import subprocess
+import sys
+
+import pytest
+from conftest import ROOT
+
+from tasks_conformance import coverage
+from tasks_conformance.checks import CHECKS, ordered_checks
+from tasks_conformance.cli import run_cli
+from tasks_conformance.requirements import load
+from tasks_conformance.wires import Wire
+
+LEGACY_SPEC = "/specification/2025-11-25/"
+EXTENSION_SPECS = ("modelcontextprotocol.io/specification/2026-07-28/", "ext-tasks/specification/2026-07-28/")
+# Extension rules that only SEP-2663 (the public proposal that introduced the extension) states,
+# in its backward-compatibility section; named one by one so that no other rule can drift there.
+SEP_2663_ONLY = {"S-EXT-MUST-25", "S-EXT-MUST-26"}
+SEP_2663_COMPAT = "https://modelcontextprotocol.io/seps/2663-tasks-extension#backward-compatibility"
+
+
+def _cli(capsys: pytest.CaptureFixture[str], *argv: str) -> tuple[int, str, str]:
+    code = run_cli(list(argv))
+    out, err = capsys.readouterr()
+    return code, out, err
+
+
+@pytest.mark.parametrize("check_id", sorted(CHECKS))
+def test_explain_every_check(capsys: pytest.CaptureFixture[str], check_id: str) -> None:
+    code, out, err = _cli(capsys, "explain", check_id)
+    assert code == 0, err
+    spec = CHECKS[check_id]
+    assert out.startswith(f"{check_id}: {spec.title}")
+    assert "Precondition:" in out and "What it sends:" in out and "What it expects:" in out
+    from tasks_conformance.probes import load_probes
+
+    for probe in spec.probes:
+        assert f"- {probe}: {load_probes()[probe].description}" in out
+    registry = load()
+    for judge in spec.judges.values():
+        for rid in judge.requirements:
+            assert f"{rid} ({registry[rid].level}): {registry[rid].text}" in out
+            assert registry[rid].url in out
+
+
+@pytest.mark.parametrize("rid", list(load()))
+def test_explain_every_requirement(capsys: pytest.CaptureFixture[str], rid: str) -> None:
+    code, out, err = _cli(capsys, "explain", rid)
+    assert code == 0, err
+    req = load()[rid]
+    assert out.startswith(f"{rid} ({req.level})")
+    assert req.text in out and req.url in out
+    judges = [c.id for c in ordered_checks() if any(rid in j.requirements for j in c.judges.values())]
+    if judges:
+        assert f"Judged by: {', '.join(judges)}" in out
+    else:
+        assert f"Not tested: {req.untestable or coverage.NO_CHECK_YET}" in out
+
+
+def test_explain_is_case_insensitive(capsys: pytest.CaptureFixture[str]) -> None:
+    assert _cli(capsys, "explain", "s-ext-must-03")[1].startswith("S-EXT-MUST-03 (MUST)")
+    assert _cli(capsys, "explain", "TASKS-INLINE-RESULT")[1].startswith("tasks-inline-result:")
+    assert _cli(capsys, "explain", "S-EXT-MUST-3")[1].startswith("S-EXT-MUST-03 (MUST)")
+
+
+def test_explain_an_untestable_requirement_says_why(capsys: pytest.CaptureFixture[str]) -> None:
+    rid, req = next((i, r) for i, r in load().items() if r.testability == "N")
+    out = _cli(capsys, "explain", rid)[1]
+    assert f"Not tested: {req.untestable}" in out
+
+
+def test_explain_an_unknown_id_is_exit_2_with_close_matches(capsys: pytest.CaptureFixture[str]) -> None:
+    code, out, err = _cli(capsys, "explain", "tasks-inline-reslt")
+    assert code == 2 and out == ""
+    assert err.startswith("tasks-conformance: error: unknown check or requirement id 'tasks-inline-reslt'")
+    assert "close matches: tasks-inline-result" in err
+    code, _out, err = _cli(capsys, "explain", "S-EXT-MUTS-03")
+    assert code == 2 and "S-EXT-MUST-03" in err
+    code, _out, err = _cli(capsys, "explain", "zzz")
+    assert code == 2 and "close matches" not in err
+
+
+def test_every_cited_requirement_links_to_its_own_eras_spec() -> None:
+    registry = load()
+    for spec in ordered_checks():
+        for wire, judge in spec.judges.items():
+            for rid in judge.requirements:
+                req = registry[rid]
+                if req.era == "legacy":
+                    assert LEGACY_SPEC in req.url, (spec.id, rid, req.url)
+                elif req.era == "extension" and rid in SEP_2663_ONLY:
+                    assert req.url == SEP_2663_COMPAT, (spec.id, rid, req.url)
+                elif req.era == "extension":
+                    assert any(s in req.url for s in EXTENSION_SPECS), (spec.id, rid, req.url)
+                else:
+                    assert LEGACY_SPEC in req.url or any(s in req.url for s in EXTENSION_SPECS), (rid, req.url)
+                # A judge on one wire cites that wire's rules (or the shared base rules).
+                if wire is Wire.LEGACY:
+                    assert req.era in ("legacy", "both"), (spec.id, rid)
+                elif wire is Wire.EXTENSION:
+                    assert req.era in ("extension", "both"), (spec.id, rid)
+
+
+def test_requirements_matrix_text_and_json(capsys: pytest.CaptureFixture[str]) -> None:
+    code, out, _err = _cli(capsys, "requirements")
+    assert code == 0
+    lines = out.splitlines()
+    registry = load()
+    for rid, req in registry.items():
+        line = next(line for line in lines if line.split(" ", 1)[0] == rid)
+        assert req.level in line
+    code, out, _err = _cli(capsys, "requirements", "--format", "json")
+    assert code == 0
+    doc = json.loads(out)
+    assert [r["id"] for r in doc["requirements"]] == list(registry)
+    n = doc["counts"]
+    assert n["requirements"] == len(registry) == n["tested"] + n["untestable"] + n["notTestedYet"]
+    by_id = {r["id"]: r for r in doc["requirements"]}
+    # tasks-inline-result judges S-EXT-MUST-10; an N row says why it is not tested.
+    assert "tasks-inline-result" in by_id["S-EXT-MUST-10"]["checks"] and by_id["S-EXT-MUST-10"]["notTested"] is None
+    untestable = next(r for r in registry.values() if r.testability == "N")
+    assert by_id[untestable.id]["checks"] == [] and by_id[untestable.id]["notTested"] == untestable.untestable
+    assert _cli(capsys, "requirements", "--format", "xml")[0] == 2
+
+
+def test_docs_requirements_md_is_current() -> None:
+    out = subprocess.run(
+        [sys.executable, str(ROOT / "scripts" / "update_requirements_doc.py"), "--check"],
+        capture_output=True, text=True, timeout=60,
+    )
+    assert out.returncode == 0, out.stderr
+    text = (ROOT / "docs" / "requirements.md").read_text(encoding="utf-8")
+    assert text == coverage.markdown()
+    for rid, req in load().items():
+        assert f"| [{rid}]({req.url}) | {req.level} |" in text
+
+
+def test_every_policy_a_check_cites_has_a_section_in_docs_policies() -> None:
+    cited = set()
+    for path in (ROOT / "src" / "tasks_conformance" / "checks").glob("*.py"):
+        cited |= set(re.findall(r"\bP-\d{2}\b", path.read_text(encoding="utf-8")))
+    headings = set(re.findall(r"^## (P-\d{2}) ", (ROOT / "docs" / "policies.md").read_text(encoding="utf-8"), re.M))
+    assert cited and cited <= headings
