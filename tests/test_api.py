@@ -176,20 +176,21 @@ def test_format_writes_that_report_to_stdout(capsys: pytest.CaptureFixture[str])
     assert json.loads(capsys.readouterr().out) == report.result.to_json() | {"durationMs": report.result.durationMs}
 
 
-def test_run_outside_the_main_thread_says_why() -> None:
-    caught: list[BaseException] = []
+def test_run_works_outside_the_main_thread() -> None:
+    # Only the main thread may watch signals; elsewhere the run goes on without that watch.
+    outcomes: list[object] = []
 
     def go() -> None:
         try:
-            run(command=REFERENCE_STDIO, tool_name="slow_compute", **FAST)
+            outcomes.append(run(command=REFERENCE_STDIO, tool_name="slow_compute", **FAST).outcome)
         except BaseException as exc:
-            caught.append(exc)
+            outcomes.append(exc)
 
     worker = threading.Thread(target=go)
     worker.start()
     worker.join(timeout=60)
     assert not worker.is_alive()
-    assert len(caught) == 1 and isinstance(caught[0], RuntimeError) and "main thread" in str(caught[0])
+    assert outcomes == ["passed"]
 
 
 def python_blocks(markdown: str) -> list[str]:

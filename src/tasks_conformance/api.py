@@ -181,6 +181,7 @@ async def run_async(
     protocol_version: str | None = None,
     client_capabilities: JsonSetting = None,
     expect_wire: str = "any",
+    profile: str = "standard",
     check_ids: Sequence[str] = (),
     categories: Sequence[str] = (),
     tool_name: str | None = None,
@@ -194,6 +195,7 @@ async def run_async(
     format: str | None = None,
     reporters: Sequence[str] = (),
     quiet: bool = False,
+    verbose: bool = False,
     wire_log: str | os.PathLike[str] | None = None,
     debug: bool = False,
     progress: Progress | None = None,
@@ -213,14 +215,9 @@ async def run_async(
     `progress`, when given, is called with a short status text as the run goes.
     """
     settings = {k: v for k, v in locals().items() if k != "progress"}
-    import threading
-
     from tasks_conformance.runner import execute
 
     config = build_config(**settings)
-    if threading.current_thread() is not threading.main_thread():
-        # The runner watches SIGINT/SIGTERM to end a run cleanly, which Python allows only there.
-        raise RuntimeError("tasks_conformance.run must be called from the main thread (it watches SIGINT/SIGTERM)")
     targets = _open_reports(config)
     try:
         execution = await execute(config, progress)
@@ -263,11 +260,11 @@ The keywords are `run_async`'s (the command line's flags); a bad value raises `C
 def _open_reports(config: RunConfig) -> ReportTargets | None:
     if not (config.reporters or config.wire_log or config.format):
         return None
-    from tasks_conformance.cli import _prepare_reports
+    from tasks_conformance.cli import prepare_reports
     from tasks_conformance.errors import UsageError
 
     try:
-        return _prepare_reports(config)
+        return prepare_reports(config)
     except UsageError as exc:
         raise ConfigError(str(exc)) from None
 

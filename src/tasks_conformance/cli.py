@@ -138,7 +138,7 @@ class ReportTargets:
             self.wire_log.close()
 
 
-def _prepare_reports(config: RunConfig) -> ReportTargets:
+def prepare_reports(config: RunConfig) -> ReportTargets:
     from tasks_conformance.reporters import available_reporters, known_reporter
 
     targets = ReportTargets()
@@ -180,7 +180,7 @@ def _run(config: RunConfig) -> int:
     from tasks_conformance.reporters import ProgressLine
     from tasks_conformance.runner import execute
 
-    targets = _prepare_reports(config)
+    targets = prepare_reports(config)
     try:
         with ProgressLine(enabled=sys.stderr.isatty() and not config.quiet) as progress:
             execution = anyio.run(execute, config, progress.update)

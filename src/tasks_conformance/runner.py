@@ -8,6 +8,7 @@ was interrupted.
 from __future__ import annotations
 
 import signal
+import threading
 import time
 import traceback
 from collections.abc import Callable
@@ -259,7 +260,10 @@ async def _run_until_interrupted(traffic: Traffic) -> bool:
                 await traffic.conn.aclose()
                 tg.cancel_scope.cancel()
 
-        tg.start_soon(watch_signals)
+        # Python lets only the main thread watch signals; a run started elsewhere (the Python API
+        # from a worker thread) is ended by its caller instead.
+        if threading.current_thread() is threading.main_thread():
+            tg.start_soon(watch_signals)
         tg.start_soon(run_traffic)
     return interrupted
 
