@@ -288,3 +288,12 @@ def test_removed_methods_must_be_unknown_to_the_server() -> None:
     v = verdict("tasks-removed-methods-not-found", b.ev)
     assert v.status == "failed" and "tasks/list" in v.message and "S-EXT-MUST-29" in v.message
     assert verdict("tasks-removed-methods-not-found", Builder(Wire.LEGACY).ev).skip_reason == "not-applicable"
+
+
+def test_noise_on_stdout_fails_framing_even_without_a_wire() -> None:
+    b = Builder(Wire.NONE)
+    v = verdict("tasks-wire-framing", b.ev)
+    assert v.skip_reason == "could-not-run" and v.blocked_by == "tasks-wire-resolvable"
+    b.unmatched.append(b.log.record("in", "stdio", b"hello", flags=[FrameFlag.NOT_JSON]))
+    v = verdict("tasks-wire-framing", b.ev)
+    assert v.status == "failed" and "not JSON" in v.message

@@ -88,7 +88,17 @@ def test_server_without_tasks_fails_wire_resolvable_and_exits_1() -> None:
 def test_expect_wire_mismatch_fails() -> None:
     # A modern-only server asked for the legacy wire: it has none to offer.
     ex = run(**stdio(REFERENCE, "--era", "modern"), check_ids=WIRE_ONLY, expect_wire="legacy")
-    assert ex.result.checks[0].status == "failed" and "2025-11-25" in ex.result.checks[0].message
+    message = ex.result.checks[0].message
+    assert ex.result.checks[0].status == "failed" and "2025-11-25" in message
+    # It says which wire the server does speak, and that --expect-wire asked for the other.
+    assert "speaks the extension wire (protocol 2026-07-28)" in message and "--expect-wire legacy" in message
+    assert ex.result.discovery.wire == "none"  # the run did not switch to the other wire
+
+
+def test_expect_wire_extension_on_a_legacy_only_server_names_the_legacy_wire() -> None:
+    ex = run(**stdio(REFERENCE, "--era", "legacy"), check_ids=WIRE_ONLY, expect_wire="extension")
+    message = ex.result.checks[0].message
+    assert ex.result.checks[0].status == "failed" and "speaks the legacy wire (protocol 2025-11-25)" in message
 
 
 def test_outbound_bytes_in_the_log_equal_what_the_server_received(tmp_path: Path) -> None:

@@ -7,7 +7,7 @@ from typing import Any
 from tasks_conformance.checks.registry import Verdict, check, could_not_run, failed, passed
 from tasks_conformance.evidence import Evidence
 from tasks_conformance.protocol import EXT_TASKS
-from tasks_conformance.wires import Wire
+from tasks_conformance.wires import Wire, dialect_for
 
 WIRE_RESOLVABLE = check(
     id="tasks-wire-resolvable",
@@ -43,7 +43,17 @@ def _unreachable_or_unexpected(ev: Evidence) -> Verdict | None:
 @WIRE_RESOLVABLE.judge(Wire.NONE, requires=("S-LEG-MUST-01",))
 def no_wire(ev: Evidence) -> Verdict:
     seqs, details = _context(ev)
-    looked = "; ".join(ev.discovery.looked_for) or "no era answered"
+    d = ev.discovery
+    if d.other_wire is not Wire.NONE:
+        # --expect-wire asked for an era the server does not speak; it speaks the other one.
+        asked = dialect_for(Wire(ev.expect_wire))
+        return failed(
+            f"--expect-wire {ev.expect_wire} asked for the {asked.label if asked else ev.expect_wire} wire, but the "
+            f"server speaks the {d.other_wire} wire (protocol {d.other_era}); drop --expect-wire or point it at "
+            f"{d.other_wire}",
+            evidence=seqs, details={**details, "expected": ev.expect_wire, "actual": d.other_wire.value},
+        )
+    looked = "; ".join(d.looked_for) or "no era answered"
     return _unreachable_or_unexpected(ev) or failed(f"no tasks wire found — {looked}", evidence=seqs,
                                                     details=details)
 

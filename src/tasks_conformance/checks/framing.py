@@ -5,7 +5,8 @@ from __future__ import annotations
 import json
 from typing import Any
 
-from tasks_conformance.checks.registry import Verdict, check, failed, passed
+from tasks_conformance.checks.common import need_wire
+from tasks_conformance.checks.registry import Verdict, check, could_not_run, failed, passed
 from tasks_conformance.evidence import Evidence
 from tasks_conformance.protocol import META_SUBSCRIPTION_ID, get_path
 from tasks_conformance.wirelog import Frame, FrameFlag
@@ -25,7 +26,8 @@ WIRE_FRAMING = check(
         "application/json or text/event-stream, and (extension) no notifications/tasks outside a "
         "subscription that asked for them."
     ),
-    needs="wire",
+    # No precondition: noise on a server's stdout is worth naming even when no wire was found
+    # (a server that prints "hello" and exits); the judge of Wire.NONE says so.
 )
 
 
@@ -88,10 +90,7 @@ def _unsolicited(ev: Evidence, findings: Findings, listen_ids: set[str], listene
             findings.note(UNSOLICITED, f.seq)
 
 
-@WIRE_FRAMING.judge(Wire.EXTENSION, requires=("S-WIRE-01", "S-WIRE-02", "S-WIRE-03", "S-EXT-MUST-30"))
-@WIRE_FRAMING.judge(Wire.LEGACY, requires=("S-WIRE-01", "S-WIRE-02", "S-WIRE-03"))
-def wire_framing(ev: Evidence) -> Verdict:
-    listen_ids, listened_tasks = _listened(ev)
+def _findings(ev: Evidence, *, subscriptions: bool) -> Findings:
     findings = Findings()
     for f in ev.unmatched:
         kind = _unmatched_kind(ev, f)
@@ -100,16 +99,33 @@ def wire_framing(ev: Evidence) -> Verdict:
     for f in ev.wire_log:
         if _mislabelled(f):
             findings.note("JSON-RPC bodies under a wrong Content-Type", f.seq)
-    if ev.dialect.has_subscriptions:
-        _unsolicited(ev, findings, listen_ids, listened_tasks)
+    if subscriptions:
+        _unsolicited(ev, findings, *_listened(ev))
+    return findings
+
+
+@WIRE_FRAMING.judge(Wire.EXTENSION, requires=("S-WIRE-01", "S-WIRE-02", "S-WIRE-03", "S-EXT-MUST-30"))
+@WIRE_FRAMING.judge(Wire.LEGACY, requires=("S-WIRE-01", "S-WIRE-02", "S-WIRE-03"))
+def wire_framing(ev: Evidence) -> Verdict:
+    subscriptions = ev.dialect.has_subscriptions
+    findings = _findings(ev, subscriptions=subscriptions)
     if findings.by_kind:
-        return _failure(ev, findings)
+        return _failure(ev, findings, subscriptions=subscriptions)
     inbound = sum(1 for f in ev.wire_log if f.direction == "in")
     return passed(f"all {inbound} inbound frames were JSON-RPC messages answering this client")
 
 
-def _failure(ev: Evidence, findings: Findings) -> Verdict:
-    more = {STRAY: ev.dropped_unmatched, UNSOLICITED: ev.dropped_notifications if ev.dialect.has_subscriptions else 0}
+@WIRE_FRAMING.judge(Wire.NONE, requires=("S-WIRE-01", "S-WIRE-02", "S-WIRE-03"))
+def framing_without_a_wire(ev: Evidence) -> Verdict:
+    """Without a wire only what did arrive can be judged: bad frames fail, else nothing to say."""
+    findings = _findings(ev, subscriptions=False)
+    if findings.by_kind:
+        return _failure(ev, findings, subscriptions=False)
+    return need_wire(ev) or could_not_run("the server offers no tasks wire", blocked_by="tasks-wire-resolvable")
+
+
+def _failure(ev: Evidence, findings: Findings, *, subscriptions: bool) -> Verdict:
+    more = {STRAY: ev.dropped_unmatched, UNSOLICITED: ev.dropped_notifications if subscriptions else 0}
     parts = []
     for kind, seqs in findings.by_kind.items():
         count = len(seqs) + more.get(kind, 0)

@@ -27,6 +27,10 @@ class Discovery:
     looked_for: tuple[str, ...] = ()  # what was looked for on each era, when no wire was found
     connection_problem: str | None = None  # could not talk at all
     negotiation_notes: tuple[str, ...] = ()
+    # With --expect-wire and no wire of that era: the wire the server speaks instead, if any
+    # (looked at only to say so; the run does not switch to it).
+    other_wire: Wire = Wire.NONE
+    other_era: str | None = None
 
     @property
     def dialect(self) -> WireDialect | None:

@@ -115,6 +115,8 @@ class Connection:
         if pinned != PROTOCOL_LEGACY:
             modern = await self._try_modern(pinned == PROTOCOL_MODERN)
             if pinned == PROTOCOL_MODERN or (modern and self.discovery.wire is Wire.EXTENSION):
+                if self.config.protocol_version is None and self.discovery.wire is Wire.NONE:
+                    await self._look_at_other_era(PROTOCOL_MODERN)
                 return self.discovery
             if modern:
                 # A modern server without the extension may still serve legacy tasks to an
@@ -124,7 +126,28 @@ class Connection:
         await self._legacy_handshake()
         if pinned is None and self._modern_after_all():
             await self._renegotiate_modern()
+        elif self.config.protocol_version is None and pinned == PROTOCOL_LEGACY and self.discovery.wire is Wire.NONE:
+            await self._look_at_other_era(PROTOCOL_LEGACY)
         return self.discovery
+
+    async def _look_at_other_era(self, asked: str) -> None:
+        """--expect-wire found no wire in its era: find out whether the server speaks the other
+        one, to say so, without switching the run to it."""
+        if asked == PROTOCOL_LEGACY and self.discovery.connection_problem is not None:
+            return
+        before, session, legacy = self.discovery, self.session, self._legacy
+        try:
+            if asked == PROTOCOL_LEGACY:
+                if self.peer is not None and self.peer.closed is not None:
+                    await self._reopen()
+                await self._try_modern(True)
+            else:
+                await self._legacy_handshake(fresh=self.config.transport != "http")
+        except ConnectFailed:
+            pass
+        found, era = self.discovery.wire, self.discovery.era
+        self.discovery = replace(before, other_wire=found, other_era=era if found is not Wire.NONE else None)
+        self.session, self._legacy = session, legacy
 
     async def _renegotiate_modern(self) -> None:
         """The era probe timed out on a slow starter, but the server turned out modern (a late
