@@ -49,6 +49,7 @@ CASES: list[tuple[str, str, dict[str, Any], str]] = [
     ("legacy-cancel-terminal-ok", "tasks-cancel-ack-shape", LEGACY, "stdio"),
     ("cancel-rewrites-terminal", "tasks-cancel-ack-shape", EXT, "stdio"),
     ("update-never-completes", "tasks-input-required-update-completes", EXT_INPUT, "stdio"),
+    ("update-ack-echoes-task", "tasks-input-required-update-completes", EXT_INPUT, "stdio"),
     ("undeclared-get-allowed", "tasks-undeclared-capability-rejected", EXT, "stdio"),
     ("32021-without-data", "tasks-undeclared-capability-names-requirements", EXT, "stdio"),
     ("listen-missing-subscription-id", "tasks-subscription-notifications", EXT, "stdio"),

@@ -1013,6 +1013,13 @@ def check_status_not_a_string(peer: StdioPeer) -> None:
     assert isinstance(m_get(peer)(tid)["status"], list)
 
 
+def check_update_ack_echoes_task(peer: StdioPeer) -> None:
+    tid = _create(peer, "confirm_action", elicitation=True)["taskId"]
+    answer = {"confirm-1": {"action": "accept", "content": {"confirm": True}}}
+    ack = peer.result("tasks/update", {"taskId": tid, "inputResponses": answer, "_meta": meta(elicitation=True)})
+    assert ack["resultType"] == "complete" and ack["taskId"] == tid  # more than the empty ack
+
+
 def check_update_never_completes(peer: StdioPeer) -> None:
     tid = _create(peer, "confirm_action", elicitation=True)["taskId"]
     get = m_get(peer)
@@ -1111,6 +1118,7 @@ STDIO_CHECKS: dict[str, Callable[[StdioPeer], None]] = {
     "legacy-isError-completed": check_legacy_is_error_completed,
     "removed-methods-served": check_removed_methods_served,
     "terminal-status-flips": check_terminal_status_flips,
+    "update-ack-echoes-task": check_update_ack_echoes_task,
 }
 HTTP_ONLY = {"ignore-mcp-name", "ignore-mcp-method"}
 

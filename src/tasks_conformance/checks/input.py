@@ -9,12 +9,14 @@ from tasks_conformance.evidence import DeclaredCall, Evidence, Poll, StopReason
 from tasks_conformance.protocol import META_RELATED_TASK, TERMINAL_STATUSES, get_path
 from tasks_conformance.wires import Wire
 
+ACK_MEMBERS = ("resultType", "_meta")
+
 INPUT_REQUIRED_UPDATE_COMPLETES = check(
     id="tasks-input-required-update-completes",
     category="lifecycle",
     title="A task that asks for input completes once it is answered",
     description=(
-        "With --input-responses: on the extension, tasks/update is acked with {resultType: \"complete\"} and "
+        "With --input-responses: on the extension, tasks/update is acked with an empty {resultType: \"complete\"} and "
         "the task then reaches a terminal status; on legacy, the elicitation arrives on the tasks/result "
         "stream with the related-task _meta and the task completes. Not applicable when the task never asks."
     ),
@@ -78,6 +80,13 @@ def extension_input(ev: Evidence) -> Verdict:
             return failed(f'tasks/update got {upd.reply.describe()}; it must ack {{"resultType": "complete"}} '
                           "(S-EXT-MUST-15)", evidence=seqs,
                           details={"expected": {"resultType": "complete"}, "actual": upd.reply.describe()})
+        extra = sorted(k for k in result if k not in ACK_MEMBERS)
+        if extra:
+            # The schema's Result is open, but the prose says the ack is empty: the rule decides.
+            return failed(f"tasks/update acked with extra members {', '.join(extra[:6])}; the ack is an empty "
+                          'result, {"resultType": "complete"} and _meta only (S-EXT-MUST-15; the JSON Schema '
+                          "allows more, the specification's text does not)", evidence=seqs,
+                          details={"expected": {"resultType": "complete"}, "actual": sorted(result)[:10]})
     final, elapsed = poll.final_status, poll.elapsed_ms
     if final not in TERMINAL_STATUSES:
         return failed(f"tasks/update was acked but the task stayed {final!r} for {elapsed} ms of polling",
