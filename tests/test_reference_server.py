@@ -1020,6 +1020,16 @@ def check_update_ack_echoes_task(peer: StdioPeer) -> None:
     assert ack["resultType"] == "complete" and ack["taskId"] == tid  # more than the empty ack
 
 
+def check_result_type_missing(peer: StdioPeer) -> None:
+    assert "resultType" not in peer.result("tools/list", {"_meta": meta()})
+
+
+def check_unsupported_version_without_data(peer: StdioPeer) -> None:
+    envelope = {**meta(), "io.modelcontextprotocol/protocolVersion": "1999-01-01"}
+    err = peer.error("tools/list", {"_meta": envelope})
+    assert err["code"] == -32022 and "data" not in err
+
+
 def check_update_never_completes(peer: StdioPeer) -> None:
     tid = _create(peer, "confirm_action", elicitation=True)["taskId"]
     get = m_get(peer)
@@ -1119,6 +1129,8 @@ STDIO_CHECKS: dict[str, Callable[[StdioPeer], None]] = {
     "removed-methods-served": check_removed_methods_served,
     "terminal-status-flips": check_terminal_status_flips,
     "update-ack-echoes-task": check_update_ack_echoes_task,
+    "result-type-missing": check_result_type_missing,
+    "unsupported-version-without-data": check_unsupported_version_without_data,
 }
 HTTP_ONLY = {"ignore-mcp-name", "ignore-mcp-method"}
 

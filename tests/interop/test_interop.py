@@ -62,6 +62,8 @@ ALL_CHECKS = (
     "tasks-input-required-update-completes",
     "tasks-undeclared-capability-rejected",
     "tasks-undeclared-capability-names-requirements",
+    "tasks-base-result-type-present",
+    "tasks-base-unsupported-version",
 )
 
 P, F, NA, CNR = "passed", "failed", "not-applicable", "could-not-run"
@@ -134,6 +136,7 @@ def _only(**verdicts: str | Mapping[str, str]) -> dict[str, str | Mapping[str, s
 STDIO_NA_HTTP_PASS = {"stdio": NA, "http": P}
 #: Checks of the extension wire only: not applicable on legacy.
 EXTENSION_ONLY_NA = {"mcp_name_routing": NA, "undeclared_capability_rejected": NA, "removed_methods_not_found": NA,
+                     "base_result_type_present": NA, "base_unsupported_version": NA,
                   "undeclared_capability_names_requirements": NA, "subscription_notifications": NA}
 
 FASTMCP_ELICIT = {"confirm": {"action": "accept", "content": {"confirm": True}}}

@@ -22,6 +22,7 @@ from tasks_conformance.evidence.records import (
     UndeclaredCall,
     UndeclaredTasks,
     UnknownIdAnswer,
+    UnsupportedVersion,
     Update,
 )
 from tasks_conformance.wires import Wire, WireDialect
@@ -127,5 +128,6 @@ __all__ = [
     "UndeclaredProbe",
     "UndeclaredTasks",
     "UnknownIdAnswer",
+    "UnsupportedVersion",
     "Update",
 ]

@@ -199,7 +199,16 @@ class TerminalRereads(ProbeRecord):
     gets: list[Reply] = field(default_factory=list)
 
 
+@dataclass
+class UnsupportedVersion(ProbeRecord):
+    """A request whose envelope names a protocol version no server serves."""
+
+    probe: ClassVar[str] = "unsupported-version"
+    requested: str | None = None
+    reply: Reply | None = None
+
+
 RECORD_TYPES: dict[str, type[ProbeRecord]] = {
     r.probe: r for r in (DeclaredCall, UndeclaredCall, Poll, InvalidId, NameRouting, Cancel, Listen, UndeclaredTasks,
-                         RemovedMethods, TerminalRereads)
+                         RemovedMethods, TerminalRereads, UnsupportedVersion)
 }
