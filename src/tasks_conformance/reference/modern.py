@@ -54,15 +54,33 @@ class MrtrInput(ToolIO):
     def __init__(self, server: ServerCore, ctx: RequestContext) -> None:
         self.server = server
         self.ctx = ctx
+        self.era = "modern"
+        self.client_caps = ctx.client_caps
 
-    async def ask_input(self, key: str, request: JSON) -> JSON:
+    def _answer(self, key: str) -> JSON | None:
         responses = self.ctx.params.get("inputResponses")
         if isinstance(responses, dict) and isinstance(responses.get(key), dict):
             answer: JSON = responses[key]
             return answer
-        if not self.server.client_can_elicit(self.ctx.client_caps):
-            raise self.server.input_capability_error("modern")
-        raise NeedInput({key: copy.deepcopy(request)})
+        return None
+
+    async def ask_input(self, key: str, request: JSON) -> JSON:
+        return (await self.ask_inputs({key: request}))[key]
+
+    async def ask_inputs(self, requests: dict[str, JSON]) -> dict[str, JSON]:
+        """Answers from params.inputResponses; an InputRequiredResult naming every unanswered key."""
+        answers: dict[str, JSON] = {}
+        missing: JSON = {}
+        for key, request in requests.items():
+            answer = self._answer(key)
+            if answer is not None:
+                answers[key] = answer
+            else:
+                self.server.require_input_capability("modern", self.ctx.client_caps, request)
+                missing[key] = copy.deepcopy(request)
+        if missing:
+            raise NeedInput(missing)
+        return answers
 
 
 class ModernMixin(ServerCore):
