@@ -55,6 +55,7 @@ OFFICIAL_FIXTURE_TOOLS = {
     "test_missing_capability": "forbidden",
     "test_streaming_elicitation": "forbidden",
     "test_logging_tool": "forbidden",
+    "test_tool_with_task": "required",
 }
 
 JSON = dict[str, Any]
@@ -639,6 +640,18 @@ def test_stdio_official_missing_capability_and_streaming_elicitation(modern_stdi
     assert elicit["resultType"] == "input_required" and "taskId" not in elicit  # forbidden: never a task
 
 
+def test_stdio_official_mrtr_then_task(modern_stdio: StdioPeer) -> None:
+    call = {"name": "test_tool_with_task", "arguments": {"durationMs": 0}, "_meta": meta(elicitation=True)}
+    asked = modern_stdio.result("tools/call", call)
+    assert asked["resultType"] == "input_required" and "taskId" not in asked
+    (key,) = asked["inputRequests"]
+    reply = {"action": "accept", "content": {"name": "Alice"}}
+    created = modern_stdio.result("tools/call", {**call, "inputResponses": {key: reply}})
+    assert created["resultType"] == "task" and "requestState" not in created and "inputRequests" not in created
+    done = modern_poll(m_get(modern_stdio), created["taskId"], terminal)
+    assert done["status"] == "completed" and "Alice" in done["result"]["content"][0]["text"]
+
+
 def test_new_tools_leave_the_legacy_auto_pick_on_long_job(legacy_stdio: StdioPeer) -> None:
     """The checker's legacy chooser: required before optional, read-only first, destructive skipped."""
     tools = legacy_stdio.result("tools/list")["tools"]
@@ -738,6 +751,25 @@ def test_stdio_legacy_input_flow(legacy_stdio: StdioPeer) -> None:
     assert asked[0]["params"]["mode"] == "form"
     assert "confirmed" in result["content"][0]["text"] and result["_meta"][RELATED]["taskId"] == task["taskId"]
     assert l_get(legacy_stdio)(task["taskId"])["status"] == "completed"
+
+
+def test_stdio_legacy_official_input_tools(legacy_stdio: StdioPeer) -> None:
+    """The fixture tools that ask for input work as 2025-11-25 tasks too (asked on tasks/result)."""
+    for name, count in (("multi_input", 2), ("test_tool_with_task", 1), ("confirm_delete", 1)):
+        task = legacy_stdio.result(
+            "tools/call", {"name": name, "arguments": {"filename": "f", "durationMs": 0}, "task": {}}
+        )["task"]
+        asked: list[JSON] = []
+
+        def answer(request: JSON, asked: list[JSON] = asked) -> JSON:
+            asked.append(request)
+            return {"action": "accept", "content": {"name": "Alice", "confirm": True}}
+
+        result = legacy_stdio.result("tasks/result", {"taskId": task["taskId"]}, on_request=answer)
+        assert len(asked) == count and {a["method"] for a in asked} == {"elicitation/create"}, name
+        assert "isError" not in result and l_get(legacy_stdio)(task["taskId"])["status"] == "completed", name
+    err = legacy_stdio.error("tools/call", {"name": "failing_job", "arguments": {}})
+    assert err["code"] == -32601  # task-required, called without params.task
 
 
 def test_stdio_legacy_input_without_elicitation() -> None:

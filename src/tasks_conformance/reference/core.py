@@ -36,6 +36,7 @@ from tasks_conformance.reference.tasks import PendingInput, TaskEra, TaskRecord,
 from tasks_conformance.reference.tools import (
     CONFIRM_KEY,
     MULTI_KEYS,
+    NAME_KEY,
     SAMPLING_KEY,
     TOOLS_BY_NAME,
     ToolSpec,
@@ -43,6 +44,7 @@ from tasks_conformance.reference.tools import (
     name_request,
     sampling_request,
     text_result,
+    user_name_request,
 )
 
 Handler = Callable[[RequestContext], Awaitable[JSON]]
@@ -78,6 +80,9 @@ class TaskInput(ToolIO):
 
     async def ask_input(self, key: str, request: JSON) -> JSON:
         record = self.record
+        given = record.given_answers.pop(key, None)
+        if given is not None:  # answered before the task existed (2026-07-28 MRTR, then a task)
+            return given
         self.server.require_input_capability(record.era, record.client_caps, request)
         if key in record.used_keys:  # keys are unique over the task's lifetime
             raise RpcError(INTERNAL_ERROR, f"input key {key!r} already used")
@@ -282,6 +287,14 @@ class ServerCore:
             if answer.get("action") == "accept" and not (isinstance(content, dict) and content.get("confirm") is False):
                 return text_result(f"{spec.name}: confirmed by the user; action performed")
             return text_result(f"{spec.name}: not confirmed (action={answer.get('action')!r}); nothing done")
+        if spec.kind == "name_then_task":
+            answer = await io.ask_input(NAME_KEY, user_name_request(spec.name))
+            content = answer.get("content")
+            name = content.get("name") if isinstance(content, dict) else None
+            await asyncio.sleep(duration / 1000.0)
+            if answer.get("action") != "accept" or not isinstance(name, str):
+                return text_result(f"{spec.name}: no name given (action={answer.get('action')!r})")
+            return text_result(f"Hello, {name}! ({spec.name} finished after {duration} ms)")
         if spec.kind == "multi_input":
             first, second = MULTI_KEYS
             answers = await io.ask_inputs(
@@ -310,6 +323,7 @@ class ServerCore:
         *,
         ttl_ms: int | None = None,
         owner: str | None = None,
+        given_answers: dict[str, JSON] | None = None,
     ) -> TaskRecord:
         """Create and store the task (durable before the CreateTaskResult goes out), then run it.
 
@@ -325,6 +339,7 @@ class ServerCore:
             owner=owner,
             client_caps=ctx.client_caps,
         )
+        record.given_answers.update(given_answers or {})
         self.tasks.add(record)
         record.runner = asyncio.create_task(self._run_task(record, spec, arguments))
         return record

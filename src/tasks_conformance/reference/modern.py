@@ -35,7 +35,7 @@ from tasks_conformance.reference.protocol import (
     notification,
 )
 from tasks_conformance.reference.tasks import TaskRecord
-from tasks_conformance.reference.tools import TOOLS, ToolSpec
+from tasks_conformance.reference.tools import NAME_KEY, TOOLS, ToolSpec, user_name_request
 
 TASK_METHODS = ("tasks/get", "tasks/update", "tasks/cancel")
 
@@ -241,7 +241,14 @@ class ModernMixin(ServerCore):
         if self.supports_tasks_extension and spec.task_support != "forbidden":
             declared = self.declares_tasks_extension(ctx.client_caps)
             if self.should_create_task(ctx, spec, declared):
-                record = self.start_task("modern", spec, arguments, ctx)
+                given: dict[str, JSON] = {}
+                if spec.kind == "name_then_task":
+                    # Input first, synchronously (MRTR); the retry that carries it creates the task.
+                    try:
+                        given = await MrtrInput(self, ctx).ask_inputs({NAME_KEY: user_name_request(spec.name)})
+                    except NeedInput as need:
+                        return {"resultType": "input_required", "inputRequests": need.input_requests}
+                record = self.start_task("modern", spec, arguments, ctx, given_answers=given)
                 return self.build_create_task_result(record)
             if spec.task_support == "required":
                 return await self.on_undeclared_required_tool(ctx, spec, arguments)

@@ -15,12 +15,15 @@ TaskSupport = Literal["forbidden", "optional", "required"]
 #: ``reply``: answers at once with a text; ``work``: works for a while, then a text result;
 #: ``tool_error`` / ``rpc_error``: works, then fails (isError result / JSON-RPC error);
 #: ``confirm``: asks one form elicitation, then answers; ``multi_input``: asks two at once;
-#: ``sampling``: needs the client's sampling capability and asks one sampling/createMessage.
-ToolKind = Literal["reply", "work", "tool_error", "rpc_error", "confirm", "multi_input", "sampling"]
+#: ``sampling``: needs the client's sampling capability and asks one sampling/createMessage;
+#: ``name_then_task``: on 2026-07-28 asks a name through the synchronous InputRequiredResult loop
+#: (MRTR) and only then creates the task, whose result greets that name.
+ToolKind = Literal["reply", "work", "tool_error", "rpc_error", "confirm", "multi_input", "sampling", "name_then_task"]
 
 CONFIRM_KEY = "confirm-1"
 MULTI_KEYS = ("input-1", "input-2")
 SAMPLING_KEY = "sample-1"
+NAME_KEY = "user_name"
 
 
 @dataclass(frozen=True)
@@ -50,7 +53,7 @@ class ToolSpec:
     @property
     def needs_input(self) -> bool:
         """It asks the client for something, so a plain 2025-11-25 call is answered as SSE."""
-        return self.kind in ("confirm", "multi_input", "sampling")
+        return self.kind in ("confirm", "multi_input", "sampling", "name_then_task")
 
     def input_schema(self) -> dict[str, Any]:
         props: dict[str, Any] = {}
@@ -231,6 +234,16 @@ OFFICIAL_TOOLS: tuple[ToolSpec, ...] = (
         official=True,
     ),
     ToolSpec(
+        "test_tool_with_task",
+        "Ask, then run as a task",
+        "Runs only as a task. On 2026-07-28 it first asks for user_name (InputRequiredResult); the retry "
+        "carrying the answer creates the task, whose result greets that name. Official-suite fixture.",
+        "required",
+        kind="name_then_task",
+        read_only=False,  # not picked before long_job by a required-then-read-only chooser
+        official=True,
+    ),
+    ToolSpec(
         "test_logging_tool",
         "Logging tool",
         "Answers at once and logs nothing (the server declares no logging capability). Official-suite fixture.",
@@ -286,6 +299,11 @@ def name_request(message: str) -> dict[str, Any]:
             },
         },
     }
+
+
+def user_name_request(tool_name: str) -> dict[str, Any]:
+    """What a ``name_then_task`` tool asks (key ``NAME_KEY``)."""
+    return name_request(f"{tool_name}: what is your name?")
 
 
 def sampling_request(prompt: str) -> dict[str, Any]:
