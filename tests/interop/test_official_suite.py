@@ -121,6 +121,18 @@ def test_a_new_disagreement_is_reported_until_explained() -> None:
     assert next(r for r in rows if r.rule.id == rule.id).agreement == "agree"
 
 
+def test_our_failure_counts_only_against_the_rules_it_cites() -> None:
+    rule_06 = next(r for r in O.RULES if r.id == "S-EXT-MUST-06")
+    rule_03 = next(r for r in O.RULES if r.id == "S-EXT-MUST-03")
+    nested = {"main": {"tasks-result-type-discipline": {
+        "status": "failed", "message": "the CreateTaskResult is nested under `task` (S-EXT-MUST-06)"}}}
+    assert O.our_verdict(rule_06, nested) == "fail"
+    assert O.our_verdict(rule_03, nested) == "—"  # the failure is not about S-EXT-MUST-03
+    uncited = {"main": {"tasks-result-type-discipline": {"status": "failed", "message": "no task"}}}
+    assert O.our_verdict(rule_03, uncited) == "fail"
+    assert O.cited_rules("each must get -32021 (S-EXT-MUST-18/19)") == {"S-EXT-MUST-18", "S-EXT-MUST-19"}
+
+
 def test_every_rule_names_checks_that_exist() -> None:
     from tasks_conformance.checks import CHECKS
 
