@@ -45,6 +45,18 @@ RFC3339 = re.compile(r"^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}(\.\d+)?(Z|[+-]\d{2}:
 ACCEPT = {"accept": "application/json, text/event-stream", "content-type": "application/json"}
 FAST = ["--task-duration-ms", "100", "--poll-interval-ms", "50"]
 WAIT = 10.0  # upper bound of every single wait in this file
+# The official MCP conformance suite's fixture tools (name -> legacy execution.taskSupport).
+OFFICIAL_FIXTURE_TOOLS = {
+    "greet": "forbidden",
+    "failing_job": "required",
+    "protocol_error_job": "optional",
+    "confirm_delete": "optional",
+    "multi_input": "optional",
+    "test_missing_capability": "forbidden",
+    "test_streaming_elicitation": "forbidden",
+    "test_logging_tool": "forbidden",
+    "test_tool_with_task": "required",
+}
 
 JSON = dict[str, Any]
 
@@ -352,6 +364,7 @@ def test_stdio_modern_tools_list_has_no_execution(modern_stdio: StdioPeer) -> No
         "rpc_error",
         "confirm_action",
         "destructive_op",
+        *OFFICIAL_FIXTURE_TOOLS,
     }
     assert all("execution" not in t for t in tools.values())
     assert tools["destructive_op"]["annotations"]["destructiveHint"] is True
@@ -533,6 +546,123 @@ def test_stdio_oversize_and_garbage_lines() -> None:
         assert peer.result("server/discover", {"_meta": meta()})["resultType"] == "complete"
 
 
+# ====================================================================== the official suite's fixture tools
+def test_stdio_official_greet_and_arguments_as_tool_errors(modern_stdio: StdioPeer) -> None:
+    greet = modern_stdio.result("tools/call", {"name": "greet", "arguments": {"name": "World"}, "_meta": meta()})
+    assert greet["resultType"] == "complete" and "taskId" not in greet
+    assert greet["content"] == [{"type": "text", "text": "Hello, World!"}]
+    # A missing argument is a tool execution error (isError), not a JSON-RPC error.
+    for name in ("greet", "echo"):
+        bad = modern_stdio.result("tools/call", {"name": name, "arguments": {}, "_meta": meta()})
+        assert bad["resultType"] == "complete" and bad["isError"] is True, name
+    quiet = modern_stdio.request("tools/call", {"name": "test_logging_tool", "arguments": {}, "_meta": meta()})
+    assert quiet["result"]["resultType"] == "complete"
+    assert not [m for m in modern_stdio.other if m.get("method") == "notifications/message"]
+
+
+def test_stdio_official_slow_compute_takes_seconds(modern_stdio: StdioPeer) -> None:
+    created = modern_stdio.result(
+        "tools/call", {"name": "slow_compute", "arguments": {"seconds": 30, "label": "x"}, "_meta": meta()}
+    )
+    assert created["resultType"] == "task"
+    get = m_get(modern_stdio)
+    assert get(created["taskId"])["status"] == "working"
+    assert modern_stdio.result("tasks/cancel", {"taskId": created["taskId"], "_meta": meta()}) == {
+        "resultType": "complete",
+        "_meta": {SERVER_INFO: modern_stdio.result("server/discover", {"_meta": meta()})["_meta"][SERVER_INFO]},
+    }
+    assert get(created["taskId"])["status"] == "cancelled"
+    quick = modern_stdio.result("tools/call", {"name": "slow_compute", "arguments": {"seconds": 0.01}, "_meta": meta()})
+    done = modern_poll(get, quick["taskId"], terminal)
+    assert done["status"] == "completed" and "after 10 ms" in done["result"]["content"][0]["text"]
+    err = modern_stdio.error("tools/call", {"name": "slow_compute", "arguments": {"seconds": "1"}, "_meta": meta()})
+    assert err["code"] == -32602
+
+
+def test_stdio_official_failing_and_protocol_error_jobs(modern_stdio: StdioPeer) -> None:
+    err = modern_stdio.error("tools/call", {"name": "failing_job", "arguments": {}, "_meta": meta(declare=False)})
+    assert err["code"] == -32021 and err["data"]["requiredCapabilities"] == {"extensions": {EXT: {}}}
+    get = m_get(modern_stdio)
+    failing = modern_stdio.result(
+        "tools/call", {"name": "failing_job", "arguments": {"durationMs": 0}, "_meta": meta()}
+    )
+    done = modern_poll(get, failing["taskId"], terminal)
+    assert done["status"] == "completed" and done["result"]["isError"] is True
+    proto = modern_stdio.result("tools/call", {"name": "protocol_error_job", "arguments": {}, "_meta": meta()})
+    done = modern_poll(get, proto["taskId"], terminal)
+    assert done["status"] == "failed" and done["error"]["code"] == -32603 and "result" not in done
+
+
+def test_stdio_official_multi_input_partial_fulfillment(modern_stdio: StdioPeer) -> None:
+    get = m_get(modern_stdio)
+    created = modern_stdio.result(
+        "tools/call", {"name": "multi_input", "arguments": {}, "_meta": meta(elicitation=True)}
+    )
+    task = modern_poll(get, created["taskId"], lambda t: len(t.get("inputRequests", {})) == 2)
+    assert task["status"] == "input_required"
+    first, second = sorted(task["inputRequests"])
+    assert {r["method"] for r in task["inputRequests"].values()} == {"elicitation/create"}
+    answer = {"action": "accept", "content": {"name": "n", "confirm": True}}
+    ack = modern_stdio.result(
+        "tasks/update", {"taskId": created["taskId"], "inputResponses": {first: answer}, "_meta": meta()}
+    )
+    assert ack["resultType"] == "complete" and "status" not in ack
+    task = get(created["taskId"])
+    assert task["status"] == "input_required" and list(task["inputRequests"]) == [second]
+    modern_stdio.result(
+        "tasks/update", {"taskId": created["taskId"], "inputResponses": {second: answer}, "_meta": meta()}
+    )
+    assert modern_poll(get, created["taskId"], terminal)["status"] == "completed"
+    # Without a task (extension undeclared): one InputRequiredResult names both keys at once.
+    sync = {"name": "multi_input", "arguments": {}, "_meta": meta(declare=False, elicitation=True)}
+    asked = modern_stdio.result("tools/call", sync)
+    assert asked["resultType"] == "input_required" and len(asked["inputRequests"]) == 2
+    replies = {key: answer for key in asked["inputRequests"]}
+    assert modern_stdio.result("tools/call", {**sync, "inputResponses": replies})["resultType"] == "complete"
+
+
+def test_stdio_official_missing_capability_and_streaming_elicitation(modern_stdio: StdioPeer) -> None:
+    call = {"name": "test_missing_capability", "arguments": {}}
+    err = modern_stdio.error("tools/call", {**call, "_meta": meta(declare=False)})
+    assert err["code"] == -32021 and err["data"]["requiredCapabilities"] == {"sampling": {}}
+    sampling_meta = {**meta(declare=False), CC: {"sampling": {}}}
+    asked = modern_stdio.result("tools/call", {**call, "_meta": sampling_meta})
+    assert asked["resultType"] == "input_required"
+    (key, request), = asked["inputRequests"].items()
+    assert request["method"] == "sampling/createMessage"
+    reply = {"role": "assistant", "content": {"type": "text", "text": "hi"}, "model": "m"}
+    done = modern_stdio.result("tools/call", {**call, "inputResponses": {key: reply}, "_meta": sampling_meta})
+    assert done["resultType"] == "complete" and "'hi'" in done["content"][0]["text"]
+    elicit = modern_stdio.result(
+        "tools/call",
+        {"name": "test_streaming_elicitation", "arguments": {}, "_meta": meta(declare=True, elicitation=True)},
+    )
+    assert elicit["resultType"] == "input_required" and "taskId" not in elicit  # forbidden: never a task
+
+
+def test_stdio_official_mrtr_then_task(modern_stdio: StdioPeer) -> None:
+    call = {"name": "test_tool_with_task", "arguments": {"durationMs": 0}, "_meta": meta(elicitation=True)}
+    asked = modern_stdio.result("tools/call", call)
+    assert asked["resultType"] == "input_required" and "taskId" not in asked
+    (key,) = asked["inputRequests"]
+    reply = {"action": "accept", "content": {"name": "Alice"}}
+    created = modern_stdio.result("tools/call", {**call, "inputResponses": {key: reply}})
+    assert created["resultType"] == "task" and "requestState" not in created and "inputRequests" not in created
+    done = modern_poll(m_get(modern_stdio), created["taskId"], terminal)
+    assert done["status"] == "completed" and "Alice" in done["result"]["content"][0]["text"]
+
+
+def test_new_tools_leave_the_legacy_auto_pick_on_long_job(legacy_stdio: StdioPeer) -> None:
+    """The checker's legacy chooser: required before optional, read-only first, destructive skipped."""
+    tools = legacy_stdio.result("tools/list")["tools"]
+    candidates = [
+        ((0 if t["execution"]["taskSupport"] == "required" else 1, 0 if t["annotations"]["readOnlyHint"] else 1), i)
+        for i, t in enumerate(tools)
+        if t["execution"]["taskSupport"] != "forbidden" and t["annotations"].get("destructiveHint") is not True
+    ]
+    assert tools[min(candidates)[1]]["name"] == "long_job"
+
+
 # ====================================================================== legacy over stdio
 def test_stdio_legacy_initialize_and_tools(legacy_stdio: StdioPeer) -> None:
     with stdio_server() as peer:
@@ -550,6 +680,7 @@ def test_stdio_legacy_initialize_and_tools(legacy_stdio: StdioPeer) -> None:
         "rpc_error": "optional",
         "confirm_action": "optional",
         "destructive_op": "optional",
+        **OFFICIAL_FIXTURE_TOOLS,
     }
     assert legacy_stdio.result("ping") == {}
 
@@ -620,6 +751,25 @@ def test_stdio_legacy_input_flow(legacy_stdio: StdioPeer) -> None:
     assert asked[0]["params"]["mode"] == "form"
     assert "confirmed" in result["content"][0]["text"] and result["_meta"][RELATED]["taskId"] == task["taskId"]
     assert l_get(legacy_stdio)(task["taskId"])["status"] == "completed"
+
+
+def test_stdio_legacy_official_input_tools(legacy_stdio: StdioPeer) -> None:
+    """The fixture tools that ask for input work as 2025-11-25 tasks too (asked on tasks/result)."""
+    for name, count in (("multi_input", 2), ("test_tool_with_task", 1), ("confirm_delete", 1)):
+        task = legacy_stdio.result(
+            "tools/call", {"name": name, "arguments": {"filename": "f", "durationMs": 0}, "task": {}}
+        )["task"]
+        asked: list[JSON] = []
+
+        def answer(request: JSON, asked: list[JSON] = asked) -> JSON:
+            asked.append(request)
+            return {"action": "accept", "content": {"name": "Alice", "confirm": True}}
+
+        result = legacy_stdio.result("tasks/result", {"taskId": task["taskId"]}, on_request=answer)
+        assert len(asked) == count and {a["method"] for a in asked} == {"elicitation/create"}, name
+        assert "isError" not in result and l_get(legacy_stdio)(task["taskId"])["status"] == "completed", name
+    err = legacy_stdio.error("tools/call", {"name": "failing_job", "arguments": {}})
+    assert err["code"] == -32601  # task-required, called without params.task
 
 
 def test_stdio_legacy_input_without_elicitation() -> None:

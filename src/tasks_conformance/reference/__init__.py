@@ -11,6 +11,12 @@
 - HTTP prints ``READY http://127.0.0.1:<port>/mcp`` once listening (endpoint ``/mcp``); TCP prints
   ``READY tcp://127.0.0.1:<port>``, Unix ``READY unix:<path>`` (newline-delimited JSON-RPC, as stdio).
 
+Tools (``tools.py``): our own (echo, slow_compute, long_job, tool_error, rpc_error, confirm_action,
+destructive_op) and, listed after them, the fixture tools that the official MCP conformance suite
+(``@modelcontextprotocol/conformance``) calls by name (greet, failing_job, protocol_error_job,
+confirm_delete, multi_input, test_tool_with_task, test_missing_capability,
+test_streaming_elicitation, test_logging_tool); tools of one kind share one implementation.
+
 ``ReferenceServer`` (in ``server.py``) documents the hook methods that fixture servers override
 to break exactly one rule. Only the stdlib is imported unless ``--transport http``.
 """

@@ -33,7 +33,19 @@ from tasks_conformance.reference.protocol import (
     rfc3339,
 )
 from tasks_conformance.reference.tasks import PendingInput, TaskEra, TaskRecord, TaskStore
-from tasks_conformance.reference.tools import CONFIRM_KEY, TOOLS_BY_NAME, ToolSpec, confirm_request, text_result
+from tasks_conformance.reference.tools import (
+    CONFIRM_KEY,
+    MULTI_KEYS,
+    NAME_KEY,
+    SAMPLING_KEY,
+    TOOLS_BY_NAME,
+    ToolSpec,
+    confirm_request,
+    name_request,
+    sampling_request,
+    text_result,
+    user_name_request,
+)
 
 Handler = Callable[[RequestContext], Awaitable[JSON]]
 Route = Literal["initialize", "modern", "legacy", "uninitialized"]
@@ -42,8 +54,18 @@ Route = Literal["initialize", "modern", "legacy", "uninitialized"]
 class ToolIO:
     """How a running tool asks the client for input. Subclasses pick the mechanism."""
 
+    #: The era of the request (or task) the tool runs for, and its client's capabilities.
+    era: TaskEra
+    client_caps: JSON
+
     async def ask_input(self, key: str, request: JSON) -> JSON:
         raise NotImplementedError
+
+    async def ask_inputs(self, requests: dict[str, JSON]) -> dict[str, JSON]:
+        """Ask several things at once (all outstanding together); the answers by key."""
+        keys = list(requests)
+        answers = await asyncio.gather(*(self.ask_input(key, requests[key]) for key in keys))
+        return dict(zip(keys, answers, strict=True))
 
 
 class TaskInput(ToolIO):
@@ -53,11 +75,15 @@ class TaskInput(ToolIO):
     def __init__(self, server: ServerCore, record: TaskRecord) -> None:
         self.server = server
         self.record = record
+        self.era = record.era
+        self.client_caps = record.client_caps
 
     async def ask_input(self, key: str, request: JSON) -> JSON:
         record = self.record
-        if not self.server.client_can_elicit(record.client_caps):
-            raise self.server.input_capability_error(record.era)
+        given = record.given_answers.pop(key, None)
+        if given is not None:  # answered before the task existed (2026-07-28 MRTR, then a task)
+            return given
+        self.server.require_input_capability(record.era, record.client_caps, request)
         if key in record.used_keys:  # keys are unique over the task's lifetime
             raise RpcError(INTERNAL_ERROR, f"input key {key!r} already used")
         future: asyncio.Future[JSON] = asyncio.get_running_loop().create_future()
@@ -115,7 +141,10 @@ class ServerCore:
     def instructions(self) -> str:
         return (
             "Reference server of tasks-conformance. Task-capable tools: slow_compute, long_job (task only), "
-            "tool_error, rpc_error, confirm_action (needs elicitation), destructive_op (destructive)."
+            "tool_error, rpc_error, confirm_action (needs elicitation), destructive_op (destructive). "
+            "Fixture tools of the official MCP conformance suite: greet, failing_job (task only), "
+            "protocol_error_job, confirm_delete, multi_input, test_missing_capability, "
+            "test_streaming_elicitation, test_logging_tool."
         )
 
     # ------------------------------------------------------------------ era routing
@@ -166,11 +195,23 @@ class ServerCore:
             return False
         return not elicitation or "form" in elicitation  # {} means form mode (2025-11-25 compatibility)
 
-    def input_capability_error(self, era: TaskEra) -> RpcError:
-        message = "confirm_action needs to ask the user, but the client did not declare the elicitation capability"
+    def client_can_sample(self, caps: JSON) -> bool:
+        return isinstance(caps.get("sampling"), dict)
+
+    def input_capability_error(self, era: TaskEra, capability: str = "elicitation") -> RpcError:
+        message = f"The tool needs to ask the client, but the client did not declare the {capability} capability"
         if era == "modern":
-            return self.missing_capability_error({"elicitation": {"form": {}}}, message + " in this request")
+            required: JSON = {"elicitation": {"form": {}}} if capability == "elicitation" else {capability: {}}
+            return self.missing_capability_error(required, message + " in this request")
         return RpcError(INTERNAL_ERROR, message + " at initialize")
+
+    def require_input_capability(self, era: TaskEra, caps: JSON, request: JSON) -> None:
+        """Raise unless the client declared what answering ``request`` takes."""
+        if request.get("method") == "sampling/createMessage":
+            if not self.client_can_sample(caps):
+                raise self.input_capability_error(era, "sampling")
+        elif not self.client_can_elicit(caps):
+            raise self.input_capability_error(era)
 
     def task_id_param(self, ctx: RequestContext) -> str:
         task_id = ctx.params.get("taskId")
@@ -200,38 +241,77 @@ class ServerCore:
             arguments = {}
         if not isinstance(arguments, dict):
             raise RpcError(INVALID_PARAMS, "params.arguments must be an object")
-        if spec.takes_text and not isinstance(arguments.get("text"), str):
-            raise RpcError(INVALID_PARAMS, f"{name} needs a string argument 'text'")
         duration = arguments.get("durationMs")
         if duration is not None and (not isinstance(duration, int) or isinstance(duration, bool) or duration < 0):
             raise RpcError(INVALID_PARAMS, "arguments.durationMs must be a non-negative integer")
+        seconds = arguments.get("seconds")
+        if seconds is not None and (
+            not isinstance(seconds, (int, float)) or isinstance(seconds, bool) or not 0 <= seconds < 1e9
+        ):
+            raise RpcError(INVALID_PARAMS, "arguments.seconds must be a non-negative number")
         return spec, arguments
 
     def tool_duration_ms(self, spec: ToolSpec, arguments: JSON, *, as_task: bool) -> int:
         duration = arguments.get("durationMs")
         if isinstance(duration, int) and not isinstance(duration, bool) and duration >= 0:
             return min(duration, self.config.max_tool_duration_ms)
-        return min(self.config.task_duration_ms, self.config.max_tool_duration_ms)
+        seconds = arguments.get("seconds")
+        if spec.takes_duration and isinstance(seconds, (int, float)) and not isinstance(seconds, bool):
+            return min(max(0, round(seconds * 1000)), self.config.max_tool_duration_ms)
+        default = self.config.task_duration_ms if spec.default_duration_ms is None else spec.default_duration_ms
+        return min(default, self.config.max_tool_duration_ms)
 
     async def execute_tool(self, spec: ToolSpec, arguments: JSON, io: ToolIO) -> JSON:
         """Run one tool; returns a CallToolResult (without resultType) or raises RpcError."""
-        if spec.name == "echo":
-            return text_result(str(arguments.get("text", "")))
+        text = arguments.get(spec.text_arg) if spec.text_arg is not None else None
+        if spec.text_required and not isinstance(text, str):
+            # An input validation error is a tool execution error (2025-11-25 and later), not -32602.
+            return text_result(f"{spec.name} needs a string argument {spec.text_arg!r}", is_error=True)
+        if spec.kind == "reply":
+            return text_result(spec.reply.replace("{}", str(text or "")))
+        if spec.kind == "sampling":
+            if not self.client_can_sample(io.client_caps):
+                raise self.input_capability_error(io.era, "sampling")
+            answer = await io.ask_input(SAMPLING_KEY, sampling_request(f"{spec.name}: say something short."))
+            content = answer.get("content")
+            said = content.get("text") if isinstance(content, dict) else None
+            return text_result(f"{spec.name}: the client's model said {said!r}")
         duration = self.tool_duration_ms(spec, arguments, as_task=isinstance(io, TaskInput))
-        if spec.name == "confirm_action":
-            answer = await io.ask_input(CONFIRM_KEY, confirm_request())
+        if spec.kind == "confirm":
+            what = f" deleting {text!r}" if isinstance(text, str) else ""
+            answer = await io.ask_input(
+                CONFIRM_KEY, confirm_request(f"{spec.name}: please confirm{what} (the reference server may proceed).")
+            )
             await asyncio.sleep(min(duration, 100) / 1000.0)  # a short working phase after the answer
             content = answer.get("content")
             if answer.get("action") == "accept" and not (isinstance(content, dict) and content.get("confirm") is False):
-                return text_result("confirm_action: confirmed by the user; action performed")
-            return text_result(f"confirm_action: not confirmed (action={answer.get('action')!r}); nothing done")
+                return text_result(f"{spec.name}: confirmed by the user; action performed")
+            return text_result(f"{spec.name}: not confirmed (action={answer.get('action')!r}); nothing done")
+        if spec.kind == "name_then_task":
+            answer = await io.ask_input(NAME_KEY, user_name_request(spec.name))
+            content = answer.get("content")
+            name = content.get("name") if isinstance(content, dict) else None
+            await asyncio.sleep(duration / 1000.0)
+            if answer.get("action") != "accept" or not isinstance(name, str):
+                return text_result(f"{spec.name}: no name given (action={answer.get('action')!r})")
+            return text_result(f"Hello, {name}! ({spec.name} finished after {duration} ms)")
+        if spec.kind == "multi_input":
+            first, second = MULTI_KEYS
+            answers = await io.ask_inputs(
+                {
+                    first: name_request(f"{spec.name}: what is your name? (1 of 2, asked together)"),
+                    second: confirm_request(f"{spec.name}: please confirm (2 of 2, asked together)."),
+                }
+            )
+            actions = ", ".join(f"{key}={answers[key].get('action')!r}" for key in MULTI_KEYS)
+            return text_result(f"{spec.name}: both inputs answered ({actions})")
         await asyncio.sleep(duration / 1000.0)
-        if spec.name == "tool_error":
-            return text_result("tool_error: the tool reported a failure (simulated)", is_error=True)
-        if spec.name == "rpc_error":
-            raise RpcError(INTERNAL_ERROR, "rpc_error: the tool failed with a JSON-RPC error (simulated)")
-        if spec.name == "destructive_op":
-            return text_result(f"destructive_op: pretended to delete something after {duration} ms")
+        if spec.kind == "tool_error":
+            return text_result(f"{spec.name}: the tool reported a failure (simulated)", is_error=True)
+        if spec.kind == "rpc_error":
+            raise RpcError(INTERNAL_ERROR, f"{spec.name}: the tool failed with a JSON-RPC error (simulated)")
+        if spec.destructive:
+            return text_result(f"{spec.name}: pretended to delete something after {duration} ms")
         return text_result(f"{spec.name}: finished after {duration} ms")
 
     def start_task(
@@ -243,6 +323,7 @@ class ServerCore:
         *,
         ttl_ms: int | None = None,
         owner: str | None = None,
+        given_answers: dict[str, JSON] | None = None,
     ) -> TaskRecord:
         """Create and store the task (durable before the CreateTaskResult goes out), then run it.
 
@@ -258,6 +339,7 @@ class ServerCore:
             owner=owner,
             client_caps=ctx.client_caps,
         )
+        record.given_answers.update(given_answers or {})
         self.tasks.add(record)
         record.runner = asyncio.create_task(self._run_task(record, spec, arguments))
         return record

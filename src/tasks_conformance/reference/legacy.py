@@ -40,16 +40,17 @@ class LegacySyncInput(ToolIO):
     def __init__(self, server: ServerCore, ctx: RequestContext) -> None:
         self.server = server
         self.ctx = ctx
+        self.era = "legacy"
+        self.client_caps = ctx.client_caps
 
     async def ask_input(self, key: str, request: JSON) -> JSON:
-        if not self.server.client_can_elicit(self.ctx.client_caps):
-            raise self.server.input_capability_error("legacy")
+        self.server.require_input_capability("legacy", self.ctx.client_caps, request)
         try:
             return await self.ctx.ask(
                 request["method"], copy.deepcopy(request["params"]), self.server.config.ask_timeout_s
             )
         except (StreamClosed, TimeoutError):
-            raise RpcError(INTERNAL_ERROR, "The client did not answer the elicitation request") from None
+            raise RpcError(INTERNAL_ERROR, f"The client did not answer the {request['method']} request") from None
 
 
 class LegacyMixin(ServerCore):

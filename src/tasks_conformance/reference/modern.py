@@ -35,7 +35,7 @@ from tasks_conformance.reference.protocol import (
     notification,
 )
 from tasks_conformance.reference.tasks import TaskRecord
-from tasks_conformance.reference.tools import TOOLS, ToolSpec
+from tasks_conformance.reference.tools import NAME_KEY, TOOLS, ToolSpec, user_name_request
 
 TASK_METHODS = ("tasks/get", "tasks/update", "tasks/cancel")
 
@@ -54,15 +54,33 @@ class MrtrInput(ToolIO):
     def __init__(self, server: ServerCore, ctx: RequestContext) -> None:
         self.server = server
         self.ctx = ctx
+        self.era = "modern"
+        self.client_caps = ctx.client_caps
 
-    async def ask_input(self, key: str, request: JSON) -> JSON:
+    def _answer(self, key: str) -> JSON | None:
         responses = self.ctx.params.get("inputResponses")
         if isinstance(responses, dict) and isinstance(responses.get(key), dict):
             answer: JSON = responses[key]
             return answer
-        if not self.server.client_can_elicit(self.ctx.client_caps):
-            raise self.server.input_capability_error("modern")
-        raise NeedInput({key: copy.deepcopy(request)})
+        return None
+
+    async def ask_input(self, key: str, request: JSON) -> JSON:
+        return (await self.ask_inputs({key: request}))[key]
+
+    async def ask_inputs(self, requests: dict[str, JSON]) -> dict[str, JSON]:
+        """Answers from params.inputResponses; an InputRequiredResult naming every unanswered key."""
+        answers: dict[str, JSON] = {}
+        missing: JSON = {}
+        for key, request in requests.items():
+            answer = self._answer(key)
+            if answer is not None:
+                answers[key] = answer
+            else:
+                self.server.require_input_capability("modern", self.ctx.client_caps, request)
+                missing[key] = copy.deepcopy(request)
+        if missing:
+            raise NeedInput(missing)
+        return answers
 
 
 class ModernMixin(ServerCore):
@@ -223,7 +241,14 @@ class ModernMixin(ServerCore):
         if self.supports_tasks_extension and spec.task_support != "forbidden":
             declared = self.declares_tasks_extension(ctx.client_caps)
             if self.should_create_task(ctx, spec, declared):
-                record = self.start_task("modern", spec, arguments, ctx)
+                given: dict[str, JSON] = {}
+                if spec.kind == "name_then_task":
+                    # Input first, synchronously (MRTR); the retry that carries it creates the task.
+                    try:
+                        given = await MrtrInput(self, ctx).ask_inputs({NAME_KEY: user_name_request(spec.name)})
+                    except NeedInput as need:
+                        return {"resultType": "input_required", "inputRequests": need.input_requests}
+                record = self.start_task("modern", spec, arguments, ctx, given_answers=given)
                 return self.build_create_task_result(record)
             if spec.task_support == "required":
                 return await self.on_undeclared_required_tool(ctx, spec, arguments)

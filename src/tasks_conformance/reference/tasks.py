@@ -55,6 +55,7 @@ class TaskRecord:
         self.error: JSON | None = None  # the JSON-RPC error object
         self.pending: dict[str, PendingInput] = {}
         self.used_keys: set[str] = set()
+        self.given_answers: dict[str, JSON] = {}  # input answered before the task was created
         self.runner: asyncio.Task[None] | None = None
         self.version = 0
         self.gone = False  # purged (TTL elapsed) or its session ended
