@@ -13,6 +13,8 @@ import psutil
 import pytest
 from conftest import BROKEN, FIXTURES, REFERENCE, HttpServer, cli, http_server, run, stdio
 
+from tasks_conformance.reference.tools import TOOLS
+
 RECORDING = [sys.executable, str(FIXTURES / "recording_server.py")]
 WIRE_ONLY = ["tasks-wire-resolvable"]
 
@@ -202,4 +204,4 @@ def test_a_server_slower_to_start_than_the_era_probe_is_judged_right(tmp_path: P
     ex = run(command=str(script), args=["--transport", "stdio"], tool_name="slow_compute", timeout_ms=10_000)
     assert ex.result.discovery.wire == wire
     assert ex.result.outcome == "passed", {c.id: c.message for c in ex.result.checks if c.bucket == "failed"}
-    assert ex.result.discovery.toolCount == 7
+    assert ex.result.discovery.toolCount == len(TOOLS)
