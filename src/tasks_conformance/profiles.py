@@ -18,13 +18,10 @@ import: `--help` and `--list-checks` read the profile names.
 from __future__ import annotations
 
 import math
-from collections.abc import Iterable
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from fractions import Fraction
-from typing import TYPE_CHECKING, Final
-
-if TYPE_CHECKING:
-    from tasks_conformance.result import CheckResult
+from typing import Final, Protocol
 
 REVISION: Final = "2026-12"
 
@@ -89,12 +86,29 @@ WARNING_COST: Final = Fraction(1, 2)
 _MUST_LEVELS: Final = frozenset({"MUST", "MUST NOT"})
 
 
-def check_weight(check: CheckResult) -> int:
+class Rule(Protocol):
+    @property
+    def level(self) -> str: ...
+
+
+class ScoredCheck(Protocol):
+    """What the score reads of a check result (result.CheckResult has it), so that the result
+    model can name its score without the two modules importing each other."""
+
+    @property
+    def bucket(self) -> str: ...
+    @property
+    def warnings(self) -> Sequence[str]: ...
+    @property
+    def rules(self) -> Sequence[Rule]: ...
+
+
+def check_weight(check: ScoredCheck) -> int:
     """MUST_WEIGHT when the check judges a MUST/MUST NOT rule, else OTHER_WEIGHT."""
     return MUST_WEIGHT if any(r.level in _MUST_LEVELS for r in check.rules) else OTHER_WEIGHT
 
 
-def check_points(check: CheckResult) -> Fraction:
+def check_points(check: ScoredCheck) -> Fraction:
     """What an applicable check earns: its weight when passed, less WARNING_COST when it warned;
     nothing when it failed or could not run."""
     if check.bucket != "passed":
@@ -103,7 +117,7 @@ def check_points(check: CheckResult) -> Fraction:
     return weight - WARNING_COST if check.warnings else Fraction(weight)
 
 
-def score(checks: Iterable[CheckResult]) -> int | None:
+def score(checks: Iterable[ScoredCheck]) -> int | None:
     """The 0–100 score of a run: floor(100 × Σ points / Σ weight) over the applicable checks.
 
     Applicable means passed, failed or could-not-run (a could-not-run check earns nothing: a run
