@@ -54,6 +54,7 @@ CASES: list[tuple[str, str, dict[str, Any], str]] = [
     ("update-never-completes", "tasks-input-required-update-completes", EXT_INPUT, "stdio"),
     ("update-ack-echoes-task", "tasks-input-required-update-completes", EXT_INPUT, "stdio"),
     ("undeclared-get-allowed", "tasks-undeclared-capability-rejected", EXT, "stdio"),
+    ("legacy-caps-count-as-declared", "tasks-undeclared-capability-rejected", EXT, "stdio"),
     ("32021-without-data", "tasks-undeclared-capability-names-requirements", EXT, "stdio"),
     ("listen-missing-subscription-id", "tasks-subscription-notifications", EXT, "stdio"),
     ("hostile:noise", "tasks-wire-framing", {"tool_name": "work"}, "stdio"),

@@ -1170,6 +1170,12 @@ def check_update_ack_echoes_task(peer: StdioPeer) -> None:
     assert ack["resultType"] == "complete" and ack["taskId"] == tid  # more than the empty ack
 
 
+def check_legacy_caps_count_as_declared(peer: StdioPeer) -> None:
+    tid = _create(peer)["taskId"]
+    envelope = {**meta(declare=False), CC: {"tasks": {"requests": {"tools": {"call": {}}}}}}
+    assert peer.result("tasks/get", {"taskId": tid, "_meta": envelope})["taskId"] == tid
+
+
 def check_result_type_missing(peer: StdioPeer) -> None:
     assert "resultType" not in peer.result("tools/list", {"_meta": meta()})
 
@@ -1280,6 +1286,7 @@ STDIO_CHECKS: dict[str, Callable[[StdioPeer], None]] = {
     "terminal-status-flips": check_terminal_status_flips,
     "update-ack-echoes-task": check_update_ack_echoes_task,
     "result-type-missing": check_result_type_missing,
+    "legacy-caps-count-as-declared": check_legacy_caps_count_as_declared,
     "unsupported-version-without-data": check_unsupported_version_without_data,
 }
 HTTP_ONLY = {"ignore-mcp-name", "ignore-mcp-method"}

@@ -20,8 +20,8 @@ UNDECLARED_CAPABILITY_REJECTED = check(
     title="tasks/* and task subscriptions without the extension declaration get -32021",
     description=(
         "Run last on the live task: tasks/get, tasks/update, subscriptions/listen {notifications: {taskIds}} "
-        "and tasks/cancel without the extension in _meta each get -32021 (HTTP 400); -32601 on "
-        "subscriptions/listen warns."
+        "and tasks/cancel without the extension in _meta each get -32021 (HTTP 400), and so does a tasks/get "
+        "declaring only the 2025-11-25 capabilities.tasks; -32601 on subscriptions/listen warns."
     ),
     probes=(DeclaredCall, UndeclaredTasks),
     needs="task",
@@ -40,7 +40,8 @@ def _refusal_problem(method: str, reply: Reply, rec: UndeclaredTasks) -> str | N
     return f"{method} without the declaration got {reply.describe()}"
 
 
-@UNDECLARED_CAPABILITY_REJECTED.judge(Wire.EXTENSION, requires=("S-EXT-MUST-18", "S-EXT-MUST-19", "S-CORE-MUST-05"))
+@UNDECLARED_CAPABILITY_REJECTED.judge(Wire.EXTENSION,
+                                     requires=("S-EXT-MUST-18", "S-EXT-MUST-19", "S-EXT-MUST-27", "S-CORE-MUST-05"))
 def undeclared_capability_rejected(ev: Evidence) -> Verdict:
     rec = ev.get(UndeclaredTasks)
     if not rec.ran:

@@ -7,12 +7,15 @@ from __future__ import annotations
 from tasks_conformance.evidence import DeclaredCall, Listen, Poll, UndeclaredTasks
 from tasks_conformance.probes import probe
 from tasks_conformance.probes.context import ProbeContext
-from tasks_conformance.protocol import META_SUBSCRIPTION_ID, get_path
+from tasks_conformance.protocol import META_CLIENT_CAPS, META_SUBSCRIPTION_ID, get_path
 from tasks_conformance.rpc.peer import Reply
+from tasks_conformance.session.factory import client_capabilities
 from tasks_conformance.wirelog import Frame
 from tasks_conformance.wires import WireDialect
 
 LISTEN_PROBE_TIMEOUT_S = 3.0
+# The label of the tasks/get that declares only the legacy capabilities.tasks (as messages show it).
+LEGACY_ONLY = "tasks/get declaring only the legacy capabilities.tasks"
 MAX_LISTEN_FRAMES = 200
 
 
@@ -53,13 +56,20 @@ async def listen(ctx: ProbeContext) -> None:
 
 @probe(UndeclaredTasks, order=90, needs=(DeclaredCall, Poll), applies=_declares_per_request, needs_task=True,
        last=True,
-       description="tasks/get, tasks/update, subscriptions/listen and tasks/cancel without the declaration")
+       description="tasks/get (also with only the legacy capabilities.tasks), tasks/update, subscriptions/listen "
+                   "and tasks/cancel without the declaration")
 async def undeclared_tasks(ctx: ProbeContext) -> None:
     rec = ctx.record(UndeclaredTasks)
     tid = ctx.require_task_id()
     rec.task_id = tid
     s = ctx.session
     rec.replies["tasks/get"] = await s.request("tasks/get", {"taskId": tid}, declare_tasks=False, purpose="undeclared")
+    # Declaring only the 2025-11-25 form (clientCapabilities.tasks) is no declaration on 2026-07-28.
+    legacy_only = {**client_capabilities(ctx.config), "tasks": {"requests": {"tools": {"call": {}}}}}
+    rec.replies[LEGACY_ONLY] = await s.request(
+        "tasks/get", {"taskId": tid}, declare_tasks=False, meta={META_CLIENT_CAPS: legacy_only},
+        purpose="undeclared (legacy capabilities.tasks only)",
+    )
     rec.replies["tasks/update"] = await s.request(
         "tasks/update", {"taskId": tid, "inputResponses": {}}, declare_tasks=False, purpose="undeclared"
     )
