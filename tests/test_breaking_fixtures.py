@@ -38,6 +38,8 @@ CASES: list[tuple[str, str, dict[str, Any], str]] = [
     ("terminal-status-flips", "tasks-terminal-status-immutable", LEGACY, "stdio"),
     ("removed-methods-served", "tasks-removed-methods-not-found", EXT, "stdio"),
     ("result-type-missing", "tasks-base-result-type-present", EXT, "stdio"),
+    ("capabilities-defaulted", "tasks-base-capabilities-required", EXT, "stdio"),
+    ("capabilities-defaulted", "tasks-base-capabilities-required", EXT, "http"),
     ("unsupported-version-without-data", "tasks-base-unsupported-version", EXT, "stdio"),
     ("unsupported-version-without-data", "tasks-base-unsupported-version", EXT, "http"),
     ("removed-methods-served", "tasks-removed-methods-not-found", EXT, "http"),

@@ -1176,6 +1176,11 @@ def check_legacy_caps_count_as_declared(peer: StdioPeer) -> None:
     assert peer.result("tasks/get", {"taskId": tid, "_meta": envelope})["taskId"] == tid
 
 
+def check_capabilities_defaulted(peer: StdioPeer) -> None:
+    envelope = {k: v for k, v in meta().items() if k != CC}
+    assert "tools" in peer.result("tools/list", {"_meta": envelope})
+
+
 def check_result_type_missing(peer: StdioPeer) -> None:
     assert "resultType" not in peer.result("tools/list", {"_meta": meta()})
 
@@ -1286,6 +1291,7 @@ STDIO_CHECKS: dict[str, Callable[[StdioPeer], None]] = {
     "terminal-status-flips": check_terminal_status_flips,
     "update-ack-echoes-task": check_update_ack_echoes_task,
     "result-type-missing": check_result_type_missing,
+    "capabilities-defaulted": check_capabilities_defaulted,
     "legacy-caps-count-as-declared": check_legacy_caps_count_as_declared,
     "unsupported-version-without-data": check_unsupported_version_without_data,
 }

@@ -64,6 +64,7 @@ ALL_CHECKS = (
     "tasks-undeclared-capability-names-requirements",
     "tasks-base-result-type-present",
     "tasks-base-unsupported-version",
+    "tasks-base-capabilities-required",
 )
 
 P, F, NA, CNR = "passed", "failed", "not-applicable", "could-not-run"
@@ -137,6 +138,7 @@ STDIO_NA_HTTP_PASS = {"stdio": NA, "http": P}
 #: Checks of the extension wire only: not applicable on legacy.
 EXTENSION_ONLY_NA = {"mcp_name_routing": NA, "undeclared_capability_rejected": NA, "removed_methods_not_found": NA,
                      "base_result_type_present": NA, "base_unsupported_version": NA,
+                     "base_capabilities_required": NA,
                   "undeclared_capability_names_requirements": NA, "subscription_notifications": NA}
 
 FASTMCP_ELICIT = {"confirm": {"action": "accept", "content": {"confirm": True}}}

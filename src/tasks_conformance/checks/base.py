@@ -6,8 +6,8 @@ from __future__ import annotations
 from typing import Any
 
 from tasks_conformance.checks.registry import Verdict, check, could_not_run, failed, passed
-from tasks_conformance.evidence import Evidence, UnsupportedVersion
-from tasks_conformance.protocol import ERR_UNSUPPORTED_VERSION, META_PROTOCOL_VERSION, get_path
+from tasks_conformance.evidence import BentEnvelope, Evidence
+from tasks_conformance.protocol import ERR_INVALID_PARAMS, ERR_UNSUPPORTED_VERSION, META_PROTOCOL_VERSION, get_path
 from tasks_conformance.wires import Wire
 
 RESULT_TYPE_PRESENT = check(
@@ -62,7 +62,7 @@ UNSUPPORTED_VERSION_REFUSED = check(
         "tools/list with protocolVersion 1999-01-01 in its envelope (and header, over HTTP) must be refused "
         "with -32022 whose data lists supported versions and echoes the requested one; HTTP 400."
     ),
-    probes=(UnsupportedVersion,),
+    probes=(BentEnvelope,),
     needs="wire",
 )
 
@@ -83,15 +83,47 @@ def _version_error_problems(reply: Any, requested: str | None) -> list[str]:
 
 @UNSUPPORTED_VERSION_REFUSED.judge(Wire.EXTENSION, requires=("S-CORE-MUST-03",))
 def unsupported_version_refused(ev: Evidence) -> Verdict:
-    rec = ev.get(UnsupportedVersion)
-    if rec.reply is None:
+    rec = ev.get(BentEnvelope)
+    reply = rec.unserved
+    if reply is None:
         return could_not_run(rec.not_run or rec.harness_problem or "the unserved version was not asked")
-    if not rec.reply.answered:
-        return could_not_run(f"the request got {rec.reply.describe()}", evidence=rec.reply.seqs())
-    problems = _version_error_problems(rec.reply, rec.requested)
+    if not reply.answered:
+        return could_not_run(f"the request got {reply.describe()}", evidence=reply.seqs())
+    problems = _version_error_problems(reply, rec.requested)
     if problems:
         return failed(f"a request for protocol version {rec.requested}: " + "; ".join(problems) + " (S-CORE-MUST-03)",
-                      evidence=rec.reply.seqs(),
+                      evidence=reply.seqs(),
                       details={"expected": "-32022 with data.supported and data.requested", "actual": problems})
     return passed(f"protocol version {rec.requested} was refused with -32022 naming the supported versions",
-                  evidence=rec.reply.seqs())
+                  evidence=reply.seqs())
+
+
+ENVELOPE_REQUIRED = check(
+    id="tasks-base-capabilities-required",
+    category="base",
+    title="A 2026-07-28 request without client capabilities is malformed: -32602",
+    description=(
+        "tools/list whose _meta names the protocol version but carries no clientCapabilities must be "
+        "refused with -32602 (HTTP 400): capabilities are per request, and {} is how a client declares none."
+    ),
+    probes=(BentEnvelope,),
+    needs="wire",
+)
+
+
+@ENVELOPE_REQUIRED.judge(Wire.EXTENSION, requires=("S-CORE-MUST-02",))
+def capabilities_required(ev: Evidence) -> Verdict:
+    rec = ev.get(BentEnvelope)
+    reply = rec.no_capabilities
+    if reply is None:
+        return could_not_run(rec.not_run or rec.harness_problem or "the request without capabilities was not sent")
+    if not reply.answered:
+        return could_not_run(f"the request got {reply.describe()}", evidence=reply.seqs())
+    if reply.error_code != ERR_INVALID_PARAMS:
+        return failed(f"tools/list without _meta clientCapabilities got {reply.describe()}, not -32602 "
+                      "(S-CORE-MUST-02)", evidence=reply.seqs(),
+                      details={"expected": ERR_INVALID_PARAMS, "actual": reply.describe()})
+    if reply.status is not None and reply.status != 400:
+        return failed(f"-32602 for the missing capabilities came with HTTP {reply.status}, not 400 (S-CORE-MUST-02)",
+                      evidence=reply.seqs(), details={"expected": "HTTP 400", "actual": f"HTTP {reply.status}"})
+    return passed("a request without client capabilities was refused with -32602", evidence=reply.seqs())

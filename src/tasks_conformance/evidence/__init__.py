@@ -8,6 +8,7 @@ from typing import TYPE_CHECKING, Any, TypeVar
 from tasks_conformance.evidence.discovery import Discovery
 from tasks_conformance.evidence.records import (
     RECORD_TYPES,
+    BentEnvelope,
     Cancel,
     DeclaredCall,
     Intent,
@@ -22,7 +23,6 @@ from tasks_conformance.evidence.records import (
     UndeclaredCall,
     UndeclaredTasks,
     UnknownIdAnswer,
-    UnsupportedVersion,
     Update,
 )
 from tasks_conformance.wires import Wire, WireDialect
@@ -110,6 +110,7 @@ class Evidence:
 
 __all__ = [
     "RECORD_TYPES",
+    "BentEnvelope",
     "Cancel",
     "DeclaredCall",
     "Discovery",
@@ -128,6 +129,5 @@ __all__ = [
     "UndeclaredProbe",
     "UndeclaredTasks",
     "UnknownIdAnswer",
-    "UnsupportedVersion",
     "Update",
 ]

@@ -200,15 +200,17 @@ class TerminalRereads(ProbeRecord):
 
 
 @dataclass
-class UnsupportedVersion(ProbeRecord):
-    """A request whose envelope names a protocol version no server serves."""
+class BentEnvelope(ProbeRecord):
+    """Requests whose 2026-07-28 envelope is wrong on purpose: a protocol version no server
+    serves, and one without the client capabilities."""
 
-    probe: ClassVar[str] = "unsupported-version"
+    probe: ClassVar[str] = "bent-envelope"
     requested: str | None = None
-    reply: Reply | None = None
+    unserved: Reply | None = None
+    no_capabilities: Reply | None = None
 
 
 RECORD_TYPES: dict[str, type[ProbeRecord]] = {
     r.probe: r for r in (DeclaredCall, UndeclaredCall, Poll, InvalidId, NameRouting, Cancel, Listen, UndeclaredTasks,
-                         RemovedMethods, TerminalRereads, UnsupportedVersion)
+                         RemovedMethods, TerminalRereads, BentEnvelope)
 }
