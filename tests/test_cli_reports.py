@@ -7,8 +7,10 @@ import json
 import sys
 import xml.etree.ElementTree as ET
 from pathlib import Path
+from typing import Any
 
 import jsonschema
+import pytest
 from conftest import BROKEN, FIXTURES, REFERENCE, cli
 from test_cli_inprocess import invoke
 
@@ -35,10 +37,59 @@ def test_human_on_stdout_plus_junit_and_summary_files(tmp_path: Path) -> None:
 
 
 def test_default_stdout_is_json_when_not_a_terminal_and_validates() -> None:
-    proc = cli("--command", REF, "--tool-name", "slow_compute")
+    proc = cli("--command", REF, "--tool-name", "slow_compute", env={"CI": ""})  # a script, not CI
     data = json.loads(proc.stdout)
     jsonschema.validate(data, json.loads(schema_text("json")))
     assert proc.returncode == 0
+
+
+def _is_human(stdout: str) -> bool:
+    """The human report: no JSON document, no colour, and the verdict in words."""
+    try:
+        json.loads(stdout)
+    except json.JSONDecodeError:
+        return "\x1b" not in stdout and "PASSED" in stdout and "tasks-wire-resolvable" in stdout
+    return False
+
+
+def test_the_readme_ci_example_prints_the_human_report_and_writes_its_files(tmp_path: Path) -> None:
+    # The README's CI line, against the reference server: reports to files, no --format.
+    junit, summary, wire = tmp_path / "report.xml", tmp_path / "summary.json", tmp_path / "wire.ndjson"
+    proc = cli("--command", REF, "--tool-name", "slow_compute", "--reporter", f"junit-xml={junit}",
+               "--reporter", f"json-summary={summary}", "--wire-log", str(wire), env={"CI": "", "NO_COLOR": ""})
+    assert proc.returncode == 0, proc.stderr
+    assert _is_human(proc.stdout), proc.stdout[:500]
+    assert json.loads(summary.read_text())["outcome"] == "passed" and junit.read_text().startswith("<?xml")
+
+
+@pytest.mark.parametrize("value", ["true", "1", "TRUE", "yes"])
+def test_ci_in_the_environment_prints_the_human_report(value: str) -> None:
+    proc = cli("--command", REF, "--check-id", "tasks-wire-resolvable", env={"CI": value, "NO_COLOR": ""})
+    assert proc.returncode == 0 and _is_human(proc.stdout), proc.stdout[:500]
+
+
+@pytest.mark.parametrize("env", [{"CI": "true"}, {"CI": ""}])
+def test_an_explicit_format_json_wins_in_ci_and_with_report_files(env: dict[str, str], tmp_path: Path) -> None:
+    proc = cli("--command", REF, "--check-id", "tasks-wire-resolvable", "--format", "json",
+               "--reporter", f"markdown={tmp_path / 'r.md'}", env=env)
+    assert proc.returncode == 0 and json.loads(proc.stdout)["outcome"] == "passed"
+
+
+def test_the_stdout_rule() -> None:
+    from tasks_conformance.cli import in_ci, stdout_report
+    from tasks_conformance.config import RunOptions, build_run_config
+
+    def pick(*, tty: bool = False, ci: bool = False, **flags: Any) -> str:
+        config = build_run_config(RunOptions(command=sys.executable, **flags))
+        named = next((r.name for r in config.reporters if r.path is None), None)
+        return stdout_report(config, named, tty=tty, ci=ci)
+
+    assert pick() == "json"
+    assert pick(tty=True) == pick(ci=True) == pick(reporters=("junit-xml=r.xml",)) == "human"
+    assert pick(ci=True, format="json") == pick(reporters=("json-summary=s.json",), format="json") == "json"
+    assert pick(tty=True, reporters=("markdown",)) == pick(ci=True, reporters=("markdown",)) == "markdown"
+    assert [in_ci({"CI": v}) for v in ("", "0", "false", "False", "no", "true", "1", "yes")] == [False] * 5 + [True] * 3
+    assert in_ci({}) is False
 
 
 def test_reporter_without_path_takes_stdout_and_quiet_prints_one_line() -> None:

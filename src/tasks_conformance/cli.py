@@ -12,7 +12,7 @@ import json
 import os
 import shutil
 import sys
-from collections.abc import Iterator, Sequence
+from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import replace
 from typing import IO, TYPE_CHECKING, Annotated, Any, NoReturn, TextIO, cast
 
@@ -167,6 +167,26 @@ def prepare_reports(config: RunConfig) -> ReportTargets:
     return targets
 
 
+def in_ci(environ: Mapping[str, str] | None = None) -> bool:
+    """CI=true (or any value but empty, 0, false, no): GitHub Actions, GitLab, CircleCI… set it."""
+    value = (os.environ if environ is None else environ).get("CI", "")
+    return value.strip().lower() not in ("", "0", "false", "no")
+
+
+def stdout_report(config: RunConfig, stdout_reporter: str | None, *, tty: bool, ci: bool) -> str:
+    """What stdout gets. An explicit choice wins (`--reporter NAME` without a path, or `--format`);
+    otherwise the human report on a terminal, in CI (CI=true), or when the reports went to files
+    (`--reporter NAME=PATH`): a build log is read by people. JSON only off a terminal, outside
+    CI, with no report file asked for: a script piping the output."""
+    if stdout_reporter is not None:
+        return stdout_reporter
+    if config.format is not None:
+        return config.format
+    if tty or ci or any(spec.path is not None for spec in config.reporters):
+        return "human"
+    return "json"
+
+
 def _want_color(stream: IO[str]) -> bool:
     if os.environ.get("NO_COLOR"):
         return False
@@ -182,7 +202,8 @@ def _run(config: RunConfig) -> int:
 
     targets = prepare_reports(config)
     try:
-        with ProgressLine(enabled=sys.stderr.isatty() and not config.quiet) as progress:
+        live = sys.stderr.isatty() and not config.quiet and not in_ci()
+        with ProgressLine(enabled=live) as progress:
             execution = anyio.run(execute, config, progress.update)
         for problem in _write_reports(config, targets, execution):
             typer.echo(f"tasks-conformance: reporter error: {problem}", err=True)
@@ -199,8 +220,9 @@ def _write_reports(config: RunConfig, targets: ReportTargets, execution: Executi
 
     stdout = sys.stdout
     tty = stdout.isatty()
-    stdout_name = targets.stdout_reporter or config.format or ("human" if tty else "json")
-    color = _want_color(stdout) and stdout_name == "human"
+    ci = in_ci()
+    stdout_name = stdout_report(config, targets.stdout_reporter, tty=tty, ci=ci)
+    color = _want_color(stdout) and stdout_name == "human" and not ci
     width = shutil.get_terminal_size().columns if tty else None
     verbose = config.verbose
     jobs = [(stdout_name, stdout, ReportOptions(color=color, quiet=config.quiet, width=width, verbose=verbose))]
@@ -249,7 +271,7 @@ CheckIds = Annotated[list[str] | None, typer.Option("--check-id", help="Run only
 Categories = Annotated[list[str] | None, typer.Option("--category", help="dispatch|creation|lifecycle (repeatable)", rich_help_panel=CHECKS_PANEL)]
 ProtocolVersion = Annotated[str | None, typer.Option("--protocol-version", help="Pin the era: 2025-11-25 or 2026-07-28 (default: negotiate)", rich_help_panel=CONN)]
 ExpectWire = Annotated[str, typer.Option("--expect-wire", help="legacy|extension|any: require a wire", rich_help_panel=CHECKS_PANEL)]
-Format = Annotated[str | None, typer.Option("--format", help="What stdout gets: human|json (default: human on a terminal, json otherwise)", rich_help_panel=REPORT)]
+Format = Annotated[str | None, typer.Option("--format", help="What stdout gets: human|json (default: human on a terminal, in CI (CI=true) or when a --reporter writes a file; json otherwise)", rich_help_panel=REPORT)]
 Reporters = Annotated[list[str] | None, typer.Option("--reporter", help="NAME[=PATH]: human, json, json-summary, junit-xml, markdown or a plugin (repeatable)", rich_help_panel=REPORT)]
 Quiet = Annotated[bool, typer.Option("--quiet", "-q", help="Print only the summary line", rich_help_panel=REPORT)]
 Verbose = Annotated[bool, typer.Option("--verbose", "-v", help="human report: show the wire frames (redacted) under each failed check", rich_help_panel=REPORT)]
