@@ -136,3 +136,40 @@ def test_wire_log_export_is_ndjson_of_every_frame(tmp_path: Path) -> None:
     assert [f["seq"] for f in frames] == list(range(1, len(frames) + 1))
     assert frames[0]["direction"] == "out" and "server/discover" in frames[0]["text"]
     assert {f["channel"] for f in frames} == {"stdio"}
+
+
+def _closed_port() -> int:
+    import socket
+
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return int(s.getsockname()[1])
+
+
+def test_an_unreachable_server_gives_one_cause_once() -> None:
+    url = f"http://127.0.0.1:{_closed_port()}/mcp"
+    proc = cli("--url", url, "--format", "json", "--timeout", "5000")
+    assert proc.returncode == 3, proc.stderr
+    data = json.loads(proc.stdout)
+    jsonschema.validate(data, json.loads(schema_text("json")))
+    (cause,) = data["incompleteCauses"]
+    assert cause["checks"] == [c["id"] for c in data["checks"]] and url in cause["fix"]
+    assert data["incompleteReason"].count("could not talk to the server") == 1
+    human = cli("--url", url, "--format", "human", "--timeout", "5000").stdout
+    assert human.count("could not talk to the server") == 1 and "tasks-ttl-shape" not in human
+    assert f"! not run  all {len(data['checks'])} checks: could not talk to the server" in human
+
+
+def test_no_tool_name_on_the_extension_wire_is_one_cause_with_its_fix(tmp_path: Path) -> None:
+    summary = tmp_path / "s.json"
+    proc = cli("--command", REF, "--format", "json", "--reporter", f"json-summary={summary}")
+    assert proc.returncode == 3
+    data, small = json.loads(proc.stdout), json.loads(summary.read_text())
+    jsonschema.validate(small, json.loads(schema_text("json-summary")))
+    (cause,) = data["incompleteCauses"]
+    assert small["incompleteCauses"] == data["incompleteCauses"]
+    assert cause["fix"].startswith("name one with --tool-name (listed: ") and "tasks-ttl-shape" in cause["checks"]
+    not_run = [c["id"] for c in data["checks"] if c["skipReason"] == "could-not-run"]
+    assert sorted(cause["checks"]) == sorted(not_run) and len(not_run) > 5
+    assert data["incompleteReason"].count("cannot guess which tool") == 1
+    assert len(data["incompleteReason"]) < 1200  # was ~3 KB: the sentence once per blocked check

@@ -35,6 +35,7 @@ from tasks_conformance.reporters import (
     write_wire_log,
 )
 from tasks_conformance.reporters._text import one_line, visible
+from tasks_conformance.reporters.json_report import summary_document
 from tasks_conformance.reporters.junit import MAX_FRAME_BYTES, MAX_FRAMES, MAX_MESSAGE
 from tasks_conformance.requirements import load as load_requirements
 from tasks_conformance.result import (
@@ -266,6 +267,32 @@ def empty_run() -> RunResult:
     return _run([], discovery=Discovery())
 
 
+NO_TOOL = ("on the extension wire tools carry no task metadata, so tasks-conformance cannot guess which tool "
+           "runs as a task; name one with --tool-name (listed: echo, slow_compute)")
+BLOCKED_IDS = ["tasks-ttl-shape", "tasks-inline-result", "tasks-cancel-ack-shape", "tasks-status-payload-shape"]
+
+
+def no_tool_run() -> RunResult:
+    """The extension wire without --tool-name: one cause behind many checks (and one chained check)."""
+    blocked = [_check(i, "skipped", skip="could-not-run", category="lifecycle", message=NO_TOOL) for i in BLOCKED_IDS]
+    chained = _check("tasks-undeclared-capability-names-requirements", "skipped", skip="could-not-run",
+                     message="no -32021 error was seen (see tasks-cancel-ack-shape)",
+                     details={"blockedBy": "tasks-cancel-ack-shape"})
+    return _run([_check("tasks-wire-resolvable", "passed", message="ok"), *blocked, chained])
+
+
+UNREACHABLE = ("could not talk to the server: no answer (could not connect to http://127.0.0.1:9/mcp: "
+               "All connection attempts failed)")
+
+
+def unreachable_run() -> RunResult:
+    root = _check("tasks-wire-resolvable", "skipped", skip="could-not-run", message=UNREACHABLE)
+    blocked = "could not talk to the server (see tasks-wire-resolvable)"
+    rest = [_check(i, "skipped", skip="could-not-run", message=blocked,
+                   details={"blockedBy": "tasks-wire-resolvable"}) for i in BLOCKED_IDS]
+    return _run([root, *rest], discovery=Discovery(), target="http://127.0.0.1:9/mcp")
+
+
 RUNS = {
     "passed": passed_run,
     "failed": failed_run,
@@ -273,6 +300,8 @@ RUNS = {
     "interrupted": interrupted_run,
     "no-wire": no_wire_run,
     "empty": empty_run,
+    "no-tool": no_tool_run,
+    "unreachable": unreachable_run,
 }
 
 
@@ -856,3 +885,66 @@ def test_narrow_human_report_puts_each_message_under_its_check_id() -> None:
     # The message is on the next line, whole words kept (no "requiredCapabilitie s" split).
     assert "data.requiredCapabilities" in lines[i + 1] + lines[i + 2]
     assert all(len(line) <= 80 for line in lines)
+
+
+# ---------------------------------------------------------------------------------------------
+# incomplete: each cause once
+
+
+def test_one_cause_behind_many_checks_is_stated_once_with_its_fix_and_checks() -> None:
+    result = no_tool_run()
+    assert result.outcome == "incomplete"
+    ids = [*BLOCKED_IDS, "tasks-undeclared-capability-names-requirements"]  # the chained one follows its root
+    assert [c.to_json() for c in result.incompleteCauses] == [{
+        "cause": "on the extension wire tools carry no task metadata, so tasks-conformance cannot guess which tool "
+                 "runs as a task",
+        "fix": "name one with --tool-name (listed: echo, slow_compute)",
+        "checks": ids,
+    }]
+    reason = result.incompleteReason or ""
+    assert reason.startswith("Could not establish conformance — ")
+    assert reason.count("cannot guess which tool") == 1 and reason.count("--tool-name") == 1
+    assert all(i in reason for i in ids)
+    for kind, doc in (("json", result.to_json()), ("json-summary", summary_document(result))):
+        _validator(kind).validate(doc)
+        assert doc["incompleteCauses"] == [c.to_json() for c in result.incompleteCauses]
+    assert passed_run().to_json()["incompleteCauses"] == []
+
+
+def test_an_unreachable_server_is_one_cause_and_one_line_in_the_human_report() -> None:
+    result = unreachable_run()
+    (cause,) = result.incompleteCauses
+    assert cause.cause == UNREACHABLE and cause.checks == ("tasks-wire-resolvable", *BLOCKED_IDS)
+    assert "http://127.0.0.1:9/mcp" in cause.fix and "--url" in cause.fix
+    assert (result.incompleteReason or "").count("could not talk to the server") == 1
+    text = _plain_human(result)
+    assert "! not run  all 5 checks: could not talk to the server" in text
+    assert not any(i in text for i in BLOCKED_IDS)  # no table of "not run" rows
+    assert text.count("could not talk to the server") == 1
+    assert text.splitlines()[-1] == "Could not establish conformance — 5 checks could not run, 1 cause above"
+
+
+def test_the_human_report_lists_each_cause_once_after_the_table() -> None:
+    text = _plain_human(no_tool_run())
+    block = text[text.index("! on the extension wire"):]
+    assert "  fix: name one with --tool-name (listed: echo, slow_compute)" in block
+    assert "  blocked: " + ", ".join(BLOCKED_IDS) in block.replace("\n", " ")
+
+
+def test_markdown_gives_every_cause_whole() -> None:
+    long_fix = "name one with --tool-name (listed: " + ", ".join(f"tool_{n:03d}" for n in range(200)) + ")"
+    checks = [_check(i, "skipped", skip="could-not-run", message=f"no tool; {long_fix}") for i in BLOCKED_IDS]
+    text = render_text("markdown", _run(checks))
+    assert "> **Incomplete:** Could not establish conformance — 4 checks could not run" in text
+    assert "tool\\_199\\)" in text  # the end of the fix is there: nothing is cut mid-word
+    assert text.count("no tool") == 1 + len(BLOCKED_IDS)  # once in the causes, once per row of the table
+    assert "> - no tool" in text and ">   **Blocked:** " + ", ".join(f"`{i}`" for i in BLOCKED_IDS) in text
+
+
+def test_markdown_cuts_an_overlong_cause_between_words() -> None:
+    words = " ".join(f"word{n:04d}" for n in range(600))  # 5,400 characters, past the bound
+    text = render_text("markdown", _run([_check("tasks-ttl-shape", "skipped", skip="could-not-run", message=words)]))
+    line = next(x for x in text.splitlines() if x.startswith("> - word0000"))
+    kept = line.removeprefix("> - ").removesuffix(" …").split(" ")
+    assert line.endswith(" …") and 100 < len(kept) < 600
+    assert kept == [f"word{n:04d}" for n in range(len(kept))]  # whole words only, in order

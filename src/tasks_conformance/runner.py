@@ -311,11 +311,12 @@ async def execute(config: RunConfig, progress: Progress | None = None) -> Execut
     say("judging")
     results = [_check_result(spec, ev, interrupted) for spec in selected]
     outcome = decide_outcome(results, interrupted)
+    target = wire.redactor.text(config.target())
     return Execution(
         result=RunResult(
-            outcome=outcome, target=wire.redactor.text(config.target()),
+            outcome=outcome, target=target,
             durationMs=int((time.monotonic() - started) * 1000), discovery=_discovery_report(ev), checks=results,
-            incompleteReason=incomplete_reason(results, interrupted) if outcome == "incomplete" else None,
+            incompleteReason=incomplete_reason(results, interrupted, target) if outcome == "incomplete" else None,
             interrupted=interrupted, toolVersion=__version__, profile=PROFILES[config.profile].id,
         ),
         wire=wire,

@@ -213,11 +213,28 @@ def _draw(console: Console, result: RunResult, w: _Writer, options: ReportOption
     console.print(Text("MCP Tasks conformance", style="bold"))
     console.print(_header(result, w))
     console.print()
-    if result.checks:
+    causes = result.incompleteCauses
+    blocked = sum(len(c.checks) for c in causes)
+    if result.checks and len(causes) == 1 and blocked == len(result.checks):
+        # Nothing ran, for one reason (an unreachable server): one line, not a table of "not run".
+        console.print(Text(f"{w.glyph('!', '!')} not run  all {blocked} checks: {w.s(causes[0].cause, 2000)}",
+                           style="yellow"))
+        console.print(Text(f"  fix: {w.s(causes[0].fix, 2000)}"))
+    elif result.checks:
         console.print(_checks_table(result, w, console.width, options.verbose))
+        for cause in causes:
+            console.print()
+            console.print(Text(f"{w.glyph('!', '!')} {w.s(cause.cause, 2000)}", style="yellow"))
+            console.print(Text(f"  fix: {w.s(cause.fix, 2000)}"))
+            if cause.checks:
+                console.print(Text(f"  blocked: {w.s(', '.join(cause.checks), 4000)}", style="dim"))
     else:
         console.print(Text("no checks ran", style="dim"))
     console.print()
     console.print(_summary_line(result, w))
     if result.incompleteReason:
-        console.print(Text(w.s(result.incompleteReason, 4000), style="yellow"))
+        # The causes are above, each once; this closing line only counts them.
+        n = len(causes)
+        tail = f"{blocked} check{'' if blocked == 1 else 's'} could not run, {n} cause{'' if n == 1 else 's'} above"
+        closing = f"Could not establish conformance — {tail}" if causes else result.incompleteReason
+        console.print(Text(w.s(closing, 4000), style="yellow"))
