@@ -25,6 +25,25 @@ SUPPORTED_PROTOCOLS = (PROTOCOL_LEGACY, PROTOCOL_MODERN)
 DEFAULT_MAX_MESSAGE_BYTES = 16 * 1024 * 1024
 
 _SECRET_NAME = re.compile(r"TOKEN|SECRET|PASSW|KEY|AUTH|COOKIE|CREDENTIAL", re.IGNORECASE)
+# Query parameter names whose values are secrets (api_key, access_token, X-Amz-Signature, sig,
+# code, password, pass, pwd, auth, client_secret, sessionId, jwt…). Hiding a harmless value costs
+# a [REDACTED] in a report; printing a key costs the key.
+_SECRET_QUERY_NAME = re.compile(
+    r"key|token|secret|pass|pwd|auth|sig|code|credential|session|cookie|jwt|bearer|private|nonce|salt",
+    re.IGNORECASE,
+)
+
+
+def query_secrets(url: str) -> list[str]:
+    """The values of secret-looking query parameters of `url`, as written and percent-decoded."""
+    from urllib.parse import unquote_plus
+
+    out: list[str] = []
+    for pair in urlsplit(url).query.split("&"):
+        name, eq, value = pair.partition("=")
+        if eq and value and _SECRET_QUERY_NAME.search(unquote_plus(name)):
+            out += [value, unquote_plus(value)]
+    return out
 
 TransportKind = Literal["stdio", "http", "tcp", "unix"]
 ExpectWire = Literal["legacy", "extension", "any"]
@@ -78,7 +97,8 @@ class RunConfig:
 
     def secrets(self) -> list[str]:
         """Every value the run must never print: tokens, credential headers and cookies (also
-        each cookie's value on its own), URL passwords, secret-looking --env values and the
+        each cookie's value on its own), URL passwords and secret-looking query values,
+        secret-looking --env values and the
         values of secret-looking flags on the server command line."""
         from tasks_conformance.redact import SENSITIVE_HEADERS
 
@@ -103,6 +123,7 @@ class RunConfig:
             if where.password:
                 out.append(where.password)
                 out.append(f"{where.username}:{where.password}")
+            out += query_secrets(self.url)
         args = list(self.command)
         for i, arg in enumerate(args):
             name, eq, value = arg.partition("=")
