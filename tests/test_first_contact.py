@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 from conftest import REFERENCE, HttpServer, cli
 
-from tasks_conformance.config import RunOptions, build_run_config
+from tasks_conformance.config import RunOptions, build_run_config, show_env
 from tasks_conformance.redact import Redactor
 
 REF = " ".join(REFERENCE)
@@ -65,3 +65,53 @@ def test_a_query_secret_reaches_no_output_when_the_server_is_unreachable(tmp_pat
     code, text = _everything(tmp_path, "--url", f"http://127.0.0.1:{_closed_port()}/mcp?api_key={secret}")
     assert code == 3
     assert secret not in text and "could not talk to the server" in text
+
+
+# -e values: all hidden unless --show-env; a password in a URL-shaped value always.
+
+def test_every_env_value_is_a_secret_unless_shown() -> None:
+    env = ("PLAIN_VAR=plainvalue42", "API_TOKEN=tokenvalue42", "DATABASE_URL=postgres://u:pw-in-url42@db/x")
+    config = build_run_config(RunOptions(command="true", env=env))
+    assert {"plainvalue42", "tokenvalue42", "postgres://u:pw-in-url42@db/x", "pw-in-url42"} <= set(config.secrets())
+    shown = show_env(config, ("PLAIN_VAR", "API_TOKEN", "DATABASE_URL"))
+    assert "plainvalue42" not in shown.secrets()
+    assert "tokenvalue42" in shown.secrets()  # a secret-looking name stays hidden
+    assert "pw-in-url42" in shown.secrets() and "postgres://u:pw-in-url42@db/x" not in shown.secrets()
+    assert Redactor(shown.secrets()).text("DATABASE_URL=postgres://u:pw-in-url42@db/x") == \
+        "DATABASE_URL=postgres://[REDACTED]@db/x"
+
+
+def test_show_env_must_name_an_env_variable() -> None:
+    from tasks_conformance.errors import UsageError
+
+    with pytest.raises(UsageError, match="--show-env NOPE: no -e NAME=VALUE gives it"):
+        show_env(build_run_config(RunOptions(command="true", env=("A=b",))), ("NOPE",))
+
+
+def test_passwords_in_url_shaped_server_arguments_are_secrets() -> None:
+    config = build_run_config(RunOptions(command="true", args=("--db", "mysql://root:argpass99@127.0.0.1/x")))
+    assert "argpass99" in config.secrets()
+
+
+# The server prints its environment to stderr and exits: the message quotes that stderr.
+ECHO_ENV = "sh -c 'echo \"plain=$PLAIN_VAR db=$DATABASE_URL\" >&2; exit 3'"
+
+
+@pytest.mark.parametrize("show", [False, True])
+def test_env_values_reach_no_output_unless_shown(tmp_path: Path, show: bool) -> None:
+    plain, password = "plain" + uuid.uuid4().hex, "pw" + uuid.uuid4().hex
+    args = ["--command", ECHO_ENV, "-e", f"PLAIN_VAR={plain}", "-e", f"DATABASE_URL=postgres://app:{password}@db/x",
+            "--check-id", "tasks-wire-resolvable"]
+    shown = ["--show-env", "PLAIN_VAR", "--show-env", "DATABASE_URL"] if show else []
+    code, text = _everything(tmp_path, *args, *shown)
+    assert code == 3 and "plain=" in text, text[-2000:]  # the server's stderr is quoted
+    assert password not in text
+    assert (plain in text) is show
+    assert ("db=postgres://[REDACTED]@db/x" in text) is show  # shown, but never its password
+    assert ("db=[REDACTED]" in text) is not show
+
+
+def test_show_env_without_its_variable_is_a_usage_error_on_the_command_line() -> None:
+    from test_cli_inprocess import usage_error
+
+    assert usage_error("--command", "true", "-e", "A=b", "--show-env", "B") == "--show-env B: no -e NAME=VALUE gives it"

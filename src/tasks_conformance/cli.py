@@ -20,7 +20,7 @@ import typer
 from typer.core import TyperGroup
 
 from tasks_conformance import __version__
-from tasks_conformance.config import Catalog, RunConfig, RunOptions, build_run_config
+from tasks_conformance.config import Catalog, RunConfig, RunOptions, build_run_config, show_env
 from tasks_conformance.errors import UsageError
 from tasks_conformance.result import EXIT_CODES, EXIT_INTERRUPTED, EXIT_USAGE
 
@@ -259,10 +259,10 @@ def _many(values: list[str] | None) -> tuple[str, ...]:
     return tuple(values or ())
 
 
-def _run_options(options: RunOptions) -> NoReturn:
+def _run_options(options: RunOptions, shown_env: tuple[str, ...] = ()) -> NoReturn:
     """Build the RunConfig (usage errors exit 2 here), run it and exit with its code."""
     with _usage_errors():
-        code = _run(build_run_config(options, _catalog()))
+        code = _run(show_env(build_run_config(options, _catalog()), shown_env))
     raise typer.Exit(code)
 
 
@@ -291,7 +291,8 @@ def main_command(
     tcp: Annotated[str | None, typer.Option("--tcp", help="HOST:PORT, newline-delimited JSON-RPC over TCP", rich_help_panel=CONN)] = None,
     unix: Annotated[str | None, typer.Option("--unix", help="Unix socket path, newline-delimited JSON-RPC", rich_help_panel=CONN)] = None,
     cwd: Annotated[str | None, typer.Option("--cwd", help="Working directory for --command", rich_help_panel=CONN)] = None,
-    env: Annotated[list[str] | None, typer.Option("-e", "--env", help="KEY=VALUE added to the server's environment (repeatable)", rich_help_panel=CONN)] = None,
+    env: Annotated[list[str] | None, typer.Option("-e", "--env", help="KEY=VALUE added to the server's environment (repeatable); reports show [REDACTED] for every value unless --show-env KEY", rich_help_panel=CONN)] = None,
+    shown_env: Annotated[list[str] | None, typer.Option("--show-env", help="Let reports show this -e variable's value (repeatable; never a secret-looking name's, nor a password in a URL)", rich_help_panel=CONN)] = None,
     headers: Annotated[list[str] | None, typer.Option("--header", help='"Name: value" sent on every HTTP request (repeatable)', rich_help_panel=CONN)] = None,
     access_token: Annotated[str | None, typer.Option("--access-token", help="Bearer token for HTTP", rich_help_panel=CONN)] = None,
     oauth_access_token: Annotated[str | None, typer.Option("--oauth-access-token", help="OAuth access token, sent as Bearer", rich_help_panel=CONN)] = None,
@@ -330,7 +331,7 @@ def main_command(
         elicitation_response=elicitation_response, sampling_response=sampling_response, timeout_ms=timeout_ms,
         poll_timeout_ms=poll_timeout_ms, max_message_bytes=max_message_bytes, format=format,
         reporters=_many(reporters), quiet=quiet, verbose=verbose, wire_log=wire_log, debug=debug,
-    ))
+    ), _many(shown_env))
 
 
 def reference_command(extra: list[str] | None = None) -> list[str]:

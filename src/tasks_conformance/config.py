@@ -11,7 +11,7 @@ import re
 import shlex
 import shutil
 import sys
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any, Literal
 from urllib.parse import urlsplit
@@ -32,6 +32,18 @@ _SECRET_QUERY_NAME = re.compile(
     r"key|token|secret|pass|pwd|auth|sig|code|credential|session|cookie|jwt|bearer|private|nonce|salt",
     re.IGNORECASE,
 )
+
+
+# user:password@ inside any URL-shaped value (postgres://u:pw@db/x, https://u:pw@host/…).
+_URL_PASSWORD = re.compile(r"[A-Za-z][A-Za-z0-9+.-]*://([^/\s:@]*):([^@\s/]+)@")
+
+
+def url_passwords(text: str) -> list[str]:
+    """The passwords (and user:password pairs) written into URL-shaped parts of `text`."""
+    out: list[str] = []
+    for m in _URL_PASSWORD.finditer(text):
+        out += [m.group(2), f"{m.group(1)}:{m.group(2)}"]
+    return out
 
 
 def query_secrets(url: str) -> list[str]:
@@ -62,6 +74,7 @@ class RunConfig:
     command: tuple[str, ...] = ()
     cwd: str | None = None
     env: dict[str, str] = field(default_factory=dict)
+    show_env: tuple[str, ...] = ()  # -e names whose values reports may show (--show-env)
     tcp: tuple[str, int] | None = None
     unix: str | None = None
     headers: dict[str, str] = field(default_factory=dict)
@@ -97,8 +110,8 @@ class RunConfig:
 
     def secrets(self) -> list[str]:
         """Every value the run must never print: tokens, credential headers and cookies (also
-        each cookie's value on its own), URL passwords and secret-looking query values,
-        secret-looking --env values and the
+        each cookie's value on its own), URL passwords and secret-looking query values, every
+        -e value not named by --show-env, passwords inside URL-shaped -e values and arguments, and the
         values of secret-looking flags on the server command line."""
         from tasks_conformance.redact import SENSITIVE_HEADERS
 
@@ -116,8 +129,11 @@ class RunConfig:
                         out.append(crumb.strip())
                         out.append(crumb.partition("=")[2].strip())
         for k, v in self.env.items():
-            if _SECRET_NAME.search(k):
+            # Every -e value is hidden unless --show-env names it (never a secret-looking name's),
+            # and a password written into a URL-shaped value is hidden even then.
+            if k not in self.show_env or _SECRET_NAME.search(k):
                 out.append(v)
+            out += url_passwords(v)
         if self.url:
             where = urlsplit(self.url)
             if where.password:
@@ -126,6 +142,7 @@ class RunConfig:
             out += query_secrets(self.url)
         args = list(self.command)
         for i, arg in enumerate(args):
+            out += url_passwords(arg)
             name, eq, value = arg.partition("=")
             if name.startswith("-") and _SECRET_NAME.search(name):
                 if eq:
@@ -307,6 +324,16 @@ def build_run_config(options: RunOptions, catalog: Catalog = Catalog()) -> RunCo
         wire_log=options.wire_log,
         debug=options.debug,
     )
+
+
+def show_env(config: RunConfig, names: tuple[str, ...]) -> RunConfig:
+    """`config` letting reports show the values of the -e variables `names` (--show-env); each
+    must be one of them. (A step of its own, not a RunOptions field, while the Python API's
+    keywords mirror RunOptions exactly.)"""
+    unknown = [name for name in names if name not in config.env]
+    if unknown:
+        raise UsageError(f"--show-env {', '.join(unknown)}: no -e NAME=VALUE gives it")
+    return replace(config, show_env=tuple(dict.fromkeys(names)))
 
 
 def _transport(o: RunOptions) -> TransportKind:

@@ -217,7 +217,8 @@ def _draw(console: Console, result: RunResult, w: _Writer, options: ReportOption
     blocked = sum(len(c.checks) for c in causes)
     if result.checks and len(causes) == 1 and blocked == len(result.checks):
         # Nothing ran, for one reason (an unreachable server): one line, not a table of "not run".
-        console.print(Text(f"{w.glyph('!', '!')} not run  all {blocked} checks: {w.s(causes[0].cause, 2000)}",
+        every = f"all {blocked} checks" if blocked > 1 else "1 check"
+        console.print(Text(f"{w.glyph('!', '!')} not run  {every}: {w.s(causes[0].cause, 2000)}",
                            style="yellow"))
         console.print(Text(f"  fix: {w.s(causes[0].fix, 2000)}"))
     elif result.checks:
