@@ -4,6 +4,7 @@ run writes: stdout, stderr, every report file and the wire log."""
 
 from __future__ import annotations
 
+import json
 import socket
 import uuid
 from pathlib import Path
@@ -115,3 +116,20 @@ def test_show_env_without_its_variable_is_a_usage_error_on_the_command_line() ->
     from test_cli_inprocess import usage_error
 
     assert usage_error("--command", "true", "-e", "A=b", "--show-env", "B") == "--show-env B: no -e NAME=VALUE gives it"
+
+
+# --quiet: one line on stdout off a terminal too, whatever the format; files stay full.
+
+@pytest.mark.parametrize("extra", [[], ["--format", "json"], ["--format", "human"], ["--reporter", "markdown"]])
+def test_quiet_prints_only_the_summary_line_off_a_terminal(extra: list[str]) -> None:
+    proc = cli("demo", "-q", "--check-id", "tasks-wire-resolvable", *extra, env={"CI": ""})
+    assert proc.returncode == 0, proc.stderr
+    (line,) = proc.stdout.splitlines()
+    assert line.startswith("PASSED  1/1 checks passed")
+
+
+def test_quiet_still_writes_full_report_files(tmp_path: Path) -> None:
+    report = tmp_path / "r.json"
+    proc = cli("demo", "--quiet", "--check-id", "tasks-wire-resolvable", "--reporter", f"json={report}")
+    assert len(proc.stdout.splitlines()) == 1 and proc.returncode == 0
+    assert json.loads(report.read_text())["checks"][0]["id"] == "tasks-wire-resolvable"

@@ -221,7 +221,8 @@ def _write_reports(config: RunConfig, targets: ReportTargets, execution: Executi
     stdout = sys.stdout
     tty = stdout.isatty()
     ci = in_ci()
-    stdout_name = stdout_report(config, targets.stdout_reporter, tty=tty, ci=ci)
+    # --quiet: only the summary line on stdout, whatever the format (files stay full reports).
+    stdout_name = "human" if config.quiet else stdout_report(config, targets.stdout_reporter, tty=tty, ci=ci)
     color = _want_color(stdout) and stdout_name == "human" and not ci
     width = shutil.get_terminal_size().columns if tty else None
     verbose = config.verbose
@@ -273,7 +274,7 @@ ProtocolVersion = Annotated[str | None, typer.Option("--protocol-version", help=
 ExpectWire = Annotated[str, typer.Option("--expect-wire", help="legacy|extension|any: require a wire", rich_help_panel=CHECKS_PANEL)]
 Format = Annotated[str | None, typer.Option("--format", help="What stdout gets: human|json (default: human on a terminal, in CI (CI=true) or when a --reporter writes a file; json otherwise)", rich_help_panel=REPORT)]
 Reporters = Annotated[list[str] | None, typer.Option("--reporter", help="NAME[=PATH]: human, json, json-summary, junit-xml, markdown or a plugin (repeatable)", rich_help_panel=REPORT)]
-Quiet = Annotated[bool, typer.Option("--quiet", "-q", help="Print only the summary line", rich_help_panel=REPORT)]
+Quiet = Annotated[bool, typer.Option("--quiet", "-q", help="Print only the summary line on stdout, whatever --format says (report files stay complete)", rich_help_panel=REPORT)]
 Verbose = Annotated[bool, typer.Option("--verbose", "-v", help="human report: show the wire frames (redacted) under each failed check", rich_help_panel=REPORT)]
 Profile = Annotated[str, typer.Option("--profile", help="core: the 8 checks every tasks server must pass | standard (default): every check | full: every check (today the same as standard; it will add checks that need probe roles). The versioned profile id and a 0-100 score go into every report; the score never changes the exit code", rich_help_panel=CHECKS_PANEL)]
 WireLog = Annotated[str | None, typer.Option("--wire-log", help="Write every frame as NDJSON to PATH (secrets redacted)", rich_help_panel=REPORT)]
