@@ -4,8 +4,11 @@ unwritable paths rejected before any traffic, exit codes independent of reporter
 from __future__ import annotations
 
 import json
+import shlex
+import socket
 import sys
 import xml.etree.ElementTree as ET
+from datetime import datetime
 from pathlib import Path
 from typing import Any
 
@@ -26,11 +29,19 @@ def test_human_on_stdout_plus_junit_and_summary_files(tmp_path: Path) -> None:
                "--reporter", f"junit-xml={junit}", "--reporter", f"json-summary={summary}")
     assert proc.returncode == 0, proc.stderr
     assert "tasks-wire-resolvable" in proc.stdout and "\x1b" not in proc.stdout  # NO_COLOR set
-    suite = ET.parse(junit).getroot().find("testsuite")
-    assert suite is not None and suite.get("name") == "tasks-conformance"
+    root = ET.parse(junit).getroot()
+    suite = root.find("testsuite")
+    data = json.loads(summary.read_text())
+    # The suite is named after the target and era (issue 14); <testsuites> keeps the tool's name.
+    assert root.get("name") == "tasks-conformance"
+    expected = f"tasks-conformance: {shlex.join(REFERENCE)} (2026-07-28 extension wire)"
+    assert suite is not None and suite.get("name") == expected
+    assert data["target"] == shlex.join(REFERENCE)
+    assert suite.get("hostname") == socket.gethostname()
+    started = datetime.fromisoformat(suite.get("timestamp") or "")
+    assert started.tzinfo is None and started.microsecond == 0
     names = [tc.get("name") for tc in suite.iter("testcase")]
     assert "tasks-ttl-shape" in names and len(names) == len(CHECKS)
-    data = json.loads(summary.read_text())
     assert data["kind"] == "tasks-conformance" and data["outcome"] == "passed"
     schema = json.loads(schema_text("json-summary"))
     jsonschema.validate(data, schema)
@@ -173,3 +184,14 @@ def test_no_tool_name_on_the_extension_wire_is_one_cause_with_its_fix(tmp_path: 
     assert sorted(cause["checks"]) == sorted(not_run) and len(not_run) > 5
     assert data["incompleteReason"].count("cannot guess which tool") == 1
     assert len(data["incompleteReason"]) < 1200  # was ~3 KB: the sentence once per blocked check
+
+
+def test_junit_suite_name_overrides_the_derived_name(tmp_path: Path) -> None:
+    junit = tmp_path / "r.xml"
+    proc = cli("demo", "--check-id", "tasks-wire-resolvable", "--junit-suite-name", "staging <eu> & co",
+               "--reporter", f"junit-xml={junit}")
+    assert proc.returncode == 0, proc.stderr
+    suite = ET.parse(junit).getroot().find("testsuite")
+    assert suite is not None and suite.get("name") == "staging <eu> & co"
+    assert invoke("demo", "--junit-suite-name", " ").stderr.strip() == (
+        "tasks-conformance: error: --junit-suite-name must not be empty")

@@ -13,6 +13,7 @@ import sys
 import tomllib
 import xml.etree.ElementTree as ET
 from collections.abc import Iterator
+from datetime import datetime
 from pathlib import Path
 from typing import Any
 
@@ -36,7 +37,7 @@ from tasks_conformance.reporters import (
 )
 from tasks_conformance.reporters._text import one_line, visible
 from tasks_conformance.reporters.json_report import summary_document
-from tasks_conformance.reporters.junit import MAX_FRAME_BYTES, MAX_FRAMES, MAX_MESSAGE
+from tasks_conformance.reporters.junit import MAX_FRAME_BYTES, MAX_FRAMES, MAX_MESSAGE, suite_name
 from tasks_conformance.requirements import load as load_requirements
 from tasks_conformance.result import (
     CheckResult,
@@ -482,7 +483,10 @@ def test_junit_is_well_formed_and_valid(run: str) -> None:
     assert len(suites) == 1
     suite = suites[0]
     counts = result.counts()
-    assert suite.get("name") == "tasks-conformance"
+    # Named after the target and era since issue 14 (test_junit_suite_identity pins the form).
+    assert root.get("name") == "tasks-conformance"
+    assert suite.get("name") == suite_name(result) and suite_name(result).startswith("tasks-conformance: ")
+    assert suite.get("timestamp") and suite.get("hostname") is not None  # validated by the XSD above
     assert suite.get("tests") == str(counts["total"]) == root.get("tests")
     assert suite.get("failures") == str(counts["failed"])
     assert suite.get("errors") == str(counts["couldNotRun"])
@@ -948,3 +952,18 @@ def test_markdown_cuts_an_overlong_cause_between_words() -> None:
     kept = line.removeprefix("> - ").removesuffix(" …").split(" ")
     assert line.endswith(" …") and 100 < len(kept) < 600
     assert kept == [f"word{n:04d}" for n in range(len(kept))]  # whole words only, in order
+
+
+def test_junit_suite_identity() -> None:
+    from tasks_conformance.reporters.junit import build_tree
+
+    result = passed_run()
+    suite = build_tree(result).find("testsuite")
+    assert suite is not None
+    assert suite.get("name") == "tasks-conformance: http://127.0.0.1:8765/mcp (2026-07-28 extension wire)"
+    assert suite.get("hostname") and datetime.fromisoformat(suite.get("timestamp") or "").tzinfo is None
+    result.startedAt = "2026-12-01T06:00:00"
+    assert build_tree(result).find("testsuite").get("timestamp") == "2026-12-01T06:00:00"  # type: ignore[union-attr]
+    assert build_tree(no_wire_run()).find("testsuite").get("name", "").endswith("(no tasks wire)")  # type: ignore[union-attr]
+    named = render_text("junit-xml", result, ReportOptions(suite_name="nightly\x1b[31m"))
+    assert ET.fromstring(named.split("\n", 1)[1]).find("testsuite").get("name") == "nightly\\x1b[31m"  # type: ignore[union-attr]

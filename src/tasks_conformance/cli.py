@@ -225,10 +225,11 @@ def _write_reports(config: RunConfig, targets: ReportTargets, execution: Executi
     stdout_name = "human" if config.quiet else stdout_report(config, targets.stdout_reporter, tty=tty, ci=ci)
     color = _want_color(stdout) and stdout_name == "human" and not ci
     width = shutil.get_terminal_size().columns if tty else None
-    verbose = config.verbose
-    jobs = [(stdout_name, stdout, ReportOptions(color=color, quiet=config.quiet, width=width, verbose=verbose))]
+    verbose, suite = config.verbose, config.junit_suite_name
+    jobs = [(stdout_name, stdout, ReportOptions(color=color, quiet=config.quiet, width=width, verbose=verbose,
+                                                suite_name=suite))]
     # Files get the plain, full report whatever the terminal and --quiet say.
-    jobs += [(name, cast(TextIO, fh), ReportOptions(color=False, quiet=False, verbose=verbose))
+    jobs += [(name, cast(TextIO, fh), ReportOptions(color=False, quiet=False, verbose=verbose, suite_name=suite))
              for name, _path, fh in targets.files]
     problems: list[str] = []
     for name, out, options in jobs:
@@ -260,10 +261,17 @@ def _many(values: list[str] | None) -> tuple[str, ...]:
     return tuple(values or ())
 
 
-def _run_options(options: RunOptions, shown_env: tuple[str, ...] = ()) -> NoReturn:
-    """Build the RunConfig (usage errors exit 2 here), run it and exit with its code."""
+def _run_options(options: RunOptions, shown_env: tuple[str, ...] = (), suite: str | None = None) -> NoReturn:
+    """Build the RunConfig (usage errors exit 2 here), run it and exit with its code.
+
+    `shown_env` (--show-env) and `suite` (--junit-suite-name) are applied after the builder:
+    they are command-line settings, not RunOptions fields, while the Python API's keywords
+    mirror RunOptions exactly."""
     with _usage_errors():
-        code = _run(show_env(build_run_config(options, _catalog()), shown_env))
+        if suite is not None and not suite.strip():
+            raise UsageError("--junit-suite-name must not be empty")
+        config = show_env(build_run_config(options, _catalog()), shown_env)
+        code = _run(replace(config, junit_suite_name=suite))
     raise typer.Exit(code)
 
 
@@ -278,6 +286,7 @@ Quiet = Annotated[bool, typer.Option("--quiet", "-q", help="Print only the summa
 Verbose = Annotated[bool, typer.Option("--verbose", "-v", help="human report: show the wire frames (redacted) under each failed check", rich_help_panel=REPORT)]
 Profile = Annotated[str, typer.Option("--profile", help="core: the 8 checks every tasks server must pass | standard (default): every check | full: every check (today the same as standard; it will add checks that need probe roles). The versioned profile id and a 0-100 score go into every report; the score never changes the exit code", rich_help_panel=CHECKS_PANEL)]
 WireLog = Annotated[str | None, typer.Option("--wire-log", help="Write every frame as NDJSON to PATH (secrets redacted)", rich_help_panel=REPORT)]
+JunitSuiteName = Annotated[str | None, typer.Option("--junit-suite-name", metavar="NAME", help="Name of the junit-xml <testsuite> (default: tasks-conformance: TARGET (ERA))", rich_help_panel=REPORT)]
 Debug = Annotated[bool, typer.Option("--debug", help="Show a traceback if tasks-conformance itself fails", rich_help_panel=REPORT)]
 
 
@@ -316,6 +325,7 @@ def main_command(
     quiet: Quiet = False,
     verbose: Verbose = False,
     wire_log: WireLog = None,
+    junit_suite_name: JunitSuiteName = None,
     debug: Debug = False,
     version: Annotated[bool, typer.Option("--version", callback=_version, is_eager=True, help="Print the version")] = False,
     list_checks: Annotated[bool, typer.Option("--list-checks", callback=_list_checks_seen, is_eager=True, help="List the checks and exit (as JSON with --format json)")] = False,
@@ -332,7 +342,7 @@ def main_command(
         elicitation_response=elicitation_response, sampling_response=sampling_response, timeout_ms=timeout_ms,
         poll_timeout_ms=poll_timeout_ms, max_message_bytes=max_message_bytes, format=format,
         reporters=_many(reporters), quiet=quiet, verbose=verbose, wire_log=wire_log, debug=debug,
-    ), _many(shown_env))
+    ), _many(shown_env), junit_suite_name)
 
 
 def reference_command(extra: list[str] | None = None) -> list[str]:
@@ -365,6 +375,7 @@ def demo_command(
     quiet: Quiet = False,
     verbose: Verbose = False,
     wire_log: WireLog = None,
+    junit_suite_name: JunitSuiteName = None,
     debug: Debug = False,
 ) -> None:
     """Run the whole suite against the bundled reference server over stdio (it should pass)."""
@@ -372,7 +383,7 @@ def demo_command(
         profile=profile, check_ids=_many(check_ids), categories=_many(categories), protocol_version=protocol_version,
         expect_wire=expect_wire, format=format, reporters=_many(reporters), quiet=quiet, verbose=verbose,
         wire_log=wire_log, debug=debug,
-    )))
+    )), suite=junit_suite_name)
 
 
 @app.command(

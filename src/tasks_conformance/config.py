@@ -99,6 +99,7 @@ class RunConfig:
     verbose: bool = False
     wire_log: str | None = None
     debug: bool = False
+    junit_suite_name: str | None = None  # --junit-suite-name; None: named after the target and era
 
     @property
     def timeout_s(self) -> float:

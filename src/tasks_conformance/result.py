@@ -187,6 +187,8 @@ class RunResult:
     interrupted: bool = False
     toolVersion: str = ""
     profile: str = field(default_factory=lambda: profile_id(DEFAULT_PROFILE))  # versioned id (profiles.py)
+    # When the run started, UTC, "YYYY-MM-DDTHH:MM:SS" (JUnit's timestamp); "" for a hand-made result.
+    startedAt: str = ""
 
     @property
     def score(self) -> int | None:

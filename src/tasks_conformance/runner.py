@@ -13,6 +13,7 @@ import time
 import traceback
 from collections.abc import Callable
 from dataclasses import dataclass, field
+from datetime import UTC, datetime
 
 import anyio
 
@@ -302,6 +303,7 @@ def _discovery_report(ev: Evidence) -> DiscoveryReport:
 
 async def execute(config: RunConfig, progress: Progress | None = None) -> Execution:
     started = time.monotonic()
+    started_at = datetime.now(UTC).replace(microsecond=0, tzinfo=None).isoformat()
     selected = select_checks(config)
     wire = WireLog(Redactor(config.secrets()))
     say = progress or (lambda _text: None)
@@ -318,6 +320,7 @@ async def execute(config: RunConfig, progress: Progress | None = None) -> Execut
             durationMs=int((time.monotonic() - started) * 1000), discovery=_discovery_report(ev), checks=results,
             incompleteReason=incomplete_reason(results, interrupted, target) if outcome == "incomplete" else None,
             interrupted=interrupted, toolVersion=__version__, profile=PROFILES[config.profile].id,
+            startedAt=started_at,
         ),
         wire=wire,
     )
