@@ -133,3 +133,61 @@ def test_quiet_still_writes_full_report_files(tmp_path: Path) -> None:
     proc = cli("demo", "--quiet", "--check-id", "tasks-wire-resolvable", "--reporter", f"json={report}")
     assert len(proc.stdout.splitlines()) == 1 and proc.returncode == 0
     assert json.loads(report.read_text())["checks"][0]["id"] == "tasks-wire-resolvable"
+
+
+# Tokens off the command line: --access-token @file and -, and the environment.
+
+def test_access_token_from_a_file_or_stdin(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    import io
+    import sys
+
+    from tasks_conformance.errors import UsageError
+
+    token_file = tmp_path / "token"
+    token_file.write_text("tok-from-file-123\n")
+    config = build_run_config(RunOptions(url="http://h/mcp", access_token=f"@{token_file}"))
+    assert config.access_token == "tok-from-file-123"
+    assert config.headers["Authorization"] == "Bearer tok-from-file-123"
+    assert "tok-from-file-123" in config.secrets()
+    monkeypatch.setattr(sys, "stdin", io.StringIO("tok-from-stdin-456\n"))
+    assert build_run_config(RunOptions(url="http://h/mcp", access_token="-")).access_token == "tok-from-stdin-456"
+    (tmp_path / "empty").write_text("\n")
+    for value, message in ((f"@{tmp_path / 'empty'}", f"--access-token: {str(tmp_path / 'empty')!r} holds no token"),
+                           (f"@{tmp_path / 'nope'}", f"--access-token: cannot read {str(tmp_path / 'nope')!r}")):
+        with pytest.raises(UsageError) as exc:
+            build_run_config(RunOptions(url="http://h/mcp", access_token=value))
+        assert str(exc.value).startswith(message)
+    with pytest.raises(UsageError, match="only one flag may read standard input"):
+        build_run_config(RunOptions(url="http://h/mcp", access_token="-", tool_args="-"))
+
+
+def test_a_token_file_with_two_words_is_refused_without_quoting_it(tmp_path: Path) -> None:
+    from test_cli_inprocess import usage_error
+
+    token_file = tmp_path / "token"
+    token_file.write_text("secret-word-one secret-word-two\n")
+    line = usage_error("--url", "http://h/mcp", "--access-token", f"@{token_file}")
+    assert "holds more than one word" in line and "secret-word" not in line
+
+
+def test_credentials_come_from_the_environment_when_the_flags_are_absent(
+    reference_http: HttpServer, tmp_path: Path
+) -> None:
+    token, key = "envtok" + uuid.uuid4().hex, "envkey" + uuid.uuid4().hex
+    env = {"TASKS_CONFORMANCE_ACCESS_TOKEN": token, "TASKS_CONFORMANCE_HEADERS": f"X-Api-Key: {key}\nX-Plain: yes\n"}
+    code, text = _everything(tmp_path, "--url", reference_http.url, "--check-id", "tasks-wire-resolvable", env=env)
+    assert code == 0, text[-2000:]
+    assert token not in text and key not in text
+    sent = json.loads((tmp_path / "wire.ndjson").read_text().splitlines()[0])["http"]["requestHeaders"]
+    assert ["Authorization", "[REDACTED]"] in sent and ["X-Api-Key", "[REDACTED]"] in sent
+    assert ["X-Plain", "yes"] in sent
+
+
+def test_a_flag_wins_over_the_environment(monkeypatch: pytest.MonkeyPatch) -> None:
+    from tasks_conformance.cli import _credentials_from_environment
+
+    monkeypatch.setenv("TASKS_CONFORMANCE_ACCESS_TOKEN", "from-env-token")
+    monkeypatch.setenv("TASKS_CONFORMANCE_HEADERS", "X-A: env")
+    assert _credentials_from_environment("flag-token", None, ["X-B: flag"]) == ("flag-token", ["X-B: flag"])
+    assert _credentials_from_environment(None, "oauth-flag", None) == (None, ["X-A: env"])
+    assert _credentials_from_environment(None, None, None) == ("from-env-token", ["X-A: env"])

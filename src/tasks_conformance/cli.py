@@ -303,8 +303,8 @@ def main_command(
     cwd: Annotated[str | None, typer.Option("--cwd", help="Working directory for --command", rich_help_panel=CONN)] = None,
     env: Annotated[list[str] | None, typer.Option("-e", "--env", help="KEY=VALUE added to the server's environment (repeatable); reports show [REDACTED] for every value unless --show-env KEY", rich_help_panel=CONN)] = None,
     shown_env: Annotated[list[str] | None, typer.Option("--show-env", help="Let reports show this -e variable's value (repeatable; never a secret-looking name's, nor a password in a URL)", rich_help_panel=CONN)] = None,
-    headers: Annotated[list[str] | None, typer.Option("--header", help='"Name: value" sent on every HTTP request (repeatable)', rich_help_panel=CONN)] = None,
-    access_token: Annotated[str | None, typer.Option("--access-token", help="Bearer token for HTTP", rich_help_panel=CONN)] = None,
+    headers: Annotated[list[str] | None, typer.Option("--header", help='"Name: value" sent on every HTTP request (repeatable; default: the lines of $TASKS_CONFORMANCE_HEADERS)', rich_help_panel=CONN)] = None,
+    access_token: Annotated[str | None, typer.Option("--access-token", help="Bearer token for HTTP: the token, @FILE holding it, or - for stdin (default: $TASKS_CONFORMANCE_ACCESS_TOKEN)", rich_help_panel=CONN)] = None,
     oauth_access_token: Annotated[str | None, typer.Option("--oauth-access-token", help="OAuth access token, sent as Bearer", rich_help_panel=CONN)] = None,
     protocol_version: ProtocolVersion = None,
     client_capabilities: Annotated[str | None, typer.Option("--client-capabilities", help="Client capabilities to declare: JSON, @file or -", rich_help_panel=CONN)] = None,
@@ -333,6 +333,8 @@ def main_command(
     """Run the conformance checks against one server."""
     if ctx.invoked_subcommand is not None:
         return
+    if url:  # HTTP credentials only for an HTTP target
+        access_token, headers = _credentials_from_environment(access_token, oauth_access_token, headers)
     _run_options(RunOptions(
         url=url, command=command, args=_many(args), command_args=_many(command_args), transport=transport,
         tcp=tcp, unix=unix, cwd=cwd, env=_many(env), headers=_many(headers), access_token=access_token,
@@ -343,6 +345,25 @@ def main_command(
         poll_timeout_ms=poll_timeout_ms, max_message_bytes=max_message_bytes, format=format,
         reporters=_many(reporters), quiet=quiet, verbose=verbose, wire_log=wire_log, debug=debug,
     ), _many(shown_env), junit_suite_name)
+
+
+ACCESS_TOKEN_ENV = "TASKS_CONFORMANCE_ACCESS_TOKEN"
+HEADERS_ENV = "TASKS_CONFORMANCE_HEADERS"
+
+
+def _credentials_from_environment(
+    access_token: str | None, oauth_access_token: str | None, headers: list[str] | None,
+) -> tuple[str | None, list[str] | None]:
+    """Credentials kept off the command line (and out of `ps` and shell history): without
+    --access-token/--oauth-access-token, the token is $TASKS_CONFORMANCE_ACCESS_TOKEN (in the
+    flag's forms: the token, @FILE or -); without --header, the headers are the non-empty lines
+    of $TASKS_CONFORMANCE_HEADERS ("Name: value" each). A flag given always wins. The values
+    are secrets like the flags'."""
+    if access_token is None and oauth_access_token is None:
+        access_token = os.environ.get(ACCESS_TOKEN_ENV, "").strip() or None
+    if not headers:
+        headers = [line.strip() for line in os.environ.get(HEADERS_ENV, "").splitlines() if line.strip()] or None
+    return access_token, headers
 
 
 def reference_command(extra: list[str] | None = None) -> list[str]:

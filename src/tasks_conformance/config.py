@@ -181,6 +181,28 @@ def parse_json_flag(flag: str, value: str, *, want: type = dict) -> Any:
     return data
 
 
+def read_token(flag: str, value: str) -> str:
+    """`TOKEN|@FILE|-`: the token itself, @path to a file holding it, or - for standard input
+    (surrounding whitespace and the final newline dropped). Errors never quote the token."""
+    if value == "-":
+        text = sys.stdin.read()
+        where = "standard input"
+    elif value.startswith("@"):
+        try:
+            text = Path(value[1:]).read_text(encoding="utf-8")
+        except OSError as exc:
+            raise UsageError(f"{flag}: cannot read {value[1:]!r}: {exc.strerror}") from None
+        where = repr(value[1:])
+    else:
+        return value
+    token = text.strip()
+    if not token:
+        raise UsageError(f"{flag}: {where} holds no token")
+    if any(c.isspace() for c in token):
+        raise UsageError(f"{flag}: {where} holds more than one word; put the token alone in it")
+    return token
+
+
 def parse_header(value: str) -> tuple[str, str]:
     name, sep, val = value.partition(":")
     name = name.strip()
@@ -387,8 +409,14 @@ def _headers(o: RunOptions) -> tuple[dict[str, str], str | None]:
     for h in o.headers:
         k, v = parse_header(h)
         headers[k] = v
-    token = o.access_token or o.oauth_access_token
-    if o.access_token and o.oauth_access_token and o.access_token != o.oauth_access_token:
+    stdin_flags = [name for name, value in (("--access-token", o.access_token), ("--oauth-access-token",
+                   o.oauth_access_token), *_json_flags(o)) if value == "-"]
+    if len(stdin_flags) > 1:
+        raise UsageError(f"only one flag may read standard input (-), not {' and '.join(stdin_flags)}")
+    access = read_token("--access-token", o.access_token) if o.access_token else None
+    oauth = read_token("--oauth-access-token", o.oauth_access_token) if o.oauth_access_token else None
+    token = access or oauth
+    if access and oauth and access != oauth:
         raise UsageError("give --access-token or --oauth-access-token, not both")
     if token:
         headers["Authorization"] = f"Bearer {token}"
@@ -436,6 +464,12 @@ def _check_limits(o: RunOptions) -> None:
         raise UsageError("--max-message-bytes must be at least 1024")
     if o.format is not None and o.format not in ("human", "json"):
         raise UsageError(f"--format must be human or json, got {o.format!r}")
+
+
+def _json_flags(o: RunOptions) -> list[tuple[str, str | None]]:
+    return [("--client-capabilities", o.client_capabilities), ("--tool-args", o.tool_args),
+            ("--input-responses", o.input_responses), ("--elicitation-response", o.elicitation_response),
+            ("--sampling-response", o.sampling_response)]
 
 
 @dataclass(frozen=True)
