@@ -191,3 +191,9 @@ def test_a_flag_wins_over_the_environment(monkeypatch: pytest.MonkeyPatch) -> No
     assert _credentials_from_environment("flag-token", None, ["X-B: flag"]) == ("flag-token", ["X-B: flag"])
     assert _credentials_from_environment(None, "oauth-flag", None) == (None, ["X-A: env"])
     assert _credentials_from_environment(None, None, None) == ("from-env-token", ["X-A: env"])
+
+
+def test_secret_looking_header_names_are_secrets() -> None:
+    config = build_run_config(RunOptions(url="http://h/mcp", headers=("X-Tenant-Auth: tenant-secret-1",
+                                                                      "X-Region: eu-west-1")))
+    assert "tenant-secret-1" in config.secrets() and "eu-west-1" not in config.secrets()

@@ -120,7 +120,7 @@ class RunConfig:
         if self.access_token:
             out.append(self.access_token)
         for k, v in self.headers.items():
-            if k.lower() in SENSITIVE_HEADERS:
+            if k.lower() in SENSITIVE_HEADERS or _SECRET_NAME.search(k):
                 out.append(v)
                 parts = v.split(None, 1)  # "Bearer abc" -> also hide "abc" on its own
                 if len(parts) == 2:
