@@ -197,3 +197,49 @@ def test_secret_looking_header_names_are_secrets() -> None:
     config = build_run_config(RunOptions(url="http://h/mcp", headers=("X-Tenant-Auth: tenant-secret-1",
                                                                       "X-Region: eu-west-1")))
     assert "tenant-secret-1" in config.secrets() and "eu-west-1" not in config.secrets()
+
+
+# --reporter markdown=+FILE appends (for $GITHUB_STEP_SUMMARY).
+
+def test_markdown_plus_path_appends_to_the_file(tmp_path: Path) -> None:
+    summary = tmp_path / "step-summary.md"
+    summary.write_text("# an earlier step\n")
+    for _ in range(2):
+        proc = cli("demo", "--check-id", "tasks-wire-resolvable", "--reporter", f"markdown=+{summary}")
+        assert proc.returncode == 0, proc.stderr
+    text = summary.read_text()
+    assert text.startswith("# an earlier step\n\n## ✅ MCP Tasks conformance: passed")
+    assert text.count("## ✅ MCP Tasks conformance: passed") == 2 and "\n\n## ✅" in text.split("passed", 1)[1]
+
+
+def test_plus_path_is_only_for_reports_that_can_be_concatenated(tmp_path: Path) -> None:
+    from test_cli_inprocess import usage_error
+
+    target = tmp_path / "r.json"
+    assert usage_error("demo", "--reporter", f"json=+{target}") == (
+        f"--reporter json=+{target}: only markdown and human reports can be appended to "
+        "(a second document would make the file invalid)")
+    assert usage_error("demo", "--reporter", "markdown=+") == "--reporter markdown=+: expected a path after the +"
+    assert not target.exists()
+
+
+def test_plus_path_is_not_touched_when_another_report_path_fails(tmp_path: Path) -> None:
+    from test_cli_inprocess import usage_error
+
+    summary = tmp_path / "s.md"
+    summary.write_text("before\n")
+    usage_error("demo", "--reporter", f"markdown=+{summary}", "--reporter", f"json={tmp_path}/missing/r.json")
+    assert summary.read_text() == "before\n"
+
+
+def test_help_shows_meaningful_metavars() -> None:
+    from test_cli_inprocess import invoke
+
+    for command in ([], ["demo"], ["explain"], ["schema"], ["requirements"]):
+        text = invoke(*command, "--help").stdout
+        assert not any(t in text for t in ("<str>", "<int>", "<list[str]>")), text
+    text = " ".join(invoke("--help").stdout.split())
+    for shown in ("--url URL", "--command CMD", "--args ARG", "--timeout MS", "--check-id ID", "--reporter NAME[=PATH]",
+                  "--client-capabilities JSON|@FILE|-", "--access-token TOKEN|@FILE|-", "-e, --env NAME=VALUE"):
+        assert shown in text, shown
+    assert "explain [OPTIONS] {ID}" in " ".join(invoke("explain", "--help").stdout.split())

@@ -17,7 +17,7 @@ from dataclasses import replace
 from typing import IO, TYPE_CHECKING, Annotated, Any, NoReturn, TextIO, cast
 
 import typer
-from typer.core import TyperGroup
+from typer.core import TyperArgument, TyperCommand, TyperGroup
 
 from tasks_conformance import __version__
 from tasks_conformance.config import Catalog, RunConfig, RunOptions, build_run_config, show_env
@@ -38,6 +38,16 @@ class _MainGroup(TyperGroup):
     def parse_args(self, ctx: Any, args: list[str]) -> list[str]:
         ctx.meta[_RAW_ARGS] = tuple(args)
         return super().parse_args(ctx, args)
+
+
+class _MetavarCommand(TyperCommand):
+    """A subcommand whose arguments show their metavar alone ("ID", not "ID <str>")."""
+
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        for param in self.params:
+            if isinstance(param, TyperArgument) and param.metavar:
+                param.display_type_rich = lambda ctx: None  # type: ignore[method-assign]
 
 
 app = typer.Typer(
@@ -125,9 +135,9 @@ class ReportTargets:
         self.wire_log: IO[str] | None = None
 
     @staticmethod
-    def _open(path: str, flag: str) -> IO[str]:
+    def _open(path: str, flag: str, append: bool = False) -> IO[str]:
         try:
-            return open(path, "w", encoding="utf-8", newline="\n")
+            return open(path, "a" if append else "w", encoding="utf-8", newline="\n")
         except OSError as exc:
             raise UsageError(f"{flag}: cannot write {path!r}: {exc.strerror}") from None
 
@@ -158,7 +168,8 @@ def prepare_reports(config: RunConfig) -> ReportTargets:
                     raise UsageError("only one --reporter may write to stdout; give the others a =PATH")
                 targets.stdout_reporter = spec.name
             else:
-                targets.files.append((spec.name, spec.path, ReportTargets._open(spec.path, "--reporter")))
+                fh = ReportTargets._open(spec.path, "--reporter", spec.append)
+                targets.files.append((spec.name, spec.path, fh))
         if config.wire_log:
             targets.wire_log = ReportTargets._open(config.wire_log, "--wire-log")
     except UsageError:
@@ -233,6 +244,8 @@ def _write_reports(config: RunConfig, targets: ReportTargets, execution: Executi
              for name, _path, fh in targets.files]
     problems: list[str] = []
     for name, out, options in jobs:
+        if out is not stdout and out.tell() > 0:
+            out.write("\n")  # appending (NAME=+PATH) after earlier content: a blank line between
         try:
             render(name, execution.result, out, options)
         except ReporterError as exc:
@@ -276,16 +289,16 @@ def _run_options(options: RunOptions, shown_env: tuple[str, ...] = (), suite: st
 
 
 # Flags the main command and `demo` share, declared once so both spell and explain them alike.
-CheckIds = Annotated[list[str] | None, typer.Option("--check-id", help="Run only this check (repeatable; within --profile; wins over --category)", rich_help_panel=CHECKS_PANEL)]
-Categories = Annotated[list[str] | None, typer.Option("--category", help="dispatch|creation|lifecycle (repeatable)", rich_help_panel=CHECKS_PANEL)]
-ProtocolVersion = Annotated[str | None, typer.Option("--protocol-version", help="Pin the era: 2025-11-25 or 2026-07-28 (default: negotiate)", rich_help_panel=CONN)]
-ExpectWire = Annotated[str, typer.Option("--expect-wire", help="legacy|extension|any: require a wire", rich_help_panel=CHECKS_PANEL)]
-Format = Annotated[str | None, typer.Option("--format", help="What stdout gets: human|json (default: human on a terminal, in CI (CI=true) or when a --reporter writes a file; json otherwise)", rich_help_panel=REPORT)]
-Reporters = Annotated[list[str] | None, typer.Option("--reporter", help="NAME[=PATH]: human, json, json-summary, junit-xml, markdown or a plugin (repeatable)", rich_help_panel=REPORT)]
+CheckIds = Annotated[list[str] | None, typer.Option("--check-id", metavar="ID", help="Run only this check (repeatable; within --profile; wins over --category)", rich_help_panel=CHECKS_PANEL)]
+Categories = Annotated[list[str] | None, typer.Option("--category", metavar="NAME", help="dispatch|creation|lifecycle (repeatable)", rich_help_panel=CHECKS_PANEL)]
+ProtocolVersion = Annotated[str | None, typer.Option("--protocol-version", metavar="VERSION", help="Pin the era: 2025-11-25 or 2026-07-28 (default: negotiate)", rich_help_panel=CONN)]
+ExpectWire = Annotated[str, typer.Option("--expect-wire", metavar="legacy|extension|any", help="Require this wire", rich_help_panel=CHECKS_PANEL)]
+Format = Annotated[str | None, typer.Option("--format", metavar="human|json", help="What stdout gets (default: human on a terminal, in CI (CI=true) or when a --reporter writes a file; json otherwise)", rich_help_panel=REPORT)]
+Reporters = Annotated[list[str] | None, typer.Option("--reporter", metavar="NAME[=PATH]", help="human, json, json-summary, junit-xml, markdown or a plugin (repeatable); =PATH writes a file, =+PATH appends to it (markdown, human: e.g. $GITHUB_STEP_SUMMARY), no path: stdout", rich_help_panel=REPORT)]
 Quiet = Annotated[bool, typer.Option("--quiet", "-q", help="Print only the summary line on stdout, whatever --format says (report files stay complete)", rich_help_panel=REPORT)]
 Verbose = Annotated[bool, typer.Option("--verbose", "-v", help="human report: show the wire frames (redacted) under each failed check", rich_help_panel=REPORT)]
-Profile = Annotated[str, typer.Option("--profile", help="core: the 8 checks every tasks server must pass | standard (default): every check | full: every check (today the same as standard; it will add checks that need probe roles). The versioned profile id and a 0-100 score go into every report; the score never changes the exit code", rich_help_panel=CHECKS_PANEL)]
-WireLog = Annotated[str | None, typer.Option("--wire-log", help="Write every frame as NDJSON to PATH (secrets redacted)", rich_help_panel=REPORT)]
+Profile = Annotated[str, typer.Option("--profile", metavar="core|standard|full", help="core: the 8 checks every tasks server must pass | standard (default): every check | full: every check (today the same as standard; it will add checks that need probe roles). The versioned profile id and a 0-100 score go into every report; the score never changes the exit code", rich_help_panel=CHECKS_PANEL)]
+WireLog = Annotated[str | None, typer.Option("--wire-log", metavar="PATH", help="Write every frame as NDJSON to PATH (secrets redacted)", rich_help_panel=REPORT)]
 JunitSuiteName = Annotated[str | None, typer.Option("--junit-suite-name", metavar="NAME", help="Name of the junit-xml <testsuite> (default: tasks-conformance: TARGET (ERA))", rich_help_panel=REPORT)]
 Debug = Annotated[bool, typer.Option("--debug", help="Show a traceback if tasks-conformance itself fails", rich_help_panel=REPORT)]
 
@@ -293,33 +306,33 @@ Debug = Annotated[bool, typer.Option("--debug", help="Show a traceback if tasks-
 @app.callback()
 def main_command(
     ctx: typer.Context,
-    url: Annotated[str | None, typer.Option("--url", help="Streamable HTTP endpoint, e.g. http://127.0.0.1:8000/mcp", rich_help_panel=CONN)] = None,
-    command: Annotated[str | None, typer.Option("--command", help="Server command to spawn over stdio", rich_help_panel=CONN)] = None,
-    args: Annotated[list[str] | None, typer.Option("--args", help="Argument for --command (repeatable)", rich_help_panel=CONN)] = None,
-    command_args: Annotated[list[str] | None, typer.Option("--command-args", help="Same as --args (repeatable)", rich_help_panel=CONN)] = None,
-    transport: Annotated[str | None, typer.Option("--transport", help="http|stdio|tcp|unix (follows from the target)", rich_help_panel=CONN)] = None,
-    tcp: Annotated[str | None, typer.Option("--tcp", help="HOST:PORT, newline-delimited JSON-RPC over TCP", rich_help_panel=CONN)] = None,
-    unix: Annotated[str | None, typer.Option("--unix", help="Unix socket path, newline-delimited JSON-RPC", rich_help_panel=CONN)] = None,
-    cwd: Annotated[str | None, typer.Option("--cwd", help="Working directory for --command", rich_help_panel=CONN)] = None,
-    env: Annotated[list[str] | None, typer.Option("-e", "--env", help="KEY=VALUE added to the server's environment (repeatable); reports show [REDACTED] for every value unless --show-env KEY", rich_help_panel=CONN)] = None,
-    shown_env: Annotated[list[str] | None, typer.Option("--show-env", help="Let reports show this -e variable's value (repeatable; never a secret-looking name's, nor a password in a URL)", rich_help_panel=CONN)] = None,
-    headers: Annotated[list[str] | None, typer.Option("--header", help='"Name: value" sent on every HTTP request (repeatable; default: the lines of $TASKS_CONFORMANCE_HEADERS)', rich_help_panel=CONN)] = None,
-    access_token: Annotated[str | None, typer.Option("--access-token", help="Bearer token for HTTP: the token, @FILE holding it, or - for stdin (default: $TASKS_CONFORMANCE_ACCESS_TOKEN)", rich_help_panel=CONN)] = None,
-    oauth_access_token: Annotated[str | None, typer.Option("--oauth-access-token", help="OAuth access token, sent as Bearer", rich_help_panel=CONN)] = None,
+    url: Annotated[str | None, typer.Option("--url", metavar="URL", help="Streamable HTTP endpoint, e.g. http://127.0.0.1:8000/mcp", rich_help_panel=CONN)] = None,
+    command: Annotated[str | None, typer.Option("--command", metavar="CMD", help="Server command to spawn over stdio", rich_help_panel=CONN)] = None,
+    args: Annotated[list[str] | None, typer.Option("--args", metavar="ARG", help="Argument for --command (repeatable)", rich_help_panel=CONN)] = None,
+    command_args: Annotated[list[str] | None, typer.Option("--command-args", metavar="ARG", help="Same as --args (repeatable)", rich_help_panel=CONN)] = None,
+    transport: Annotated[str | None, typer.Option("--transport", metavar="http|stdio|tcp|unix", help="Follows from the target; give it only to confirm", rich_help_panel=CONN)] = None,
+    tcp: Annotated[str | None, typer.Option("--tcp", metavar="HOST:PORT", help="Newline-delimited JSON-RPC over TCP", rich_help_panel=CONN)] = None,
+    unix: Annotated[str | None, typer.Option("--unix", metavar="PATH", help="Unix socket path, newline-delimited JSON-RPC", rich_help_panel=CONN)] = None,
+    cwd: Annotated[str | None, typer.Option("--cwd", metavar="DIR", help="Working directory for --command", rich_help_panel=CONN)] = None,
+    env: Annotated[list[str] | None, typer.Option("-e", "--env", metavar="NAME=VALUE", help="Added to the server's environment (repeatable); reports show [REDACTED] for every value unless --show-env NAME", rich_help_panel=CONN)] = None,
+    shown_env: Annotated[list[str] | None, typer.Option("--show-env", metavar="NAME", help="Let reports show this -e variable's value (repeatable; never a secret-looking name's, nor a password in a URL)", rich_help_panel=CONN)] = None,
+    headers: Annotated[list[str] | None, typer.Option("--header", metavar="'NAME: VALUE'", help="Sent on every HTTP request (repeatable; default: the lines of $TASKS_CONFORMANCE_HEADERS)", rich_help_panel=CONN)] = None,
+    access_token: Annotated[str | None, typer.Option("--access-token", metavar="TOKEN|@FILE|-", help="Bearer token for HTTP: the token, @FILE holding it, or - for stdin (default: $TASKS_CONFORMANCE_ACCESS_TOKEN)", rich_help_panel=CONN)] = None,
+    oauth_access_token: Annotated[str | None, typer.Option("--oauth-access-token", metavar="TOKEN|@FILE|-", help="OAuth access token, sent as Bearer", rich_help_panel=CONN)] = None,
     protocol_version: ProtocolVersion = None,
-    client_capabilities: Annotated[str | None, typer.Option("--client-capabilities", help="Client capabilities to declare: JSON, @file or -", rich_help_panel=CONN)] = None,
-    timeout_ms: Annotated[int, typer.Option("--timeout", help="Per-request timeout in ms", rich_help_panel=CONN)] = 30_000,
-    max_message_bytes: Annotated[int, typer.Option("--max-message-bytes", help="Largest message accepted from the server", rich_help_panel=CONN)] = 16 * 1024 * 1024,
+    client_capabilities: Annotated[str | None, typer.Option("--client-capabilities", metavar="JSON|@FILE|-", help="Client capabilities to declare: JSON, @FILE holding it, or - for stdin", rich_help_panel=CONN)] = None,
+    timeout_ms: Annotated[int, typer.Option("--timeout", metavar="MS", help="Per-request timeout in ms", rich_help_panel=CONN)] = 30_000,
+    max_message_bytes: Annotated[int, typer.Option("--max-message-bytes", metavar="BYTES", help="Largest message accepted from the server", rich_help_panel=CONN)] = 16 * 1024 * 1024,
     profile: Profile = "standard",
     check_ids: CheckIds = None,
     categories: Categories = None,
     expect_wire: ExpectWire = "any",
-    tool_name: Annotated[str | None, typer.Option("--tool-name", help="The tool to run as a task", rich_help_panel=CHECKS_PANEL)] = None,
-    tool_args: Annotated[str | None, typer.Option("--tool-args", help="Arguments for the tool: a JSON object", rich_help_panel=CHECKS_PANEL)] = None,
-    input_responses: Annotated[str | None, typer.Option("--input-responses", help="Answers keyed by inputRequests key: JSON, @file or -", rich_help_panel=CHECKS_PANEL)] = None,
-    elicitation_response: Annotated[str | None, typer.Option("--elicitation-response", help="Answer to a server's elicitation/create: JSON, @file or - (default: decline)", rich_help_panel=CHECKS_PANEL)] = None,
-    sampling_response: Annotated[str | None, typer.Option("--sampling-response", help="Answer to a server's sampling/createMessage: JSON, @file or - (default: -32601)", rich_help_panel=CHECKS_PANEL)] = None,
-    poll_timeout_ms: Annotated[int, typer.Option("--poll-timeout", help="Hard deadline in ms for polling a task", rich_help_panel=CHECKS_PANEL)] = 30_000,
+    tool_name: Annotated[str | None, typer.Option("--tool-name", metavar="NAME", help="The tool to run as a task", rich_help_panel=CHECKS_PANEL)] = None,
+    tool_args: Annotated[str | None, typer.Option("--tool-args", metavar="JSON|@FILE|-", help="Arguments for the tool: a JSON object, @FILE or -", rich_help_panel=CHECKS_PANEL)] = None,
+    input_responses: Annotated[str | None, typer.Option("--input-responses", metavar="JSON|@FILE|-", help="Answers keyed by inputRequests key: JSON, @file or -", rich_help_panel=CHECKS_PANEL)] = None,
+    elicitation_response: Annotated[str | None, typer.Option("--elicitation-response", metavar="JSON|@FILE|-", help="Answer to a server's elicitation/create: JSON, @file or - (default: decline)", rich_help_panel=CHECKS_PANEL)] = None,
+    sampling_response: Annotated[str | None, typer.Option("--sampling-response", metavar="JSON|@FILE|-", help="Answer to a server's sampling/createMessage: JSON, @file or - (default: -32601)", rich_help_panel=CHECKS_PANEL)] = None,
+    poll_timeout_ms: Annotated[int, typer.Option("--poll-timeout", metavar="MS", help="Hard deadline in ms for polling a task", rich_help_panel=CHECKS_PANEL)] = 30_000,
     format: Format = None,
     reporters: Reporters = None,
     quiet: Quiet = False,
@@ -418,7 +431,7 @@ def serve_reference_command(ctx: typer.Context) -> None:
     raise typer.Exit(serve(list(ctx.args)))
 
 
-@app.command("explain")
+@app.command("explain", cls=_MetavarCommand)
 def explain_command(
     ident: Annotated[str, typer.Argument(metavar="ID", help="A check id (tasks-inline-result) or a requirement id (S-EXT-MUST-03)")],
 ) -> None:
@@ -435,7 +448,7 @@ def explain_command(
 
 @app.command("requirements")
 def requirements_command(
-    format: Annotated[str | None, typer.Option("--format", help="human (default) or json")] = None,
+    format: Annotated[str | None, typer.Option("--format", metavar="human|json", help="human (default) or json")] = None,
 ) -> None:
     """The coverage matrix: every requirement, its level, and the checks that judge it (or why none does)."""
     from tasks_conformance import coverage
@@ -448,8 +461,8 @@ def requirements_command(
         usage_exit(f"--format must be human or json, got {format!r}")
 
 
-@app.command("schema")
-def schema_command(kind: Annotated[str, typer.Argument(help="json or json-summary")]) -> None:
+@app.command("schema", cls=_MetavarCommand)
+def schema_command(kind: Annotated[str, typer.Argument(metavar="json|json-summary", help="json or json-summary")]) -> None:
     """Print the JSON Schema of the json or json-summary report."""
     if kind not in ("json", "json-summary"):
         usage_exit(f"schema: expected json or json-summary, got {kind!r}")

@@ -65,6 +65,11 @@ ExpectWire = Literal["legacy", "extension", "any"]
 class ReporterSpec:
     name: str
     path: str | None  # None: stdout
+    append: bool = False  # NAME=+PATH: add to the end of PATH (e.g. $GITHUB_STEP_SUMMARY)
+
+
+# Reports that stay readable when one is added after another in the same file.
+APPENDABLE_REPORTERS = ("markdown", "human")
 
 
 @dataclass(frozen=True)
@@ -219,10 +224,22 @@ def parse_env(value: str) -> tuple[str, str]:
 
 
 def parse_reporter(value: str) -> ReporterSpec:
+    """NAME (stdout), NAME=PATH (written afresh) or NAME=+PATH (appended; markdown and human only,
+    for $GITHUB_STEP_SUMMARY; a file whose name starts with + is ./+name)."""
     name, sep, path = value.partition("=")
     if not name:
         raise UsageError("--reporter: expected NAME or NAME=PATH")
-    return ReporterSpec(name=name, path=path if sep and path else None)
+    append = path.startswith("+")
+    if append:
+        path = path[1:]
+        if not path:
+            raise UsageError(f"--reporter {name}=+: expected a path after the +")
+        if name not in APPENDABLE_REPORTERS:
+            raise UsageError(
+                f"--reporter {name}=+{path}: only {' and '.join(APPENDABLE_REPORTERS)} reports can be appended to "
+                "(a second document would make the file invalid)"
+            )
+    return ReporterSpec(name=name, path=path if sep and path else None, append=append)
 
 
 def check_command(program: str, cwd: str | None, path: str | None = None) -> None:
