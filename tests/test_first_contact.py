@@ -243,3 +243,26 @@ def test_help_shows_meaningful_metavars() -> None:
                   "--client-capabilities JSON|@FILE|-", "--access-token TOKEN|@FILE|-", "-e, --env NAME=VALUE"):
         assert shown in text, shown
     assert "explain [OPTIONS] {ID}" in " ".join(invoke("explain", "--help").stdout.split())
+
+
+def test_shell_completion_is_on_and_completes_options() -> None:
+    import os
+    import shutil
+    import subprocess
+    import sys
+
+    from test_cli_inprocess import invoke
+
+    help_text = invoke("--help").stdout
+    assert "--install-completion" in help_text and "--show-completion" in help_text
+    script = Path(sys.executable).parent / "tasks-conformance"
+    if not script.exists():
+        found = shutil.which("tasks-conformance")
+        if found is None:
+            pytest.skip("the tasks-conformance console script is not installed (pip install -e .)")
+        script = Path(found)
+    env = {**os.environ, "COMP_WORDS": "tasks-conformance --pro", "COMP_CWORD": "1",
+           "_TASKS_CONFORMANCE_COMPLETE": "complete_bash"}
+    proc = subprocess.run([str(script)], capture_output=True, text=True, timeout=60, env=env, stdin=subprocess.DEVNULL)
+    assert proc.returncode == 0, proc.stderr
+    assert set(proc.stdout.split()) == {"--profile", "--protocol-version"}

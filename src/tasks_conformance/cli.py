@@ -52,7 +52,7 @@ class _MetavarCommand(TyperCommand):
 
 app = typer.Typer(
     cls=_MainGroup,
-    add_completion=False,
+    add_completion=True,
     no_args_is_help=False,
     invoke_without_command=True,
     rich_markup_mode=None,
