@@ -930,6 +930,7 @@ def test_an_unreachable_server_is_one_cause_and_one_line_in_the_human_report() -
 
 def test_the_human_report_lists_each_cause_once_after_the_table() -> None:
     text = _plain_human(no_tool_run())
+    assert text.count("cannot guess which tool") == 1 and text.count("see the cause below") == len(BLOCKED_IDS) + 1
     block = text[text.index("! on the extension wire"):]
     assert "  fix: name one with --tool-name (listed: echo, slow_compute)" in block
     assert "  blocked: " + ", ".join(BLOCKED_IDS) in block.replace("\n", " ")
@@ -941,7 +942,8 @@ def test_markdown_gives_every_cause_whole() -> None:
     text = render_text("markdown", _run(checks))
     assert "> **Incomplete:** Could not establish conformance — 4 checks could not run" in text
     assert "tool\\_199\\)" in text  # the end of the fix is there: nothing is cut mid-word
-    assert text.count("no tool") == 1 + len(BLOCKED_IDS)  # once in the causes, once per row of the table
+    assert text.count("no tool") == 1  # once in the causes; each row points at it
+    assert text.count("| see the cause above |") == len(BLOCKED_IDS)
     assert "> - no tool" in text and ">   **Blocked:** " + ", ".join(f"`{i}`" for i in BLOCKED_IDS) in text
 
 
@@ -967,3 +969,21 @@ def test_junit_suite_identity() -> None:
     assert build_tree(no_wire_run()).find("testsuite").get("name", "").endswith("(no tasks wire)")  # type: ignore[union-attr]
     named = render_text("junit-xml", result, ReportOptions(suite_name="nightly\x1b[31m"))
     assert ET.fromstring(named.split("\n", 1)[1]).find("testsuite").get("name") == "nightly\\x1b[31m"  # type: ignore[union-attr]
+
+
+def test_several_causes_are_numbered_and_the_rows_point_at_theirs() -> None:
+    no_tool = "no tool; name one with --tool-name"
+    checks = [_check("tasks-ttl-shape", "skipped", skip="could-not-run", message=no_tool),
+              _check("tasks-inline-result", "skipped", skip="could-not-run", message=no_tool),
+              _check("tasks-cancel-ack-shape", "skipped", skip="could-not-run", message="the task never ended")]
+    result = _run(checks)
+    assert [c.checks for c in result.incompleteCauses] == [("tasks-ttl-shape", "tasks-inline-result"),
+                                                            ("tasks-cancel-ack-shape",)]
+    pointed = dict.fromkeys(("tasks-ttl-shape", "tasks-inline-result"), "see cause 1 below")
+    assert result.cause_pointers("below") == pointed
+    text = _plain_human(result)
+    assert "! cause 1: no tool" in text and "! cause 2: the task never ended" in text
+    row = next(line for line in text.splitlines() if "tasks-cancel-ack-shape" in line and "not run" in line)
+    assert "the task never ended" in row  # a cause of its own stays in its row
+    md = render_text("markdown", result)
+    assert "> - **Cause 1:** no tool" in md and md.count("see cause 1 above") == 2

@@ -243,6 +243,18 @@ class RunResult:
             return []
         return incomplete_causes(self.checks, self.interrupted, self.target)
 
+    def cause_pointers(self, where: str) -> dict[str, str]:
+        """check id -> "see the cause below" (or "see cause N below") for each check blocked by a
+        cause it shares with another: reports state that cause once, not in every row. `where`:
+        "below" or "above", where the report lists the causes."""
+        causes = self.incompleteCauses
+        out: dict[str, str] = {}
+        for n, cause in enumerate(causes, 1):
+            if len(cause.checks) > 1:
+                label = f"see the cause {where}" if len(causes) == 1 else f"see cause {n} {where}"
+                out.update(dict.fromkeys(cause.checks, label))
+        return out
+
     def to_json(self) -> dict[str, Any]:
         return {
             "passed": self.passed,

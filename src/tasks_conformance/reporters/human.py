@@ -139,6 +139,7 @@ def _status_cell(check: CheckResult, w: _Writer) -> Text:
 
 
 def _checks_table(result: RunResult, w: _Writer, width: int, verbose: bool = False) -> Any:
+    pointers = result.cause_pointers("below")
     from rich.table import Table
     from rich.text import Text
 
@@ -162,7 +163,7 @@ def _checks_table(result: RunResult, w: _Writer, width: int, verbose: bool = Fal
 
     warn = w.glyph("⚠", "!")
     for check in result.checks:
-        message = Text(w.s(check.message, 2000) or w.s(check.title, 400))
+        message = Text(pointers.get(check.id) or w.s(check.message, 2000) or w.s(check.title, 400))
         add(_status_cell(check, w), Text(w.s(check.id, 120)), w.s(check.category, 40), message)
         if explains(check):
             broken, others = broken_rules(check)
@@ -223,9 +224,10 @@ def _draw(console: Console, result: RunResult, w: _Writer, options: ReportOption
         console.print(Text(f"  fix: {w.s(causes[0].fix, 2000)}"))
     elif result.checks:
         console.print(_checks_table(result, w, console.width, options.verbose))
-        for cause in causes:
+        for n, cause in enumerate(causes, 1):
             console.print()
-            console.print(Text(f"{w.glyph('!', '!')} {w.s(cause.cause, 2000)}", style="yellow"))
+            label = f"cause {n}: " if len(causes) > 1 else ""
+            console.print(Text(f"{w.glyph('!', '!')} {label}{w.s(cause.cause, 2000)}", style="yellow"))
             console.print(Text(f"  fix: {w.s(cause.fix, 2000)}"))
             if cause.checks:
                 console.print(Text(f"  blocked: {w.s(', '.join(cause.checks), 4000)}", style="dim"))

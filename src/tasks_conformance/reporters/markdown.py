@@ -75,9 +75,9 @@ def _code(value: str) -> str:
     return _cell(safe)
 
 
-def _row(check: CheckResult) -> str:
+def _row(check: CheckResult, pointer: str | None = None) -> str:
     emoji, word = _BUCKETS.get(check.bucket, ("❔", check.bucket))
-    message = check.message or check.title
+    message = pointer or check.message or check.title
     return f"| {emoji} {word} | {_code(check.id)} | {_cell(check.category, 60)} | {_cell(message)} |"
 
 
@@ -130,9 +130,10 @@ def _incomplete_lines(result: RunResult) -> list[str]:
         return [f"> **Incomplete:** {_cell(result.incompleteReason, MAX_REASON)}"]
     n = sum(len(c.checks) for c in causes)
     lines = [f"> **Incomplete:** Could not establish conformance — {n} check{'' if n == 1 else 's'} could not run"]
-    for cause in causes:
+    for n, cause in enumerate(causes, 1):
         lines.append(">")
-        lines.append(f"> - {_cell(_words(cause.cause), MAX_REASON + 2)}")
+        label = f"**Cause {n}:** " if len(causes) > 1 else ""
+        lines.append(f"> - {label}{_cell(_words(cause.cause), MAX_REASON + 2)}")
         lines.append(f">   **Fix:** {_cell(_words(cause.fix), MAX_REASON + 2)}")
         if cause.checks:
             lines.append(f">   **Blocked:** {', '.join(_code(i) for i in cause.checks)}")
@@ -170,7 +171,8 @@ def render_markdown(result: RunResult, out: TextIO, *, options: ReportOptions = 
     if result.checks:
         lines.append("| Result | Check | Category | Message |")
         lines.append("|---|---|---|---|")
-        lines.extend(_row(c) for c in result.checks)
+        pointers = result.cause_pointers("above")
+        lines.extend(_row(c, pointers.get(c.id)) for c in result.checks)
         lines.append("")
     links = _Links()
     failures = [c for c in result.checks if explains(c)]
