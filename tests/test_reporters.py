@@ -13,6 +13,7 @@ import sys
 import tomllib
 import xml.etree.ElementTree as ET
 from collections.abc import Iterator
+from datetime import datetime
 from pathlib import Path
 from typing import Any
 
@@ -35,7 +36,8 @@ from tasks_conformance.reporters import (
     write_wire_log,
 )
 from tasks_conformance.reporters._text import one_line, visible
-from tasks_conformance.reporters.junit import MAX_FRAME_BYTES, MAX_FRAMES, MAX_MESSAGE
+from tasks_conformance.reporters.json_report import summary_document
+from tasks_conformance.reporters.junit import MAX_FRAME_BYTES, MAX_FRAMES, MAX_MESSAGE, suite_name
 from tasks_conformance.requirements import load as load_requirements
 from tasks_conformance.result import (
     CheckResult,
@@ -266,6 +268,32 @@ def empty_run() -> RunResult:
     return _run([], discovery=Discovery())
 
 
+NO_TOOL = ("on the extension wire tools carry no task metadata, so tasks-conformance cannot guess which tool "
+           "runs as a task; name one with --tool-name (listed: echo, slow_compute)")
+BLOCKED_IDS = ["tasks-ttl-shape", "tasks-inline-result", "tasks-cancel-ack-shape", "tasks-status-payload-shape"]
+
+
+def no_tool_run() -> RunResult:
+    """The extension wire without --tool-name: one cause behind many checks (and one chained check)."""
+    blocked = [_check(i, "skipped", skip="could-not-run", category="lifecycle", message=NO_TOOL) for i in BLOCKED_IDS]
+    chained = _check("tasks-undeclared-capability-names-requirements", "skipped", skip="could-not-run",
+                     message="no -32021 error was seen (see tasks-cancel-ack-shape)",
+                     details={"blockedBy": "tasks-cancel-ack-shape"})
+    return _run([_check("tasks-wire-resolvable", "passed", message="ok"), *blocked, chained])
+
+
+UNREACHABLE = ("could not talk to the server: no answer (could not connect to http://127.0.0.1:9/mcp: "
+               "All connection attempts failed)")
+
+
+def unreachable_run() -> RunResult:
+    root = _check("tasks-wire-resolvable", "skipped", skip="could-not-run", message=UNREACHABLE)
+    blocked = "could not talk to the server (see tasks-wire-resolvable)"
+    rest = [_check(i, "skipped", skip="could-not-run", message=blocked,
+                   details={"blockedBy": "tasks-wire-resolvable"}) for i in BLOCKED_IDS]
+    return _run([root, *rest], discovery=Discovery(), target="http://127.0.0.1:9/mcp")
+
+
 RUNS = {
     "passed": passed_run,
     "failed": failed_run,
@@ -273,6 +301,8 @@ RUNS = {
     "interrupted": interrupted_run,
     "no-wire": no_wire_run,
     "empty": empty_run,
+    "no-tool": no_tool_run,
+    "unreachable": unreachable_run,
 }
 
 
@@ -453,7 +483,10 @@ def test_junit_is_well_formed_and_valid(run: str) -> None:
     assert len(suites) == 1
     suite = suites[0]
     counts = result.counts()
-    assert suite.get("name") == "tasks-conformance"
+    # Named after the target and era since issue 14 (test_junit_suite_identity pins the form).
+    assert root.get("name") == "tasks-conformance"
+    assert suite.get("name") == suite_name(result) and suite_name(result).startswith("tasks-conformance: ")
+    assert suite.get("timestamp") and suite.get("hostname") is not None  # validated by the XSD above
     assert suite.get("tests") == str(counts["total"]) == root.get("tests")
     assert suite.get("failures") == str(counts["failed"])
     assert suite.get("errors") == str(counts["couldNotRun"])
@@ -856,3 +889,101 @@ def test_narrow_human_report_puts_each_message_under_its_check_id() -> None:
     # The message is on the next line, whole words kept (no "requiredCapabilitie s" split).
     assert "data.requiredCapabilities" in lines[i + 1] + lines[i + 2]
     assert all(len(line) <= 80 for line in lines)
+
+
+# ---------------------------------------------------------------------------------------------
+# incomplete: each cause once
+
+
+def test_one_cause_behind_many_checks_is_stated_once_with_its_fix_and_checks() -> None:
+    result = no_tool_run()
+    assert result.outcome == "incomplete"
+    ids = [*BLOCKED_IDS, "tasks-undeclared-capability-names-requirements"]  # the chained one follows its root
+    assert [c.to_json() for c in result.incompleteCauses] == [{
+        "cause": "on the extension wire tools carry no task metadata, so tasks-conformance cannot guess which tool "
+                 "runs as a task",
+        "fix": "name one with --tool-name (listed: echo, slow_compute)",
+        "checks": ids,
+    }]
+    reason = result.incompleteReason or ""
+    assert reason.startswith("Could not establish conformance — ")
+    assert reason.count("cannot guess which tool") == 1 and reason.count("--tool-name") == 1
+    assert all(i in reason for i in ids)
+    for kind, doc in (("json", result.to_json()), ("json-summary", summary_document(result))):
+        _validator(kind).validate(doc)
+        assert doc["incompleteCauses"] == [c.to_json() for c in result.incompleteCauses]
+    assert passed_run().to_json()["incompleteCauses"] == []
+
+
+def test_an_unreachable_server_is_one_cause_and_one_line_in_the_human_report() -> None:
+    result = unreachable_run()
+    (cause,) = result.incompleteCauses
+    assert cause.cause == UNREACHABLE and cause.checks == ("tasks-wire-resolvable", *BLOCKED_IDS)
+    assert "http://127.0.0.1:9/mcp" in cause.fix and "--url" in cause.fix
+    assert (result.incompleteReason or "").count("could not talk to the server") == 1
+    text = _plain_human(result)
+    assert "! not run  all 5 checks: could not talk to the server" in text
+    assert not any(i in text for i in BLOCKED_IDS)  # no table of "not run" rows
+    assert text.count("could not talk to the server") == 1
+    assert text.splitlines()[-1] == "Could not establish conformance — 5 checks could not run, 1 cause above"
+
+
+def test_the_human_report_lists_each_cause_once_after_the_table() -> None:
+    text = _plain_human(no_tool_run())
+    assert text.count("cannot guess which tool") == 1 and text.count("see the cause below") == len(BLOCKED_IDS) + 1
+    block = text[text.index("! on the extension wire"):]
+    assert "  fix: name one with --tool-name (listed: echo, slow_compute)" in block
+    assert "  blocked: " + ", ".join(BLOCKED_IDS) in block.replace("\n", " ")
+
+
+def test_markdown_gives_every_cause_whole() -> None:
+    long_fix = "name one with --tool-name (listed: " + ", ".join(f"tool_{n:03d}" for n in range(200)) + ")"
+    checks = [_check(i, "skipped", skip="could-not-run", message=f"no tool; {long_fix}") for i in BLOCKED_IDS]
+    text = render_text("markdown", _run(checks))
+    assert "> **Incomplete:** Could not establish conformance — 4 checks could not run" in text
+    assert "tool\\_199\\)" in text  # the end of the fix is there: nothing is cut mid-word
+    assert text.count("no tool") == 1  # once in the causes; each row points at it
+    assert text.count("| see the cause above |") == len(BLOCKED_IDS)
+    assert "> - no tool" in text and ">   **Blocked:** " + ", ".join(f"`{i}`" for i in BLOCKED_IDS) in text
+
+
+def test_markdown_cuts_an_overlong_cause_between_words() -> None:
+    words = " ".join(f"word{n:04d}" for n in range(600))  # 5,400 characters, past the bound
+    text = render_text("markdown", _run([_check("tasks-ttl-shape", "skipped", skip="could-not-run", message=words)]))
+    line = next(x for x in text.splitlines() if x.startswith("> - word0000"))
+    kept = line.removeprefix("> - ").removesuffix(" …").split(" ")
+    assert line.endswith(" …") and 100 < len(kept) < 600
+    assert kept == [f"word{n:04d}" for n in range(len(kept))]  # whole words only, in order
+
+
+def test_junit_suite_identity() -> None:
+    from tasks_conformance.reporters.junit import build_tree
+
+    result = passed_run()
+    suite = build_tree(result).find("testsuite")
+    assert suite is not None
+    assert suite.get("name") == "tasks-conformance: http://127.0.0.1:8765/mcp (2026-07-28 extension wire)"
+    assert suite.get("hostname") and datetime.fromisoformat(suite.get("timestamp") or "").tzinfo is None
+    result.startedAt = "2026-12-01T06:00:00"
+    assert build_tree(result).find("testsuite").get("timestamp") == "2026-12-01T06:00:00"  # type: ignore[union-attr]
+    assert build_tree(no_wire_run()).find("testsuite").get("name", "").endswith("(no tasks wire)")  # type: ignore[union-attr]
+    named = render_text("junit-xml", result, ReportOptions(suite_name="nightly\x1b[31m"))
+    assert ET.fromstring(named.split("\n", 1)[1]).find("testsuite").get("name") == "nightly\\x1b[31m"  # type: ignore[union-attr]
+
+
+def test_several_causes_are_numbered_and_the_rows_point_at_theirs() -> None:
+    no_tool = "no tool; name one with --tool-name"
+    checks = [_check("tasks-ttl-shape", "skipped", skip="could-not-run", message=no_tool),
+              _check("tasks-inline-result", "skipped", skip="could-not-run", message=no_tool),
+              _check("tasks-cancel-ack-shape", "skipped", skip="could-not-run", message="the task never ended")]
+    result = _run(checks)
+    assert [c.checks for c in result.incompleteCauses] == [("tasks-ttl-shape", "tasks-inline-result"),
+                                                            ("tasks-cancel-ack-shape",)]
+    pointed = dict.fromkeys(("tasks-ttl-shape", "tasks-inline-result"), "see cause 1 below")
+    assert result.cause_pointers("below") == pointed
+    text = _plain_human(result)
+    assert "! cause 1: no tool" in text and "! cause 2: the task never ended" in text
+    row = next(line for line in text.splitlines() if "tasks-cancel-ack-shape" in line and "not run" in line)
+    assert "the task never ended" in row  # a cause of its own stays in its row
+    md = render_text("markdown", result)
+    assert "> - **Cause 1:** no tool" in md and md.count("see cause 1 above") == 2

@@ -12,15 +12,15 @@ import json
 import os
 import shutil
 import sys
-from collections.abc import Iterator, Sequence
+from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import replace
 from typing import IO, TYPE_CHECKING, Annotated, Any, NoReturn, TextIO, cast
 
 import typer
-from typer.core import TyperGroup
+from typer.core import TyperArgument, TyperCommand, TyperGroup
 
 from tasks_conformance import __version__
-from tasks_conformance.config import Catalog, RunConfig, RunOptions, build_run_config
+from tasks_conformance.config import Catalog, RunConfig, RunOptions, build_run_config, show_env
 from tasks_conformance.errors import UsageError
 from tasks_conformance.result import EXIT_CODES, EXIT_INTERRUPTED, EXIT_USAGE
 
@@ -40,9 +40,19 @@ class _MainGroup(TyperGroup):
         return super().parse_args(ctx, args)
 
 
+class _MetavarCommand(TyperCommand):
+    """A subcommand whose arguments show their metavar alone ("ID", not "ID <str>")."""
+
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        for param in self.params:
+            if isinstance(param, TyperArgument) and param.metavar:
+                param.display_type_rich = lambda ctx: None  # type: ignore[method-assign]
+
+
 app = typer.Typer(
     cls=_MainGroup,
-    add_completion=False,
+    add_completion=True,
     no_args_is_help=False,
     invoke_without_command=True,
     rich_markup_mode=None,
@@ -125,9 +135,9 @@ class ReportTargets:
         self.wire_log: IO[str] | None = None
 
     @staticmethod
-    def _open(path: str, flag: str) -> IO[str]:
+    def _open(path: str, flag: str, append: bool = False) -> IO[str]:
         try:
-            return open(path, "w", encoding="utf-8", newline="\n")
+            return open(path, "a" if append else "w", encoding="utf-8", newline="\n")
         except OSError as exc:
             raise UsageError(f"{flag}: cannot write {path!r}: {exc.strerror}") from None
 
@@ -158,13 +168,34 @@ def prepare_reports(config: RunConfig) -> ReportTargets:
                     raise UsageError("only one --reporter may write to stdout; give the others a =PATH")
                 targets.stdout_reporter = spec.name
             else:
-                targets.files.append((spec.name, spec.path, ReportTargets._open(spec.path, "--reporter")))
+                fh = ReportTargets._open(spec.path, "--reporter", spec.append)
+                targets.files.append((spec.name, spec.path, fh))
         if config.wire_log:
             targets.wire_log = ReportTargets._open(config.wire_log, "--wire-log")
     except UsageError:
         targets.close()
         raise
     return targets
+
+
+def in_ci(environ: Mapping[str, str] | None = None) -> bool:
+    """CI=true (or any value but empty, 0, false, no): GitHub Actions, GitLab, CircleCI… set it."""
+    value = (os.environ if environ is None else environ).get("CI", "")
+    return value.strip().lower() not in ("", "0", "false", "no")
+
+
+def stdout_report(config: RunConfig, stdout_reporter: str | None, *, tty: bool, ci: bool) -> str:
+    """What stdout gets. An explicit choice wins (`--reporter NAME` without a path, or `--format`);
+    otherwise the human report on a terminal, in CI (CI=true), or when the reports went to files
+    (`--reporter NAME=PATH`): a build log is read by people. JSON only off a terminal, outside
+    CI, with no report file asked for: a script piping the output."""
+    if stdout_reporter is not None:
+        return stdout_reporter
+    if config.format is not None:
+        return config.format
+    if tty or ci or any(spec.path is not None for spec in config.reporters):
+        return "human"
+    return "json"
 
 
 def _want_color(stream: IO[str]) -> bool:
@@ -182,7 +213,8 @@ def _run(config: RunConfig) -> int:
 
     targets = prepare_reports(config)
     try:
-        with ProgressLine(enabled=sys.stderr.isatty() and not config.quiet) as progress:
+        live = sys.stderr.isatty() and not config.quiet and not in_ci()
+        with ProgressLine(enabled=live) as progress:
             execution = anyio.run(execute, config, progress.update)
         for problem in _write_reports(config, targets, execution):
             typer.echo(f"tasks-conformance: reporter error: {problem}", err=True)
@@ -199,16 +231,21 @@ def _write_reports(config: RunConfig, targets: ReportTargets, execution: Executi
 
     stdout = sys.stdout
     tty = stdout.isatty()
-    stdout_name = targets.stdout_reporter or config.format or ("human" if tty else "json")
-    color = _want_color(stdout) and stdout_name == "human"
+    ci = in_ci()
+    # --quiet: only the summary line on stdout, whatever the format (files stay full reports).
+    stdout_name = "human" if config.quiet else stdout_report(config, targets.stdout_reporter, tty=tty, ci=ci)
+    color = _want_color(stdout) and stdout_name == "human" and not ci
     width = shutil.get_terminal_size().columns if tty else None
-    verbose = config.verbose
-    jobs = [(stdout_name, stdout, ReportOptions(color=color, quiet=config.quiet, width=width, verbose=verbose))]
+    verbose, suite = config.verbose, config.junit_suite_name
+    jobs = [(stdout_name, stdout, ReportOptions(color=color, quiet=config.quiet, width=width, verbose=verbose,
+                                                suite_name=suite))]
     # Files get the plain, full report whatever the terminal and --quiet say.
-    jobs += [(name, cast(TextIO, fh), ReportOptions(color=False, quiet=False, verbose=verbose))
+    jobs += [(name, cast(TextIO, fh), ReportOptions(color=False, quiet=False, verbose=verbose, suite_name=suite))
              for name, _path, fh in targets.files]
     problems: list[str] = []
     for name, out, options in jobs:
+        if out is not stdout and out.tell() > 0:
+            out.write("\n")  # appending (NAME=+PATH) after earlier content: a blank line between
         try:
             render(name, execution.result, out, options)
         except ReporterError as exc:
@@ -237,61 +274,71 @@ def _many(values: list[str] | None) -> tuple[str, ...]:
     return tuple(values or ())
 
 
-def _run_options(options: RunOptions) -> NoReturn:
-    """Build the RunConfig (usage errors exit 2 here), run it and exit with its code."""
+def _run_options(options: RunOptions, shown_env: tuple[str, ...] = (), suite: str | None = None) -> NoReturn:
+    """Build the RunConfig (usage errors exit 2 here), run it and exit with its code.
+
+    `shown_env` (--show-env) and `suite` (--junit-suite-name) are applied after the builder:
+    they are command-line settings, not RunOptions fields, while the Python API's keywords
+    mirror RunOptions exactly."""
     with _usage_errors():
-        code = _run(build_run_config(options, _catalog()))
+        if suite is not None and not suite.strip():
+            raise UsageError("--junit-suite-name must not be empty")
+        config = show_env(build_run_config(options, _catalog()), shown_env)
+        code = _run(replace(config, junit_suite_name=suite))
     raise typer.Exit(code)
 
 
 # Flags the main command and `demo` share, declared once so both spell and explain them alike.
-CheckIds = Annotated[list[str] | None, typer.Option("--check-id", help="Run only this check (repeatable; within --profile; wins over --category)", rich_help_panel=CHECKS_PANEL)]
-Categories = Annotated[list[str] | None, typer.Option("--category", help="dispatch|creation|lifecycle (repeatable)", rich_help_panel=CHECKS_PANEL)]
-ProtocolVersion = Annotated[str | None, typer.Option("--protocol-version", help="Pin the era: 2025-11-25 or 2026-07-28 (default: negotiate)", rich_help_panel=CONN)]
-ExpectWire = Annotated[str, typer.Option("--expect-wire", help="legacy|extension|any: require a wire", rich_help_panel=CHECKS_PANEL)]
-Format = Annotated[str | None, typer.Option("--format", help="What stdout gets: human|json (default: human on a terminal, json otherwise)", rich_help_panel=REPORT)]
-Reporters = Annotated[list[str] | None, typer.Option("--reporter", help="NAME[=PATH]: human, json, json-summary, junit-xml, markdown or a plugin (repeatable)", rich_help_panel=REPORT)]
-Quiet = Annotated[bool, typer.Option("--quiet", "-q", help="Print only the summary line", rich_help_panel=REPORT)]
+CheckIds = Annotated[list[str] | None, typer.Option("--check-id", metavar="ID", help="Run only this check (repeatable; within --profile; wins over --category)", rich_help_panel=CHECKS_PANEL)]
+Categories = Annotated[list[str] | None, typer.Option("--category", metavar="NAME", help="dispatch|creation|lifecycle (repeatable)", rich_help_panel=CHECKS_PANEL)]
+ProtocolVersion = Annotated[str | None, typer.Option("--protocol-version", metavar="VERSION", help="Pin the era: 2025-11-25 or 2026-07-28 (default: negotiate)", rich_help_panel=CONN)]
+ExpectWire = Annotated[str, typer.Option("--expect-wire", metavar="legacy|extension|any", help="Require this wire", rich_help_panel=CHECKS_PANEL)]
+Format = Annotated[str | None, typer.Option("--format", metavar="human|json", help="What stdout gets (default: human on a terminal, in CI (CI=true) or when a --reporter writes a file; json otherwise)", rich_help_panel=REPORT)]
+Reporters = Annotated[list[str] | None, typer.Option("--reporter", metavar="NAME[=PATH]", help="human, json, json-summary, junit-xml, markdown or a plugin (repeatable); =PATH writes a file, =+PATH appends to it (markdown, human: e.g. $GITHUB_STEP_SUMMARY), no path: stdout", rich_help_panel=REPORT)]
+Quiet = Annotated[bool, typer.Option("--quiet", "-q", help="Print only the summary line on stdout, whatever --format says (report files stay complete)", rich_help_panel=REPORT)]
 Verbose = Annotated[bool, typer.Option("--verbose", "-v", help="human report: show the wire frames (redacted) under each failed check", rich_help_panel=REPORT)]
-Profile = Annotated[str, typer.Option("--profile", help="core: the 8 checks every tasks server must pass | standard (default): every check | full: every check (today the same as standard; it will add checks that need probe roles). The versioned profile id and a 0-100 score go into every report; the score never changes the exit code", rich_help_panel=CHECKS_PANEL)]
-WireLog = Annotated[str | None, typer.Option("--wire-log", help="Write every frame as NDJSON to PATH (secrets redacted)", rich_help_panel=REPORT)]
+Profile = Annotated[str, typer.Option("--profile", metavar="core|standard|full", help="core: the 8 checks every tasks server must pass | standard (default): every check | full: every check (today the same as standard; it will add checks that need probe roles). The versioned profile id and a 0-100 score go into every report; the score never changes the exit code", rich_help_panel=CHECKS_PANEL)]
+WireLog = Annotated[str | None, typer.Option("--wire-log", metavar="PATH", help="Write every frame as NDJSON to PATH (secrets redacted)", rich_help_panel=REPORT)]
+JunitSuiteName = Annotated[str | None, typer.Option("--junit-suite-name", metavar="NAME", help="Name of the junit-xml <testsuite> (default: tasks-conformance: TARGET (ERA))", rich_help_panel=REPORT)]
 Debug = Annotated[bool, typer.Option("--debug", help="Show a traceback if tasks-conformance itself fails", rich_help_panel=REPORT)]
 
 
 @app.callback()
 def main_command(
     ctx: typer.Context,
-    url: Annotated[str | None, typer.Option("--url", help="Streamable HTTP endpoint, e.g. http://127.0.0.1:8000/mcp", rich_help_panel=CONN)] = None,
-    command: Annotated[str | None, typer.Option("--command", help="Server command to spawn over stdio", rich_help_panel=CONN)] = None,
-    args: Annotated[list[str] | None, typer.Option("--args", help="Argument for --command (repeatable)", rich_help_panel=CONN)] = None,
-    command_args: Annotated[list[str] | None, typer.Option("--command-args", help="Same as --args (repeatable)", rich_help_panel=CONN)] = None,
-    transport: Annotated[str | None, typer.Option("--transport", help="http|stdio|tcp|unix (follows from the target)", rich_help_panel=CONN)] = None,
-    tcp: Annotated[str | None, typer.Option("--tcp", help="HOST:PORT, newline-delimited JSON-RPC over TCP", rich_help_panel=CONN)] = None,
-    unix: Annotated[str | None, typer.Option("--unix", help="Unix socket path, newline-delimited JSON-RPC", rich_help_panel=CONN)] = None,
-    cwd: Annotated[str | None, typer.Option("--cwd", help="Working directory for --command", rich_help_panel=CONN)] = None,
-    env: Annotated[list[str] | None, typer.Option("-e", "--env", help="KEY=VALUE added to the server's environment (repeatable)", rich_help_panel=CONN)] = None,
-    headers: Annotated[list[str] | None, typer.Option("--header", help='"Name: value" sent on every HTTP request (repeatable)', rich_help_panel=CONN)] = None,
-    access_token: Annotated[str | None, typer.Option("--access-token", help="Bearer token for HTTP", rich_help_panel=CONN)] = None,
-    oauth_access_token: Annotated[str | None, typer.Option("--oauth-access-token", help="OAuth access token, sent as Bearer", rich_help_panel=CONN)] = None,
+    url: Annotated[str | None, typer.Option("--url", metavar="URL", help="Streamable HTTP endpoint, e.g. http://127.0.0.1:8000/mcp", rich_help_panel=CONN)] = None,
+    command: Annotated[str | None, typer.Option("--command", metavar="CMD", help="Server command to spawn over stdio", rich_help_panel=CONN)] = None,
+    args: Annotated[list[str] | None, typer.Option("--args", metavar="ARG", help="Argument for --command (repeatable)", rich_help_panel=CONN)] = None,
+    command_args: Annotated[list[str] | None, typer.Option("--command-args", metavar="ARG", help="Same as --args (repeatable)", rich_help_panel=CONN)] = None,
+    transport: Annotated[str | None, typer.Option("--transport", metavar="http|stdio|tcp|unix", help="Follows from the target; give it only to confirm", rich_help_panel=CONN)] = None,
+    tcp: Annotated[str | None, typer.Option("--tcp", metavar="HOST:PORT", help="Newline-delimited JSON-RPC over TCP", rich_help_panel=CONN)] = None,
+    unix: Annotated[str | None, typer.Option("--unix", metavar="PATH", help="Unix socket path, newline-delimited JSON-RPC", rich_help_panel=CONN)] = None,
+    cwd: Annotated[str | None, typer.Option("--cwd", metavar="DIR", help="Working directory for --command", rich_help_panel=CONN)] = None,
+    env: Annotated[list[str] | None, typer.Option("-e", "--env", metavar="NAME=VALUE", help="Added to the server's environment (repeatable); reports show [REDACTED] for every value unless --show-env NAME", rich_help_panel=CONN)] = None,
+    shown_env: Annotated[list[str] | None, typer.Option("--show-env", metavar="NAME", help="Let reports show this -e variable's value (repeatable; never a secret-looking name's, nor a password in a URL)", rich_help_panel=CONN)] = None,
+    headers: Annotated[list[str] | None, typer.Option("--header", metavar="'NAME: VALUE'", help="Sent on every HTTP request (repeatable; default: the lines of $TASKS_CONFORMANCE_HEADERS)", rich_help_panel=CONN)] = None,
+    access_token: Annotated[str | None, typer.Option("--access-token", metavar="TOKEN|@FILE|-", help="Bearer token for HTTP: the token, @FILE holding it, or - for stdin (default: $TASKS_CONFORMANCE_ACCESS_TOKEN)", rich_help_panel=CONN)] = None,
+    oauth_access_token: Annotated[str | None, typer.Option("--oauth-access-token", metavar="TOKEN|@FILE|-", help="OAuth access token, sent as Bearer", rich_help_panel=CONN)] = None,
     protocol_version: ProtocolVersion = None,
-    client_capabilities: Annotated[str | None, typer.Option("--client-capabilities", help="Client capabilities to declare: JSON, @file or -", rich_help_panel=CONN)] = None,
-    timeout_ms: Annotated[int, typer.Option("--timeout", help="Per-request timeout in ms", rich_help_panel=CONN)] = 30_000,
-    max_message_bytes: Annotated[int, typer.Option("--max-message-bytes", help="Largest message accepted from the server", rich_help_panel=CONN)] = 16 * 1024 * 1024,
+    client_capabilities: Annotated[str | None, typer.Option("--client-capabilities", metavar="JSON|@FILE|-", help="Client capabilities to declare: JSON, @FILE holding it, or - for stdin", rich_help_panel=CONN)] = None,
+    timeout_ms: Annotated[int, typer.Option("--timeout", metavar="MS", help="Per-request timeout in ms", rich_help_panel=CONN)] = 30_000,
+    max_message_bytes: Annotated[int, typer.Option("--max-message-bytes", metavar="BYTES", help="Largest message accepted from the server", rich_help_panel=CONN)] = 16 * 1024 * 1024,
     profile: Profile = "standard",
     check_ids: CheckIds = None,
     categories: Categories = None,
     expect_wire: ExpectWire = "any",
-    tool_name: Annotated[str | None, typer.Option("--tool-name", help="The tool to run as a task", rich_help_panel=CHECKS_PANEL)] = None,
-    tool_args: Annotated[str | None, typer.Option("--tool-args", help="Arguments for the tool: a JSON object", rich_help_panel=CHECKS_PANEL)] = None,
-    input_responses: Annotated[str | None, typer.Option("--input-responses", help="Answers keyed by inputRequests key: JSON, @file or -", rich_help_panel=CHECKS_PANEL)] = None,
-    elicitation_response: Annotated[str | None, typer.Option("--elicitation-response", help="Answer to a server's elicitation/create: JSON, @file or - (default: decline)", rich_help_panel=CHECKS_PANEL)] = None,
-    sampling_response: Annotated[str | None, typer.Option("--sampling-response", help="Answer to a server's sampling/createMessage: JSON, @file or - (default: -32601)", rich_help_panel=CHECKS_PANEL)] = None,
-    poll_timeout_ms: Annotated[int, typer.Option("--poll-timeout", help="Hard deadline in ms for polling a task", rich_help_panel=CHECKS_PANEL)] = 30_000,
+    tool_name: Annotated[str | None, typer.Option("--tool-name", metavar="NAME", help="The tool to run as a task", rich_help_panel=CHECKS_PANEL)] = None,
+    tool_args: Annotated[str | None, typer.Option("--tool-args", metavar="JSON|@FILE|-", help="Arguments for the tool: a JSON object, @FILE or -", rich_help_panel=CHECKS_PANEL)] = None,
+    input_responses: Annotated[str | None, typer.Option("--input-responses", metavar="JSON|@FILE|-", help="Answers keyed by inputRequests key: JSON, @file or -", rich_help_panel=CHECKS_PANEL)] = None,
+    elicitation_response: Annotated[str | None, typer.Option("--elicitation-response", metavar="JSON|@FILE|-", help="Answer to a server's elicitation/create: JSON, @file or - (default: decline)", rich_help_panel=CHECKS_PANEL)] = None,
+    sampling_response: Annotated[str | None, typer.Option("--sampling-response", metavar="JSON|@FILE|-", help="Answer to a server's sampling/createMessage: JSON, @file or - (default: -32601)", rich_help_panel=CHECKS_PANEL)] = None,
+    poll_timeout_ms: Annotated[int, typer.Option("--poll-timeout", metavar="MS", help="Hard deadline in ms for polling a task", rich_help_panel=CHECKS_PANEL)] = 30_000,
     format: Format = None,
     reporters: Reporters = None,
     quiet: Quiet = False,
     verbose: Verbose = False,
     wire_log: WireLog = None,
+    junit_suite_name: JunitSuiteName = None,
     debug: Debug = False,
     version: Annotated[bool, typer.Option("--version", callback=_version, is_eager=True, help="Print the version")] = False,
     list_checks: Annotated[bool, typer.Option("--list-checks", callback=_list_checks_seen, is_eager=True, help="List the checks and exit (as JSON with --format json)")] = False,
@@ -299,6 +346,8 @@ def main_command(
     """Run the conformance checks against one server."""
     if ctx.invoked_subcommand is not None:
         return
+    if url:  # HTTP credentials only for an HTTP target
+        access_token, headers = _credentials_from_environment(access_token, oauth_access_token, headers)
     _run_options(RunOptions(
         url=url, command=command, args=_many(args), command_args=_many(command_args), transport=transport,
         tcp=tcp, unix=unix, cwd=cwd, env=_many(env), headers=_many(headers), access_token=access_token,
@@ -308,7 +357,26 @@ def main_command(
         elicitation_response=elicitation_response, sampling_response=sampling_response, timeout_ms=timeout_ms,
         poll_timeout_ms=poll_timeout_ms, max_message_bytes=max_message_bytes, format=format,
         reporters=_many(reporters), quiet=quiet, verbose=verbose, wire_log=wire_log, debug=debug,
-    ))
+    ), _many(shown_env), junit_suite_name)
+
+
+ACCESS_TOKEN_ENV = "TASKS_CONFORMANCE_ACCESS_TOKEN"
+HEADERS_ENV = "TASKS_CONFORMANCE_HEADERS"
+
+
+def _credentials_from_environment(
+    access_token: str | None, oauth_access_token: str | None, headers: list[str] | None,
+) -> tuple[str | None, list[str] | None]:
+    """Credentials kept off the command line (and out of `ps` and shell history): without
+    --access-token/--oauth-access-token, the token is $TASKS_CONFORMANCE_ACCESS_TOKEN (in the
+    flag's forms: the token, @FILE or -); without --header, the headers are the non-empty lines
+    of $TASKS_CONFORMANCE_HEADERS ("Name: value" each). A flag given always wins. The values
+    are secrets like the flags'."""
+    if access_token is None and oauth_access_token is None:
+        access_token = os.environ.get(ACCESS_TOKEN_ENV, "").strip() or None
+    if not headers:
+        headers = [line.strip() for line in os.environ.get(HEADERS_ENV, "").splitlines() if line.strip()] or None
+    return access_token, headers
 
 
 def reference_command(extra: list[str] | None = None) -> list[str]:
@@ -341,6 +409,7 @@ def demo_command(
     quiet: Quiet = False,
     verbose: Verbose = False,
     wire_log: WireLog = None,
+    junit_suite_name: JunitSuiteName = None,
     debug: Debug = False,
 ) -> None:
     """Run the whole suite against the bundled reference server over stdio (it should pass)."""
@@ -348,7 +417,7 @@ def demo_command(
         profile=profile, check_ids=_many(check_ids), categories=_many(categories), protocol_version=protocol_version,
         expect_wire=expect_wire, format=format, reporters=_many(reporters), quiet=quiet, verbose=verbose,
         wire_log=wire_log, debug=debug,
-    )))
+    )), suite=junit_suite_name)
 
 
 @app.command(
@@ -362,7 +431,7 @@ def serve_reference_command(ctx: typer.Context) -> None:
     raise typer.Exit(serve(list(ctx.args)))
 
 
-@app.command("explain")
+@app.command("explain", cls=_MetavarCommand)
 def explain_command(
     ident: Annotated[str, typer.Argument(metavar="ID", help="A check id (tasks-inline-result) or a requirement id (S-EXT-MUST-03)")],
 ) -> None:
@@ -379,7 +448,7 @@ def explain_command(
 
 @app.command("requirements")
 def requirements_command(
-    format: Annotated[str | None, typer.Option("--format", help="human (default) or json")] = None,
+    format: Annotated[str | None, typer.Option("--format", metavar="human|json", help="human (default) or json")] = None,
 ) -> None:
     """The coverage matrix: every requirement, its level, and the checks that judge it (or why none does)."""
     from tasks_conformance import coverage
@@ -392,8 +461,8 @@ def requirements_command(
         usage_exit(f"--format must be human or json, got {format!r}")
 
 
-@app.command("schema")
-def schema_command(kind: Annotated[str, typer.Argument(help="json or json-summary")]) -> None:
+@app.command("schema", cls=_MetavarCommand)
+def schema_command(kind: Annotated[str, typer.Argument(metavar="json|json-summary", help="json or json-summary")]) -> None:
     """Print the JSON Schema of the json or json-summary report."""
     if kind not in ("json", "json-summary"):
         usage_exit(f"schema: expected json or json-summary, got {kind!r}")

@@ -11,7 +11,7 @@ import re
 import shlex
 import shutil
 import sys
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any, Literal
 from urllib.parse import urlsplit
@@ -25,6 +25,37 @@ SUPPORTED_PROTOCOLS = (PROTOCOL_LEGACY, PROTOCOL_MODERN)
 DEFAULT_MAX_MESSAGE_BYTES = 16 * 1024 * 1024
 
 _SECRET_NAME = re.compile(r"TOKEN|SECRET|PASSW|KEY|AUTH|COOKIE|CREDENTIAL", re.IGNORECASE)
+# Query parameter names whose values are secrets (api_key, access_token, X-Amz-Signature, sig,
+# code, password, pass, pwd, auth, client_secret, sessionId, jwt…). Hiding a harmless value costs
+# a [REDACTED] in a report; printing a key costs the key.
+_SECRET_QUERY_NAME = re.compile(
+    r"key|token|secret|pass|pwd|auth|sig|code|credential|session|cookie|jwt|bearer|private|nonce|salt",
+    re.IGNORECASE,
+)
+
+
+# user:password@ inside any URL-shaped value (postgres://u:pw@db/x, https://u:pw@host/…).
+_URL_PASSWORD = re.compile(r"[A-Za-z][A-Za-z0-9+.-]*://([^/\s:@]*):([^@\s/]+)@")
+
+
+def url_passwords(text: str) -> list[str]:
+    """The passwords (and user:password pairs) written into URL-shaped parts of `text`."""
+    out: list[str] = []
+    for m in _URL_PASSWORD.finditer(text):
+        out += [m.group(2), f"{m.group(1)}:{m.group(2)}"]
+    return out
+
+
+def query_secrets(url: str) -> list[str]:
+    """The values of secret-looking query parameters of `url`, as written and percent-decoded."""
+    from urllib.parse import unquote_plus
+
+    out: list[str] = []
+    for pair in urlsplit(url).query.split("&"):
+        name, eq, value = pair.partition("=")
+        if eq and value and _SECRET_QUERY_NAME.search(unquote_plus(name)):
+            out += [value, unquote_plus(value)]
+    return out
 
 TransportKind = Literal["stdio", "http", "tcp", "unix"]
 ExpectWire = Literal["legacy", "extension", "any"]
@@ -34,6 +65,11 @@ ExpectWire = Literal["legacy", "extension", "any"]
 class ReporterSpec:
     name: str
     path: str | None  # None: stdout
+    append: bool = False  # NAME=+PATH: add to the end of PATH (e.g. $GITHUB_STEP_SUMMARY)
+
+
+# Reports that stay readable when one is added after another in the same file.
+APPENDABLE_REPORTERS = ("markdown", "human")
 
 
 @dataclass(frozen=True)
@@ -43,6 +79,7 @@ class RunConfig:
     command: tuple[str, ...] = ()
     cwd: str | None = None
     env: dict[str, str] = field(default_factory=dict)
+    show_env: tuple[str, ...] = ()  # -e names whose values reports may show (--show-env)
     tcp: tuple[str, int] | None = None
     unix: str | None = None
     headers: dict[str, str] = field(default_factory=dict)
@@ -67,6 +104,7 @@ class RunConfig:
     verbose: bool = False
     wire_log: str | None = None
     debug: bool = False
+    junit_suite_name: str | None = None  # --junit-suite-name; None: named after the target and era
 
     @property
     def timeout_s(self) -> float:
@@ -78,7 +116,8 @@ class RunConfig:
 
     def secrets(self) -> list[str]:
         """Every value the run must never print: tokens, credential headers and cookies (also
-        each cookie's value on its own), URL passwords, secret-looking --env values and the
+        each cookie's value on its own), URL passwords and secret-looking query values, every
+        -e value not named by --show-env, passwords inside URL-shaped -e values and arguments, and the
         values of secret-looking flags on the server command line."""
         from tasks_conformance.redact import SENSITIVE_HEADERS
 
@@ -86,7 +125,7 @@ class RunConfig:
         if self.access_token:
             out.append(self.access_token)
         for k, v in self.headers.items():
-            if k.lower() in SENSITIVE_HEADERS:
+            if k.lower() in SENSITIVE_HEADERS or _SECRET_NAME.search(k):
                 out.append(v)
                 parts = v.split(None, 1)  # "Bearer abc" -> also hide "abc" on its own
                 if len(parts) == 2:
@@ -96,15 +135,20 @@ class RunConfig:
                         out.append(crumb.strip())
                         out.append(crumb.partition("=")[2].strip())
         for k, v in self.env.items():
-            if _SECRET_NAME.search(k):
+            # Every -e value is hidden unless --show-env names it (never a secret-looking name's),
+            # and a password written into a URL-shaped value is hidden even then.
+            if k not in self.show_env or _SECRET_NAME.search(k):
                 out.append(v)
+            out += url_passwords(v)
         if self.url:
             where = urlsplit(self.url)
             if where.password:
                 out.append(where.password)
                 out.append(f"{where.username}:{where.password}")
+            out += query_secrets(self.url)
         args = list(self.command)
         for i, arg in enumerate(args):
+            out += url_passwords(arg)
             name, eq, value = arg.partition("=")
             if name.startswith("-") and _SECRET_NAME.search(name):
                 if eq:
@@ -142,6 +186,28 @@ def parse_json_flag(flag: str, value: str, *, want: type = dict) -> Any:
     return data
 
 
+def read_token(flag: str, value: str) -> str:
+    """`TOKEN|@FILE|-`: the token itself, @path to a file holding it, or - for standard input
+    (surrounding whitespace and the final newline dropped). Errors never quote the token."""
+    if value == "-":
+        text = sys.stdin.read()
+        where = "standard input"
+    elif value.startswith("@"):
+        try:
+            text = Path(value[1:]).read_text(encoding="utf-8")
+        except OSError as exc:
+            raise UsageError(f"{flag}: cannot read {value[1:]!r}: {exc.strerror}") from None
+        where = repr(value[1:])
+    else:
+        return value
+    token = text.strip()
+    if not token:
+        raise UsageError(f"{flag}: {where} holds no token")
+    if any(c.isspace() for c in token):
+        raise UsageError(f"{flag}: {where} holds more than one word; put the token alone in it")
+    return token
+
+
 def parse_header(value: str) -> tuple[str, str]:
     name, sep, val = value.partition(":")
     name = name.strip()
@@ -158,10 +224,22 @@ def parse_env(value: str) -> tuple[str, str]:
 
 
 def parse_reporter(value: str) -> ReporterSpec:
+    """NAME (stdout), NAME=PATH (written afresh) or NAME=+PATH (appended; markdown and human only,
+    for $GITHUB_STEP_SUMMARY; a file whose name starts with + is ./+name)."""
     name, sep, path = value.partition("=")
     if not name:
         raise UsageError("--reporter: expected NAME or NAME=PATH")
-    return ReporterSpec(name=name, path=path if sep and path else None)
+    append = path.startswith("+")
+    if append:
+        path = path[1:]
+        if not path:
+            raise UsageError(f"--reporter {name}=+: expected a path after the +")
+        if name not in APPENDABLE_REPORTERS:
+            raise UsageError(
+                f"--reporter {name}=+{path}: only {' and '.join(APPENDABLE_REPORTERS)} reports can be appended to "
+                "(a second document would make the file invalid)"
+            )
+    return ReporterSpec(name=name, path=path if sep and path else None, append=append)
 
 
 def check_command(program: str, cwd: str | None, path: str | None = None) -> None:
@@ -288,6 +366,16 @@ def build_run_config(options: RunOptions, catalog: Catalog = Catalog()) -> RunCo
     )
 
 
+def show_env(config: RunConfig, names: tuple[str, ...]) -> RunConfig:
+    """`config` letting reports show the values of the -e variables `names` (--show-env); each
+    must be one of them. (A step of its own, not a RunOptions field, while the Python API's
+    keywords mirror RunOptions exactly.)"""
+    unknown = [name for name in names if name not in config.env]
+    if unknown:
+        raise UsageError(f"--show-env {', '.join(unknown)}: no -e NAME=VALUE gives it")
+    return replace(config, show_env=tuple(dict.fromkeys(names)))
+
+
 def _transport(o: RunOptions) -> TransportKind:
     """Exactly one target, and the transport it implies (which --transport may only confirm)."""
     flags = (("--url", o.url), ("--command", o.command), ("--tcp", o.tcp), ("--unix", o.unix))
@@ -338,8 +426,14 @@ def _headers(o: RunOptions) -> tuple[dict[str, str], str | None]:
     for h in o.headers:
         k, v = parse_header(h)
         headers[k] = v
-    token = o.access_token or o.oauth_access_token
-    if o.access_token and o.oauth_access_token and o.access_token != o.oauth_access_token:
+    stdin_flags = [name for name, value in (("--access-token", o.access_token), ("--oauth-access-token",
+                   o.oauth_access_token), *_json_flags(o)) if value == "-"]
+    if len(stdin_flags) > 1:
+        raise UsageError(f"only one flag may read standard input (-), not {' and '.join(stdin_flags)}")
+    access = read_token("--access-token", o.access_token) if o.access_token else None
+    oauth = read_token("--oauth-access-token", o.oauth_access_token) if o.oauth_access_token else None
+    token = access or oauth
+    if access and oauth and access != oauth:
         raise UsageError("give --access-token or --oauth-access-token, not both")
     if token:
         headers["Authorization"] = f"Bearer {token}"
@@ -387,6 +481,12 @@ def _check_limits(o: RunOptions) -> None:
         raise UsageError("--max-message-bytes must be at least 1024")
     if o.format is not None and o.format not in ("human", "json"):
         raise UsageError(f"--format must be human or json, got {o.format!r}")
+
+
+def _json_flags(o: RunOptions) -> list[tuple[str, str | None]]:
+    return [("--client-capabilities", o.client_capabilities), ("--tool-args", o.tool_args),
+            ("--input-responses", o.input_responses), ("--elicitation-response", o.elicitation_response),
+            ("--sampling-response", o.sampling_response)]
 
 
 @dataclass(frozen=True)

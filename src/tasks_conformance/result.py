@@ -187,6 +187,8 @@ class RunResult:
     interrupted: bool = False
     toolVersion: str = ""
     profile: str = field(default_factory=lambda: profile_id(DEFAULT_PROFILE))  # versioned id (profiles.py)
+    # When the run started, UTC, "YYYY-MM-DDTHH:MM:SS" (JUnit's timestamp); "" for a hand-made result.
+    startedAt: str = ""
 
     @property
     def score(self) -> int | None:
@@ -234,11 +236,31 @@ class RunResult:
                     cc.couldNotRun += 1
         return out
 
+    @property
+    def incompleteCauses(self) -> list[IncompleteCause]:  # named as the JSON field
+        """incompleteReason's causes, each once (empty when the run was complete)."""
+        if not self.incompleteReason:
+            return []
+        return incomplete_causes(self.checks, self.interrupted, self.target)
+
+    def cause_pointers(self, where: str) -> dict[str, str]:
+        """check id -> "see the cause below" (or "see cause N below") for each check blocked by a
+        cause it shares with another: reports state that cause once, not in every row. `where`:
+        "below" or "above", where the report lists the causes."""
+        causes = self.incompleteCauses
+        out: dict[str, str] = {}
+        for n, cause in enumerate(causes, 1):
+            if len(cause.checks) > 1:
+                label = f"see the cause {where}" if len(causes) == 1 else f"see cause {n} {where}"
+                out.update(dict.fromkeys(cause.checks, label))
+        return out
+
     def to_json(self) -> dict[str, Any]:
         return {
             "passed": self.passed,
             "outcome": self.outcome,
             "incompleteReason": self.incompleteReason,
+            "incompleteCauses": [c.to_json() for c in self.incompleteCauses],
             "interrupted": self.interrupted,
             "target": self.target,
             "toolVersion": self.toolVersion,
@@ -262,13 +284,84 @@ def decide_outcome(checks: list[CheckResult], interrupted: bool = False) -> Outc
     return "passed"
 
 
-def incomplete_reason(checks: list[CheckResult], interrupted: bool = False) -> str | None:
-    blocked = [c for c in checks if c.bucket == "could-not-run"]
-    parts: list[str] = []
-    if interrupted:
-        parts.append("the run was interrupted before every check could finish")
-    if blocked:
-        parts.append("; ".join(f"{c.id}: {c.message}" for c in blocked))
-    if not parts:
+@dataclass(frozen=True)
+class IncompleteCause:
+    """One reason checks could not run, stated once: the checks it blocked and the one thing to change."""
+
+    cause: str
+    fix: str
+    checks: tuple[str, ...]
+
+    def to_json(self) -> dict[str, Any]:
+        return {"cause": self.cause, "fix": self.fix, "checks": list(self.checks)}
+
+
+INTERRUPTED_CAUSE = "the run was interrupted before every check could finish"
+_FLAG = re.compile(r"(?<![\w-])--[a-z][a-z-]+")
+
+
+def _root(check: CheckResult, by_id: dict[str, CheckResult]) -> CheckResult:
+    """The check whose own message explains `check`: follow `blockedBy` while it is could-not-run."""
+    seen = {check.id}
+    while True:
+        blocker = by_id.get(str(check.details.get("blockedBy", "")))
+        if blocker is None or blocker.bucket != "could-not-run" or blocker.id in seen:
+            return check
+        seen.add(blocker.id)
+        check = blocker
+
+
+def _cause_and_fix(root: CheckResult, target: str) -> tuple[str, str]:
+    """The cause in the root check's words, and the one thing to change. A message that ends in
+    an instruction naming a flag (`…; name one with --tool-name (…)`) gives that instruction."""
+    message = root.message.strip() or root.title
+    head, sep, tail = message.rpartition("; ")
+    if sep and head and _FLAG.search(tail):
+        return head, tail
+    where = f" at {target}" if target else ""
+    if message.startswith("could not talk to the server"):
+        return message, ("start the server or correct the target (--url, --command, --tcp or --unix): "
+                         f"nothing answered{where}")
+    if message.startswith("the server offers no tasks wire"):
+        return message, ("the server declares neither tasks wire: turn tasks on in the server, or pin the era it "
+                         "implements with --protocol-version")
+    if root.details.get("origin") == "harness" or message.startswith("internal error"):
+        return message, "a tasks-conformance bug, not the server's: run again with --debug and report it"
+    if "interrupted" in message:
+        return INTERRUPTED_CAUSE, "run again and let it finish"
+    if "were not kept" in message:
+        return message, "the server sent more frames than the wire log keeps; check it with fewer, smaller messages"
+    if _FLAG.search(message):
+        return message, f"change the flag this names ({', '.join(dict.fromkeys(_FLAG.findall(message)))})"
+    return message, f"`tasks-conformance explain {root.id}` says what this check needs"
+
+
+def incomplete_causes(checks: list[CheckResult], interrupted: bool = False, target: str = "") -> list[IncompleteCause]:
+    """Each distinct reason checks could not run, once, with the checks it blocked (in run order).
+    A check blocked by another (`details.blockedBy`) counts under that check's cause."""
+    by_id = {c.id: c for c in checks}
+    grouped: dict[tuple[str, str], list[str]] = {}
+    for check in checks:
+        if check.bucket != "could-not-run":
+            continue
+        grouped.setdefault(_cause_and_fix(_root(check, by_id), target), []).append(check.id)
+    out = [IncompleteCause(cause, fix, tuple(ids)) for (cause, fix), ids in grouped.items()]
+    if interrupted and not any(c.cause == INTERRUPTED_CAUSE for c in out):
+        out.insert(0, IncompleteCause(INTERRUPTED_CAUSE, "run again and let it finish", ()))
+    return out
+
+
+def _count(n: int, noun: str) -> str:
+    return f"{n} {noun}" + ("" if n == 1 else "s")
+
+
+def incomplete_reason(checks: list[CheckResult], interrupted: bool = False, target: str = "") -> str | None:
+    """One sentence per distinct cause (never one per check): the cause, the fix, the checks."""
+    causes = incomplete_causes(checks, interrupted, target)
+    if not causes:
         return None
+    parts = []
+    for c in causes:
+        blocked = f" [{_count(len(c.checks), 'check')}: {', '.join(c.checks)}]" if c.checks else ""
+        parts.append(f"{c.cause} (to fix: {c.fix}){blocked}")
     return "Could not establish conformance — " + "; ".join(parts)

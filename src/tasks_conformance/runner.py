@@ -13,6 +13,7 @@ import time
 import traceback
 from collections.abc import Callable
 from dataclasses import dataclass, field
+from datetime import UTC, datetime
 
 import anyio
 
@@ -302,6 +303,7 @@ def _discovery_report(ev: Evidence) -> DiscoveryReport:
 
 async def execute(config: RunConfig, progress: Progress | None = None) -> Execution:
     started = time.monotonic()
+    started_at = datetime.now(UTC).replace(microsecond=0, tzinfo=None).isoformat()
     selected = select_checks(config)
     wire = WireLog(Redactor(config.secrets()))
     say = progress or (lambda _text: None)
@@ -311,12 +313,14 @@ async def execute(config: RunConfig, progress: Progress | None = None) -> Execut
     say("judging")
     results = [_check_result(spec, ev, interrupted) for spec in selected]
     outcome = decide_outcome(results, interrupted)
+    target = wire.redactor.text(config.target())
     return Execution(
         result=RunResult(
-            outcome=outcome, target=wire.redactor.text(config.target()),
+            outcome=outcome, target=target,
             durationMs=int((time.monotonic() - started) * 1000), discovery=_discovery_report(ev), checks=results,
-            incompleteReason=incomplete_reason(results, interrupted) if outcome == "incomplete" else None,
+            incompleteReason=incomplete_reason(results, interrupted, target) if outcome == "incomplete" else None,
             interrupted=interrupted, toolVersion=__version__, profile=PROFILES[config.profile].id,
+            startedAt=started_at,
         ),
         wire=wire,
     )

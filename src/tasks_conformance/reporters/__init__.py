@@ -85,6 +85,7 @@ class ReportOptions:
     quiet: bool = False
     width: int | None = None
     verbose: bool = False  # human: the wire frames under each failed check
+    suite_name: str | None = None  # junit-xml: the <testsuite> name (--junit-suite-name); None: derived
 
 
 PLAIN = ReportOptions()

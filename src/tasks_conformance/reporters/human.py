@@ -139,6 +139,7 @@ def _status_cell(check: CheckResult, w: _Writer) -> Text:
 
 
 def _checks_table(result: RunResult, w: _Writer, width: int, verbose: bool = False) -> Any:
+    pointers = result.cause_pointers("below")
     from rich.table import Table
     from rich.text import Text
 
@@ -162,7 +163,7 @@ def _checks_table(result: RunResult, w: _Writer, width: int, verbose: bool = Fal
 
     warn = w.glyph("⚠", "!")
     for check in result.checks:
-        message = Text(w.s(check.message, 2000) or w.s(check.title, 400))
+        message = Text(pointers.get(check.id) or w.s(check.message, 2000) or w.s(check.title, 400))
         add(_status_cell(check, w), Text(w.s(check.id, 120)), w.s(check.category, 40), message)
         if explains(check):
             broken, others = broken_rules(check)
@@ -213,11 +214,30 @@ def _draw(console: Console, result: RunResult, w: _Writer, options: ReportOption
     console.print(Text("MCP Tasks conformance", style="bold"))
     console.print(_header(result, w))
     console.print()
-    if result.checks:
+    causes = result.incompleteCauses
+    blocked = sum(len(c.checks) for c in causes)
+    if result.checks and len(causes) == 1 and blocked == len(result.checks):
+        # Nothing ran, for one reason (an unreachable server): one line, not a table of "not run".
+        every = f"all {blocked} checks" if blocked > 1 else "1 check"
+        console.print(Text(f"{w.glyph('!', '!')} not run  {every}: {w.s(causes[0].cause, 2000)}",
+                           style="yellow"))
+        console.print(Text(f"  fix: {w.s(causes[0].fix, 2000)}"))
+    elif result.checks:
         console.print(_checks_table(result, w, console.width, options.verbose))
+        for n, cause in enumerate(causes, 1):
+            console.print()
+            label = f"cause {n}: " if len(causes) > 1 else ""
+            console.print(Text(f"{w.glyph('!', '!')} {label}{w.s(cause.cause, 2000)}", style="yellow"))
+            console.print(Text(f"  fix: {w.s(cause.fix, 2000)}"))
+            if cause.checks:
+                console.print(Text(f"  blocked: {w.s(', '.join(cause.checks), 4000)}", style="dim"))
     else:
         console.print(Text("no checks ran", style="dim"))
     console.print()
     console.print(_summary_line(result, w))
     if result.incompleteReason:
-        console.print(Text(w.s(result.incompleteReason, 4000), style="yellow"))
+        # The causes are above, each once; this closing line only counts them.
+        n = len(causes)
+        tail = f"{blocked} check{'' if blocked == 1 else 's'} could not run, {n} cause{'' if n == 1 else 's'} above"
+        closing = f"Could not establish conformance — {tail}" if causes else result.incompleteReason
+        console.print(Text(w.s(closing, 4000), style="yellow"))

@@ -44,6 +44,7 @@ def summary_document(result: RunResult) -> dict[str, Any]:
         "passed": result.passed,
         "interrupted": result.interrupted,
         "incompleteReason": result.incompleteReason,
+        "incompleteCauses": [c.to_json() for c in result.incompleteCauses],
         "summary": result.summary,
         "durationMs": result.durationMs,
         "counts": result.counts(),

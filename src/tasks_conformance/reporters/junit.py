@@ -18,6 +18,9 @@ Why a small stdlib writer (xml.etree.ElementTree) and not a library:
   The output is parsed back and validated against an XSD of the Jenkins/Ant format in the
   tests. schemathesis's JUnit writer takes the same approach in about as many lines.
 
+The `<testsuite>` is named `tasks-conformance: TARGET (ERA)` (or `--junit-suite-name`) and
+carries `timestamp` (the run's start, UTC) and `hostname`.
+
 Mapping: testcase `name` is the check id (what users put in `--check-id`), `classname` is
 `tasks_conformance.<category>`. A failed check is a `<failure>` whose `type` lists the
 requirement ids and whose `message` starts with the id, level and rule of each requirement broken
@@ -172,8 +175,28 @@ def _testcase(parent: ET.Element, check: CheckResult) -> None:
     ET.SubElement(case, "system-out").text = _system_out(check)
 
 
-def build_tree(result: RunResult) -> ET.Element:
-    """The whole report as an element tree (one <testsuites> with one <testsuite>)."""
+def suite_name(result: RunResult) -> str:
+    """`tasks-conformance: TARGET (ERA)`: which server, over which era, so that suites from
+    several servers or eras stay apart in one CI view."""
+    d = result.discovery
+    era = "no tasks wire" if d.wire == "none" else f"{d.protocolVersion or 'unknown'} {d.wire} wire"
+    return f"{SUITE_NAME}: {one_line(result.target, 200)} ({one_line(era, 80)})"
+
+
+def _timestamp(result: RunResult) -> str:
+    """When the run started (UTC, no zone, as Ant writes it); now for a result that does not say."""
+    if result.startedAt:
+        return result.startedAt
+    from datetime import UTC, datetime
+
+    return datetime.now(UTC).replace(microsecond=0, tzinfo=None).isoformat()
+
+
+def build_tree(result: RunResult, name: str | None = None) -> ET.Element:
+    """The whole report as an element tree (one <testsuites> with one <testsuite>, named `name`
+    or after the target and era)."""
+    import socket
+
     counts = result.counts()
     time = _seconds(result.durationMs)
     tests, failures, errors = str(counts["total"]), str(counts["failed"]), str(counts["couldNotRun"])
@@ -185,12 +208,14 @@ def build_tree(result: RunResult) -> ET.Element:
         root,
         "testsuite",
         {
-            "name": SUITE_NAME,
+            "name": _attr(name, 400) if name else suite_name(result),
             "tests": tests,
             "failures": failures,
             "errors": errors,
             "skipped": str(counts["notApplicable"]),
             "time": time,
+            "timestamp": _timestamp(result),
+            "hostname": _attr(socket.gethostname(), 255),
         },
     )
     d = result.discovery
@@ -223,13 +248,13 @@ def build_tree(result: RunResult) -> ET.Element:
     return root
 
 
-def to_xml(result: RunResult, encoding: str = "UTF-8") -> str:
+def to_xml(result: RunResult, encoding: str = "UTF-8", name: str | None = None) -> str:
     """The report as text with an XML declaration naming `encoding`.
 
     Characters the encoding cannot represent are written as character references, so the
     document stays well-formed for any output stream.
     """
-    root = build_tree(result)
+    root = build_tree(result, name)
     ET.indent(root)
     text = ET.tostring(root, encoding="unicode")
     enc = encoding.lower().replace("_", "-")
@@ -243,4 +268,4 @@ def to_xml(result: RunResult, encoding: str = "UTF-8") -> str:
 
 def render_junit(result: RunResult, out: TextIO, *, options: ReportOptions = PLAIN) -> None:
     encoding = getattr(out, "encoding", None) or "UTF-8"
-    out.write(to_xml(result, encoding))
+    out.write(to_xml(result, encoding, options.suite_name))

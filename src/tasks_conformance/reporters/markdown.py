@@ -75,9 +75,9 @@ def _code(value: str) -> str:
     return _cell(safe)
 
 
-def _row(check: CheckResult) -> str:
+def _row(check: CheckResult, pointer: str | None = None) -> str:
     emoji, word = _BUCKETS.get(check.bucket, ("❔", check.bucket))
-    message = check.message or check.title
+    message = pointer or check.message or check.title
     return f"| {emoji} {word} | {_code(check.id)} | {_cell(check.category, 60)} | {_cell(message)} |"
 
 
@@ -115,6 +115,31 @@ def _failure_lines(check: CheckResult, links: _Links) -> list[str]:
     return lines
 
 
+def _words(text: str, limit: int = MAX_REASON) -> str:
+    """`text` up to `limit` characters, cut at a space (never mid-word) and marked with …."""
+    if len(text) <= limit:
+        return text
+    cut = text[:limit].rsplit(" ", 1)[0].rstrip(",;:")
+    return f"{cut} …"
+
+
+def _incomplete_lines(result: RunResult) -> list[str]:
+    """Each cause once, whole (never cut mid-word): what it was, what to change, which checks."""
+    causes = result.incompleteCauses
+    if not causes:  # a hand-made result with a reason but no could-not-run check
+        return [f"> **Incomplete:** {_cell(result.incompleteReason, MAX_REASON)}"]
+    n = sum(len(c.checks) for c in causes)
+    lines = [f"> **Incomplete:** Could not establish conformance — {n} check{'' if n == 1 else 's'} could not run"]
+    for n, cause in enumerate(causes, 1):
+        lines.append(">")
+        label = f"**Cause {n}:** " if len(causes) > 1 else ""
+        lines.append(f"> - {label}{_cell(_words(cause.cause), MAX_REASON + 2)}")
+        lines.append(f">   **Fix:** {_cell(_words(cause.fix), MAX_REASON + 2)}")
+        if cause.checks:
+            lines.append(f">   **Blocked:** {', '.join(_code(i) for i in cause.checks)}")
+    return lines
+
+
 def render_markdown(result: RunResult, out: TextIO, *, options: ReportOptions = PLAIN) -> None:
     d = result.discovery
     emoji = _OUTCOMES.get(result.outcome, "❔")
@@ -138,7 +163,7 @@ def render_markdown(result: RunResult, out: TextIO, *, options: ReportOptions = 
     lines.append(" · ".join(facts))
     lines.append("")
     if result.incompleteReason and not options.quiet:
-        lines.append(f"> **Incomplete:** {_cell(result.incompleteReason, MAX_REASON)}")
+        lines.extend(_incomplete_lines(result))
         lines.append("")
     if options.quiet:
         out.write("\n".join(lines).rstrip("\n") + "\n")
@@ -146,7 +171,8 @@ def render_markdown(result: RunResult, out: TextIO, *, options: ReportOptions = 
     if result.checks:
         lines.append("| Result | Check | Category | Message |")
         lines.append("|---|---|---|---|")
-        lines.extend(_row(c) for c in result.checks)
+        pointers = result.cause_pointers("above")
+        lines.extend(_row(c, pointers.get(c.id)) for c in result.checks)
         lines.append("")
     links = _Links()
     failures = [c for c in result.checks if explains(c)]
