@@ -67,11 +67,11 @@ def _failed(result: RunResult) -> CheckResult:
 
 def test_extension_score_by_hand(extension_run: RunResult) -> None:
     buckets = [c.bucket for c in extension_run.checks]
-    # 20 checks: 17 passed, 1 failed, 2 not applicable (Mcp-Name routing is HTTP-only, slow_compute
+    # 21 checks: 18 passed, 1 failed, 2 not applicable (Mcp-Name routing is HTTP-only, slow_compute
     # never asks for input); every check here judges a MUST rule, so each weighs 2; none warned.
-    assert (buckets.count("passed"), buckets.count("failed"), buckets.count("not-applicable")) == (17, 1, 2)
+    assert (buckets.count("passed"), buckets.count("failed"), buckets.count("not-applicable")) == (18, 1, 2)
     assert not any(c.warnings for c in extension_run.checks)
-    assert extension_run.score == 94  # floor(100 * 17*2 / (18*2)) = floor(94.44)
+    assert extension_run.score == 94  # floor(100 * 18*2 / (19*2)) = floor(94.74)
     assert extension_run.profile == "tasks-conformance/standard@2026-12"
 
 
