@@ -3,12 +3,15 @@ resultType, and an unserved protocol version is refused the way the core defines
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from tasks_conformance.checks.registry import Verdict, check, could_not_run, failed, passed
 from tasks_conformance.evidence import BentEnvelope, Evidence
 from tasks_conformance.protocol import ERR_INVALID_PARAMS, ERR_UNSUPPORTED_VERSION, META_PROTOCOL_VERSION, get_path
 from tasks_conformance.wires import Wire
+
+if TYPE_CHECKING:
+    from tasks_conformance.rpc.peer import Reply
 
 RESULT_TYPE_PRESENT = check(
     id="tasks-base-result-type-present",
@@ -81,14 +84,22 @@ def _version_error_problems(reply: Any, requested: str | None) -> list[str]:
     return problems
 
 
+def _answered(rec: BentEnvelope, reply: Reply | None, what: str) -> Verdict | None:
+    """Nothing to judge when the bent request was not sent or got no answer."""
+    if reply is None:
+        return could_not_run(rec.not_run or rec.harness_problem or f"{what} was not sent")
+    if not reply.answered:
+        return could_not_run(f"{what} got {reply.describe()}", evidence=reply.seqs())
+    return None
+
+
 @UNSUPPORTED_VERSION_REFUSED.judge(Wire.EXTENSION, requires=("S-CORE-MUST-03",))
 def unsupported_version_refused(ev: Evidence) -> Verdict:
     rec = ev.get(BentEnvelope)
     reply = rec.unserved
-    if reply is None:
-        return could_not_run(rec.not_run or rec.harness_problem or "the unserved version was not asked")
-    if not reply.answered:
-        return could_not_run(f"the request got {reply.describe()}", evidence=reply.seqs())
+    early = _answered(rec, reply, "the request for an unserved version")
+    if early is not None or reply is None:
+        return early or could_not_run("no reply")
     problems = _version_error_problems(reply, rec.requested)
     if problems:
         return failed(f"a request for protocol version {rec.requested}: " + "; ".join(problems) + " (S-CORE-MUST-03)",
@@ -115,10 +126,9 @@ ENVELOPE_REQUIRED = check(
 def capabilities_required(ev: Evidence) -> Verdict:
     rec = ev.get(BentEnvelope)
     reply = rec.no_capabilities
-    if reply is None:
-        return could_not_run(rec.not_run or rec.harness_problem or "the request without capabilities was not sent")
-    if not reply.answered:
-        return could_not_run(f"the request got {reply.describe()}", evidence=reply.seqs())
+    early = _answered(rec, reply, "the request without capabilities")
+    if early is not None or reply is None:
+        return early or could_not_run("no reply")
     if reply.error_code != ERR_INVALID_PARAMS:
         return failed(f"tools/list without _meta clientCapabilities got {reply.describe()}, not -32602 "
                       "(S-CORE-MUST-02)", evidence=reply.seqs(),
