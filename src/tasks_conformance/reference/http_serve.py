@@ -15,6 +15,7 @@ from collections.abc import Iterator
 
 import uvicorn
 
+from tasks_conformance.reference.hint import full_suite_command
 from tasks_conformance.reference.http_app import ENDPOINT, HttpApp
 from tasks_conformance.reference.server import ReferenceServer
 
@@ -54,7 +55,8 @@ class _UvicornServer(uvicorn.Server):
         if self.started and not self.should_exit:
             host, port = self._sock.getsockname()[:2]
             shown = f"[{host}]" if ":" in host else host
-            sys.stdout.write(f"READY http://{shown}:{port}{ENDPOINT}\n")
+            url = f"http://{shown}:{port}{ENDPOINT}"
+            sys.stdout.write(f"READY {url}\nRUN {full_suite_command(['--url', url])}\n")
             sys.stdout.flush()
 
 

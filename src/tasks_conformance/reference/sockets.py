@@ -16,6 +16,7 @@ import tempfile
 from collections.abc import Awaitable, Callable
 
 from tasks_conformance.reference.context import StreamClosed
+from tasks_conformance.reference.hint import full_suite_command
 from tasks_conformance.reference.lines import LineConnection, LineSplitter
 from tasks_conformance.reference.server import ReferenceServer
 
@@ -100,13 +101,13 @@ async def serve_sockets(server: ReferenceServer) -> int:
             with contextlib.suppress(FileNotFoundError):
                 os.unlink(path)
             listener = await asyncio.start_unix_server(make_handler("unix"), path=path)
-            ready = f"READY unix:{path}"
+            ready = f"READY unix:{path}\nRUN {full_suite_command(['--unix', path])}"
         else:
             family = socket.AF_INET6 if ":" in config.host else socket.AF_INET
             listener = await asyncio.start_server(make_handler("tcp"), config.host, config.port, family=family)
             host, port = listener.sockets[0].getsockname()[:2]
             shown = f"[{host}]" if ":" in host else host
-            ready = f"READY tcp://{shown}:{port}"
+            ready = f"READY tcp://{shown}:{port}\nRUN {full_suite_command(['--tcp', f'{shown}:{port}'])}"
     except OSError as exc:
         print(f"reference server: cannot listen: {exc}", file=sys.stderr)
         await server.aclose()

@@ -1,0 +1,17 @@
+"""The command line that runs the whole suite against this server, printed beside READY.
+
+Its confirm_action tool asks for input under the key confirm-1, so the full suite needs that
+answer as well as the tool's name; without them a run against the server is incomplete.
+"""
+
+from __future__ import annotations
+
+import shlex
+
+INPUT_ANSWER = '{"confirm-1": {"action": "accept", "content": {"confirm": true}}}'
+
+
+def full_suite_command(target: list[str]) -> str:
+    """`tasks-conformance` with the target flags given (e.g. ["--url", URL])."""
+    return shlex.join(["tasks-conformance", *target, "--tool-name", "confirm_action",
+                       "--input-responses", INPUT_ANSWER])
