@@ -11,7 +11,6 @@ import sys
 import pytest
 
 
-
 def _serve(transport: str) -> tuple[subprocess.Popen[str], str]:
     proc = subprocess.Popen([sys.executable, "-m", "tasks_conformance", "serve-reference", "--transport", transport],
                             stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True)
