@@ -131,7 +131,7 @@ def test_requirements_matrix_text_and_json(capsys: pytest.CaptureFixture[str]) -
 
 def test_docs_requirements_md_is_current() -> None:
     out = subprocess.run(
-        [sys.executable, str(ROOT / "scripts" / "update_requirements_doc.py"), "--check"],
+        [sys.executable, str(ROOT / "scripts" / "update_docs.py"), "--check"],
         capture_output=True, text=True, timeout=60,
     )
     assert out.returncode == 0, out.stderr
