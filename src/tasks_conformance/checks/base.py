@@ -84,22 +84,21 @@ def _version_error_problems(reply: Any, requested: str | None) -> list[str]:
     return problems
 
 
-def _answered(rec: BentEnvelope, reply: Reply | None, what: str) -> Verdict | None:
-    """Nothing to judge when the bent request was not sent or got no answer."""
+def _answered(rec: BentEnvelope, reply: Reply | None, what: str) -> Reply | Verdict:
+    """The bent request's answer, or the could-not-run verdict when it was not sent or not answered."""
     if reply is None:
         return could_not_run(rec.not_run or rec.harness_problem or f"{what} was not sent")
     if not reply.answered:
         return could_not_run(f"{what} got {reply.describe()}", evidence=reply.seqs())
-    return None
+    return reply
 
 
 @UNSUPPORTED_VERSION_REFUSED.judge(Wire.EXTENSION, requires=("S-CORE-MUST-03",))
 def unsupported_version_refused(ev: Evidence) -> Verdict:
     rec = ev.get(BentEnvelope)
-    reply = rec.unserved
-    early = _answered(rec, reply, "the request for an unserved version")
-    if early is not None or reply is None:
-        return early or could_not_run("no reply")
+    reply = _answered(rec, rec.unserved, "the request for an unserved version")
+    if isinstance(reply, Verdict):
+        return reply
     problems = _version_error_problems(reply, rec.requested)
     if problems:
         return failed(f"a request for protocol version {rec.requested}: " + "; ".join(problems) + " (S-CORE-MUST-03)",
@@ -125,10 +124,9 @@ ENVELOPE_REQUIRED = check(
 @ENVELOPE_REQUIRED.judge(Wire.EXTENSION, requires=("S-CORE-MUST-02",))
 def capabilities_required(ev: Evidence) -> Verdict:
     rec = ev.get(BentEnvelope)
-    reply = rec.no_capabilities
-    early = _answered(rec, reply, "the request without capabilities")
-    if early is not None or reply is None:
-        return early or could_not_run("no reply")
+    reply = _answered(rec, rec.no_capabilities, "the request without capabilities")
+    if isinstance(reply, Verdict):
+        return reply
     if reply.error_code != ERR_INVALID_PARAMS:
         return failed(f"tools/list without _meta clientCapabilities got {reply.describe()}, not -32602 "
                       "(S-CORE-MUST-02)", evidence=reply.seqs(),
