@@ -17,8 +17,9 @@ from typer.testing import CliRunner
 from tasks_conformance import __version__
 from tasks_conformance.checks import CATEGORIES, ordered_checks
 from tasks_conformance.cli import demo_options, reference_command, run_cli
-from tasks_conformance.config import Catalog, ReporterSpec, RunOptions, build_config, build_run_config
+from tasks_conformance.config import Catalog, RunOptions, build_config, build_run_config
 from tasks_conformance.errors import UsageError
+from tasks_conformance.flag_values import ReporterSpec
 
 PREFIX = "tasks-conformance: error: "
 ALL_IDS = ", ".join(c.id for c in ordered_checks())

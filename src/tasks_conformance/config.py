@@ -5,18 +5,24 @@ Pure and cheap to import: no pydantic, no httpx. Only cli.py turns a UsageError 
 
 from __future__ import annotations
 
-import json
 import os
 import re
 import shlex
-import shutil
-import sys
 from dataclasses import dataclass, field, replace
-from pathlib import Path
 from typing import Any, Literal
 from urllib.parse import urlsplit
 
 from tasks_conformance.errors import UsageError
+from tasks_conformance.flag_values import (
+    ReporterSpec,
+    check_command,
+    parse_env,
+    parse_header,
+    parse_hostport,
+    parse_json_flag,
+    parse_reporter,
+    read_token,
+)
 from tasks_conformance.profiles import DEFAULT_PROFILE, PROFILES
 
 PROTOCOL_LEGACY = "2025-11-25"
@@ -61,15 +67,6 @@ TransportKind = Literal["stdio", "http", "tcp", "unix"]
 ExpectWire = Literal["legacy", "extension", "any"]
 
 
-@dataclass(frozen=True)
-class ReporterSpec:
-    name: str
-    path: str | None  # None: stdout
-    append: bool = False  # NAME=+PATH: add to the end of PATH (e.g. $GITHUB_STEP_SUMMARY)
-
-
-# Reports that stay readable when one is added after another in the same file.
-APPENDABLE_REPORTERS = ("markdown", "human")
 
 
 @dataclass(frozen=True)
@@ -165,106 +162,6 @@ class RunConfig:
         if self.transport == "unix":
             return f"unix:{self.unix}"
         return shlex.join(self.command)
-
-
-def parse_json_flag(flag: str, value: str, *, want: type = dict) -> Any:
-    """`<json|@file|->`: inline JSON, @path to a JSON file, or - for standard input."""
-    text = value
-    if value == "-":
-        text = sys.stdin.read()
-    elif value.startswith("@"):
-        try:
-            text = Path(value[1:]).read_text(encoding="utf-8")
-        except OSError as exc:
-            raise UsageError(f"{flag}: cannot read {value[1:]!r}: {exc.strerror}") from None
-    try:
-        data = json.loads(text)
-    except json.JSONDecodeError as exc:
-        raise UsageError(f"{flag}: not valid JSON ({exc.msg} at line {exc.lineno} column {exc.colno})") from None
-    if not isinstance(data, want):
-        raise UsageError(f"{flag}: expected a JSON {'object' if want is dict else want.__name__}")
-    return data
-
-
-def read_token(flag: str, value: str) -> str:
-    """`TOKEN|@FILE|-`: the token itself, @path to a file holding it, or - for standard input
-    (surrounding whitespace and the final newline dropped). Errors never quote the token."""
-    if value == "-":
-        text = sys.stdin.read()
-        where = "standard input"
-    elif value.startswith("@"):
-        try:
-            text = Path(value[1:]).read_text(encoding="utf-8")
-        except OSError as exc:
-            raise UsageError(f"{flag}: cannot read {value[1:]!r}: {exc.strerror}") from None
-        where = repr(value[1:])
-    else:
-        return value
-    token = text.strip()
-    if not token:
-        raise UsageError(f"{flag}: {where} holds no token")
-    if any(c.isspace() for c in token):
-        raise UsageError(f"{flag}: {where} holds more than one word; put the token alone in it")
-    return token
-
-
-def parse_header(value: str) -> tuple[str, str]:
-    name, sep, val = value.partition(":")
-    name = name.strip()
-    if not sep or not name or any(c.isspace() for c in name):
-        raise UsageError(f"--header: expected 'Name: value', got {value.split(':')[0][:40]!r}…")
-    return name, val.strip()
-
-
-def parse_env(value: str) -> tuple[str, str]:
-    key, sep, val = value.partition("=")
-    if not sep or not key:
-        raise UsageError(f"--env: expected KEY=VALUE, got {key[:40]!r}")
-    return key, val
-
-
-def parse_reporter(value: str) -> ReporterSpec:
-    """NAME (stdout), NAME=PATH (written afresh) or NAME=+PATH (appended; markdown and human only,
-    for $GITHUB_STEP_SUMMARY; a file whose name starts with + is ./+name)."""
-    name, sep, path = value.partition("=")
-    if not name:
-        raise UsageError("--reporter: expected NAME or NAME=PATH")
-    append = path.startswith("+")
-    if append:
-        path = path[1:]
-        if not path:
-            raise UsageError(f"--reporter {name}=+: expected a path after the +")
-        if name not in APPENDABLE_REPORTERS:
-            raise UsageError(
-                f"--reporter {name}=+{path}: only {' and '.join(APPENDABLE_REPORTERS)} reports can be appended to "
-                "(a second document would make the file invalid)"
-            )
-    return ReporterSpec(name=name, path=path if sep and path else None, append=append)
-
-
-def check_command(program: str, cwd: str | None, path: str | None = None) -> None:
-    """A command that cannot be started is the user's mistake (exit 2), found before any traffic."""
-    if cwd is not None and not os.path.isdir(cwd):
-        raise UsageError(f"--cwd: {cwd!r} is not a directory")
-    if os.sep in program or (os.altsep and os.altsep in program):
-        path = program if os.path.isabs(program) or cwd is None else os.path.join(cwd, program)
-        if not os.path.exists(path):
-            raise UsageError(f"--command: {program!r} not found")
-        if os.path.isdir(path):
-            raise UsageError(f"--command: {program!r} is a directory, not a program")
-        if not os.access(path, os.X_OK):
-            raise UsageError(f"--command: {program!r} is not executable")
-        return
-    # The child is started with --env added to our environment, so look where it will look.
-    if shutil.which(program, path=path) is None:
-        raise UsageError(f"--command: {program!r} not found on PATH")
-
-
-def parse_hostport(value: str) -> tuple[str, int]:
-    host, sep, port = value.rpartition(":")
-    if not sep or not host or not port.isdigit() or not (0 < int(port) < 65536):
-        raise UsageError(f"--tcp: expected HOST:PORT, got {value!r}")
-    return host.strip("[]"), int(port)
 
 
 @dataclass(frozen=True)
