@@ -87,8 +87,8 @@ def test_an_explicit_format_json_wins_in_ci_and_with_report_files(env: dict[str,
 
 
 def test_the_stdout_rule() -> None:
-    from tasks_conformance.cli import in_ci, stdout_report
     from tasks_conformance.config import RunOptions, build_run_config
+    from tasks_conformance.report_output import in_ci, stdout_report
 
     def pick(*, tty: bool = False, ci: bool = False, **flags: Any) -> str:
         config = build_run_config(RunOptions(command=sys.executable, **flags))

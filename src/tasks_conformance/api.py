@@ -20,14 +20,13 @@ import functools
 import json
 import os
 import shlex
-import sys
 from collections.abc import Callable, Coroutine, Mapping, Sequence
 from dataclasses import dataclass, fields, replace
-from typing import TYPE_CHECKING, Any, ParamSpec, TextIO, TypeVar, cast
+from typing import TYPE_CHECKING, Any, ParamSpec, TypeVar
 
 if TYPE_CHECKING:
-    from tasks_conformance.cli import ReportTargets
     from tasks_conformance.config import RunConfig, RunOptions
+    from tasks_conformance.report_output import ReportTargets
     from tasks_conformance.result import CheckResult, RunResult
     from tasks_conformance.wirelog import WireLog
 
@@ -260,8 +259,8 @@ The keywords are `run_async`'s (the command line's flags); a bad value raises `C
 def _open_reports(config: RunConfig) -> ReportTargets | None:
     if not (config.reporters or config.wire_log or config.format):
         return None
-    from tasks_conformance.cli import prepare_reports
     from tasks_conformance.errors import UsageError
+    from tasks_conformance.report_output import prepare_reports
 
     try:
         return prepare_reports(config)
@@ -270,21 +269,9 @@ def _open_reports(config: RunConfig) -> ReportTargets | None:
 
 
 def _write_reports(config: RunConfig, targets: ReportTargets, report: RunReport) -> list[str]:
-    """Every report asked for and the wire log; returns what failed (a third-party reporter)."""
-    from tasks_conformance.reporters import PLAIN, ReporterError, render, write_wire_log
+    """Every report asked for and the wire log; stdout gets a report only when one was asked for."""
+    from tasks_conformance.report_output import write_reports
+    from tasks_conformance.reporters import PLAIN
 
-    jobs: list[tuple[str, TextIO]] = []
     stdout_name = targets.stdout_reporter or config.format
-    if stdout_name is not None:
-        jobs.append((stdout_name, sys.stdout))
-    jobs += [(name, cast(TextIO, fh)) for name, _path, fh in targets.files]
-    problems: list[str] = []
-    for name, out in jobs:
-        try:
-            render(name, report.result, out, PLAIN)
-        except ReporterError as exc:
-            problems.append(str(exc))
-    if targets.wire_log is not None:
-        write_wire_log(report.wire, cast(TextIO, targets.wire_log))
-    sys.stdout.flush()
-    return problems
+    return write_reports(config, targets, report.result, report.wire, stdout_name, PLAIN)

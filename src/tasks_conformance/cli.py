@@ -12,9 +12,9 @@ import json
 import os
 import shutil
 import sys
-from collections.abc import Iterator, Mapping, Sequence
+from collections.abc import Iterator, Sequence
 from dataclasses import replace
-from typing import IO, TYPE_CHECKING, Annotated, Any, NoReturn, TextIO, cast
+from typing import TYPE_CHECKING, Annotated, Any, NoReturn
 
 import typer
 from typer.core import TyperArgument, TyperCommand, TyperGroup
@@ -22,6 +22,14 @@ from typer.core import TyperArgument, TyperCommand, TyperGroup
 from tasks_conformance import __version__
 from tasks_conformance.config import Catalog, RunConfig, RunOptions, build_run_config, show_env
 from tasks_conformance.errors import UsageError
+from tasks_conformance.report_output import (
+    ReportTargets,
+    in_ci,
+    prepare_reports,
+    stdout_report,
+    want_color,
+    write_reports,
+)
 from tasks_conformance.result import EXIT_CODES, EXIT_INTERRUPTED, EXIT_USAGE
 
 if TYPE_CHECKING:
@@ -126,84 +134,6 @@ def usage_exit(message: str) -> NoReturn:
     raise typer.Exit(EXIT_USAGE)
 
 
-class ReportTargets:
-    """Opens every report destination before any traffic, so a bad path costs nothing."""
-
-    def __init__(self) -> None:
-        self.stdout_reporter: str | None = None
-        self.files: list[tuple[str, str, IO[str]]] = []
-        self.wire_log: IO[str] | None = None
-
-    @staticmethod
-    def _open(path: str, flag: str, append: bool = False) -> IO[str]:
-        try:
-            return open(path, "a" if append else "w", encoding="utf-8", newline="\n")
-        except OSError as exc:
-            raise UsageError(f"{flag}: cannot write {path!r}: {exc.strerror}") from None
-
-    def close(self) -> None:
-        for _name, _path, fh in self.files:
-            fh.close()
-        if self.wire_log is not None:
-            self.wire_log.close()
-
-
-def prepare_reports(config: RunConfig) -> ReportTargets:
-    from tasks_conformance.reporters import available_reporters, known_reporter
-
-    targets = ReportTargets()
-    try:
-        for spec in config.reporters:
-            if not known_reporter(spec.name):
-                raise UsageError(
-                    f"--reporter: unknown reporter {spec.name!r}; available: {', '.join(available_reporters())}"
-                )
-            if spec.path is None:
-                if config.format is not None:
-                    raise UsageError(
-                        f"--reporter {spec.name} has no path and --format already chose stdout; "
-                        f"write it to a file with --reporter {spec.name}=PATH"
-                    )
-                if targets.stdout_reporter is not None:
-                    raise UsageError("only one --reporter may write to stdout; give the others a =PATH")
-                targets.stdout_reporter = spec.name
-            else:
-                fh = ReportTargets._open(spec.path, "--reporter", spec.append)
-                targets.files.append((spec.name, spec.path, fh))
-        if config.wire_log:
-            targets.wire_log = ReportTargets._open(config.wire_log, "--wire-log")
-    except UsageError:
-        targets.close()
-        raise
-    return targets
-
-
-def in_ci(environ: Mapping[str, str] | None = None) -> bool:
-    """CI=true (or any value but empty, 0, false, no): GitHub Actions, GitLab, CircleCI… set it."""
-    value = (os.environ if environ is None else environ).get("CI", "")
-    return value.strip().lower() not in ("", "0", "false", "no")
-
-
-def stdout_report(config: RunConfig, stdout_reporter: str | None, *, tty: bool, ci: bool) -> str:
-    """What stdout gets. An explicit choice wins (`--reporter NAME` without a path, or `--format`);
-    otherwise the human report on a terminal, in CI (CI=true), or when the reports went to files
-    (`--reporter NAME=PATH`): a build log is read by people. JSON only off a terminal, outside
-    CI, with no report file asked for: a script piping the output."""
-    if stdout_reporter is not None:
-        return stdout_reporter
-    if config.format is not None:
-        return config.format
-    if tty or ci or any(spec.path is not None for spec in config.reporters):
-        return "human"
-    return "json"
-
-
-def _want_color(stream: IO[str]) -> bool:
-    if os.environ.get("NO_COLOR"):
-        return False
-    return stream.isatty()
-
-
 def _run(config: RunConfig) -> int:
     """Run a configured conformance check; returns the exit code."""
     import anyio
@@ -226,34 +156,18 @@ def _run(config: RunConfig) -> int:
 
 
 def _write_reports(config: RunConfig, targets: ReportTargets, execution: Execution) -> list[str]:
-    """Every report and the wire log; returns what failed (a reporter never sets the exit code)."""
-    from tasks_conformance.reporters import ReporterError, ReportOptions, render, write_wire_log
+    """Every report and the wire log; stdout gets what the terminal, CI and the flags ask for."""
+    from tasks_conformance.reporters import ReportOptions
 
-    stdout = sys.stdout
-    tty = stdout.isatty()
+    tty = sys.stdout.isatty()
     ci = in_ci()
     # --quiet: only the summary line on stdout, whatever the format (files stay full reports).
     stdout_name = "human" if config.quiet else stdout_report(config, targets.stdout_reporter, tty=tty, ci=ci)
-    color = _want_color(stdout) and stdout_name == "human" and not ci
+    color = want_color(sys.stdout) and stdout_name == "human" and not ci
     width = shutil.get_terminal_size().columns if tty else None
-    verbose, suite = config.verbose, config.junit_suite_name
-    jobs = [(stdout_name, stdout, ReportOptions(color=color, quiet=config.quiet, width=width, verbose=verbose,
-                                                suite_name=suite))]
-    # Files get the plain, full report whatever the terminal and --quiet say.
-    jobs += [(name, cast(TextIO, fh), ReportOptions(color=False, quiet=False, verbose=verbose, suite_name=suite))
-             for name, _path, fh in targets.files]
-    problems: list[str] = []
-    for name, out, options in jobs:
-        if out is not stdout and out.tell() > 0:
-            out.write("\n")  # appending (NAME=+PATH) after earlier content: a blank line between
-        try:
-            render(name, execution.result, out, options)
-        except ReporterError as exc:
-            problems.append(str(exc))
-    if targets.wire_log is not None:
-        write_wire_log(execution.wire, cast(TextIO, targets.wire_log))
-    stdout.flush()
-    return problems
+    stdout_options = ReportOptions(color=color, quiet=config.quiet, width=width, verbose=config.verbose,
+                                   suite_name=config.junit_suite_name)
+    return write_reports(config, targets, execution.result, execution.wire, stdout_name, stdout_options)
 
 
 @contextlib.contextmanager
@@ -290,7 +204,7 @@ def _run_options(options: RunOptions, shown_env: tuple[str, ...] = (), suite: st
 
 # Flags the main command and `demo` share, declared once so both spell and explain them alike.
 CheckIds = Annotated[list[str] | None, typer.Option("--check-id", metavar="ID", help="Run only this check (repeatable; within --profile; wins over --category)", rich_help_panel=CHECKS_PANEL)]
-Categories = Annotated[list[str] | None, typer.Option("--category", metavar="NAME", help="dispatch|creation|lifecycle (repeatable)", rich_help_panel=CHECKS_PANEL)]
+Categories = Annotated[list[str] | None, typer.Option("--category", metavar="NAME", help="dispatch|creation|lifecycle|base (repeatable)", rich_help_panel=CHECKS_PANEL)]
 ProtocolVersion = Annotated[str | None, typer.Option("--protocol-version", metavar="VERSION", help="Pin the era: 2025-11-25 or 2026-07-28 (default: negotiate)", rich_help_panel=CONN)]
 ExpectWire = Annotated[str, typer.Option("--expect-wire", metavar="legacy|extension|any", help="Require this wire", rich_help_panel=CHECKS_PANEL)]
 Format = Annotated[str | None, typer.Option("--format", metavar="human|json", help="What stdout gets (default: human on a terminal, in CI (CI=true) or when a --reporter writes a file; json otherwise)", rich_help_panel=REPORT)]
