@@ -202,6 +202,8 @@ class ConformanceItem(pytest.Item):
         if check.status == "skipped":
             # Reported at the item (as a skip mark would be), not at this line of the plugin.
             raise pytest.skip.Exception(f"{check.skipReason}: {check.message}", _use_item_location=True)
+        if check.bucket == "known" and check.baseline is not None:
+            raise pytest.skip.Exception(f"known failure: {check.baseline.reason}", _use_item_location=True)
         if check.status == "failed":
             raise CheckFailed(check)
 

@@ -62,9 +62,11 @@ def summary_document(result: RunResult) -> dict[str, Any]:
                 "requirements": [r.to_json() for r in c.rules],
                 "requirementIds": list(c.requirements),
                 "durationMs": c.durationMs,
+                "baseline": c.baseline.to_json() if c.baseline is not None else None,
             }
             for c in result.checks
         ],
+        "baseline": result.baseline.to_json() if result.baseline is not None else None,
     }
 
 
