@@ -427,6 +427,7 @@ app.add_typer(config_app, name="config")
 def config_show_command(
     ctx: typer.Context,
     format: Annotated[str | None, typer.Option("--format", metavar="human|json", help="human (default) or json")] = None,
+    config: ConfigPath = None,
 ) -> None:
     """Print the effective settings (the flags before `config`, the environment, the config file,
     the defaults) and where each came from; secrets masked."""
@@ -436,6 +437,8 @@ def config_show_command(
         usage_exit(f"--format must be human or json, got {format!r}")
     root = ctx.find_root()
     options, given = root.obj if isinstance(root.obj, tuple) else (RunOptions(), frozenset())
+    if config is not None:  # `config show --config FILE` as well as `--config FILE config show`
+        options, given = replace(options, config=config), given | {"config"}
     with _usage_errors():
         resolved = resolve(options, given, environ=os.environ)
     rows = show(resolved)
