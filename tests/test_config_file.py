@@ -169,7 +169,8 @@ def test_file_settings_reach_the_junit_suite_name_and_show_env(tmp_path: Path) -
     assert 'name="nightly from the file"' in junit.read_text(encoding="utf-8")
 
 
-def show(*args: str, env: dict[str, str] | None = None, monkeypatch: pytest.MonkeyPatch | None = None) -> dict[str, Any]:
+def show(*args: str, env: dict[str, str] | None = None,
+         monkeypatch: pytest.MonkeyPatch | None = None) -> dict[str, Any]:
     if monkeypatch is not None:
         for k, v in (env or {}).items():
             monkeypatch.setenv(k, v)

@@ -79,8 +79,8 @@ def _code(value: str) -> str:
 def _row(check: CheckResult, pointer: str | None = None) -> str:
     emoji, word = _BUCKETS.get(check.bucket, ("❔", check.bucket))
     message = pointer or check.message or check.title
-    if check.baseline is not None:  # the baseline's word on it: known (why), expired, fixed
-        message = f"{message}\nbaseline: {check.baseline.note}"
+    if check.baseline is not None:  # the baseline's word first (a long message is cut): known (why), expired, fixed
+        message = f"baseline: {check.baseline.note}\n{message}"
     return f"| {emoji} {word} | {_code(check.id)} | {_cell(check.category, 60)} | {_cell(message)} |"
 
 
