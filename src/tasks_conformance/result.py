@@ -164,7 +164,7 @@ class CheckResult:
             "evidenceFrames": list(self.frames),
             "details": self.details,
             "durationMs": self.durationMs,
-            "baseline": self.baseline.to_json() if self.baseline is not None else None,
+            **({"baseline": self.baseline.to_json()} if self.baseline is not None else {}),
         }
 
 
@@ -215,14 +215,17 @@ class RunResult:
 
     def counts(self) -> dict[str, int]:
         buckets = [c.bucket for c in self.checks]
-        return {
+        out = {
             "total": len(buckets),
             "passed": buckets.count("passed"),
             "failed": buckets.count("failed"),
             "couldNotRun": buckets.count("could-not-run"),
             "notApplicable": buckets.count("not-applicable"),
-            "known": buckets.count("known"),  # failures a --baseline accepts (not in `failed`)
         }
+        # Only with a baseline: without one, the documents stay exactly what they were.
+        if self.baseline is not None:
+            out["known"] = buckets.count("known")  # failures the baseline accepts (not in `failed`)
+        return out
 
     @property
     def summary(self) -> str:
@@ -232,7 +235,7 @@ class RunResult:
             f"{n['passed']}/{ran} checks passed, {n['failed']} failed, "
             f"{n['couldNotRun']} could not run, {n['notApplicable']} not applicable"
         )
-        if n["known"]:
+        if n.get("known"):
             text += f", {n['known']} known (baseline)"
         fixed = self.baseline.count("fixed") if self.baseline is not None else 0
         if fixed:
@@ -289,9 +292,16 @@ class RunResult:
             "counts": self.counts(),
             "discovery": self.discovery.to_json(),
             "categorySummary": {k: v.to_json() for k, v in self.category_summary().items()},
-            "checks": [c.to_json() for c in self.checks],
-            "baseline": self.baseline.to_json() if self.baseline is not None else None,
+            "checks": [self._check_json(c) for c in self.checks],
+            **({"baseline": self.baseline.to_json()} if self.baseline is not None else {}),
         }
+
+    def _check_json(self, check: CheckResult) -> dict[str, Any]:
+        """A check's document; with a baseline, every check has `baseline` (null when no entry names it)."""
+        doc = check.to_json()
+        if self.baseline is not None:
+            doc.setdefault("baseline", None)
+        return doc
 
 
 def decide_outcome(checks: list[CheckResult], interrupted: bool = False) -> Outcome:

@@ -220,7 +220,7 @@ def build_tree(result: RunResult, name: str | None = None) -> ET.Element:
             "tests": tests,
             "failures": failures,
             "errors": errors,
-            "skipped": str(counts["notApplicable"] + counts["known"]),
+            "skipped": str(counts["notApplicable"] + counts.get("known", 0)),
             "time": time,
             "timestamp": _timestamp(result),
             "hostname": _attr(socket.gethostname(), 255),
