@@ -239,6 +239,10 @@ def test_a_bad_baseline_is_a_one_line_usage_error(tmp_path: Path, text: str, mes
 
 def test_baseline_flag_errors(tmp_path: Path) -> None:
     assert usage_error(*target(), "--strict-baseline") == "--strict-baseline needs --baseline FILE"
+    assert usage_error(*target(), "--update-baseline", str(tmp_path)) == "--update-baseline needs a file name"
+    nowhere = tmp_path / "missing" / "b.toml"
+    assert usage_error(*target(), "--update-baseline", str(nowhere)) == (
+        f"--update-baseline: cannot write {str(nowhere)!r}: no writable directory {str(nowhere.parent)!r}")
     missing = tmp_path / "none.toml"
     assert usage_error(*target(), "--baseline", str(missing)) == (
         f"--baseline: cannot read {str(missing)!r}: No such file or directory")

@@ -5,14 +5,17 @@ runs in this process; the servers are the reference server and the breaking fixt
 
 from __future__ import annotations
 
+import datetime as dt
 import json
+import re
+import shlex
 import sys
 from dataclasses import fields
 from pathlib import Path
 from typing import Any
 
 import pytest
-from conftest import BROKEN, REFERENCE
+from conftest import BROKEN, REFERENCE, ROOT
 from test_cli_inprocess import PREFIX, invoke, usage_error
 
 import tasks_conformance
@@ -236,3 +239,56 @@ def test_the_api_reads_a_config_file_and_keywords_win(tmp_path: Path) -> None:
     conf.write_text("timout = 1\n", encoding="utf-8")
     with pytest.raises(tasks_conformance.ConfigError, match="unknown key 'timout'; did you mean timeout"):
         tasks_conformance.run(config=conf)
+
+
+def readme_section(title: str) -> str:
+    """The README's `### title` section, up to the next heading."""
+    text = (ROOT / "README.md").read_text(encoding="utf-8")
+    start = text.index(f"\n### {title}\n")
+    end = re.compile(r"^#{2,3} ", re.M).search(text, start + 5)
+    return text[start: end.start() if end else len(text)]
+
+
+def blocks(section: str, lang: str) -> list[str]:
+    return re.findall(rf"^```{lang}\n(.*?)^```$", section, re.M | re.S)
+
+
+def readme_commands(section: str) -> list[list[str]]:
+    out = []
+    for line in "".join(blocks(section, "sh")).splitlines():
+        argv = shlex.split(line, comments=True)
+        assert argv[0] == "tasks-conformance"
+        out.append(argv[1:])
+    return out
+
+
+def test_the_readme_config_and_baseline_examples_run(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    # The README's files as written, with only the server swapped for the breaking fixture (its
+    # one failure is the example's tasks-ttl-shape) and the expiry kept ahead of today.
+    config_section, baseline_section = readme_section("Config file"), readme_section("Baselines")
+    (config_toml,), (baseline_toml,) = blocks(config_section, "toml"), blocks(baseline_section, "toml")
+    server = [*BROKEN, "--break", "legacy-ttl-names", "--transport", "stdio"]
+    config_toml = re.sub(r"^command = .*$", f"command = {toml_list(server)}", config_toml, flags=re.M)
+    config_toml = config_toml.replace('tool-name = "long_job"', 'tool-name = "slow_compute"')
+    config_toml += 'poll-timeout = 5000\ncheck-id = ["tasks-ttl-shape", "tasks-inline-result"]\n'
+    next_year = (dt.date.today() + dt.timedelta(days=365)).isoformat()
+    baseline_toml = re.sub(r"expires = \d{4}-\d{2}-\d{2}", f"expires = {next_year}", baseline_toml)
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / "tasks-conformance.toml").write_text(config_toml, encoding="utf-8")
+    (tmp_path / "tasks-conformance-baseline.toml").write_text(baseline_toml, encoding="utf-8")
+    (tmp_path / "ci").mkdir()
+    (tmp_path / "ci" / "conformance.toml").write_text(config_toml, encoding="utf-8")
+    commands = readme_commands(config_section) + readme_commands(baseline_section)
+    assert len(commands) == 7
+    for argv in commands:
+        res = invoke(*argv)
+        assert res.code == 0, (argv, res)
+    assert "<testsuite" in (tmp_path / "tasks-conformance.xml").read_text(encoding="utf-8")
+    summary = json.loads((tmp_path / "tasks-conformance.json").read_text(encoding="utf-8"))
+    assert summary["counts"]["known"] == 1 and summary["outcome"] == "passed"
+    # --update-baseline kept the README's reason.
+    assert "ttlMs arrives with server v2 (#41)" in (tmp_path / "tasks-conformance-baseline.toml").read_text()
+    # Without the baseline the example's server fails: the baseline is what made the runs pass.
+    plain = config_toml.replace('baseline = "tasks-conformance-baseline.toml"\n', "")
+    (tmp_path / "tasks-conformance.toml").write_text(plain, encoding="utf-8")
+    assert invoke("-q").code == 1

@@ -287,8 +287,13 @@ def _baseline(o: RunOptions, catalog: Catalog) -> Baseline | None:
         raise UsageError("--junit-suite-name must not be empty")
     if o.strict_baseline and not o.baseline:
         raise UsageError("--strict-baseline needs --baseline FILE")
-    if o.update_baseline is not None and not o.update_baseline.strip():
-        raise UsageError("--update-baseline needs a file name")
+    if o.update_baseline is not None:
+        folder = os.path.dirname(os.path.abspath(o.update_baseline))
+        if not o.update_baseline.strip() or os.path.isdir(o.update_baseline):
+            raise UsageError("--update-baseline needs a file name")
+        # Checked before any traffic: a run whose baseline cannot be written is a run wasted.
+        if not (os.path.isdir(folder) and os.access(folder, os.W_OK)):
+            raise UsageError(f"--update-baseline: cannot write {o.update_baseline!r}: no writable directory {folder!r}")
     if not o.baseline:
         return None
     from tasks_conformance import baseline
