@@ -218,6 +218,25 @@ def test_config_show_masks_every_secret(tmp_path: Path, monkeypatch: pytest.Monk
     assert res.stdout.startswith("# config file: none")
 
 
+def test_a_target_flag_replaces_the_file_s_target(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / "tasks-conformance.toml").write_text(
+        reference_toml() + 'cwd = "."\nenv = {MODE = "x"}\n', encoding="utf-8")
+    rows = show("--url", "http://127.0.0.1:9/mcp")
+    assert rows["url"] == ("http://127.0.0.1:9/mcp", "flag --url")
+    for key in ("command", "args", "cwd", "env"):
+        assert rows[key][1] == "default", key
+    assert rows["tool-name"] == ("slow_compute", "file tasks-conformance.toml")
+    # Not "give one target, not --url and --command": the run goes to the flag's target.
+    res = invoke("--url", "http://127.0.0.1:1/mcp", "--timeout", "2000", "--format", "json")
+    assert res.code == 3 and json.loads(res.stdout)["target"] == "http://127.0.0.1:1/mcp"
+
+
+def test_config_show_masks_secrets_inside_a_command_string() -> None:
+    res = invoke("--command", f"{sys.executable} -c pass --api-key cmdsecret9", "config", "show")
+    assert res.code == 0 and "cmdsecret9" not in res.stdout and "--api-key '[REDACTED]'" in res.stdout
+
+
 def test_config_show_takes_config_after_it_too(tmp_path: Path) -> None:
     conf = tmp_path / "c.toml"
     conf.write_text('tool-name = "x"\n', encoding="utf-8")

@@ -143,6 +143,10 @@ BY_NAME = {k.name: k for k in KEYS}
 BY_FIELD = {k.field: k for k in KEYS}
 # Command-line settings with no file key: a one-off action, or the file itself.
 FLAG_ONLY = {"update_baseline": "update-baseline", "config": "config"}
+# The target, and what belongs to the file's target only: a target given as a flag replaces all
+# of these in the file (`--url` must not meet the file's `command`, nor its `args`).
+TARGETS = ("url", "command", "tcp", "unix")
+TARGET_FIELDS = (*TARGETS, "transport", "args", "command_args", "cwd", "env", "show_env")
 
 
 @dataclass(frozen=True)
@@ -276,6 +280,7 @@ def resolve(
     environment), then the config file (`flags.config`, or found in `cwd` when `discover`),
     then the defaults."""
     given = set(given)
+    target_flag = any(name in given for name in TARGETS)
     path = flags.config
     if path is None and discover:
         path = find(cwd)
@@ -287,7 +292,7 @@ def resolve(
     for f in fields(RunOptions):
         if f.name in given:
             values[f.name], sources[f.name] = getattr(flags, f.name), f"flag {_flag(f.name)}"
-        elif file is not None and f.name in file.values:
+        elif file is not None and f.name in file.values and not (target_flag and f.name in TARGET_FIELDS):
             values[f.name], sources[f.name] = file.values[f.name], label
         else:
             values[f.name], sources[f.name] = getattr(defaults, f.name), "default"
@@ -362,6 +367,16 @@ def _masked(field: str, value: Any, options: RunOptions) -> Any:
             secret = name.strip().lower() in SENSITIVE_HEADERS or _SECRET_NAME.search(name)
             out.append(f"{name.strip()}: {REDACTED}" if secret else item)
         return tuple(out)
+    if field == "command" and isinstance(value, str):
+        import shlex
+
+        # `--command "server --token abc"`: judged word by word, as the builder splits it.
+        try:
+            words = shlex.split(value) if " " in value and not os.path.exists(value) else [value]
+        except ValueError:
+            words = [value]
+        masked = _masked("args", tuple(words), options)
+        return value if list(masked) == words else shlex.join(masked)
     if field in ("command", "args", "command_args"):
         args = list(value) if isinstance(value, tuple) else [value]
         out = []
@@ -393,7 +408,13 @@ def show(resolved: Resolved, environ: Mapping[str, str] | None = None) -> list[d
     # A second fence: every secret the run itself would hide, wherever it shows up.
     env = dict(item.partition("=")[::2] for item in o.env)
     headers = dict((h.partition(":")[0].strip(), h.partition(":")[2].strip()) for h in o.headers)
-    lenient = RunConfig(transport="stdio", url=o.url, command=(o.command or "", *o.args, *o.command_args),
+    import shlex
+
+    try:
+        words = tuple(shlex.split(o.command)) if o.command and " " in o.command else (o.command or "",)
+    except ValueError:
+        words = (o.command or "",)
+    lenient = RunConfig(transport="stdio", url=o.url, command=(*words, *o.args, *o.command_args),
                         env=env, show_env=o.show_env, headers=headers)
     secrets = lenient.secrets() + [v for v in (o.access_token, o.oauth_access_token) if v]
     secrets += [pw for v in env.values() for pw in url_passwords(v)]
