@@ -121,6 +121,8 @@ def test_an_entry_for_the_other_era_does_not_apply(tmp_path: Path) -> None:
     res = invoke(*target(), "--baseline", str(base), "--format", "json")
     doc = json.loads(res.stdout)
     assert res.code == 1 and doc["baseline"]["entries"][0]["state"] == "unused"
+    human = invoke(*target(), "--baseline", str(base), "--format", "human").stdout
+    assert f"not used in this run: {FAILING}" in " ".join(human.split())  # the path may wrap
 
 
 def test_an_expired_entry_fails_again_and_says_so(tmp_path: Path) -> None:
