@@ -137,6 +137,7 @@ def test_a_failing_server_from_the_file_fails_the_run(tmp_path: Path) -> None:
     ("update-baseline = \"b.toml\"\n",
      "update-baseline cannot be set in a config file; give --update-baseline on the command line"),
     ("timeout = \n", "not valid TOML: Invalid value (at line 1, column 11)"),
+    ("tool = 3\n", "unknown key 'tool'; did you mean tool-name?"),
 ])
 def test_a_bad_file_is_a_one_line_usage_error_naming_it(tmp_path: Path, text: str, message: str) -> None:
     conf = tmp_path / "c.toml"

@@ -203,7 +203,8 @@ def load(path: str) -> ConfigFile:
     except (UnicodeDecodeError, tomllib.TOMLDecodeError) as exc:
         raise UsageError(f"{shown}: not valid TOML: {str(exc).splitlines()[0]}") from None
     table: Any = doc
-    if os.path.basename(path) == PYPROJECT or TABLE in doc.get("tool", {}):
+    tool_table = doc.get("tool")
+    if os.path.basename(path) == PYPROJECT or (isinstance(tool_table, dict) and TABLE in tool_table):
         tool = doc.get("tool")
         table = tool.get(TABLE) if isinstance(tool, dict) else None
         if table is None:
