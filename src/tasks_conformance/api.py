@@ -41,7 +41,7 @@ T = TypeVar("T")
 # Settings whose command-line value is a JSON document (inline, @file or -); the API also takes
 # a mapping for them and passes it on as JSON text, so they are parsed and checked in one place.
 _JSON_SETTINGS = ("client_capabilities", "tool_args", "input_responses", "elicitation_response", "sampling_response")
-_PATH_SETTINGS = ("unix", "cwd", "wire_log")
+_PATH_SETTINGS = ("unix", "cwd", "wire_log", "credentials_file")
 _REPEATABLE = ("args", "command_args", "env", "headers", "check_ids", "categories", "reporters")
 
 
@@ -197,6 +197,10 @@ async def run_async(
     verbose: bool = False,
     wire_log: str | os.PathLike[str] | None = None,
     debug: bool = False,
+    refresh_token: str | None = None,
+    client_id: str | None = None,
+    client_secret: str | None = None,
+    credentials_file: str | os.PathLike[str] | None = None,
     progress: Progress | None = None,
 ) -> RunReport:
     """Run the conformance checks against one server and return the `RunReport`.

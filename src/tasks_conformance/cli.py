@@ -233,6 +233,10 @@ def main_command(
     headers: Annotated[list[str] | None, typer.Option("--header", metavar="'NAME: VALUE'", help="Sent on every HTTP request (repeatable; default: the lines of $TASKS_CONFORMANCE_HEADERS)", rich_help_panel=CONN)] = None,
     access_token: Annotated[str | None, typer.Option("--access-token", metavar="TOKEN|@FILE|-", help="Bearer token for HTTP: the token, @FILE holding it, or - for stdin (default: $TASKS_CONFORMANCE_ACCESS_TOKEN)", rich_help_panel=CONN)] = None,
     oauth_access_token: Annotated[str | None, typer.Option("--oauth-access-token", metavar="TOKEN|@FILE|-", help="OAuth access token, sent as Bearer", rich_help_panel=CONN)] = None,
+    refresh_token: Annotated[str | None, typer.Option("--refresh-token", metavar="TOKEN|@FILE|-", help="OAuth refresh token: an access token is fetched before the run and again on a 401 (token endpoint found from the server's OAuth metadata)", rich_help_panel=CONN)] = None,
+    client_id: Annotated[str | None, typer.Option("--client-id", metavar="ID", help="OAuth client id for --refresh-token", rich_help_panel=CONN)] = None,
+    client_secret: Annotated[str | None, typer.Option("--client-secret", metavar="SECRET|@FILE|-", help="OAuth client secret for --refresh-token (none: a public client)", rich_help_panel=CONN)] = None,
+    credentials_file: Annotated[str | None, typer.Option("--credentials-file", metavar="PATH", help="JSON with refresh_token, client_id, client_secret and optionally token_endpoint (the flags win)", rich_help_panel=CONN)] = None,
     protocol_version: ProtocolVersion = None,
     client_capabilities: Annotated[str | None, typer.Option("--client-capabilities", metavar="JSON|@FILE|-", help="Client capabilities to declare: JSON, @FILE holding it, or - for stdin", rich_help_panel=CONN)] = None,
     timeout_ms: Annotated[int, typer.Option("--timeout", metavar="MS", help="Per-request timeout in ms", rich_help_panel=CONN)] = 30_000,
@@ -260,7 +264,8 @@ def main_command(
     """Run the conformance checks against one server."""
     if ctx.invoked_subcommand is not None:
         return
-    if url:  # HTTP credentials only for an HTTP target
+    oauth = bool(refresh_token or client_id or client_secret or credentials_file)
+    if url and not oauth:  # HTTP credentials only for an HTTP target (an OAuth refresh gets its own)
         access_token, headers = _credentials_from_environment(access_token, oauth_access_token, headers)
     _run_options(RunOptions(
         url=url, command=command, args=_many(args), command_args=_many(command_args), transport=transport,
@@ -271,6 +276,8 @@ def main_command(
         elicitation_response=elicitation_response, sampling_response=sampling_response, timeout_ms=timeout_ms,
         poll_timeout_ms=poll_timeout_ms, max_message_bytes=max_message_bytes, format=format,
         reporters=_many(reporters), quiet=quiet, verbose=verbose, wire_log=wire_log, debug=debug,
+        refresh_token=refresh_token, client_id=client_id, client_secret=client_secret,
+        credentials_file=credentials_file,
     ), _many(shown_env), junit_suite_name)
 
 

@@ -23,6 +23,7 @@ from tasks_conformance.flag_values import (
     parse_reporter,
     read_token,
 )
+from tasks_conformance.oauth_settings import OAuthCredentials, oauth_credentials
 from tasks_conformance.profiles import DEFAULT_PROFILE, PROFILES
 
 PROTOCOL_LEGACY = "2025-11-25"
@@ -102,6 +103,7 @@ class RunConfig:
     wire_log: str | None = None
     debug: bool = False
     junit_suite_name: str | None = None  # --junit-suite-name; None: named after the target and era
+    oauth: OAuthCredentials | None = None  # --refresh-token & co: the access token comes from a refresh
 
     @property
     def timeout_s(self) -> float:
@@ -121,6 +123,8 @@ class RunConfig:
         out: list[str] = []
         if self.access_token:
             out.append(self.access_token)
+        if self.oauth is not None:
+            out += self.oauth.secrets()
         for k, v in self.headers.items():
             if k.lower() in SENSITIVE_HEADERS or _SECRET_NAME.search(k):
                 out.append(v)
@@ -204,6 +208,10 @@ class RunOptions:
     verbose: bool = False
     wire_log: str | None = None
     debug: bool = False
+    refresh_token: str | None = None
+    client_id: str | None = None
+    client_secret: str | None = None
+    credentials_file: str | None = None
 
 
 @dataclass(frozen=True)
@@ -223,6 +231,11 @@ def build_run_config(options: RunOptions, catalog: Catalog = Catalog()) -> RunCo
     kind = _transport(options)
     command = _server_command(options)
     headers, token = _headers(options)
+    oauth = oauth_credentials(
+        url=options.url, refresh_token=options.refresh_token, client_id=options.client_id,
+        client_secret=options.client_secret, credentials_file=options.credentials_file,
+        authorization_given=any(k.lower() == "authorization" for k in headers),
+    )
     _check_versions(options)
     check_ids, categories = _selection(options, catalog)
     _check_limits(options)
@@ -260,6 +273,7 @@ def build_run_config(options: RunOptions, catalog: Catalog = Catalog()) -> RunCo
         verbose=options.verbose,
         wire_log=options.wire_log,
         debug=options.debug,
+        oauth=oauth,
     )
 
 
