@@ -138,14 +138,18 @@ def _run(config: RunConfig) -> int:
     """Run a configured conformance check; returns the exit code."""
     import anyio
 
+    from tasks_conformance.progress import RunProgress
     from tasks_conformance.reporters import ProgressLine
     from tasks_conformance.runner import execute
 
     targets = prepare_reports(config)
     try:
         live = sys.stderr.isatty() and not config.quiet and not in_ci()
-        with ProgressLine(enabled=live) as progress:
-            execution = anyio.run(execute, config, progress.update)
+        with ProgressLine(enabled=live) as line:
+            # Phase, time, the task's status and polls, time left: read from the run as it goes.
+            state = RunProgress(config.poll_timeout_s)
+            line.follow(state)
+            execution = anyio.run(execute, config, state.say, state.on_frame if line.active else None)
         for problem in _write_reports(config, targets, execution):
             typer.echo(f"tasks-conformance: reporter error: {problem}", err=True)
         if execution.result.interrupted:
