@@ -154,6 +154,19 @@ def test_a_refused_refresh_is_one_clear_cause_and_exit_3(oauth_server: OAuthServ
     assert text.count("[REDACTED]") >= 2
 
 
+@server_flags("--token-uses", "4", "--refuse-after", "1")
+def test_a_refresh_refused_mid_run_is_asked_once_and_said(oauth_server: OAuthServer, tmp_path: Path) -> None:
+    proc, text = _everything(tmp_path, "--url", oauth_server.url, *oauth_server.flags(), *FULL_SUITE)
+    assert proc.returncode != 0, proc.stdout[-3000:]
+    stats = oauth_server.stats()
+    # The authorization server is asked once more, not once per request refused meanwhile.
+    assert stats["grants"] == 1 and stats["refused"] == 1, stats
+    assert "the server refused the OAuth access token and refreshing it failed: OAuth refresh failed" in text
+    for secret in (oauth_server.refresh_token, oauth_server.client_secret):
+        assert secret not in text
+    _issued_tokens(text)
+
+
 @server_flags("--no-resource-metadata", "--auth-method", "post")
 def test_without_a_challenge_the_well_known_metadata_is_found(oauth_server: OAuthServer, tmp_path: Path) -> None:
     proc, _text = _everything(tmp_path, "--url", oauth_server.url, *oauth_server.flags(),

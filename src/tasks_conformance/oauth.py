@@ -20,6 +20,7 @@ from __future__ import annotations
 import json
 import re
 import weakref
+from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 from urllib.parse import urlsplit, urlunsplit
@@ -112,6 +113,7 @@ class TokenSource:
         self.authorization: str | None = None  # the Authorization header value in use
         self.refreshes = 0  # grants made (the first included)
         self.problem: str | None = None  # why the last refresh failed
+        self.refused = False  # a refresh failed: the run goes on without asking again
         self._refresh_token = creds.refresh_token
         self._endpoint: Endpoint | None = None
         self._lock = anyio.Lock()
@@ -119,11 +121,12 @@ class TokenSource:
 
     # -- what the HTTP transport calls ----------------------------------------------------------
 
-    async def initial(self, client: httpx.AsyncClient) -> str:
-        """The Authorization header value for the run's first request; raises OAuthFailed."""
+    async def initial(self, client: httpx.AsyncClient, headers: Mapping[str, str]) -> str:
+        """The Authorization header value for the run's first request; raises OAuthFailed.
+        `headers`: the run's other headers (--header), sent with the credential-less GET too."""
         async with self._lock:
             if self.authorization is None:
-                challenge = None if self.creds.token_endpoint else await self._challenge(client)
+                challenge = None if self.creds.token_endpoint else await self._challenge(client, headers)
                 await self._refresh(challenge)
             assert self.authorization is not None
             return self.authorization
@@ -133,6 +136,8 @@ class TokenSource:
         async with self._lock:
             if self.authorization is not None and used != self.authorization:
                 return self.authorization  # another request refreshed meanwhile
+            if self.refused:
+                return None  # asking again would only be refused again; `problem` still says why
             if self.refreshes > MAX_REFRESHES:
                 self.problem = (f"the access token was refreshed {MAX_REFRESHES} times in this run and the server "
                                 "still answers 401; tasks-conformance stopped refreshing")
@@ -141,6 +146,7 @@ class TokenSource:
                 await self._refresh(challenge)
             except OAuthFailed as exc:
                 self.problem = str(exc)
+                self.refused = True
                 return None
             return self.authorization
 
@@ -216,12 +222,13 @@ class TokenSource:
 
     # -- discovery ------------------------------------------------------------------------------
 
-    async def _challenge(self, client: httpx.AsyncClient) -> str | None:
+    async def _challenge(self, client: httpx.AsyncClient, headers: Mapping[str, str]) -> str | None:
         """The server's WWW-Authenticate for a request without credentials (a GET: it changes
         nothing on the server), or None."""
         try:
             with anyio.fail_after(self.timeout_s):
-                request = client.build_request("GET", self.server_url, headers={"Accept": "text/event-stream"})
+                request = client.build_request("GET", self.server_url,
+                                               headers={**headers, "Accept": "text/event-stream"})
                 resp = await client.send(request, stream=True)
                 await resp.aclose()
         except Exception:  # no challenge to read: the well-known locations remain

@@ -104,7 +104,7 @@ class HttpTransport(Transport):
         )
         if self.oauth is not None:
             # Raises OAuthFailed (a ConnectFailed): the run reports it as why nothing could run.
-            self.base_headers["Authorization"] = await self.oauth.initial(self._client)
+            self.base_headers["Authorization"] = await self.oauth.initial(self._client, self.base_headers)
         self._tg = anyio.create_task_group()
         await self._tg.__aenter__()
 
