@@ -276,6 +276,21 @@ def test_a_bad_credentials_file_never_quotes_its_content(tmp_path: Path, content
     assert "sekrit" not in str(info.value)
 
 
+def test_the_environment_token_gives_way_to_a_refresh_but_its_headers_stay(monkeypatch: pytest.MonkeyPatch) -> None:
+    from tasks_conformance.cli import app
+
+    seen: list[Any] = []
+    monkeypatch.setenv("TASKS_CONFORMANCE_ACCESS_TOKEN", "env-token-123456")
+    monkeypatch.setenv("TASKS_CONFORMANCE_HEADERS", "X-Tenant: blue")
+    monkeypatch.setattr("tasks_conformance.cli._run", lambda config: seen.append(config) or 0)
+    with pytest.raises(SystemExit) as info:
+        app(["--url", "http://127.0.0.1:1/mcp", "--refresh-token", "r-123456", "--client-id", "c"])
+    assert info.value.code == 0
+    [config] = seen
+    assert config.access_token is None and config.oauth is not None
+    assert config.headers == {"X-Tenant": "blue"}
+
+
 def test_a_bad_credentials_file_is_exit_2_and_one_line() -> None:
     proc = cli("--url", "http://127.0.0.1:1/mcp", "--credentials-file", "/nonexistent/creds.json")
     assert proc.returncode == 2

@@ -268,9 +268,11 @@ def main_command(
     """Run the conformance checks against one server."""
     if ctx.invoked_subcommand is not None:
         return
-    oauth = bool(refresh_token or client_id or client_secret or credentials_file)
-    if url and not oauth:  # HTTP credentials only for an HTTP target (an OAuth refresh gets its own)
+    if url:  # HTTP credentials only for an HTTP target
+        given = access_token
         access_token, headers = _credentials_from_environment(access_token, oauth_access_token, headers)
+        if refresh_token or client_id or client_secret or credentials_file:
+            access_token = given  # an OAuth refresh gets the token; $TASKS_CONFORMANCE_ACCESS_TOKEN is not used
     _run_options(RunOptions(
         url=url, command=command, args=_many(args), command_args=_many(command_args), transport=transport,
         tcp=tcp, unix=unix, cwd=cwd, env=_many(env), headers=_many(headers), access_token=access_token,
