@@ -325,3 +325,17 @@ def test_secrets_learnt_during_the_run_are_redacted_from_then_on() -> None:
     redactor = Redactor(["known-secret-1"])
     redactor.add("issued-token-2")
     assert redactor.text("a known-secret-1 b issued-token-2") == "a [REDACTED] b [REDACTED]"
+
+
+def test_credentials_never_go_to_a_plain_http_endpoint_elsewhere() -> None:
+    import anyio
+
+    from tasks_conformance.oauth import Endpoint, OAuthFailed, TokenSource
+    from tasks_conformance.oauth_settings import OAuthCredentials
+    from tasks_conformance.wirelog import WireLog
+
+    creds = OAuthCredentials(refresh_token="refresh-123456", client_id="c", client_secret="secret-123456")
+    source = TokenSource(creds, "https://mcp.example/mcp", WireLog(), timeout_s=5)
+    with pytest.raises(OAuthFailed, match="is not HTTPS; credentials are sent over HTTPS only") as info:
+        anyio.run(source._grant, Endpoint("http://as.example/token", "https://mcp.example/mcp"))
+    assert "refresh-123456" not in str(info.value) and "secret-123456" not in str(info.value)
