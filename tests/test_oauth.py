@@ -339,3 +339,17 @@ def test_credentials_never_go_to_a_plain_http_endpoint_elsewhere() -> None:
     with pytest.raises(OAuthFailed, match="is not HTTPS; credentials are sent over HTTPS only") as info:
         anyio.run(source._grant, Endpoint("http://as.example/token", "https://mcp.example/mcp"))
     assert "refresh-123456" not in str(info.value) and "secret-123456" not in str(info.value)
+
+
+def test_metadata_for_another_server_or_issuer_is_not_trusted() -> None:
+    from tasks_conformance.oauth import issuer_matches, resource_allowed
+
+    assert resource_allowed("https://h.example/mcp", "https://h.example/mcp")
+    assert resource_allowed("https://h.example", "https://h.example/mcp")
+    assert resource_allowed("https://H.example/", "https://h.example/mcp/")
+    assert not resource_allowed("https://other.example/mcp", "https://h.example/mcp")
+    assert not resource_allowed("https://h.example/mc", "https://h.example/mcp")
+    assert not resource_allowed("http://h.example/mcp", "https://h.example/mcp")
+    assert issuer_matches("https://as.example/t1/", "https://as.example/t1")
+    assert not issuer_matches("https://evil.example/t1", "https://as.example/t1")
+    assert not issuer_matches(None, "https://as.example")

@@ -93,6 +93,22 @@ def authorization_server_candidates(issuer: str) -> list[str]:
             f"{origin}{path}/.well-known/openid-configuration"]
 
 
+def resource_allowed(resource: str, server_url: str) -> bool:
+    """Protected resource metadata is for this server: the same origin, and the server's path
+    within the resource's (RFC 9728 section 3.3; a prefix, as MCP SDKs allow)."""
+    named, ours = urlsplit(resource), urlsplit(server_url)
+    if (named.scheme.lower(), named.netloc.lower()) != (ours.scheme.lower(), ours.netloc.lower()):
+        return False
+    base = named.path.rstrip("/")
+    return ours.path.rstrip("/") == base or ours.path.startswith(base + "/")
+
+
+def issuer_matches(named: Any, issuer: str) -> bool:
+    """Authorization server metadata names the issuer it was asked for (RFC 8414 section 3.3),
+    so that one server's metadata cannot send credentials to another's endpoint."""
+    return isinstance(named, str) and named.rstrip("/") == issuer.rstrip("/")
+
+
 def _safe_to_send_secrets(url: str) -> bool:
     """Credentials go over HTTPS, or plain HTTP to this machine only."""
     parts = urlsplit(url)
@@ -249,9 +265,12 @@ class TokenSource:
             for url in protected_resource_candidates(self.server_url, challenge):
                 doc = await self._metadata(client, url, tried)
                 servers = doc.get("authorization_servers") if doc else None
+                named = doc.get("resource") if doc else None
+                if isinstance(named, str) and not resource_allowed(named, self.server_url):
+                    tried[-1] += f" (its resource {named[:200]} is another server)"
+                    continue
                 if isinstance(servers, list) and servers and isinstance(servers[0], str):
                     issuer = servers[0]
-                    named = doc.get("resource") if doc else None
                     resource = named if isinstance(named, str) and named else resource
                     break
             if issuer is None:
@@ -261,6 +280,9 @@ class TokenSource:
                 issuer = f"{parts.scheme}://{parts.netloc}"
             for url in authorization_server_candidates(issuer):
                 doc = await self._metadata(client, url, tried)
+                if doc is not None and not issuer_matches(doc.get("issuer"), issuer):
+                    tried[-1] += f" (it names another issuer than {issuer})"
+                    continue
                 endpoint = doc.get("token_endpoint") if doc else None
                 if isinstance(endpoint, str) and endpoint.startswith(("http://", "https://")):
                     methods = doc.get("token_endpoint_auth_methods_supported") if doc else None
