@@ -41,7 +41,7 @@ T = TypeVar("T")
 # Settings whose command-line value is a JSON document (inline, @file or -); the API also takes
 # a mapping for them and passes it on as JSON text, so they are parsed and checked in one place.
 _JSON_SETTINGS = ("client_capabilities", "tool_args", "input_responses", "elicitation_response", "sampling_response")
-_PATH_SETTINGS = ("unix", "cwd", "wire_log", "baseline", "update_baseline", "config")
+_PATH_SETTINGS = ("unix", "cwd", "wire_log", "baseline", "update_baseline", "config", "credentials_file")
 _REPEATABLE = ("args", "command_args", "env", "headers", "check_ids", "categories", "reporters", "show_env")
 
 
@@ -216,6 +216,10 @@ async def run_async(
     strict_baseline: bool = False,
     update_baseline: str | os.PathLike[str] | None = None,
     config: str | os.PathLike[str] | None = None,
+    refresh_token: str | None = None,
+    client_id: str | None = None,
+    client_secret: str | None = None,
+    credentials_file: str | os.PathLike[str] | None = None,
     progress: Progress | None = None,
 ) -> RunReport:
     """Run the conformance checks against one server and return the `RunReport`.

@@ -138,14 +138,18 @@ def _run(config: RunConfig) -> int:
     """Run a configured conformance check; returns the exit code."""
     import anyio
 
+    from tasks_conformance.progress import RunProgress
     from tasks_conformance.reporters import ProgressLine
     from tasks_conformance.runner import execute
 
     targets = prepare_reports(config)
     try:
         live = sys.stderr.isatty() and not config.quiet and not in_ci()
-        with ProgressLine(enabled=live) as progress:
-            execution = anyio.run(execute, config, progress.update)
+        with ProgressLine(enabled=live) as line:
+            # Phase, time, the task's status and polls, time left: read from the run as it goes.
+            state = RunProgress(config.poll_timeout_s)
+            line.follow(state)
+            execution = anyio.run(execute, config, state.say, state.on_frame if line.active else None)
         execution = _after_run(config, execution)
         for problem in _write_reports(config, targets, execution):
             typer.echo(f"tasks-conformance: reporter error: {problem}", err=True)
@@ -242,6 +246,10 @@ def main_command(
     headers: Annotated[list[str] | None, typer.Option("--header", metavar="'NAME: VALUE'", help="Sent on every HTTP request (repeatable; default: the lines of $TASKS_CONFORMANCE_HEADERS)", rich_help_panel=CONN)] = None,
     access_token: Annotated[str | None, typer.Option("--access-token", metavar="TOKEN|@FILE|-", help="Bearer token for HTTP: the token, @FILE holding it, or - for stdin (default: $TASKS_CONFORMANCE_ACCESS_TOKEN)", rich_help_panel=CONN)] = None,
     oauth_access_token: Annotated[str | None, typer.Option("--oauth-access-token", metavar="TOKEN|@FILE|-", help="OAuth access token, sent as Bearer", rich_help_panel=CONN)] = None,
+    refresh_token: Annotated[str | None, typer.Option("--refresh-token", metavar="TOKEN|@FILE|-", help="OAuth refresh token: an access token is fetched before the run and again on a 401 (token endpoint found from the server's OAuth metadata)", rich_help_panel=CONN)] = None,
+    client_id: Annotated[str | None, typer.Option("--client-id", metavar="ID", help="OAuth client id for --refresh-token", rich_help_panel=CONN)] = None,
+    client_secret: Annotated[str | None, typer.Option("--client-secret", metavar="SECRET|@FILE|-", help="OAuth client secret for --refresh-token (none: a public client)", rich_help_panel=CONN)] = None,
+    credentials_file: Annotated[str | None, typer.Option("--credentials-file", metavar="PATH", help="JSON with refresh_token, client_id, client_secret and optionally token_endpoint (the flags win)", rich_help_panel=CONN)] = None,
     protocol_version: ProtocolVersion = None,
     client_capabilities: Annotated[str | None, typer.Option("--client-capabilities", metavar="JSON|@FILE|-", help="Client capabilities to declare: JSON, @FILE holding it, or - for stdin", rich_help_panel=CONN)] = None,
     timeout_ms: Annotated[int, typer.Option("--timeout", metavar="MS", help="Per-request timeout in ms", rich_help_panel=CONN)] = 30_000,
@@ -282,6 +290,8 @@ def main_command(
         reporters=_many(reporters), quiet=quiet, verbose=verbose, wire_log=wire_log, debug=debug,
         show_env=_many(shown_env), junit_suite_name=junit_suite_name, baseline=baseline,
         strict_baseline=strict_baseline, update_baseline=update_baseline, config=config,
+        refresh_token=refresh_token, client_id=client_id, client_secret=client_secret,
+        credentials_file=credentials_file,
     )
     given = _given(ctx)
     if ctx.invoked_subcommand is not None:

@@ -23,6 +23,7 @@ from tasks_conformance.flag_values import (
     parse_reporter,
     read_token,
 )
+from tasks_conformance.oauth_settings import OAuthCredentials, oauth_credentials
 from tasks_conformance.profiles import DEFAULT_PROFILE, PROFILES
 
 if TYPE_CHECKING:
@@ -107,6 +108,7 @@ class RunConfig:
     junit_suite_name: str | None = None  # --junit-suite-name; None: named after the target and era
     baseline: Baseline | None = None  # --baseline, read and checked (baseline.py applies it after the run)
     update_baseline: str | None = None  # --update-baseline PATH: written from the run's failures
+    oauth: OAuthCredentials | None = None  # --refresh-token & co: the access token comes from a refresh
 
     @property
     def timeout_s(self) -> float:
@@ -126,6 +128,8 @@ class RunConfig:
         out: list[str] = []
         if self.access_token:
             out.append(self.access_token)
+        if self.oauth is not None:
+            out += self.oauth.secrets()
         for k, v in self.headers.items():
             if k.lower() in SENSITIVE_HEADERS or _SECRET_NAME.search(k):
                 out.append(v)
@@ -217,6 +221,10 @@ class RunOptions:
     # --config FILE: read by config_file.resolve before the builder (which does not read it);
     # None: tasks-conformance.toml or pyproject.toml in the working directory, if there.
     config: str | None = None
+    refresh_token: str | None = None
+    client_id: str | None = None
+    client_secret: str | None = None
+    credentials_file: str | None = None
 
 
 @dataclass(frozen=True)
@@ -236,6 +244,11 @@ def build_run_config(options: RunOptions, catalog: Catalog = Catalog()) -> RunCo
     kind = _transport(options)
     command = _server_command(options)
     headers, token = _headers(options)
+    oauth = oauth_credentials(
+        url=options.url, refresh_token=options.refresh_token, client_id=options.client_id,
+        client_secret=options.client_secret, credentials_file=options.credentials_file,
+        authorization_given=any(k.lower() == "authorization" for k in headers),
+    )
     _check_versions(options)
     check_ids, categories = _selection(options, catalog)
     _check_limits(options)
@@ -277,6 +290,7 @@ def build_run_config(options: RunOptions, catalog: Catalog = Catalog()) -> RunCo
         junit_suite_name=options.junit_suite_name,
         baseline=baseline,
         update_baseline=options.update_baseline,
+        oauth=oauth,
     )
     return show_env(config, options.show_env) if options.show_env else config
 

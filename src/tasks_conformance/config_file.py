@@ -138,6 +138,10 @@ KEYS: tuple[Key, ...] = (
     Key("junit-suite-name", "junit_suite_name", STRING, _string),
     Key("baseline", "baseline", STRING, _string),
     Key("strict-baseline", "strict_baseline", BOOLEAN, _boolean),
+    Key("refresh-token", "refresh_token", STRING, _string, secret=True),
+    Key("client-id", "client_id", STRING, _string),
+    Key("client-secret", "client_secret", STRING, _string, secret=True),
+    Key("credentials-file", "credentials_file", STRING, _string),
 )
 BY_NAME = {k.name: k for k in KEYS}
 BY_FIELD = {k.field: k for k in KEYS}
@@ -311,7 +315,9 @@ def resolve(
         token, headers = credentials_from_environment(
             values["access_token"], values["oauth_access_token"], values["headers"] or None, environ,
         )
-        if token is not None and token != values["access_token"]:
+        oauth = any(values[name] for name in ("refresh_token", "client_id", "client_secret", "credentials_file"))
+        # An OAuth refresh gets the access token: $TASKS_CONFORMANCE_ACCESS_TOKEN is not used then.
+        if token is not None and token != values["access_token"] and not oauth:
             values["access_token"], sources["access_token"] = token, f"environment ${ACCESS_TOKEN_ENV}"
         if headers and tuple(headers) != values["headers"]:
             values["headers"], sources["headers"] = tuple(headers), f"environment ${HEADERS_ENV}"

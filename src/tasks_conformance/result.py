@@ -326,6 +326,10 @@ class IncompleteCause:
         return {"cause": self.cause, "fix": self.fix, "checks": list(self.checks)}
 
 
+# How the stdio transport names non-JSON output in a failure (transports/stdio.py).
+NOT_JSON_STDOUT = "stdout carried output that is not JSON"
+# How an OAuth refresh that failed starts its message (oauth.py).
+OAUTH_FAILED = "OAuth refresh failed"
 INTERRUPTED_CAUSE = "the run was interrupted before every check could finish"
 _FLAG = re.compile(r"(?<![\w-])--[a-z][a-z-]+")
 
@@ -349,6 +353,12 @@ def _cause_and_fix(root: CheckResult, target: str) -> tuple[str, str]:
     if sep and head and _FLAG.search(tail):
         return head, tail
     where = f" at {target}" if target else ""
+    if message.startswith("could not talk to the server") and OAUTH_FAILED in message:
+        return message, ("correct --refresh-token, --client-id and --client-secret (or --credentials-file): "
+                         "no access token could be had with them")
+    if message.startswith("could not talk to the server") and NOT_JSON_STDOUT in message:
+        return message, ("the server printed something other than JSON-RPC on stdout: over stdio, stdout carries "
+                         "only MCP messages; send logs and banners to stderr")
     if message.startswith("could not talk to the server"):
         return message, ("start the server or correct the target (--url, --command, --tcp or --unix): "
                          f"nothing answered{where}")
