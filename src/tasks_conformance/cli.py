@@ -188,7 +188,8 @@ def _many(values: list[str] | None) -> tuple[str, ...]:
     return tuple(values or ())
 
 
-def _run_options(options: RunOptions, shown_env: tuple[str, ...] = (), suite: str | None = None) -> NoReturn:
+def _run_options(options: RunOptions, shown_env: tuple[str, ...] = (), suite: str | None = None,
+                 era: str = "auto") -> NoReturn:
     """Build the RunConfig (usage errors exit 2 here), run it and exit with its code.
 
     `shown_env` (--show-env) and `suite` (--junit-suite-name) are applied after the builder:
@@ -198,7 +199,11 @@ def _run_options(options: RunOptions, shown_env: tuple[str, ...] = (), suite: st
         if suite is not None and not suite.strip():
             raise UsageError("--junit-suite-name must not be empty")
         config = show_env(build_run_config(options, _catalog()), shown_env)
-        code = _run(replace(config, junit_suite_name=suite))
+        config = replace(config, junit_suite_name=suite)
+        from tasks_conformance.multirun import era_plan, run_combined
+
+        planned = era_plan(config, era)  # --era both: one run per era, reported together
+        code = _run(config) if len(planned) == 1 else run_combined(config, planned, "eras")
     raise typer.Exit(code)
 
 
@@ -215,6 +220,7 @@ Profile = Annotated[str, typer.Option("--profile", metavar="core|standard|full",
 WireLog = Annotated[str | None, typer.Option("--wire-log", metavar="PATH", help="Write every frame as NDJSON to PATH (secrets redacted)", rich_help_panel=REPORT)]
 JunitSuiteName = Annotated[str | None, typer.Option("--junit-suite-name", metavar="NAME", help="Name of the junit-xml <testsuite> (default: tasks-conformance: TARGET (ERA))", rich_help_panel=REPORT)]
 Debug = Annotated[bool, typer.Option("--debug", help="Show a traceback if tasks-conformance itself fails", rich_help_panel=REPORT)]
+Era = Annotated[str, typer.Option("--era", metavar="auto|both", help="auto (default): negotiate one era | both: run the suite once on 2025-11-25 and once on 2026-07-28 and report both (exit code: the worse)", rich_help_panel=CONN)]
 
 
 @app.callback()
@@ -256,6 +262,7 @@ def main_command(
     debug: Debug = False,
     version: Annotated[bool, typer.Option("--version", callback=_version, is_eager=True, help="Print the version")] = False,
     list_checks: Annotated[bool, typer.Option("--list-checks", callback=_list_checks_seen, is_eager=True, help="List the checks and exit (as JSON with --format json)")] = False,
+    era: Era = "auto",
 ) -> None:
     """Run the conformance checks against one server."""
     if ctx.invoked_subcommand is not None:
@@ -271,7 +278,7 @@ def main_command(
         elicitation_response=elicitation_response, sampling_response=sampling_response, timeout_ms=timeout_ms,
         poll_timeout_ms=poll_timeout_ms, max_message_bytes=max_message_bytes, format=format,
         reporters=_many(reporters), quiet=quiet, verbose=verbose, wire_log=wire_log, debug=debug,
-    ), _many(shown_env), junit_suite_name)
+    ), _many(shown_env), junit_suite_name, era)
 
 
 ACCESS_TOKEN_ENV = "TASKS_CONFORMANCE_ACCESS_TOKEN"
@@ -325,13 +332,14 @@ def demo_command(
     wire_log: WireLog = None,
     junit_suite_name: JunitSuiteName = None,
     debug: Debug = False,
+    era: Era = "auto",
 ) -> None:
     """Run the whole suite against the bundled reference server over stdio (it should pass)."""
     _run_options(demo_options(RunOptions(
         profile=profile, check_ids=_many(check_ids), categories=_many(categories), protocol_version=protocol_version,
         expect_wire=expect_wire, format=format, reporters=_many(reporters), quiet=quiet, verbose=verbose,
         wire_log=wire_log, debug=debug,
-    )), suite=junit_suite_name)
+    )), suite=junit_suite_name, era=era)
 
 
 @app.command(
