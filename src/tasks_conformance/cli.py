@@ -393,6 +393,28 @@ def schema_command(kind: Annotated[str, typer.Argument(metavar="json|json-summar
     typer.echo(schema_text(kind))  # type: ignore[arg-type]
 
 
+@app.command("suite", cls=_MetavarCommand)
+def suite_command(
+    file: Annotated[str, typer.Argument(metavar="FILE", help="A .toml or .json file listing the targets: [[targets]] tables with a name and the main command's flags as keys")],
+    jobs: Annotated[int | None, typer.Option("--jobs", "-j", metavar="N", help="Run at most N targets at once (default: the CPU count)")] = None,
+    shard: Annotated[str | None, typer.Option("--shard", metavar="I/N", help="Run only the targets whose position in FILE (from 0) modulo N is I-1: split one file across N CI jobs")] = None,
+    format: Format = None,
+    reporters: Reporters = None,
+    quiet: Quiet = False,
+    verbose: Verbose = False,
+    debug: Debug = False,
+) -> None:
+    """Run every target listed in FILE, each an independent run, and write one combined report
+    (json: one result per target; junit-xml: one testsuite per target; markdown: a check x target
+    matrix). Exit code: the worst of all runs (incomplete, then failed, then passed)."""
+    from tasks_conformance.suite import run_suite
+
+    with _usage_errors():
+        code = run_suite(file, jobs=jobs, shard=shard, format=format, reporters=_many(reporters), quiet=quiet,
+                         verbose=verbose, debug=debug)
+    raise typer.Exit(code)
+
+
 def run_cli(argv: Sequence[str] | None = None) -> int:
     """Run the command line and return its exit code: one line for usage errors, no traceback
     unless --debug. main() is this plus leaving the process; tests call it in-process."""

@@ -100,7 +100,8 @@ class Combined:
         if self.kind == "eras":
             text = ", ".join(f"{r.name} {r.result.outcome}" for r in self.runs)
         else:
-            runs = f"{n['total']} target{'' if n['total'] == 1 else 's'}"
+            noun = "target" if all(r.era is None for r in self.runs) else "run"  # era both: a target, 2 runs
+            runs = f"{n['total']} {noun}{'' if n['total'] == 1 else 's'}"
             text = f"{runs}: {n['passed']} passed, {n['failed']} failed, {n['incomplete']} incomplete"
         return text + (" (interrupted)" if self.interrupted else "")
 

@@ -86,8 +86,10 @@ def document(combined: Combined, summary: bool = False) -> dict[str, Any]:
         doc["eras"] = {run.era or run.name: one(run) for run in combined.runs}
     else:
         doc["shard"] = combined.shard
-        doc["targets"] = [{"name": run.name, "target": run.target, "era": run.era, "outcome": run.result.outcome,
-                           "result": one(run)} for run in combined.runs]
+        # name: the target's name in the file; label: what the reports call this run (the name,
+        # and the era when the target ran each era).
+        doc["targets"] = [{"name": run.target or run.name, "era": run.era, "label": run.name,
+                           "outcome": run.result.outcome, "result": one(run)} for run in combined.runs]
     return doc
 
 
@@ -207,7 +209,8 @@ def _suite_details(combined: Combined, out: TextIO) -> None:
             if check.bucket == "failed":
                 lines.extend(_failure_lines(check, links))
         if result.incompleteReason:
-            lines.append("")
+            if lines[-1]:
+                lines.append("")
             lines.extend(_incomplete_lines(result))
         lines.append("")
     if links.targets:
@@ -251,8 +254,9 @@ def _human(combined: Combined, out: TextIO, options: ReportOptions) -> None:
     with console.capture() as capture:
         if combined.runs and not options.quiet:
             console.print()
+        pad = max((len(w.s(_label(run), 80)) for run in combined.runs), default=0)
         for run in combined.runs:
-            line = Text(f"{w.s(_label(run), 80)}  ", style="bold")
+            line = Text(f"{w.s(_label(run), 80):<{pad}}  ", style="bold")
             console.print(line + _summary_line(run.result, w), soft_wrap=True)
         if combined.kind == "suite" and not options.quiet:
             _human_failures(console, combined, w)
