@@ -198,7 +198,8 @@ def _setting(label: str, key: str, value: Any, spec: _Key) -> Any:
         if not isinstance(value, str | Mapping):
             raise bad("a table or JSON text")
     elif spec.field == "command":
-        if not (isinstance(value, str) or (isinstance(value, list) and value and all(isinstance(v, str) for v in value))):
+        argv = isinstance(value, list) and value and all(isinstance(v, str) for v in value)
+        if not (isinstance(value, str) or argv):
             raise bad("a string or a non-empty list of strings (the argv)")
     elif not isinstance(value, str):
         raise bad("a string")
