@@ -384,10 +384,10 @@ def requirements_command(
 
 
 @app.command("schema", cls=_MetavarCommand)
-def schema_command(kind: Annotated[str, typer.Argument(metavar="json|json-summary", help="json or json-summary")]) -> None:
-    """Print the JSON Schema of the json or json-summary report."""
-    if kind not in ("json", "json-summary"):
-        usage_exit(f"schema: expected json or json-summary, got {kind!r}")
+def schema_command(kind: Annotated[str, typer.Argument(metavar="json|json-summary|multi", help="json, json-summary, or multi (their shape for --era both and suite)")]) -> None:
+    """Print the JSON Schema of the json or json-summary report (multi: of several runs at once)."""
+    if kind not in ("json", "json-summary", "multi"):
+        usage_exit(f"schema: expected json, json-summary or multi, got {kind!r}")
     from tasks_conformance.reporters import schema_text
 
     typer.echo(schema_text(kind))  # type: ignore[arg-type]
