@@ -167,6 +167,8 @@ def _check_keys(label: str, table: Mapping[str, Any], keys: Mapping[str, _Key], 
     for key in table:
         if key in valid:
             continue
+        if key == "name":
+            raise UsageError(f"{label}: name belongs to each target (names must be unique), not to defaults")
         if key.replace("_", "-") in ("format", "reporter", "quiet", "verbose", "debug", "junit-suite-name"):
             raise UsageError(f"{label}: {key!r} shapes the combined report: give --{key} to the suite command")
         raise UsageError(f"{label}: unknown key {key!r}{_closest(key, valid)}")

@@ -252,8 +252,8 @@ def _human(combined: Combined, out: TextIO, options: ReportOptions) -> None:
                 out.write(f"{_MISSING_ERA.format(era=run.era)}\n\n")
             render_human(run.result, out, options=options)
     with console.capture() as capture:
-        if combined.runs and not options.quiet:
-            console.print()
+        if combined.kind == "eras" and combined.runs and not options.quiet:
+            console.print()  # after the last era's section
         pad = max((len(w.s(_label(run), 80)) for run in combined.runs), default=0)
         for run in combined.runs:
             line = Text(f"{w.s(_label(run), 80):<{pad}}  ", style="bold")
