@@ -4,6 +4,7 @@ a server that speaks one era gets the other reported, not a crash."""
 
 from __future__ import annotations
 
+import io
 import json
 import xml.etree.ElementTree as ET
 from pathlib import Path
@@ -142,3 +143,14 @@ def test_the_multi_schema_rejects_a_document_of_the_wrong_shape() -> None:
                    {**doc, "passed": False}):  # passed contradicts the outcome
         with pytest.raises(jsonschema.ValidationError):
             validator.validate(broken)
+
+
+def test_junit_suite_name_names_each_era() -> None:
+    from tasks_conformance.reporters import ReportOptions
+    from tasks_conformance.reporters.combined import render_combined
+
+    out = io.StringIO()
+    render_combined("junit-xml", _combined("passed", "failed"), out, ReportOptions(suite_name="my server"))
+    root = ET.fromstring(out.getvalue().encode())
+    assert [s.get("name") for s in root.findall("testsuite")] == ["my server (2025-11-25)", "my server (2026-07-28)"]
+    assert (root.get("tests"), root.get("failures")) == ("2", "1")

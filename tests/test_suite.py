@@ -112,13 +112,21 @@ def test_a_shard_runs_only_its_targets_and_says_which(tmp_path: Path) -> None:
 
 
 def test_a_target_with_era_both_runs_once_per_era(tmp_path: Path) -> None:
-    suite = write_suite(tmp_path / "suite.toml", [reference("dual", era="both", **{"check-id": [WIRE]})])
-    proc = cli("suite", str(suite), "--format", "json")
+    log = tmp_path / "dual.ndjson"
+    suite = write_suite(tmp_path / "suite.toml", [reference("dual", era="both", **{"check-id": [WIRE],
+                                                                                   "wire-log": str(log)})])
+    junit = tmp_path / "out.xml"
+    proc = cli("suite", str(suite), "--format", "json", "--reporter", f"junit-xml={junit}")
     assert proc.returncode == 0, proc.stderr
     doc = json.loads(proc.stdout)
     multi_validator().validate(doc)
     assert [(t["label"], t["name"], t["era"], t["result"]["discovery"]["wire"]) for t in doc["targets"]] == [
         ("dual (2025-11-25)", "dual", "2025-11-25", "legacy"), ("dual (2026-07-28)", "dual", "2026-07-28", "extension")]
+    names = [s.get("name") for s in ET.fromstring(junit.read_bytes()).findall("testsuite")]
+    assert names == ["tasks-conformance: dual (2025-11-25)", "tasks-conformance: dual (2026-07-28)"]
+    # The target's own wire log holds both of its runs, each frame tagged with the run.
+    assert {json.loads(line)["run"] for line in log.read_text().splitlines()} == {
+        "dual (2025-11-25)", "dual (2026-07-28)"}
 
 
 def _planned(tmp_path: Path, n: int) -> list[Planned]:

@@ -268,25 +268,28 @@ def run_combined(out: RunConfig, planned: Sequence[Planned], kind: Kind, *, jobs
     from tasks_conformance.report_output import ReportTargets, in_ci, prepare_reports
 
     targets = prepare_reports(out)
-    logs: dict[int, Any] = {}
+    logs: dict[str, tuple[Any, list[int]]] = {}  # path -> (file, the runs it logs: era both has two)
     try:
         if kind == "suite":  # each target's own wire-log, opened before any traffic like the reports
             for i, p in enumerate(planned):
-                if p.config.wire_log:
-                    logs[i] = ReportTargets._open(p.config.wire_log, f"target {p.name!r}: wire-log")
+                path = p.config.wire_log
+                if path and path not in logs:
+                    logs[path] = (ReportTargets._open(path, f"target {p.target or p.name!r}: wire-log"), [])
+                if path:
+                    logs[path][1].append(i)
         live = sys.stderr.isatty() and not out.quiet and not in_ci()
         with MultiProgress([p.name for p in planned], enabled=live) as progress:
             combined = anyio.run(functools.partial(run_all, planned, kind, jobs=jobs, say=progress.update,
                                                    debug=out.debug))
         combined = replace(combined, shard=shard)
-        for i, fh in logs.items():
-            write_wire_logs(replace(combined, runs=(combined.runs[i],)), fh)
+        for fh, indices in logs.values():
+            write_wire_logs(replace(combined, runs=tuple(combined.runs[i] for i in indices)), fh)
         for problem in write_combined(out, targets, combined):
             print(f"tasks-conformance: reporter error: {problem}", file=sys.stderr)
         return combined.exit_code
     finally:
         targets.close()
-        for fh in logs.values():
+        for fh, _indices in logs.values():
             fh.close()
 
 
