@@ -12,6 +12,7 @@ from typing import Any
 
 import jsonschema  # type: ignore[import-untyped,unused-ignore]
 import pytest
+import test_reporters
 import xmlschema
 from conftest import DEMO_INPUT, REFERENCE, cli
 from referencing import Registry, Resource
@@ -154,3 +155,16 @@ def test_junit_suite_name_names_each_era() -> None:
     root = ET.fromstring(out.getvalue().encode())
     assert [s.get("name") for s in root.findall("testsuite")] == ["my server (2025-11-25)", "my server (2026-07-28)"]
     assert (root.get("tests"), root.get("failures")) == ("2", "1")
+
+
+example_plugin = test_reporters.example_plugin  # the fixture: tests/plugin_pkg with its entry points
+
+
+def test_a_third_party_reporter_is_called_once_per_run(example_plugin: Any) -> None:
+    from tasks_conformance.reporters.combined import render_combined
+
+    out = io.StringIO()
+    render_combined("example-count", _combined("passed", "failed"), out)
+    assert out.getvalue() == ("example-count outcome=passed total=1 failed=0\n\n"
+                              "example-count outcome=failed total=1 failed=1\n")
+    assert example_plugin.CALLS == ["example-count", "example-count"]
