@@ -168,3 +168,36 @@ def test_a_third_party_reporter_is_called_once_per_run(example_plugin: Any) -> N
     assert out.getvalue() == ("example-count outcome=passed total=1 failed=0\n\n"
                               "example-count outcome=failed total=1 failed=1\n")
     assert example_plugin.CALLS == ["example-count", "example-count"]
+
+
+def test_an_interrupted_era_both_run_reports_both_eras_and_exits_130(tmp_path: Path) -> None:
+    import os
+    import signal
+    import subprocess
+    import sys
+    import time
+
+    marker = tmp_path / "started"
+    silent = f"open({str(marker)!r}, 'w').close(); import time; time.sleep(60)"  # a server that never answers
+    proc = subprocess.Popen([sys.executable, "-m", "tasks_conformance", "--era", "both", "--command", sys.executable,
+                             "--args", "-c", "--args", silent, "--timeout", "60000", "--format", "human"],
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, stdin=subprocess.DEVNULL,
+                            env={**os.environ, "NO_COLOR": "1"})
+    try:
+        deadline = time.monotonic() + 30
+        while not marker.exists() and time.monotonic() < deadline and proc.poll() is None:
+            time.sleep(0.05)
+        assert marker.exists(), "the server never started"
+        proc.send_signal(signal.SIGINT)
+        stdout, stderr = proc.communicate(timeout=30)
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+            proc.communicate(timeout=10)
+    assert proc.returncode == 130, stderr
+    lines = stdout.splitlines()
+    assert any(line.startswith("2025-11-25  INCOMPLETE") for line in lines), stdout  # no wire claimed
+    assert any(line.startswith("2026-07-28  INCOMPLETE") for line in lines), stdout
+    assert "the run was interrupted before this one started" in stdout
+    assert "offered no tasks wire" not in stdout  # an interrupted era is not a missing one
+    assert "(interrupted)" in stdout.splitlines()[-1]

@@ -97,6 +97,8 @@ class Combined:
     @property
     def summary(self) -> str:
         n = self.counts()
+        if not self.runs:  # e.g. a --shard with more shards than targets: nothing to do, passed
+            return "no targets" + (f" in shard {self.shard}" if self.shard else "")
         if self.kind == "eras":
             text = ", ".join(f"{r.name} {r.result.outcome}" for r in self.runs)
         else:
@@ -175,8 +177,9 @@ async def run_all(planned: Sequence[Planned], kind: Kind, *, jobs: int = 1, say:
         tg.start_soon(every_run)
     interrupted = interrupt.is_set()
     runs = tuple(
-        done.get(i) or _named(p, _unfinished(p.config, "the run was interrupted before this one started",
-                                             interrupted=True), None)
+        # Never started: incomplete, with the reason; `interrupted` stays for the runs that were
+        # (the combined document's own `interrupted` says the invocation was).
+        done.get(i) or _named(p, _unfinished(p.config, "the run was interrupted before this one started"), None)
         for i, p in enumerate(planned)
     )
     return Combined(kind=kind, runs=runs, interrupted=interrupted)
@@ -186,7 +189,7 @@ def _named(p: Planned, result: RunResult, wire: WireLog | None) -> NamedRun:
     return NamedRun(name=p.name, era=p.era, target=p.target, result=result, wire=wire, config=p.config)
 
 
-def _unfinished(config: RunConfig, reason: str, *, interrupted: bool = False) -> RunResult:
+def _unfinished(config: RunConfig, reason: str) -> RunResult:
     """The result of a run that produced none: incomplete, with the reason, target redacted."""
     from tasks_conformance import __version__
     from tasks_conformance.profiles import PROFILES
@@ -196,7 +199,7 @@ def _unfinished(config: RunConfig, reason: str, *, interrupted: bool = False) ->
     redactor = Redactor(config.secrets())
     return RunResult(outcome="incomplete", target=redactor.text(config.target()), durationMs=0,
                      discovery=Discovery(), checks=[], incompleteReason=redactor.text(reason),
-                     interrupted=interrupted, toolVersion=__version__, profile=PROFILES[config.profile].id)
+                     toolVersion=__version__, profile=PROFILES[config.profile].id)
 
 
 class MultiProgress:

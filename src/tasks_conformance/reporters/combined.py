@@ -29,6 +29,7 @@ if TYPE_CHECKING:
     from tasks_conformance.reporters import ReportOptions
 
 MULTI_SCHEMA_VERSION = "1"
+WIRE_CHECK = "tasks-wire-resolvable"  # fails when the server offers no tasks wire in the era asked
 KINDS = {"eras": "tasks-conformance-eras", "suite": "tasks-conformance-suite"}
 
 
@@ -50,10 +51,21 @@ _MISSING_ERA = ("The server offered no tasks wire on {era}: --era both runs each
                 "of that era's wire, so tasks-wire-resolvable fails for this one.")
 
 
+def _missing_era(run: NamedRun) -> bool:
+    """Did the server answer but offer no tasks wire in this era? Not said of a run that was
+    interrupted or never started, nor of a server that could not be reached: then the wire
+    check could not run, it did not fail."""
+    return run.result.discovery.wire == "none" and any(
+        c.id == WIRE_CHECK and c.bucket == "failed" for c in run.result.checks)
+
+
 def _era_label(run: NamedRun) -> str:
-    """`2026-07-28, extension wire`, or `…, no tasks wire` when the server did not speak it."""
+    """`2026-07-28, extension wire`; `…, no tasks wire` when the server did not speak it; the
+    era alone when nothing is known of its wire (not reached, interrupted, never started)."""
     wire = run.result.discovery.wire
-    return f"{run.era}, {'no tasks wire' if wire == 'none' else f'{wire} wire'}"
+    if wire != "none":
+        return f"{run.era}, {wire} wire"
+    return f"{run.era}, no tasks wire" if _missing_era(run) else f"{run.era}"
 
 
 def _label(run: NamedRun) -> str:
@@ -154,7 +166,7 @@ def _markdown(combined: Combined, out: TextIO, options: ReportOptions) -> None:
     what = "both eras" if combined.kind == "eras" else "suite"
     lines = [f"# {emoji} MCP Tasks conformance, {what}: {combined.outcome}", "", f"**{_cell(combined.summary)}**", ""]
     if combined.kind == "suite":
-        lines += _matrix(combined)
+        lines += _matrix(combined) if combined.runs else []
         out.write("\n".join(lines) + "\n")
         _suite_details(combined, out)
         return
@@ -166,7 +178,7 @@ def _markdown(combined: Combined, out: TextIO, options: ReportOptions) -> None:
         # The run's own heading names the outcome only; in a combined report it names the era.
         run_emoji = _OUTCOME_EMOJI.get(run.result.outcome, "❔")
         out.write(f"\n## {run_emoji} {_cell(_era_label(run), 120)}: {_cell(run.result.outcome, 40)}\n")
-        if run.result.discovery.wire == "none":
+        if _missing_era(run):
             out.write(f"\n{_cell(_MISSING_ERA.format(era=run.era))}\n")
         out.write(body[1] if len(body) > 1 else "\n")
 
@@ -248,7 +260,7 @@ def _human(combined: Combined, out: TextIO, options: ReportOptions) -> None:
             with console.capture() as capture:
                 console.rule(Text(f"era {w.s(_era_label(run))}", style="bold"), characters=w.glyph("━", "="))
             out.write(_TRAILING_SPACE.sub(r"\1", capture.get()))
-            if run.result.discovery.wire == "none":
+            if _missing_era(run):
                 out.write(f"{_MISSING_ERA.format(era=run.era)}\n\n")
             render_human(run.result, out, options=options)
     with console.capture() as capture:
