@@ -61,7 +61,7 @@ def test_a_suite_runs_every_target_and_writes_one_combined_report(tmp_path: Path
          "tool-name": "slow_compute"},
     ], defaults={"timeout": 10000})
     files = {name: tmp_path / f"out.{name}" for name in ("json", "junit-xml", "markdown")}
-    proc = cli("suite", str(suite), "--jobs", "2", "--format", "human",
+    proc = cli("suite", str(suite), "--jobs", "2", "--format", "human", "--verbose",
                *(a for name, path in files.items() for a in ("--reporter", f"{name}={path}")))
     assert proc.returncode == 1, proc.stdout + proc.stderr  # the worst: one target failed
     assert proc.stderr == ""  # no live display off a terminal
@@ -88,6 +88,7 @@ def test_a_suite_runs_every_target_and_writes_one_combined_report(tmp_path: Path
     assert [line.split()[0] for line in lines[:3]] == ["stdio", "http", "broken"]
     assert lines[-1] == "FAILED  suite: 3 targets: 2 passed, 1 failed, 0 incomplete"
     assert "✗ tasks-removed-methods-not-found" in proc.stdout
+    assert '"method":"tasks/list"' in proc.stdout.replace(" ", "")  # --verbose: the frames behind the failure
     for output in (proc.stdout, *(p.read_text() for p in files.values())):
         assert SECRET not in output
 

@@ -271,17 +271,18 @@ def _human(combined: Combined, out: TextIO, options: ReportOptions) -> None:
             line = Text(f"{w.s(_label(run), 80):<{pad}}  ", style="bold")
             console.print(line + _summary_line(run.result, w), soft_wrap=True)
         if combined.kind == "suite" and not options.quiet:
-            _human_failures(console, combined, w)
+            _human_failures(console, combined, w, options.verbose)
         console.print(closing, soft_wrap=True)
     out.write(_TRAILING_SPACE.sub(r"\1", capture.get()))
 
 
-def _human_failures(console: Any, combined: Combined, w: Any) -> None:
-    """Each target that did not pass: its failed checks (message, broken rules, expected/actual)
-    and why it is incomplete."""
+def _human_failures(console: Any, combined: Combined, w: Any, verbose: bool) -> None:
+    """Each target that did not pass: its failed checks (message, broken rules, expected/actual,
+    with --verbose the frames the verdict rests on) and why it is incomplete."""
     from rich.text import Text
 
     from tasks_conformance.reporters._failure import broken_rules, expected_actual, rule_line
+    from tasks_conformance.reporters.human import MAX_VERBOSE_FRAME
 
     for run in combined.runs:
         result = run.result
@@ -298,6 +299,8 @@ def _human_failures(console: Any, combined: Combined, w: Any) -> None:
                 console.print(Text(f"      {w.s(rule_line(rule), 400)}", style="dim"), soft_wrap=True)
             for key, value in expected_actual(check):
                 console.print(Text(f"      {key}: {w.s(value, 300)}"), soft_wrap=True)
+            for frame in check.frames if verbose else ():
+                console.print(Text(f"      {w.s(frame, MAX_VERBOSE_FRAME)}", style="dim"), soft_wrap=True)
         for cause in result.incompleteCauses:
             console.print(Text(f"  ! {w.s(cause.cause, 2000)}", style="yellow"), soft_wrap=True)
             console.print(Text(f"    fix: {w.s(cause.fix, 2000)}"), soft_wrap=True)
