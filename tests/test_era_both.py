@@ -201,3 +201,10 @@ def test_an_interrupted_era_both_run_reports_both_eras_and_exits_130(tmp_path: P
     assert "the run was interrupted before this one started" in stdout
     assert "offered no tasks wire" not in stdout  # an interrupted era is not a missing one
     assert "(interrupted)" in stdout.splitlines()[-1]
+
+
+def test_schema_multi_prints_the_shipped_schema() -> None:
+    from test_cli_inprocess import invoke
+
+    res = invoke("schema", "multi")
+    assert res.code == 0 and json.loads(res.stdout)["$id"] == "urn:tasks-conformance:schema:multi:1"

@@ -124,7 +124,7 @@ def _suite_name(combined: Combined, run: NamedRun, options: ReportOptions) -> st
             return f"{options.suite_name} ({run.era})"
         if run.result.discovery.wire != "none":
             return suite_name(run.result)  # names the era and wire, as a single run's does
-        return f"{SUITE_NAME}: {one_line(run.result.target, 200)} ({run.era}: no tasks wire)"
+        return f"{SUITE_NAME}: {one_line(run.result.target, 200)} ({_era_label(run)})"
     return f"{SUITE_NAME}: {one_line(run.name, 200)}"
 
 
