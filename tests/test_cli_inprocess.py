@@ -106,7 +106,7 @@ USAGE_ERRORS: list[tuple[list[str], str]] = [
      "--reporter markdown=PATH"),
     (["--command", "true", "--reporter", "markdown", "--reporter", "json"],
      "only one --reporter may write to stdout; give the others a =PATH"),
-    (["schema", "xml"], "schema: expected json or json-summary, got 'xml'"),
+    (["schema", "xml"], "schema: expected json, json-summary or multi, got 'xml'"),
     (["demo", "--check-id", "nope"], f"unknown --check-id nope; valid ids: {ALL_IDS}"),
     (["demo", "--category", "weird"], f"unknown --category weird; valid categories: {', '.join(CATEGORIES)}"),
     (["demo", "--protocol-version", "1"], "--protocol-version must be one of 2025-11-25, 2026-07-28, got '1'"),

@@ -239,10 +239,19 @@ class Traffic:
         )
 
 
-async def _run_until_interrupted(traffic: Traffic) -> bool:
-    """Run the traffic; SIGINT/SIGTERM end it at once. True when interrupted."""
+async def _run_until_interrupted(traffic: Traffic, interrupt: anyio.Event | None = None) -> bool:
+    """Run the traffic; SIGINT/SIGTERM end it at once. True when interrupted.
+
+    With `interrupt`, that event ends it instead of the signals: several runs in one event loop
+    (a suite) share one signal watcher, since each signal has one handler per loop."""
     interrupted = False
     async with anyio.create_task_group() as tg:
+
+        async def watch_event(event: anyio.Event) -> None:
+            nonlocal interrupted
+            await event.wait()
+            interrupted = True
+            tg.cancel_scope.cancel()
 
         async def watch_signals() -> None:
             nonlocal interrupted
@@ -263,7 +272,9 @@ async def _run_until_interrupted(traffic: Traffic) -> bool:
 
         # Python lets only the main thread watch signals; a run started elsewhere (the Python API
         # from a worker thread) is ended by its caller instead.
-        if threading.current_thread() is threading.main_thread():
+        if interrupt is not None:
+            tg.start_soon(watch_event, interrupt)
+        elif threading.current_thread() is threading.main_thread():
             tg.start_soon(watch_signals)
         tg.start_soon(run_traffic)
     return interrupted
@@ -302,9 +313,13 @@ def _discovery_report(ev: Evidence) -> DiscoveryReport:
 
 
 async def execute(
-    config: RunConfig, progress: Progress | None = None, on_frame: Callable[[Frame], None] | None = None
+    config: RunConfig,
+    progress: Progress | None = None,
+    on_frame: Callable[[Frame], None] | None = None,
+    interrupt: anyio.Event | None = None,
 ) -> Execution:
-    """Run `config`; `progress` hears the runner's words, `on_frame` sees every frame recorded."""
+    """Run `config`; `progress` hears the runner's words, `on_frame` sees every frame recorded;
+    with `interrupt`, that event (not a signal) ends the run early."""
     started = time.monotonic()
     started_at = datetime.now(UTC).replace(microsecond=0, tzinfo=None).isoformat()
     selected = select_checks(config)
@@ -312,7 +327,7 @@ async def execute(
     wire.observer = on_frame
     say = progress or (lambda _text: None)
     traffic = Traffic(config, Connection(config, wire), selected, say)
-    interrupted = await _run_until_interrupted(traffic)
+    interrupted = await _run_until_interrupted(traffic, interrupt)
     ev = traffic.evidence()
     say("judging")
     results = [_check_result(spec, ev, interrupted) for spec in selected]
