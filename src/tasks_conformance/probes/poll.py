@@ -56,13 +56,14 @@ def _shaped_answer(request: Any, responses: dict[str, Any]) -> Any:
 class Poller:
     """One polling run; each method is one step of the loop, the record its only output."""
 
-    def __init__(self, ctx: ProbeContext, rec: Poll, task_id: str) -> None:
+    def __init__(self, ctx: ProbeContext, rec: Poll, task_id: str, created: Any = None) -> None:
+        """`created`: the task as its CreateTaskResult gave it (default: the declared call's)."""
         self.ctx = ctx
         self.rec = rec
         self.task_id = task_id
         self.started = time.monotonic()
         self.deadline = self.started + ctx.config.poll_timeout_s
-        self.interval_s = self._interval_s(ctx.record(DeclaredCall).created.fields)
+        self.interval_s = self._interval_s(ctx.record(DeclaredCall).created.fields if created is None else created)
         self.stuck = 0
         self.polled_bytes = 0
         self.answered: set[str] = set()
