@@ -91,7 +91,8 @@ def test_every_role_check_declares_a_known_role_and_list_checks_shows_roles(caps
     assert by_id["tasks-inline-result"]["role"] == "task" and by_id["tasks-wire-resolvable"]["role"] is None
     assert run_cli(["--list-checks"]) == 0
     text = capsys.readouterr().out
-    assert any(line.startswith("tasks-fault-outcome") and line.endswith("[role: fault]") for line in text.splitlines())
+    line = next(line for line in text.splitlines() if line.startswith("tasks-fault-outcome"))
+    assert line.split()[3] == "fault"
 
 
 def test_explain_names_the_role_and_its_flag(capsys: pytest.CaptureFixture[str]) -> None:

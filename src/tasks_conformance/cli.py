@@ -108,8 +108,8 @@ def _list_checks(format: str | None) -> NoReturn:
     elif format in (None, "human"):
         for spec in ordered_checks():
             wires = "/".join(sorted(spec.wires - {"none"}))
-            role = f"  [role: {spec.probe_role}]" if spec.probe_role else ""
-            typer.echo(f"{spec.id:<48} {spec.category:<10} {wires:<17} {spec.title}{role}")
+            # The probe role whose tool the check calls ("-": none), before the title.
+            typer.echo(f"{spec.id:<48} {spec.category:<10} {wires:<17} {spec.probe_role or '-':<10} {spec.title}")
     else:
         usage_exit(f"--format must be human or json, got {format!r}")
     raise typer.Exit(0)

@@ -111,12 +111,14 @@ class Poller:
             self.stuck += 1
             return
         responses = self.ctx.config.input_responses
-        if not responses:
-            self.stuck += 1
-            return
         outstanding = get_path(task, "inputRequests")
         if not isinstance(outstanding, dict):
             outstanding = {}
+        if not responses:
+            # Named in the could-not-run message, so the user knows which keys to answer.
+            self.rec.unanswered_keys = sorted(map(str, outstanding))[:20]
+            self.stuck += 1
+            return
         pending = {k: v for k, v in outstanding.items() if k not in self.answered}
         answers = answers_for(pending, responses)
         if answers:
@@ -146,9 +148,14 @@ class Poller:
         """tasks/result, keeping the server requests that arrive on its stream."""
         peer = self.ctx.session.peer
         before = len(peer.server_requests)
-        self.rec.result = await self.ctx.session.request("tasks/result", {"taskId": self.task_id},
-                                                         purpose="legacy tasks/result")
-        self.rec.elicitations = [f.seq for f in peer.server_requests[before:]]
+        reply = await self.ctx.session.request("tasks/result", {"taskId": self.task_id},
+                                               purpose="legacy tasks/result")
+        self.rec.result = reply
+        # Only what came on this request's stream: over HTTP a request made meanwhile by another
+        # probe's call (a synchronous tool asking for input) arrives on that call's stream. On
+        # stdio nothing tells the streams apart, so everything that arrived is kept.
+        self.rec.elicitations = [f.seq for f in peer.server_requests[before:]
+                                 if f.reply_to is None or f.reply_to == reply.request_seq]
         self.asked_result = True
 
 
