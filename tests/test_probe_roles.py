@@ -126,6 +126,8 @@ def test_legacy_roles_are_inferred_from_task_support_on_the_reference_server() -
     # The human header says which tool took which role and why; JSON carries it under discovery.roles.
     human = render_text("human", ex.result)
     assert "required role" in human and "sync role" in human and "echo: inferred" in human
+    markdown = render_text("markdown", ex.result).replace("\\", "")  # without markdown's escapes
+    assert "probe roles: required long_job · tool-error none" in markdown and "sync echo" in markdown
     doc = json.loads(render_text("json", ex.result))
     assert doc["discovery"]["roles"]["sync"]["tool"] == "echo"
     for kind in ("json", "json-summary"):
