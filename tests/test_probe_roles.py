@@ -228,3 +228,100 @@ def test_the_api_takes_roles_as_mappings() -> None:
 
     config = api_config(command="python", probes={"fault": "rpc_error"}, probe_args={"fault": {"durationMs": 1}})
     assert config.probes == {"fault": "rpc_error"} and config.probe_args == {"fault": {"durationMs": 1}}
+
+
+# ---------------------------------------------------------------------------------------------
+# Judges on hand-built evidence (no server)
+
+
+def _builder(wire: Any) -> Any:
+    from test_check_units import Builder
+
+    return Builder(wire)
+
+
+def _judge(check_id: str, b: Any, profile: str = "standard", roles: dict[str, Any] | None = None) -> Any:
+    from dataclasses import replace
+
+    from tasks_conformance.evidence import ToolChoice
+    from tasks_conformance.runner import judge
+
+    given = roles if roles is not None else {CHECKS[check_id].role: ToolChoice("t", "test", source="flag")}
+    return judge(CHECKS[check_id], replace(b.ev, roles=given, profile=profile), interrupted=False)
+
+
+@pytest.mark.parametrize("answer,status,warns", [
+    ({"error": {"code": -32601, "message": "needs a task"}}, "passed", False),
+    ({"error": {"code": -32600, "message": "needs a task"}}, "passed", True),
+    ({"error": {"code": -32602, "message": "no"}}, "failed", False),
+    ({"result": {"content": [{"type": "text", "text": "-32601"}], "isError": True}}, "failed", False),
+])
+def test_legacy_required_tool_judge(answer: dict[str, Any], status: str, warns: bool) -> None:
+    from tasks_conformance.evidence import RequiredUndeclared
+    from tasks_conformance.wires import CreatedTask, Wire
+
+    b = _builder(Wire.LEGACY)
+    reply = b.exchange("tools/call", {"name": "t"}, answer, declared=False)
+    rec = b.record(RequiredUndeclared)
+    rec.tool, rec.call, rec.created = "t", reply, CreatedTask.read(reply.result if reply.ok else None)
+    v = _judge("tasks-required-tool-needs-task", b)
+    assert v.status == status and bool(v.warnings) == warns, v.message
+    if status == "failed":
+        assert "S-LEG-MUST-02" in v.message and v.details["expected"] == "error.code -32601"
+
+
+@pytest.mark.parametrize("answer,status,says", [
+    ({"error": {"code": -32021, "message": "declare it", "data": {}}}, "passed", "-32021"),
+    ({"error": {"code": -32003, "message": "old"}}, "failed", "-32003"),
+    ({"result": {"resultType": "complete", "content": []}}, "failed", "S-EXT-MUST-02"),
+    ({"result": {"resultType": "task", "taskId": "x", "status": "working"}}, "failed", "S-EXT-MUST-01"),
+])
+def test_extension_required_tool_judge(answer: dict[str, Any], status: str, says: str) -> None:
+    from tasks_conformance.evidence import RequiredUndeclared
+    from tasks_conformance.wires import CreatedTask, Wire
+
+    b = _builder(Wire.EXTENSION)
+    reply = b.exchange("tools/call", {"name": "t"}, answer, declared=False)
+    rec = b.record(RequiredUndeclared)
+    rec.tool, rec.call, rec.created = "t", reply, CreatedTask.read(reply.result if reply.ok else None)
+    v = _judge("tasks-required-tool-needs-task", b)
+    assert v.status == status and says in v.message, v.message
+
+
+@pytest.mark.parametrize("final,status", [
+    ({"status": "completed", "result": {"content": [], "isError": True}}, "passed"),
+    ({"status": "failed", "error": {"code": -32603, "message": "x"}}, "failed"),
+    ({"status": "completed", "result": {"content": []}}, "skipped"),  # not an isError tool: the role is wrong
+])
+def test_extension_tool_error_judge(final: dict[str, Any], status: str) -> None:
+    from tasks_conformance.evidence import StopReason, ToolErrorTask
+    from tasks_conformance.wires import CreatedTask, Wire
+
+    b = _builder(Wire.EXTENSION)
+    created = {"resultType": "task", "taskId": "t1", "status": "working", "createdAt": "2026-01-01T00:00:00Z",
+               "lastUpdatedAt": "2026-01-01T00:00:00Z", "ttlMs": 1000}
+    rec = b.record(ToolErrorTask)
+    rec.tool = "t"
+    rec.call = b.exchange("tools/call", {"name": "t"}, {"result": created})
+    rec.created = CreatedTask.read(created)
+    get = b.exchange("tasks/get", {"taskId": "t1"}, {"result": {"resultType": "complete", **created, **final}})
+    rec.poll.ran, rec.poll.stop = True, StopReason.TERMINAL
+    rec.poll.gets.append(get)
+    rec.poll.statuses.append(final["status"])
+    v = _judge("tasks-tool-error-outcome", b)
+    assert v.status == status, v.message
+    if status == "failed":
+        assert "S-EXT-MUST-13" in v.message
+
+
+def test_a_role_without_a_tool_by_profile_on_hand_built_evidence() -> None:
+    from tasks_conformance.evidence import ToolChoice
+    from tasks_conformance.wires import Wire
+
+    b = _builder(Wire.LEGACY)
+    cid = "tasks-fault-outcome"
+    assert _judge(cid, b, roles={}).skip_reason == "not-applicable"
+    assert _judge(cid, b, "full", roles={}).skip_reason == "could-not-run"
+    unusable = {"fault": ToolChoice(None, "--probe fault='x' is not among the listed tools", source="flag")}
+    v = _judge(cid, b, roles=unusable)
+    assert v.skip_reason == "could-not-run" and "'x' is not among the listed tools" in v.message
