@@ -133,7 +133,8 @@ def assign_roles(
             out[role] = ToolChoice(task.name, "the task tool, because --input-responses was given for it",
                                    dict(args or task.arguments), source="default")
         elif role in FLAG_ONLY:
-            out[role] = ToolChoice(None, f"tool metadata cannot tell which tool plays it; pass {role_flag(role)}",
+            also = " (or --input-responses with --tool-name, for the task tool)" if role == "input" else ""
+            out[role] = ToolChoice(None, f"tool metadata cannot tell which tool plays it; pass {role_flag(role)}{also}",
                                    source="none")
         else:
             out[role] = _inferred(role, args, d, dialect)
