@@ -51,6 +51,12 @@ def test_probe_flags_parse_into_roles_and_the_task_role_is_tool_name() -> None:
     assert same.tool_name == "slow_compute" and same.tool_args == {"a": 1}
 
 
+def test_probe_args_read_a_file(tmp_path: Any) -> None:
+    args = tmp_path / "fault.json"
+    args.write_text('{"durationMs": 3}', encoding="utf-8")
+    assert _config(probe_args=[f"fault=@{args}"]).probe_args == {"fault": {"durationMs": 3}}
+
+
 @pytest.mark.parametrize("flags,message", [
     ({"probes": ["inptu=confirm_action"]}, "--probe: unknown role 'inptu'; did you mean input? roles: task, required, "
                                            "tool-error, fault, input, sync"),
