@@ -1258,6 +1258,36 @@ def check_legacy_is_error_completed(peer: StdioPeer) -> None:
     assert l_get(peer)(task["taskId"])["status"] == "completed"
 
 
+def check_forbidden_with_task_runs(peer: StdioPeer) -> None:
+    legacy_init(peer)
+    result = peer.result("tools/call", {"name": "echo", "arguments": {"text": "hi"}, "task": {}})
+    assert "task" not in result and result["content"][0]["text"]  # ran, instead of -32601
+
+
+def check_legacy_is_error_result_error(peer: StdioPeer) -> None:
+    legacy_init(peer)
+    task = peer.result("tools/call", {"name": "tool_error", "arguments": {"durationMs": 0}, "task": {}})["task"]
+    assert peer.error("tasks/result", {"taskId": task["taskId"]})["code"] == -32603
+    assert l_get(peer)(task["taskId"])["status"] == "failed"
+
+
+def check_failed_without_error(peer: StdioPeer) -> None:
+    task = _completed(peer, "rpc_error")
+    assert task["status"] == "failed" and "error" not in task
+
+
+def check_legacy_fault_result(peer: StdioPeer) -> None:
+    legacy_init(peer)
+    task = peer.result("tools/call", {"name": "rpc_error", "arguments": {"durationMs": 0}, "task": {}})["task"]
+    assert peer.result("tasks/result", {"taskId": task["taskId"]})["isError"] is True
+    assert l_get(peer)(task["taskId"])["status"] == "failed"
+
+
+def check_failed_without_status_message(peer: StdioPeer) -> None:
+    task = _completed(peer, "rpc_error")
+    assert task["status"] == "failed" and "error" in task and "statusMessage" not in task
+
+
 STDIO_CHECKS: dict[str, Callable[[StdioPeer], None]] = {
     "no-tasks": check_no_tasks,
     "experimental-placement": check_experimental_placement,
@@ -1294,6 +1324,11 @@ STDIO_CHECKS: dict[str, Callable[[StdioPeer], None]] = {
     "capabilities-defaulted": check_capabilities_defaulted,
     "legacy-caps-count-as-declared": check_legacy_caps_count_as_declared,
     "unsupported-version-without-data": check_unsupported_version_without_data,
+    "forbidden-with-task-runs": check_forbidden_with_task_runs,
+    "legacy-isError-result-error": check_legacy_is_error_result_error,
+    "failed-without-error": check_failed_without_error,
+    "legacy-fault-result": check_legacy_fault_result,
+    "failed-without-status-message": check_failed_without_status_message,
 }
 HTTP_ONLY = {"ignore-mcp-name", "ignore-mcp-method"}
 

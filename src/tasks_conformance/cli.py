@@ -108,7 +108,8 @@ def _list_checks(format: str | None) -> NoReturn:
     elif format in (None, "human"):
         for spec in ordered_checks():
             wires = "/".join(sorted(spec.wires - {"none"}))
-            typer.echo(f"{spec.id:<48} {spec.category:<10} {wires:<17} {spec.title}")
+            # The probe role whose tool the check calls ("-": none), before the title.
+            typer.echo(f"{spec.id:<48} {spec.category:<10} {wires:<17} {spec.probe_role or '-':<10} {spec.title}")
     else:
         usage_exit(f"--format must be human or json, got {format!r}")
     raise typer.Exit(0)
@@ -126,6 +127,7 @@ def _check_document(spec: CheckSpec) -> dict[str, Any]:
         "probes": list(spec.probes),
         "transports": sorted(spec.transports) if spec.transports is not None else None,  # None: any
         "needs": spec.needs,
+        "role": spec.probe_role,  # the probe role whose tool it calls (None: it calls no tool)
     }
 
 
@@ -268,6 +270,8 @@ def main_command(
     expect_wire: ExpectWire = "any",
     tool_name: Annotated[str | None, typer.Option("--tool-name", metavar="NAME", help="The tool to run as a task", rich_help_panel=CHECKS_PANEL)] = None,
     tool_args: Annotated[str | None, typer.Option("--tool-args", metavar="JSON|@FILE|-", help="Arguments for the tool: a JSON object, @FILE or -", rich_help_panel=CHECKS_PANEL)] = None,
+    probes: Annotated[list[str] | None, typer.Option("--probe", metavar="ROLE=TOOL", help="The tool for a probe role (repeatable): task, required, tool-error, fault, input, sync", rich_help_panel=CHECKS_PANEL)] = None,
+    probe_args: Annotated[list[str] | None, typer.Option("--probe-args", metavar="ROLE=JSON|@FILE|-", help="Arguments for a probe role's tool (repeatable)", rich_help_panel=CHECKS_PANEL)] = None,
     input_responses: Annotated[str | None, typer.Option("--input-responses", metavar="JSON|@FILE|-", help="Answers keyed by inputRequests key: JSON, @file or -", rich_help_panel=CHECKS_PANEL)] = None,
     elicitation_response: Annotated[str | None, typer.Option("--elicitation-response", metavar="JSON|@FILE|-", help="Answer to a server's elicitation/create: JSON, @file or - (default: decline)", rich_help_panel=CHECKS_PANEL)] = None,
     sampling_response: Annotated[str | None, typer.Option("--sampling-response", metavar="JSON|@FILE|-", help="Answer to a server's sampling/createMessage: JSON, @file or - (default: -32601)", rich_help_panel=CHECKS_PANEL)] = None,
@@ -293,7 +297,8 @@ def main_command(
         tcp=tcp, unix=unix, cwd=cwd, env=_many(env), headers=_many(headers), access_token=access_token,
         oauth_access_token=oauth_access_token, protocol_version=protocol_version,
         client_capabilities=client_capabilities, expect_wire=expect_wire, profile=profile, check_ids=_many(check_ids),
-        categories=_many(categories), tool_name=tool_name, tool_args=tool_args, input_responses=input_responses,
+        categories=_many(categories), tool_name=tool_name, tool_args=tool_args, probes=_many(probes),
+        probe_args=_many(probe_args), input_responses=input_responses,
         elicitation_response=elicitation_response, sampling_response=sampling_response, timeout_ms=timeout_ms,
         poll_timeout_ms=poll_timeout_ms, max_message_bytes=max_message_bytes, format=format,
         reporters=_many(reporters), quiet=quiet, verbose=verbose, wire_log=wire_log, debug=debug,

@@ -210,7 +210,68 @@ class BentEnvelope(ProbeRecord):
     no_capabilities: Reply | None = None
 
 
+# Probe roles (roles.py): traffic on a tool other than the task tool.
+
+
+@dataclass
+class RoleTask(ProbeRecord):
+    """The role's tool called with the tasks declaration, and its task polled to the end (legacy:
+    then tasks/result). Reused from the task tool's own call and poll when the role's tool and
+    arguments are the task tool's, so that one tool is never run twice for one run."""
+
+    probe: ClassVar[str] = "role-task"
+    tool: str | None = None
+    call: Reply | None = None
+    created: CreatedTask = NO_TASK
+    poll: Poll = field(default_factory=Poll)
+    reused: bool = False
+
+    @property
+    def task_id(self) -> str | None:
+        return self.created.task_id
+
+    def all_replies(self) -> list[Reply]:
+        return super().all_replies() + self.poll.all_replies()
+
+
+@dataclass
+class ToolErrorTask(RoleTask):
+    probe: ClassVar[str] = "tool-error-task"
+
+
+@dataclass
+class FaultTask(RoleTask):
+    probe: ClassVar[str] = "fault-task"
+
+
+@dataclass
+class InputTask(RoleTask):
+    probe: ClassVar[str] = "input-task"
+
+
+@dataclass
+class RequiredUndeclared(ProbeRecord):
+    """The `required` role's tool called without a task (legacy: no params.task; extension: no
+    declaration)."""
+
+    probe: ClassVar[str] = "required-undeclared"
+    tool: str | None = None
+    call: Reply | None = None
+    created: CreatedTask = NO_TASK
+
+
+@dataclass
+class SyncWithTask(ProbeRecord):
+    """The `sync` role's tool (taskSupport forbidden or absent) called with params.task."""
+
+    probe: ClassVar[str] = "sync-with-task"
+    tool: str | None = None
+    call: Reply | None = None
+    created: CreatedTask = NO_TASK
+
+
 RECORD_TYPES: dict[str, type[ProbeRecord]] = {
     r.probe: r for r in (DeclaredCall, UndeclaredCall, Poll, InvalidId, NameRouting, Cancel, Listen, UndeclaredTasks,
-                         RemovedMethods, TerminalRereads, BentEnvelope)
+                         RemovedMethods, TerminalRereads, BentEnvelope,
+                         ToolErrorTask, FaultTask, InputTask, RequiredUndeclared, SyncWithTask)
 }

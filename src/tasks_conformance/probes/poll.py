@@ -56,13 +56,14 @@ def _shaped_answer(request: Any, responses: dict[str, Any]) -> Any:
 class Poller:
     """One polling run; each method is one step of the loop, the record its only output."""
 
-    def __init__(self, ctx: ProbeContext, rec: Poll, task_id: str) -> None:
+    def __init__(self, ctx: ProbeContext, rec: Poll, task_id: str, created: Any = None) -> None:
+        """`created`: the task as its CreateTaskResult gave it (default: the declared call's)."""
         self.ctx = ctx
         self.rec = rec
         self.task_id = task_id
         self.started = time.monotonic()
         self.deadline = self.started + ctx.config.poll_timeout_s
-        self.interval_s = self._interval_s(ctx.record(DeclaredCall).created.fields)
+        self.interval_s = self._interval_s(ctx.record(DeclaredCall).created.fields if created is None else created)
         self.stuck = 0
         self.polled_bytes = 0
         self.answered: set[str] = set()
@@ -110,12 +111,14 @@ class Poller:
             self.stuck += 1
             return
         responses = self.ctx.config.input_responses
-        if not responses:
-            self.stuck += 1
-            return
         outstanding = get_path(task, "inputRequests")
         if not isinstance(outstanding, dict):
             outstanding = {}
+        if not responses:
+            # Named in the could-not-run message, so the user knows which keys to answer.
+            self.rec.unanswered_keys = sorted(map(str, outstanding))[:20]
+            self.stuck += 1
+            return
         pending = {k: v for k, v in outstanding.items() if k not in self.answered}
         answers = answers_for(pending, responses)
         if answers:
@@ -145,9 +148,14 @@ class Poller:
         """tasks/result, keeping the server requests that arrive on its stream."""
         peer = self.ctx.session.peer
         before = len(peer.server_requests)
-        self.rec.result = await self.ctx.session.request("tasks/result", {"taskId": self.task_id},
-                                                         purpose="legacy tasks/result")
-        self.rec.elicitations = [f.seq for f in peer.server_requests[before:]]
+        reply = await self.ctx.session.request("tasks/result", {"taskId": self.task_id},
+                                               purpose="legacy tasks/result")
+        self.rec.result = reply
+        # Only what came on this request's stream: over HTTP a request made meanwhile by another
+        # probe's call (a synchronous tool asking for input) arrives on that call's stream. On
+        # stdio nothing tells the streams apart, so everything that arrived is kept.
+        self.rec.elicitations = [f.seq for f in peer.server_requests[before:]
+                                 if f.reply_to is None or f.reply_to == reply.request_seq]
         self.asked_result = True
 
 
