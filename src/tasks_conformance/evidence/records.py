@@ -210,7 +210,46 @@ class BentEnvelope(ProbeRecord):
     no_capabilities: Reply | None = None
 
 
+@dataclass
+class ResultWhileRunning(ProbeRecord):
+    """Legacy: tasks/result sent at once after creation, while the task still runs (it must block)."""
+
+    probe: ClassVar[str] = "result-while-running"
+    task_id: str | None = None
+    result: Reply | None = None
+
+
+# Listing is followed page by page, but a server whose cursors never end must not keep us forever.
+MAX_LIST_PAGES = 20
+MAX_LISTED_TASKS = 2_000
+
+
+@dataclass
+class TaskListing(ProbeRecord):
+    """Legacy tasks/list: every page by nextCursor (bounded), then one made-up cursor."""
+
+    probe: ClassVar[str] = "task-listing"
+    no_list_capability: bool = False
+    task_id: str | None = None
+    pages: list[Reply] = field(default_factory=list)
+    stopped: str | None = None  # why paging stopped before the end (a bound, a repeated cursor)
+    bad_cursor: str | None = None
+    bad_cursor_reply: Reply | None = None
+
+
+@dataclass
+class RelatedMetaOverride(ProbeRecord):
+    """Legacy tasks/get whose related-task _meta names another task than params.taskId."""
+
+    probe: ClassVar[str] = "related-meta-override"
+    task_id: str | None = None
+    other_id: str | None = None
+    meta_names_other: Reply | None = None  # params: our task; _meta: a made-up id
+    params_names_other: Reply | None = None  # params: a made-up id; _meta: our task
+
+
 RECORD_TYPES: dict[str, type[ProbeRecord]] = {
     r.probe: r for r in (DeclaredCall, UndeclaredCall, Poll, InvalidId, NameRouting, Cancel, Listen, UndeclaredTasks,
-                         RemovedMethods, TerminalRereads, BentEnvelope)
+                         RemovedMethods, TerminalRereads, BentEnvelope, ResultWhileRunning, TaskListing,
+                         RelatedMetaOverride)
 }

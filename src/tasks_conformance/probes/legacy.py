@@ -1,0 +1,102 @@
+"""Traffic only the 2025-11-25 wire has: tasks/result sent while the task runs, tasks/list paged
+to its end, and a related-task _meta that disagrees with params.taskId. Each applies only where
+its dialect says the wire has it, so nothing is sent on the extension."""
+
+from __future__ import annotations
+
+import secrets
+
+from tasks_conformance.evidence import DeclaredCall, RelatedMetaOverride, ResultWhileRunning, TaskListing
+from tasks_conformance.evidence.records import MAX_LIST_PAGES, MAX_LISTED_TASKS
+from tasks_conformance.probes import probe
+from tasks_conformance.probes.context import ProbeContext
+from tasks_conformance.protocol import META_RELATED_TASK
+from tasks_conformance.wires import WireDialect
+
+
+def _result_blocks(dialect: WireDialect) -> bool:
+    return dialect.outcome_via_result_method
+
+
+def _lists_tasks(dialect: WireDialect) -> bool:
+    return dialect.has_task_list
+
+
+def _has_related_meta(dialect: WireDialect) -> bool:
+    return dialect.has_related_task_meta
+
+
+def made_up_id(kind: str) -> str:
+    return f"tasks-conformance-{kind}-" + secrets.token_hex(8)
+
+
+# Needs only the task, so the schedule sends it as soon as the CreateTaskResult is in: it
+# overlaps the task's run and the polls, whose answers show in which order things happened.
+@probe(ResultWhileRunning, order=21, needs=(DeclaredCall,), applies=_result_blocks, needs_task=True,
+       description="tasks/result on the task while it still runs (it must block until the task ends)")
+async def result_while_running(ctx: ProbeContext) -> None:
+    rec = ctx.record(ResultWhileRunning)
+    rec.task_id = ctx.require_task_id()
+    # It blocks for as long as the task runs: allow the whole polling budget, plus one request's.
+    wait_s = ctx.config.poll_timeout_s + ctx.config.timeout_s
+    rec.result = await ctx.session.request("tasks/result", {"taskId": rec.task_id}, timeout_s=wait_s,
+                                           purpose="tasks/result while the task runs")
+    rec.ran = True
+
+
+@probe(TaskListing, order=22, needs=(DeclaredCall,), applies=_lists_tasks, needs_task=True,
+       description="tasks/list page by page to the end (bounded), then with a made-up cursor")
+async def task_listing(ctx: ProbeContext) -> None:
+    rec = ctx.record(TaskListing)
+    if not ctx.dialect.can_list(ctx.discovery.server_capabilities):
+        rec.not_run = "the server does not declare capabilities.tasks.list"
+        rec.no_list_capability = True
+        return
+    rec.task_id = ctx.require_task_id()
+    cursor: str | None = None
+    seen_cursors: set[str] = set()
+    listed = 0
+    for n in range(MAX_LIST_PAGES):
+        reply = await ctx.session.request("tasks/list", {"cursor": cursor} if cursor is not None else {},
+                                          purpose=f"tasks/list page {n + 1}")
+        rec.pages.append(reply)
+        if not reply.ok:
+            break
+        tasks = reply.result.get("tasks")
+        listed += len(tasks) if isinstance(tasks, list) else 0
+        nxt = reply.result.get("nextCursor")
+        if not isinstance(nxt, str):
+            break
+        if nxt in seen_cursors:
+            rec.stopped = f"page {n + 1} repeats an earlier nextCursor"
+            break
+        if listed >= MAX_LISTED_TASKS:
+            rec.stopped = f"{listed} tasks listed, the most tasks-conformance reads"
+            break
+        seen_cursors.add(nxt)
+        cursor = nxt
+    else:
+        rec.stopped = f"{MAX_LIST_PAGES} pages read, the most tasks-conformance follows"
+    rec.bad_cursor = made_up_id("cursor")
+    rec.bad_cursor_reply = await ctx.session.request("tasks/list", {"cursor": rec.bad_cursor},
+                                                     purpose="tasks/list with a made-up cursor")
+    rec.ran = True
+
+
+# Reads only: a server that wrongly obeys the _meta answers about another task (or none), and
+# nothing it does can change the probe task.
+@probe(RelatedMetaOverride, order=23, needs=(DeclaredCall,), applies=_has_related_meta, needs_task=True,
+       description="tasks/get whose related-task _meta names another task than params.taskId")
+async def related_meta_override(ctx: ProbeContext) -> None:
+    rec = ctx.record(RelatedMetaOverride)
+    rec.task_id, rec.other_id = ctx.require_task_id(), made_up_id("other-task")
+    rec.meta_names_other = await ctx.session.request(
+        "tasks/get", {"taskId": rec.task_id}, meta={META_RELATED_TASK: {"taskId": rec.other_id}},
+        purpose="tasks/get, _meta naming another task",
+    )
+    rec.params_names_other = await ctx.session.request(
+        "tasks/get", {"taskId": rec.other_id}, meta={META_RELATED_TASK: {"taskId": rec.task_id}},
+        purpose="tasks/get of an unknown id, _meta naming our task",
+    )
+    rec.ran = True
+
