@@ -63,6 +63,12 @@ CASES: list[tuple[str, str, dict[str, Any], str]] = [
     ("hostile:double", "tasks-wire-framing", {"tool_name": "work"}, "stdio"),
     ("hostile:unknown-ids", "tasks-wire-framing", {"tool_name": "work"}, "http"),
     ("hostile:mislabelled-json", "tasks-wire-framing", {"tool_name": "work"}, "http"),
+    ("legacy-result-early", "tasks-legacy-result-blocks", LEGACY, "stdio"),
+    ("legacy-result-early", "tasks-legacy-result-blocks", LEGACY, "http"),
+    ("legacy-list-omits-task", "tasks-legacy-list-includes-task", LEGACY, "stdio"),
+    ("legacy-list-any-cursor", "tasks-legacy-list-invalid-cursor", LEGACY, "stdio"),
+    ("legacy-meta-wins", "tasks-legacy-task-id-wins", LEGACY, "stdio"),
+    ("legacy-cancel-not-sticky", "tasks-legacy-status-transitions", LEGACY, "stdio"),
 ]
 
 # Defects that by their nature break a second rule too; listed so that the test stays exact.

@@ -14,6 +14,7 @@ EXTENSION_ONLY = {
     "tasks-undeclared-capability-rejected",
     "tasks-undeclared-capability-names-requirements",
 }
+LEGACY_ONLY = {c for c in CHECKS if c.startswith("tasks-legacy-")}
 
 
 def test_extension_over_stdio_passes() -> None:
@@ -22,14 +23,16 @@ def test_extension_over_stdio_passes() -> None:
     assert ex.result.outcome == "passed", [(c.id, c.message) for c in ex.result.checks if c.bucket != "passed"]
     assert ex.result.discovery.wire == "extension"
     assert v["tasks-mcp-name-routing"] == "not-applicable"  # stdio has no headers
-    assert all(b == "passed" for k, b in v.items() if k != "tasks-mcp-name-routing")
+    assert all(b == "passed" for k, b in v.items() if k != "tasks-mcp-name-routing" and k not in LEGACY_ONLY)
+    assert all(v[k] == "not-applicable" for k in LEGACY_ONLY)
 
 
 def test_extension_over_http_passes(reference_http: HttpServer) -> None:
     ex = run(url=reference_http.url, tool_name="confirm_action", input_responses=DEMO_INPUT)
     v = verdicts(ex)
     assert ex.result.outcome == "passed", [(c.id, c.message) for c in ex.result.checks if c.bucket != "passed"]
-    assert set(v.values()) == {"passed"}
+    assert {b for k, b in v.items() if k not in LEGACY_ONLY} == {"passed"}
+    assert all(v[k] == "not-applicable" for k in LEGACY_ONLY)
 
 
 @pytest.mark.parametrize("tool", ["slow_compute", "tool_error", "rpc_error"])
@@ -47,6 +50,7 @@ def test_legacy_over_stdio_passes_with_auto_picked_tool() -> None:
     for cid in EXTENSION_ONLY:
         assert v[cid] == "not-applicable"
     assert v["tasks-input-required-update-completes"] == "not-applicable"
+    assert LEGACY_ONLY and all(v[k] == "passed" for k in LEGACY_ONLY)
 
 
 def test_legacy_over_http_with_input_passes(reference_http: HttpServer) -> None:
@@ -56,6 +60,7 @@ def test_legacy_over_http_with_input_passes(reference_http: HttpServer) -> None:
     assert ex.result.outcome == "passed", [(c.id, c.message) for c in ex.result.checks if c.bucket != "passed"]
     assert v["tasks-input-required-update-completes"] == "passed"
     assert v["tasks-inline-result"] == "passed"
+    assert all(v[k] == "passed" for k in LEGACY_ONLY)
 
 
 def test_demo_command_exits_zero_and_prints_a_report() -> None:
