@@ -260,3 +260,19 @@ def test_a_status_change_off_the_allowed_paths_fails() -> None:
     w.records[DeclaredCall.probe].created = CreatedTask("t1", "nested", task("completed"))
     v = verdict("tasks-legacy-status-transitions", w.ev)
     assert v.status == "failed" and "completed → failed" in v.message and "S-LEG-MUST-07" in v.message
+
+
+def test_a_related_task_meta_that_leaves_tasks_get_unanswered_fails() -> None:
+    w = Wire2025()
+    w.create()
+    rec = w.record(RelatedMetaOverride)
+    rec.task_id, rec.other_id = "t1", "other"
+    rec.meta_names_other = w.send("tasks/get", {"taskId": "t1"})
+    rec.meta_names_other.timed_out = True
+    rec.params_names_other = w.send("tasks/get", {"taskId": "other"})
+    rec.params_names_other.timed_out = True
+    # Nothing shows the server answers a plain tasks/get: no verdict on the _meta.
+    assert verdict("tasks-legacy-task-id-wins", w.ev).skip_reason == "could-not-run"
+    w.poll("working")
+    v = verdict("tasks-legacy-task-id-wins", w.ev)
+    assert v.status == "failed" and "did not ignore the _meta" in v.message

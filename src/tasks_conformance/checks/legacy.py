@@ -198,7 +198,7 @@ TASK_ID_WINS = check(
         "tasks/get of our task whose related-task _meta names a made-up task must answer our task; tasks/get of a "
         "made-up id whose _meta names our task must not answer our task. Reads only, so the task is undisturbed."
     ),
-    probes=(DeclaredCall, RelatedMetaOverride),
+    probes=(DeclaredCall, Poll, RelatedMetaOverride),
     needs="task",
 )
 
@@ -210,9 +210,24 @@ def task_id_wins(ev: Evidence) -> Verdict:
     if ours is None or other is None:
         return could_not_run(rec.not_run or rec.harness_problem or "the related-task _meta probe did not run")
     seqs = reply_seqs(ours, other)
-    for reply in (ours, other):
-        if not reply.answered:
-            return could_not_run(f"tasks/get with a related-task _meta got {reply.describe()}", evidence=seqs)
+    unanswered = [r for r in (ours, other) if not r.answered]
+    if any(not r.timed_out for r in unanswered):
+        lost = next(r for r in unanswered if not r.timed_out)
+        return could_not_run(f"tasks/get with a related-task _meta got {lost.describe()}", evidence=seqs)
+    plain = next((g for g in ev.get(Poll).gets if g.answered), None)
+    if unanswered and plain is None:
+        return could_not_run(f"tasks/get with a related-task _meta got {unanswered[0].describe()}, and no plain "
+                             "tasks/get was answered either", evidence=seqs)
+    if unanswered:
+        # The same tasks/get without the _meta was answered (polling), so the _meta is what the
+        # server did not ignore.
+        assert plain is not None
+        seqs += plain.seqs()
+        return failed(f"tasks/get carrying a related-task _meta got {unanswered[0].describe()}, while the same "
+                      "request without it is answered: the server did not ignore the _meta; params.taskId must "
+                      "pick the task (S-LEG-MUST-14)", evidence=seqs,
+                      details={"expected": "an answer about the task named by params.taskId",
+                               "actual": unanswered[0].describe()})
     problems: list[str] = []
     got = get_path(ours.result, "taskId") if ours.ok else None
     if not ours.ok:

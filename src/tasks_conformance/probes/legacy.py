@@ -83,6 +83,11 @@ async def task_listing(ctx: ProbeContext) -> None:
     rec.ran = True
 
 
+# A server that does not ignore the _meta may never answer (one SDK parks the response in the
+# task's message queue): a short wait is enough for a tasks/get.
+META_PROBE_TIMEOUT_S = 3.0
+
+
 # Reads only: a server that wrongly obeys the _meta answers about another task (or none), and
 # nothing it does can change the probe task.
 @probe(RelatedMetaOverride, order=23, needs=(DeclaredCall,), applies=_has_related_meta, needs_task=True,
@@ -90,13 +95,14 @@ async def task_listing(ctx: ProbeContext) -> None:
 async def related_meta_override(ctx: ProbeContext) -> None:
     rec = ctx.record(RelatedMetaOverride)
     rec.task_id, rec.other_id = ctx.require_task_id(), made_up_id("other-task")
+    wait_s = min(ctx.config.timeout_s, META_PROBE_TIMEOUT_S)
     rec.meta_names_other = await ctx.session.request(
         "tasks/get", {"taskId": rec.task_id}, meta={META_RELATED_TASK: {"taskId": rec.other_id}},
-        purpose="tasks/get, _meta naming another task",
+        timeout_s=wait_s, purpose="tasks/get, _meta naming another task",
     )
     rec.params_names_other = await ctx.session.request(
         "tasks/get", {"taskId": rec.other_id}, meta={META_RELATED_TASK: {"taskId": rec.task_id}},
-        purpose="tasks/get of an unknown id, _meta naming our task",
+        timeout_s=wait_s, purpose="tasks/get of an unknown id, _meta naming our task",
     )
     rec.ran = True
 

@@ -166,7 +166,9 @@ async def poll(ctx: ProbeContext) -> None:
     if ctx.dialect.input_via_result_stream:
         # Another tasks/result on the same task (one sent while it ran) may be the stream the
         # server chose for its input requests: keep those too. Only the ones naming the task, so a
-        # synchronous call's elicitation meanwhile is not taken for the task's.
+        # synchronous call's elicitation meanwhile is not taken for the task's (a stdio client
+        # cannot tell which request a server request belongs to); one without the related-task
+        # _meta is then seen only if it came on polling's own tasks/result.
         tid = poller.task_id
         for_task = {f.seq for f in ctx.session.peer.server_requests[first_server_request:]
                     if get_path(f.json(), "method") in INPUT_METHODS
