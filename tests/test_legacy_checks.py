@@ -275,4 +275,4 @@ def test_a_related_task_meta_that_leaves_tasks_get_unanswered_fails() -> None:
     assert verdict("tasks-legacy-task-id-wins", w.ev).skip_reason == "could-not-run"
     w.poll("working")
     v = verdict("tasks-legacy-task-id-wins", w.ev)
-    assert v.status == "failed" and "did not ignore the _meta" in v.message
+    assert v.status == "failed" and "without it is answered" in v.message and "S-LEG-MUST-14" in v.message

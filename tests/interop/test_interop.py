@@ -65,6 +65,11 @@ ALL_CHECKS = (
     "tasks-base-result-type-present",
     "tasks-base-unsupported-version",
     "tasks-base-capabilities-required",
+    "tasks-legacy-result-blocks",
+    "tasks-legacy-list-includes-task",
+    "tasks-legacy-list-invalid-cursor",
+    "tasks-legacy-task-id-wins",
+    "tasks-legacy-status-transitions",
 )
 
 P, F, NA, CNR = "passed", "failed", "not-applicable", "could-not-run"
@@ -140,6 +145,9 @@ EXTENSION_ONLY_NA = {"mcp_name_routing": NA, "undeclared_capability_rejected": N
                      "base_result_type_present": NA, "base_unsupported_version": NA,
                      "base_capabilities_required": NA,
                   "undeclared_capability_names_requirements": NA, "subscription_notifications": NA}
+#: Checks of the 2025-11-25 wire only: not applicable on the extension.
+LEGACY_ONLY_NA = {"legacy_result_blocks": NA, "legacy_list_includes_task": NA, "legacy_list_invalid_cursor": NA,
+                  "legacy_task_id_wins": NA, "legacy_status_transitions": NA}
 
 FASTMCP_ELICIT = {"confirm": {"action": "accept", "content": {"confirm": True}}}
 SDK_ELICIT = {"confirm": {"action": "accept", "content": {"confirm": True}}}
@@ -162,6 +170,7 @@ SCENARIOS: tuple[Scenario, ...] = (
             # §1 "Undeclared extension": tasks/get, tasks/update, tasks/cancel get -32021 with
             # data.requiredCapabilities (HTTP 400); subscriptions/listen is -32601, which §1
             # "Other observations" says must be unsupported/skip, not a failure.
+            **LEGACY_ONLY_NA,
         ),
     ),
     Scenario(
@@ -206,7 +215,9 @@ SCENARIOS: tuple[Scenario, ...] = (
         # Optional tool without params.task: automatic polling returns a plain CallToolResult
         # (S-LEG-MUST-03 passes). tasks/result carries related-task _meta; unknown ids -32602;
         # tasks/cancel returns the task already cancelled.
-        expected=_all(input_required_update_completes=NA, **EXTENSION_ONLY_NA),
+        # "Checks added for the legacy wire": a tasks/get carrying a related-task _meta is never
+        # answered (S-LEG-MUST-14).
+        expected=_all(input_required_update_completes=NA, legacy_task_id_wins=F, **EXTENSION_ONLY_NA),
     ),
     Scenario(
         id="sdk-tasks/required", server="sdk-tasks",
@@ -263,6 +274,9 @@ SCENARIOS: tuple[Scenario, ...] = (
             undeclared_creation_refused=F,
             # §3 "Input flow": elicitation with related-task _meta on tasks/result, then
             # working → completed.
+            # "Checks added for the legacy wire": a tasks/get carrying a related-task _meta is
+            # never answered (S-LEG-MUST-14), as on sdk-tasks.
+            legacy_task_id_wins=F,
             **EXTENSION_ONLY_NA,
         ),
     ),

@@ -210,37 +210,33 @@ def task_id_wins(ev: Evidence) -> Verdict:
     if ours is None or other is None:
         return could_not_run(rec.not_run or rec.harness_problem or "the related-task _meta probe did not run")
     seqs = reply_seqs(ours, other)
-    unanswered = [r for r in (ours, other) if not r.answered]
-    if any(not r.timed_out for r in unanswered):
-        lost = next(r for r in unanswered if not r.timed_out)
+    lost = next((r for r in (ours, other) if not r.answered and not r.timed_out), None)
+    if lost is not None:
         return could_not_run(f"tasks/get with a related-task _meta got {lost.describe()}", evidence=seqs)
-    plain = next((g for g in ev.get(Poll).gets if g.answered), None)
-    if unanswered and plain is None:
-        return could_not_run(f"tasks/get with a related-task _meta got {unanswered[0].describe()}, and no plain "
-                             "tasks/get was answered either", evidence=seqs)
-    if unanswered:
-        # The same tasks/get without the _meta was answered (polling), so the _meta is what the
-        # server did not ignore.
-        assert plain is not None
-        seqs += plain.seqs()
-        return failed(f"tasks/get carrying a related-task _meta got {unanswered[0].describe()}, while the same "
-                      "request without it is answered: the server did not ignore the _meta; params.taskId must "
-                      "pick the task (S-LEG-MUST-14)", evidence=seqs,
-                      details={"expected": "an answer about the task named by params.taskId",
-                               "actual": unanswered[0].describe()})
     problems: list[str] = []
-    got = get_path(ours.result, "taskId") if ours.ok else None
-    if not ours.ok:
+    if ours.answered and not ours.ok:
         problems.append(f"tasks/get of our task with _meta naming {rec.other_id!r} got {ours.describe()}")
-    elif got != rec.task_id:
-        problems.append(f"tasks/get of our task with _meta naming another task answered task {got!r}")
+    elif ours.ok and get_path(ours.result, "taskId") != rec.task_id:
+        problems.append(f"tasks/get of our task with _meta naming another task answered task "
+                        f"{get_path(ours.result, 'taskId')!r}")
     if other.ok and get_path(other.result, "taskId") == rec.task_id:
         problems.append(f"tasks/get of the unknown id {rec.other_id!r} with _meta naming our task answered our task")
     # Any error for the unknown id is right here; which code it must be is judged by
     # tasks-invalid-task-id-rejected.
+    unanswered = [r for r in (ours, other) if r.timed_out]
+    plain = next((g for g in ev.get(Poll).gets if g.answered), None)
+    if unanswered and plain is not None:
+        # The same tasks/get without the _meta was answered (polling): the _meta is what the
+        # server did not ignore.
+        seqs += plain.seqs()
+        problems += [f"tasks/get {'of our task' if r is ours else 'of an unknown id'} carrying a related-task _meta "
+                     f"got {r.describe()}, while the same request without it is answered" for r in unanswered]
+    elif unanswered and not problems:
+        return could_not_run(f"tasks/get with a related-task _meta got {unanswered[0].describe()}, and no plain "
+                             "tasks/get was answered either", evidence=seqs)
     if problems:
-        return failed("; ".join(problems) + " — the server followed the related-task _meta; params.taskId must "
-                      "win (S-LEG-MUST-14)", evidence=seqs,
+        return failed("; ".join(problems) + " — the server did not ignore the related-task _meta; params.taskId "
+                      "must pick the task (S-LEG-MUST-14)", evidence=seqs,
                       details={"expected": "the task named by params.taskId", "actual": problems})
     return passed("params.taskId picked the task both times, whatever the related-task _meta named", evidence=seqs)
 
