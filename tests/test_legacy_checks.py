@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+from dataclasses import replace
 from typing import Any
 
 from tasks_conformance.checks import CHECKS
@@ -22,7 +23,7 @@ from tasks_conformance.evidence import (
 )
 from tasks_conformance.rpc.peer import Reply, RpcError
 from tasks_conformance.runner import judge
-from tasks_conformance.wirelog import WireLog
+from tasks_conformance.wirelog import HttpMeta, WireLog
 from tasks_conformance.wires import CreatedTask, Wire
 
 LEGACY_CAPS = {"tasks": {"list": {}, "cancel": {}, "requests": {"tools": {"call": {}}}}}
@@ -276,3 +277,43 @@ def test_a_related_task_meta_that_leaves_tasks_get_unanswered_fails() -> None:
     w.poll("working")
     v = verdict("tasks-legacy-task-id-wins", w.ev)
     assert v.status == "failed" and "without it is answered" in v.message and "S-LEG-MUST-14" in v.message
+
+
+def test_a_related_task_meta_on_results_or_status_notifications_warns() -> None:
+    w = Wire2025()
+    w.create()
+    w.poll("working")
+    assert not verdict("tasks-legacy-related-meta-absent", w.ev).warnings
+    rec = w.record(Poll)
+    rec.gets.append(w.exchange("tasks/get", {"taskId": "t1"}, {"result": {
+        **task("completed"), "_meta": {"io.modelcontextprotocol/related-task": {"taskId": "t1"}}}}))
+    v = verdict("tasks-legacy-related-meta-absent", w.ev)
+    assert v.status == "passed" and len(v.warnings) == 1 and "S-LEG-SHOULD-04" in v.warnings[0]
+    assert "tasks/get #2" in v.warnings[0]
+    note = w.log.record("in", "stdio", json.dumps({"jsonrpc": "2.0", "method": "notifications/tasks/status",
+                                                     "params": {"status": "done"}}).encode())
+    v = verdict("tasks-legacy-related-meta-absent", replace(w.ev, notifications=(note,)))
+    assert v.status == "passed" and any("has no taskId" in x for x in v.warnings)
+
+
+def _poll_over_http(w: Wire2025, content_type: str) -> None:
+    rec = w.record(Poll)
+    out = w.send("tasks/get", {"taskId": "t1"})
+    meta = HttpMeta("POST", "http://127.0.0.1/mcp", 200, response_headers=(("Content-Type", content_type),))
+    channel = "sse" if content_type == "text/event-stream" else "http"
+    inn = w.log.record("in", channel, json.dumps({"jsonrpc": "2.0", "id": out.request_id,
+                                                    "result": task("working")}).encode(), http=meta)
+    out.response_seq, out.result, out.http = inn.seq, task("working"), meta
+    rec.gets.append(out)
+
+
+def test_a_tasks_get_answered_as_sse_warns_over_http() -> None:
+    w = Wire2025()
+    w.create()
+    _poll_over_http(w, "application/json")
+    http_ev = replace(w.ev, transport="http")
+    assert verdict("tasks-legacy-get-plain-json", http_ev).warnings == ()
+    _poll_over_http(w, "text/event-stream")
+    v = verdict("tasks-legacy-get-plain-json", replace(w.ev, transport="http"))
+    assert v.status == "passed" and "1 of 2" in v.warnings[0] and "S-LEG-SHOULD-08" in v.warnings[0]
+    assert verdict("tasks-legacy-get-plain-json", w.ev).skip_reason == "not-applicable"  # stdio

@@ -18,11 +18,19 @@ from tasks_conformance.evidence import (
     ResultWhileRunning,
     TaskListing,
 )
-from tasks_conformance.protocol import ERR_INVALID_PARAMS, TASK_STATUSES, TERMINAL_STATUSES, get_path
+from tasks_conformance.protocol import (
+    ERR_INVALID_PARAMS,
+    META_RELATED_TASK,
+    TASK_STATUSES,
+    TERMINAL_STATUSES,
+    get_path,
+)
 from tasks_conformance.wires import Wire
 
 if TYPE_CHECKING:
     from tasks_conformance.rpc.peer import Reply
+
+STATUS_NOTIFICATION = "notifications/tasks/status"
 
 RESULT_BLOCKS = check(
     id="tasks-legacy-result-blocks",
@@ -296,3 +304,112 @@ def status_transitions(ev: Evidence) -> Verdict:
                       evidence=seqs, details={"expected": "allowed transitions only", "actual": problems[:5]})
     path = " → ".join(str(st) for n, (_, st) in enumerate(chain) if n == 0 or chain[n - 1][1] != st)
     return passed(f"every status change was allowed ({path}){cancel_note}", evidence=seqs)
+
+
+RELATED_META_ABSENT = check(
+    id="tasks-legacy-related-meta-absent",
+    category="lifecycle",
+    title="tasks/get, tasks/list and tasks/cancel results and status notifications carry no related-task _meta",
+    description=(
+        "The related-task _meta names the task a message is about; the results of tasks/get, tasks/list and "
+        "tasks/cancel and notifications/tasks/status already carry the task, so they should not add it "
+        "(a SHOULD NOT: warns). Status notifications, when sent (they are optional), must carry a task "
+        "with taskId and a known status; a malformed one warns too."
+    ),
+    probes=(DeclaredCall, Poll, Cancel, TaskListing),
+    needs="task",
+)
+
+
+def _related_meta_frames(ev: Evidence) -> tuple[list[tuple[str, int]], int]:
+    """(where the related-task _meta was found, with its frame), and how many frames were read."""
+    replies: list[tuple[str, Reply | None]] = [(f"tasks/get #{n}", g) for n, g in enumerate(ev.get(Poll).gets, 1)]
+    replies += [(f"tasks/list page {n}", p) for n, p in enumerate(ev.get(TaskListing).pages, 1)]
+    cancel = ev.get(Cancel)
+    replies += [("tasks/cancel", cancel.cancel), ("tasks/get after cancel", cancel.after)]
+    found: list[tuple[str, int]] = []
+    read = 0
+    for where, reply in replies:
+        if reply is None or not reply.ok:
+            continue
+        read += 1
+        if get_path(result_of(ev, reply), "_meta", META_RELATED_TASK) is not None:
+            found.append((where, reply.response_seq or 0))
+    for f in ev.notifications:
+        msg = f.json()
+        if get_path(msg, "method") == STATUS_NOTIFICATION:
+            read += 1
+            if get_path(msg, "params", "_meta", META_RELATED_TASK) is not None:
+                found.append((STATUS_NOTIFICATION, f.seq))
+    return found, read
+
+
+def _malformed_notifications(ev: Evidence) -> list[tuple[str, int]]:
+    out: list[tuple[str, int]] = []
+    for f in ev.notifications:
+        msg = f.json()
+        if get_path(msg, "method") != STATUS_NOTIFICATION:
+            continue
+        params = get_path(msg, "params")
+        if not isinstance(params, dict) or not isinstance(params.get("taskId"), str):
+            out.append(("has no taskId", f.seq))
+        elif params.get("status") not in TASK_STATUSES:
+            out.append((f"has status {params.get('status')!r}", f.seq))
+    return out
+
+
+@RELATED_META_ABSENT.judge(Wire.LEGACY, requires=("S-LEG-SHOULD-04",))
+def related_meta_absent(ev: Evidence) -> Verdict:
+    found, read = _related_meta_frames(ev)
+    malformed = _malformed_notifications(ev)
+    if not read:
+        return could_not_run("no tasks/get, tasks/list or tasks/cancel result was read")
+    warnings = []
+    if found:
+        where = ", ".join(dict.fromkeys(w for w, _ in found))
+        warnings.append(f'{len(found)} of {read} results and status notifications carry _meta["{META_RELATED_TASK}"] '
+                        f"({where}); they already carry the task and should not (S-LEG-SHOULD-04)")
+    if malformed:
+        warnings.append(f"{len(malformed)} {STATUS_NOTIFICATION} " + "; ".join(
+            f"(frame {seq}) {why}" for why, seq in malformed[:3]) + ": the notification carries the task itself")
+    seqs = [seq for _, seq in [*found, *malformed]][:20]
+    return passed(f"read {read} results and status notifications for the related-task _meta", evidence=seqs,
+                  warnings=warnings)
+
+
+GET_PLAIN_JSON = check(
+    id="tasks-legacy-get-plain-json",
+    category="lifecycle",
+    title="Over HTTP, tasks/get is answered with plain JSON, not an SSE stream",
+    description=(
+        "A tasks/get response should not be turned into an SSE stream where that can be avoided (a SHOULD NOT: "
+        "an SSE answer warns). Every poll's response Content-Type is read. HTTP only."
+    ),
+    probes=(DeclaredCall, Poll),
+    transports=("http",),
+    needs="task",
+)
+
+
+def _came_as_sse(ev: Evidence, reply: Reply) -> bool:
+    frame = ev.frame(reply.response_seq)
+    if frame is None or frame.http is None:
+        return False
+    ctype = frame.http.header("content-type", response=True) or ""
+    return frame.channel == "sse" or ctype.split(";")[0].strip().lower() == "text/event-stream"
+
+
+@GET_PLAIN_JSON.judge(Wire.LEGACY, requires=("S-LEG-SHOULD-08",))
+def get_plain_json(ev: Evidence) -> Verdict:
+    gets = [g for g in ev.get(Poll).gets if g.answered]
+    if not gets:
+        return could_not_run("no tasks/get was answered")
+    streamed = [g for g in gets if _came_as_sse(ev, g)]
+    seqs = reply_seqs(*(streamed or gets))[:20]
+    if streamed:
+        return passed(f"tasks/get was answered on all {len(gets)} polls, as SSE (see the warning)", evidence=seqs,
+                      warnings=[
+            f"{len(streamed)} of {len(gets)} tasks/get responses came as an SSE stream (text/event-stream) rather "
+            "than plain JSON; a tasks/get response should not be upgraded to SSE where it can be avoided "
+            "(S-LEG-SHOULD-08)"])
+    return passed(f"all {len(gets)} tasks/get responses were plain JSON", evidence=seqs)
