@@ -69,6 +69,7 @@ CASES: list[tuple[str, str, dict[str, Any], str]] = [
     ("legacy-list-any-cursor", "tasks-legacy-list-invalid-cursor", LEGACY, "stdio"),
     ("legacy-meta-wins", "tasks-legacy-task-id-wins", LEGACY, "stdio"),
     ("legacy-cancel-not-sticky", "tasks-legacy-status-transitions", LEGACY, "stdio"),
+    ("legacy-progress-after-end", "tasks-legacy-progress-token", LEGACY, "stdio"),
 ]
 
 # Defects that by their nature break a second rule too; listed so that the test stays exact.

@@ -19,6 +19,7 @@ from tasks_conformance.evidence import (
     ResultWhileRunning,
     StopReason,
     TaskListing,
+    TaskProgress,
     ToolChoice,
 )
 from tasks_conformance.rpc.peer import Reply, RpcError
@@ -317,3 +318,46 @@ def test_a_tasks_get_answered_as_sse_warns_over_http() -> None:
     v = verdict("tasks-legacy-get-plain-json", replace(w.ev, transport="http"))
     assert v.status == "passed" and "1 of 2" in v.warnings[0] and "S-LEG-SHOULD-08" in v.warnings[0]
     assert verdict("tasks-legacy-get-plain-json", w.ev).skip_reason == "not-applicable"  # stdio
+
+
+def _progress(w: Wire2025, token: str) -> int:
+    return w.log.record("in", "stdio", json.dumps({"jsonrpc": "2.0", "method": "notifications/progress", "params": {
+        "progressToken": token, "progress": 1, "total": 4}}).encode()).seq
+
+
+def _progress_task(w: Wire2025, before_end: list[str], after_end: list[str]) -> TaskProgress:
+    rec = w.record(TaskProgress)
+    rec.token, rec.task_id = "tok", "t2"
+    rec.create = w.exchange("tools/call", {"name": "slow", "task": {}}, {"result": {"task": task("working", "t2")}})
+    rec.result = w.send("tasks/result", {"taskId": "t2"})
+    rec.frames += [_progress(w, t) for t in before_end]
+    w.answer(rec.result, {"result": result("done")})
+    rec.ended = w.exchange("tasks/get", {"taskId": "t2"}, {"result": task("completed", "t2")})
+    rec.frames += [_progress(w, t) for t in after_end]
+    rec.later = w.exchange("tasks/get", {"taskId": "t2"}, {"result": task("completed", "t2")})
+    return rec
+
+
+def test_progress_with_the_token_until_the_end_passes_and_after_it_fails() -> None:
+    w = Wire2025()
+    w.create()
+    _progress_task(w, ["tok", "tok"], [])
+    v = verdict("tasks-legacy-progress-token", w.ev)
+    assert v.status == "passed" and v.message.startswith("2 ")
+    w = Wire2025()
+    w.create()
+    _progress_task(w, ["tok"], ["tok"])
+    v = verdict("tasks-legacy-progress-token", w.ev)
+    assert v.status == "failed" and "after tasks/get showed it completed" in v.message and "S-LEG-MUST-23" in v.message
+
+
+def test_progress_with_a_token_nobody_sent_fails_and_no_progress_is_not_applicable() -> None:
+    w = Wire2025()
+    w.create()
+    _progress_task(w, ["other"], [])
+    v = verdict("tasks-legacy-progress-token", w.ev)
+    assert v.status == "failed" and "'other'" in v.message
+    w = Wire2025()
+    w.create()
+    _progress_task(w, [], [])
+    assert verdict("tasks-legacy-progress-token", w.ev).skip_reason == "not-applicable"

@@ -248,8 +248,27 @@ class RelatedMetaOverride(ProbeRecord):
     params_names_other: Reply | None = None  # params: a made-up id; _meta: our task
 
 
+# Progress notifications are kept by sequence number; a server flooding them must not grow the record.
+MAX_PROGRESS_FRAMES = 500
+
+
+@dataclass
+class TaskProgress(ProbeRecord):
+    """Legacy: a second task created with a progressToken, waited for with tasks/result, then read
+    twice (the second read spaced by its poll interval), and the notifications/progress meanwhile."""
+
+    probe: ClassVar[str] = "task-progress"
+    token: str | None = None
+    task_id: str | None = None
+    create: Reply | None = None
+    result: Reply | None = None
+    ended: Reply | None = None  # tasks/get once tasks/result answered
+    later: Reply | None = None  # tasks/get after a poll interval more
+    frames: list[int] = field(default_factory=list)  # every notifications/progress during the probe
+
+
 RECORD_TYPES: dict[str, type[ProbeRecord]] = {
     r.probe: r for r in (DeclaredCall, UndeclaredCall, Poll, InvalidId, NameRouting, Cancel, Listen, UndeclaredTasks,
                          RemovedMethods, TerminalRereads, BentEnvelope, ResultWhileRunning, TaskListing,
-                         RelatedMetaOverride)
+                         RelatedMetaOverride, TaskProgress)
 }

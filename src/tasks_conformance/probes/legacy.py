@@ -1,17 +1,22 @@
 """Traffic only the 2025-11-25 wire has: tasks/result sent while the task runs, tasks/list paged
-to its end, and a related-task _meta that disagrees with params.taskId. Each applies only where
+to its end, a related-task _meta that disagrees with params.taskId, and a task created with a
+progressToken. Each applies only where
 its dialect says the wire has it, so nothing is sent on the extension."""
 
 from __future__ import annotations
 
 import secrets
 
-from tasks_conformance.evidence import DeclaredCall, RelatedMetaOverride, ResultWhileRunning, TaskListing
-from tasks_conformance.evidence.records import MAX_LIST_PAGES, MAX_LISTED_TASKS
+import anyio
+
+from tasks_conformance.evidence import DeclaredCall, RelatedMetaOverride, ResultWhileRunning, TaskListing, TaskProgress
+from tasks_conformance.evidence.records import MAX_LIST_PAGES, MAX_LISTED_TASKS, MAX_PROGRESS_FRAMES
 from tasks_conformance.probes import probe
 from tasks_conformance.probes.context import ProbeContext
-from tasks_conformance.protocol import META_RELATED_TASK
-from tasks_conformance.wires import WireDialect
+from tasks_conformance.probes.poll import DEFAULT_POLL_INTERVAL_S, MIN_POLL_INTERVAL_S
+from tasks_conformance.probes.rereads import MAX_SPACING_S
+from tasks_conformance.protocol import META_RELATED_TASK, get_path
+from tasks_conformance.wires import CreatedTask, WireDialect
 
 
 def _result_blocks(dialect: WireDialect) -> bool:
@@ -106,3 +111,36 @@ async def related_meta_override(ctx: ProbeContext) -> None:
     )
     rec.ran = True
 
+
+
+def _task_progress(dialect: WireDialect) -> bool:
+    return dialect.task_progress
+
+
+# Its own task, so that the progressToken is carried by no other probe's request: without this
+# check selected, nothing sent differs. Started once the probe task exists, beside its polls.
+@probe(TaskProgress, order=24, needs=(DeclaredCall,), applies=_task_progress, needs_tool=True, needs_task=True,
+       description="a second task with a progressToken: tasks/result, then tasks/get twice, watching progress")
+async def task_progress(ctx: ProbeContext) -> None:
+    rec = ctx.record(TaskProgress)
+    peer = ctx.session.peer
+    first = len(peer.notifications)
+    rec.token = made_up_id("progress")
+    params = ctx.dialect.task_call_params(ctx.tool_params())
+    rec.create = await ctx.session.request("tools/call", params, meta={"progressToken": rec.token},
+                                           purpose="a task with a progressToken")
+    rec.task_id = CreatedTask.read(rec.create.result if rec.create.ok else None).task_id
+    if rec.task_id is None:
+        rec.not_run = "the tools/call with a progressToken created no task"
+        return
+    wait_s = ctx.config.poll_timeout_s + ctx.config.timeout_s
+    rec.result = await ctx.session.request("tasks/result", {"taskId": rec.task_id}, timeout_s=wait_s,
+                                           purpose="tasks/result of the task with a progressToken")
+    rec.ended = await ctx.session.request("tasks/get", {"taskId": rec.task_id}, purpose="after its result")
+    ms = ctx.dialect.poll_interval_ms(rec.ended.result if rec.ended.ok else None)
+    await anyio.sleep(min(max(ms / 1000 if ms is not None else DEFAULT_POLL_INTERVAL_S, MIN_POLL_INTERVAL_S),
+                          MAX_SPACING_S))
+    rec.later = await ctx.session.request("tasks/get", {"taskId": rec.task_id}, purpose="a poll interval later")
+    rec.frames = [f.seq for f in peer.notifications[first:]
+                  if get_path(f.json(), "method") == "notifications/progress"][:MAX_PROGRESS_FRAMES]
+    rec.ran = True

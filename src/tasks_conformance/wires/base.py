@@ -113,6 +113,9 @@ class WireDialect:
     has_task_list: ClassVar[bool] = False
     # The related-task _meta key means something on this wire (legacy), so a request may carry one.
     has_related_task_meta: ClassVar[bool] = False
+    # A progressToken on the creating request stays valid for the task's life (legacy; the
+    # extension does not support progress for tasks).
+    task_progress: ClassVar[bool] = False
 
     @property
     def foreign_fields(self) -> tuple[str, ...]:

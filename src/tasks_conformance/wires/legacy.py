@@ -43,6 +43,7 @@ class LegacyDialect(WireDialect):
     per_request_declaration = False
     has_task_list = True
     has_related_task_meta = True
+    task_progress = True
 
     def task_call_params(self, params: dict[str, Any]) -> dict[str, Any]:
         return {**params, "task": {"ttl": REQUESTED_TTL_MS}}
