@@ -196,8 +196,13 @@ def test_tasks_list_must_show_our_task_on_some_page() -> None:
 def test_a_listing_cut_short_by_our_bound_does_not_fail() -> None:
     w = Wire2025()
     w.create()
-    _listing(w, ["a"]).stopped = "20 pages read"
-    assert verdict("tasks-legacy-list-includes-task", w.ev).skip_reason == "could-not-run"
+    rec = _listing(w, ["a"])
+    rec.stopped = "20 pages read"
+    v = verdict("tasks-legacy-list-includes-task", w.ev)
+    assert v.skip_reason == "could-not-run" and "P-26" in v.message
+    rec.pages.append(w.exchange("tasks/list", {"cursor": "c1"}, {"result": {"tasks": [task("working")]}}))
+    v = verdict("tasks-legacy-list-includes-task", w.ev)
+    assert v.status == "passed" and "P-26" in v.warnings[0]
 
 
 def test_a_made_up_cursor_must_get_invalid_params() -> None:

@@ -159,11 +159,11 @@ def list_includes_task(ev: Evidence) -> Verdict:
             return failed(f"tasks/list page {n} has no tasks array", evidence=seqs,
                           details={"expected": "tasks: [...]", "actual": sorted(page.result)[:10]})
     ids = listed_ids(rec)
-    warnings = [f"paging stopped early: {rec.stopped}"] if rec.stopped else []
+    warnings = [f"paging stopped before the last page: {rec.stopped} (policy P-26)"] if rec.stopped else []
     if rec.task_id not in ids:
         if rec.stopped:
             return could_not_run(f"our task was not among the {len(ids)} tasks read before paging stopped "
-                                 f"({rec.stopped})", evidence=seqs)
+                                 f"({rec.stopped}; policy P-26)", evidence=seqs)
         return failed(f"tasks/get reads our task {rec.task_id}, but it is not among the {len(ids)} tasks of "
                       f"tasks/list ({len(rec.pages)} page(s), read to the end): a task the requestor can fetch "
                       "must be listed (S-LEG-MUST-17)", evidence=seqs,
@@ -374,7 +374,8 @@ def related_meta_absent(ev: Evidence) -> Verdict:
                         f"({where}); they already carry the task and should not (S-LEG-SHOULD-04)")
     if malformed:
         warnings.append(f"{len(malformed)} {STATUS_NOTIFICATION} " + "; ".join(
-            f"(frame {seq}) {why}" for why, seq in malformed[:3]) + ": the notification carries the task itself")
+            f"(frame {seq}) {why}" for why, seq in malformed[:3]) + ": the notification carries the task itself "
+            "(policy P-25)")
     seqs = [seq for _, seq in [*found, *malformed]][:20]
     return passed(f"read {read} results and status notifications for the related-task _meta", evidence=seqs,
                   warnings=warnings)
