@@ -73,6 +73,13 @@ CASES: list[tuple[str, str, dict[str, Any], str]] = [
     ("legacy-isError-result-error", "tasks-tool-error-outcome", LEGACY_ROLES, "stdio"),
     ("failed-without-error", "tasks-fault-outcome", EXT_ROLES, "stdio"),
     ("legacy-fault-result", "tasks-fault-outcome", LEGACY_ROLES, "stdio"),
+    ("legacy-result-early", "tasks-legacy-result-blocks", LEGACY, "stdio"),
+    ("legacy-result-early", "tasks-legacy-result-blocks", LEGACY, "http"),
+    ("legacy-list-omits-task", "tasks-legacy-list-includes-task", LEGACY, "stdio"),
+    ("legacy-list-any-cursor", "tasks-legacy-list-invalid-cursor", LEGACY, "stdio"),
+    ("legacy-meta-wins", "tasks-legacy-task-id-wins", LEGACY, "stdio"),
+    ("legacy-cancel-not-sticky", "tasks-legacy-status-transitions", LEGACY, "stdio"),
+    ("legacy-progress-after-end", "tasks-legacy-progress-token", LEGACY, "stdio"),
 ]
 
 # Defects that by their nature break a second rule too; listed so that the test stays exact.
@@ -149,8 +156,30 @@ def test_the_reference_passes_with_the_same_settings(key: str) -> None:
                                             and c.bucket != "not-applicable"}
 
 
+# Checks of a SHOULD-level rule only warn: (fixture, the check that must warn, a word of the
+# warning, run settings, transport). The check passes with that warning, nothing fails, and the
+# reference server, with the same settings, gives no such warning.
+WARN_CASES: list[tuple[str, str, str, dict[str, Any], str]] = [
+    ("legacy-related-meta-on-get", "tasks-legacy-related-meta-absent", "S-LEG-SHOULD-04", LEGACY, "stdio"),
+    ("legacy-get-as-sse", "tasks-legacy-get-plain-json", "S-LEG-SHOULD-08", LEGACY, "http"),
+]
+
+
+@pytest.mark.parametrize("name,check_id,word,settings,transport", WARN_CASES, ids=[c[0] for c in WARN_CASES])
+def test_a_should_level_check_warns_on_its_fixture_and_not_on_the_reference(
+    name: str, check_id: str, word: str, settings: dict[str, Any], transport: str
+) -> None:
+    ex = _execute(_server(name), settings, transport)
+    got = next(c for c in ex.result.checks if c.id == check_id)
+    assert got.bucket == "passed" and any(word in w for w in got.warnings), (got.bucket, got.message, got.warnings)
+    assert not _failures(ex), _failures(ex)
+    ex = _execute(list(REFERENCE), settings, transport)
+    got = next(c for c in ex.result.checks if c.id == check_id)
+    assert got.bucket == "passed" and not got.warnings, got.warnings
+
+
 def test_every_check_has_a_breaking_fixture_case() -> None:
-    covered = {c[1] for c in CASES} | set(WARN_ONLY)
+    covered = {c[1] for c in CASES} | set(WARN_ONLY) | {c[1] for c in WARN_CASES}
     assert covered == set(CHECKS), set(CHECKS) - covered
 
 

@@ -36,7 +36,9 @@ def _asked_for_input(ev: Evidence) -> tuple[Poll, Verdict | None]:
         return poll, early
     if not poll.ran:
         return poll, could_not_run(poll.not_run or "the task was not polled")
-    if poll.saw_input_required:
+    # Legacy: the question may be asked and answered on a tasks/result stream between two polls,
+    # so no poll shows input_required; the request itself shows the task asked.
+    if poll.saw_input_required or poll.elicitations:
         return poll, None
     if poll.stop is StopReason.TERMINAL:
         went = " → ".join(dict.fromkeys(poll.statuses))

@@ -270,8 +270,66 @@ class SyncWithTask(ProbeRecord):
     created: CreatedTask = NO_TASK
 
 
+@dataclass
+class ResultWhileRunning(ProbeRecord):
+    """Legacy: tasks/result sent at once after creation, while the task still runs (it must block)."""
+
+    probe: ClassVar[str] = "result-while-running"
+    task_id: str | None = None
+    result: Reply | None = None
+
+
+# Listing is followed page by page, but a server whose cursors never end must not keep us forever.
+MAX_LIST_PAGES = 20
+MAX_LISTED_TASKS = 2_000
+
+
+@dataclass
+class TaskListing(ProbeRecord):
+    """Legacy tasks/list: every page by nextCursor (bounded), then one made-up cursor."""
+
+    probe: ClassVar[str] = "task-listing"
+    no_list_capability: bool = False
+    task_id: str | None = None
+    pages: list[Reply] = field(default_factory=list)
+    stopped: str | None = None  # why paging stopped before the end (a bound, a repeated cursor)
+    bad_cursor: str | None = None
+    bad_cursor_reply: Reply | None = None
+
+
+@dataclass
+class RelatedMetaOverride(ProbeRecord):
+    """Legacy tasks/get whose related-task _meta names another task than params.taskId."""
+
+    probe: ClassVar[str] = "related-meta-override"
+    task_id: str | None = None
+    other_id: str | None = None
+    meta_names_other: Reply | None = None  # params: our task; _meta: a made-up id
+    params_names_other: Reply | None = None  # params: a made-up id; _meta: our task
+
+
+# Progress notifications are kept by sequence number; a server flooding them must not grow the record.
+MAX_PROGRESS_FRAMES = 500
+
+
+@dataclass
+class TaskProgress(ProbeRecord):
+    """Legacy: a second task created with a progressToken, waited for with tasks/result, then read
+    twice (the second read spaced by its poll interval), and the notifications/progress meanwhile."""
+
+    probe: ClassVar[str] = "task-progress"
+    token: str | None = None
+    task_id: str | None = None
+    create: Reply | None = None
+    result: Reply | None = None
+    ended: Reply | None = None  # tasks/get once tasks/result answered
+    later: Reply | None = None  # tasks/get after a poll interval more
+    frames: list[int] = field(default_factory=list)  # every notifications/progress during the probe
+
+
 RECORD_TYPES: dict[str, type[ProbeRecord]] = {
     r.probe: r for r in (DeclaredCall, UndeclaredCall, Poll, InvalidId, NameRouting, Cancel, Listen, UndeclaredTasks,
                          RemovedMethods, TerminalRereads, BentEnvelope,
-                         ToolErrorTask, FaultTask, InputTask, RequiredUndeclared, SyncWithTask)
+                         ToolErrorTask, FaultTask, InputTask, RequiredUndeclared, SyncWithTask,
+                         ResultWhileRunning, TaskListing, RelatedMetaOverride, TaskProgress)
 }

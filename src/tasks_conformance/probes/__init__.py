@@ -75,6 +75,7 @@ def load_probes() -> dict[str, ProbeSpec]:
         calls,
         cancel,
         envelope,
+        legacy,
         listen,
         poll,
         removed,

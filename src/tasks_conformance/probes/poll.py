@@ -12,7 +12,7 @@ from tasks_conformance.evidence import DeclaredCall, Poll, StopReason, Update
 from tasks_conformance.evidence.records import POLL_BYTE_BUDGET_MIB
 from tasks_conformance.probes import probe
 from tasks_conformance.probes.context import ProbeContext
-from tasks_conformance.protocol import TERMINAL_STATUSES, get_path
+from tasks_conformance.protocol import META_RELATED_TASK, TERMINAL_STATUSES, get_path
 from tasks_conformance.rpc.peer import Reply
 
 DEFAULT_POLL_INTERVAL_S = 0.25
@@ -20,6 +20,7 @@ MIN_POLL_INTERVAL_S = 0.05
 STUCK_INPUT_POLLS = 3
 MAX_POLLS = 2_000
 POLL_BYTE_BUDGET = POLL_BYTE_BUDGET_MIB * 1024 * 1024
+INPUT_METHODS = ("elicitation/create", "sampling/createMessage")
 ANSWER_SHAPES = {"elicitation/create": ("action",), "sampling/createMessage": ("role", "content"),
                  "roots/list": ("roots",)}
 
@@ -164,8 +165,20 @@ class Poller:
 async def poll(ctx: ProbeContext) -> None:
     rec = ctx.record(Poll)
     rec.ran = True
+    first_server_request = len(ctx.session.peer.server_requests)
     poller = Poller(ctx, rec, ctx.require_task_id())
     rec.stop = await poller.run()
     rec.elapsed_ms = int((time.monotonic() - poller.started) * 1000)
     if ctx.dialect.outcome_via_result_method and rec.stop is StopReason.TERMINAL and not poller.asked_result:
         await poller.ask_result()
+    if ctx.dialect.input_via_result_stream:
+        # Another tasks/result on the same task (one sent while it ran) may be the stream the
+        # server chose for its input requests: keep those too. Only the ones naming the task, so a
+        # synchronous call's elicitation meanwhile is not taken for the task's (a stdio client
+        # cannot tell which request a server request belongs to); one without the related-task
+        # _meta is then seen only if it came on polling's own tasks/result.
+        tid = poller.task_id
+        for_task = {f.seq for f in ctx.session.peer.server_requests[first_server_request:]
+                    if get_path(f.json(), "method") in INPUT_METHODS
+                    and get_path(f.json(), "params", "_meta", META_RELATED_TASK, "taskId") == tid}
+        rec.elicitations = sorted(for_task.union(rec.elicitations))
