@@ -21,6 +21,7 @@ from typing import Any
 import pytest
 from conftest import DEMO_INPUT, FIXTURES, HttpServer, cli
 
+from tasks_conformance.checks import CHECKS
 from tasks_conformance.config import RunOptions, build_run_config
 from tasks_conformance.errors import UsageError
 from tasks_conformance.oauth import (
@@ -141,7 +142,8 @@ def test_a_refused_refresh_is_one_clear_cause_and_exit_3(oauth_server: OAuthServ
     proc, text = _everything(tmp_path, "--url", oauth_server.url, *oauth_server.flags(), "--format", "human")
     assert proc.returncode == 3, proc.stdout[-3000:]
     flat = " ".join(proc.stdout.split())
-    assert "not run all 21 checks: could not talk to the server: OAuth refresh failed: the token endpoint" in flat
+    cause = "could not talk to the server: OAuth refresh failed: the token endpoint"
+    assert f"not run all {len(CHECKS)} checks: {cause}" in flat
     assert "refused the refresh: invalid_grant" in flat
     assert "fix: correct --refresh-token, --client-id and --client-secret (or --credentials-file)" in flat
     assert proc.stderr == ""
