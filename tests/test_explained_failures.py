@@ -67,11 +67,11 @@ def _failed(result: RunResult) -> CheckResult:
 
 def test_extension_score_by_hand(extension_run: RunResult) -> None:
     buckets = [c.bucket for c in extension_run.checks]
-    # 21 checks: 18 passed, 1 failed, 2 not applicable (Mcp-Name routing is HTTP-only, slow_compute
+    # 23 checks: 20 passed, 1 failed, 2 not applicable (Mcp-Name routing is HTTP-only, slow_compute
     # never asks for input); every check here judges a MUST rule, so each weighs 2; none warned.
-    assert (buckets.count("passed"), buckets.count("failed"), buckets.count("not-applicable")) == (18, 1, 2)
+    assert (buckets.count("passed"), buckets.count("failed"), buckets.count("not-applicable")) == (20, 1, 2)
     assert not any(c.warnings for c in extension_run.checks)
-    assert extension_run.score == 94  # floor(100 * 18*2 / (19*2)) = floor(94.74)
+    assert extension_run.score == 95  # floor(100 * 20*2 / (21*2)) = floor(95.24)
     assert extension_run.profile == "tasks-conformance/standard@2026-12"
 
 
@@ -79,8 +79,8 @@ def test_extension_score_by_hand(extension_run: RunResult) -> None:
 def test_every_report_names_the_profile_and_the_score(extension_run: RunResult, name: str) -> None:
     text = _render(name, extension_run)
     assert "tasks-conformance/standard@2026-12" in text
-    assert {"human": "score 94/100", "markdown": "score **94/100**", "json": '"score": 94',
-            "json-summary": '"score": 94', "junit-xml": '<property name="score" value="94"'}[name] in text
+    assert {"human": "score 95/100", "markdown": "score **95/100**", "json": '"score": 95',
+            "json-summary": '"score": 95', "junit-xml": '<property name="score" value="95"'}[name] in text
 
 
 def test_extension_failure_in_human(extension_run: RunResult) -> None:
@@ -142,7 +142,7 @@ def test_extension_failure_in_json_and_summary(extension_run: RunResult) -> None
         jsonschema.validate(doc, json.loads(schema_text(name)))  # type: ignore[arg-type]
         got = next(c for c in doc["checks"] if c["id"] == FAILING)
         assert got["requirements"] == want and got["requirementIds"] == check.requirements
-        assert doc["profile"] == "tasks-conformance/standard@2026-12" and doc["score"] == 94
+        assert doc["profile"] == "tasks-conformance/standard@2026-12" and doc["score"] == 95
         if name == "json":
             assert got["evidenceFrames"] == check.frames and len(got["evidenceFrames"]) == len(got["evidence"]) > 0
             assert got["details"]["expected"] == check.details["expected"]

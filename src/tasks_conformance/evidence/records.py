@@ -210,7 +210,19 @@ class BentEnvelope(ProbeRecord):
     no_capabilities: Reply | None = None
 
 
+@dataclass
+class Durability(ProbeRecord):
+    """tasks/get on the new task straight after its CreateTaskResult, and over HTTP once more
+    from a brand-new connection (its own pool, no cookies, only the declared headers)."""
+
+    probe: ClassVar[str] = "durability"
+    task_id: str | None = None
+    immediate: Reply | None = None
+    fresh: Reply | None = None
+    fresh_not_applicable: str | None = None  # why no second connection was tried
+
+
 RECORD_TYPES: dict[str, type[ProbeRecord]] = {
     r.probe: r for r in (DeclaredCall, UndeclaredCall, Poll, InvalidId, NameRouting, Cancel, Listen, UndeclaredTasks,
-                         RemovedMethods, TerminalRereads, BentEnvelope)
+                         RemovedMethods, TerminalRereads, BentEnvelope, Durability)
 }

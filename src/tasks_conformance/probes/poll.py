@@ -8,7 +8,7 @@ from typing import Any
 
 import anyio
 
-from tasks_conformance.evidence import DeclaredCall, Poll, StopReason, Update
+from tasks_conformance.evidence import DeclaredCall, Durability, Poll, StopReason, Update
 from tasks_conformance.evidence.records import POLL_BYTE_BUDGET_MIB
 from tasks_conformance.probes import probe
 from tasks_conformance.probes.context import ProbeContext
@@ -151,7 +151,8 @@ class Poller:
         self.asked_result = True
 
 
-@probe(Poll, order=20, needs=(DeclaredCall,), needs_task=True,
+# When durability is judged, its immediate tasks/get is the first read of the new task.
+@probe(Poll, order=20, needs=(DeclaredCall,), needs_task=True, after=(Durability,),
        description="poll tasks/get until the task is terminal (answering input when given)")
 async def poll(ctx: ProbeContext) -> None:
     rec = ctx.record(Poll)

@@ -184,6 +184,11 @@ class ServerCore:
                 return 400
         return 200
 
+    def http_response_headers(self, ctx: RequestContext) -> list[tuple[bytes, bytes]]:
+        """Extra headers on a JSON response over HTTP (none: the 2026-07-28 wire needs no
+        cookies or affinity; a fixture overrides this to bind tasks to a client)."""
+        return []
+
     # ------------------------------------------------------------------ errors and params of both eras
     def missing_capability_error(self, required: JSON, message: str) -> RpcError:
         # Here rather than in modern.py because the input check below raises it for tasks of either era.

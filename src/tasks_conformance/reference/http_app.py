@@ -306,7 +306,7 @@ class HttpApp:
             await self._respond_streaming(ctx, receive, send)
         else:
             reply, status = await self._invoke(ctx)
-            await send_json(send, status, reply)
+            await send_json(send, status, reply, server.http_response_headers(ctx))
 
     async def _invoke(self, ctx: RequestContext) -> tuple[JSON, int]:
         server = self.server

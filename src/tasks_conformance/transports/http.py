@@ -89,6 +89,15 @@ class HttpTransport(Transport):
     def uses_headers(self) -> bool:
         return True
 
+    def fresh(self) -> HttpTransport:
+        """Another transport to the same endpoint that shares nothing with this one but the
+        declared headers (credentials, --header): its own connection pool and no cookie jar
+        in common, so the server can tell it from this client only by what it sends."""
+        return HttpTransport(
+            self.wire, url=self.url, headers=self.base_headers, max_message_bytes=self.max_message_bytes,
+            connect_timeout_s=self._connect_timeout_s, http_transport=self._http_transport,
+        )
+
     async def start(self) -> None:
         self._client = httpx.AsyncClient(
             follow_redirects=False,

@@ -1,0 +1,138 @@
+"""Checks of the extension wire's deeper rules, judged on hand-built evidence (no server):
+durability of a created task, and what a task subscription may carry."""
+
+from __future__ import annotations
+
+import json
+from dataclasses import replace
+from typing import Any
+
+from test_check_units import Builder, verdict
+
+from tasks_conformance.evidence import DeclaredCall, Durability, Listen
+from tasks_conformance.rpc.peer import Reply
+from tasks_conformance.wirelog import HttpMeta
+from tasks_conformance.wires import Wire
+
+TASK = {"taskId": "t1", "status": "working", "createdAt": "2026-01-01T00:00:00Z",
+        "lastUpdatedAt": "2026-01-01T00:00:00Z", "ttlMs": 60000}
+UNKNOWN = {"error": {"code": -32602, "message": "Unknown task"}}
+FOUND = {"result": {"resultType": "complete", **TASK}}
+
+
+def _created(b: Builder) -> Durability:
+    b.call(DeclaredCall, {"result": {"resultType": "task", **TASK}})
+    rec: Durability = b.record(Durability)
+    rec.task_id = "t1"
+    return rec
+
+
+def test_an_immediate_read_that_finds_the_task_passes_and_says_the_second_connection_does_not_apply() -> None:
+    b = Builder()
+    rec = _created(b)
+    rec.immediate = b.exchange("tasks/get", {"taskId": "t1"}, FOUND)
+    rec.fresh_not_applicable = "over stdio the connection is the session"
+    v = verdict("tasks-created-task-durable", b.ev)
+    assert v.status == "passed" and "does not apply: over stdio" in v.message
+
+
+def test_an_immediate_read_that_does_not_find_the_task_fails() -> None:
+    b = Builder()
+    rec = _created(b)
+    rec.immediate = b.exchange("tasks/get", {"taskId": "t1"}, UNKNOWN)
+    v = verdict("tasks-created-task-durable", b.ev)
+    assert v.status == "failed" and "S-EXT-MUST-05" in v.message and "-32602" in v.message
+
+
+def test_an_immediate_read_about_another_task_fails() -> None:
+    b = Builder()
+    rec = _created(b)
+    rec.immediate = b.exchange("tasks/get", {"taskId": "t1"}, {"result": {**FOUND["result"], "taskId": "t2"}})
+    v = verdict("tasks-created-task-durable", b.ev)
+    assert v.status == "failed" and "'t2'" in v.message
+
+
+def test_a_fresh_connection_that_cannot_find_the_task_fails_as_derived_and_one_that_can_passes() -> None:
+    b = Builder()
+    rec = _created(b)
+    rec.immediate = b.exchange("tasks/get", {"taskId": "t1"}, FOUND)
+    rec.fresh = b.exchange("tasks/get", {"taskId": "t1"}, UNKNOWN)
+    v = verdict("tasks-created-task-durable", b.ev)
+    assert v.status == "failed" and "brand-new HTTP connection" in v.message and "derived" in v.message
+    assert "P-25" in v.message
+    rec.fresh = b.exchange("tasks/get", {"taskId": "t1"}, FOUND)
+    assert verdict("tasks-created-task-durable", b.ev).status == "passed"
+
+
+def test_a_fresh_connection_without_an_answer_is_could_not_run_not_a_failure() -> None:
+    b = Builder()
+    rec = _created(b)
+    rec.immediate = b.exchange("tasks/get", {"taskId": "t1"}, FOUND)
+    rec.fresh = Reply("tasks/get", 9, rec.immediate.request_seq, transport_problem="connection refused")
+    v = verdict("tasks-created-task-durable", b.ev)
+    assert v.skip_reason == "could-not-run"
+
+
+def test_durability_is_judged_on_the_extension_only() -> None:
+    assert verdict("tasks-created-task-durable", Builder(Wire.LEGACY).ev).skip_reason == "not-applicable"
+
+
+def _listen(b: Builder, extra: list[dict[str, Any]], *, http: bool = False) -> Listen:
+    b.call(DeclaredCall, {"result": {"resultType": "task", **TASK}})
+    rec: Listen = b.record(Listen)
+    rec.task_id = "t1"
+    out = b.log.record("out", "http" if http else "stdio", json.dumps(
+        {"jsonrpc": "2.0", "id": 7, "method": "subscriptions/listen",
+         "params": {"notifications": {"taskIds": ["t1"]}}}).encode())
+    meta = HttpMeta("POST", "http://127.0.0.1/mcp", 200) if http else None
+    sub = {"io.modelcontextprotocol/subscriptionId": 7}
+    msgs = [{"method": "notifications/subscriptions/acknowledged",
+             "params": {"notifications": {"taskIds": ["t1"]}, "_meta": sub}},
+            *extra,
+            {"method": "notifications/tasks", "params": {**TASK, "status": "completed", "result": {}, "_meta": sub}}]
+    for m in msgs:
+        f = b.log.record("in", "sse" if http else "stdio", json.dumps({"jsonrpc": "2.0", **m}).encode(),
+                         http=meta, reply_to=out.seq if http else None)
+        rec.frames.append(f.seq)
+    end = b.log.record("in", "sse" if http else "stdio", json.dumps(
+        {"jsonrpc": "2.0", "id": 7, "result": {"resultType": "complete", "_meta": sub}}).encode(),
+        http=meta, reply_to=out.seq if http else None)
+    rec.listen = Reply("subscriptions/listen", 7, out.seq, end.seq, result={"resultType": "complete"})
+    return rec
+
+
+PROGRESS = {"method": "notifications/progress", "params": {"progressToken": "p", "progress": 1}}
+LOG = {"method": "notifications/message", "params": {"level": "info", "data": "x"}}
+
+
+def test_a_clean_subscription_passes() -> None:
+    b = Builder()
+    _listen(b, [])
+    v = verdict("tasks-subscription-no-progress-or-message", b.ev)
+    assert v.status == "passed" and not v.warnings
+
+
+def test_a_tagged_log_message_on_the_subscription_fails() -> None:
+    b = Builder()
+    tagged = {**LOG, "params": {**LOG["params"], "_meta": {"io.modelcontextprotocol/subscriptionId": 7}}}
+    _listen(b, [tagged])
+    v = verdict("tasks-subscription-no-progress-or-message", b.ev)
+    assert v.status == "failed" and "S-EXT-MUST-21" in v.message and "notifications/message" in v.message
+
+
+def test_untagged_progress_fails_over_http_and_only_warns_on_a_shared_stream() -> None:
+    b = Builder()
+    _listen(b, [PROGRESS], http=True)
+    v = verdict("tasks-subscription-no-progress-or-message", replace(b.ev, transport="http"))
+    assert v.status == "failed" and "notifications/progress" in v.message
+    b = Builder()
+    _listen(b, [PROGRESS])
+    v = verdict("tasks-subscription-no-progress-or-message", b.ev)
+    assert v.status == "passed" and any("P-26" in w for w in v.warnings)
+
+
+def test_an_unimplemented_listen_is_not_applicable() -> None:
+    b = Builder()
+    rec = _listen(b, [])
+    rec.listen = b.exchange("subscriptions/listen", {}, {"error": {"code": -32601, "message": "nope"}})
+    assert verdict("tasks-subscription-no-progress-or-message", b.ev).skip_reason == "not-applicable"
