@@ -65,6 +65,8 @@ ALL_CHECKS = (
     "tasks-base-result-type-present",
     "tasks-base-unsupported-version",
     "tasks-base-capabilities-required",
+    "tasks-created-task-durable",
+    "tasks-subscription-no-progress-or-message",
 )
 
 P, F, NA, CNR = "passed", "failed", "not-applicable", "could-not-run"
@@ -139,7 +141,8 @@ STDIO_NA_HTTP_PASS = {"stdio": NA, "http": P}
 EXTENSION_ONLY_NA = {"mcp_name_routing": NA, "undeclared_capability_rejected": NA, "removed_methods_not_found": NA,
                      "base_result_type_present": NA, "base_unsupported_version": NA,
                      "base_capabilities_required": NA,
-                  "undeclared_capability_names_requirements": NA, "subscription_notifications": NA}
+                  "undeclared_capability_names_requirements": NA, "subscription_notifications": NA,
+                     "created_task_durable": NA, "subscription_no_progress_or_message": NA}
 
 FASTMCP_ELICIT = {"confirm": {"action": "accept", "content": {"confirm": True}}}
 SDK_ELICIT = {"confirm": {"action": "accept", "content": {"confirm": True}}}
@@ -159,6 +162,9 @@ SCENARIOS: tuple[Scenario, ...] = (
             input_required_update_completes=NA,
             # §1 "Other observations": subscriptions/listen is -32601 (task notifications are optional).
             subscription_notifications=NA,
+            # §1 "Durability": the immediate tasks/get and one from a brand-new HTTP connection find the task.
+            # §1 "Other observations": no listen stream, so nothing to judge on it.
+            subscription_no_progress_or_message=NA,
             # §1 "Undeclared extension": tasks/get, tasks/update, tasks/cancel get -32021 with
             # data.requiredCapabilities (HTTP 400); subscriptions/listen is -32601, which §1
             # "Other observations" says must be unsupported/skip, not a failure.
