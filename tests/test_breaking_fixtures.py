@@ -64,6 +64,8 @@ CASES: list[tuple[str, str, dict[str, Any], str]] = [
     ("task-bound-to-cookie", "tasks-created-task-durable", EXT, "http"),
     ("listen-forwards-logs", "tasks-subscription-no-progress-or-message", EXT, "stdio"),
     ("listen-forwards-logs", "tasks-subscription-no-progress-or-message", EXT, "http"),
+    ("sequential-task-ids", "tasks-task-id-entropy", EXT, "stdio"),
+    ("sequential-task-ids", "tasks-task-id-entropy", EXT_INPUT, "http"),
     ("hostile:noise", "tasks-wire-framing", {"tool_name": "work"}, "stdio"),
     ("hostile:double", "tasks-wire-framing", {"tool_name": "work"}, "stdio"),
     ("hostile:unknown-ids", "tasks-wire-framing", {"tool_name": "work"}, "http"),

@@ -1,5 +1,5 @@
 """Checks of the extension wire's deeper rules, judged on hand-built evidence (no server):
-durability of a created task, and what a task subscription may carry."""
+durability of a created task, what a task subscription may carry, and how guessable task ids are."""
 
 from __future__ import annotations
 
@@ -9,7 +9,8 @@ from typing import Any
 
 from test_check_units import Builder, verdict
 
-from tasks_conformance.evidence import DeclaredCall, Durability, Listen
+from tasks_conformance.checks.security import read_ids
+from tasks_conformance.evidence import DeclaredCall, Durability, Listen, TaskIds
 from tasks_conformance.rpc.peer import Reply
 from tasks_conformance.wirelog import HttpMeta
 from tasks_conformance.wires import Wire
@@ -136,3 +137,65 @@ def test_an_unimplemented_listen_is_not_applicable() -> None:
     rec = _listen(b, [])
     rec.listen = b.exchange("subscriptions/listen", {}, {"error": {"code": -32601, "message": "nope"}})
     assert verdict("tasks-subscription-no-progress-or-message", b.ev).skip_reason == "not-applicable"
+
+
+def _ids(b: Builder, ids: list[str]) -> None:
+    b.call(DeclaredCall, {"result": {"resultType": "task", **{**TASK, "taskId": ids[0]}}})
+    rec: TaskIds = b.record(TaskIds)
+    rec.ids = list(ids)
+    for tid in ids[1:]:
+        rec.calls.append(b.exchange("tools/call", {"name": "slow"}, {"result": {"resultType": "task",
+                                                                                  **{**TASK, "taskId": tid}}}))
+
+
+def test_random_ids_pass_without_a_warning() -> None:
+    b = Builder()
+    _ids(b, ["olBKYEa6H6QClB9FJ92H_mXE", "Zq3-9fJk2LpQw8RtYv1Xn0aB", "c7Hh2Kd9_Pp4Ww1Ee6Rr8Tt0"])
+    v = verdict("tasks-task-id-entropy", b.ev)
+    assert v.status == "passed" and not v.warnings
+
+
+def test_uuids_pass_and_their_dashes_are_not_counted_as_entropy() -> None:
+    ids = ["3f1c2a9e-7b4d-4e21-9c55-0a8f6d3e2b17", "b8e04d6c-1f3a-4a92-8d7e-5c2b9f0e4a61",
+           "6a9d3e1f-c2b8-47f5-a0e3-9d1c7b5f2e08"]
+    reading = read_ids(ids)
+    assert reading.alphabet == 16 and reading.varying_chars == 32
+    b = Builder()
+    _ids(b, ids)
+    assert verdict("tasks-task-id-entropy", b.ev).status == "passed"
+
+
+def test_a_counter_after_a_shared_prefix_fails_and_numeric_ids_stepping_by_one_fail() -> None:
+    for ids in (["task-1", "task-2", "task-3"], ["41", "42", "44"], ["job-0009", "job-0010", "job-0011"]):
+        b = Builder()
+        _ids(b, ids)
+        v = verdict("tasks-task-id-entropy", b.ev)
+        assert v.status == "failed" and "sequential" in v.message and "S-EXT-MUST-22" in v.message, ids
+
+
+def test_growing_numbers_with_big_steps_and_short_ids_only_warn() -> None:
+    b = Builder()
+    _ids(b, ["1733044000123", "1733044000457", "1733044000990"])
+    v = verdict("tasks-task-id-entropy", b.ev)
+    assert v.status == "passed" and any("grows" in w and "P-27" in w for w in v.warnings)
+    assert any("bits" in w for w in v.warnings)  # only the last three digits vary
+    b = Builder()
+    _ids(b, ["ab12", "x9kq", "m3zz"])
+    v = verdict("tasks-task-id-entropy", b.ev)
+    assert v.status == "passed" and len(v.warnings) == 1 and "bits" in v.warnings[0]
+
+
+def test_the_same_id_for_two_tasks_fails() -> None:
+    b = Builder()
+    _ids(b, ["olBKYEa6H6QClB9FJ92H_mXE", "olBKYEa6H6QClB9FJ92H_mXE"])
+    assert verdict("tasks-task-id-entropy", b.ev).status == "failed"
+
+
+def test_one_task_only_is_could_not_run() -> None:
+    b = Builder()
+    b.call(DeclaredCall, {"result": {"resultType": "task", **TASK}})
+    rec: TaskIds = b.record(TaskIds)
+    rec.ids = ["t1"]
+    rec.calls.append(b.exchange("tools/call", {"name": "slow"}, {"error": {"code": -32603, "message": "busy"}}))
+    v = verdict("tasks-task-id-entropy", b.ev)
+    assert v.skip_reason == "could-not-run" and "-32603" in v.message

@@ -67,11 +67,11 @@ def _failed(result: RunResult) -> CheckResult:
 
 def test_extension_score_by_hand(extension_run: RunResult) -> None:
     buckets = [c.bucket for c in extension_run.checks]
-    # 23 checks: 20 passed, 1 failed, 2 not applicable (Mcp-Name routing is HTTP-only, slow_compute
+    # 24 checks: 21 passed, 1 failed, 2 not applicable (Mcp-Name routing is HTTP-only, slow_compute
     # never asks for input); every check here judges a MUST rule, so each weighs 2; none warned.
-    assert (buckets.count("passed"), buckets.count("failed"), buckets.count("not-applicable")) == (20, 1, 2)
+    assert (buckets.count("passed"), buckets.count("failed"), buckets.count("not-applicable")) == (21, 1, 2)
     assert not any(c.warnings for c in extension_run.checks)
-    assert extension_run.score == 95  # floor(100 * 20*2 / (21*2)) = floor(95.24)
+    assert extension_run.score == 95  # floor(100 * 21*2 / (22*2)) = floor(95.45)
     assert extension_run.profile == "tasks-conformance/standard@2026-12"
 
 

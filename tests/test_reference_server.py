@@ -1258,6 +1258,25 @@ def check_legacy_is_error_completed(peer: StdioPeer) -> None:
     assert l_get(peer)(task["taskId"])["status"] == "completed"
 
 
+def check_not_durable(peer: StdioPeer) -> None:
+    tid = _create(peer)["taskId"]
+    params = {"taskId": tid, "_meta": meta()}
+    assert peer.error("tasks/get", params)["code"] == -32602  # the first read straight after creation
+    assert peer.result("tasks/get", params)["taskId"] == tid  # found afterwards
+
+
+def check_listen_forwards_logs(peer: StdioPeer) -> None:
+    tid = _create(peer)["taskId"]
+    peer.other.clear()
+    peer.result("subscriptions/listen", {"notifications": {"taskIds": [tid]}, "_meta": meta()})
+    logs = [m for m in peer.other if m.get("method") == "notifications/message"]
+    assert logs and all(SUB_ID in m["params"]["_meta"] for m in logs)
+
+
+def check_sequential_task_ids(peer: StdioPeer) -> None:
+    assert [_create(peer)["taskId"] for _ in range(3)] == ["task-1", "task-2", "task-3"]
+
+
 STDIO_CHECKS: dict[str, Callable[[StdioPeer], None]] = {
     "no-tasks": check_no_tasks,
     "experimental-placement": check_experimental_placement,
@@ -1294,8 +1313,11 @@ STDIO_CHECKS: dict[str, Callable[[StdioPeer], None]] = {
     "capabilities-defaulted": check_capabilities_defaulted,
     "legacy-caps-count-as-declared": check_legacy_caps_count_as_declared,
     "unsupported-version-without-data": check_unsupported_version_without_data,
+    "not-durable": check_not_durable,
+    "listen-forwards-logs": check_listen_forwards_logs,
+    "sequential-task-ids": check_sequential_task_ids,
 }
-HTTP_ONLY = {"ignore-mcp-name", "ignore-mcp-method"}
+HTTP_ONLY = {"ignore-mcp-name", "ignore-mcp-method", "task-bound-to-cookie"}
 
 
 def test_every_variant_has_a_check() -> None:
@@ -1340,3 +1362,16 @@ def test_reference_passes_what_the_variant_breaks(name: str, modern_stdio: Stdio
     """Sanity: the same assertion fails on the reference server (the check is not vacuous)."""
     with pytest.raises(AssertionError):
         STDIO_CHECKS[name](modern_stdio)
+
+
+def test_broken_task_bound_to_cookie() -> None:
+    with http_server(broken="task-bound-to-cookie") as server:
+        tid = server.result("tools/call", {"name": "slow_compute", "_meta": meta()})["taskId"]
+        assert server.client.cookies.get("node") == "a"  # set by the server, kept by this client
+        params = {"taskId": tid, "_meta": meta()}
+        assert server.result("tasks/get", params)["taskId"] == tid
+        with httpx.Client(timeout=WAIT) as fresh:  # no cookie: the task is not found
+            response = fresh.post(server.url, content=json.dumps({"jsonrpc": "2.0", "id": 2, "method": "tasks/get",
+                                                                   "params": params}),
+                                  headers=server.headers_for("tasks/get", params))
+        assert response.json()["error"]["code"] == -32602

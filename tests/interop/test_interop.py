@@ -67,6 +67,7 @@ ALL_CHECKS = (
     "tasks-base-capabilities-required",
     "tasks-created-task-durable",
     "tasks-subscription-no-progress-or-message",
+    "tasks-task-id-entropy",
 )
 
 P, F, NA, CNR = "passed", "failed", "not-applicable", "could-not-run"
@@ -142,7 +143,8 @@ EXTENSION_ONLY_NA = {"mcp_name_routing": NA, "undeclared_capability_rejected": N
                      "base_result_type_present": NA, "base_unsupported_version": NA,
                      "base_capabilities_required": NA,
                   "undeclared_capability_names_requirements": NA, "subscription_notifications": NA,
-                     "created_task_durable": NA, "subscription_no_progress_or_message": NA}
+                     "created_task_durable": NA, "subscription_no_progress_or_message": NA,
+                     "task_id_entropy": NA}
 
 FASTMCP_ELICIT = {"confirm": {"action": "accept", "content": {"confirm": True}}}
 SDK_ELICIT = {"confirm": {"action": "accept", "content": {"confirm": True}}}

@@ -222,7 +222,18 @@ class Durability(ProbeRecord):
     fresh_not_applicable: str | None = None  # why no second connection was tried
 
 
+@dataclass
+class TaskIds(ProbeRecord):
+    """A few more tasks created with the probe task's own declared call, for the ids the server
+    mints (then cancelled, so they do not run on for nothing)."""
+
+    probe: ClassVar[str] = "task-ids"
+    ids: list[str] = field(default_factory=list)  # in creation order, the probe task's first
+    calls: list[Reply] = field(default_factory=list)
+    cancels: list[Reply] = field(default_factory=list)
+
+
 RECORD_TYPES: dict[str, type[ProbeRecord]] = {
     r.probe: r for r in (DeclaredCall, UndeclaredCall, Poll, InvalidId, NameRouting, Cancel, Listen, UndeclaredTasks,
-                         RemovedMethods, TerminalRereads, BentEnvelope, Durability)
+                         RemovedMethods, TerminalRereads, BentEnvelope, Durability, TaskIds)
 }

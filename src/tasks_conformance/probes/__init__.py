@@ -78,6 +78,7 @@ def load_probes() -> dict[str, ProbeSpec]:
         removed,
         rereads,
         routing,
+        task_ids,
         unknown_ids,
     )
 

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import secrets
 from collections.abc import Awaitable, Callable
 from typing import Literal
 
@@ -319,6 +320,10 @@ class ServerCore:
             return text_result(f"{spec.name}: pretended to delete something after {duration} ms")
         return text_result(f"{spec.name}: finished after {duration} ms")
 
+    def mint_task_id(self) -> str:
+        """A new task id: 144 random bits, URL-safe, so nobody can guess another client's task."""
+        return secrets.token_urlsafe(18)
+
     def start_task(
         self,
         era: TaskEra,
@@ -343,6 +348,7 @@ class ServerCore:
             poll_interval_ms=self.config.poll_interval_ms,
             owner=owner,
             client_caps=ctx.client_caps,
+            task_id=self.mint_task_id(),
         )
         record.given_answers.update(given_answers or {})
         self.tasks.add(record)
