@@ -83,14 +83,15 @@ def verdict(check_id: str, ev: Evidence) -> Verdict:
 
 
 def test_every_check_cites_known_requirements_and_the_registry_validates() -> None:
-    assert len(CHECKS) == 24
+    assert len(CHECKS) == 27
     known = set(load())
     for spec in CHECKS.values():
         for ids in spec.requirements.values():
             assert set(ids) <= known, spec.id
     assert validate(CHECKS, {"declared-call", "poll", "cancel", "listen", "undeclared-call", "undeclared-tasks",
                              "invalid-id", "name-routing", "removed-methods", "terminal-rereads",
-                             "bent-envelope", "durability", "task-ids"}, known) == []
+                             "bent-envelope", "durability", "task-ids", "undeclared-input",
+                             "stale-input"}, known) == []
 
 
 def test_registry_validation_names_unknown_requirements_probes_and_needs() -> None:

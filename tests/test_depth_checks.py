@@ -1,5 +1,5 @@
 """Checks of the extension wire's deeper rules, judged on hand-built evidence (no server):
-durability of a created task, what a task subscription may carry, and how guessable task ids are."""
+durability of a created task, what a task subscription may carry, how guessable task ids are, and input requests."""
 
 from __future__ import annotations
 
@@ -10,7 +10,17 @@ from typing import Any
 from test_check_units import Builder, verdict
 
 from tasks_conformance.checks.security import read_ids
-from tasks_conformance.evidence import DeclaredCall, Durability, Listen, TaskIds
+from tasks_conformance.evidence import (
+    DeclaredCall,
+    Durability,
+    Listen,
+    Poll,
+    StaleInput,
+    StopReason,
+    TaskIds,
+    UndeclaredInput,
+    Update,
+)
 from tasks_conformance.rpc.peer import Reply
 from tasks_conformance.wirelog import HttpMeta
 from tasks_conformance.wires import Wire
@@ -199,3 +209,110 @@ def test_one_task_only_is_could_not_run() -> None:
     rec.calls.append(b.exchange("tools/call", {"name": "slow"}, {"error": {"code": -32603, "message": "busy"}}))
     v = verdict("tasks-task-id-entropy", b.ev)
     assert v.skip_reason == "could-not-run" and "-32603" in v.message
+
+
+CONFIRM = {"method": "elicitation/create", "params": {"mode": "form", "message": "ok?", "requestedSchema": {}}}
+INPUT_TASK = {**TASK, "resultType": "complete", "status": "input_required"}
+FULL_CAPS = {"extensions": {"io.modelcontextprotocol/tasks": {}}, "elicitation": {"form": {}}}
+BARE_CAPS = {"extensions": {"io.modelcontextprotocol/tasks": {}}}
+
+
+def _meta(caps: dict[str, Any]) -> dict[str, Any]:
+    return {"_meta": {"io.modelcontextprotocol/clientCapabilities": caps}}
+
+
+def _polled(b: Builder, tasks: list[dict[str, Any]], caps: dict[str, Any] = FULL_CAPS) -> Poll:
+    b.call(DeclaredCall, {"result": {"resultType": "task", **TASK}}, params={"name": "confirm", **_meta(caps)})
+    poll: Poll = b.record(Poll)
+    for task in tasks:
+        poll.gets.append(b.exchange("tasks/get", {"taskId": "t1", **_meta(caps)}, {"result": task}))
+        poll.statuses.append(task["status"])
+    poll.stop = StopReason.TERMINAL
+    return poll
+
+
+def test_a_key_that_keeps_its_request_passes_and_one_reused_for_another_request_fails() -> None:
+    done = {**TASK, "resultType": "complete", "status": "completed", "result": {}}
+    b = Builder()
+    _polled(b, [{**INPUT_TASK, "inputRequests": {"k": CONFIRM}}, {**INPUT_TASK, "inputRequests": {"k": CONFIRM}},
+                done])
+    assert verdict("tasks-input-request-keys-unique", b.ev).status == "passed"
+    other = {**CONFIRM, "params": {**CONFIRM["params"], "message": "something else?"}}
+    b = Builder()
+    _polled(b, [{**INPUT_TASK, "inputRequests": {"k": CONFIRM}}, {**INPUT_TASK, "inputRequests": {"k": other}},
+                done])
+    v = verdict("tasks-input-request-keys-unique", b.ev)
+    assert v.status == "failed" and "S-EXT-MUST-14" in v.message and "'k'" in v.message
+    b = Builder()
+    _polled(b, [done])
+    assert verdict("tasks-input-request-keys-unique", b.ev).skip_reason == "not-applicable"
+
+
+def _bare_task(b: Builder, reads: list[dict[str, Any]]) -> None:
+    rec: UndeclaredInput = b.record(UndeclaredInput)
+    rec.create = b.exchange("tools/call", {"name": "confirm", **_meta(BARE_CAPS)},
+                            {"result": {"resultType": "task", **{**TASK, "taskId": "t2"}}})
+    rec.task_id = "t2"
+    for task in reads:
+        rec.gets.append(b.exchange("tasks/get", {"taskId": "t2", **_meta(BARE_CAPS)}, {"result": task}))
+
+
+def test_an_elicitation_nobody_declared_fails_and_a_task_that_asks_nothing_passes() -> None:
+    failed_task = {**TASK, "resultType": "complete", "status": "failed", "error": {"code": -32021, "message": "x"}}
+    b = Builder()
+    _polled(b, [{**INPUT_TASK, "inputRequests": {"k": CONFIRM}}])
+    _bare_task(b, [failed_task])
+    v = verdict("tasks-input-requests-declared-only", b.ev)
+    assert v.status == "passed" and not v.warnings
+    b = Builder()
+    _polled(b, [{**INPUT_TASK, "inputRequests": {"k": CONFIRM}}])
+    _bare_task(b, [{**INPUT_TASK, "taskId": "t2", "inputRequests": {"k": CONFIRM}}])
+    v = verdict("tasks-input-requests-declared-only", b.ev)
+    assert v.status == "failed" and "S-EXT-MUST-34" in v.message and "without input capabilities" in v.message
+
+
+def test_an_elicitation_declared_on_polls_only_warns_and_sampling_never_declared_fails() -> None:
+    b = Builder()
+    b.call(DeclaredCall, {"result": {"resultType": "task", **TASK}}, params={"name": "confirm", **_meta(BARE_CAPS)})
+    poll: Poll = b.record(Poll)
+    poll.gets.append(b.exchange("tasks/get", {"taskId": "t1", **_meta(FULL_CAPS)},
+                                {"result": {**INPUT_TASK, "inputRequests": {"k": CONFIRM}}}))
+    _bare_task(b, [])
+    v = verdict("tasks-input-requests-declared-only", b.ev)
+    assert v.status == "passed" and any("P-08" in w for w in v.warnings)
+    b = Builder()
+    sampling = {"method": "sampling/createMessage", "params": {"messages": [], "maxTokens": 5}}
+    _polled(b, [{**INPUT_TASK, "inputRequests": {"s": sampling}}])
+    _bare_task(b, [])
+    v = verdict("tasks-input-requests-declared-only", b.ev)
+    assert v.status == "failed" and "sampling/createMessage" in v.message
+
+
+def _stale(b: Builder, answer: dict[str, Any]) -> None:
+    poll = _polled(b, [{**INPUT_TASK, "inputRequests": {"k": CONFIRM}}])
+    poll.updates.append(Update(("k",), b.exchange("tasks/update", {"taskId": "t1"},
+                                                  {"result": {"resultType": "complete"}})))
+    rec: StaleInput = b.record(StaleInput)
+    rec.task_id, rec.keys = "t1", ["k", "tasks-conformance-never-asked"]
+    rec.update = b.exchange("tasks/update", {"taskId": "t1"}, answer)
+
+
+def test_stale_answers_acked_pass_32602_warns_and_32603_fails() -> None:
+    b = Builder()
+    _stale(b, {"result": {"resultType": "complete"}})
+    v = verdict("tasks-input-stale-responses-ignored", b.ev)
+    assert v.status == "passed" and not v.warnings
+    b = Builder()
+    _stale(b, {"error": {"code": -32602, "message": "not outstanding"}})
+    v = verdict("tasks-input-stale-responses-ignored", b.ev)
+    assert v.status == "passed" and any("S-EXT-SHOULD-03" in w for w in v.warnings)
+    b = Builder()
+    _stale(b, {"error": {"code": -32603, "message": "boom"}})
+    v = verdict("tasks-input-stale-responses-ignored", b.ev)
+    assert v.status == "failed" and "P-21" in v.message
+
+
+def test_stale_answers_are_not_applicable_when_the_task_never_asked() -> None:
+    b = Builder()
+    _polled(b, [{**TASK, "resultType": "complete", "status": "completed", "result": {}}])
+    assert verdict("tasks-input-stale-responses-ignored", b.ev).skip_reason == "not-applicable"

@@ -1277,6 +1277,29 @@ def check_sequential_task_ids(peer: StdioPeer) -> None:
     assert [_create(peer)["taskId"] for _ in range(3)] == ["task-1", "task-2", "task-3"]
 
 
+def check_reuses_input_key(peer: StdioPeer) -> None:
+    tid = _create(peer, "confirm_action", elicitation=True)["taskId"]
+    get = lambda t: peer.result("tasks/get", {"taskId": t, "_meta": meta(elicitation=True)})  # noqa: E731
+    first = modern_poll(get, tid, lambda t: "confirm-1" in t.get("inputRequests", {}))["inputRequests"]["confirm-1"]
+    answer = {"confirm-1": {"action": "accept", "content": {"confirm": True}}}
+    peer.result("tasks/update", {"taskId": tid, "inputResponses": answer, "_meta": meta(elicitation=True)})
+    again = modern_poll(get, tid, lambda t: "confirm-1" in t.get("inputRequests", {})
+                        and t["inputRequests"]["confirm-1"] != first)
+    assert again["inputRequests"]["confirm-1"]["method"] == "elicitation/create"  # the same key, another request
+
+
+def check_elicits_undeclared(peer: StdioPeer) -> None:
+    tid = _create(peer, "confirm_action")["taskId"]  # no elicitation capability declared
+    task = modern_poll(m_get(peer), tid, lambda t: t["status"] != "working")
+    assert task["status"] == "input_required" and task["inputRequests"]["confirm-1"]["method"] == "elicitation/create"
+
+
+def check_stale_input_rejected(peer: StdioPeer) -> None:
+    tid = _create(peer)["taskId"]
+    answer = {"never-asked": {"action": "accept", "content": {}}}
+    assert peer.error("tasks/update", {"taskId": tid, "inputResponses": answer, "_meta": meta()})["code"] == -32603
+
+
 STDIO_CHECKS: dict[str, Callable[[StdioPeer], None]] = {
     "no-tasks": check_no_tasks,
     "experimental-placement": check_experimental_placement,
@@ -1316,6 +1339,9 @@ STDIO_CHECKS: dict[str, Callable[[StdioPeer], None]] = {
     "not-durable": check_not_durable,
     "listen-forwards-logs": check_listen_forwards_logs,
     "sequential-task-ids": check_sequential_task_ids,
+    "reuses-input-key": check_reuses_input_key,
+    "elicits-undeclared": check_elicits_undeclared,
+    "stale-input-rejected": check_stale_input_rejected,
 }
 HTTP_ONLY = {"ignore-mcp-name", "ignore-mcp-method", "task-bound-to-cookie"}
 

@@ -68,6 +68,9 @@ ALL_CHECKS = (
     "tasks-created-task-durable",
     "tasks-subscription-no-progress-or-message",
     "tasks-task-id-entropy",
+    "tasks-input-request-keys-unique",
+    "tasks-input-requests-declared-only",
+    "tasks-input-stale-responses-ignored",
 )
 
 P, F, NA, CNR = "passed", "failed", "not-applicable", "could-not-run"
@@ -144,7 +147,8 @@ EXTENSION_ONLY_NA = {"mcp_name_routing": NA, "undeclared_capability_rejected": N
                      "base_capabilities_required": NA,
                   "undeclared_capability_names_requirements": NA, "subscription_notifications": NA,
                      "created_task_durable": NA, "subscription_no_progress_or_message": NA,
-                     "task_id_entropy": NA}
+                     "task_id_entropy": NA, "input_request_keys_unique": NA, "input_requests_declared_only": NA,
+                     "input_stale_responses_ignored": NA}
 
 FASTMCP_ELICIT = {"confirm": {"action": "accept", "content": {"confirm": True}}}
 SDK_ELICIT = {"confirm": {"action": "accept", "content": {"confirm": True}}}
@@ -161,7 +165,8 @@ SCENARIOS: tuple[Scenario, ...] = (
             # §1 "Mcp-Name over HTTP": a mismatch gets 400 -32020; stdio has no headers.
             mcp_name_routing=STDIO_NA_HTTP_PASS,
             # slow_compute never asks for input.
-            input_required_update_completes=NA,
+            input_required_update_completes=NA, input_request_keys_unique=NA, input_requests_declared_only=NA,
+            input_stale_responses_ignored=NA,
             # §1 "Other observations": subscriptions/listen is -32601 (task notifications are optional).
             subscription_notifications=NA,
             # §1 "Durability": the immediate tasks/get and one from a brand-new HTTP connection find the task.
@@ -178,11 +183,15 @@ SCENARIOS: tuple[Scenario, ...] = (
         tool="confirm_delete", args={"filename": "demo.txt"}, input_responses=FASTMCP_ELICIT,
         expect_wire="extension", wire="extension", protocol="2026-07-28",
         checks=("tasks-result-type-discipline", "tasks-status-payload-shape", "tasks-inline-result",
-                "tasks-input-required-update-completes"),
+                "tasks-input-required-update-completes", "tasks-input-request-keys-unique",
+                "tasks-input-requests-declared-only", "tasks-input-stale-responses-ignored"),
         # §1 "Input required (extension)": input_required with inputRequests keyed
         # "<taskId>:<16 hex>"; the right key answered → ack, working, completed "deleted demo.txt".
+        # "Checks added in December 2026": a task created and polled without the elicitation
+        # capability still asks elicitation/create (S-EXT-MUST-34 deviation); stale keys are acked.
         expected=_only(result_type_discipline=P, status_payload_shape=P, inline_result=P,
-                       input_required_update_completes=P),
+                       input_required_update_completes=P, input_request_keys_unique=P,
+                       input_requests_declared_only=F, input_stale_responses_ignored=P),
     ),
     Scenario(
         id="fastmcp-tasks/tool-error", server="fastmcp-tasks",

@@ -233,7 +233,32 @@ class TaskIds(ProbeRecord):
     cancels: list[Reply] = field(default_factory=list)
 
 
+@dataclass
+class UndeclaredInput(ProbeRecord):
+    """A second task from the probe task's declared tools/call, whose requests declare no client
+    capability but the extension (no elicitation, sampling or roots), read a few times and then
+    cancelled: its inputRequests may ask for nothing."""
+
+    probe: ClassVar[str] = "undeclared-input"
+    task_id: str | None = None
+    create: Reply | None = None
+    gets: list[Reply] = field(default_factory=list)
+    cancel: Reply | None = None
+
+
+@dataclass
+class StaleInput(ProbeRecord):
+    """tasks/update on the probe task, after polling, with inputResponses it is not waiting for:
+    a key already answered and a key it never asked."""
+
+    probe: ClassVar[str] = "stale-input"
+    task_id: str | None = None
+    keys: list[str] = field(default_factory=list)  # answered before, then the unknown one
+    update: Reply | None = None
+
+
 RECORD_TYPES: dict[str, type[ProbeRecord]] = {
     r.probe: r for r in (DeclaredCall, UndeclaredCall, Poll, InvalidId, NameRouting, Cancel, Listen, UndeclaredTasks,
-                         RemovedMethods, TerminalRereads, BentEnvelope, Durability, TaskIds)
+                         RemovedMethods, TerminalRereads, BentEnvelope, Durability, TaskIds,
+                         UndeclaredInput, StaleInput)
 }

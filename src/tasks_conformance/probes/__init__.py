@@ -73,6 +73,7 @@ def load_probes() -> dict[str, ProbeSpec]:
         cancel,
         durability,
         envelope,
+        input_depth,
         listen,
         poll,
         removed,

@@ -3,6 +3,7 @@ answering input when the task asks for it and the run was given answers."""
 
 from __future__ import annotations
 
+import json
 import time
 from typing import Any
 
@@ -22,6 +23,11 @@ MAX_POLLS = 2_000
 POLL_BYTE_BUDGET = POLL_BYTE_BUDGET_MIB * 1024 * 1024
 ANSWER_SHAPES = {"elicitation/create": ("action",), "sampling/createMessage": ("role", "content"),
                  "roots/list": ("roots",)}
+
+
+def request_fingerprint(request: Any) -> str:
+    """One input request as comparable text (key order does not matter)."""
+    return json.dumps(request, sort_keys=True, default=str)
 
 
 def answers_for(pending: dict[str, Any], responses: dict[str, Any]) -> dict[str, Any]:
@@ -65,7 +71,9 @@ class Poller:
         self.interval_s = self._interval_s(ctx.record(DeclaredCall).created.fields)
         self.stuck = 0
         self.polled_bytes = 0
-        self.answered: set[str] = set()
+        # key -> the request it was answered for: a key that comes back asking something else
+        # (which S-EXT-MUST-14 forbids, and a check reports) is answered again, so the run goes on.
+        self.answered: dict[str, str] = {}
         self.asked_result = False
 
     def _interval_s(self, task: Any) -> float:
@@ -116,14 +124,14 @@ class Poller:
         outstanding = get_path(task, "inputRequests")
         if not isinstance(outstanding, dict):
             outstanding = {}
-        pending = {k: v for k, v in outstanding.items() if k not in self.answered}
+        pending = {k: v for k, v in outstanding.items() if self.answered.get(k) != request_fingerprint(v)}
         answers = answers_for(pending, responses)
         if answers:
             upd = await self.ctx.session.request(
                 "tasks/update", {"taskId": self.task_id, "inputResponses": answers}, purpose="answer input"
             )
             self.rec.updates.append(Update(tuple(sorted(answers)), upd))
-            self.answered.update(answers)
+            self.answered.update({k: request_fingerprint(pending[k]) for k in answers})
             self.stuck = 0
         elif pending:
             # Requests we have no answer for: the task can only stay parked.
