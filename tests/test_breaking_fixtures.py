@@ -70,6 +70,8 @@ CASES: list[tuple[str, str, dict[str, Any], str]] = [
     ("elicits-undeclared", "tasks-input-requests-declared-only", EXT_INPUT, "stdio"),
     ("elicits-undeclared", "tasks-input-requests-declared-only", EXT_INPUT, "http"),
     ("stale-input-rejected", "tasks-input-stale-responses-ignored", EXT_INPUT, "stdio"),
+    ("extension-on-legacy-session", "tasks-legacy-session-ignores-extension", EXT, "stdio"),
+    ("extension-on-legacy-session", "tasks-legacy-session-ignores-extension", EXT, "http"),
     ("hostile:noise", "tasks-wire-framing", {"tool_name": "work"}, "stdio"),
     ("hostile:double", "tasks-wire-framing", {"tool_name": "work"}, "stdio"),
     ("hostile:unknown-ids", "tasks-wire-framing", {"tool_name": "work"}, "http"),

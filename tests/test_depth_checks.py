@@ -13,6 +13,7 @@ from tasks_conformance.checks.security import read_ids
 from tasks_conformance.evidence import (
     DeclaredCall,
     Durability,
+    LegacyDeclaresExtension,
     Listen,
     Poll,
     StaleInput,
@@ -316,3 +317,31 @@ def test_stale_answers_are_not_applicable_when_the_task_never_asked() -> None:
     b = Builder()
     _polled(b, [{**TASK, "resultType": "complete", "status": "completed", "result": {}}])
     assert verdict("tasks-input-stale-responses-ignored", b.ev).skip_reason == "not-applicable"
+
+
+def _legacy_session(b: Builder, init: dict[str, Any], call: dict[str, Any] | None) -> None:
+    rec: LegacyDeclaresExtension = b.record(LegacyDeclaresExtension)
+    rec.initialize = b.exchange("initialize", {"protocolVersion": "2025-11-25"}, init)
+    if call is not None:
+        rec.call = b.exchange("tools/call", {"name": "slow"}, call)
+
+
+def test_a_legacy_session_listing_the_extension_must_not_get_a_flat_create_task_result() -> None:
+    ok_init = {"result": {"protocolVersion": "2025-11-25", "capabilities": {}}}
+    b = Builder()
+    _legacy_session(b, ok_init, {"result": {"content": []}})
+    assert verdict("tasks-legacy-session-ignores-extension", b.ev).status == "passed"
+    b = Builder()
+    _legacy_session(b, ok_init, {"result": {"resultType": "task", **TASK}})
+    v = verdict("tasks-legacy-session-ignores-extension", b.ev)
+    assert v.status == "failed" and "S-EXT-MUST-28" in v.message
+
+
+def test_a_server_without_the_legacy_era_is_not_applicable() -> None:
+    b = Builder()
+    _legacy_session(b, {"error": {"code": -32022, "message": "modern only"}}, None)
+    assert verdict("tasks-legacy-session-ignores-extension", b.ev).skip_reason == "not-applicable"
+    b = Builder()
+    rec: LegacyDeclaresExtension = b.record(LegacyDeclaresExtension)
+    rec.ran, rec.not_run = False, "the stdio transport cannot open a second connection"
+    assert verdict("tasks-legacy-session-ignores-extension", b.ev).skip_reason == "not-applicable"

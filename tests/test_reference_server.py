@@ -1300,6 +1300,15 @@ def check_stale_input_rejected(peer: StdioPeer) -> None:
     assert peer.error("tasks/update", {"taskId": tid, "inputResponses": answer, "_meta": meta()})["code"] == -32603
 
 
+def check_extension_on_legacy_session(peer: StdioPeer) -> None:
+    caps = {"elicitation": {}, "extensions": {EXT: {}}}
+    peer.result("initialize", {"protocolVersion": LEGACY, "capabilities": caps,
+                               "clientInfo": {"name": "raw", "version": "0"}})
+    peer.send({"jsonrpc": "2.0", "method": "notifications/initialized"})
+    flat = peer.result("tools/call", {"name": "slow_compute"})  # no params.task
+    assert flat["resultType"] == "task" and isinstance(flat["taskId"], str)
+
+
 STDIO_CHECKS: dict[str, Callable[[StdioPeer], None]] = {
     "no-tasks": check_no_tasks,
     "experimental-placement": check_experimental_placement,
@@ -1342,6 +1351,7 @@ STDIO_CHECKS: dict[str, Callable[[StdioPeer], None]] = {
     "reuses-input-key": check_reuses_input_key,
     "elicits-undeclared": check_elicits_undeclared,
     "stale-input-rejected": check_stale_input_rejected,
+    "extension-on-legacy-session": check_extension_on_legacy_session,
 }
 HTTP_ONLY = {"ignore-mcp-name", "ignore-mcp-method", "task-bound-to-cookie"}
 

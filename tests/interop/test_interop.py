@@ -71,6 +71,7 @@ ALL_CHECKS = (
     "tasks-input-request-keys-unique",
     "tasks-input-requests-declared-only",
     "tasks-input-stale-responses-ignored",
+    "tasks-legacy-session-ignores-extension",
 )
 
 P, F, NA, CNR = "passed", "failed", "not-applicable", "could-not-run"
@@ -148,7 +149,7 @@ EXTENSION_ONLY_NA = {"mcp_name_routing": NA, "undeclared_capability_rejected": N
                   "undeclared_capability_names_requirements": NA, "subscription_notifications": NA,
                      "created_task_durable": NA, "subscription_no_progress_or_message": NA,
                      "task_id_entropy": NA, "input_request_keys_unique": NA, "input_requests_declared_only": NA,
-                     "input_stale_responses_ignored": NA}
+                     "input_stale_responses_ignored": NA, "legacy_session_ignores_extension": NA}
 
 FASTMCP_ELICIT = {"confirm": {"action": "accept", "content": {"confirm": True}}}
 SDK_ELICIT = {"confirm": {"action": "accept", "content": {"confirm": True}}}

@@ -257,8 +257,18 @@ class StaleInput(ProbeRecord):
     update: Reply | None = None
 
 
+@dataclass
+class LegacyDeclaresExtension(ProbeRecord):
+    """On a second connection: a 2025-11-25 initialize whose capabilities list the tasks
+    extension, then the probe tool called the 2025-11-25 way, without params.task."""
+
+    probe: ClassVar[str] = "legacy-declares-extension"
+    initialize: Reply | None = None
+    call: Reply | None = None
+
+
 RECORD_TYPES: dict[str, type[ProbeRecord]] = {
     r.probe: r for r in (DeclaredCall, UndeclaredCall, Poll, InvalidId, NameRouting, Cancel, Listen, UndeclaredTasks,
                          RemovedMethods, TerminalRereads, BentEnvelope, Durability, TaskIds,
-                         UndeclaredInput, StaleInput)
+                         UndeclaredInput, StaleInput, LegacyDeclaresExtension)
 }

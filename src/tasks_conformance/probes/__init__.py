@@ -71,6 +71,7 @@ def load_probes() -> dict[str, ProbeSpec]:
     from tasks_conformance.probes import (  # noqa: F401
         calls,
         cancel,
+        dual_era,
         durability,
         envelope,
         input_depth,

@@ -18,6 +18,10 @@ if TYPE_CHECKING:
     from tasks_conformance.transports.http import HttpTransport
 
 
+# Request ids of the second connection, apart from the main one's (see Peer).
+FIRST_ID = 1_000_001
+
+
 def _stateless(dialect: WireDialect) -> bool:
     return dialect.per_request_declaration
 
@@ -27,7 +31,8 @@ async def _read_on_fresh_connection(ctx: ProbeContext, session: ModernSession, t
     fresh = transport.fresh()
     await fresh.start()
     try:
-        async with Peer(fresh, timeout_s=ctx.config.timeout_s, handlers=make_handlers(ctx.config)) as peer:
+        async with Peer(fresh, timeout_s=ctx.config.timeout_s, handlers=make_handlers(ctx.config),
+                        first_id=FIRST_ID) as peer:
             other = ModernSession(fresh, peer, version=session.version, capabilities=session.capabilities)
             reply = await other.request("tasks/get", {"taskId": task_id}, purpose="durability: fresh connection")
             # Declaration hygiene reads what every request meant to declare, this one included.
