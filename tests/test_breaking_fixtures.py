@@ -72,6 +72,8 @@ CASES: list[tuple[str, str, dict[str, Any], str]] = [
     ("stale-input-rejected", "tasks-input-stale-responses-ignored", EXT_INPUT, "stdio"),
     ("extension-on-legacy-session", "tasks-legacy-session-ignores-extension", EXT, "stdio"),
     ("extension-on-legacy-session", "tasks-legacy-session-ignores-extension", EXT, "http"),
+    ("tasks-not-bound-to-caller", "tasks-task-bound-to-principal",
+     {**EXT, "access_token": "fixture-main-token", "other_access_token": "fixture-other-token"}, "http"),
     ("hostile:noise", "tasks-wire-framing", {"tool_name": "work"}, "stdio"),
     ("hostile:double", "tasks-wire-framing", {"tool_name": "work"}, "stdio"),
     ("hostile:unknown-ids", "tasks-wire-framing", {"tool_name": "work"}, "http"),

@@ -1353,7 +1353,7 @@ STDIO_CHECKS: dict[str, Callable[[StdioPeer], None]] = {
     "stale-input-rejected": check_stale_input_rejected,
     "extension-on-legacy-session": check_extension_on_legacy_session,
 }
-HTTP_ONLY = {"ignore-mcp-name", "ignore-mcp-method", "task-bound-to-cookie"}
+HTTP_ONLY = {"ignore-mcp-name", "ignore-mcp-method", "task-bound-to-cookie", "tasks-not-bound-to-caller"}
 
 
 def test_every_variant_has_a_check() -> None:
@@ -1411,3 +1411,30 @@ def test_broken_task_bound_to_cookie() -> None:
                                                                    "params": params}),
                                   headers=server.headers_for("tasks/get", params))
         assert response.json()["error"]["code"] == -32602
+
+
+def test_broken_tasks_not_bound_to_caller() -> None:
+    main, other = "fixture-main-token", "fixture-other-token"  # the fixture's own tokens
+    with http_server(broken="tasks-not-bound-to-caller") as server:
+        assert server.call("server/discover", {"_meta": meta()}).status_code == 401  # tokens are checked
+        params: JSON = {"name": "slow_compute", "_meta": meta()}
+        created = server.call("tools/call", params, headers={**server.headers_for("tools/call", params),
+                                                             "Authorization": f"Bearer {main}"})
+        tid = created.json()["result"]["taskId"]
+        get: JSON = {"taskId": tid, "_meta": meta()}
+        read = server.call("tasks/get", get, headers={**server.headers_for("tasks/get", get),
+                                                      "Authorization": f"Bearer {other}"})
+        assert read.json()["result"]["taskId"] == tid  # another token reads the task
+
+
+def test_reference_in_token_mode_keeps_tasks_to_their_creator() -> None:
+    with http_server("--bearer-token", "t-one", "--bearer-token", "t-two") as server:
+        params: JSON = {"name": "slow_compute", "_meta": meta()}
+        created = server.call("tools/call", params, headers={**server.headers_for("tools/call", params),
+                                                             "Authorization": "Bearer t-one"})
+        tid = created.json()["result"]["taskId"]
+        get: JSON = {"taskId": tid, "_meta": meta()}
+        for token, ok in (("t-one", True), ("t-two", False)):
+            read = server.call("tasks/get", get, headers={**server.headers_for("tasks/get", get),
+                                                          "Authorization": f"Bearer {token}"}).json()
+            assert ("result" in read) is ok and (ok or read["error"]["code"] == -32602), (token, read)

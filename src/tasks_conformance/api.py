@@ -42,7 +42,7 @@ T = TypeVar("T")
 # a mapping for them and passes it on as JSON text, so they are parsed and checked in one place.
 _JSON_SETTINGS = ("client_capabilities", "tool_args", "input_responses", "elicitation_response", "sampling_response")
 _PATH_SETTINGS = ("unix", "cwd", "wire_log")
-_REPEATABLE = ("args", "command_args", "env", "headers", "check_ids", "categories", "reporters")
+_REPEATABLE = ("args", "command_args", "env", "headers", "check_ids", "categories", "reporters", "other_headers")
 
 
 class ConfigError(ValueError):
@@ -130,7 +130,7 @@ def _options(settings: Mapping[str, Any]) -> RunOptions:
             value = json.dumps(value)
         elif name == "env" and isinstance(value, Mapping):
             value = tuple(f"{k}={v}" for k, v in value.items())
-        elif name == "headers" and isinstance(value, Mapping):
+        elif name in ("headers", "other_headers") and isinstance(value, Mapping):
             value = tuple(f"{k}: {v}" for k, v in value.items())
         elif name in _PATH_SETTINGS and value is not None:
             value = os.fspath(value)
@@ -197,6 +197,8 @@ async def run_async(
     verbose: bool = False,
     wire_log: str | os.PathLike[str] | None = None,
     debug: bool = False,
+    other_access_token: str | None = None,
+    other_headers: Sequence[str] | Mapping[str, str] = (),
     progress: Progress | None = None,
 ) -> RunReport:
     """Run the conformance checks against one server and return the `RunReport`.

@@ -254,6 +254,8 @@ def main_command(
     wire_log: WireLog = None,
     junit_suite_name: JunitSuiteName = None,
     debug: Debug = False,
+    other_access_token: Annotated[str | None, typer.Option("--other-access-token", metavar="TOKEN|@FILE|-", help="A second principal's bearer token: the task created with the main credentials must be hidden from it (HTTP; redacted like --access-token)", rich_help_panel=CONN)] = None,
+    other_headers: Annotated[list[str] | None, typer.Option("--other-header", metavar="'NAME: VALUE'", help="A header the second principal sends instead of the main credentials (repeatable; HTTP; every value redacted)", rich_help_panel=CONN)] = None,
     version: Annotated[bool, typer.Option("--version", callback=_version, is_eager=True, help="Print the version")] = False,
     list_checks: Annotated[bool, typer.Option("--list-checks", callback=_list_checks_seen, is_eager=True, help="List the checks and exit (as JSON with --format json)")] = False,
 ) -> None:
@@ -271,6 +273,7 @@ def main_command(
         elicitation_response=elicitation_response, sampling_response=sampling_response, timeout_ms=timeout_ms,
         poll_timeout_ms=poll_timeout_ms, max_message_bytes=max_message_bytes, format=format,
         reporters=_many(reporters), quiet=quiet, verbose=verbose, wire_log=wire_log, debug=debug,
+        other_access_token=other_access_token, other_headers=_many(other_headers),
     ), _many(shown_env), junit_suite_name)
 
 

@@ -102,6 +102,10 @@ class RunConfig:
     wire_log: str | None = None
     debug: bool = False
     junit_suite_name: str | None = None  # --junit-suite-name; None: named after the target and era
+    # A second principal (--other-access-token, --other-header): the headers it sends instead of
+    # the main credentials, to try the main principal's task with (HTTP only).
+    other_headers: dict[str, str] = field(default_factory=dict)
+    other_access_token: str | None = None
 
     @property
     def timeout_s(self) -> float:
@@ -131,6 +135,10 @@ class RunConfig:
                     for crumb in v.split(";"):
                         out.append(crumb.strip())
                         out.append(crumb.partition("=")[2].strip())
+        if self.other_access_token:
+            out.append(self.other_access_token)
+        for v in self.other_headers.values():  # every --other-header value is a credential
+            out += [v, *v.split(None, 1)[1:]]
         for k, v in self.env.items():
             # Every -e value is hidden unless --show-env names it (never a secret-looking name's),
             # and a password written into a URL-shaped value is hidden even then.
@@ -204,6 +212,8 @@ class RunOptions:
     verbose: bool = False
     wire_log: str | None = None
     debug: bool = False
+    other_access_token: str | None = None
+    other_headers: tuple[str, ...] = ()
 
 
 @dataclass(frozen=True)
@@ -260,6 +270,7 @@ def build_run_config(options: RunOptions, catalog: Catalog = Catalog()) -> RunCo
         verbose=options.verbose,
         wire_log=options.wire_log,
         debug=options.debug,
+        **_other_credentials(options, kind, token),
     )
 
 
@@ -335,6 +346,24 @@ def _headers(o: RunOptions) -> tuple[dict[str, str], str | None]:
     if token:
         headers["Authorization"] = f"Bearer {token}"
     return headers, token
+
+
+def _other_credentials(o: RunOptions, kind: TransportKind, main_token: str | None) -> dict[str, Any]:
+    """--other-access-token and --other-header: the second principal's headers (HTTP only)."""
+    if not (o.other_access_token or o.other_headers):
+        return {}
+    if kind != "http":
+        raise UsageError("--other-access-token and --other-header apply to --url only")
+    if o.other_access_token == "-" and "-" in (o.access_token, o.oauth_access_token,
+                                               *(v for _, v in _json_flags(o))):
+        raise UsageError("only one flag may read standard input (-), not --other-access-token and another")
+    headers = dict(parse_header(h, flag="--other-header") for h in o.other_headers)
+    token = read_token("--other-access-token", o.other_access_token) if o.other_access_token else None
+    if token:
+        if token == main_token:
+            raise UsageError("--other-access-token must differ from the main access token")
+        headers["Authorization"] = f"Bearer {token}"
+    return {"other_headers": headers, "other_access_token": token}
 
 
 def _check_versions(o: RunOptions) -> None:

@@ -72,6 +72,7 @@ ALL_CHECKS = (
     "tasks-input-requests-declared-only",
     "tasks-input-stale-responses-ignored",
     "tasks-legacy-session-ignores-extension",
+    "tasks-task-bound-to-principal",
 )
 
 P, F, NA, CNR = "passed", "failed", "not-applicable", "could-not-run"
@@ -142,6 +143,8 @@ def _only(**verdicts: str | Mapping[str, str]) -> dict[str, str | Mapping[str, s
 
 
 STDIO_NA_HTTP_PASS = {"stdio": NA, "http": P}
+#: No interop server checks credentials, so no run passes --other-access-token: not applicable.
+NO_SECOND_PRINCIPAL = {"task_bound_to_principal": NA}
 #: Checks of the extension wire only: not applicable on legacy.
 EXTENSION_ONLY_NA = {"mcp_name_routing": NA, "undeclared_capability_rejected": NA, "removed_methods_not_found": NA,
                      "base_result_type_present": NA, "base_unsupported_version": NA,
@@ -167,7 +170,7 @@ SCENARIOS: tuple[Scenario, ...] = (
             mcp_name_routing=STDIO_NA_HTTP_PASS,
             # slow_compute never asks for input.
             input_required_update_completes=NA, input_request_keys_unique=NA, input_requests_declared_only=NA,
-            input_stale_responses_ignored=NA,
+            input_stale_responses_ignored=NA, **NO_SECOND_PRINCIPAL,
             # §1 "Other observations": subscriptions/listen is -32601 (task notifications are optional).
             subscription_notifications=NA,
             # §1 "Durability": the immediate tasks/get and one from a brand-new HTTP connection find the task.
@@ -224,7 +227,7 @@ SCENARIOS: tuple[Scenario, ...] = (
         # Optional tool without params.task: automatic polling returns a plain CallToolResult
         # (S-LEG-MUST-03 passes). tasks/result carries related-task _meta; unknown ids -32602;
         # tasks/cancel returns the task already cancelled.
-        expected=_all(input_required_update_completes=NA, **EXTENSION_ONLY_NA),
+        expected=_all(input_required_update_completes=NA, **EXTENSION_ONLY_NA, **NO_SECOND_PRINCIPAL),
     ),
     Scenario(
         id="sdk-tasks/required", server="sdk-tasks",
@@ -281,7 +284,7 @@ SCENARIOS: tuple[Scenario, ...] = (
             undeclared_creation_refused=F,
             # §3 "Input flow": elicitation with related-task _meta on tasks/result, then
             # working → completed.
-            **EXTENSION_ONLY_NA,
+            **EXTENSION_ONLY_NA, **NO_SECOND_PRINCIPAL,
         ),
     ),
     # --- mcp-plain: mcp 2.3.0 MCPServer, no tasks (EXPECTED.md §4) --------------------------

@@ -1,4 +1,5 @@
-"""Security: task ids a third party cannot guess (judged by a heuristic over a few ids, policy P-27)."""
+"""Security: task ids a third party cannot guess (judged by a heuristic over a few ids, policy P-27),
+and tasks that only their creator's credentials reach."""
 
 from __future__ import annotations
 
@@ -6,11 +7,17 @@ import itertools
 import math
 import re
 import string
+from collections.abc import Callable
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
-from tasks_conformance.checks.registry import Verdict, check, could_not_run, failed, passed
-from tasks_conformance.evidence import DeclaredCall, Evidence, TaskIds
+from tasks_conformance.checks.registry import Verdict, check, could_not_run, failed, not_applicable, passed
+from tasks_conformance.evidence import DeclaredCall, Evidence, OtherPrincipal, TaskIds
 from tasks_conformance.wires import Wire
+
+if TYPE_CHECKING:
+    # Annotations only: listing the checks must not import the JSON-RPC layer.
+    from tasks_conformance.rpc.peer import Reply
 
 # Below this many estimated bits in the part of the ids that varies, an id may be guessed (P-27).
 MIN_BITS = 64
@@ -122,3 +129,65 @@ def task_id_entropy(ev: Evidence) -> Verdict:
                         f"({_shown(ids)}); such ids may be guessed (S-EXT-MUST-22, policy P-27)")
     return passed(f"{len(ids)} task ids, none sequential; about {reading.bits:.0f} bits vary between them",
                   evidence=seqs, warnings=warnings)
+
+
+TASK_BOUND_TO_PRINCIPAL = check(
+    id="tasks-task-bound-to-principal",
+    category="lifecycle",
+    title="Another principal can neither read, update nor cancel the task",
+    description=(
+        "With --other-access-token (or --other-header), the probe task is asked for with the second principal's "
+        "credentials instead of the main ones, on an HTTP connection of its own (on 2025-11-25 in a session of its "
+        "own): tasks/get, tasks/update (extension) and tasks/cancel must all be refused (an error, or HTTP 403). "
+        "Not applicable without a second principal, and over stdio, TCP and Unix sockets."
+    ),
+    probes=(DeclaredCall, OtherPrincipal),
+    transports=("http",),
+    needs="task",
+)
+
+
+def _refused_outright(reply: Reply) -> bool:
+    """HTTP 401: the credentials were not accepted at all, which says nothing about the task."""
+    return reply.status == 401
+
+
+def _bound_to_principal(rule: str) -> Callable[[Evidence], Verdict]:
+    """The judge of one wire, citing that wire's rule (the same judgement on both)."""
+
+    def judge(ev: Evidence) -> Verdict:
+        return task_bound_to_principal(ev, rule)
+
+    return judge
+
+
+def task_bound_to_principal(ev: Evidence, rule: str) -> Verdict:
+    rec = ev.get(OtherPrincipal)
+    if not rec.ran:
+        if rec.not_run and rec.not_run.startswith("no second principal"):
+            return not_applicable(f"{rec.not_run}; pass the credentials of another principal to test task "
+                                  "authorization")
+        return could_not_run(rec.not_run or rec.harness_problem or "the second principal's requests were not sent")
+    replies = [r for r in (rec.initialize, *rec.replies.values()) if r is not None]
+    seqs = [s for r in replies for s in r.seqs()]
+    if any(_refused_outright(r) for r in replies):
+        return could_not_run("the server refused the second principal's credentials outright (HTTP 401), so it "
+                             "could not be seen whether tasks are bound to who created them; give the credentials "
+                             "of another valid principal", evidence=seqs)
+    if rec.initialize is not None and not rec.initialize.ok:
+        return could_not_run(f"the second principal's initialize got {rec.initialize.describe()}", evidence=seqs)
+    leaks = [f"{method} got a result" for method, r in rec.replies.items() if r.ok]
+    unsure = [f"{method}: {r.describe()}" for method, r in rec.replies.items()
+              if not r.answered and r.status not in (401, 403, 404)]
+    if leaks:
+        return failed(f"with another principal's credentials, {', '.join(leaks)} for the task the main credentials "
+                      f"created: each task-related request must be checked against who may see the task ({rule})",
+                      evidence=seqs, details={"expected": "refused (an error, or HTTP 403)", "actual": leaks})
+    if unsure:
+        return could_not_run("the second principal's requests got no answer: " + "; ".join(unsure), evidence=seqs)
+    how = ", ".join(f"{m} {r.describe() if r.answered else f'HTTP {r.status}'}" for m, r in rec.replies.items())
+    return passed(f"the second principal was refused the task: {how}", evidence=seqs)
+
+
+TASK_BOUND_TO_PRINCIPAL.judge(Wire.EXTENSION, requires=("S-EXT-MUST-23",))(_bound_to_principal("S-EXT-MUST-23"))
+TASK_BOUND_TO_PRINCIPAL.judge(Wire.LEGACY, requires=("S-LEG-MUST-21",))(_bound_to_principal("S-LEG-MUST-21"))

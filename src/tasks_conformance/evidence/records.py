@@ -267,8 +267,19 @@ class LegacyDeclaresExtension(ProbeRecord):
     call: Reply | None = None
 
 
+@dataclass
+class OtherPrincipal(ProbeRecord):
+    """The probe task asked for with a second principal's credentials (--other-access-token,
+    --other-header), on an HTTP connection of its own (sent last)."""
+
+    probe: ClassVar[str] = "other-principal"
+    task_id: str | None = None
+    initialize: Reply | None = None  # legacy: the second principal's own session
+    replies: dict[str, Reply] = field(default_factory=dict)  # by method, in the order sent
+
+
 RECORD_TYPES: dict[str, type[ProbeRecord]] = {
     r.probe: r for r in (DeclaredCall, UndeclaredCall, Poll, InvalidId, NameRouting, Cancel, Listen, UndeclaredTasks,
                          RemovedMethods, TerminalRereads, BentEnvelope, Durability, TaskIds,
-                         UndeclaredInput, StaleInput, LegacyDeclaresExtension)
+                         UndeclaredInput, StaleInput, LegacyDeclaresExtension, OtherPrincipal)
 }

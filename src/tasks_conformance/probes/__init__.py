@@ -76,6 +76,7 @@ def load_probes() -> dict[str, ProbeSpec]:
         envelope,
         input_depth,
         listen,
+        other_principal,
         poll,
         removed,
         rereads,

@@ -320,6 +320,12 @@ class ServerCore:
             return text_result(f"{spec.name}: pretended to delete something after {duration} ms")
         return text_result(f"{spec.name}: finished after {duration} ms")
 
+    def principal(self, ctx: RequestContext) -> str | None:
+        """Who is asking: the bearer credential when the server checks tokens (HTTP), else nobody."""
+        if not self.config.bearer_tokens or ctx.headers is None:
+            return None
+        return ctx.headers.get("authorization")
+
     def mint_task_id(self) -> str:
         """A new task id: 144 random bits, URL-safe, so nobody can guess another client's task."""
         return secrets.token_urlsafe(18)
@@ -350,6 +356,7 @@ class ServerCore:
             client_caps=ctx.client_caps,
             task_id=self.mint_task_id(),
         )
+        record.principal = self.principal(ctx)
         record.given_answers.update(given_answers or {})
         self.tasks.add(record)
         record.runner = asyncio.create_task(self._run_task(record, spec, arguments))

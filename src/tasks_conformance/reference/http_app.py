@@ -89,6 +89,10 @@ class HttpApp:
         if origin is not None and not _ORIGIN_OK.match(origin.strip()):
             await send_json(send, 403, error_response(None, RpcError(INVALID_REQUEST, "Forbidden: invalid Origin")))
             return
+        if not self._authorized(headers):
+            await send_json(send, 401, error_response(None, RpcError(INVALID_REQUEST, "Unauthorized")),
+                            [(b"www-authenticate", b'Bearer realm="reference"')])
+            return
         method = scope.get("method", "GET")
         if method == "POST":
             await self._post(headers, receive, send)
@@ -105,6 +109,13 @@ class HttpApp:
             elif message["type"] == "lifespan.shutdown":
                 await send({"type": "lifespan.shutdown.complete"})
                 return
+
+    def _authorized(self, headers: dict[str, str]) -> bool:
+        tokens = self.server.config.bearer_tokens
+        if not tokens:
+            return True
+        scheme, _, token = headers.get("authorization", "").partition(" ")
+        return scheme.lower() == "bearer" and token.strip() in tokens
 
     # ------------------------------------------------------------------ sessions
     def _session_for(self, session_id: str | None) -> LegacySession | None:

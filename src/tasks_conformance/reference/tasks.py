@@ -45,6 +45,7 @@ class TaskRecord:
         self.task_id = task_id or secrets.token_urlsafe(18)
         self.era: TaskEra = era
         self.owner = owner  # legacy: the session that created it
+        self.principal: str | None = None  # the credential that created it (when the server checks any)
         self.client_caps: JSON = client_caps or {}
         self.status = "working"
         self.status_message: str | None = None

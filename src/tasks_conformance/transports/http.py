@@ -89,6 +89,14 @@ class HttpTransport(Transport):
     def uses_headers(self) -> bool:
         return True
 
+    def with_headers(self, headers: Mapping[str, str]) -> HttpTransport:
+        """Another transport to the same endpoint that sends these headers instead of the
+        declared ones (a second principal's credentials), sharing no connection or cookie."""
+        return HttpTransport(
+            self.wire, url=self.url, headers=headers, max_message_bytes=self.max_message_bytes,
+            connect_timeout_s=self._connect_timeout_s, http_transport=self._http_transport,
+        )
+
     def fresh(self) -> HttpTransport:
         """Another transport to the same endpoint that shares nothing with this one but the
         declared headers (credentials, --header): its own connection pool and no cookie jar
