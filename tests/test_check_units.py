@@ -83,7 +83,7 @@ def verdict(check_id: str, ev: Evidence) -> Verdict:
 
 
 def test_every_check_cites_known_requirements_and_the_registry_validates() -> None:
-    assert len(CHECKS) == 29
+    assert len(CHECKS) == 33
     known = set(load())
     for spec in CHECKS.values():
         for ids in spec.requirements.values():
@@ -91,7 +91,8 @@ def test_every_check_cites_known_requirements_and_the_registry_validates() -> No
     assert validate(CHECKS, {"declared-call", "poll", "cancel", "listen", "undeclared-call", "undeclared-tasks",
                              "invalid-id", "name-routing", "removed-methods", "terminal-rereads",
                              "bent-envelope", "durability", "task-ids", "undeclared-input",
-                             "stale-input", "legacy-declares-extension", "other-principal"}, known) == []
+                             "stale-input", "legacy-declares-extension", "other-principal",
+                             "base-http", "base64-name"}, known) == []
 
 
 def test_registry_validation_names_unknown_requirements_probes_and_needs() -> None:

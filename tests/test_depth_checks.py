@@ -11,8 +11,10 @@ from test_check_units import Builder, verdict
 
 from tasks_conformance.checks.security import read_ids
 from tasks_conformance.evidence import (
+    BaseHttp,
     DeclaredCall,
     Durability,
+    HttpOutcome,
     LegacyDeclaresExtension,
     Listen,
     Poll,
@@ -345,3 +347,66 @@ def test_a_server_without_the_legacy_era_is_not_applicable() -> None:
     rec: LegacyDeclaresExtension = b.record(LegacyDeclaresExtension)
     rec.ran, rec.not_run = False, "the stdio transport cannot open a second connection"
     assert verdict("tasks-legacy-session-ignores-extension", b.ev).skip_reason == "not-applicable"
+
+
+def _modern_exchange(b: Builder, answer: dict[str, Any], rid: int) -> None:
+    envelope = {"_meta": {"io.modelcontextprotocol/protocolVersion": "2026-07-28"}}
+    b.log.record("out", "stdio", json.dumps({"jsonrpc": "2.0", "id": rid, "method": "tools/list",
+                                             "params": envelope}).encode())
+    b.log.record("in", "stdio", json.dumps({"jsonrpc": "2.0", "id": rid, **answer}).encode())
+
+
+def test_results_without_server_info_and_reserved_error_codes_only_warn() -> None:
+    info = {"io.modelcontextprotocol/serverInfo": {"name": "s", "version": "1"}}
+    b = Builder()
+    _modern_exchange(b, {"result": {"resultType": "complete", "tools": [], "_meta": info}}, 1)
+    v = verdict("tasks-base-result-type-present", b.ev)
+    assert v.status == "passed" and not v.warnings
+    _modern_exchange(b, {"result": {"resultType": "complete", "tools": []}}, 2)
+    _modern_exchange(b, {"error": {"code": -32005, "message": "server busy"}}, 3)
+    _modern_exchange(b, {"error": {"code": -32021, "message": "missing capability"}}, 4)  # defined: fine
+    v = verdict("tasks-base-result-type-present", b.ev)
+    assert v.status == "passed" and len(v.warnings) == 2
+    assert "S-CORE-SHOULD-01" in v.warnings[0] and "1 of 2" in v.warnings[0]
+    assert "S-CORE-SHOULD-03" in v.warnings[1] and "1 errors" in v.warnings[1]
+
+
+def test_the_http_endpoint_checks_are_not_applicable_off_http() -> None:
+    b = Builder()
+    for check_id in ("tasks-base-unknown-method-not-found", "tasks-base-notification-accepted",
+                     "tasks-base-foreign-origin-forbidden", "tasks-base-mcp-name-base64"):
+        assert verdict(check_id, b.ev).skip_reason == "not-applicable", check_id
+
+
+def _endpoint(b: Builder, **outcomes: Any) -> BaseHttp:
+    rec: BaseHttp = b.record(BaseHttp)
+    for name, value in outcomes.items():
+        setattr(rec, name, value)
+    return rec
+
+
+def test_unknown_method_needs_404_and_get_delete_other_than_405_warn() -> None:
+    b = Builder()
+    reply = b.exchange("x/y", {}, {"error": {"code": -32601, "message": "nope"}})
+    reply.http = HttpMeta("POST", "http://h/mcp", 404)
+    out = b.log.record("out", "http", b"")
+    _endpoint(b, unknown_method=reply, get=HttpOutcome(out.seq, 405), delete=HttpOutcome(out.seq, 200))
+    v = verdict("tasks-base-unknown-method-not-found", replace(b.ev, transport="http"))
+    assert v.status == "passed" and len(v.warnings) == 1 and "DELETE" in v.warnings[0]
+    reply.http = HttpMeta("POST", "http://h/mcp", 200)
+    v = verdict("tasks-base-unknown-method-not-found", replace(b.ev, transport="http"))
+    assert v.status == "failed" and "HTTP 200, not 404" in v.message
+
+
+def test_a_notification_needs_202_without_a_body() -> None:
+    b = Builder()
+    out = b.log.record("out", "http", b"{}")
+    _endpoint(b, notification=HttpOutcome(out.seq, 202))
+    assert verdict("tasks-base-notification-accepted", replace(b.ev, transport="http")).status == "passed"
+    _endpoint(b, notification=HttpOutcome(out.seq, 200))
+    assert verdict("tasks-base-notification-accepted", replace(b.ev, transport="http")).status == "failed"
+    _endpoint(b, notification=HttpOutcome(out.seq, 202, body=True))
+    assert verdict("tasks-base-notification-accepted", replace(b.ev, transport="http")).status == "failed"
+    _endpoint(b, notification=HttpOutcome(out.seq, 400))
+    v = verdict("tasks-base-notification-accepted", replace(b.ev, transport="http"))
+    assert v.skip_reason == "could-not-run"

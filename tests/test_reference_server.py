@@ -1353,7 +1353,8 @@ STDIO_CHECKS: dict[str, Callable[[StdioPeer], None]] = {
     "stale-input-rejected": check_stale_input_rejected,
     "extension-on-legacy-session": check_extension_on_legacy_session,
 }
-HTTP_ONLY = {"ignore-mcp-name", "ignore-mcp-method", "task-bound-to-cookie", "tasks-not-bound-to-caller"}
+HTTP_ONLY = {"ignore-mcp-name", "ignore-mcp-method", "task-bound-to-cookie", "tasks-not-bound-to-caller",
+             "unknown-method-http-200", "notification-200", "origin-not-checked", "mcp-name-base64-not-decoded"}
 
 
 def test_every_variant_has_a_check() -> None:
@@ -1438,3 +1439,24 @@ def test_reference_in_token_mode_keeps_tasks_to_their_creator() -> None:
             read = server.call("tasks/get", get, headers={**server.headers_for("tasks/get", get),
                                                           "Authorization": f"Bearer {token}"}).json()
             assert ("result" in read) is ok and (ok or read["error"]["code"] == -32602), (token, read)
+
+
+def test_broken_http_endpoint_variants() -> None:
+    with http_server(broken="unknown-method-http-200") as server:
+        response = server.call("no/such-method", {"_meta": meta()})
+        assert response.status_code == 200 and response.json()["error"]["code"] == -32601
+        assert server.call("tasks/list", {"_meta": meta()}).status_code == 404  # removed methods keep their 404
+    with http_server(broken="notification-200") as server:
+        note = server.post({"jsonrpc": "2.0", "method": "notifications/cancelled", "params": {"requestId": "x"}})
+        assert note.status_code == 200
+    with http_server(broken="origin-not-checked") as server:
+        params: JSON = {"_meta": meta()}
+        response = server.call("tools/list", params, headers={**server.headers_for("tools/list", params),
+                                                            "Origin": "http://tasks-conformance.invalid"})
+        assert response.status_code == 200
+    with http_server(broken="mcp-name-base64-not-decoded") as server:
+        tid = server.result("tools/call", {"name": "slow_compute", "_meta": meta()})["taskId"]
+        get: JSON = {"taskId": tid, "_meta": meta()}
+        wrapped = "=?base64?" + base64.b64encode(tid.encode()).decode() + "?="
+        response = server.call("tasks/get", get, headers={**server.headers_for("tasks/get", get), "Mcp-Name": wrapped})
+        assert response.json()["error"]["code"] == -32020

@@ -73,6 +73,10 @@ ALL_CHECKS = (
     "tasks-input-stale-responses-ignored",
     "tasks-legacy-session-ignores-extension",
     "tasks-task-bound-to-principal",
+    "tasks-base-unknown-method-not-found",
+    "tasks-base-notification-accepted",
+    "tasks-base-foreign-origin-forbidden",
+    "tasks-base-mcp-name-base64",
 )
 
 P, F, NA, CNR = "passed", "failed", "not-applicable", "could-not-run"
@@ -152,7 +156,9 @@ EXTENSION_ONLY_NA = {"mcp_name_routing": NA, "undeclared_capability_rejected": N
                   "undeclared_capability_names_requirements": NA, "subscription_notifications": NA,
                      "created_task_durable": NA, "subscription_no_progress_or_message": NA,
                      "task_id_entropy": NA, "input_request_keys_unique": NA, "input_requests_declared_only": NA,
-                     "input_stale_responses_ignored": NA, "legacy_session_ignores_extension": NA}
+                     "input_stale_responses_ignored": NA, "legacy_session_ignores_extension": NA,
+                     "base_unknown_method_not_found": NA, "base_notification_accepted": NA,
+                     "base_foreign_origin_forbidden": NA, "base_mcp_name_base64": NA}
 
 FASTMCP_ELICIT = {"confirm": {"action": "accept", "content": {"confirm": True}}}
 SDK_ELICIT = {"confirm": {"action": "accept", "content": {"confirm": True}}}
@@ -171,6 +177,11 @@ SCENARIOS: tuple[Scenario, ...] = (
             # slow_compute never asks for input.
             input_required_update_completes=NA, input_request_keys_unique=NA, input_requests_declared_only=NA,
             input_stale_responses_ignored=NA, **NO_SECOND_PRINCIPAL,
+            # "Checks added in December 2026": over HTTP unknown methods get 404 -32601, a notification
+            # 202 with no body, a base64-wrapped Mcp-Name is decoded; but a foreign Origin is served
+            # (§1 "Other observations": http_host_origin_protection is off by default): S-CORE-MUST-14.
+            base_unknown_method_not_found=STDIO_NA_HTTP_PASS, base_notification_accepted=STDIO_NA_HTTP_PASS,
+            base_foreign_origin_forbidden={"stdio": NA, "http": F}, base_mcp_name_base64=STDIO_NA_HTTP_PASS,
             # §1 "Other observations": subscriptions/listen is -32601 (task notifications are optional).
             subscription_notifications=NA,
             # §1 "Durability": the immediate tasks/get and one from a brand-new HTTP connection find the task.

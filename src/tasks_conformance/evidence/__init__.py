@@ -8,10 +8,13 @@ from typing import TYPE_CHECKING, Any, TypeVar
 from tasks_conformance.evidence.discovery import Discovery
 from tasks_conformance.evidence.records import (
     RECORD_TYPES,
+    Base64Name,
+    BaseHttp,
     BentEnvelope,
     Cancel,
     DeclaredCall,
     Durability,
+    HttpOutcome,
     Intent,
     InvalidId,
     LegacyDeclaresExtension,
@@ -116,12 +119,15 @@ class Evidence:
 
 __all__ = [
     "RECORD_TYPES",
+    "Base64Name",
+    "BaseHttp",
     "BentEnvelope",
     "Cancel",
     "DeclaredCall",
     "Discovery",
     "Durability",
     "Evidence",
+    "HttpOutcome",
     "Intent",
     "InvalidId",
     "LegacyDeclaresExtension",

@@ -278,8 +278,44 @@ class OtherPrincipal(ProbeRecord):
     replies: dict[str, Reply] = field(default_factory=dict)  # by method, in the order sent
 
 
+@dataclass(frozen=True)
+class HttpOutcome:
+    """One HTTP exchange sent outside JSON-RPC (a notification, a GET, a DELETE)."""
+
+    request_seq: int
+    status: int | None
+    messages: tuple[int, ...] = ()  # JSON-RPC messages in the response body
+    body: bool = False  # the response had a body at all
+    session_id: str | None = None  # an Mcp-Session-Id response header
+    problem: str | None = None
+
+
+@dataclass
+class BaseHttp(ProbeRecord):
+    """The 2026-07-28 HTTP endpoint, beyond served requests: a method nobody implements, a request
+    from a foreign Origin, a notification, and GET and DELETE on the endpoint."""
+
+    probe: ClassVar[str] = "base-http"
+    unknown_method: Reply | None = None
+    foreign_origin: Reply | None = None
+    notification: HttpOutcome | None = None
+    get: HttpOutcome | None = None
+    delete: HttpOutcome | None = None
+
+
+@dataclass
+class Base64Name(ProbeRecord):
+    """tasks/get whose Mcp-Name carries the task id base64-wrapped (=?base64?…?=), over HTTP."""
+
+    probe: ClassVar[str] = "base64-name"
+    task_id: str | None = None
+    sent_name: str | None = None
+    reply: Reply | None = None
+
+
 RECORD_TYPES: dict[str, type[ProbeRecord]] = {
     r.probe: r for r in (DeclaredCall, UndeclaredCall, Poll, InvalidId, NameRouting, Cancel, Listen, UndeclaredTasks,
                          RemovedMethods, TerminalRereads, BentEnvelope, Durability, TaskIds,
-                         UndeclaredInput, StaleInput, LegacyDeclaresExtension, OtherPrincipal)
+                         UndeclaredInput, StaleInput, LegacyDeclaresExtension, OtherPrincipal, BaseHttp,
+                         Base64Name)
 }

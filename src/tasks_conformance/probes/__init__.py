@@ -69,6 +69,7 @@ def probe(
 def load_probes() -> dict[str, ProbeSpec]:
     """Every probe, registered (the modules register on import)."""
     from tasks_conformance.probes import (  # noqa: F401
+        base_http,
         calls,
         cancel,
         dual_era,

@@ -320,6 +320,14 @@ class ServerCore:
             return text_result(f"{spec.name}: pretended to delete something after {duration} ms")
         return text_result(f"{spec.name}: finished after {duration} ms")
 
+    def origin_allowed(self, origin: str, local: object) -> bool:
+        """Whether a request with this Origin is served (``local``: it names this machine); others get 403."""
+        return bool(local)
+
+    def notification_http_status(self) -> int:
+        """The status of an accepted notification POST: 202, with no body."""
+        return 202
+
     def principal(self, ctx: RequestContext) -> str | None:
         """Who is asking: the bearer credential when the server checks tokens (HTTP), else nobody."""
         if not self.config.bearer_tokens or ctx.headers is None:

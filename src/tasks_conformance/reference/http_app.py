@@ -86,7 +86,7 @@ class HttpApp:
             await plain(send, 404, b"Not Found")
             return
         origin = headers.get("origin")
-        if origin is not None and not _ORIGIN_OK.match(origin.strip()):
+        if origin is not None and not self.server.origin_allowed(origin.strip(), _ORIGIN_OK.match(origin.strip())):
             await send_json(send, 403, error_response(None, RpcError(INVALID_REQUEST, "Forbidden: invalid Origin")))
             return
         if not self._authorized(headers):
@@ -204,7 +204,7 @@ class HttpApp:
             params = {}
         if "id" not in message:  # a notification: it keeps its session alive, nothing more
             self._session_for(session_id)
-            await empty(send, 202)
+            await empty(send, server.notification_http_status())
             return
         assert isinstance(request_id, (str, int))
         if not isinstance(params, dict):
