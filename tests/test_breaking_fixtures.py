@@ -78,6 +78,7 @@ CASES: list[tuple[str, str, dict[str, Any], str]] = [
     ("notification-200", "tasks-base-notification-accepted", EXT, "http"),
     ("origin-not-checked", "tasks-base-foreign-origin-forbidden", EXT, "http"),
     ("mcp-name-base64-not-decoded", "tasks-base-mcp-name-base64", EXT, "http"),
+    ("tools-list-input-required", "tasks-base-input-required-where-allowed", EXT, "stdio"),
     ("hostile:noise", "tasks-wire-framing", {"tool_name": "work"}, "stdio"),
     ("hostile:double", "tasks-wire-framing", {"tool_name": "work"}, "stdio"),
     ("hostile:unknown-ids", "tasks-wire-framing", {"tool_name": "work"}, "http"),

@@ -410,3 +410,20 @@ def test_a_notification_needs_202_without_a_body() -> None:
     _endpoint(b, notification=HttpOutcome(out.seq, 400))
     v = verdict("tasks-base-notification-accepted", replace(b.ev, transport="http"))
     assert v.skip_reason == "could-not-run"
+
+
+def test_an_input_required_result_to_tasks_get_fails_but_one_to_tools_call_passes() -> None:
+    b = Builder()
+    _modern_exchange(b, {"result": {"resultType": "complete", "tools": []}}, 1)
+    envelope = {"_meta": {"io.modelcontextprotocol/protocolVersion": "2026-07-28"}}
+    b.log.record("out", "stdio", json.dumps({"jsonrpc": "2.0", "id": 2, "method": "tools/call",
+                                             "params": {"name": "x", **envelope}}).encode())
+    b.log.record("in", "stdio", json.dumps({"jsonrpc": "2.0", "id": 2, "result": {
+        "resultType": "input_required", "inputRequests": {}}}).encode())
+    assert verdict("tasks-base-input-required-where-allowed", b.ev).status == "passed"
+    b.log.record("out", "stdio", json.dumps({"jsonrpc": "2.0", "id": 3, "method": "tasks/get",
+                                             "params": {"taskId": "t1", **envelope}}).encode())
+    b.log.record("in", "stdio", json.dumps({"jsonrpc": "2.0", "id": 3, "result": {
+        "resultType": "input_required", "inputRequests": {}}}).encode())
+    v = verdict("tasks-base-input-required-where-allowed", b.ev)
+    assert v.status == "failed" and "tasks/get" in v.message and "S-CORE-MUST-11" in v.message

@@ -67,12 +67,12 @@ def _failed(result: RunResult) -> CheckResult:
 
 def test_extension_score_by_hand(extension_run: RunResult) -> None:
     buckets = [c.bucket for c in extension_run.checks]
-    # 33 checks: 22 passed, 1 failed, 10 not applicable (Mcp-Name routing, task authorization and the
+    # 34 checks: 23 passed, 1 failed, 10 not applicable (Mcp-Name routing, task authorization and the
     # four HTTP endpoint checks are HTTP-only, slow_compute never asks for input, which four checks
     # need); every check judged here is a MUST rule, so each weighs 2; none warned.
-    assert (buckets.count("passed"), buckets.count("failed"), buckets.count("not-applicable")) == (22, 1, 10)
+    assert (buckets.count("passed"), buckets.count("failed"), buckets.count("not-applicable")) == (23, 1, 10)
     assert not any(c.warnings for c in extension_run.checks)
-    assert extension_run.score == 95  # floor(100 * 22*2 / (23*2)) = floor(95.65)
+    assert extension_run.score == 95  # floor(100 * 23*2 / (24*2)) = floor(95.83)
     assert extension_run.profile == "tasks-conformance/standard@2026-12"
 
 

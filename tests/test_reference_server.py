@@ -1309,6 +1309,11 @@ def check_extension_on_legacy_session(peer: StdioPeer) -> None:
     assert flat["resultType"] == "task" and isinstance(flat["taskId"], str)
 
 
+def check_tools_list_input_required(peer: StdioPeer) -> None:
+    listed = peer.result("tools/list", {"_meta": meta()})
+    assert listed["resultType"] == "input_required" and listed["tools"]
+
+
 STDIO_CHECKS: dict[str, Callable[[StdioPeer], None]] = {
     "no-tasks": check_no_tasks,
     "experimental-placement": check_experimental_placement,
@@ -1352,6 +1357,7 @@ STDIO_CHECKS: dict[str, Callable[[StdioPeer], None]] = {
     "elicits-undeclared": check_elicits_undeclared,
     "stale-input-rejected": check_stale_input_rejected,
     "extension-on-legacy-session": check_extension_on_legacy_session,
+    "tools-list-input-required": check_tools_list_input_required,
 }
 HTTP_ONLY = {"ignore-mcp-name", "ignore-mcp-method", "task-bound-to-cookie", "tasks-not-bound-to-caller",
              "unknown-method-http-200", "notification-200", "origin-not-checked", "mcp-name-base64-not-decoded"}

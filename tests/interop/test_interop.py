@@ -77,6 +77,7 @@ ALL_CHECKS = (
     "tasks-base-notification-accepted",
     "tasks-base-foreign-origin-forbidden",
     "tasks-base-mcp-name-base64",
+    "tasks-base-input-required-where-allowed",
 )
 
 P, F, NA, CNR = "passed", "failed", "not-applicable", "could-not-run"
@@ -158,7 +159,8 @@ EXTENSION_ONLY_NA = {"mcp_name_routing": NA, "undeclared_capability_rejected": N
                      "task_id_entropy": NA, "input_request_keys_unique": NA, "input_requests_declared_only": NA,
                      "input_stale_responses_ignored": NA, "legacy_session_ignores_extension": NA,
                      "base_unknown_method_not_found": NA, "base_notification_accepted": NA,
-                     "base_foreign_origin_forbidden": NA, "base_mcp_name_base64": NA}
+                     "base_foreign_origin_forbidden": NA, "base_mcp_name_base64": NA,
+                     "base_input_required_where_allowed": NA}
 
 FASTMCP_ELICIT = {"confirm": {"action": "accept", "content": {"confirm": True}}}
 SDK_ELICIT = {"confirm": {"action": "accept", "content": {"confirm": True}}}

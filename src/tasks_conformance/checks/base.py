@@ -329,3 +329,52 @@ def mcp_name_base64(ev: Evidence) -> Verdict:
                       "the value must be decoded before it is compared (S-CORE-MUST-07)", evidence=reply.seqs(),
                       details={"expected": "the task", "actual": what})
     return passed("tasks/get with the task id base64-wrapped in Mcp-Name was served", evidence=reply.seqs())
+
+
+INPUT_REQUIRED_WHERE_ALLOWED = check(
+    id="tasks-base-input-required-where-allowed",
+    category="base",
+    title="Only tools/call, prompts/get and resources/read are answered with an InputRequiredResult",
+    description=(
+        'No result to any other 2026-07-28 request the run sent (tasks/get, tasks/update, tasks/cancel, tools/list, '
+        'server/discover…) says resultType "input_required": a task asks for input in its inputRequests, never by '
+        "turning the poll itself into a multi round-trip request."
+    ),
+    needs="wire",
+)
+
+# The requests a multi round-trip answer may come back to.
+MRTR_METHODS = frozenset({"tools/call", "prompts/get", "resources/read"})
+
+
+@INPUT_REQUIRED_WHERE_ALLOWED.judge(Wire.EXTENSION, requires=("S-CORE-MUST-11",))
+def input_required_where_allowed(ev: Evidence) -> Verdict:
+    version = ev.dialect.protocol_version
+    methods: dict[str, str] = {}
+    for f in ev.wire_log:
+        msg = f.json() if f.direction == "out" else None
+        if isinstance(msg, dict) and isinstance(msg.get("method"), str) and "id" in msg \
+                and get_path(msg, "params", "_meta", META_PROTOCOL_VERSION) == version:
+            methods[repr(msg["id"])] = msg["method"]
+    offending: list[tuple[int, str]] = []
+    judged = 0
+    for f in ev.wire_log:
+        msg = f.json() if f.direction == "in" else None
+        method = methods.get(repr(msg.get("id"))) if isinstance(msg, dict) else None
+        if method is None or method in MRTR_METHODS or not isinstance(msg, dict) \
+                or not isinstance(msg.get("result"), dict):
+            continue
+        judged += 1
+        if msg["result"].get("resultType") == "input_required":
+            offending.append((f.seq, method))
+    if not judged:
+        return could_not_run("no result answered a 2026-07-28 request other than tools/call")
+    if offending:
+        named = sorted({m for _, m in offending})
+        return failed(f"{len(offending)} results to {', '.join(named)} say resultType \"input_required\" (frames "
+                      f"{', '.join(str(s) for s, _ in offending[:5])}); only tools/call, prompts/get and "
+                      "resources/read may be answered with an InputRequiredResult (S-CORE-MUST-11)",
+                      evidence=[s for s, _ in offending][:20],
+                      details={"expected": "no InputRequiredResult outside tools/call, prompts/get, resources/read",
+                               "actual": named})
+    return passed(f"none of the {judged} results to other 2026-07-28 requests is an InputRequiredResult")
