@@ -104,3 +104,16 @@ def test_on_2025_11_25_the_second_principal_gets_a_session_of_its_own_and_no_tas
              protocol_version="2025-11-25", check_ids=[CHECK])
     check = next(c for c in ex.result.checks if c.id == CHECK)
     assert check.bucket == "passed" and check.requirements == ["S-LEG-MUST-21"], check.message
+
+
+def test_config_show_masks_the_second_principal(tmp_path, monkeypatch) -> None:  # type: ignore[no-untyped-def]
+    from tasks_conformance.config import RunOptions
+    from tasks_conformance.config_file import resolve, show
+
+    monkeypatch.chdir(tmp_path)  # no config file around
+    options = RunOptions(url="http://127.0.0.1:1/mcp", other_access_token=OTHER,
+                         other_headers=("X-Api-Key: other-key-secret",))
+    rows = show(resolve(options, frozenset({"url", "other_access_token", "other_headers"}), environ={}))
+    text = json.dumps(rows)
+    assert OTHER not in text and "other-key-secret" not in text
+    assert {r["key"] for r in rows} >= {"other-access-token", "other-header"}

@@ -20,7 +20,7 @@ import typer
 from typer.core import TyperArgument, TyperCommand, TyperGroup
 
 from tasks_conformance import __version__
-from tasks_conformance.config import Catalog, RunConfig, RunOptions, build_run_config, show_env
+from tasks_conformance.config import Catalog, RunConfig, RunOptions, build_run_config
 from tasks_conformance.errors import UsageError
 from tasks_conformance.report_output import (
     ReportTargets,
@@ -138,14 +138,19 @@ def _run(config: RunConfig) -> int:
     """Run a configured conformance check; returns the exit code."""
     import anyio
 
+    from tasks_conformance.progress import RunProgress
     from tasks_conformance.reporters import ProgressLine
     from tasks_conformance.runner import execute
 
     targets = prepare_reports(config)
     try:
         live = sys.stderr.isatty() and not config.quiet and not in_ci()
-        with ProgressLine(enabled=live) as progress:
-            execution = anyio.run(execute, config, progress.update)
+        with ProgressLine(enabled=live) as line:
+            # Phase, time, the task's status and polls, time left: read from the run as it goes.
+            state = RunProgress(config.poll_timeout_s)
+            line.follow(state)
+            execution = anyio.run(execute, config, state.say, state.on_frame if line.active else None)
+        execution = _after_run(config, execution)
         for problem in _write_reports(config, targets, execution):
             typer.echo(f"tasks-conformance: reporter error: {problem}", err=True)
         if execution.result.interrupted:
@@ -153,6 +158,16 @@ def _run(config: RunConfig) -> int:
         return EXIT_CODES[execution.result.outcome]
     finally:
         targets.close()
+
+
+def _after_run(config: RunConfig, execution: Execution) -> Execution:
+    """The baseline applied to the result (--baseline), the baseline file written (--update-baseline)."""
+    from tasks_conformance.baseline_run import after_run
+
+    execution, written = after_run(config, execution, _catalog().check_ids)
+    if written is not None:
+        typer.echo(f"tasks-conformance: {written}", err=True)
+    return execution
 
 
 def _write_reports(config: RunConfig, targets: ReportTargets, execution: Execution) -> list[str]:
@@ -188,17 +203,10 @@ def _many(values: list[str] | None) -> tuple[str, ...]:
     return tuple(values or ())
 
 
-def _run_options(options: RunOptions, shown_env: tuple[str, ...] = (), suite: str | None = None) -> NoReturn:
-    """Build the RunConfig (usage errors exit 2 here), run it and exit with its code.
-
-    `shown_env` (--show-env) and `suite` (--junit-suite-name) are applied after the builder:
-    they are command-line settings, not RunOptions fields, while the Python API's keywords
-    mirror RunOptions exactly."""
+def _run_options(options: RunOptions) -> NoReturn:
+    """Build the RunConfig (usage errors exit 2 here), run it and exit with its code."""
     with _usage_errors():
-        if suite is not None and not suite.strip():
-            raise UsageError("--junit-suite-name must not be empty")
-        config = show_env(build_run_config(options, _catalog()), shown_env)
-        code = _run(replace(config, junit_suite_name=suite))
+        code = _run(build_run_config(options, _catalog()))
     raise typer.Exit(code)
 
 
@@ -215,6 +223,11 @@ Profile = Annotated[str, typer.Option("--profile", metavar="core|standard|full",
 WireLog = Annotated[str | None, typer.Option("--wire-log", metavar="PATH", help="Write every frame as NDJSON to PATH (secrets redacted)", rich_help_panel=REPORT)]
 JunitSuiteName = Annotated[str | None, typer.Option("--junit-suite-name", metavar="NAME", help="Name of the junit-xml <testsuite> (default: tasks-conformance: TARGET (ERA))", rich_help_panel=REPORT)]
 Debug = Annotated[bool, typer.Option("--debug", help="Show a traceback if tasks-conformance itself fails", rich_help_panel=REPORT)]
+BASELINE = "Config and baseline"
+ConfigPath = Annotated[str | None, typer.Option("--config", metavar="FILE", help="Settings file (default: tasks-conformance.toml, else [tool.tasks-conformance] in pyproject.toml, in the working directory); flags override it", rich_help_panel=BASELINE)]
+BaselinePath = Annotated[str | None, typer.Option("--baseline", metavar="FILE", help="Known failures (TOML or JSON: check, optional era, reason, optional expires): reported as known, they do not fail the run", rich_help_panel=BASELINE)]
+StrictBaseline = Annotated[bool, typer.Option("--strict-baseline", help="Fail the run when a baseline entry's check now passes (remove fixed entries)", rich_help_panel=BASELINE)]
+UpdateBaseline = Annotated[str | None, typer.Option("--update-baseline", metavar="FILE", help="Write FILE from this run's failures (reasons of entries still failing are kept)", rich_help_panel=BASELINE)]
 
 
 @app.callback()
@@ -233,6 +246,10 @@ def main_command(
     headers: Annotated[list[str] | None, typer.Option("--header", metavar="'NAME: VALUE'", help="Sent on every HTTP request (repeatable; default: the lines of $TASKS_CONFORMANCE_HEADERS)", rich_help_panel=CONN)] = None,
     access_token: Annotated[str | None, typer.Option("--access-token", metavar="TOKEN|@FILE|-", help="Bearer token for HTTP: the token, @FILE holding it, or - for stdin (default: $TASKS_CONFORMANCE_ACCESS_TOKEN)", rich_help_panel=CONN)] = None,
     oauth_access_token: Annotated[str | None, typer.Option("--oauth-access-token", metavar="TOKEN|@FILE|-", help="OAuth access token, sent as Bearer", rich_help_panel=CONN)] = None,
+    refresh_token: Annotated[str | None, typer.Option("--refresh-token", metavar="TOKEN|@FILE|-", help="OAuth refresh token: an access token is fetched before the run and again on a 401 (token endpoint found from the server's OAuth metadata)", rich_help_panel=CONN)] = None,
+    client_id: Annotated[str | None, typer.Option("--client-id", metavar="ID", help="OAuth client id for --refresh-token", rich_help_panel=CONN)] = None,
+    client_secret: Annotated[str | None, typer.Option("--client-secret", metavar="SECRET|@FILE|-", help="OAuth client secret for --refresh-token (none: a public client)", rich_help_panel=CONN)] = None,
+    credentials_file: Annotated[str | None, typer.Option("--credentials-file", metavar="PATH", help="JSON with refresh_token, client_id, client_secret and optionally token_endpoint (the flags win)", rich_help_panel=CONN)] = None,
     protocol_version: ProtocolVersion = None,
     client_capabilities: Annotated[str | None, typer.Option("--client-capabilities", metavar="JSON|@FILE|-", help="Client capabilities to declare: JSON, @FILE holding it, or - for stdin", rich_help_panel=CONN)] = None,
     timeout_ms: Annotated[int, typer.Option("--timeout", metavar="MS", help="Per-request timeout in ms", rich_help_panel=CONN)] = 30_000,
@@ -254,17 +271,17 @@ def main_command(
     wire_log: WireLog = None,
     junit_suite_name: JunitSuiteName = None,
     debug: Debug = False,
+    config: ConfigPath = None,
+    baseline: BaselinePath = None,
+    strict_baseline: StrictBaseline = False,
+    update_baseline: UpdateBaseline = None,
     other_access_token: Annotated[str | None, typer.Option("--other-access-token", metavar="TOKEN|@FILE|-", help="A second principal's bearer token: the task created with the main credentials must be hidden from it (HTTP; redacted like --access-token)", rich_help_panel=CONN)] = None,
     other_headers: Annotated[list[str] | None, typer.Option("--other-header", metavar="'NAME: VALUE'", help="A header the second principal sends instead of the main credentials (repeatable; HTTP; every value redacted)", rich_help_panel=CONN)] = None,
     version: Annotated[bool, typer.Option("--version", callback=_version, is_eager=True, help="Print the version")] = False,
     list_checks: Annotated[bool, typer.Option("--list-checks", callback=_list_checks_seen, is_eager=True, help="List the checks and exit (as JSON with --format json)")] = False,
 ) -> None:
     """Run the conformance checks against one server."""
-    if ctx.invoked_subcommand is not None:
-        return
-    if url:  # HTTP credentials only for an HTTP target
-        access_token, headers = _credentials_from_environment(access_token, oauth_access_token, headers)
-    _run_options(RunOptions(
+    options = RunOptions(
         url=url, command=command, args=_many(args), command_args=_many(command_args), transport=transport,
         tcp=tcp, unix=unix, cwd=cwd, env=_many(env), headers=_many(headers), access_token=access_token,
         oauth_access_token=oauth_access_token, protocol_version=protocol_version,
@@ -273,8 +290,36 @@ def main_command(
         elicitation_response=elicitation_response, sampling_response=sampling_response, timeout_ms=timeout_ms,
         poll_timeout_ms=poll_timeout_ms, max_message_bytes=max_message_bytes, format=format,
         reporters=_many(reporters), quiet=quiet, verbose=verbose, wire_log=wire_log, debug=debug,
+        show_env=_many(shown_env), junit_suite_name=junit_suite_name, baseline=baseline,
+        strict_baseline=strict_baseline, update_baseline=update_baseline, config=config,
+        refresh_token=refresh_token, client_id=client_id, client_secret=client_secret,
+        credentials_file=credentials_file,
         other_access_token=other_access_token, other_headers=_many(other_headers),
-    ), _many(shown_env), junit_suite_name)
+    )
+    given = _given(ctx)
+    if ctx.invoked_subcommand is not None:
+        ctx.obj = (options, given)  # for `config show`, which reports these flags
+        return
+    from tasks_conformance.config_file import resolve
+
+    with _usage_errors():
+        # Credentials from the environment apply to an HTTP target only (resolve checks the url).
+        options = resolve(options, given, environ=os.environ).options
+    _run_options(options)
+
+
+# Parameters of the main command whose RunOptions field has another name.
+_PARAM_FIELDS = {"shown_env": "show_env"}
+
+
+def _given(ctx: typer.Context) -> frozenset[str]:
+    """The RunOptions fields given on the command line (not left at their defaults)."""
+    out = set()
+    for name in ctx.params:
+        source = ctx.get_parameter_source(name)
+        if source is not None and source.name != "DEFAULT":
+            out.add(_PARAM_FIELDS.get(name, name))
+    return frozenset(out)
 
 
 ACCESS_TOKEN_ENV = "TASKS_CONFORMANCE_ACCESS_TOKEN"
@@ -288,12 +333,10 @@ def _credentials_from_environment(
     --access-token/--oauth-access-token, the token is $TASKS_CONFORMANCE_ACCESS_TOKEN (in the
     flag's forms: the token, @FILE or -); without --header, the headers are the non-empty lines
     of $TASKS_CONFORMANCE_HEADERS ("Name: value" each). A flag given always wins. The values
-    are secrets like the flags'."""
-    if access_token is None and oauth_access_token is None:
-        access_token = os.environ.get(ACCESS_TOKEN_ENV, "").strip() or None
-    if not headers:
-        headers = [line.strip() for line in os.environ.get(HEADERS_ENV, "").splitlines() if line.strip()] or None
-    return access_token, headers
+    are secrets like the flags'. (config_file.resolve applies this to the merged settings.)"""
+    from tasks_conformance.config_file import credentials_from_environment
+
+    return credentials_from_environment(access_token, oauth_access_token, headers)
 
 
 def reference_command(extra: list[str] | None = None) -> list[str]:
@@ -333,8 +376,8 @@ def demo_command(
     _run_options(demo_options(RunOptions(
         profile=profile, check_ids=_many(check_ids), categories=_many(categories), protocol_version=protocol_version,
         expect_wire=expect_wire, format=format, reporters=_many(reporters), quiet=quiet, verbose=verbose,
-        wire_log=wire_log, debug=debug,
-    )), suite=junit_suite_name)
+        wire_log=wire_log, debug=debug, junit_suite_name=junit_suite_name,
+    )))
 
 
 @app.command(
@@ -386,6 +429,36 @@ def schema_command(kind: Annotated[str, typer.Argument(metavar="json|json-summar
     from tasks_conformance.reporters import schema_text
 
     typer.echo(schema_text(kind))  # type: ignore[arg-type]
+
+
+config_app = typer.Typer(help="The config file: `config show` prints the effective settings.",
+                          rich_markup_mode=None, no_args_is_help=True)
+app.add_typer(config_app, name="config")
+
+
+@config_app.command("show")
+def config_show_command(
+    ctx: typer.Context,
+    format: Annotated[str | None, typer.Option("--format", metavar="human|json", help="human (default) or json")] = None,
+    config: ConfigPath = None,
+) -> None:
+    """Print the effective settings (the flags before `config`, the environment, the config file,
+    the defaults) and where each came from; secrets masked."""
+    from tasks_conformance.config_file import resolve, show, show_text
+
+    if format not in (None, "human", "json"):
+        usage_exit(f"--format must be human or json, got {format!r}")
+    root = ctx.find_root()
+    options, given = root.obj if isinstance(root.obj, tuple) else (RunOptions(), frozenset())
+    if config is not None:  # `config show --config FILE` as well as `--config FILE config show`
+        options, given = replace(options, config=config), given | {"config"}
+    with _usage_errors():
+        resolved = resolve(options, given, environ=os.environ)
+    rows = show(resolved)
+    if format == "json":
+        typer.echo(json.dumps({"file": resolved.file, "settings": rows}, indent=2, ensure_ascii=False))
+    else:
+        typer.echo(show_text(rows, resolved.file))
 
 
 def run_cli(argv: Sequence[str] | None = None) -> int:

@@ -9,7 +9,7 @@ import os
 import re
 import shlex
 from dataclasses import dataclass, field, replace
-from typing import Any, Literal
+from typing import TYPE_CHECKING, Any, Literal
 from urllib.parse import urlsplit
 
 from tasks_conformance.errors import UsageError
@@ -23,7 +23,11 @@ from tasks_conformance.flag_values import (
     parse_reporter,
     read_token,
 )
+from tasks_conformance.oauth_settings import OAuthCredentials, oauth_credentials
 from tasks_conformance.profiles import DEFAULT_PROFILE, PROFILES
+
+if TYPE_CHECKING:
+    from tasks_conformance.baseline import Baseline
 
 PROTOCOL_LEGACY = "2025-11-25"
 PROTOCOL_MODERN = "2026-07-28"
@@ -102,6 +106,9 @@ class RunConfig:
     wire_log: str | None = None
     debug: bool = False
     junit_suite_name: str | None = None  # --junit-suite-name; None: named after the target and era
+    baseline: Baseline | None = None  # --baseline, read and checked (baseline.py applies it after the run)
+    update_baseline: str | None = None  # --update-baseline PATH: written from the run's failures
+    oauth: OAuthCredentials | None = None  # --refresh-token & co: the access token comes from a refresh
     # A second principal (--other-access-token, --other-header): the headers it sends instead of
     # the main credentials, to try the main principal's task with (HTTP only).
     other_headers: dict[str, str] = field(default_factory=dict)
@@ -125,6 +132,8 @@ class RunConfig:
         out: list[str] = []
         if self.access_token:
             out.append(self.access_token)
+        if self.oauth is not None:
+            out += self.oauth.secrets()
         for k, v in self.headers.items():
             if k.lower() in SENSITIVE_HEADERS or _SECRET_NAME.search(k):
                 out.append(v)
@@ -212,6 +221,18 @@ class RunOptions:
     verbose: bool = False
     wire_log: str | None = None
     debug: bool = False
+    show_env: tuple[str, ...] = ()  # --show-env NAME: -e values reports may show
+    junit_suite_name: str | None = None
+    baseline: str | None = None  # --baseline FILE (baseline.py)
+    strict_baseline: bool = False
+    update_baseline: str | None = None
+    # --config FILE: read by config_file.resolve before the builder (which does not read it);
+    # None: tasks-conformance.toml or pyproject.toml in the working directory, if there.
+    config: str | None = None
+    refresh_token: str | None = None
+    client_id: str | None = None
+    client_secret: str | None = None
+    credentials_file: str | None = None
     other_access_token: str | None = None
     other_headers: tuple[str, ...] = ()
 
@@ -233,6 +254,11 @@ def build_run_config(options: RunOptions, catalog: Catalog = Catalog()) -> RunCo
     kind = _transport(options)
     command = _server_command(options)
     headers, token = _headers(options)
+    oauth = oauth_credentials(
+        url=options.url, refresh_token=options.refresh_token, client_id=options.client_id,
+        client_secret=options.client_secret, credentials_file=options.credentials_file,
+        authorization_given=any(k.lower() == "authorization" for k in headers),
+    )
     _check_versions(options)
     check_ids, categories = _selection(options, catalog)
     _check_limits(options)
@@ -240,7 +266,8 @@ def build_run_config(options: RunOptions, catalog: Catalog = Catalog()) -> RunCo
     tcp = parse_hostport(options.tcp) if options.tcp else None
     values = _JsonValues.parse(options)
     reporters = tuple(parse_reporter(r) for r in options.reporters)
-    return RunConfig(
+    baseline = _baseline(options, catalog)
+    config = RunConfig(
         transport=kind,
         url=options.url,
         command=command,
@@ -270,14 +297,38 @@ def build_run_config(options: RunOptions, catalog: Catalog = Catalog()) -> RunCo
         verbose=options.verbose,
         wire_log=options.wire_log,
         debug=options.debug,
+        junit_suite_name=options.junit_suite_name,
+        baseline=baseline,
+        update_baseline=options.update_baseline,
+        oauth=oauth,
         **_other_credentials(options, kind, token),
     )
+    return show_env(config, options.show_env) if options.show_env else config
+
+
+def _baseline(o: RunOptions, catalog: Catalog) -> Baseline | None:
+    """--junit-suite-name and the baseline flags; the baseline file read, its check ids checked."""
+    if o.junit_suite_name is not None and not o.junit_suite_name.strip():
+        raise UsageError("--junit-suite-name must not be empty")
+    if o.strict_baseline and not o.baseline:
+        raise UsageError("--strict-baseline needs --baseline FILE")
+    if o.update_baseline is not None:
+        folder = os.path.dirname(os.path.abspath(o.update_baseline))
+        if not o.update_baseline.strip() or os.path.isdir(o.update_baseline):
+            raise UsageError("--update-baseline needs a file name")
+        # Checked before any traffic: a run whose baseline cannot be written is a run wasted.
+        if not (os.path.isdir(folder) and os.access(folder, os.W_OK)):
+            raise UsageError(f"--update-baseline: cannot write {o.update_baseline!r}: no writable directory {folder!r}")
+    if not o.baseline:
+        return None
+    from tasks_conformance import baseline
+
+    return baseline.load(o.baseline, catalog.check_ids, strict=o.strict_baseline)
 
 
 def show_env(config: RunConfig, names: tuple[str, ...]) -> RunConfig:
     """`config` letting reports show the values of the -e variables `names` (--show-env); each
-    must be one of them. (A step of its own, not a RunOptions field, while the Python API's
-    keywords mirror RunOptions exactly.)"""
+    must be one of them. The builder applies RunOptions.show_env with it."""
     unknown = [name for name in names if name not in config.env]
     if unknown:
         raise UsageError(f"--show-env {', '.join(unknown)}: no -e NAME=VALUE gives it")

@@ -301,11 +301,15 @@ def _discovery_report(ev: Evidence) -> DiscoveryReport:
     )
 
 
-async def execute(config: RunConfig, progress: Progress | None = None) -> Execution:
+async def execute(
+    config: RunConfig, progress: Progress | None = None, on_frame: Callable[[Frame], None] | None = None
+) -> Execution:
+    """Run `config`; `progress` hears the runner's words, `on_frame` sees every frame recorded."""
     started = time.monotonic()
     started_at = datetime.now(UTC).replace(microsecond=0, tzinfo=None).isoformat()
     selected = select_checks(config)
     wire = WireLog(Redactor(config.secrets()))
+    wire.observer = on_frame
     say = progress or (lambda _text: None)
     traffic = Traffic(config, Connection(config, wire), selected, say)
     interrupted = await _run_until_interrupted(traffic)

@@ -292,6 +292,13 @@ class ProgressLine:
             self._spinner.update(text=self._renderable(text))
             self._status.refresh()
 
+    def follow(self, source: Any) -> None:
+        """Show `source` instead of fixed text: a renderable (with `__rich__`) that is read again
+        at every redraw, so a clock in it ticks without updates (see progress.py)."""
+        if self._status is not None:
+            self._spinner.update(text=source)
+            self._status.refresh()
+
     def __exit__(
         self,
         exc_type: type[BaseException] | None,

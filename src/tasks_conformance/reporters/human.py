@@ -30,6 +30,7 @@ _BUCKETS: dict[str, tuple[str, str, str, str]] = {
     "failed": ("✗", "x", "FAIL", "bold red"),
     "not-applicable": ("○", "o", "n/a", "dim"),
     "could-not-run": ("!", "!", "not run", "yellow"),
+    "known": ("~", "~", "known", "magenta"),  # a failure a --baseline entry accepts
 }
 _OUTCOMES: dict[str, tuple[str, str]] = {
     "passed": ("PASSED", "bold green"),
@@ -178,6 +179,9 @@ def _checks_table(result: RunResult, w: _Writer, width: int, verbose: bool = Fal
             pairs = expected_actual(check)
             if pairs:
                 add("", "", "", Text("  ".join(f"{k}: {w.s(v)}" for k, v in pairs)))
+        if check.baseline is not None:
+            style = "bold red" if check.baseline.state == "expired" else "magenta"
+            add("", "", "", Text(f"baseline: {w.s(check.baseline.note, 2000)}", style=style))
         for warning in check.warnings:
             add("", "", "", Text(f"{warn} {w.s(warning, 2000)}", style="yellow"))
             for policy in policy_refs(warning):
@@ -233,6 +237,11 @@ def _draw(console: Console, result: RunResult, w: _Writer, options: ReportOption
                 console.print(Text(f"  blocked: {w.s(', '.join(cause.checks), 4000)}", style="dim"))
     else:
         console.print(Text("no checks ran", style="dim"))
+    unused = [e.check for e, state in result.baseline.entries if state == "unused"] if result.baseline else []
+    if unused:
+        console.print()
+        console.print(Text(f"baseline {w.s(result.baseline.path if result.baseline else '', 300)}: "
+                           f"not used in this run: {w.s(', '.join(unused), 2000)}", style="dim"))
     console.print()
     console.print(_summary_line(result, w))
     if result.incompleteReason:
