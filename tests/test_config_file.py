@@ -312,3 +312,19 @@ def test_the_readme_config_and_baseline_examples_run(tmp_path: Path, monkeypatch
     plain = config_toml.replace('baseline = "tasks-conformance-baseline.toml"\n', "")
     (tmp_path / "tasks-conformance.toml").write_text(plain, encoding="utf-8")
     assert invoke("-q").code == 1
+
+
+def test_probe_roles_from_the_file_become_the_flags_values(tmp_path: Path) -> None:
+    """`probe` and `probe-args` tables mean what --probe ROLE=TOOL and --probe-args ROLE=JSON mean."""
+    from tasks_conformance.config import Catalog, build_run_config
+    from tasks_conformance.config_file import resolve
+
+    path = tmp_path / "c.toml"
+    path.write_text('url = "http://127.0.0.1:9/mcp"\n[probe]\ninput = "confirm_action"\nfault = "rpc_error"\n'
+                    '[probe-args]\nfault = {durationMs = 10}\ninput = \'{"x": 1}\'\n')
+    options = resolve(RunOptions(config=str(path)), {"config"}, discover=False).options
+    assert options.probes == ("input=confirm_action", "fault=rpc_error")
+    assert options.probe_args == ('fault={"durationMs": 10}', 'input={"x": 1}')
+    config = build_run_config(options, Catalog())
+    assert config.probes == {"input": "confirm_action", "fault": "rpc_error"}
+    assert config.probe_args == {"fault": {"durationMs": 10}, "input": {"x": 1}}

@@ -73,7 +73,7 @@ def test_a_fresh_connection_that_cannot_find_the_task_fails_as_derived_and_one_t
     rec.fresh = b.exchange("tasks/get", {"taskId": "t1"}, UNKNOWN)
     v = verdict("tasks-created-task-durable", b.ev)
     assert v.status == "failed" and "brand-new HTTP connection" in v.message and "derived" in v.message
-    assert "P-25" in v.message
+    assert "P-28" in v.message
     rec.fresh = b.exchange("tasks/get", {"taskId": "t1"}, FOUND)
     assert verdict("tasks-created-task-durable", b.ev).status == "passed"
 
@@ -142,7 +142,7 @@ def test_untagged_progress_fails_over_http_and_only_warns_on_a_shared_stream() -
     b = Builder()
     _listen(b, [PROGRESS])
     v = verdict("tasks-subscription-no-progress-or-message", b.ev)
-    assert v.status == "passed" and any("P-26" in w for w in v.warnings)
+    assert v.status == "passed" and any("P-29" in w for w in v.warnings)
 
 
 def test_an_unimplemented_listen_is_not_applicable() -> None:
@@ -190,7 +190,7 @@ def test_growing_numbers_with_big_steps_and_short_ids_only_warn() -> None:
     b = Builder()
     _ids(b, ["1733044000123", "1733044000457", "1733044000990"])
     v = verdict("tasks-task-id-entropy", b.ev)
-    assert v.status == "passed" and any("grows" in w and "P-27" in w for w in v.warnings)
+    assert v.status == "passed" and any("grows" in w and "P-30" in w for w in v.warnings)
     assert any("bits" in w for w in v.warnings)  # only the last three digits vary
     b = Builder()
     _ids(b, ["ab12", "x9kq", "m3zz"])
@@ -332,21 +332,21 @@ def test_a_legacy_session_listing_the_extension_must_not_get_a_flat_create_task_
     ok_init = {"result": {"protocolVersion": "2025-11-25", "capabilities": {}}}
     b = Builder()
     _legacy_session(b, ok_init, {"result": {"content": []}})
-    assert verdict("tasks-legacy-session-ignores-extension", b.ev).status == "passed"
+    assert verdict("tasks-extension-in-initialize-ignored", b.ev).status == "passed"
     b = Builder()
     _legacy_session(b, ok_init, {"result": {"resultType": "task", **TASK}})
-    v = verdict("tasks-legacy-session-ignores-extension", b.ev)
+    v = verdict("tasks-extension-in-initialize-ignored", b.ev)
     assert v.status == "failed" and "S-EXT-MUST-28" in v.message
 
 
 def test_a_server_without_the_legacy_era_is_not_applicable() -> None:
     b = Builder()
     _legacy_session(b, {"error": {"code": -32022, "message": "modern only"}}, None)
-    assert verdict("tasks-legacy-session-ignores-extension", b.ev).skip_reason == "not-applicable"
+    assert verdict("tasks-extension-in-initialize-ignored", b.ev).skip_reason == "not-applicable"
     b = Builder()
     rec: LegacyDeclaresExtension = b.record(LegacyDeclaresExtension)
     rec.ran, rec.not_run = False, "the stdio transport cannot open a second connection"
-    assert verdict("tasks-legacy-session-ignores-extension", b.ev).skip_reason == "not-applicable"
+    assert verdict("tasks-extension-in-initialize-ignored", b.ev).skip_reason == "not-applicable"
 
 
 def _modern_exchange(b: Builder, answer: dict[str, Any], rid: int) -> None:

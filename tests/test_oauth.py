@@ -141,7 +141,7 @@ def test_a_refused_refresh_is_one_clear_cause_and_exit_3(oauth_server: OAuthServ
     proc, text = _everything(tmp_path, "--url", oauth_server.url, *oauth_server.flags(), "--format", "human")
     assert proc.returncode == 3, proc.stdout[-3000:]
     flat = " ".join(proc.stdout.split())
-    assert "not run all 34 checks: could not talk to the server: OAuth refresh failed: the token endpoint" in flat
+    assert "not run all 46 checks: could not talk to the server: OAuth refresh failed: the token endpoint" in flat
     assert "refused the refresh: invalid_grant" in flat
     assert "fix: correct --refresh-token, --client-id and --client-secret (or --credentials-file)" in flat
     assert proc.stderr == ""

@@ -42,8 +42,8 @@ T = TypeVar("T")
 # a mapping for them and passes it on as JSON text, so they are parsed and checked in one place.
 _JSON_SETTINGS = ("client_capabilities", "tool_args", "input_responses", "elicitation_response", "sampling_response")
 _PATH_SETTINGS = ("unix", "cwd", "wire_log", "baseline", "update_baseline", "config", "credentials_file")
-_REPEATABLE = ("args", "command_args", "env", "headers", "check_ids", "categories", "reporters", "show_env",
-               "other_headers")
+_REPEATABLE = ("args", "command_args", "env", "headers", "check_ids", "categories", "reporters", "probes", "probe_args",
+               "show_env", "other_headers")
 
 
 class ConfigError(ValueError):
@@ -133,6 +133,9 @@ def _options(settings: Mapping[str, Any]) -> RunOptions:
             value = tuple(f"{k}={v}" for k, v in value.items())
         elif name in ("headers", "other_headers") and isinstance(value, Mapping):
             value = tuple(f"{k}: {v}" for k, v in value.items())
+        elif name in ("probes", "probe_args") and isinstance(value, Mapping):
+            # {"input": "confirm_action"} / {"input": {"x": 1}}: the ROLE=VALUE form of the flags.
+            value = tuple(f"{k}={json.dumps(v) if isinstance(v, Mapping) else v}" for k, v in value.items())
         elif name in _PATH_SETTINGS and value is not None:
             value = os.fspath(value)
         elif name in _REPEATABLE and value is not None:
@@ -199,6 +202,8 @@ async def run_async(
     categories: Sequence[str] = (),
     tool_name: str | None = None,
     tool_args: JsonSetting = None,
+    probes: Sequence[str] | Mapping[str, str] = (),
+    probe_args: Sequence[str] | Mapping[str, JsonSetting] = (),
     input_responses: JsonSetting = None,
     elicitation_response: JsonSetting = None,
     sampling_response: JsonSetting = None,
@@ -230,7 +235,8 @@ async def run_async(
     The keywords are the command line's flags (`--tool-name` is `tool_name`, `--timeout` is
     `timeout_ms`, a repeatable flag takes a sequence), checked by the same code with the same
     messages: a bad value raises `ConfigError`. Python forms are accepted too: `command` as an
-    argv list (never split at spaces), `env` and `headers` as mappings, the JSON settings
+    argv list (never split at spaces), `env` and `headers` as mappings, `probes` as {role: tool}
+    and `probe_args` as {role: arguments} as well as "ROLE=VALUE" strings, the JSON settings
     (`tool_args`, `input_responses`, `client_capabilities`, `elicitation_response`,
     `sampling_response`) as mappings as well as JSON text, `@file` or `-`.
 

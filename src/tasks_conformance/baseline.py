@@ -224,14 +224,16 @@ def _applies(entry: BaselineEntry, wire: str) -> bool:
     return entry.wire is None or entry.wire == wire
 
 
-def apply(result: Any, baseline: Baseline, today: dt.date | None = None) -> Any:
+def apply(result: Any, baseline: Baseline, today: dt.date | None = None, wire: str | None = None) -> Any:
     """`result` (a RunResult) with the baseline applied: known failures marked, fixed entries
-    marked on their passing check, the outcome and incomplete reason decided again."""
+    marked on their passing check, the outcome and incomplete reason decided again. `wire`: the
+    wire the run was pinned to (--era both), which an entry's era is matched against even when
+    the server did not speak it; None: the wire the run found."""
     from tasks_conformance.result import RunResult, decide_outcome, incomplete_reason
 
     assert isinstance(result, RunResult)
     day = today or dt.date.today()
-    wire = str(result.discovery.wire)
+    wire = wire or str(result.discovery.wire)
     by_id = {c.id: c for c in result.checks}
     states: list[tuple[BaselineEntry, EntryState]] = []
     marked: dict[str, BaselineMark] = {}

@@ -108,7 +108,8 @@ def _list_checks(format: str | None) -> NoReturn:
     elif format in (None, "human"):
         for spec in ordered_checks():
             wires = "/".join(sorted(spec.wires - {"none"}))
-            typer.echo(f"{spec.id:<48} {spec.category:<10} {wires:<17} {spec.title}")
+            # The probe role whose tool the check calls ("-": none), before the title.
+            typer.echo(f"{spec.id:<48} {spec.category:<10} {wires:<17} {spec.probe_role or '-':<10} {spec.title}")
     else:
         usage_exit(f"--format must be human or json, got {format!r}")
     raise typer.Exit(0)
@@ -126,6 +127,7 @@ def _check_document(spec: CheckSpec) -> dict[str, Any]:
         "probes": list(spec.probes),
         "transports": sorted(spec.transports) if spec.transports is not None else None,  # None: any
         "needs": spec.needs,
+        "role": spec.probe_role,  # the probe role whose tool it calls (None: it calls no tool)
     }
 
 
@@ -203,10 +205,17 @@ def _many(values: list[str] | None) -> tuple[str, ...]:
     return tuple(values or ())
 
 
-def _run_options(options: RunOptions) -> NoReturn:
+def _run_options(options: RunOptions, era: str = "auto") -> NoReturn:
     """Build the RunConfig (usage errors exit 2 here), run it and exit with its code."""
     with _usage_errors():
-        code = _run(build_run_config(options, _catalog()))
+        config = build_run_config(options, _catalog())
+        if era == "auto":
+            code = _run(config)
+        else:
+            from tasks_conformance.multirun import era_plan, run_combined
+
+            planned = era_plan(config, era)  # --era both: one run per era, reported together
+            code = _run(config) if len(planned) == 1 else run_combined(config, planned, "eras")
     raise typer.Exit(code)
 
 
@@ -228,6 +237,7 @@ ConfigPath = Annotated[str | None, typer.Option("--config", metavar="FILE", help
 BaselinePath = Annotated[str | None, typer.Option("--baseline", metavar="FILE", help="Known failures (TOML or JSON: check, optional era, reason, optional expires): reported as known, they do not fail the run", rich_help_panel=BASELINE)]
 StrictBaseline = Annotated[bool, typer.Option("--strict-baseline", help="Fail the run when a baseline entry's check now passes (remove fixed entries)", rich_help_panel=BASELINE)]
 UpdateBaseline = Annotated[str | None, typer.Option("--update-baseline", metavar="FILE", help="Write FILE from this run's failures (reasons of entries still failing are kept)", rich_help_panel=BASELINE)]
+Era = Annotated[str, typer.Option("--era", metavar="auto|both", help="auto (default): negotiate one era | both: run the suite once on 2025-11-25 and once on 2026-07-28 and report both (exit code: the worse)", rich_help_panel=CONN)]
 
 
 @app.callback()
@@ -260,6 +270,8 @@ def main_command(
     expect_wire: ExpectWire = "any",
     tool_name: Annotated[str | None, typer.Option("--tool-name", metavar="NAME", help="The tool to run as a task", rich_help_panel=CHECKS_PANEL)] = None,
     tool_args: Annotated[str | None, typer.Option("--tool-args", metavar="JSON|@FILE|-", help="Arguments for the tool: a JSON object, @FILE or -", rich_help_panel=CHECKS_PANEL)] = None,
+    probes: Annotated[list[str] | None, typer.Option("--probe", metavar="ROLE=TOOL", help="The tool for a probe role (repeatable): task, required, tool-error, fault, input, sync", rich_help_panel=CHECKS_PANEL)] = None,
+    probe_args: Annotated[list[str] | None, typer.Option("--probe-args", metavar="ROLE=JSON|@FILE|-", help="Arguments for a probe role's tool (repeatable)", rich_help_panel=CHECKS_PANEL)] = None,
     input_responses: Annotated[str | None, typer.Option("--input-responses", metavar="JSON|@FILE|-", help="Answers keyed by inputRequests key: JSON, @file or -", rich_help_panel=CHECKS_PANEL)] = None,
     elicitation_response: Annotated[str | None, typer.Option("--elicitation-response", metavar="JSON|@FILE|-", help="Answer to a server's elicitation/create: JSON, @file or - (default: decline)", rich_help_panel=CHECKS_PANEL)] = None,
     sampling_response: Annotated[str | None, typer.Option("--sampling-response", metavar="JSON|@FILE|-", help="Answer to a server's sampling/createMessage: JSON, @file or - (default: -32601)", rich_help_panel=CHECKS_PANEL)] = None,
@@ -279,6 +291,7 @@ def main_command(
     other_headers: Annotated[list[str] | None, typer.Option("--other-header", metavar="'NAME: VALUE'", help="A header the second principal sends instead of the main credentials (repeatable; HTTP; every value redacted)", rich_help_panel=CONN)] = None,
     version: Annotated[bool, typer.Option("--version", callback=_version, is_eager=True, help="Print the version")] = False,
     list_checks: Annotated[bool, typer.Option("--list-checks", callback=_list_checks_seen, is_eager=True, help="List the checks and exit (as JSON with --format json)")] = False,
+    era: Era = "auto",
 ) -> None:
     """Run the conformance checks against one server."""
     options = RunOptions(
@@ -286,7 +299,8 @@ def main_command(
         tcp=tcp, unix=unix, cwd=cwd, env=_many(env), headers=_many(headers), access_token=access_token,
         oauth_access_token=oauth_access_token, protocol_version=protocol_version,
         client_capabilities=client_capabilities, expect_wire=expect_wire, profile=profile, check_ids=_many(check_ids),
-        categories=_many(categories), tool_name=tool_name, tool_args=tool_args, input_responses=input_responses,
+        categories=_many(categories), tool_name=tool_name, tool_args=tool_args, probes=_many(probes),
+        probe_args=_many(probe_args), input_responses=input_responses,
         elicitation_response=elicitation_response, sampling_response=sampling_response, timeout_ms=timeout_ms,
         poll_timeout_ms=poll_timeout_ms, max_message_bytes=max_message_bytes, format=format,
         reporters=_many(reporters), quiet=quiet, verbose=verbose, wire_log=wire_log, debug=debug,
@@ -305,7 +319,7 @@ def main_command(
     with _usage_errors():
         # Credentials from the environment apply to an HTTP target only (resolve checks the url).
         options = resolve(options, given, environ=os.environ).options
-    _run_options(options)
+    _run_options(options, era)
 
 
 # Parameters of the main command whose RunOptions field has another name.
@@ -371,13 +385,14 @@ def demo_command(
     wire_log: WireLog = None,
     junit_suite_name: JunitSuiteName = None,
     debug: Debug = False,
+    era: Era = "auto",
 ) -> None:
     """Run the whole suite against the bundled reference server over stdio (it should pass)."""
     _run_options(demo_options(RunOptions(
         profile=profile, check_ids=_many(check_ids), categories=_many(categories), protocol_version=protocol_version,
         expect_wire=expect_wire, format=format, reporters=_many(reporters), quiet=quiet, verbose=verbose,
         wire_log=wire_log, debug=debug, junit_suite_name=junit_suite_name,
-    )))
+    )), era=era)
 
 
 @app.command(
@@ -422,10 +437,10 @@ def requirements_command(
 
 
 @app.command("schema", cls=_MetavarCommand)
-def schema_command(kind: Annotated[str, typer.Argument(metavar="json|json-summary", help="json or json-summary")]) -> None:
-    """Print the JSON Schema of the json or json-summary report."""
-    if kind not in ("json", "json-summary"):
-        usage_exit(f"schema: expected json or json-summary, got {kind!r}")
+def schema_command(kind: Annotated[str, typer.Argument(metavar="json|json-summary|multi", help="json, json-summary, or multi (their shape for --era both and suite)")]) -> None:
+    """Print the JSON Schema of the json or json-summary report (multi: of several runs at once)."""
+    if kind not in ("json", "json-summary", "multi"):
+        usage_exit(f"schema: expected json, json-summary or multi, got {kind!r}")
     from tasks_conformance.reporters import schema_text
 
     typer.echo(schema_text(kind))  # type: ignore[arg-type]
@@ -459,6 +474,28 @@ def config_show_command(
         typer.echo(json.dumps({"file": resolved.file, "settings": rows}, indent=2, ensure_ascii=False))
     else:
         typer.echo(show_text(rows, resolved.file))
+
+
+@app.command("suite", cls=_MetavarCommand)
+def suite_command(
+    file: Annotated[str, typer.Argument(metavar="FILE", help="A .toml or .json file listing the targets: [[targets]] tables with a name and the main command's flags as keys")],
+    jobs: Annotated[int | None, typer.Option("--jobs", "-j", metavar="N", help="Run at most N targets at once (default: the CPU count)")] = None,
+    shard: Annotated[str | None, typer.Option("--shard", metavar="I/N", help="Run only the targets whose position in FILE (from 0) modulo N is I-1: split one file across N CI jobs")] = None,
+    format: Format = None,
+    reporters: Reporters = None,
+    quiet: Quiet = False,
+    verbose: Verbose = False,
+    debug: Debug = False,
+) -> None:
+    """Run every target listed in FILE, each an independent run, and write one combined report
+    (json: one result per target; junit-xml: one testsuite per target; markdown: a check x target
+    matrix). Exit code: the worst of all runs (incomplete, then failed, then passed)."""
+    from tasks_conformance.suite import run_suite
+
+    with _usage_errors():
+        code = run_suite(file, jobs=jobs, shard=shard, format=format, reporters=_many(reporters), quiet=quiet,
+                         verbose=verbose, debug=debug)
+    raise typer.Exit(code)
 
 
 def run_cli(argv: Sequence[str] | None = None) -> int:

@@ -25,6 +25,7 @@ from tasks_conformance.flag_values import (
 )
 from tasks_conformance.oauth_settings import OAuthCredentials, oauth_credentials
 from tasks_conformance.profiles import DEFAULT_PROFILE, PROFILES
+from tasks_conformance.roles import merge_task_role, parse_probe_args, parse_probes, stdin_readers
 
 if TYPE_CHECKING:
     from tasks_conformance.baseline import Baseline
@@ -93,6 +94,9 @@ class RunConfig:
     categories: tuple[str, ...] = ()
     tool_name: str | None = None
     tool_args: dict[str, Any] = field(default_factory=dict)
+    # The other probe roles (roles.py): role -> tool, role -> arguments; the task role is tool_name/tool_args.
+    probes: dict[str, str] = field(default_factory=dict)
+    probe_args: dict[str, dict[str, Any]] = field(default_factory=dict)
     input_responses: dict[str, Any] | None = None
     elicitation_response: dict[str, Any] | None = None
     sampling_response: dict[str, Any] | None = None
@@ -209,6 +213,8 @@ class RunOptions:
     categories: tuple[str, ...] = ()
     tool_name: str | None = None
     tool_args: str | None = None
+    probes: tuple[str, ...] = ()  # --probe ROLE=TOOL
+    probe_args: tuple[str, ...] = ()  # --probe-args ROLE=<json|@file|->
     input_responses: str | None = None
     elicitation_response: str | None = None
     sampling_response: str | None = None
@@ -265,6 +271,8 @@ def build_run_config(options: RunOptions, catalog: Catalog = Catalog()) -> RunCo
     env = dict(parse_env(e) for e in options.env)
     tcp = parse_hostport(options.tcp) if options.tcp else None
     values = _JsonValues.parse(options)
+    probes, probe_args = parse_probes(options.probes), parse_probe_args(options.probe_args)
+    tool_name, tool_args = merge_task_role(options.tool_name, values.tool_args, probes, probe_args)
     reporters = tuple(parse_reporter(r) for r in options.reporters)
     baseline = _baseline(options, catalog)
     config = RunConfig(
@@ -283,8 +291,10 @@ def build_run_config(options: RunOptions, catalog: Catalog = Catalog()) -> RunCo
         profile=options.profile,
         check_ids=check_ids,
         categories=categories,
-        tool_name=options.tool_name,
-        tool_args=values.tool_args or {},
+        tool_name=tool_name,
+        tool_args=tool_args or {},
+        probes=probes,
+        probe_args=probe_args,
         input_responses=values.input_responses,
         elicitation_response=values.elicitation_response,
         sampling_response=values.sampling_response,
@@ -386,7 +396,7 @@ def _headers(o: RunOptions) -> tuple[dict[str, str], str | None]:
         k, v = parse_header(h)
         headers[k] = v
     stdin_flags = [name for name, value in (("--access-token", o.access_token), ("--oauth-access-token",
-                   o.oauth_access_token), *_json_flags(o)) if value == "-"]
+                   o.oauth_access_token), *_json_flags(o)) if value == "-"] + stdin_readers(o.probe_args)
     if len(stdin_flags) > 1:
         raise UsageError(f"only one flag may read standard input (-), not {' and '.join(stdin_flags)}")
     access = read_token("--access-token", o.access_token) if o.access_token else None

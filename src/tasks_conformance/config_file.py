@@ -77,6 +77,13 @@ def _pairs(separator: str) -> _Convert:
     return convert
 
 
+def _probe_args(v: Any) -> Any:
+    """`probe-args`: per role, the tool's arguments as a table or JSON text (as --probe-args ROLE=JSON)."""
+    if isinstance(v, dict) and all(isinstance(x, str | dict) for x in v.values()):
+        return tuple(f"{k}={x if isinstance(x, str) else json.dumps(x)}" for k, x in v.items())
+    return _strings(v)
+
+
 def _command(v: Any) -> Any:
     if isinstance(v, str):
         return v
@@ -90,6 +97,8 @@ TABLE_OR_STRING = "a table or a JSON string"
 PAIRS_ENV = "a table of NAME = \"value\" or an array of \"NAME=VALUE\" strings"
 PAIRS_HEADER = "a table of Name = \"value\" or an array of \"Name: value\" strings"
 COMMAND = "a string or an array of strings (the argv)"
+PAIRS_PROBE = "a table of ROLE = \"TOOL\" or an array of \"ROLE=TOOL\" strings"
+PAIRS_PROBE_ARGS = "a table of ROLE = {arguments} (or a JSON string) or an array of \"ROLE=JSON\" strings"
 
 
 @dataclass(frozen=True)
@@ -123,6 +132,8 @@ KEYS: tuple[Key, ...] = (
     Key("category", "categories", STRINGS, _strings),
     Key("tool-name", "tool_name", STRING, _string),
     Key("tool-args", "tool_args", TABLE_OR_STRING, _json_value),
+    Key("probe", "probes", PAIRS_PROBE, _pairs("=")),
+    Key("probe-args", "probe_args", PAIRS_PROBE_ARGS, _probe_args),
     Key("input-responses", "input_responses", TABLE_OR_STRING, _json_value),
     Key("elicitation-response", "elicitation_response", TABLE_OR_STRING, _json_value),
     Key("sampling-response", "sampling_response", TABLE_OR_STRING, _json_value),

@@ -91,6 +91,8 @@ class Discovery:
     probedToolReason: str | None = None
     createdTaskId: str | None = None
     serverInfo: dict[str, Any] | None = None
+    # Probe roles (roles.py): role -> {tool, source, reason}; which tool took which role and why.
+    roles: dict[str, dict[str, str | None]] = field(default_factory=dict)
 
     def to_json(self) -> dict[str, Any]:
         return {
@@ -102,6 +104,7 @@ class Discovery:
             "probedToolReason": self.probedToolReason,
             "createdTaskId": self.createdTaskId,
             "serverInfo": self.serverInfo,
+            "roles": self.roles,
         }
 
 

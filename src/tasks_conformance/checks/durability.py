@@ -16,7 +16,7 @@ TASK_DURABLE = check(
         "tasks/get for the new taskId, sent straight after the CreateTaskResult and before any other read, "
         "succeeds (no -32602). Over HTTP the same tasks/get from a brand-new connection (its own connection "
         "pool, no cookies, only the declared credentials and headers) succeeds too: the 2026-07-28 wire is "
-        "stateless, so a task is addressed by its id alone (derived, policy P-25). Over stdio, TCP and Unix "
+        "stateless, so a task is addressed by its id alone (derived, policy P-28). Over stdio, TCP and Unix "
         "sockets the second read does not apply."
     ),
     probes=(DeclaredCall, Durability),
@@ -63,7 +63,7 @@ def created_task_durable(ev: Evidence) -> Verdict:
         return failed(
             f"the same tasks/get from a brand-new HTTP connection (same credentials and headers, no cookies) got "
             f"{problem}: the 2026-07-28 wire is stateless and a task is addressed by its id alone, so the task "
-            "must not be bound to the connection or a cookie (S-EXT-MUST-05, derived; policy P-25)",
+            "must not be bound to the connection or a cookie (S-EXT-MUST-05, derived; policy P-28)",
             evidence=seqs, details={"expected": "the task, from any connection", "actual": problem},
         )
     return passed("tasks/get straight after the CreateTaskResult found the task, and so did a brand-new HTTP "

@@ -7,8 +7,8 @@ from tasks_conformance.evidence import Evidence, LegacyDeclaresExtension
 from tasks_conformance.protocol import get_path
 from tasks_conformance.wires import Wire
 
-LEGACY_SESSION_IGNORES_EXTENSION = check(
-    id="tasks-legacy-session-ignores-extension",
+EXTENSION_IN_INITIALIZE_IGNORED = check(
+    id="tasks-extension-in-initialize-ignored",
     category="dispatch",
     title="A 2025-11-25 session that lists the tasks extension gets no extension behaviour",
     description=(
@@ -22,8 +22,8 @@ LEGACY_SESSION_IGNORES_EXTENSION = check(
 )
 
 
-@LEGACY_SESSION_IGNORES_EXTENSION.judge(Wire.EXTENSION, requires=("S-EXT-MUST-28",))
-def legacy_session_ignores_extension(ev: Evidence) -> Verdict:
+@EXTENSION_IN_INITIALIZE_IGNORED.judge(Wire.EXTENSION, requires=("S-EXT-MUST-28",))
+def extension_in_initialize_ignored(ev: Evidence) -> Verdict:
     rec = ev.get(LegacyDeclaresExtension)
     init = rec.initialize
     if init is None:

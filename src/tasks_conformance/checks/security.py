@@ -1,4 +1,4 @@
-"""Security: task ids a third party cannot guess (judged by a heuristic over a few ids, policy P-27),
+"""Security: task ids a third party cannot guess (judged by a heuristic over a few ids, policy P-30),
 and tasks that only their creator's credentials reach."""
 
 from __future__ import annotations
@@ -19,10 +19,10 @@ if TYPE_CHECKING:
     # Annotations only: listing the checks must not import the JSON-RPC layer.
     from tasks_conformance.rpc.peer import Reply
 
-# Below this many estimated bits in the part of the ids that varies, an id may be guessed (P-27).
+# Below this many estimated bits in the part of the ids that varies, an id may be guessed (P-30).
 MIN_BITS = 64
 # A counter other clients also advance may skip a few values between our calls; a bigger step
-# between every pair is no longer "obviously" sequential, only suspicious (P-27).
+# between every pair is no longer "obviously" sequential, only suspicious (P-30).
 MAX_COUNTER_STEP = 16
 _COUNTER = re.compile(r"^(.*?)(\d+)$", re.DOTALL)
 
@@ -34,7 +34,7 @@ TASK_ID_ENTROPY = check(
         "Two more tasks are created with the probe task's own declared tools/call (and cancelled); the three "
         "ids must not be obviously sequential (one prefix and a decimal counter stepping by 1 to 16: fail). "
         "Ids whose varying part carries fewer than 64 estimated bits, or whose numbers only increase, pass with "
-        "a warning: from the outside the entropy can only be estimated (policy P-27)."
+        "a warning: from the outside the entropy can only be estimated (policy P-30)."
     ),
     probes=(DeclaredCall, TaskIds),
     needs="task",
@@ -122,11 +122,11 @@ def task_id_entropy(ev: Evidence) -> Verdict:
     warnings = []
     if reading.increasing:
         warnings.append(f"the task ids end in a number that grows with each task ({_shown(ids)}); ids derived from "
-                        "a counter or a clock can be guessed (S-EXT-MUST-22, policy P-27)")
+                        "a counter or a clock can be guessed (S-EXT-MUST-22, policy P-30)")
     if reading.bits < MIN_BITS:
         warnings.append(f"the part of the task ids that varies is {reading.varying_chars} characters of a "
                         f"{reading.alphabet}-symbol alphabet, about {reading.bits:.0f} bits, under {MIN_BITS} "
-                        f"({_shown(ids)}); such ids may be guessed (S-EXT-MUST-22, policy P-27)")
+                        f"({_shown(ids)}); such ids may be guessed (S-EXT-MUST-22, policy P-30)")
     return passed(f"{len(ids)} task ids, none sequential; about {reading.bits:.0f} bits vary between them",
                   evidence=seqs, warnings=warnings)
 

@@ -111,7 +111,7 @@ SUBSCRIPTION_STREAM_CLEAN = check(
         "On the subscriptions/listen stream for a task (the same listen as tasks-subscription-notifications), "
         "no notifications/progress or notifications/message arrives. Over HTTP the stream is the listen "
         "request's own response; on stdio, TCP and Unix sockets it is the messages tagged with the "
-        "subscriptionId, and an untagged one seen while listening only warns (policy P-26)."
+        "subscriptionId, and an untagged one seen while listening only warns (policy P-29)."
     ),
     probes=(DeclaredCall, Listen),
     needs="task",
@@ -162,7 +162,7 @@ def subscription_stream_clean(ev: Evidence) -> Verdict:
     if unsure:
         warnings.append(f"{len(unsure)} untagged notifications/progress or notifications/message arrived on the "
                         f"shared stream while the task subscription was open (frames "
-                        f"{', '.join(map(str, unsure[:5]))}); they may belong to it (S-EXT-MUST-21, policy P-26)")
+                        f"{', '.join(map(str, unsure[:5]))}); they may belong to it (S-EXT-MUST-21, policy P-29)")
     how = "until it closed" if reply.answered else f"for {reply.elapsed_ms} ms"
     return passed(f"no notifications/progress or notifications/message on the task subscription {how}",
                   evidence=seqs, warnings=warnings)

@@ -14,7 +14,9 @@ from tasks_conformance.evidence.records import (
     Cancel,
     DeclaredCall,
     Durability,
+    FaultTask,
     HttpOutcome,
+    InputTask,
     Intent,
     InvalidId,
     LegacyDeclaresExtension,
@@ -23,11 +25,19 @@ from tasks_conformance.evidence.records import (
     OtherPrincipal,
     Poll,
     ProbeRecord,
+    RelatedMetaOverride,
     RemovedMethods,
+    RequiredUndeclared,
+    ResultWhileRunning,
+    RoleTask,
     StaleInput,
     StopReason,
+    SyncWithTask,
     TaskIds,
+    TaskListing,
+    TaskProgress,
     TerminalRereads,
+    ToolErrorTask,
     UndeclaredCall,
     UndeclaredInput,
     UndeclaredTasks,
@@ -52,6 +62,9 @@ class ToolChoice:
     name: str | None
     reason: str  # why this tool (or why none)
     arguments: dict[str, Any] = field(default_factory=dict)
+    # How the tool got its role: "flag" (named on the command line), "inferred" (from tool
+    # metadata), "default" (another role's tool), "none" (no tool).
+    source: str = "inferred"
 
 
 @dataclass(frozen=True)
@@ -72,6 +85,10 @@ class Evidence:
     dropped_unmatched: int = 0
     dropped_notifications: int = 0
     poll_timeout_ms: int = 30_000
+    # The tool of each probe role the selected checks need (roles.py; the task role is `tool`),
+    # and the profile, which decides what a role without a tool means.
+    roles: dict[str, ToolChoice] = field(default_factory=dict)
+    profile: str = "standard"
     # The probes a check may read; None while the runner itself looks (preconditions use it).
     readable: frozenset[str] | None = None
 
@@ -127,7 +144,9 @@ __all__ = [
     "Discovery",
     "Durability",
     "Evidence",
+    "FaultTask",
     "HttpOutcome",
+    "InputTask",
     "Intent",
     "InvalidId",
     "LegacyDeclaresExtension",
@@ -136,12 +155,20 @@ __all__ = [
     "OtherPrincipal",
     "Poll",
     "ProbeRecord",
+    "RelatedMetaOverride",
     "RemovedMethods",
+    "RequiredUndeclared",
+    "ResultWhileRunning",
+    "RoleTask",
     "StaleInput",
     "StopReason",
+    "SyncWithTask",
     "TaskIds",
+    "TaskListing",
+    "TaskProgress",
     "TerminalRereads",
     "ToolChoice",
+    "ToolErrorTask",
     "UndeclaredCall",
     "UndeclaredInput",
     "UndeclaredProbe",

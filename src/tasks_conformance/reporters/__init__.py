@@ -212,11 +212,13 @@ def write_wire_log(wire: WireLog, out: TextIO) -> None:
         out.write("\n")
 
 
-_SCHEMA_FILES = {"json": "json.schema.json", "json-summary": "json-summary.schema.json"}
+_SCHEMA_FILES = {"json": "json.schema.json", "json-summary": "json-summary.schema.json",
+                 "multi": "multi.schema.json"}
 
 
-def schema_text(kind: Literal["json", "json-summary"]) -> str:
-    """The shipped JSON Schema (2020-12) for the `json` or `json-summary` reporter's output."""
+def schema_text(kind: Literal["json", "json-summary", "multi"]) -> str:
+    """The shipped JSON Schema (2020-12) for the `json` or `json-summary` reporter's output;
+    `multi`: their output for several runs at once (--era both, suite)."""
     filename = _SCHEMA_FILES.get(kind)
     if filename is None:
         raise ValueError(f"no schema for {kind!r}; choose one of: {', '.join(_SCHEMA_FILES)}")

@@ -125,6 +125,10 @@ def _header(result: RunResult, w: _Writer) -> Any:
         row("tool", f"{tool} ({', '.join(counts)})" if counts else tool)
         if d.probedToolReason and d.probedTool is not None:
             row("", w.s(d.probedToolReason, 300), "dim")
+    for role, chosen in d.roles.items():  # the other probe roles: which tool, and why
+        if role != "task":
+            tool = w.s(chosen.get("tool"), 120) if chosen.get("tool") else "none"
+            row(f"{w.s(role, 20)} role", f"{tool}: {w.s(chosen.get('reason'), 300)}")
     row("task", w.s(d.createdTaskId, 120) if d.createdTaskId is not None else None)
     row("profile", w.s(result.profile, 80))
     if result.toolVersion:

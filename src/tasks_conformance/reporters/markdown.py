@@ -165,6 +165,10 @@ def render_markdown(result: RunResult, out: TextIO, *, options: ReportOptions = 
         facts.append(f"tasks\\-conformance {_cell(result.toolVersion, 40)}")
     lines.append(" · ".join(facts))
     lines.append("")
+    roles = [f"{_cell(role, 20)} {_cell(r.get('tool'), 120) if r.get('tool') else 'none'}"
+             for role, r in d.roles.items() if role != "task"]
+    if roles:  # which tool took each probe role (the reasons are in the JSON report)
+        lines += ["probe roles: " + " · ".join(roles), ""]
     if result.incompleteReason and not options.quiet:
         lines.extend(_incomplete_lines(result))
         lines.append("")
