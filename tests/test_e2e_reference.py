@@ -30,15 +30,21 @@ def test_extension_over_stdio_passes() -> None:
     assert ex.result.outcome == "passed", [(c.id, c.message) for c in ex.result.checks if c.bucket != "passed"]
     assert ex.result.discovery.wire == "extension"
     assert v["tasks-mcp-name-routing"] == "not-applicable"  # stdio has no headers
-    assert all(v[k] == "not-applicable" for k in ROLE_NA | LEGACY_ONLY)
-    assert all(b == "passed" for k, b in v.items()
-               if k != "tasks-mcp-name-routing" and k not in ROLE_NA | LEGACY_ONLY)
+    # HTTP-only: routing headers, the endpoint's own rules, and task authorization (which also
+    # needs --other-access-token).
+    http_only = {"tasks-mcp-name-routing", "tasks-task-bound-to-principal", "tasks-base-unknown-method-not-found",
+                 "tasks-base-notification-accepted", "tasks-base-foreign-origin-forbidden",
+                 "tasks-base-mcp-name-base64"}
+    assert all(v[k] == "not-applicable" for k in http_only | ROLE_NA | LEGACY_ONLY)
+    assert all(b == "passed" for k, b in v.items() if k not in http_only | ROLE_NA | LEGACY_ONLY)
 
 
 def test_extension_over_http_passes(reference_http: HttpServer) -> None:
     ex = run(url=reference_http.url, tool_name="confirm_action", input_responses=DEMO_INPUT)
     v = verdicts(ex)
     assert ex.result.outcome == "passed", [(c.id, c.message) for c in ex.result.checks if c.bucket != "passed"]
+    # Task authorization needs a second principal (--other-access-token): not applicable without one.
+    assert v.pop("tasks-task-bound-to-principal") == "not-applicable"
     assert all(v[k] == "not-applicable" for k in ROLE_NA | LEGACY_ONLY)
     assert {b for k, b in v.items() if k not in ROLE_NA | LEGACY_ONLY} == {"passed"}
 

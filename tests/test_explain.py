@@ -21,7 +21,7 @@ LEGACY_SPEC = "/specification/2025-11-25/"
 EXTENSION_SPECS = ("modelcontextprotocol.io/specification/2026-07-28/", "ext-tasks/specification/2026-07-28/")
 # Extension rules that only SEP-2663 (the public proposal that introduced the extension) states,
 # in its backward-compatibility section; named one by one so that no other rule can drift there.
-SEP_2663_ONLY = {"S-EXT-MUST-24", "S-EXT-MUST-25", "S-EXT-MUST-26", "S-EXT-MUST-27"}
+SEP_2663_ONLY = {"S-EXT-MUST-24", "S-EXT-MUST-25", "S-EXT-MUST-26", "S-EXT-MUST-27", "S-EXT-MUST-28"}
 SEP_2663_COMPAT = "https://modelcontextprotocol.io/seps/2663-tasks-extension#backward-compatibility"
 
 

@@ -113,10 +113,11 @@ def test_an_unreachable_tool_skips_as_could_not_run_and_the_summary_says_incompl
     result.stdout.fnmatch_lines(["SKIPPED * could-not-run: *'no_such_tool' is not among the listed tools*"])
     strict = pytester.runpytest(*target(REFERENCE_CMD, tool="no_such_tool"), "--tasks-conformance-strict")
     outcomes = strict.parseoutcomes()
-    # The not-applicable ones: Mcp-Name routing over stdio, the five probe-role checks (no tool for
-    # the required, tool-error, fault and input roles; the sync role's check is legacy-only), and
-    # the eight tasks-legacy-* checks (extension wire).
-    assert strict.ret == pytest.ExitCode.TESTS_FAILED and outcomes["skipped"] == 14
+    # The not-applicable ones: the six HTTP-only checks over stdio (Mcp-Name routing, task
+    # authorization, the endpoint's unknown method, notification, Origin and base64 Mcp-Name), the
+    # five probe-role checks (no tool for the required, tool-error, fault and input roles; the sync
+    # role's check is legacy-only), and the eight tasks-legacy-* checks (extension wire).
+    assert strict.ret == pytest.ExitCode.TESTS_FAILED and outcomes["skipped"] == 19
     strict.stdout.fnmatch_lines(["*_ tasks-conformance: tasks-inline-result _*", "could-not-run: *no_such_tool*"])
 
 

@@ -1258,6 +1258,60 @@ def check_legacy_is_error_completed(peer: StdioPeer) -> None:
     assert l_get(peer)(task["taskId"])["status"] == "completed"
 
 
+def check_not_durable(peer: StdioPeer) -> None:
+    tid = _create(peer)["taskId"]
+    params = {"taskId": tid, "_meta": meta()}
+    assert peer.error("tasks/get", params)["code"] == -32602  # the first read straight after creation
+    assert peer.result("tasks/get", params)["taskId"] == tid  # found afterwards
+
+
+def check_listen_forwards_logs(peer: StdioPeer) -> None:
+    tid = _create(peer)["taskId"]
+    peer.other.clear()
+    peer.result("subscriptions/listen", {"notifications": {"taskIds": [tid]}, "_meta": meta()})
+    logs = [m for m in peer.other if m.get("method") == "notifications/message"]
+    assert logs and all(SUB_ID in m["params"]["_meta"] for m in logs)
+
+
+def check_sequential_task_ids(peer: StdioPeer) -> None:
+    assert [_create(peer)["taskId"] for _ in range(3)] == ["task-1", "task-2", "task-3"]
+
+
+def check_reuses_input_key(peer: StdioPeer) -> None:
+    tid = _create(peer, "confirm_action", elicitation=True)["taskId"]
+    get = lambda t: peer.result("tasks/get", {"taskId": t, "_meta": meta(elicitation=True)})  # noqa: E731
+    first = modern_poll(get, tid, lambda t: "confirm-1" in t.get("inputRequests", {}))["inputRequests"]["confirm-1"]
+    answer = {"confirm-1": {"action": "accept", "content": {"confirm": True}}}
+    peer.result("tasks/update", {"taskId": tid, "inputResponses": answer, "_meta": meta(elicitation=True)})
+    again = modern_poll(get, tid, lambda t: "confirm-1" in t.get("inputRequests", {})
+                        and t["inputRequests"]["confirm-1"] != first)
+    assert again["inputRequests"]["confirm-1"]["method"] == "elicitation/create"  # the same key, another request
+
+
+def check_elicits_undeclared(peer: StdioPeer) -> None:
+    tid = _create(peer, "confirm_action")["taskId"]  # no elicitation capability declared
+    task = modern_poll(m_get(peer), tid, lambda t: t["status"] != "working")
+    assert task["status"] == "input_required" and task["inputRequests"]["confirm-1"]["method"] == "elicitation/create"
+
+
+def check_stale_input_rejected(peer: StdioPeer) -> None:
+    tid = _create(peer)["taskId"]
+    answer = {"never-asked": {"action": "accept", "content": {}}}
+    assert peer.error("tasks/update", {"taskId": tid, "inputResponses": answer, "_meta": meta()})["code"] == -32603
+
+
+def check_extension_on_legacy_session(peer: StdioPeer) -> None:
+    caps = {"elicitation": {}, "extensions": {EXT: {}}}
+    peer.result("initialize", {"protocolVersion": LEGACY, "capabilities": caps,
+                               "clientInfo": {"name": "raw", "version": "0"}})
+    peer.send({"jsonrpc": "2.0", "method": "notifications/initialized"})
+    flat = peer.result("tools/call", {"name": "slow_compute"})  # no params.task
+    assert flat["resultType"] == "task" and isinstance(flat["taskId"], str)
+
+
+def check_tools_list_input_required(peer: StdioPeer) -> None:
+    listed = peer.result("tools/list", {"_meta": meta()})
+    assert listed["resultType"] == "input_required" and listed["tools"]
 def check_forbidden_with_task_runs(peer: StdioPeer) -> None:
     legacy_init(peer)
     result = peer.result("tools/call", {"name": "echo", "arguments": {"text": "hi"}, "task": {}})
@@ -1375,13 +1429,19 @@ STDIO_CHECKS: dict[str, Callable[[StdioPeer], None]] = {
     "capabilities-defaulted": check_capabilities_defaulted,
     "legacy-caps-count-as-declared": check_legacy_caps_count_as_declared,
     "unsupported-version-without-data": check_unsupported_version_without_data,
+    "not-durable": check_not_durable,
+    "listen-forwards-logs": check_listen_forwards_logs,
+    "sequential-task-ids": check_sequential_task_ids,
+    "reuses-input-key": check_reuses_input_key,
+    "elicits-undeclared": check_elicits_undeclared,
+    "stale-input-rejected": check_stale_input_rejected,
+    "extension-on-legacy-session": check_extension_on_legacy_session,
+    "tools-list-input-required": check_tools_list_input_required,
     "forbidden-with-task-runs": check_forbidden_with_task_runs,
     "legacy-isError-result-error": check_legacy_is_error_result_error,
     "failed-without-error": check_failed_without_error,
     "legacy-fault-result": check_legacy_fault_result,
     "failed-without-status-message": check_failed_without_status_message,
-
-
     "legacy-result-early": check_legacy_result_early,
     "legacy-list-omits-task": check_legacy_list_omits_task,
     "legacy-list-any-cursor": check_legacy_list_any_cursor,
@@ -1390,7 +1450,9 @@ STDIO_CHECKS: dict[str, Callable[[StdioPeer], None]] = {
     "legacy-related-meta-on-get": check_legacy_related_meta_on_get,
     "legacy-progress-after-end": check_legacy_progress_after_end,
 }
-HTTP_ONLY = {"ignore-mcp-name", "ignore-mcp-method", "legacy-get-as-sse"}
+HTTP_ONLY = {"ignore-mcp-name", "ignore-mcp-method", "legacy-get-as-sse", "task-bound-to-cookie",
+             "tasks-not-bound-to-caller", "unknown-method-http-200", "notification-200", "origin-not-checked",
+             "mcp-name-base64-not-decoded"}
 
 
 def test_every_variant_has_a_check() -> None:
@@ -1437,6 +1499,65 @@ def test_reference_passes_what_the_variant_breaks(name: str, modern_stdio: Stdio
         STDIO_CHECKS[name](modern_stdio)
 
 
+def test_broken_task_bound_to_cookie() -> None:
+    with http_server(broken="task-bound-to-cookie") as server:
+        tid = server.result("tools/call", {"name": "slow_compute", "_meta": meta()})["taskId"]
+        assert server.client.cookies.get("node") == "a"  # set by the server, kept by this client
+        params = {"taskId": tid, "_meta": meta()}
+        assert server.result("tasks/get", params)["taskId"] == tid
+        with httpx.Client(timeout=WAIT) as fresh:  # no cookie: the task is not found
+            response = fresh.post(server.url, content=json.dumps({"jsonrpc": "2.0", "id": 2, "method": "tasks/get",
+                                                                   "params": params}),
+                                  headers=server.headers_for("tasks/get", params))
+        assert response.json()["error"]["code"] == -32602
+
+
+def test_broken_tasks_not_bound_to_caller() -> None:
+    main, other = "fixture-main-token", "fixture-other-token"  # the fixture's own tokens
+    with http_server(broken="tasks-not-bound-to-caller") as server:
+        assert server.call("server/discover", {"_meta": meta()}).status_code == 401  # tokens are checked
+        params: JSON = {"name": "slow_compute", "_meta": meta()}
+        created = server.call("tools/call", params, headers={**server.headers_for("tools/call", params),
+                                                             "Authorization": f"Bearer {main}"})
+        tid = created.json()["result"]["taskId"]
+        get: JSON = {"taskId": tid, "_meta": meta()}
+        read = server.call("tasks/get", get, headers={**server.headers_for("tasks/get", get),
+                                                      "Authorization": f"Bearer {other}"})
+        assert read.json()["result"]["taskId"] == tid  # another token reads the task
+
+
+def test_reference_in_token_mode_keeps_tasks_to_their_creator() -> None:
+    with http_server("--bearer-token", "t-one", "--bearer-token", "t-two") as server:
+        params: JSON = {"name": "slow_compute", "_meta": meta()}
+        created = server.call("tools/call", params, headers={**server.headers_for("tools/call", params),
+                                                             "Authorization": "Bearer t-one"})
+        tid = created.json()["result"]["taskId"]
+        get: JSON = {"taskId": tid, "_meta": meta()}
+        for token, ok in (("t-one", True), ("t-two", False)):
+            read = server.call("tasks/get", get, headers={**server.headers_for("tasks/get", get),
+                                                          "Authorization": f"Bearer {token}"}).json()
+            assert ("result" in read) is ok and (ok or read["error"]["code"] == -32602), (token, read)
+
+
+def test_broken_http_endpoint_variants() -> None:
+    with http_server(broken="unknown-method-http-200") as server:
+        response = server.call("no/such-method", {"_meta": meta()})
+        assert response.status_code == 200 and response.json()["error"]["code"] == -32601
+        assert server.call("tasks/list", {"_meta": meta()}).status_code == 404  # removed methods keep their 404
+    with http_server(broken="notification-200") as server:
+        note = server.post({"jsonrpc": "2.0", "method": "notifications/cancelled", "params": {"requestId": "x"}})
+        assert note.status_code == 200
+    with http_server(broken="origin-not-checked") as server:
+        params: JSON = {"_meta": meta()}
+        response = server.call("tools/list", params, headers={**server.headers_for("tools/list", params),
+                                                            "Origin": "http://tasks-conformance.invalid"})
+        assert response.status_code == 200
+    with http_server(broken="mcp-name-base64-not-decoded") as server:
+        tid = server.result("tools/call", {"name": "slow_compute", "_meta": meta()})["taskId"]
+        get: JSON = {"taskId": tid, "_meta": meta()}
+        wrapped = "=?base64?" + base64.b64encode(tid.encode()).decode() + "?="
+        response = server.call("tasks/get", get, headers={**server.headers_for("tasks/get", get), "Mcp-Name": wrapped})
+        assert response.json()["error"]["code"] == -32020
 def _legacy_http_session(server: HttpServerProc) -> Callable[..., httpx.Response]:
     init = server.post({"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {
         "protocolVersion": LEGACY, "capabilities": {}, "clientInfo": {"name": "raw", "version": "0"}}})

@@ -43,7 +43,7 @@ T = TypeVar("T")
 _JSON_SETTINGS = ("client_capabilities", "tool_args", "input_responses", "elicitation_response", "sampling_response")
 _PATH_SETTINGS = ("unix", "cwd", "wire_log", "baseline", "update_baseline", "config", "credentials_file")
 _REPEATABLE = ("args", "command_args", "env", "headers", "check_ids", "categories", "reporters", "probes", "probe_args",
-               "show_env")
+               "show_env", "other_headers")
 
 
 class ConfigError(ValueError):
@@ -131,7 +131,7 @@ def _options(settings: Mapping[str, Any]) -> RunOptions:
             value = json.dumps(value)
         elif name == "env" and isinstance(value, Mapping):
             value = tuple(f"{k}={v}" for k, v in value.items())
-        elif name == "headers" and isinstance(value, Mapping):
+        elif name in ("headers", "other_headers") and isinstance(value, Mapping):
             value = tuple(f"{k}: {v}" for k, v in value.items())
         elif name in ("probes", "probe_args") and isinstance(value, Mapping):
             # {"input": "confirm_action"} / {"input": {"x": 1}}: the ROLE=VALUE form of the flags.
@@ -226,6 +226,8 @@ async def run_async(
     client_id: str | None = None,
     client_secret: str | None = None,
     credentials_file: str | os.PathLike[str] | None = None,
+    other_access_token: str | None = None,
+    other_headers: Sequence[str] | Mapping[str, str] = (),
     progress: Progress | None = None,
 ) -> RunReport:
     """Run the conformance checks against one server and return the `RunReport`.

@@ -287,6 +287,8 @@ def main_command(
     baseline: BaselinePath = None,
     strict_baseline: StrictBaseline = False,
     update_baseline: UpdateBaseline = None,
+    other_access_token: Annotated[str | None, typer.Option("--other-access-token", metavar="TOKEN|@FILE|-", help="A second principal's bearer token: the task created with the main credentials must be hidden from it (HTTP; redacted like --access-token)", rich_help_panel=CONN)] = None,
+    other_headers: Annotated[list[str] | None, typer.Option("--other-header", metavar="'NAME: VALUE'", help="A header the second principal sends instead of the main credentials (repeatable; HTTP; every value redacted)", rich_help_panel=CONN)] = None,
     version: Annotated[bool, typer.Option("--version", callback=_version, is_eager=True, help="Print the version")] = False,
     list_checks: Annotated[bool, typer.Option("--list-checks", callback=_list_checks_seen, is_eager=True, help="List the checks and exit (as JSON with --format json)")] = False,
     era: Era = "auto",
@@ -306,6 +308,7 @@ def main_command(
         strict_baseline=strict_baseline, update_baseline=update_baseline, config=config,
         refresh_token=refresh_token, client_id=client_id, client_secret=client_secret,
         credentials_file=credentials_file,
+        other_access_token=other_access_token, other_headers=_many(other_headers),
     )
     given = _given(ctx)
     if ctx.invoked_subcommand is not None:

@@ -113,6 +113,10 @@ class RunConfig:
     baseline: Baseline | None = None  # --baseline, read and checked (baseline.py applies it after the run)
     update_baseline: str | None = None  # --update-baseline PATH: written from the run's failures
     oauth: OAuthCredentials | None = None  # --refresh-token & co: the access token comes from a refresh
+    # A second principal (--other-access-token, --other-header): the headers it sends instead of
+    # the main credentials, to try the main principal's task with (HTTP only).
+    other_headers: dict[str, str] = field(default_factory=dict)
+    other_access_token: str | None = None
 
     @property
     def timeout_s(self) -> float:
@@ -144,6 +148,10 @@ class RunConfig:
                     for crumb in v.split(";"):
                         out.append(crumb.strip())
                         out.append(crumb.partition("=")[2].strip())
+        if self.other_access_token:
+            out.append(self.other_access_token)
+        for v in self.other_headers.values():  # every --other-header value is a credential
+            out += [v, *v.split(None, 1)[1:]]
         for k, v in self.env.items():
             # Every -e value is hidden unless --show-env names it (never a secret-looking name's),
             # and a password written into a URL-shaped value is hidden even then.
@@ -231,6 +239,8 @@ class RunOptions:
     client_id: str | None = None
     client_secret: str | None = None
     credentials_file: str | None = None
+    other_access_token: str | None = None
+    other_headers: tuple[str, ...] = ()
 
 
 @dataclass(frozen=True)
@@ -301,6 +311,7 @@ def build_run_config(options: RunOptions, catalog: Catalog = Catalog()) -> RunCo
         baseline=baseline,
         update_baseline=options.update_baseline,
         oauth=oauth,
+        **_other_credentials(options, kind, token),
     )
     return show_env(config, options.show_env) if options.show_env else config
 
@@ -396,6 +407,24 @@ def _headers(o: RunOptions) -> tuple[dict[str, str], str | None]:
     if token:
         headers["Authorization"] = f"Bearer {token}"
     return headers, token
+
+
+def _other_credentials(o: RunOptions, kind: TransportKind, main_token: str | None) -> dict[str, Any]:
+    """--other-access-token and --other-header: the second principal's headers (HTTP only)."""
+    if not (o.other_access_token or o.other_headers):
+        return {}
+    if kind != "http":
+        raise UsageError("--other-access-token and --other-header apply to --url only")
+    if o.other_access_token == "-" and "-" in (o.access_token, o.oauth_access_token,
+                                               *(v for _, v in _json_flags(o))):
+        raise UsageError("only one flag may read standard input (-), not --other-access-token and another")
+    headers = dict(parse_header(h, flag="--other-header") for h in o.other_headers)
+    token = read_token("--other-access-token", o.other_access_token) if o.other_access_token else None
+    if token:
+        if token == main_token:
+            raise UsageError("--other-access-token must differ from the main access token")
+        headers["Authorization"] = f"Bearer {token}"
+    return {"other_headers": headers, "other_access_token": token}
 
 
 def _check_versions(o: RunOptions) -> None:

@@ -153,6 +153,8 @@ KEYS: tuple[Key, ...] = (
     Key("client-id", "client_id", STRING, _string),
     Key("client-secret", "client_secret", STRING, _string, secret=True),
     Key("credentials-file", "credentials_file", STRING, _string),
+    Key("other-access-token", "other_access_token", STRING, _string, secret=True),
+    Key("other-header", "other_headers", PAIRS_HEADER, _pairs(": ")),
 )
 BY_NAME = {k.name: k for k in KEYS}
 BY_FIELD = {k.field: k for k in KEYS}
@@ -385,6 +387,8 @@ def _masked(field: str, value: Any, options: RunOptions) -> Any:
             secret = name.strip().lower() in SENSITIVE_HEADERS or _SECRET_NAME.search(name)
             out.append(f"{name.strip()}: {REDACTED}" if secret else item)
         return tuple(out)
+    if field == "other_headers":  # a second principal's credentials: every value is secret
+        return tuple(f"{item.partition(':')[0].strip()}: {REDACTED}" for item in value)
     if field == "command" and isinstance(value, str):
         import shlex
 
@@ -434,7 +438,8 @@ def show(resolved: Resolved, environ: Mapping[str, str] | None = None) -> list[d
         words = (o.command or "",)
     lenient = RunConfig(transport="stdio", url=o.url, command=(*words, *o.args, *o.command_args),
                         env=env, show_env=o.show_env, headers=headers)
-    secrets = lenient.secrets() + [v for v in (o.access_token, o.oauth_access_token) if v]
+    secrets = lenient.secrets() + [v for v in (o.access_token, o.oauth_access_token, o.other_access_token) if v]
+    secrets += [h.partition(":")[2].strip() for h in o.other_headers if h.partition(":")[2].strip()]
     secrets += [pw for v in env.values() for pw in url_passwords(v)]
     redactor = Redactor(secrets)
     rows = []

@@ -68,11 +68,11 @@ def read_token(flag: str, value: str) -> str:
     return token
 
 
-def parse_header(value: str) -> tuple[str, str]:
+def parse_header(value: str, *, flag: str = "--header") -> tuple[str, str]:
     name, sep, val = value.partition(":")
     name = name.strip()
     if not sep or not name or any(c.isspace() for c in name):
-        raise UsageError(f"--header: expected 'Name: value', got {value.split(':')[0][:40]!r}…")
+        raise UsageError(f"{flag}: expected 'Name: value', got {value.split(':')[0][:40]!r}…")
     return name, val.strip()
 
 

@@ -69,6 +69,19 @@ ALL_CHECKS = (
     "tasks-base-result-type-present",
     "tasks-base-unsupported-version",
     "tasks-base-capabilities-required",
+    "tasks-created-task-durable",
+    "tasks-subscription-no-progress-or-message",
+    "tasks-task-id-entropy",
+    "tasks-input-request-keys-unique",
+    "tasks-input-requests-declared-only",
+    "tasks-input-stale-responses-ignored",
+    "tasks-extension-in-initialize-ignored",
+    "tasks-task-bound-to-principal",
+    "tasks-base-unknown-method-not-found",
+    "tasks-base-notification-accepted",
+    "tasks-base-foreign-origin-forbidden",
+    "tasks-base-mcp-name-base64",
+    "tasks-base-input-required-where-allowed",
     "tasks-legacy-result-blocks",
     "tasks-legacy-list-includes-task",
     "tasks-legacy-list-invalid-cursor",
@@ -151,11 +164,19 @@ def _only(**verdicts: str | Mapping[str, str]) -> dict[str, str | Mapping[str, s
 
 
 STDIO_NA_HTTP_PASS = {"stdio": NA, "http": P}
+#: No interop server checks credentials, so no run passes --other-access-token: not applicable.
+NO_SECOND_PRINCIPAL = {"task_bound_to_principal": NA}
 #: Checks of the extension wire only: not applicable on legacy.
 EXTENSION_ONLY_NA = {"mcp_name_routing": NA, "undeclared_capability_rejected": NA, "removed_methods_not_found": NA,
                      "base_result_type_present": NA, "base_unsupported_version": NA,
                      "base_capabilities_required": NA,
-                  "undeclared_capability_names_requirements": NA, "subscription_notifications": NA}
+                  "undeclared_capability_names_requirements": NA, "subscription_notifications": NA,
+                     "created_task_durable": NA, "subscription_no_progress_or_message": NA,
+                     "task_id_entropy": NA, "input_request_keys_unique": NA, "input_requests_declared_only": NA,
+                     "input_stale_responses_ignored": NA, "extension_in_initialize_ignored": NA,
+                     "base_unknown_method_not_found": NA, "base_notification_accepted": NA,
+                     "base_foreign_origin_forbidden": NA, "base_mcp_name_base64": NA,
+                     "base_input_required_where_allowed": NA}
 #: Probe-role checks whose role has no tool in a scenario (not applicable under the standard
 #: profile): tool-error and fault are never inferred; on the extension, tools/list carries no
 #: execution.taskSupport (EXPECTED.md §1), so required is not inferred either, and the sync
@@ -182,9 +203,18 @@ SCENARIOS: tuple[Scenario, ...] = (
             # §1 "Mcp-Name over HTTP": a mismatch gets 400 -32020; stdio has no headers.
             mcp_name_routing=STDIO_NA_HTTP_PASS,
             # slow_compute never asks for input.
-            input_required_update_completes=NA,
+            input_required_update_completes=NA, input_request_keys_unique=NA, input_requests_declared_only=NA,
+            input_stale_responses_ignored=NA, **NO_SECOND_PRINCIPAL,
+            # "Checks added in December 2026": over HTTP unknown methods get 404 -32601, a notification
+            # 202 with no body, a base64-wrapped Mcp-Name is decoded; but a foreign Origin is served
+            # (§1 "Other observations": http_host_origin_protection is off by default): S-CORE-MUST-14.
+            base_unknown_method_not_found=STDIO_NA_HTTP_PASS, base_notification_accepted=STDIO_NA_HTTP_PASS,
+            base_foreign_origin_forbidden={"stdio": NA, "http": F}, base_mcp_name_base64=STDIO_NA_HTTP_PASS,
             # §1 "Other observations": subscriptions/listen is -32601 (task notifications are optional).
             subscription_notifications=NA,
+            # §1 "Durability": the immediate tasks/get and one from a brand-new HTTP connection find the task.
+            # §1 "Other observations": no listen stream, so nothing to judge on it.
+            subscription_no_progress_or_message=NA,
             # §1 "Undeclared extension": tasks/get, tasks/update, tasks/cancel get -32021 with
             # data.requiredCapabilities (HTTP 400); subscriptions/listen is -32601, which §1
             # "Other observations" says must be unsupported/skip, not a failure.
@@ -211,11 +241,15 @@ SCENARIOS: tuple[Scenario, ...] = (
         tool="confirm_delete", args={"filename": "demo.txt"}, input_responses=FASTMCP_ELICIT,
         expect_wire="extension", wire="extension", protocol="2026-07-28",
         checks=("tasks-result-type-discipline", "tasks-status-payload-shape", "tasks-inline-result",
-                "tasks-input-required-update-completes"),
+                "tasks-input-required-update-completes", "tasks-input-request-keys-unique",
+                "tasks-input-requests-declared-only", "tasks-input-stale-responses-ignored"),
         # §1 "Input required (extension)": input_required with inputRequests keyed
         # "<taskId>:<16 hex>"; the right key answered → ack, working, completed "deleted demo.txt".
+        # "Checks added in December 2026": a task created and polled without the elicitation
+        # capability still asks elicitation/create (S-EXT-MUST-34 deviation); stale keys are acked.
         expected=_only(result_type_discipline=P, status_payload_shape=P, inline_result=P,
-                       input_required_update_completes=P),
+                       input_required_update_completes=P, input_request_keys_unique=P,
+                       input_requests_declared_only=F, input_stale_responses_ignored=P),
     ),
     Scenario(
         id="fastmcp-tasks/tool-error", server="fastmcp-tasks",
@@ -257,7 +291,7 @@ SCENARIOS: tuple[Scenario, ...] = (
         # Its tools report no progress, even with a progressToken: tasks-legacy-progress-token n/a.
         expected=_all(input_required_update_completes=NA, required_tool_needs_task=F, legacy_task_id_wins=F,
                       legacy_get_plain_json=STDIO_NA_HTTP_PASS, legacy_progress_token=NA, **EXTENSION_ONLY_NA,
-                      **LEGACY_ROLES_NA),
+                      **LEGACY_ROLES_NA, **NO_SECOND_PRINCIPAL),
         roles={"task": "slow_compute", "required": "required_compute", "sync": "greet", "tool-error": None,
                "fault": None, "input": None},
     ),
@@ -327,6 +361,7 @@ SCENARIOS: tuple[Scenario, ...] = (
             undeclared_creation_refused=F,
             # §3 "Input flow": elicitation with related-task _meta on tasks/result, then
             # working → completed.
+            **NO_SECOND_PRINCIPAL,
             # "Checks added for the legacy wire": a tasks/get carrying a related-task _meta is
             # never answered (S-LEG-MUST-14), as on sdk-tasks.
             legacy_task_id_wins=F,

@@ -99,3 +99,70 @@ def subscription_notifications(ev: Evidence) -> Verdict:
     how = "closed gracefully" if reply.answered else f"was still open after {reply.elapsed_ms} ms"
     return passed(f"the subscription was acknowledged first, carried {count} tagged notifications/tasks and {how}",
                   evidence=seqs)
+
+
+STREAM_METHODS = ("notifications/progress", "notifications/message")
+
+SUBSCRIPTION_STREAM_CLEAN = check(
+    id="tasks-subscription-no-progress-or-message",
+    category="lifecycle",
+    title="A task subscription carries no notifications/progress or notifications/message",
+    description=(
+        "On the subscriptions/listen stream for a task (the same listen as tasks-subscription-notifications), "
+        "no notifications/progress or notifications/message arrives. Over HTTP the stream is the listen "
+        "request's own response; on stdio, TCP and Unix sockets it is the messages tagged with the "
+        "subscriptionId, and an untagged one seen while listening only warns (policy P-29)."
+    ),
+    probes=(DeclaredCall, Listen),
+    needs="task",
+)
+
+
+def _on_the_stream(ev: Evidence, seq: int, msg: dict[str, Any], listen_seq: int, sub: Any) -> bool | None:
+    """True when the frame is on the listen stream, None when a shared stream cannot tell."""
+    if _tagged_with(msg, sub):
+        return True
+    frame = ev.frame(seq)
+    if frame is not None and frame.http is not None:
+        return frame.reply_to == listen_seq
+    return None
+
+
+@SUBSCRIPTION_STREAM_CLEAN.judge(Wire.EXTENSION, requires=("S-EXT-MUST-21",))
+def subscription_stream_clean(ev: Evidence) -> Verdict:
+    rec = ev.get(Listen)
+    reply = rec.listen
+    if reply is None:
+        return could_not_run(rec.not_run or "subscriptions/listen was not sent")
+    if reply.error_code == ERR_METHOD_NOT_FOUND:
+        return not_applicable("the server does not implement subscriptions/listen (task notifications are "
+                              "optional, S-EXT-MAY-08)", evidence=reply.seqs())
+    if reply.error is not None:
+        return could_not_run(f"subscriptions/listen got {reply.describe()}",
+                             blocked_by="tasks-subscription-notifications", evidence=reply.seqs())
+    on_stream: list[int] = []
+    unsure: list[int] = []
+    for seq, msg in _messages(ev, rec):
+        if msg.get("method") not in STREAM_METHODS:
+            continue
+        where = _on_the_stream(ev, seq, msg, reply.request_seq, reply.request_id)
+        if where:
+            on_stream.append(seq)
+        elif where is None:
+            unsure.append(seq)
+    seqs = [*reply.seqs(), *on_stream, *unsure]
+    if on_stream:
+        methods = sorted({str(get_path(ev.frame_json(s), "method")) for s in on_stream})
+        return failed(f"the task subscription carried {len(on_stream)} {' and '.join(methods)} (frames "
+                      f"{', '.join(map(str, on_stream[:5]))}); a task's listen stream has only task status "
+                      "notifications (S-EXT-MUST-21)", evidence=seqs,
+                      details={"expected": "no notifications/progress or notifications/message",
+                               "actual": f"{len(on_stream)} on the stream"})
+    warnings = []
+    if unsure:
+        warnings.append(f"{len(unsure)} untagged notifications/progress or notifications/message arrived on the "
+                        f"shared stream while the task subscription was open (frames "
+                        f"{', '.join(map(str, unsure[:5]))}); they may belong to it (S-EXT-MUST-21, policy P-29)")
+    how = "until it closed" if reply.answered else f"for {reply.elapsed_ms} ms"
+    return passed(f"no notifications/progress or notifications/message on the task subscription {how}",
+                  evidence=seqs, warnings=warnings)

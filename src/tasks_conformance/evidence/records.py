@@ -210,6 +210,107 @@ class BentEnvelope(ProbeRecord):
     no_capabilities: Reply | None = None
 
 
+@dataclass
+class Durability(ProbeRecord):
+    """tasks/get on the new task straight after its CreateTaskResult, and over HTTP once more
+    from a brand-new connection (its own pool, no cookies, only the declared headers)."""
+
+    probe: ClassVar[str] = "durability"
+    task_id: str | None = None
+    immediate: Reply | None = None
+    fresh: Reply | None = None
+    fresh_not_applicable: str | None = None  # why no second connection was tried
+
+
+@dataclass
+class TaskIds(ProbeRecord):
+    """A few more tasks created with the probe task's own declared call, for the ids the server
+    mints (then cancelled, so they do not run on for nothing)."""
+
+    probe: ClassVar[str] = "task-ids"
+    ids: list[str] = field(default_factory=list)  # in creation order, the probe task's first
+    calls: list[Reply] = field(default_factory=list)
+    cancels: list[Reply] = field(default_factory=list)
+
+
+@dataclass
+class UndeclaredInput(ProbeRecord):
+    """A second task from the probe task's declared tools/call, whose requests declare no client
+    capability but the extension (no elicitation, sampling or roots), read a few times and then
+    cancelled: its inputRequests may ask for nothing."""
+
+    probe: ClassVar[str] = "undeclared-input"
+    task_id: str | None = None
+    create: Reply | None = None
+    gets: list[Reply] = field(default_factory=list)
+    cancel: Reply | None = None
+
+
+@dataclass
+class StaleInput(ProbeRecord):
+    """tasks/update on the probe task, after polling, with inputResponses it is not waiting for:
+    a key already answered and a key it never asked."""
+
+    probe: ClassVar[str] = "stale-input"
+    task_id: str | None = None
+    keys: list[str] = field(default_factory=list)  # answered before, then the unknown one
+    update: Reply | None = None
+
+
+@dataclass
+class LegacyDeclaresExtension(ProbeRecord):
+    """On a second connection: a 2025-11-25 initialize whose capabilities list the tasks
+    extension, then the probe tool called the 2025-11-25 way, without params.task."""
+
+    probe: ClassVar[str] = "legacy-declares-extension"
+    initialize: Reply | None = None
+    call: Reply | None = None
+
+
+@dataclass
+class OtherPrincipal(ProbeRecord):
+    """The probe task asked for with a second principal's credentials (--other-access-token,
+    --other-header), on an HTTP connection of its own (sent last)."""
+
+    probe: ClassVar[str] = "other-principal"
+    task_id: str | None = None
+    initialize: Reply | None = None  # legacy: the second principal's own session
+    replies: dict[str, Reply] = field(default_factory=dict)  # by method, in the order sent
+
+
+@dataclass(frozen=True)
+class HttpOutcome:
+    """One HTTP exchange sent outside JSON-RPC (a notification, a GET, a DELETE)."""
+
+    request_seq: int
+    status: int | None
+    messages: tuple[int, ...] = ()  # JSON-RPC messages in the response body
+    body: bool = False  # the response had a body at all
+    session_id: str | None = None  # an Mcp-Session-Id response header
+    problem: str | None = None
+
+
+@dataclass
+class BaseHttp(ProbeRecord):
+    """The 2026-07-28 HTTP endpoint, beyond served requests: a method nobody implements, a request
+    from a foreign Origin, a notification, and GET and DELETE on the endpoint."""
+
+    probe: ClassVar[str] = "base-http"
+    unknown_method: Reply | None = None
+    foreign_origin: Reply | None = None
+    notification: HttpOutcome | None = None
+    get: HttpOutcome | None = None
+    delete: HttpOutcome | None = None
+
+
+@dataclass
+class Base64Name(ProbeRecord):
+    """tasks/get whose Mcp-Name carries the task id base64-wrapped (=?base64?…?=), over HTTP."""
+
+    probe: ClassVar[str] = "base64-name"
+    task_id: str | None = None
+    sent_name: str | None = None
+    reply: Reply | None = None
 # Probe roles (roles.py): traffic on a tool other than the task tool.
 
 
@@ -331,5 +432,7 @@ RECORD_TYPES: dict[str, type[ProbeRecord]] = {
     r.probe: r for r in (DeclaredCall, UndeclaredCall, Poll, InvalidId, NameRouting, Cancel, Listen, UndeclaredTasks,
                          RemovedMethods, TerminalRereads, BentEnvelope,
                          ToolErrorTask, FaultTask, InputTask, RequiredUndeclared, SyncWithTask,
-                         ResultWhileRunning, TaskListing, RelatedMetaOverride, TaskProgress)
+                         ResultWhileRunning, TaskListing, RelatedMetaOverride, TaskProgress,
+                         Durability, TaskIds, UndeclaredInput, StaleInput, LegacyDeclaresExtension, OtherPrincipal,
+                         BaseHttp, Base64Name)
 }

@@ -72,16 +72,22 @@ def probe(
 def load_probes() -> dict[str, ProbeSpec]:
     """Every probe, registered (the modules register on import)."""
     from tasks_conformance.probes import (  # noqa: F401
+        base_http,
         calls,
         cancel,
+        dual_era,
+        durability,
         envelope,
+        input_depth,
         legacy,
         listen,
+        other_principal,
         poll,
         removed,
         rereads,
         roles,
         routing,
+        task_ids,
         unknown_ids,
     )
 

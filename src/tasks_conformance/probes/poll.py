@@ -3,12 +3,13 @@ answering input when the task asks for it and the run was given answers."""
 
 from __future__ import annotations
 
+import json
 import time
 from typing import Any
 
 import anyio
 
-from tasks_conformance.evidence import DeclaredCall, Poll, StopReason, Update
+from tasks_conformance.evidence import DeclaredCall, Durability, Poll, StopReason, Update
 from tasks_conformance.evidence.records import POLL_BYTE_BUDGET_MIB
 from tasks_conformance.probes import probe
 from tasks_conformance.probes.context import ProbeContext
@@ -23,6 +24,11 @@ POLL_BYTE_BUDGET = POLL_BYTE_BUDGET_MIB * 1024 * 1024
 INPUT_METHODS = ("elicitation/create", "sampling/createMessage")
 ANSWER_SHAPES = {"elicitation/create": ("action",), "sampling/createMessage": ("role", "content"),
                  "roots/list": ("roots",)}
+
+
+def request_fingerprint(request: Any) -> str:
+    """One input request as comparable text (key order does not matter)."""
+    return json.dumps(request, sort_keys=True, default=str)
 
 
 def answers_for(pending: dict[str, Any], responses: dict[str, Any]) -> dict[str, Any]:
@@ -67,7 +73,9 @@ class Poller:
         self.interval_s = self._interval_s(ctx.record(DeclaredCall).created.fields if created is None else created)
         self.stuck = 0
         self.polled_bytes = 0
-        self.answered: set[str] = set()
+        # key -> the request it was answered for: a key that comes back asking something else
+        # (which S-EXT-MUST-14 forbids, and a check reports) is answered again, so the run goes on.
+        self.answered: dict[str, str] = {}
         self.asked_result = False
 
     def _interval_s(self, task: Any) -> float:
@@ -120,14 +128,14 @@ class Poller:
             self.rec.unanswered_keys = sorted(map(str, outstanding))[:20]
             self.stuck += 1
             return
-        pending = {k: v for k, v in outstanding.items() if k not in self.answered}
+        pending = {k: v for k, v in outstanding.items() if self.answered.get(k) != request_fingerprint(v)}
         answers = answers_for(pending, responses)
         if answers:
             upd = await self.ctx.session.request(
                 "tasks/update", {"taskId": self.task_id, "inputResponses": answers}, purpose="answer input"
             )
             self.rec.updates.append(Update(tuple(sorted(answers)), upd))
-            self.answered.update(answers)
+            self.answered.update({k: request_fingerprint(pending[k]) for k in answers})
             self.stuck = 0
         elif pending:
             # Requests we have no answer for: the task can only stay parked.
@@ -160,7 +168,8 @@ class Poller:
         self.asked_result = True
 
 
-@probe(Poll, order=20, needs=(DeclaredCall,), needs_task=True,
+# When durability is judged, its immediate tasks/get is the first read of the new task.
+@probe(Poll, order=20, needs=(DeclaredCall,), needs_task=True, after=(Durability,),
        description="poll tasks/get until the task is terminal (answering input when given)")
 async def poll(ctx: ProbeContext) -> None:
     rec = ctx.record(Poll)

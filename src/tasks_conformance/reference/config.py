@@ -20,6 +20,9 @@ class ServerConfig:
     ttl_ms: int = 60_000
     era: Era = "both"
     unix_path: str | None = None
+    # HTTP: when any is given, every request needs "Authorization: Bearer <one of them>", and a
+    # 2026-07-28 task belongs to the token that created it (S-EXT-MUST-23).
+    bearer_tokens: tuple[str, ...] = ()
     # Bounds (not flags): nothing in the server waits or buffers without a limit.
     max_line_bytes: int = 4 * 1024 * 1024
     max_body_bytes: int = 4 * 1024 * 1024
@@ -95,6 +98,15 @@ def build_parser(prog: str = "python -m tasks_conformance.reference") -> argpars
         default="both",
         help="which protocol eras to serve (default both)",
     )
+    p.add_argument(
+        "--bearer-token",
+        dest="bearer_tokens",
+        action="append",
+        default=[],
+        metavar="TOKEN",
+        help="HTTP: accept this bearer token (repeatable); with any, requests need one and each token sees "
+        "only its own tasks",
+    )
     return p
 
 
@@ -108,6 +120,7 @@ def config_from_namespace(ns: argparse.Namespace) -> ServerConfig:
         ttl_ms=int(ns.ttl_ms),
         era=cast(Era, ns.era),
         unix_path=ns.unix_path,
+        bearer_tokens=tuple(ns.bearer_tokens),
     )
 
 

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import secrets
 from collections.abc import Awaitable, Callable
 from typing import Literal
 
@@ -192,6 +193,11 @@ class ServerCore:
                 return 400
         return 200
 
+    def http_response_headers(self, ctx: RequestContext) -> list[tuple[bytes, bytes]]:
+        """Extra headers on a JSON response over HTTP (none: the 2026-07-28 wire needs no
+        cookies or affinity; a fixture overrides this to bind tasks to a client)."""
+        return []
+
     # ------------------------------------------------------------------ errors and params of both eras
     def missing_capability_error(self, required: JSON, message: str) -> RpcError:
         # Here rather than in modern.py because the input check below raises it for tasks of either era.
@@ -322,6 +328,24 @@ class ServerCore:
             return text_result(f"{spec.name}: pretended to delete something after {duration} ms")
         return text_result(f"{spec.name}: finished after {duration} ms")
 
+    def origin_allowed(self, origin: str, local: object) -> bool:
+        """Whether a request with this Origin is served (``local``: it names this machine); others get 403."""
+        return bool(local)
+
+    def notification_http_status(self) -> int:
+        """The status of an accepted notification POST: 202, with no body."""
+        return 202
+
+    def principal(self, ctx: RequestContext) -> str | None:
+        """Who is asking: the bearer credential when the server checks tokens (HTTP), else nobody."""
+        if not self.config.bearer_tokens or ctx.headers is None:
+            return None
+        return ctx.headers.get("authorization")
+
+    def mint_task_id(self) -> str:
+        """A new task id: 144 random bits, URL-safe, so nobody can guess another client's task."""
+        return secrets.token_urlsafe(18)
+
     async def work(self, duration_ms: int, io: ToolIO) -> None:
         """Work for duration_ms in PROGRESS_STEPS equal steps, reporting each finished step."""
         for step in range(1, PROGRESS_STEPS + 1):
@@ -352,7 +376,9 @@ class ServerCore:
             poll_interval_ms=self.config.poll_interval_ms,
             owner=owner,
             client_caps=ctx.client_caps,
+            task_id=self.mint_task_id(),
         )
+        record.principal = self.principal(ctx)
         record.given_answers.update(given_answers or {})
         self.tasks.add(record)
         record.runner = asyncio.create_task(self._run_task(record, spec, arguments))

@@ -86,8 +86,12 @@ class HttpApp:
             await plain(send, 404, b"Not Found")
             return
         origin = headers.get("origin")
-        if origin is not None and not _ORIGIN_OK.match(origin.strip()):
+        if origin is not None and not self.server.origin_allowed(origin.strip(), _ORIGIN_OK.match(origin.strip())):
             await send_json(send, 403, error_response(None, RpcError(INVALID_REQUEST, "Forbidden: invalid Origin")))
+            return
+        if not self._authorized(headers):
+            await send_json(send, 401, error_response(None, RpcError(INVALID_REQUEST, "Unauthorized")),
+                            [(b"www-authenticate", b'Bearer realm="reference"')])
             return
         method = scope.get("method", "GET")
         if method == "POST":
@@ -105,6 +109,13 @@ class HttpApp:
             elif message["type"] == "lifespan.shutdown":
                 await send({"type": "lifespan.shutdown.complete"})
                 return
+
+    def _authorized(self, headers: dict[str, str]) -> bool:
+        tokens = self.server.config.bearer_tokens
+        if not tokens:
+            return True
+        scheme, _, token = headers.get("authorization", "").partition(" ")
+        return scheme.lower() == "bearer" and token.strip() in tokens
 
     # ------------------------------------------------------------------ sessions
     def _session_for(self, session_id: str | None) -> LegacySession | None:
@@ -193,7 +204,7 @@ class HttpApp:
             params = {}
         if "id" not in message:  # a notification: it keeps its session alive, nothing more
             self._session_for(session_id)
-            await empty(send, 202)
+            await empty(send, server.notification_http_status())
             return
         assert isinstance(request_id, (str, int))
         if not isinstance(params, dict):
@@ -306,7 +317,7 @@ class HttpApp:
             await self._respond_streaming(ctx, receive, send)
         else:
             reply, status = await self._invoke(ctx)
-            await send_json(send, status, reply)
+            await send_json(send, status, reply, server.http_response_headers(ctx))
 
     async def _invoke(self, ctx: RequestContext) -> tuple[JSON, int]:
         server = self.server

@@ -275,7 +275,7 @@ class ModernMixin(ServerCore):
     async def m_tasks_get(self, ctx: RequestContext) -> JSON:
         self.require_tasks_declared(ctx)
         task_id = self.task_id_param(ctx)
-        record = self.tasks.get(task_id, "modern")
+        record = self.modern_lookup(ctx, task_id)
         if record is None:
             return self.on_unknown_task(ctx, task_id)
         return self.build_get_task_result(record)
@@ -286,7 +286,7 @@ class ModernMixin(ServerCore):
         responses = ctx.params.get("inputResponses")
         if not isinstance(responses, dict):
             raise RpcError(INVALID_PARAMS, "params.inputResponses must be an object")
-        record = self.tasks.get(task_id, "modern")
+        record = self.modern_lookup(ctx, task_id)
         if record is None:
             return self.on_unknown_task(ctx, task_id)
         if not record.terminal:
@@ -296,11 +296,20 @@ class ModernMixin(ServerCore):
     async def m_tasks_cancel(self, ctx: RequestContext) -> JSON:
         self.require_tasks_declared(ctx)
         task_id = self.task_id_param(ctx)
-        record = self.tasks.get(task_id, "modern")
+        record = self.modern_lookup(ctx, task_id)
         if record is None:
             return self.on_unknown_task(ctx, task_id)
         record.cancel()  # no-op for a terminal task; the ack is the same
         return self.build_cancel_ack(record)
+
+    def modern_lookup(self, ctx: RequestContext, task_id: str) -> TaskRecord | None:
+        """The 2026-07-28 task, if it exists and the caller may see it (else: unknown)."""
+        record = self.tasks.get(task_id, "modern")
+        return record if record is not None and self.may_access(ctx, record) else None
+
+    def may_access(self, ctx: RequestContext, record: TaskRecord) -> bool:
+        """With bearer tokens, a task is its creator's alone (S-EXT-MUST-23)."""
+        return record.principal == self.principal(ctx)
 
     def apply_input_responses(self, record: TaskRecord, responses: JSON) -> None:
         for key, value in responses.items():
@@ -363,7 +372,7 @@ class ModernMixin(ServerCore):
         acknowledged: JSON = {}
         if wants_tasks and self.supports_tasks_extension and isinstance(task_ids, list):
             for task_id in task_ids[:100]:
-                if task_id not in accepted and self.tasks.get(task_id, "modern") is not None:
+                if task_id not in accepted and self.modern_lookup(ctx, task_id) is not None:
                     accepted.append(task_id)
             acknowledged["taskIds"] = accepted
         if ctx.stream is None:

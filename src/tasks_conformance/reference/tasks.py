@@ -39,11 +39,13 @@ class TaskRecord:
         poll_interval_ms: int | None,
         owner: str | None = None,
         client_caps: JSON | None = None,
+        task_id: str | None = None,
     ) -> None:
         now = time.time()
-        self.task_id = secrets.token_urlsafe(18)
+        self.task_id = task_id or secrets.token_urlsafe(18)
         self.era: TaskEra = era
         self.owner = owner  # legacy: the session that created it
+        self.principal: str | None = None  # the credential that created it (when the server checks any)
         self.client_caps: JSON = client_caps or {}
         self.status = "working"
         self.status_message: str | None = None

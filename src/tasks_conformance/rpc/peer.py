@@ -118,12 +118,15 @@ class Peer:
         timeout_s: float,
         handlers: Mapping[str, ServerRequestHandler] | None = None,
         response_headers: Callable[[], Mapping[str, str]] | None = None,
+        first_id: int = 1,
     ) -> None:
         self.transport = transport
         self.timeout_s = timeout_s
         self.handlers = dict(handlers or {})
         self._response_headers = response_headers
-        self._next_id = 1
+        # A second connection in the same run starts elsewhere, so that an id names one request
+        # in the run's wire log (checks match answers to requests by id).
+        self._next_id = first_id
         self._pending: dict[Any, _Pending] = {}
         self._by_seq: dict[int, _Pending] = {}
         self.notifications: list[Frame] = []

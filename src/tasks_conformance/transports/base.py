@@ -70,6 +70,11 @@ class Transport(abc.ABC):
     @abc.abstractmethod
     async def start(self) -> None: ...
 
+    def fresh(self) -> Transport | None:
+        """Another, unstarted transport to the same target that shares no connection or state
+        with this one (a new process, socket or HTTP client); None when there is no way to."""
+        return None
+
     @abc.abstractmethod
     async def send(
         self,

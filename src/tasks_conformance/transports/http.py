@@ -95,6 +95,24 @@ class HttpTransport(Transport):
     def uses_headers(self) -> bool:
         return True
 
+    def with_headers(self, headers: Mapping[str, str]) -> HttpTransport:
+        """Another transport to the same endpoint that sends these headers instead of the
+        declared ones (a second principal's credentials), sharing no connection or cookie."""
+        return HttpTransport(
+            self.wire, url=self.url, headers=headers, max_message_bytes=self.max_message_bytes,
+            connect_timeout_s=self._connect_timeout_s, http_transport=self._http_transport,
+        )
+
+    def fresh(self) -> HttpTransport:
+        """Another transport to the same endpoint that shares nothing with this one but the
+        declared headers (credentials, --header): its own connection pool and no cookie jar
+        in common, so the server can tell it from this client only by what it sends. An OAuth
+        token source is shared: the credentials are the same principal's, refreshed once."""
+        return HttpTransport(
+            self.wire, url=self.url, headers=self.base_headers, max_message_bytes=self.max_message_bytes,
+            connect_timeout_s=self._connect_timeout_s, http_transport=self._http_transport, oauth=self.oauth,
+        )
+
     async def start(self) -> None:
         self._client = httpx.AsyncClient(
             follow_redirects=False,
@@ -142,6 +160,34 @@ class HttpTransport(Transport):
         assert self._tg is not None
         self._tg.start_soon(self._exchange, "POST", data, req_headers, frame.seq, deadline_s)
         return frame.seq
+
+    async def raw_exchange(
+        self, method: str, data: bytes, headers: Mapping[str, str], *, deadline_s: float, note: str
+    ) -> tuple[int, ExchangeEnded | None, list[int]]:
+        """One HTTP exchange outside JSON-RPC (a notification POST, a GET, a DELETE), logged like
+        every other, on a transport no peer reads: (the request's seq, how it ended, the seqs of
+        the messages that came back). The end is logged too, so a bare status is evidence."""
+        req_headers = {
+            "Accept-Encoding": "identity", **self.base_headers, "Accept": "application/json, text/event-stream",
+            **({"Content-Type": "application/json"} if data else {}), **headers,
+        }
+        frame = self.wire.record("out", "http", data, http=self._meta(method, self.url, req_headers, None), note=note)
+        await self._exchange(method, data, req_headers, frame.seq, deadline_s)
+        ended: ExchangeEnded | None = None
+        messages: list[int] = []
+        while True:
+            try:
+                item = self.inbound.receive_nowait()
+            except anyio.WouldBlock:
+                break
+            if isinstance(item, ExchangeEnded) and item.reply_to == frame.seq:
+                ended = item
+            elif isinstance(item, Message):
+                messages.append(item.frame.seq)
+        if ended is not None and ended.problem is None:
+            self.wire.record("in", "event", b"", http=ended.http, reply_to=frame.seq,
+                             note=f"HTTP {ended.status}, {len(messages)} message(s)")
+        return frame.seq, ended, messages
 
     async def delete(self, headers: Mapping[str, str], deadline_s: float = 5.0) -> None:
         """DELETE the session (legacy era); the exchange is logged like any other."""

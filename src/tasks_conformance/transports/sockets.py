@@ -30,6 +30,11 @@ class SocketTransport(StreamTransport):
         self._connect_timeout_s = connect_timeout_s
         self._stream: ByteStream | None = None
 
+    def fresh(self) -> SocketTransport:
+        """A second connection to the same socket."""
+        return SocketTransport(self.wire, tcp=self.tcp, unix=self.unix, max_message_bytes=self.max_message_bytes,
+                               connect_timeout_s=self._connect_timeout_s)
+
     async def _open(self) -> tuple[ByteReceiveStream, ByteSendStream]:
         try:
             with anyio.fail_after(self._connect_timeout_s):

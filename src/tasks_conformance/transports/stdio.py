@@ -53,6 +53,11 @@ class StdioTransport(StreamTransport):
         self._stderr_trimmed = False  # the tail lost its oldest bytes
         self._stderr_done = anyio.Event()
 
+    def fresh(self) -> StdioTransport:
+        """The same command again: a second server process."""
+        return StdioTransport(self.wire, command=self.command, cwd=self.cwd, env=self.env,
+                              max_message_bytes=self.max_message_bytes)
+
     async def _open(self) -> tuple[ByteReceiveStream, ByteSendStream]:
         full_env = dict(os.environ)
         if self.env:

@@ -1,0 +1,64 @@
+"""The probe task, asked for by someone else: with --other-access-token / --other-header, the
+same task's tasks/get, tasks/update (extension) and tasks/cancel are sent with the second
+principal's credentials instead of the main ones, on an HTTP connection of its own. Sent last:
+a server that wrongly obeys could cancel the task under the other probes."""
+
+from __future__ import annotations
+
+from tasks_conformance.evidence import DeclaredCall, OtherPrincipal, Poll
+from tasks_conformance.probes import probe
+from tasks_conformance.probes.context import ProbeContext
+from tasks_conformance.rpc.peer import Peer
+from tasks_conformance.session.base import Session
+from tasks_conformance.session.factory import client_capabilities
+from tasks_conformance.session.handlers import make_handlers
+from tasks_conformance.session.legacy import LegacySession
+from tasks_conformance.session.modern import ModernSession
+
+# Request ids of the second principal's connection, apart from the main one's (see Peer).
+FIRST_ID = 3_000_001
+
+
+@probe(OtherPrincipal, order=95, needs=(DeclaredCall, Poll), needs_task=True, last=True,
+       description="with --other-access-token/--other-header: the probe task's tasks/get, tasks/update and "
+                   "tasks/cancel with the second principal's credentials (HTTP)")
+async def other_principal(ctx: ProbeContext) -> None:
+    rec = ctx.record(OtherPrincipal)
+    if not ctx.config.other_headers:
+        rec.not_run = "no second principal was given (--other-access-token or --other-header)"
+        return
+    main = ctx.session.transport
+    if main.kind != "http":
+        rec.not_run = "credentials are HTTP headers; this run is not over HTTP"
+        return
+    from tasks_conformance.transports.http import HttpTransport  # httpx: HTTP runs only
+
+    assert isinstance(main, HttpTransport)
+    tid = rec.task_id = ctx.require_task_id()
+    other = main.with_headers(ctx.config.other_headers)
+    await other.start()
+    try:
+        async with Peer(other, timeout_s=ctx.config.timeout_s, handlers=make_handlers(ctx.config),
+                        first_id=FIRST_ID) as peer:
+            session: Session
+            if isinstance(ctx.session, ModernSession):
+                session = ModernSession(other, peer, version=ctx.session.version,
+                                        capabilities=ctx.session.capabilities)
+            else:
+                legacy = LegacySession(other, peer, capabilities=client_capabilities(ctx.config))
+                rec.initialize = await legacy.initialize()
+                if not rec.initialize.ok:
+                    rec.ran = True
+                    return
+                session = legacy
+            rec.replies["tasks/get"] = await session.request("tasks/get", {"taskId": tid},
+                                                             purpose="second principal")
+            if ctx.dialect.per_request_declaration:
+                rec.replies["tasks/update"] = await session.request(
+                    "tasks/update", {"taskId": tid, "inputResponses": {}}, purpose="second principal")
+            rec.replies["tasks/cancel"] = await session.request("tasks/cancel", {"taskId": tid},
+                                                                purpose="second principal")
+            await session.aclose()
+    finally:
+        await other.aclose()
+    rec.ran = True

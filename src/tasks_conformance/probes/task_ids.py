@@ -1,0 +1,35 @@
+"""More tasks, for their ids: the same declared tools/call as the probe task, twice more, while
+the probe task runs; each extra task is cancelled once created, since only its id matters."""
+
+from __future__ import annotations
+
+from tasks_conformance.evidence import DeclaredCall, TaskIds
+from tasks_conformance.probes import probe
+from tasks_conformance.probes.context import ProbeContext
+from tasks_conformance.wires import CreatedTask, WireDialect
+
+# Three ids in all (with the probe task's): enough to see a counter, few enough to stay cheap.
+EXTRA_TASKS = 2
+
+
+def _extension(dialect: WireDialect) -> bool:
+    return dialect.per_request_declaration
+
+
+@probe(TaskIds, order=12, needs=(DeclaredCall,), applies=_extension, needs_tool=True, needs_task=True,
+       description="two more tasks from the same declared tools/call, for the ids the server mints (then cancelled)")
+async def task_ids(ctx: ProbeContext) -> None:
+    rec = ctx.record(TaskIds)
+    rec.ids.append(ctx.require_task_id())
+    params = ctx.dialect.task_call_params(ctx.tool_params())
+    # One after the other, so that the ids are in creation order.
+    for n in range(EXTRA_TASKS):
+        reply = await ctx.session.request("tools/call", params, purpose=f"task id sample #{n + 1}")
+        rec.calls.append(reply)
+        created = CreatedTask.read(reply.result if reply.ok else None)
+        if created.task_id is not None:
+            rec.ids.append(created.task_id)
+    for tid in rec.ids[1:]:
+        rec.cancels.append(await ctx.session.request("tasks/cancel", {"taskId": tid},
+                                                     purpose="cancel a task id sample"))
+    rec.ran = True
