@@ -111,12 +111,6 @@ def test_a_baseline_applies_to_each_era_of_era_both(tmp_path: Path) -> None:
     assert (legacy["outcome"], modern["outcome"]) == ("passed", "incomplete")
 
 
-def test_update_baseline_is_refused_with_era_both(tmp_path: Path) -> None:
-    message = usage_error("--url", "http://127.0.0.1:9/mcp", "--era", "both",
-                          "--update-baseline", str(tmp_path / "b.toml"))
-    assert message == "--update-baseline writes one run's failures; give it with --era auto, once per era"
-
-
 @pytest.mark.parametrize(("args", "message"), [
     (["--era", "both", "--protocol-version", "2025-11-25"],
      "--era both runs each protocol version in turn; leave out --protocol-version"),

@@ -119,8 +119,6 @@ def era_plan(config: RunConfig, era: str) -> list[Planned]:
         raise UsageError("--era both runs each protocol version in turn; leave out --protocol-version")
     if config.expect_wire != "any":
         raise UsageError("--era both runs each wire in turn; leave out --expect-wire")
-    if config.update_baseline is not None:
-        raise UsageError("--update-baseline writes one run's failures; give it with --era auto, once per era")
     return [Planned(version, replace(config, expect_wire=wire), era=version)  # type: ignore[arg-type]
             for version, wire in ERA_WIRES]
 
@@ -292,6 +290,8 @@ def run_combined(out: RunConfig, planned: Sequence[Planned], kind: Kind, *, jobs
             combined = anyio.run(functools.partial(run_all, planned, kind, jobs=jobs, say=progress.update,
                                                    debug=out.debug))
         combined = replace(combined, shard=shard)
+        if kind == "eras" and out.update_baseline is not None:
+            print(f"tasks-conformance: {update_baseline(out.update_baseline, combined)}", file=sys.stderr)
         for fh, indices in logs.values():
             write_wire_logs(replace(combined, runs=tuple(combined.runs[i] for i in indices)), fh)
         for problem in write_combined(out, targets, combined):
@@ -301,6 +301,20 @@ def run_combined(out: RunConfig, planned: Sequence[Planned], kind: Kind, *, jobs
         targets.close()
         for fh, _indices in logs.values():
             fh.close()
+
+
+def update_baseline(path: str, combined: Combined) -> str:
+    """--update-baseline with --era both: the file written from each era's run in turn. Each
+    write keeps the entries of the other era, so the file ends with the failures of both."""
+    from tasks_conformance import baseline
+    from tasks_conformance.cli import _catalog
+
+    if combined.interrupted or any(r.result.interrupted or r.wire is None for r in combined.runs):
+        return f"--update-baseline: the run was interrupted; {path} left as it was"
+    n = 0
+    for run in combined.runs:
+        n = baseline.update(path, run.result, _catalog().check_ids)
+    return f"wrote {n} baseline entr{'y' if n == 1 else 'ies'} to {path}"
 
 
 def write_combined(out: RunConfig, targets: Any, combined: Combined) -> list[str]:

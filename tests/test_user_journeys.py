@@ -1,0 +1,80 @@
+"""The README's features used together, as a new user would: a config file that names its
+baseline, `--era both`, suites with probes, the printed command lines. Each test is one journey
+that fell short once; it runs the command line in a project directory of its own."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+import tomllib
+from pathlib import Path
+
+from conftest import BROKEN, DEMO_INPUT
+
+
+def cli_in(folder: Path, *args: str, timeout: float = 90) -> subprocess.CompletedProcess[str]:
+    """The command line run from `folder` (where it finds tasks-conformance.toml), off a terminal."""
+    env = {**os.environ, "NO_COLOR": "1", "CI": "true"}
+    env.pop("TASKS_CONFORMANCE_ACCESS_TOKEN", None)
+    env.pop("TASKS_CONFORMANCE_HEADERS", None)
+    return subprocess.run(
+        [sys.executable, "-m", "tasks_conformance", *args], capture_output=True, text=True, timeout=timeout,
+        env=env, stdin=subprocess.DEVNULL, cwd=folder,
+    )
+
+
+def write_project(folder: Path, variant: str) -> None:
+    """tasks-conformance.toml as the README's example has it: the baseline named in the file."""
+    argv = json.dumps([*BROKEN, "--break", variant, "--transport", "stdio"])
+    folder.joinpath("tasks-conformance.toml").write_text(
+        f"command = {argv}\n"
+        'tool-name = "confirm_action"\n'
+        f"input-responses = {json.dumps(DEMO_INPUT)}\n"
+        'baseline = "tasks-conformance-baseline.toml"\n',
+        encoding="utf-8",
+    )
+
+
+def test_the_first_update_baseline_writes_the_file_the_config_file_names(tmp_path: Path) -> None:
+    write_project(tmp_path, "ttl-not-integer")
+    first = cli_in(tmp_path, "--update-baseline", "tasks-conformance-baseline.toml", "--check-id",
+                   "tasks-ttl-integer-shape")
+    assert first.returncode == 1, first.stdout + first.stderr
+    assert "wrote 1 baseline entry to tasks-conformance-baseline.toml" in first.stderr
+    entries = tomllib.loads((tmp_path / "tasks-conformance-baseline.toml").read_text())["known"]
+    assert [e["check"] for e in entries] == ["tasks-ttl-integer-shape"]
+
+    again = cli_in(tmp_path, "--check-id", "tasks-ttl-integer-shape")
+    assert again.returncode == 0, again.stdout + again.stderr
+    assert "1 known (baseline)" in again.stdout
+
+
+def test_a_baseline_the_config_file_names_must_still_exist_for_a_plain_run(tmp_path: Path) -> None:
+    write_project(tmp_path, "ttl-not-integer")
+    proc = cli_in(tmp_path, "--check-id", "tasks-ttl-integer-shape")
+    assert proc.returncode == 2 and proc.stdout == ""
+    assert proc.stderr.strip() == ("tasks-conformance: error: --baseline: cannot read "
+                                   "'tasks-conformance-baseline.toml': No such file or directory")
+
+
+def test_update_baseline_with_era_both_writes_each_eras_failures(tmp_path: Path) -> None:
+    write_project(tmp_path, "ttl-not-integer")
+    # An entry for the legacy era that this server does not fail: the legacy run drops it.
+    (tmp_path / "tasks-conformance-baseline.toml").write_text(
+        '[[known]]\ncheck = "tasks-ttl-shape"\nera = "2025-11-25"\nreason = "old"\n', encoding="utf-8")
+    first = cli_in(tmp_path, "--era", "both", "--update-baseline", "tasks-conformance-baseline.toml",
+                   "--check-id", "tasks-ttl-integer-shape", "--check-id", "tasks-ttl-shape")
+    assert first.returncode == 1, first.stdout + first.stderr
+    assert "wrote 1 baseline entry to tasks-conformance-baseline.toml" in first.stderr
+    entries = tomllib.loads((tmp_path / "tasks-conformance-baseline.toml").read_text())["known"]
+    assert [(e["check"], e["era"]) for e in entries] == [("tasks-ttl-integer-shape", "2026-07-28")]
+
+    strict = cli_in(tmp_path, "--era", "both", "--strict-baseline", "--format", "json",
+                    "--check-id", "tasks-ttl-integer-shape", "--check-id", "tasks-ttl-shape")
+    assert strict.returncode == 0, strict.stdout + strict.stderr
+    doc = json.loads(strict.stdout)
+    modern = {c["id"]: c for c in doc["eras"]["2026-07-28"]["checks"]}
+    assert modern["tasks-ttl-integer-shape"]["baseline"]["state"] == "known"
+    assert doc["eras"]["2025-11-25"]["outcome"] == "passed"
