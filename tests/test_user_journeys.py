@@ -78,3 +78,15 @@ def test_update_baseline_with_era_both_writes_each_eras_failures(tmp_path: Path)
     modern = {c["id"]: c for c in doc["eras"]["2026-07-28"]["checks"]}
     assert modern["tasks-ttl-integer-shape"]["baseline"]["state"] == "known"
     assert doc["eras"]["2025-11-25"]["outcome"] == "passed"
+
+
+def test_demo_runs_every_role_check_even_under_the_full_profile(tmp_path: Path) -> None:
+    # The reference server has a tool for every probe role; the demo names them, so no check is
+    # left not applicable for want of a tool, and --profile full is complete.
+    proc = cli_in(tmp_path, "demo", "--era", "both", "--profile", "full", "--format", "json")
+    assert proc.returncode == 0, proc.stdout[-2000:] + proc.stderr
+    doc = json.loads(proc.stdout)
+    for era, run in doc["eras"].items():
+        roles = {c["id"]: c for c in run["checks"]}
+        for check_id in ("tasks-tool-error-outcome", "tasks-fault-outcome", "tasks-required-tool-needs-task"):
+            assert roles[check_id]["status"] == "passed", (era, roles[check_id])

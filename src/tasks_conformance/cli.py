@@ -363,11 +363,14 @@ DEMO_INPUT_RESPONSES = '{"confirm-1": {"action": "accept", "content": {"confirm"
 
 
 def demo_options(options: RunOptions) -> RunOptions:
-    """`options` aimed at the bundled reference server over stdio, with the tool and answer it needs."""
+    """`options` aimed at the bundled reference server over stdio, with the tool and answer it needs,
+    and the tool of every probe role, as serve-reference's RUN line gives them: every check runs."""
+    from tasks_conformance.reference.hint import ROLE_PROBES
+
     cmd = reference_command()
     return replace(
         options, command=cmd[0], args=tuple(cmd[1:]), tool_name="confirm_action",
-        input_responses=DEMO_INPUT_RESPONSES,
+        input_responses=DEMO_INPUT_RESPONSES, probes=ROLE_PROBES,
     )
 
 
