@@ -90,3 +90,21 @@ def test_demo_runs_every_role_check_even_under_the_full_profile(tmp_path: Path) 
         roles = {c["id"]: c for c in run["checks"]}
         for check_id in ("tasks-tool-error-outcome", "tasks-fault-outcome", "tasks-required-tool-needs-task"):
             assert roles[check_id]["status"] == "passed", (era, roles[check_id])
+
+
+def test_the_printed_multi_schema_validates_era_both_output_on_its_own(tmp_path: Path) -> None:
+    # A user saves `tasks-conformance schema multi` and validates with it alone: no registry of
+    # the single-run schemas, and no attempt to fetch their urn: ids.
+    import jsonschema  # type: ignore[import-untyped,unused-ignore]
+
+    schema = json.loads(cli_in(tmp_path, "schema", "multi").stdout)
+    jsonschema.Draft202012Validator.check_schema(schema)
+    proc = cli_in(tmp_path, "demo", "--era", "both", "--check-id", "tasks-ttl-shape", "--format", "json",
+                  "--reporter", f"json-summary={tmp_path / 'summary.json'}")
+    assert proc.returncode == 0, proc.stderr
+    validator = jsonschema.Draft202012Validator(schema)
+    validator.validate(json.loads(proc.stdout))
+    validator.validate(json.loads((tmp_path / "summary.json").read_text()))
+    broken = json.loads(proc.stdout)
+    del broken["eras"]["2026-07-28"]["checks"][0]["status"]  # the embedded single-run schema is applied
+    assert not validator.is_valid(broken)
