@@ -11,7 +11,7 @@ import sys
 import tomllib
 from pathlib import Path
 
-from conftest import BROKEN, DEMO_INPUT
+from conftest import BROKEN, DEMO_INPUT, HttpServer
 
 
 def cli_in(folder: Path, *args: str, timeout: float = 90) -> subprocess.CompletedProcess[str]:
@@ -108,3 +108,38 @@ def test_the_printed_multi_schema_validates_era_both_output_on_its_own(tmp_path:
     broken = json.loads(proc.stdout)
     del broken["eras"]["2026-07-28"]["checks"][0]["status"]  # the embedded single-run schema is applied
     assert not validator.is_valid(broken)
+
+
+def test_a_suite_with_a_baseline_probes_and_secrets_reports_known_failures_and_no_secret(
+    tmp_path: Path, reference_http: HttpServer,
+) -> None:
+    secrets = ["file-tok-sekrit-222", "env-sekrit-333", "qs-sekrit-444", "hdr-sekrit-555"]
+    (tmp_path / "tok.txt").write_text(secrets[0], encoding="utf-8")
+    (tmp_path / "bl.toml").write_text('[[known]]\ncheck = "tasks-ttl-integer-shape"\nreason = "v2"\n', encoding="utf-8")
+    argv = json.dumps([*BROKEN, "--break", "ttl-not-integer", "--transport", "stdio"])
+    (tmp_path / "suite.toml").write_text(
+        "[defaults]\n"
+        'tool-name = "confirm_action"\n'
+        f"input-responses = {json.dumps(DEMO_INPUT)}\n"
+        'probe = ["required=long_job", "tool-error=tool_error", "fault=rpc_error"]\n'
+        "check-id = [\"tasks-ttl-integer-shape\", \"tasks-fault-outcome\"]\n"
+        f'[[targets]]\nname = "local"\ncommand = {argv}\nenv = {{API_KEY = "{secrets[1]}"}}\nbaseline = "bl.toml"\n'
+        f'[[targets]]\nname = "http"\nurl = "{reference_http.url}?api_key={secrets[2]}"\n'
+        f'access-token = "@tok.txt"\nheader = ["X-Api-Key: {secrets[3]}"]\nera = "both"\nwire-log = "wire.ndjson"\n',
+        encoding="utf-8",
+    )
+    reports = {"junit-xml": "s.xml", "json": "s.json", "json-summary": "ss.json", "markdown": "s.md"}
+    proc = cli_in(tmp_path, "suite", "suite.toml", "--format", "human",
+                  *(a for name, path in reports.items() for a in ("--reporter", f"{name}={path}")))
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    markdown = (tmp_path / "s.md").read_text(encoding="utf-8")
+    # The known failure shows as the single-run markdown shows it, and the legend says what it is.
+    assert "| `tasks-ttl-integer-shape` | 🟡 | ✅ | ✅ |" in markdown, markdown
+    assert "🟡 known failure (baseline)" in markdown
+    doc = json.loads((tmp_path / "s.json").read_text())
+    assert [(t["name"], t["era"]) for t in doc["targets"]] == [
+        ("local", None), ("http", "2025-11-25"), ("http", "2026-07-28")]
+    outputs = [proc.stdout, proc.stderr, *(p.read_text(encoding="utf-8") for p in tmp_path.iterdir()
+                                          if p.name not in ("tok.txt", "suite.toml"))]
+    for secret in secrets:
+        assert not any(secret in text for text in outputs), secret

@@ -156,7 +156,8 @@ def _junit(combined: Combined, out: TextIO, options: ReportOptions) -> None:
 # -- markdown ------------------------------------------------------------------------------
 
 _OUTCOME_EMOJI = {"passed": "✅", "failed": "❌", "incomplete": "⚠️"}
-_CELL_EMOJI = {"passed": "✅", "failed": "❌", "not-applicable": "➖", "could-not-run": "⚠️"}
+_CELL_EMOJI = {"passed": "✅", "failed": "❌", "not-applicable": "➖", "could-not-run": "⚠️",
+               "known": "🟡"}  # as the single-run markdown shows each bucket
 
 
 def _markdown(combined: Combined, out: TextIO, options: ReportOptions) -> None:
@@ -199,7 +200,10 @@ def _matrix(combined: Combined) -> list[str]:
         cells = [_CELL_EMOJI.get(checks[check_id].bucket, "❔") if check_id in checks else "" for checks in by_run]
         lines.append(f"| {_code(check_id)} | " + " | ".join(cells) + " |")
     lines.append("")
-    lines.append("✅ passed · ❌ failed · ⚠️ could not run · ➖ not applicable · blank: not selected")
+    legend = "✅ passed · ❌ failed · ⚠️ could not run · ➖ not applicable"
+    if any(c.bucket == "known" for checks in by_run for c in checks.values()):
+        legend += " · 🟡 known failure (baseline)"
+    lines.append(legend + " · blank: not selected")
     lines.append("")
     return lines
 
