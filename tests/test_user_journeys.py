@@ -143,3 +143,43 @@ def test_a_suite_with_a_baseline_probes_and_secrets_reports_known_failures_and_n
                                           if p.name not in ("tok.txt", "suite.toml"))]
     for secret in secrets:
         assert not any(secret in text for text in outputs), secret
+
+
+def test_era_both_in_the_config_file_with_its_baseline(tmp_path: Path) -> None:
+    write_project(tmp_path, "ttl-not-integer")
+    conf = tmp_path / "tasks-conformance.toml"
+    conf.write_text(conf.read_text() + 'era = "both"\ncheck-id = ["tasks-ttl-integer-shape"]\n', encoding="utf-8")
+    shown = json.loads(cli_in(tmp_path, "config", "show", "--format", "json").stdout)["settings"]
+    assert {r["key"]: (r["value"], r["source"]) for r in shown}["era"] == ("both", "file tasks-conformance.toml")
+    flag = json.loads(cli_in(tmp_path, "--era", "auto", "config", "show", "--format", "json").stdout)["settings"]
+    assert {r["key"]: (r["value"], r["source"]) for r in flag}["era"] == ("auto", "flag --era")
+
+    first = cli_in(tmp_path, "--update-baseline", "tasks-conformance-baseline.toml")
+    assert first.returncode == 1, first.stdout + first.stderr
+    assert "both eras: 2025-11-25 passed, 2026-07-28 failed" in first.stdout
+    again = cli_in(tmp_path, "--format", "json")
+    assert again.returncode == 0, again.stdout + again.stderr
+    assert sorted(json.loads(again.stdout)["eras"]) == ["2025-11-25", "2026-07-28"]
+    one = cli_in(tmp_path, "--era", "auto", "--format", "json")  # the flag wins over the file
+    assert one.returncode == 0 and "eras" not in json.loads(one.stdout)
+
+
+def test_a_bad_era_in_the_config_file_is_a_usage_error(tmp_path: Path) -> None:
+    (tmp_path / "tasks-conformance.toml").write_text('url = "http://127.0.0.1:9/mcp"\nera = "sometimes"\n')
+    proc = cli_in(tmp_path)
+    assert (proc.returncode, proc.stdout) == (2, "")
+    assert proc.stderr == ("tasks-conformance: error: tasks-conformance.toml: "
+                           "era must be 'auto' or 'both', got 'sometimes'\n")
+    (tmp_path / "tasks-conformance.toml").write_text('url = "http://127.0.0.1:9/mcp"\neras = "both"\n')
+    assert cli_in(tmp_path).stderr.endswith("unknown key 'eras'; did you mean era?\n")
+
+
+def test_the_python_api_refuses_a_config_files_era_both(tmp_path: Path) -> None:
+    import pytest
+
+    import tasks_conformance
+
+    conf = tmp_path / "c.toml"
+    conf.write_text('url = "http://127.0.0.1:9/mcp"\nera = "both"\n', encoding="utf-8")
+    with pytest.raises(tasks_conformance.ConfigError, match="era = 'both' is for the command line"):
+        tasks_conformance.run(config=conf)

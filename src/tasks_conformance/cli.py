@@ -313,17 +313,19 @@ def main_command(
     given = _given(ctx)
     if ctx.invoked_subcommand is not None:
         ctx.obj = (options, given)  # for `config show`, which reports these flags
+        ctx.meta[_ERA_FLAG] = era if "era" in given else None
         return
     from tasks_conformance.config_file import resolve
 
     with _usage_errors():
         # Credentials from the environment apply to an HTTP target only (resolve checks the url).
-        options = resolve(options, given, environ=os.environ).options
-    _run_options(options, era)
+        resolved = resolve(options, given, environ=os.environ, era=era if "era" in given else None)
+    _run_options(resolved.options, resolved.era)
 
 
 # Parameters of the main command whose RunOptions field has another name.
 _PARAM_FIELDS = {"shown_env": "show_env"}
+_ERA_FLAG = "tasks_conformance.era"  # ctx.meta: --era as given before `config show` (None: not given)
 
 
 def _given(ctx: typer.Context) -> frozenset[str]:
@@ -471,7 +473,7 @@ def config_show_command(
     if config is not None:  # `config show --config FILE` as well as `--config FILE config show`
         options, given = replace(options, config=config), given | {"config"}
     with _usage_errors():
-        resolved = resolve(options, given, environ=os.environ)
+        resolved = resolve(options, given, environ=os.environ, era=ctx.meta.get(_ERA_FLAG))
     rows = show(resolved)
     if format == "json":
         typer.echo(json.dumps({"file": resolved.file, "settings": rows}, indent=2, ensure_ascii=False))
