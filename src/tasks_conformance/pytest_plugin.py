@@ -69,6 +69,8 @@ def pytest_addoption(parser: pytest.Parser) -> None:
         help="Write every frame of the run as NDJSON to PATH (secrets redacted)")
     add("--tasks-conformance-baseline", metavar="FILE", default=None,
         help="Known failures (TOML or JSON): their items are skipped as known, with the reason")
+    add("--tasks-conformance-probe", metavar="ROLE=TOOL", action="append", default=[],
+        help="The tool of a probe role (required, tool-error, fault, input, sync; repeatable)")
 
 
 def _settings(config: pytest.Config) -> dict[str, Any] | None:
@@ -92,6 +94,7 @@ def _settings(config: pytest.Config) -> dict[str, Any] | None:
         "poll_timeout_ms": opt("--tasks-conformance-poll-timeout"),
         "wire_log": opt("--tasks-conformance-wire-log"),
         "baseline": opt("--tasks-conformance-baseline"),
+        "probes": opt("--tasks-conformance-probe"),
     }
     if command is not None:
         try:
