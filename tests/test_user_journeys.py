@@ -204,3 +204,16 @@ def test_the_pytest_plugin_takes_probe_roles(tmp_path: Path) -> None:
     assert proc.returncode == 0, proc.stdout + proc.stderr
     assert "tasks-conformance::tasks-fault-outcome PASSED" in proc.stdout
     assert "tasks-conformance::tasks-tool-error-outcome PASSED" in proc.stdout
+
+
+def test_serve_reference_help_lists_the_reference_servers_flags(tmp_path: Path) -> None:
+    proc = cli_in(tmp_path, "serve-reference", "--help")
+    assert proc.returncode == 0, proc.stderr
+    assert proc.stdout.startswith("usage: tasks-conformance serve-reference")
+    assert "--bearer-token TOKEN" in proc.stdout and "--transport {stdio,http,tcp,unix}" in proc.stdout
+
+
+def test_a_bad_serve_reference_flag_is_one_line(tmp_path: Path) -> None:
+    proc = cli_in(tmp_path, "serve-reference", "--bogus")
+    assert (proc.returncode, proc.stdout) == (2, "")
+    assert proc.stderr == "tasks-conformance: error: serve-reference: unrecognized arguments: --bogus (see --help)\n"

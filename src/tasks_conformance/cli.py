@@ -402,12 +402,21 @@ def demo_command(
 
 @app.command(
     "serve-reference",
-    context_settings={"allow_extra_args": True, "ignore_unknown_options": True},
+    # The reference server's own parser owns every flag, --help included.
+    context_settings={"allow_extra_args": True, "ignore_unknown_options": True, "help_option_names": []},
 )
 def serve_reference_command(ctx: typer.Context) -> None:
     """Serve the bundled reference server (flags: --transport stdio|http|tcp|unix, --port N, ...)."""
     from tasks_conformance.reference import serve
+    from tasks_conformance.reference.config import build_parser
 
+    parser = build_parser("tasks-conformance serve-reference")
+
+    def one_line(message: str) -> NoReturn:  # argparse would print its whole usage first
+        usage_exit(f"serve-reference: {message} (see --help)")
+
+    parser.error = one_line  # type: ignore[method-assign]
+    parser.parse_args(list(ctx.args))  # --help prints the reference server's flags and exits 0
     raise typer.Exit(serve(list(ctx.args)))
 
 
