@@ -217,3 +217,11 @@ def test_a_bad_serve_reference_flag_is_one_line(tmp_path: Path) -> None:
     proc = cli_in(tmp_path, "serve-reference", "--bogus")
     assert (proc.returncode, proc.stdout) == (2, "")
     assert proc.stderr == "tasks-conformance: error: serve-reference: unrecognized arguments: --bogus (see --help)\n"
+
+
+def test_the_profile_help_says_what_full_does(tmp_path: Path) -> None:
+    env = {**os.environ, "COLUMNS": "400", "NO_COLOR": "1"}
+    out = subprocess.run([sys.executable, "-m", "tasks_conformance", "--help"], capture_output=True, text=True,
+                         timeout=60, env=env, stdin=subprocess.DEVNULL).stdout
+    assert "today the same as standard" not in out
+    assert "could not run (the run is incomplete until --probe ROLE=TOOL names it)" in " ".join(out.split())
