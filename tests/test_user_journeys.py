@@ -225,3 +225,19 @@ def test_the_profile_help_says_what_full_does(tmp_path: Path) -> None:
                          timeout=60, env=env, stdin=subprocess.DEVNULL).stdout
     assert "today the same as standard" not in out
     assert "could not run (the run is incomplete until --probe ROLE=TOOL names it)" in " ".join(out.split())
+
+
+def test_update_baseline_with_era_both_keeps_the_failure_of_an_era_the_server_does_not_speak(tmp_path: Path) -> None:
+    from conftest import REFERENCE
+
+    # A server of the extension only: on 2025-11-25 tasks-wire-resolvable fails. That entry must
+    # name its era, or the 2026-07-28 run, where the check passes, would drop it.
+    (tmp_path / "tasks-conformance.toml").write_text(
+        f"command = {json.dumps([*REFERENCE, '--transport', 'stdio', '--era', 'modern'])}\n"
+        'check-id = ["tasks-wire-resolvable"]\n', encoding="utf-8")
+    first = cli_in(tmp_path, "--era", "both", "--update-baseline", "b.toml")
+    assert first.returncode == 1, first.stdout + first.stderr
+    entries = tomllib.loads((tmp_path / "b.toml").read_text())["known"]
+    assert [(e["check"], e["era"]) for e in entries] == [("tasks-wire-resolvable", "2025-11-25")]
+    again = cli_in(tmp_path, "--era", "both", "--baseline", "b.toml", "--strict-baseline")
+    assert again.returncode == 0, again.stdout + again.stderr

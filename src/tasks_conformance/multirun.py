@@ -313,7 +313,8 @@ def update_baseline(path: str, combined: Combined) -> str:
         return f"--update-baseline: the run was interrupted; {path} left as it was"
     n = 0
     for run in combined.runs:
-        n = baseline.update(path, run.result, _catalog().check_ids)
+        # Pinned to the run's era: a server that does not speak it still gets entries for that era.
+        n = baseline.update(path, run.result, _catalog().check_ids, era=run.era)
     return f"wrote {n} baseline entr{'y' if n == 1 else 'ies'} to {path}"
 
 
