@@ -23,6 +23,7 @@ from tasks_conformance.result import EXIT_CODES, EXIT_INTERRUPTED, RunResult
 if TYPE_CHECKING:
     from types import TracebackType
 
+    from tasks_conformance.progress import RunProgress
     from tasks_conformance.wirelog import WireLog
 
 Kind = Literal["eras", "suite"]
@@ -124,13 +125,16 @@ def era_plan(config: RunConfig, era: str) -> list[Planned]:
 
 
 Say = Callable[[int, str], None]
+Follow = Callable[[int, "RunProgress"], None]
 
 
 async def run_all(planned: Sequence[Planned], kind: Kind, *, jobs: int = 1, say: Say | None = None,
-                  debug: bool = False) -> Combined:
-    """Run every planned run, at most `jobs` at a time, and return them combined (planned order)."""
+                  debug: bool = False, follow: Follow | None = None) -> Combined:
+    """Run every planned run, at most `jobs` at a time, and return them combined (planned order).
+    `follow`: given each run's RunProgress as it starts (the live display reads it)."""
     import anyio
 
+    from tasks_conformance.progress import RunProgress
     from tasks_conformance.runner import execute
 
     interrupt = anyio.Event()
@@ -143,8 +147,17 @@ async def run_all(planned: Sequence[Planned], kind: Kind, *, jobs: int = 1, say:
             if interrupt.is_set():
                 return  # reported below as never started
             tell(i, "starting")
+            state = RunProgress(p.config.poll_timeout_s)
+
+            def hear(text: str) -> None:
+                state.say(text)
+                tell(i, text)
+
+            if follow is not None:
+                follow(i, state)
             try:
-                ex = await execute(p.config, lambda text: tell(i, text), interrupt=interrupt)
+                ex = await execute(p.config, hear, state.on_frame if follow is not None else None,
+                                   interrupt=interrupt)
                 if p.config.baseline is not None:  # known failures, as in a single run
                     from tasks_conformance import baseline
 
@@ -216,6 +229,9 @@ class MultiProgress:
     def __init__(self, names: Sequence[str], enabled: bool, file: TextIO | None = None) -> None:
         self._names = list(names)
         self._status = ["waiting"] * len(self._names)
+        # A running run's row is its RunProgress line, as a single run's live line would read
+        # (phase, time, task status and polls, time left of --poll-timeout).
+        self._states: dict[int, RunProgress] = {}
         self._enabled = enabled
         self._file = file
         self._live: Any = None
@@ -231,15 +247,21 @@ class MultiProgress:
         file = self._file if self._file is not None else sys.stderr
         console = Console(file=file, force_terminal=True, force_interactive=True, highlight=False, markup=False,
                           emoji=False)
-        self._live = Live(self._table(), console=console, transient=True, refresh_per_second=8,
+        # get_renderable: each refresh draws the table anew, so the times in it keep moving.
+        self._live = Live(console=console, transient=True, refresh_per_second=8, get_renderable=self._table,
                           redirect_stdout=False, redirect_stderr=file is sys.stderr)
         self._live.start()
         return self
 
+    def follow(self, index: int, state: RunProgress) -> None:
+        self._states[index] = state
+
     def update(self, index: int, text: str) -> None:
         self._status[index] = text
+        if text.startswith("done") or text == "internal error":
+            self._states.pop(index, None)  # finished: the outcome, not the last moment of the run
         if self._live is not None:
-            self._live.update(self._table(), refresh=True)
+            self._live.refresh()
 
     def _table(self) -> Any:
         from rich.table import Table
@@ -248,7 +270,10 @@ class MultiProgress:
         from tasks_conformance.reporters._text import one_line
 
         table = Table.grid(padding=(0, 2))
-        for name, status in zip(self._names, self._status, strict=True):
+        for i, (name, status) in enumerate(zip(self._names, self._status, strict=True)):
+            state = self._states.get(i)
+            if state is not None:
+                status = state.line()
             table.add_row(Text(one_line(name, 60), style="bold"), Text(one_line(status, 120), no_wrap=True,
                                                                       overflow="ellipsis"))
         return table
@@ -288,7 +313,7 @@ def run_combined(out: RunConfig, planned: Sequence[Planned], kind: Kind, *, jobs
         live = sys.stderr.isatty() and not out.quiet and not in_ci()
         with MultiProgress([p.name for p in planned], enabled=live) as progress:
             combined = anyio.run(functools.partial(run_all, planned, kind, jobs=jobs, say=progress.update,
-                                                   debug=out.debug))
+                                                   debug=out.debug, follow=progress.follow if live else None))
         combined = replace(combined, shard=shard)
         if kind == "eras" and out.update_baseline is not None:
             print(f"tasks-conformance: {update_baseline(out.update_baseline, combined)}", file=sys.stderr)
