@@ -261,3 +261,23 @@ def test_the_live_table_of_several_runs_reads_like_the_single_run_line() -> None
     drawn = out.getvalue()
     assert "connecting · 2.5s" in drawn and "done: passed" in drawn
     assert "negotiating the protocol era" not in drawn  # the runner's words give way to the line
+
+
+def test_usage_errors_never_echo_a_credential(tmp_path: Path) -> None:
+    from test_cli_inprocess import usage_error
+
+    url = "http://127.0.0.1:9/mcp"
+    cases = [
+        (["--url", url, "--header", "Authorization Bearer sekrit-hdr-1"],
+         "--header: expected 'Name: value', got 'Authorization'… without a colon"),
+        (["--url", url, "--other-header", "sekrit-hdr-2"],
+         "--other-header: expected 'Name: value', got a value without a colon (not shown)"),
+        (["--command", "true", "-e", "sekrit-env-3"], "--env: expected KEY=VALUE, got a value (not shown) without '='"),
+        (["--command", "true", "-e", "=sekrit-env-4"], "--env: expected KEY=VALUE, got no KEY before '='"),
+        (["--url", "ftp://user:sekrit-pw-5@host/mcp?token=sekrit-q-6"],
+         "--url must start with http:// or https://, got 'ftp://user:[REDACTED]@host/mcp?token=[REDACTED]'"),
+    ]
+    for args, message in cases:
+        got = usage_error(*args)
+        assert got == message, args
+        assert "sekrit" not in got

@@ -362,7 +362,10 @@ def _transport(o: RunOptions) -> TransportKind:
     if o.url:
         kind = "http"
         if not (o.url.startswith("http://") or o.url.startswith("https://")):
-            raise UsageError(f"--url must start with http:// or https://, got {o.url[:60]!r}")
+            from tasks_conformance.config_file import _masked_url
+
+            # A password or a secret query value in the mistyped URL is not echoed.
+            raise UsageError(f"--url must start with http:// or https://, got {_masked_url(o.url)[:60]!r}")
     elif o.command:
         kind = "stdio"
     elif o.tcp:
