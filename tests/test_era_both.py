@@ -61,8 +61,8 @@ def test_demo_era_both_reports_each_era_in_every_format(tmp_path: Path) -> None:
     assert "2026-07-28 extension wire" in suites[1].get("name", "")
 
     md = files["markdown"].read_text()
-    assert md.startswith("# ✅ MCP Tasks conformance, both eras: passed")
-    assert "## ✅ 2025-11-25, legacy wire: passed" in md and "## ✅ 2026-07-28, extension wire: passed" in md
+    assert md.startswith("## ✅ MCP Tasks conformance, both eras: passed")
+    assert "\n### ✅ 2025-11-25, legacy wire: passed" in md and "\n### ✅ 2026-07-28, extension wire: passed" in md
 
     assert "era 2025-11-25, legacy wire" in proc.stdout and "era 2026-07-28, extension wire" in proc.stdout
     assert proc.stdout.rstrip().splitlines()[-1] == "PASSED  both eras: 2025-11-25 passed, 2026-07-28 passed"
@@ -88,7 +88,7 @@ def test_a_server_of_one_era_gets_the_other_reported_and_fails(tmp_path: Path) -
     assert [c["id"] for c in failed] == ["tasks-wire-resolvable"]
     assert "speaks the legacy wire (protocol 2025-11-25)" in failed[0]["message"]
     text = md.read_text()
-    assert "## ❌ 2026-07-28, no tasks wire: failed" in text and "offered no tasks wire on 2026-07-28" in text
+    assert "\n### ❌ 2026-07-28, no tasks wire: failed" in text and "offered no tasks wire on 2026-07-28" in text
 
 
 def test_a_baseline_applies_to_each_era_of_era_both(tmp_path: Path) -> None:

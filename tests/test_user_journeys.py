@@ -281,3 +281,16 @@ def test_usage_errors_never_echo_a_credential(tmp_path: Path) -> None:
         got = usage_error(*args)
         assert got == message, args
         assert "sekrit" not in got
+
+
+def test_every_markdown_report_starts_at_the_same_heading_level(tmp_path: Path) -> None:
+    # Appended to $GITHUB_STEP_SUMMARY one after the other, a single run's report and a
+    # combined one sit side by side under the job's title: both at level 2, sections below it.
+    summary = tmp_path / "summary.md"
+    for extra in ([], ["--era", "both"]):
+        proc = cli_in(tmp_path, "demo", "--check-id", "tasks-ttl-shape", "-q", "--reporter", f"markdown=+{summary}",
+                      *extra)
+        assert proc.returncode == 0, proc.stderr
+    headings = [line.split(" ", 1)[0] for line in summary.read_text(encoding="utf-8").splitlines()
+                if line.startswith("#")]
+    assert headings == ["##", "##", "###", "###"], headings
