@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import json
 import os
+import shlex
 import subprocess
 import sys
 import tomllib
@@ -187,8 +188,6 @@ def test_the_python_api_refuses_a_config_files_era_both(tmp_path: Path) -> None:
 
 def test_the_pytest_plugin_takes_probe_roles(tmp_path: Path) -> None:
     # Without --tasks-conformance-probe the role checks could only skip as not applicable.
-    import shlex
-
     from conftest import REFERENCE
 
     tests = tmp_path / "test_project.py"
@@ -294,3 +293,19 @@ def test_every_markdown_report_starts_at_the_same_heading_level(tmp_path: Path) 
     headings = [line.split(" ", 1)[0] for line in summary.read_text(encoding="utf-8").splitlines()
                 if line.startswith("#")]
     assert headings == ["##", "##", "###", "###"], headings
+
+
+def test_one_failure_that_blocks_the_rest_is_not_a_table_of_not_run(tmp_path: Path) -> None:
+    # A stdio server that prints text instead of JSON-RPC: tasks-wire-framing fails, the run is
+    # failed (so no incomplete causes are listed), and every other check points at the one that
+    # could not talk. Those rows become one line naming them.
+    noisy = shlex.join([sys.executable, "-c", "print('hello, not JSON')"])
+    proc = cli_in(tmp_path, "--command", noisy, "--tool-name", "x", "--format", "human")
+    assert proc.returncode == 1, proc.stdout + proc.stderr
+    assert "✗ FAIL     tasks-wire-framing" in proc.stdout
+    from tasks_conformance.checks import CHECKS
+
+    folded = len(CHECKS) - 2  # all but tasks-wire-resolvable and tasks-wire-framing
+    assert f"! not run  {folded} more checks: could not talk to the server (see tasks-wire-resolvable)" in proc.stdout
+    assert proc.stdout.count("(see tasks-wire-resolvable)") == 1
+    assert "tasks-base-input-required-where-allowed" in proc.stdout  # named in the blocked list
