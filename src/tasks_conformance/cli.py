@@ -20,6 +20,7 @@ import typer
 from typer.core import TyperArgument, TyperCommand, TyperGroup
 
 from tasks_conformance import __version__
+from tasks_conformance.cli_coercion import install as install_plain_coercion
 from tasks_conformance.config import Catalog, RunConfig, RunOptions, build_run_config, show_env
 from tasks_conformance.errors import UsageError
 from tasks_conformance.report_output import (
@@ -45,6 +46,8 @@ class _MainGroup(TyperGroup):
     # `Any`: typer's Context base class lives in a private module; Any keeps the override valid.
     def parse_args(self, ctx: Any, args: list[str]) -> list[str]:
         ctx.meta[_RAW_ARGS] = tuple(args)
+        # Plain flag values are converted without pydantic (see cli_coercion: ~70 ms a start).
+        install_plain_coercion([*self.get_params(ctx), *(p for cmd in self.commands.values() for p in cmd.params)])
         return super().parse_args(ctx, args)
 
 
