@@ -77,22 +77,6 @@ def test_plain_value_declines_what_it_cannot_convert_exactly() -> None:
     assert cli_coercion.plain_value(float, "1") is miss
 
 
-def test_a_run_does_not_import_pydantic(tmp_path: Any) -> None:
-    code = (
-        "import sys\n"
-        "from tasks_conformance.cli import run_cli\n"
-        "rc = run_cli(sys.argv[1:])\n"
-        "print('pydantic' in sys.modules, rc)\n"
-    )
-    server = f"{sys.executable} -m tasks_conformance.reference --transport stdio"
-    proc = subprocess.run(
-        [sys.executable, "-c", code, "--command", server, "--check-id", "tasks-wire-resolvable", "--format", "json",
-         "--timeout", "20000", "--wire-log", str(tmp_path / "w.ndjson")],
-        capture_output=True, text=True, timeout=120, stdin=subprocess.DEVNULL,
-    )
-    assert proc.stdout.splitlines()[-1] == "False 0", proc.stdout[-500:] + proc.stderr[-2000:]
-
-
 def test_a_malformed_integer_is_still_typers_usage_error() -> None:
     proc = subprocess.run(
         [sys.executable, "-m", "tasks_conformance", "--command", "true", "--timeout", "abc"],

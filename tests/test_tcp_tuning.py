@@ -12,8 +12,8 @@ import anyio
 import httpcore
 import pytest
 
-from tasks_conformance.transports import tcp_tuning
-from tasks_conformance.transports.tcp_tuning import QuickAckBackend, QuickAckStream
+from tasks_conformance.transports import http_tuning, tcp_tuning
+from tasks_conformance.transports.http_tuning import QuickAckBackend, QuickAckStream
 
 linux_only = pytest.mark.skipif(tcp_tuning.TCP_QUICKACK is None, reason="TCP_QUICKACK exists on Linux only")
 
@@ -77,6 +77,6 @@ def test_a_real_connection_gets_tcp_nodelay() -> None:
 
 
 def test_the_http_transport_uses_the_tuned_backend() -> None:
-    transport = tcp_tuning.http_transport()
+    transport = http_tuning.http_transport()
     pool = getattr(transport, "_pool", None)
     assert pool is not None and isinstance(pool._network_backend, QuickAckBackend)
