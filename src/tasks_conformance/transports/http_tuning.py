@@ -12,22 +12,50 @@ import httpx
 
 from tasks_conformance.transports.tcp_tuning import rearm, tune
 
+# A request larger than this is written as httpcore hands it over, not held back.
+MAX_COALESCED_BYTES = 256 * 1024
+
 
 class QuickAckStream(httpcore.AsyncNetworkStream):
-    """An httpcore stream that re-arms quick ACKs before every read."""
+    """An httpcore stream that re-arms quick ACKs before every read, and sends a request's
+    head and body in one write.
+
+    httpcore writes an HTTP/1.1 request as two writes (head, then body) and only then reads.
+    Over loopback each write is a syscall that runs the receiver's side of TCP and may wake
+    the server for half a request; held until the read that always follows, they go out as
+    one. A failed write surfaces at that read as the WriteError httpcore would have seen; it
+    is dropped there as httpcore drops a request's WriteError, so the read then tells what the
+    server did (an early error response, or the closed connection)."""
 
     def __init__(self, inner: httpcore.AsyncNetworkStream) -> None:
         self._inner = inner
         self._sock: socket.socket | None = inner.get_extra_info("socket")
+        self._pending = bytearray()
+        self._write_timeout: float | None = None
 
     async def read(self, max_bytes: int, timeout: float | None = None) -> bytes:
+        if self._pending:
+            try:
+                await self._flush()
+            except httpcore.WriteError:
+                pass  # as httpcore itself does for a request's writes: see the class doc
         rearm(self._sock)
         return await self._inner.read(max_bytes, timeout)
 
     async def write(self, buffer: bytes, timeout: float | None = None) -> None:
-        await self._inner.write(buffer, timeout)
+        if not buffer:
+            return
+        self._pending += buffer
+        self._write_timeout = timeout
+        if len(self._pending) > MAX_COALESCED_BYTES:
+            await self._flush()
+
+    async def _flush(self) -> None:
+        data, self._pending = bytes(self._pending), bytearray()
+        await self._inner.write(data, self._write_timeout)
 
     async def aclose(self) -> None:
+        self._pending.clear()  # a request never read for is abandoned with its connection
         await self._inner.aclose()
 
     async def start_tls(self, ssl_context: typing.Any, server_hostname: str | None = None,
