@@ -141,14 +141,14 @@ def _run(config: RunConfig) -> int:
     """Run a configured conformance check; returns the exit code."""
     import anyio
 
+    from tasks_conformance.launch import execute_soon  # spawns a stdio server before importing the runner
     from tasks_conformance.reporters import ProgressLine
-    from tasks_conformance.runner import execute
 
     targets = prepare_reports(config)
     try:
         live = sys.stderr.isatty() and not config.quiet and not in_ci()
         with ProgressLine(enabled=live) as progress:
-            execution = anyio.run(execute, config, progress.update)
+            execution = anyio.run(execute_soon, config, progress.update)
         for problem in _write_reports(config, targets, execution):
             typer.echo(f"tasks-conformance: reporter error: {problem}", err=True)
         if execution.result.interrupted:

@@ -31,6 +31,7 @@ from tasks_conformance.redact import Redactor
 from tasks_conformance.result import CheckResult, RunResult, decide_outcome, incomplete_reason
 from tasks_conformance.result import Discovery as DiscoveryReport
 from tasks_conformance.session.connect import Connection
+from tasks_conformance.session.factory import TransportFactory
 from tasks_conformance.wirelog import Frame, FrameFlag, WireLog
 from tasks_conformance.wires import Wire, WireDialect
 
@@ -301,13 +302,21 @@ def _discovery_report(ev: Evidence) -> DiscoveryReport:
     )
 
 
-async def execute(config: RunConfig, progress: Progress | None = None) -> Execution:
+async def execute(
+    config: RunConfig,
+    progress: Progress | None = None,
+    *,
+    wire: WireLog | None = None,
+    transport_factory: TransportFactory | None = None,
+) -> Execution:
+    """Run `config` once. `wire` and `transport_factory` let launch.execute_soon hand over a
+    wire log and a server process it started before importing this module."""
     started = time.monotonic()
     started_at = datetime.now(UTC).replace(microsecond=0, tzinfo=None).isoformat()
     selected = select_checks(config)
-    wire = WireLog(Redactor(config.secrets()))
+    wire = wire if wire is not None else WireLog(Redactor(config.secrets()))
     say = progress or (lambda _text: None)
-    traffic = Traffic(config, Connection(config, wire), selected, say)
+    traffic = Traffic(config, Connection(config, wire, transport_factory=transport_factory), selected, say)
     interrupted = await _run_until_interrupted(traffic)
     ev = traffic.evidence()
     say("judging")
