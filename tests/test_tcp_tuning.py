@@ -5,7 +5,9 @@ fixtures/split_write_proxy.py); these tests pin the mechanism."""
 
 from __future__ import annotations
 
+import json
 import socket
+import sys
 from typing import Any
 
 import anyio
@@ -193,3 +195,25 @@ def test_over_a_real_connection_a_request_is_one_socket_write(monkeypatch: pytes
     data = anyio.run(body)
     assert data.startswith(b"POST / HTTP/1.1\r\n") and data.endswith(b'\r\n\r\n{"id":1}')
     assert writes == [data]  # head and body in one write
+
+
+def test_the_full_suite_passes_through_the_split_write_front() -> None:
+    # The benchmark's third server: http.server-style writes (head, then body, no TCP_NODELAY)
+    # in front of the reference server. Verdicts must not depend on how the bytes were written.
+    from conftest import FIXTURES, REFERENCE, HttpServer, cli, http_server
+
+    upstream = http_server(REFERENCE)
+    try:
+        front = HttpServer([sys.executable, str(FIXTURES / "split_write_proxy.py"), "--upstream", upstream.url])
+        try:
+            proc = cli("--url", front.url, "--tool-name", "confirm_action", "--input-responses",
+                       '{"confirm-1": {"action": "accept", "content": {"confirm": true}}}', "--format", "json",
+                       timeout=120)
+        finally:
+            front.stop()
+    finally:
+        upstream.stop()
+    report = json.loads(proc.stdout)
+    assert proc.returncode == 0, [(c["id"], c["status"], c.get("message")) for c in report["checks"]
+                                  if c["status"] not in ("passed", "skipped")]
+    assert report["outcome"] == "passed"
