@@ -84,3 +84,32 @@ def test_http_runs_spawn_nothing_early(monkeypatch: pytest.MonkeyPatch) -> None:
     config = _config(url="http://127.0.0.1:9/mcp", check_ids=["tasks-wire-resolvable"], timeout_ms=2_000)
     anyio.run(launch.execute_soon, config)
     assert made == []
+
+
+def test_the_server_is_spawned_before_the_checks_and_runner_are_imported() -> None:
+    # Order, not time: what the command line does first on a plain stdio run.
+    code = (
+        "import sys\n"
+        "events = []\n"
+        "class Watch:\n"
+        "    def find_spec(self, name, path=None, target=None):\n"
+        "        if name in ('tasks_conformance.checks', 'tasks_conformance.runner'):\n"
+        "            events.append(name)\n"
+        "sys.meta_path.insert(0, Watch())\n"
+        "import anyio\n"
+        "real = anyio.open_process\n"
+        "async def spy(*a, **k):\n"
+        "    events.append('spawn')\n"
+        "    return await real(*a, **k)\n"
+        "anyio.open_process = spy\n"
+        "from tasks_conformance.cli import run_cli\n"
+        "run_cli(sys.argv[1:])\n"
+        "print(events)\n"
+    )
+    import subprocess
+
+    server = f"{sys.executable} -m tasks_conformance.reference --transport stdio"
+    proc = subprocess.run([sys.executable, "-c", code, "--command", server, "--format", "json", "--quiet"],
+                          capture_output=True, text=True, timeout=120, stdin=subprocess.DEVNULL)
+    last = proc.stdout.splitlines()[-1]
+    assert last == "['spawn', 'tasks_conformance.runner', 'tasks_conformance.checks']", proc.stderr[-800:]

@@ -200,7 +200,10 @@ def _run_options(options: RunOptions, shown_env: tuple[str, ...] = (), suite: st
     with _usage_errors():
         if suite is not None and not suite.strip():
             raise UsageError("--junit-suite-name must not be empty")
-        config = show_env(build_run_config(options, _catalog()), shown_env)
+        # The catalog is read only to check --check-id/--category names; without them, the checks
+        # are first imported by the runner, while a stdio server boots (see launch.py).
+        catalog = _catalog() if options.check_ids or options.categories else Catalog()
+        config = show_env(build_run_config(options, catalog), shown_env)
         code = _run(replace(config, junit_suite_name=suite))
     raise typer.Exit(code)
 
