@@ -16,6 +16,10 @@ EXT_INPUT = {"tool_name": "confirm_action", "input_responses": DEMO_INPUT}
 EXT_REQUIRED = {"tool_name": "long_job"}
 LEGACY = {"protocol_version": "2025-11-25"}
 LEGACY_INPUT = {"protocol_version": "2025-11-25", "tool_name": "confirm_action", "input_responses": DEMO_INPUT}
+# Probe roles: a task tool that is not itself required, and the role's tool named (extension) or
+# inferred (legacy: required and sync come from execution.taskSupport).
+EXT_ROLES = {"tool_name": "slow_compute", "probes": ["required=long_job", "tool-error=tool_error", "fault=rpc_error"]}
+LEGACY_ROLES = {**LEGACY, "tool_name": "slow_compute", "probes": ["tool-error=tool_error", "fault=rpc_error"]}
 
 # (fixture --break name, the check it must fail, run settings, transport)
 CASES: list[tuple[str, str, dict[str, Any], str]] = [
@@ -63,6 +67,19 @@ CASES: list[tuple[str, str, dict[str, Any], str]] = [
     ("hostile:double", "tasks-wire-framing", {"tool_name": "work"}, "stdio"),
     ("hostile:unknown-ids", "tasks-wire-framing", {"tool_name": "work"}, "http"),
     ("hostile:mislabelled-json", "tasks-wire-framing", {"tool_name": "work"}, "http"),
+    ("required-without-task-ok", "tasks-required-tool-needs-task", LEGACY_ROLES, "stdio"),
+    ("required-undeclared-sync", "tasks-required-tool-needs-task", EXT_ROLES, "stdio"),
+    ("isError-failed", "tasks-tool-error-outcome", EXT_ROLES, "stdio"),
+    ("legacy-isError-result-error", "tasks-tool-error-outcome", LEGACY_ROLES, "stdio"),
+    ("failed-without-error", "tasks-fault-outcome", EXT_ROLES, "stdio"),
+    ("legacy-fault-result", "tasks-fault-outcome", LEGACY_ROLES, "stdio"),
+    ("legacy-result-early", "tasks-legacy-result-blocks", LEGACY, "stdio"),
+    ("legacy-result-early", "tasks-legacy-result-blocks", LEGACY, "http"),
+    ("legacy-list-omits-task", "tasks-legacy-list-includes-task", LEGACY, "stdio"),
+    ("legacy-list-any-cursor", "tasks-legacy-list-invalid-cursor", LEGACY, "stdio"),
+    ("legacy-meta-wins", "tasks-legacy-task-id-wins", LEGACY, "stdio"),
+    ("legacy-cancel-not-sticky", "tasks-legacy-status-transitions", LEGACY, "stdio"),
+    ("legacy-progress-after-end", "tasks-legacy-progress-token", LEGACY, "stdio"),
 ]
 
 # Defects that by their nature break a second rule too; listed so that the test stays exact.
@@ -70,6 +87,15 @@ ALSO_FAILS: dict[tuple[str, str], set[str]] = {
     # -32003 in place of -32021 on every refusal: the undeclared call and the undeclared tasks/*
     # requests are two rules, each rightly failed with the renumbering hint.
     ("draft-32003", "tasks-undeclared-creation-refused"): {"tasks-undeclared-capability-rejected"},
+    # On legacy the auto-picked task tool is long_job, which is also the inferred required role's
+    # tool: both checks judge S-LEG-MUST-02 on the same call.
+    ("required-without-task-ok", "tasks-undeclared-creation-refused"): {"tasks-required-tool-needs-task"},
+}
+
+# Checks that judge only SHOULD rules: they can warn, never fail (the spec decides). Each has the
+# fixture that breaks its rule and must warn there, and nowhere else.
+WARN_ONLY: dict[str, tuple[str, dict[str, Any], str]] = {
+    "tasks-forbidden-tool-task-refused": ("forbidden-with-task-runs", LEGACY_ROLES, "S-LEG-SHOULD-01"),
 }
 
 
@@ -117,6 +143,7 @@ SETTINGS = {
     "ext": (EXT, "stdio"), "ext-input": (EXT_INPUT, "stdio"), "ext-required": (EXT_REQUIRED, "stdio"),
     "legacy": (LEGACY, "stdio"), "legacy-input": (LEGACY_INPUT, "stdio"), "ext-http": (EXT, "http"),
     "tool-error": ({"tool_name": "tool_error"}, "stdio"),
+    "ext-roles": (EXT_ROLES, "stdio"), "legacy-roles": (LEGACY_ROLES, "stdio"),
 }
 
 
@@ -129,9 +156,42 @@ def test_the_reference_passes_with_the_same_settings(key: str) -> None:
                                             and c.bucket != "not-applicable"}
 
 
+# Checks of a SHOULD-level rule only warn: (fixture, the check that must warn, a word of the
+# warning, run settings, transport). The check passes with that warning, nothing fails, and the
+# reference server, with the same settings, gives no such warning.
+WARN_CASES: list[tuple[str, str, str, dict[str, Any], str]] = [
+    ("legacy-related-meta-on-get", "tasks-legacy-related-meta-absent", "S-LEG-SHOULD-04", LEGACY, "stdio"),
+    ("legacy-get-as-sse", "tasks-legacy-get-plain-json", "S-LEG-SHOULD-08", LEGACY, "http"),
+]
+
+
+@pytest.mark.parametrize("name,check_id,word,settings,transport", WARN_CASES, ids=[c[0] for c in WARN_CASES])
+def test_a_should_level_check_warns_on_its_fixture_and_not_on_the_reference(
+    name: str, check_id: str, word: str, settings: dict[str, Any], transport: str
+) -> None:
+    ex = _execute(_server(name), settings, transport)
+    got = next(c for c in ex.result.checks if c.id == check_id)
+    assert got.bucket == "passed" and any(word in w for w in got.warnings), (got.bucket, got.message, got.warnings)
+    assert not _failures(ex), _failures(ex)
+    ex = _execute(list(REFERENCE), settings, transport)
+    got = next(c for c in ex.result.checks if c.id == check_id)
+    assert got.bucket == "passed" and not got.warnings, got.warnings
+
+
 def test_every_check_has_a_breaking_fixture_case() -> None:
-    covered = {c[1] for c in CASES}
+    covered = {c[1] for c in CASES} | set(WARN_ONLY) | {c[1] for c in WARN_CASES}
     assert covered == set(CHECKS), set(CHECKS) - covered
+
+
+@pytest.mark.parametrize("check_id", sorted(WARN_ONLY))
+def test_should_only_check_warns_on_the_fixture_that_breaks_its_rule(check_id: str) -> None:
+    name, settings, rule = WARN_ONLY[check_id]
+    ex = _execute(_server(name), settings, "stdio")
+    c = next(c for c in ex.result.checks if c.id == check_id)
+    assert c.bucket == "passed" and any(rule in w for w in c.warnings), (c.bucket, c.message, c.warnings)
+    assert _failures(ex) == {} and ex.result.outcome == "passed"
+    ref = next(c for c in _execute(list(REFERENCE), settings, "stdio").result.checks if c.id == check_id)
+    assert ref.bucket == "passed" and not ref.warnings
 
 
 def test_exit_code_is_1_for_a_broken_server() -> None:

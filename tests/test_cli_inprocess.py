@@ -106,7 +106,7 @@ USAGE_ERRORS: list[tuple[list[str], str]] = [
      "--reporter markdown=PATH"),
     (["--command", "true", "--reporter", "markdown", "--reporter", "json"],
      "only one --reporter may write to stdout; give the others a =PATH"),
-    (["schema", "xml"], "schema: expected json or json-summary, got 'xml'"),
+    (["schema", "xml"], "schema: expected json, json-summary or multi, got 'xml'"),
     (["demo", "--check-id", "nope"], f"unknown --check-id nope; valid ids: {ALL_IDS}"),
     (["demo", "--category", "weird"], f"unknown --category weird; valid categories: {', '.join(CATEGORIES)}"),
     (["demo", "--protocol-version", "1"], "--protocol-version must be one of 2025-11-25, 2026-07-28, got '1'"),
@@ -181,12 +181,12 @@ def test_list_checks_as_json_is_the_registry(order: tuple[str, ...]) -> None:
     assert [c["id"] for c in doc["checks"]] == [s.id for s in specs]
     for got, spec in zip(doc["checks"], specs, strict=True):
         assert set(got) == {"id", "category", "title", "description", "wires", "requirements", "probes",
-                            "transports", "needs"}
+                            "transports", "needs", "role"}
         assert (got["category"], got["title"], got["description"]) == (spec.category, spec.title, spec.description)
         assert got["wires"] == sorted(spec.wires) and got["probes"] == list(spec.probes)
         assert got["requirements"] == {w: list(ids) for w, ids in spec.requirements.items()}
         assert got["transports"] == (sorted(spec.transports) if spec.transports is not None else None)
-        assert got["needs"] == spec.needs
+        assert got["needs"] == spec.needs and got["role"] == spec.probe_role
     assert any(c["transports"] == ["http"] for c in doc["checks"])  # not vacuous: some are HTTP-only
 
 

@@ -9,11 +9,19 @@ from conftest import DEMO_INPUT, REFERENCE, HttpServer, cli, run, stdio, verdict
 
 from tasks_conformance.checks import CHECKS
 
+# Checks whose probe role has no tool in these runs (not applicable under the standard profile),
+# and the legacy-only check of the sync role.
+ROLE_NA = {"tasks-required-tool-needs-task", "tasks-tool-error-outcome", "tasks-fault-outcome",
+           "tasks-forbidden-tool-task-refused"}
 EXTENSION_ONLY = {
     "tasks-mcp-name-routing",
     "tasks-undeclared-capability-rejected",
     "tasks-undeclared-capability-names-requirements",
 }
+LEGACY_ONLY = {c for c in CHECKS if c.startswith("tasks-legacy-")}
+# Judged on its own task; whether a 150 ms task still runs when its tasks/result arrives (and so
+# sends progress) depends on the machine's load, so its pass case has a test of its own.
+PROGRESS = "tasks-legacy-progress-token"
 
 
 def test_extension_over_stdio_passes() -> None:
@@ -22,14 +30,17 @@ def test_extension_over_stdio_passes() -> None:
     assert ex.result.outcome == "passed", [(c.id, c.message) for c in ex.result.checks if c.bucket != "passed"]
     assert ex.result.discovery.wire == "extension"
     assert v["tasks-mcp-name-routing"] == "not-applicable"  # stdio has no headers
-    assert all(b == "passed" for k, b in v.items() if k != "tasks-mcp-name-routing")
+    assert all(v[k] == "not-applicable" for k in ROLE_NA | LEGACY_ONLY)
+    assert all(b == "passed" for k, b in v.items()
+               if k != "tasks-mcp-name-routing" and k not in ROLE_NA | LEGACY_ONLY)
 
 
 def test_extension_over_http_passes(reference_http: HttpServer) -> None:
     ex = run(url=reference_http.url, tool_name="confirm_action", input_responses=DEMO_INPUT)
     v = verdicts(ex)
     assert ex.result.outcome == "passed", [(c.id, c.message) for c in ex.result.checks if c.bucket != "passed"]
-    assert set(v.values()) == {"passed"}
+    assert all(v[k] == "not-applicable" for k in ROLE_NA | LEGACY_ONLY)
+    assert {b for k, b in v.items() if k not in ROLE_NA | LEGACY_ONLY} == {"passed"}
 
 
 @pytest.mark.parametrize("tool", ["slow_compute", "tool_error", "rpc_error"])
@@ -47,6 +58,8 @@ def test_legacy_over_stdio_passes_with_auto_picked_tool() -> None:
     for cid in EXTENSION_ONLY:
         assert v[cid] == "not-applicable"
     assert v["tasks-input-required-update-completes"] == "not-applicable"
+    assert LEGACY_ONLY and all(v[k] == "passed" for k in LEGACY_ONLY - {"tasks-legacy-get-plain-json", PROGRESS})
+    assert v["tasks-legacy-get-plain-json"] == "not-applicable"  # HTTP only
 
 
 def test_legacy_over_http_with_input_passes(reference_http: HttpServer) -> None:
@@ -56,6 +69,18 @@ def test_legacy_over_http_with_input_passes(reference_http: HttpServer) -> None:
     assert ex.result.outcome == "passed", [(c.id, c.message) for c in ex.result.checks if c.bucket != "passed"]
     assert v["tasks-input-required-update-completes"] == "passed"
     assert v["tasks-inline-result"] == "passed"
+    assert all(v[k] == "passed" for k in LEGACY_ONLY - {PROGRESS})
+    assert v[PROGRESS] == "not-applicable"  # confirm_action asks and answers; it reports no progress
+
+
+@pytest.mark.parametrize("transport", ["stdio", "http"])
+def test_legacy_task_progress_keeps_its_token_and_stops_at_the_end(transport: str, reference_http: HttpServer) -> None:
+    target = {"url": reference_http.url} if transport == "http" else stdio(REFERENCE)
+    ex = run(**target, protocol_version="2025-11-25", tool_name="slow_compute", tool_args='{"durationMs": 1000}',
+             check_ids=[PROGRESS])
+    got = next(c for c in ex.result.checks if c.id == PROGRESS)
+    assert got.bucket == "passed", got.message
+    assert int(got.message.split()[0]) >= 1  # the reference reports 4 steps; the last one is the end
 
 
 def test_demo_command_exits_zero_and_prints_a_report() -> None:

@@ -265,4 +265,4 @@ def test_shell_completion_is_on_and_completes_options() -> None:
            "_TASKS_CONFORMANCE_COMPLETE": "complete_bash"}
     proc = subprocess.run([str(script)], capture_output=True, text=True, timeout=60, env=env, stdin=subprocess.DEVNULL)
     assert proc.returncode == 0, proc.stderr
-    assert set(proc.stdout.split()) == {"--profile", "--protocol-version"}
+    assert set(proc.stdout.split()) == {"--profile", "--protocol-version", "--probe", "--probe-args"}

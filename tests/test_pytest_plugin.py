@@ -113,7 +113,10 @@ def test_an_unreachable_tool_skips_as_could_not_run_and_the_summary_says_incompl
     result.stdout.fnmatch_lines(["SKIPPED * could-not-run: *'no_such_tool' is not among the listed tools*"])
     strict = pytester.runpytest(*target(REFERENCE_CMD, tool="no_such_tool"), "--tasks-conformance-strict")
     outcomes = strict.parseoutcomes()
-    assert strict.ret == pytest.ExitCode.TESTS_FAILED and outcomes["skipped"] == 1  # the not-applicable one
+    # The not-applicable ones: Mcp-Name routing over stdio, the five probe-role checks (no tool for
+    # the required, tool-error, fault and input roles; the sync role's check is legacy-only), and
+    # the eight tasks-legacy-* checks (extension wire).
+    assert strict.ret == pytest.ExitCode.TESTS_FAILED and outcomes["skipped"] == 14
     strict.stdout.fnmatch_lines(["*_ tasks-conformance: tasks-inline-result _*", "could-not-run: *no_such_tool*"])
 
 

@@ -1258,6 +1258,87 @@ def check_legacy_is_error_completed(peer: StdioPeer) -> None:
     assert l_get(peer)(task["taskId"])["status"] == "completed"
 
 
+def check_forbidden_with_task_runs(peer: StdioPeer) -> None:
+    legacy_init(peer)
+    result = peer.result("tools/call", {"name": "echo", "arguments": {"text": "hi"}, "task": {}})
+    assert "task" not in result and result["content"][0]["text"]  # ran, instead of -32601
+
+
+def check_legacy_is_error_result_error(peer: StdioPeer) -> None:
+    legacy_init(peer)
+    task = peer.result("tools/call", {"name": "tool_error", "arguments": {"durationMs": 0}, "task": {}})["task"]
+    assert peer.error("tasks/result", {"taskId": task["taskId"]})["code"] == -32603
+    assert l_get(peer)(task["taskId"])["status"] == "failed"
+
+
+def check_failed_without_error(peer: StdioPeer) -> None:
+    task = _completed(peer, "rpc_error")
+    assert task["status"] == "failed" and "error" not in task
+
+
+def check_legacy_fault_result(peer: StdioPeer) -> None:
+    legacy_init(peer)
+    task = peer.result("tools/call", {"name": "rpc_error", "arguments": {"durationMs": 0}, "task": {}})["task"]
+    assert peer.result("tasks/result", {"taskId": task["taskId"]})["isError"] is True
+    assert l_get(peer)(task["taskId"])["status"] == "failed"
+
+
+def check_failed_without_status_message(peer: StdioPeer) -> None:
+    task = _completed(peer, "rpc_error")
+    assert task["status"] == "failed" and "error" in task and "statusMessage" not in task
+
+
+RELATED = "io.modelcontextprotocol/related-task"
+
+
+def _legacy_task(peer: StdioPeer, duration_ms: int = 300, **extra: Any) -> str:
+    legacy_init(peer)
+    params = {"name": "slow_compute", "arguments": {"durationMs": duration_ms}, "task": {}, **extra}
+    return str(peer.result("tools/call", params)["task"]["taskId"])
+
+
+def check_legacy_result_early(peer: StdioPeer) -> None:
+    tid = _legacy_task(peer, 2_000)
+    early = peer.result("tasks/result", {"taskId": tid})
+    assert early["content"] == [] and l_get(peer)(tid)["status"] == "working"  # answered while it works
+
+
+def check_legacy_list_omits_task(peer: StdioPeer) -> None:
+    tid = _legacy_task(peer)
+    assert l_get(peer)(tid)["taskId"] == tid and peer.result("tasks/list")["tasks"] == []
+
+
+def check_legacy_list_any_cursor(peer: StdioPeer) -> None:
+    tid = _legacy_task(peer)
+    listed = peer.result("tasks/list", {"cursor": "never-issued"})["tasks"]
+    assert [t["taskId"] for t in listed] == [tid]
+
+
+def check_legacy_meta_wins(peer: StdioPeer) -> None:
+    tid = _legacy_task(peer)
+    got = peer.result("tasks/get", {"taskId": "no-such-task", "_meta": {RELATED: {"taskId": tid}}})
+    assert got["taskId"] == tid
+
+
+def check_legacy_cancel_not_sticky(peer: StdioPeer) -> None:
+    tid = _legacy_task(peer, 2_000)
+    assert peer.result("tasks/cancel", {"taskId": tid})["status"] == "cancelled"
+    assert l_get(peer)(tid)["status"] == "working"
+
+
+def check_legacy_related_meta_on_get(peer: StdioPeer) -> None:
+    tid = _legacy_task(peer)
+    assert l_get(peer)(tid)["_meta"][RELATED] == {"taskId": tid}
+
+
+def check_legacy_progress_after_end(peer: StdioPeer) -> None:
+    tid = _legacy_task(peer, 0, _meta={"progressToken": "p-1"})
+    peer.result("tasks/result", {"taskId": tid})
+    peer.other.clear()
+    assert l_get(peer)(tid)["status"] == "completed"
+    assert [m["params"]["progressToken"] for m in peer.other if m.get("method") == "notifications/progress"] == ["p-1"]
+
+
 STDIO_CHECKS: dict[str, Callable[[StdioPeer], None]] = {
     "no-tasks": check_no_tasks,
     "experimental-placement": check_experimental_placement,
@@ -1294,8 +1375,22 @@ STDIO_CHECKS: dict[str, Callable[[StdioPeer], None]] = {
     "capabilities-defaulted": check_capabilities_defaulted,
     "legacy-caps-count-as-declared": check_legacy_caps_count_as_declared,
     "unsupported-version-without-data": check_unsupported_version_without_data,
+    "forbidden-with-task-runs": check_forbidden_with_task_runs,
+    "legacy-isError-result-error": check_legacy_is_error_result_error,
+    "failed-without-error": check_failed_without_error,
+    "legacy-fault-result": check_legacy_fault_result,
+    "failed-without-status-message": check_failed_without_status_message,
+
+
+    "legacy-result-early": check_legacy_result_early,
+    "legacy-list-omits-task": check_legacy_list_omits_task,
+    "legacy-list-any-cursor": check_legacy_list_any_cursor,
+    "legacy-meta-wins": check_legacy_meta_wins,
+    "legacy-cancel-not-sticky": check_legacy_cancel_not_sticky,
+    "legacy-related-meta-on-get": check_legacy_related_meta_on_get,
+    "legacy-progress-after-end": check_legacy_progress_after_end,
 }
-HTTP_ONLY = {"ignore-mcp-name", "ignore-mcp-method"}
+HTTP_ONLY = {"ignore-mcp-name", "ignore-mcp-method", "legacy-get-as-sse"}
 
 
 def test_every_variant_has_a_check() -> None:
@@ -1340,3 +1435,39 @@ def test_reference_passes_what_the_variant_breaks(name: str, modern_stdio: Stdio
     """Sanity: the same assertion fails on the reference server (the check is not vacuous)."""
     with pytest.raises(AssertionError):
         STDIO_CHECKS[name](modern_stdio)
+
+
+def _legacy_http_session(server: HttpServerProc) -> Callable[..., httpx.Response]:
+    init = server.post({"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {
+        "protocolVersion": LEGACY, "capabilities": {}, "clientInfo": {"name": "raw", "version": "0"}}})
+    headers = {**ACCEPT, "Mcp-Session-Id": init.headers["mcp-session-id"], "MCP-Protocol-Version": LEGACY}
+    server.post({"jsonrpc": "2.0", "method": "notifications/initialized"}, headers)
+
+    def legacy(method: str, params: JSON, rid: int = 2) -> httpx.Response:
+        return server.post({"jsonrpc": "2.0", "id": rid, "method": method, "params": params}, headers)
+
+    return legacy
+
+
+def test_broken_legacy_get_as_sse() -> None:
+    with http_server(broken="legacy-get-as-sse") as server:
+        legacy = _legacy_http_session(server)
+        tid = legacy("tools/call", {"name": "slow_compute", "task": {}}).json()["result"]["task"]["taskId"]
+        response = legacy("tasks/get", {"taskId": tid})
+        assert response.headers["content-type"].startswith("text/event-stream")
+        assert [m["result"]["taskId"] for m in iter_sse(response)] == [tid]
+
+
+def test_legacy_task_progress_keeps_the_token_and_stops_at_the_end(legacy_stdio: StdioPeer) -> None:
+    """Progress of a task created with a progressToken comes on its tasks/result stream, with that
+    token and the related-task _meta, and ends before the result."""
+    peer = legacy_stdio
+    params = {"name": "slow_compute", "arguments": {"durationMs": 400}, "task": {}, "_meta": {"progressToken": 7}}
+    tid = peer.result("tools/call", params)["task"]["taskId"]
+    peer.other.clear()
+    assert peer.result("tasks/result", {"taskId": tid})["content"]
+    progress = [m["params"] for m in peer.other if m.get("method") == "notifications/progress"]
+    assert progress and all(p["progressToken"] == 7 and p["_meta"][RELATED] == {"taskId": tid} for p in progress)
+    assert all(p["progress"] < p["total"] for p in progress)  # the last step is the end: never reported
+    peer.other.clear()
+    assert l_get(peer)(tid)["status"] == "completed" and not peer.other

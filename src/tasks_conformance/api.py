@@ -41,8 +41,9 @@ T = TypeVar("T")
 # Settings whose command-line value is a JSON document (inline, @file or -); the API also takes
 # a mapping for them and passes it on as JSON text, so they are parsed and checked in one place.
 _JSON_SETTINGS = ("client_capabilities", "tool_args", "input_responses", "elicitation_response", "sampling_response")
-_PATH_SETTINGS = ("unix", "cwd", "wire_log")
-_REPEATABLE = ("args", "command_args", "env", "headers", "check_ids", "categories", "reporters")
+_PATH_SETTINGS = ("unix", "cwd", "wire_log", "baseline", "update_baseline", "config", "credentials_file")
+_REPEATABLE = ("args", "command_args", "env", "headers", "check_ids", "categories", "reporters", "probes", "probe_args",
+               "show_env")
 
 
 class ConfigError(ValueError):
@@ -132,6 +133,9 @@ def _options(settings: Mapping[str, Any]) -> RunOptions:
             value = tuple(f"{k}={v}" for k, v in value.items())
         elif name == "headers" and isinstance(value, Mapping):
             value = tuple(f"{k}: {v}" for k, v in value.items())
+        elif name in ("probes", "probe_args") and isinstance(value, Mapping):
+            # {"input": "confirm_action"} / {"input": {"x": 1}}: the ROLE=VALUE form of the flags.
+            value = tuple(f"{k}={json.dumps(v) if isinstance(v, Mapping) else v}" for k, v in value.items())
         elif name in _PATH_SETTINGS and value is not None:
             value = os.fspath(value)
         elif name in _REPEATABLE and value is not None:
@@ -149,6 +153,19 @@ def _options(settings: Mapping[str, Any]) -> RunOptions:
     return RunOptions(**values)
 
 
+def _with_config_file(options: RunOptions) -> RunOptions:
+    """With `config=PATH`: the file's settings under the keywords given (a keyword left at its
+    default does not override the file). The API reads a file only when `config` names one."""
+    if options.config is None:
+        return options
+    from tasks_conformance.config import RunOptions
+    from tasks_conformance.config_file import resolve
+
+    defaults = RunOptions()
+    given = {f.name for f in fields(RunOptions) if getattr(options, f.name) != getattr(defaults, f.name)}
+    return resolve(options, given, discover=False).options
+
+
 def build_config(**settings: Any) -> RunConfig:
     """The settings (`run`'s keywords), validated as the command line validates its flags, check
     ids and categories against the registry; raises ConfigError with the command line's message."""
@@ -157,7 +174,7 @@ def build_config(**settings: Any) -> RunConfig:
     from tasks_conformance.errors import UsageError
 
     try:
-        options = _options(settings)
+        options = _with_config_file(_options(settings))
         return build_run_config(options, Catalog(tuple(c.id for c in ordered_checks()), CATEGORIES))
     except UsageError as exc:
         raise ConfigError(str(exc)) from None
@@ -185,6 +202,8 @@ async def run_async(
     categories: Sequence[str] = (),
     tool_name: str | None = None,
     tool_args: JsonSetting = None,
+    probes: Sequence[str] | Mapping[str, str] = (),
+    probe_args: Sequence[str] | Mapping[str, JsonSetting] = (),
     input_responses: JsonSetting = None,
     elicitation_response: JsonSetting = None,
     sampling_response: JsonSetting = None,
@@ -197,6 +216,16 @@ async def run_async(
     verbose: bool = False,
     wire_log: str | os.PathLike[str] | None = None,
     debug: bool = False,
+    show_env: Sequence[str] = (),
+    junit_suite_name: str | None = None,
+    baseline: str | os.PathLike[str] | None = None,
+    strict_baseline: bool = False,
+    update_baseline: str | os.PathLike[str] | None = None,
+    config: str | os.PathLike[str] | None = None,
+    refresh_token: str | None = None,
+    client_id: str | None = None,
+    client_secret: str | None = None,
+    credentials_file: str | os.PathLike[str] | None = None,
     progress: Progress | None = None,
 ) -> RunReport:
     """Run the conformance checks against one server and return the `RunReport`.
@@ -204,7 +233,8 @@ async def run_async(
     The keywords are the command line's flags (`--tool-name` is `tool_name`, `--timeout` is
     `timeout_ms`, a repeatable flag takes a sequence), checked by the same code with the same
     messages: a bad value raises `ConfigError`. Python forms are accepted too: `command` as an
-    argv list (never split at spaces), `env` and `headers` as mappings, the JSON settings
+    argv list (never split at spaces), `env` and `headers` as mappings, `probes` as {role: tool}
+    and `probe_args` as {role: arguments} as well as "ROLE=VALUE" strings, the JSON settings
     (`tool_args`, `input_responses`, `client_capabilities`, `elicitation_response`,
     `sampling_response`) as mappings as well as JSON text, `@file` or `-`.
 
@@ -212,17 +242,29 @@ async def run_async(
     writes them; a reporter without a path, or `format`, writes to standard output (nothing does
     otherwise). A third-party reporter that fails is named in `RunReport.report_errors`.
     `progress`, when given, is called with a short status text as the run goes.
+
+    `baseline` (a file of known failures) marks the failures it lists as known: they do not
+    fail the run; `update_baseline` writes such a file from this run's failures. `config` names
+    a config file (tasks-conformance.toml, or a pyproject.toml with [tool.tasks-conformance]):
+    its settings apply where a keyword is left at its default.
     """
     settings = {k: v for k, v in locals().items() if k != "progress"}
     from tasks_conformance.runner import execute
 
-    config = build_config(**settings)
-    targets = _open_reports(config)
+    run_config = build_config(**settings)
+    targets = _open_reports(run_config)
     try:
-        execution = await execute(config, progress)
+        from tasks_conformance.baseline_run import after_run
+        from tasks_conformance.errors import UsageError
+
+        execution = await execute(run_config, progress)
+        try:
+            execution, _written = after_run(run_config, execution)
+        except UsageError as exc:
+            raise ConfigError(str(exc)) from None
         report = RunReport(result=execution.result, wire=execution.wire)
         if targets is not None:
-            problems = _write_reports(config, targets, report)
+            problems = _write_reports(run_config, targets, report)
             if problems:
                 report = replace(report, report_errors=tuple(problems))
     finally:

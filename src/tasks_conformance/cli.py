@@ -21,7 +21,7 @@ from typer.core import TyperArgument, TyperCommand, TyperGroup
 
 from tasks_conformance import __version__
 from tasks_conformance.cli_coercion import install as install_plain_coercion
-from tasks_conformance.config import Catalog, RunConfig, RunOptions, build_run_config, show_env
+from tasks_conformance.config import Catalog, RunConfig, RunOptions, build_run_config
 from tasks_conformance.errors import UsageError
 from tasks_conformance.report_output import (
     ReportTargets,
@@ -111,7 +111,8 @@ def _list_checks(format: str | None) -> NoReturn:
     elif format in (None, "human"):
         for spec in ordered_checks():
             wires = "/".join(sorted(spec.wires - {"none"}))
-            typer.echo(f"{spec.id:<48} {spec.category:<10} {wires:<17} {spec.title}")
+            # The probe role whose tool the check calls ("-": none), before the title.
+            typer.echo(f"{spec.id:<48} {spec.category:<10} {wires:<17} {spec.probe_role or '-':<10} {spec.title}")
     else:
         usage_exit(f"--format must be human or json, got {format!r}")
     raise typer.Exit(0)
@@ -129,6 +130,7 @@ def _check_document(spec: CheckSpec) -> dict[str, Any]:
         "probes": list(spec.probes),
         "transports": sorted(spec.transports) if spec.transports is not None else None,  # None: any
         "needs": spec.needs,
+        "role": spec.probe_role,  # the probe role whose tool it calls (None: it calls no tool)
     }
 
 
@@ -142,13 +144,18 @@ def _run(config: RunConfig) -> int:
     import anyio
 
     from tasks_conformance.launch import execute_soon  # spawns a stdio server before importing the runner
+    from tasks_conformance.progress import RunProgress
     from tasks_conformance.reporters import ProgressLine
 
     targets = prepare_reports(config)
     try:
         live = sys.stderr.isatty() and not config.quiet and not in_ci()
-        with ProgressLine(enabled=live) as progress:
-            execution = anyio.run(execute_soon, config, progress.update)
+        with ProgressLine(enabled=live) as line:
+            # Phase, time, the task's status and polls, time left: read from the run as it goes.
+            state = RunProgress(config.poll_timeout_s)
+            line.follow(state)
+            execution = anyio.run(execute_soon, config, state.say, state.on_frame if line.active else None)
+        execution = _after_run(config, execution)
         for problem in _write_reports(config, targets, execution):
             typer.echo(f"tasks-conformance: reporter error: {problem}", err=True)
         if execution.result.interrupted:
@@ -156,6 +163,16 @@ def _run(config: RunConfig) -> int:
         return EXIT_CODES[execution.result.outcome]
     finally:
         targets.close()
+
+
+def _after_run(config: RunConfig, execution: Execution) -> Execution:
+    """The baseline applied to the result (--baseline), the baseline file written (--update-baseline)."""
+    from tasks_conformance.baseline_run import after_run
+
+    execution, written = after_run(config, execution, _catalog().check_ids)
+    if written is not None:
+        typer.echo(f"tasks-conformance: {written}", err=True)
+    return execution
 
 
 def _write_reports(config: RunConfig, targets: ReportTargets, execution: Execution) -> list[str]:
@@ -191,20 +208,20 @@ def _many(values: list[str] | None) -> tuple[str, ...]:
     return tuple(values or ())
 
 
-def _run_options(options: RunOptions, shown_env: tuple[str, ...] = (), suite: str | None = None) -> NoReturn:
-    """Build the RunConfig (usage errors exit 2 here), run it and exit with its code.
-
-    `shown_env` (--show-env) and `suite` (--junit-suite-name) are applied after the builder:
-    they are command-line settings, not RunOptions fields, while the Python API's keywords
-    mirror RunOptions exactly."""
+def _run_options(options: RunOptions, era: str = "auto") -> NoReturn:
+    """Build the RunConfig (usage errors exit 2 here), run it and exit with its code."""
     with _usage_errors():
-        if suite is not None and not suite.strip():
-            raise UsageError("--junit-suite-name must not be empty")
         # The catalog is read only to check --check-id/--category names; without them, the checks
         # are first imported by the runner, while a stdio server boots (see launch.py).
         catalog = _catalog() if options.check_ids or options.categories else Catalog()
-        config = show_env(build_run_config(options, catalog), shown_env)
-        code = _run(replace(config, junit_suite_name=suite))
+        config = build_run_config(options, catalog)
+        if era == "auto":
+            code = _run(config)
+        else:
+            from tasks_conformance.multirun import era_plan, run_combined
+
+            planned = era_plan(config, era)  # --era both: one run per era, reported together
+            code = _run(config) if len(planned) == 1 else run_combined(config, planned, "eras")
     raise typer.Exit(code)
 
 
@@ -221,6 +238,12 @@ Profile = Annotated[str, typer.Option("--profile", metavar="core|standard|full",
 WireLog = Annotated[str | None, typer.Option("--wire-log", metavar="PATH", help="Write every frame as NDJSON to PATH (secrets redacted)", rich_help_panel=REPORT)]
 JunitSuiteName = Annotated[str | None, typer.Option("--junit-suite-name", metavar="NAME", help="Name of the junit-xml <testsuite> (default: tasks-conformance: TARGET (ERA))", rich_help_panel=REPORT)]
 Debug = Annotated[bool, typer.Option("--debug", help="Show a traceback if tasks-conformance itself fails", rich_help_panel=REPORT)]
+BASELINE = "Config and baseline"
+ConfigPath = Annotated[str | None, typer.Option("--config", metavar="FILE", help="Settings file (default: tasks-conformance.toml, else [tool.tasks-conformance] in pyproject.toml, in the working directory); flags override it", rich_help_panel=BASELINE)]
+BaselinePath = Annotated[str | None, typer.Option("--baseline", metavar="FILE", help="Known failures (TOML or JSON: check, optional era, reason, optional expires): reported as known, they do not fail the run", rich_help_panel=BASELINE)]
+StrictBaseline = Annotated[bool, typer.Option("--strict-baseline", help="Fail the run when a baseline entry's check now passes (remove fixed entries)", rich_help_panel=BASELINE)]
+UpdateBaseline = Annotated[str | None, typer.Option("--update-baseline", metavar="FILE", help="Write FILE from this run's failures (reasons of entries still failing are kept)", rich_help_panel=BASELINE)]
+Era = Annotated[str, typer.Option("--era", metavar="auto|both", help="auto (default): negotiate one era | both: run the suite once on 2025-11-25 and once on 2026-07-28 and report both (exit code: the worse)", rich_help_panel=CONN)]
 
 
 @app.callback()
@@ -239,6 +262,10 @@ def main_command(
     headers: Annotated[list[str] | None, typer.Option("--header", metavar="'NAME: VALUE'", help="Sent on every HTTP request (repeatable; default: the lines of $TASKS_CONFORMANCE_HEADERS)", rich_help_panel=CONN)] = None,
     access_token: Annotated[str | None, typer.Option("--access-token", metavar="TOKEN|@FILE|-", help="Bearer token for HTTP: the token, @FILE holding it, or - for stdin (default: $TASKS_CONFORMANCE_ACCESS_TOKEN)", rich_help_panel=CONN)] = None,
     oauth_access_token: Annotated[str | None, typer.Option("--oauth-access-token", metavar="TOKEN|@FILE|-", help="OAuth access token, sent as Bearer", rich_help_panel=CONN)] = None,
+    refresh_token: Annotated[str | None, typer.Option("--refresh-token", metavar="TOKEN|@FILE|-", help="OAuth refresh token: an access token is fetched before the run and again on a 401 (token endpoint found from the server's OAuth metadata)", rich_help_panel=CONN)] = None,
+    client_id: Annotated[str | None, typer.Option("--client-id", metavar="ID", help="OAuth client id for --refresh-token", rich_help_panel=CONN)] = None,
+    client_secret: Annotated[str | None, typer.Option("--client-secret", metavar="SECRET|@FILE|-", help="OAuth client secret for --refresh-token (none: a public client)", rich_help_panel=CONN)] = None,
+    credentials_file: Annotated[str | None, typer.Option("--credentials-file", metavar="PATH", help="JSON with refresh_token, client_id, client_secret and optionally token_endpoint (the flags win)", rich_help_panel=CONN)] = None,
     protocol_version: ProtocolVersion = None,
     client_capabilities: Annotated[str | None, typer.Option("--client-capabilities", metavar="JSON|@FILE|-", help="Client capabilities to declare: JSON, @FILE holding it, or - for stdin", rich_help_panel=CONN)] = None,
     timeout_ms: Annotated[int, typer.Option("--timeout", metavar="MS", help="Per-request timeout in ms", rich_help_panel=CONN)] = 30_000,
@@ -249,6 +276,8 @@ def main_command(
     expect_wire: ExpectWire = "any",
     tool_name: Annotated[str | None, typer.Option("--tool-name", metavar="NAME", help="The tool to run as a task", rich_help_panel=CHECKS_PANEL)] = None,
     tool_args: Annotated[str | None, typer.Option("--tool-args", metavar="JSON|@FILE|-", help="Arguments for the tool: a JSON object, @FILE or -", rich_help_panel=CHECKS_PANEL)] = None,
+    probes: Annotated[list[str] | None, typer.Option("--probe", metavar="ROLE=TOOL", help="The tool for a probe role (repeatable): task, required, tool-error, fault, input, sync", rich_help_panel=CHECKS_PANEL)] = None,
+    probe_args: Annotated[list[str] | None, typer.Option("--probe-args", metavar="ROLE=JSON|@FILE|-", help="Arguments for a probe role's tool (repeatable)", rich_help_panel=CHECKS_PANEL)] = None,
     input_responses: Annotated[str | None, typer.Option("--input-responses", metavar="JSON|@FILE|-", help="Answers keyed by inputRequests key: JSON, @file or -", rich_help_panel=CHECKS_PANEL)] = None,
     elicitation_response: Annotated[str | None, typer.Option("--elicitation-response", metavar="JSON|@FILE|-", help="Answer to a server's elicitation/create: JSON, @file or - (default: decline)", rich_help_panel=CHECKS_PANEL)] = None,
     sampling_response: Annotated[str | None, typer.Option("--sampling-response", metavar="JSON|@FILE|-", help="Answer to a server's sampling/createMessage: JSON, @file or - (default: -32601)", rich_help_panel=CHECKS_PANEL)] = None,
@@ -260,24 +289,54 @@ def main_command(
     wire_log: WireLog = None,
     junit_suite_name: JunitSuiteName = None,
     debug: Debug = False,
+    config: ConfigPath = None,
+    baseline: BaselinePath = None,
+    strict_baseline: StrictBaseline = False,
+    update_baseline: UpdateBaseline = None,
     version: Annotated[bool, typer.Option("--version", callback=_version, is_eager=True, help="Print the version")] = False,
     list_checks: Annotated[bool, typer.Option("--list-checks", callback=_list_checks_seen, is_eager=True, help="List the checks and exit (as JSON with --format json)")] = False,
+    era: Era = "auto",
 ) -> None:
     """Run the conformance checks against one server."""
-    if ctx.invoked_subcommand is not None:
-        return
-    if url:  # HTTP credentials only for an HTTP target
-        access_token, headers = _credentials_from_environment(access_token, oauth_access_token, headers)
-    _run_options(RunOptions(
+    options = RunOptions(
         url=url, command=command, args=_many(args), command_args=_many(command_args), transport=transport,
         tcp=tcp, unix=unix, cwd=cwd, env=_many(env), headers=_many(headers), access_token=access_token,
         oauth_access_token=oauth_access_token, protocol_version=protocol_version,
         client_capabilities=client_capabilities, expect_wire=expect_wire, profile=profile, check_ids=_many(check_ids),
-        categories=_many(categories), tool_name=tool_name, tool_args=tool_args, input_responses=input_responses,
+        categories=_many(categories), tool_name=tool_name, tool_args=tool_args, probes=_many(probes),
+        probe_args=_many(probe_args), input_responses=input_responses,
         elicitation_response=elicitation_response, sampling_response=sampling_response, timeout_ms=timeout_ms,
         poll_timeout_ms=poll_timeout_ms, max_message_bytes=max_message_bytes, format=format,
         reporters=_many(reporters), quiet=quiet, verbose=verbose, wire_log=wire_log, debug=debug,
-    ), _many(shown_env), junit_suite_name)
+        show_env=_many(shown_env), junit_suite_name=junit_suite_name, baseline=baseline,
+        strict_baseline=strict_baseline, update_baseline=update_baseline, config=config,
+        refresh_token=refresh_token, client_id=client_id, client_secret=client_secret,
+        credentials_file=credentials_file,
+    )
+    given = _given(ctx)
+    if ctx.invoked_subcommand is not None:
+        ctx.obj = (options, given)  # for `config show`, which reports these flags
+        return
+    from tasks_conformance.config_file import resolve
+
+    with _usage_errors():
+        # Credentials from the environment apply to an HTTP target only (resolve checks the url).
+        options = resolve(options, given, environ=os.environ).options
+    _run_options(options, era)
+
+
+# Parameters of the main command whose RunOptions field has another name.
+_PARAM_FIELDS = {"shown_env": "show_env"}
+
+
+def _given(ctx: typer.Context) -> frozenset[str]:
+    """The RunOptions fields given on the command line (not left at their defaults)."""
+    out = set()
+    for name in ctx.params:
+        source = ctx.get_parameter_source(name)
+        if source is not None and source.name != "DEFAULT":
+            out.add(_PARAM_FIELDS.get(name, name))
+    return frozenset(out)
 
 
 ACCESS_TOKEN_ENV = "TASKS_CONFORMANCE_ACCESS_TOKEN"
@@ -291,12 +350,10 @@ def _credentials_from_environment(
     --access-token/--oauth-access-token, the token is $TASKS_CONFORMANCE_ACCESS_TOKEN (in the
     flag's forms: the token, @FILE or -); without --header, the headers are the non-empty lines
     of $TASKS_CONFORMANCE_HEADERS ("Name: value" each). A flag given always wins. The values
-    are secrets like the flags'."""
-    if access_token is None and oauth_access_token is None:
-        access_token = os.environ.get(ACCESS_TOKEN_ENV, "").strip() or None
-    if not headers:
-        headers = [line.strip() for line in os.environ.get(HEADERS_ENV, "").splitlines() if line.strip()] or None
-    return access_token, headers
+    are secrets like the flags'. (config_file.resolve applies this to the merged settings.)"""
+    from tasks_conformance.config_file import credentials_from_environment
+
+    return credentials_from_environment(access_token, oauth_access_token, headers)
 
 
 def reference_command(extra: list[str] | None = None) -> list[str]:
@@ -331,13 +388,14 @@ def demo_command(
     wire_log: WireLog = None,
     junit_suite_name: JunitSuiteName = None,
     debug: Debug = False,
+    era: Era = "auto",
 ) -> None:
     """Run the whole suite against the bundled reference server over stdio (it should pass)."""
     _run_options(demo_options(RunOptions(
         profile=profile, check_ids=_many(check_ids), categories=_many(categories), protocol_version=protocol_version,
         expect_wire=expect_wire, format=format, reporters=_many(reporters), quiet=quiet, verbose=verbose,
-        wire_log=wire_log, debug=debug,
-    )), suite=junit_suite_name)
+        wire_log=wire_log, debug=debug, junit_suite_name=junit_suite_name,
+    )), era=era)
 
 
 @app.command(
@@ -382,13 +440,65 @@ def requirements_command(
 
 
 @app.command("schema", cls=_MetavarCommand)
-def schema_command(kind: Annotated[str, typer.Argument(metavar="json|json-summary", help="json or json-summary")]) -> None:
-    """Print the JSON Schema of the json or json-summary report."""
-    if kind not in ("json", "json-summary"):
-        usage_exit(f"schema: expected json or json-summary, got {kind!r}")
+def schema_command(kind: Annotated[str, typer.Argument(metavar="json|json-summary|multi", help="json, json-summary, or multi (their shape for --era both and suite)")]) -> None:
+    """Print the JSON Schema of the json or json-summary report (multi: of several runs at once)."""
+    if kind not in ("json", "json-summary", "multi"):
+        usage_exit(f"schema: expected json, json-summary or multi, got {kind!r}")
     from tasks_conformance.reporters import schema_text
 
     typer.echo(schema_text(kind))  # type: ignore[arg-type]
+
+
+config_app = typer.Typer(help="The config file: `config show` prints the effective settings.",
+                          rich_markup_mode=None, no_args_is_help=True)
+app.add_typer(config_app, name="config")
+
+
+@config_app.command("show")
+def config_show_command(
+    ctx: typer.Context,
+    format: Annotated[str | None, typer.Option("--format", metavar="human|json", help="human (default) or json")] = None,
+    config: ConfigPath = None,
+) -> None:
+    """Print the effective settings (the flags before `config`, the environment, the config file,
+    the defaults) and where each came from; secrets masked."""
+    from tasks_conformance.config_file import resolve, show, show_text
+
+    if format not in (None, "human", "json"):
+        usage_exit(f"--format must be human or json, got {format!r}")
+    root = ctx.find_root()
+    options, given = root.obj if isinstance(root.obj, tuple) else (RunOptions(), frozenset())
+    if config is not None:  # `config show --config FILE` as well as `--config FILE config show`
+        options, given = replace(options, config=config), given | {"config"}
+    with _usage_errors():
+        resolved = resolve(options, given, environ=os.environ)
+    rows = show(resolved)
+    if format == "json":
+        typer.echo(json.dumps({"file": resolved.file, "settings": rows}, indent=2, ensure_ascii=False))
+    else:
+        typer.echo(show_text(rows, resolved.file))
+
+
+@app.command("suite", cls=_MetavarCommand)
+def suite_command(
+    file: Annotated[str, typer.Argument(metavar="FILE", help="A .toml or .json file listing the targets: [[targets]] tables with a name and the main command's flags as keys")],
+    jobs: Annotated[int | None, typer.Option("--jobs", "-j", metavar="N", help="Run at most N targets at once (default: the CPU count)")] = None,
+    shard: Annotated[str | None, typer.Option("--shard", metavar="I/N", help="Run only the targets whose position in FILE (from 0) modulo N is I-1: split one file across N CI jobs")] = None,
+    format: Format = None,
+    reporters: Reporters = None,
+    quiet: Quiet = False,
+    verbose: Verbose = False,
+    debug: Debug = False,
+) -> None:
+    """Run every target listed in FILE, each an independent run, and write one combined report
+    (json: one result per target; junit-xml: one testsuite per target; markdown: a check x target
+    matrix). Exit code: the worst of all runs (incomplete, then failed, then passed)."""
+    from tasks_conformance.suite import run_suite
+
+    with _usage_errors():
+        code = run_suite(file, jobs=jobs, shard=shard, format=format, reporters=_many(reporters), quiet=quiet,
+                         verbose=verbose, debug=debug)
+    raise typer.Exit(code)
 
 
 def run_cli(argv: Sequence[str] | None = None) -> int:

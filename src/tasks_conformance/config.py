@@ -9,7 +9,7 @@ import os
 import re
 import shlex
 from dataclasses import dataclass, field, replace
-from typing import Any, Literal
+from typing import TYPE_CHECKING, Any, Literal
 from urllib.parse import urlsplit
 
 from tasks_conformance.errors import UsageError
@@ -23,7 +23,12 @@ from tasks_conformance.flag_values import (
     parse_reporter,
     read_token,
 )
+from tasks_conformance.oauth_settings import OAuthCredentials, oauth_credentials
 from tasks_conformance.profiles import DEFAULT_PROFILE, PROFILES
+from tasks_conformance.roles import merge_task_role, parse_probe_args, parse_probes, stdin_readers
+
+if TYPE_CHECKING:
+    from tasks_conformance.baseline import Baseline
 
 PROTOCOL_LEGACY = "2025-11-25"
 PROTOCOL_MODERN = "2026-07-28"
@@ -89,6 +94,9 @@ class RunConfig:
     categories: tuple[str, ...] = ()
     tool_name: str | None = None
     tool_args: dict[str, Any] = field(default_factory=dict)
+    # The other probe roles (roles.py): role -> tool, role -> arguments; the task role is tool_name/tool_args.
+    probes: dict[str, str] = field(default_factory=dict)
+    probe_args: dict[str, dict[str, Any]] = field(default_factory=dict)
     input_responses: dict[str, Any] | None = None
     elicitation_response: dict[str, Any] | None = None
     sampling_response: dict[str, Any] | None = None
@@ -102,6 +110,9 @@ class RunConfig:
     wire_log: str | None = None
     debug: bool = False
     junit_suite_name: str | None = None  # --junit-suite-name; None: named after the target and era
+    baseline: Baseline | None = None  # --baseline, read and checked (baseline.py applies it after the run)
+    update_baseline: str | None = None  # --update-baseline PATH: written from the run's failures
+    oauth: OAuthCredentials | None = None  # --refresh-token & co: the access token comes from a refresh
 
     @property
     def timeout_s(self) -> float:
@@ -121,6 +132,8 @@ class RunConfig:
         out: list[str] = []
         if self.access_token:
             out.append(self.access_token)
+        if self.oauth is not None:
+            out += self.oauth.secrets()
         for k, v in self.headers.items():
             if k.lower() in SENSITIVE_HEADERS or _SECRET_NAME.search(k):
                 out.append(v)
@@ -192,6 +205,8 @@ class RunOptions:
     categories: tuple[str, ...] = ()
     tool_name: str | None = None
     tool_args: str | None = None
+    probes: tuple[str, ...] = ()  # --probe ROLE=TOOL
+    probe_args: tuple[str, ...] = ()  # --probe-args ROLE=<json|@file|->
     input_responses: str | None = None
     elicitation_response: str | None = None
     sampling_response: str | None = None
@@ -204,6 +219,18 @@ class RunOptions:
     verbose: bool = False
     wire_log: str | None = None
     debug: bool = False
+    show_env: tuple[str, ...] = ()  # --show-env NAME: -e values reports may show
+    junit_suite_name: str | None = None
+    baseline: str | None = None  # --baseline FILE (baseline.py)
+    strict_baseline: bool = False
+    update_baseline: str | None = None
+    # --config FILE: read by config_file.resolve before the builder (which does not read it);
+    # None: tasks-conformance.toml or pyproject.toml in the working directory, if there.
+    config: str | None = None
+    refresh_token: str | None = None
+    client_id: str | None = None
+    client_secret: str | None = None
+    credentials_file: str | None = None
 
 
 @dataclass(frozen=True)
@@ -223,14 +250,22 @@ def build_run_config(options: RunOptions, catalog: Catalog = Catalog()) -> RunCo
     kind = _transport(options)
     command = _server_command(options)
     headers, token = _headers(options)
+    oauth = oauth_credentials(
+        url=options.url, refresh_token=options.refresh_token, client_id=options.client_id,
+        client_secret=options.client_secret, credentials_file=options.credentials_file,
+        authorization_given=any(k.lower() == "authorization" for k in headers),
+    )
     _check_versions(options)
     check_ids, categories = _selection(options, catalog)
     _check_limits(options)
     env = dict(parse_env(e) for e in options.env)
     tcp = parse_hostport(options.tcp) if options.tcp else None
     values = _JsonValues.parse(options)
+    probes, probe_args = parse_probes(options.probes), parse_probe_args(options.probe_args)
+    tool_name, tool_args = merge_task_role(options.tool_name, values.tool_args, probes, probe_args)
     reporters = tuple(parse_reporter(r) for r in options.reporters)
-    return RunConfig(
+    baseline = _baseline(options, catalog)
+    config = RunConfig(
         transport=kind,
         url=options.url,
         command=command,
@@ -246,8 +281,10 @@ def build_run_config(options: RunOptions, catalog: Catalog = Catalog()) -> RunCo
         profile=options.profile,
         check_ids=check_ids,
         categories=categories,
-        tool_name=options.tool_name,
-        tool_args=values.tool_args or {},
+        tool_name=tool_name,
+        tool_args=tool_args or {},
+        probes=probes,
+        probe_args=probe_args,
         input_responses=values.input_responses,
         elicitation_response=values.elicitation_response,
         sampling_response=values.sampling_response,
@@ -260,13 +297,37 @@ def build_run_config(options: RunOptions, catalog: Catalog = Catalog()) -> RunCo
         verbose=options.verbose,
         wire_log=options.wire_log,
         debug=options.debug,
+        junit_suite_name=options.junit_suite_name,
+        baseline=baseline,
+        update_baseline=options.update_baseline,
+        oauth=oauth,
     )
+    return show_env(config, options.show_env) if options.show_env else config
+
+
+def _baseline(o: RunOptions, catalog: Catalog) -> Baseline | None:
+    """--junit-suite-name and the baseline flags; the baseline file read, its check ids checked."""
+    if o.junit_suite_name is not None and not o.junit_suite_name.strip():
+        raise UsageError("--junit-suite-name must not be empty")
+    if o.strict_baseline and not o.baseline:
+        raise UsageError("--strict-baseline needs --baseline FILE")
+    if o.update_baseline is not None:
+        folder = os.path.dirname(os.path.abspath(o.update_baseline))
+        if not o.update_baseline.strip() or os.path.isdir(o.update_baseline):
+            raise UsageError("--update-baseline needs a file name")
+        # Checked before any traffic: a run whose baseline cannot be written is a run wasted.
+        if not (os.path.isdir(folder) and os.access(folder, os.W_OK)):
+            raise UsageError(f"--update-baseline: cannot write {o.update_baseline!r}: no writable directory {folder!r}")
+    if not o.baseline:
+        return None
+    from tasks_conformance import baseline
+
+    return baseline.load(o.baseline, catalog.check_ids, strict=o.strict_baseline)
 
 
 def show_env(config: RunConfig, names: tuple[str, ...]) -> RunConfig:
     """`config` letting reports show the values of the -e variables `names` (--show-env); each
-    must be one of them. (A step of its own, not a RunOptions field, while the Python API's
-    keywords mirror RunOptions exactly.)"""
+    must be one of them. The builder applies RunOptions.show_env with it."""
     unknown = [name for name in names if name not in config.env]
     if unknown:
         raise UsageError(f"--show-env {', '.join(unknown)}: no -e NAME=VALUE gives it")
@@ -324,7 +385,7 @@ def _headers(o: RunOptions) -> tuple[dict[str, str], str | None]:
         k, v = parse_header(h)
         headers[k] = v
     stdin_flags = [name for name, value in (("--access-token", o.access_token), ("--oauth-access-token",
-                   o.oauth_access_token), *_json_flags(o)) if value == "-"]
+                   o.oauth_access_token), *_json_flags(o)) if value == "-"] + stdin_readers(o.probe_args)
     if len(stdin_flags) > 1:
         raise UsageError(f"only one flag may read standard input (-), not {' and '.join(stdin_flags)}")
     access = read_token("--access-token", o.access_token) if o.access_token else None

@@ -91,6 +91,7 @@ def explain_check(spec: CheckSpec) -> str:
         "",
         "Precondition: " + (NEED_TEXT.get(spec.needs, spec.needs) if spec.needs else "none (it judges whatever "
                             "the run saw)"),
+        "Probe role: " + _role_text(spec),
         "",
         "What it sends:",
     ]
@@ -111,6 +112,19 @@ def explain_check(spec: CheckSpec) -> str:
     profiles = [p.id for p in PROFILES.values() if p.includes(spec.id)]
     lines += ["", f"Profiles: {', '.join(profiles)}", f"Run only this check: tasks-conformance --check-id {spec.id} …"]
     return "\n".join(lines)
+
+
+def _role_text(spec: CheckSpec) -> str:
+    from tasks_conformance.roles import ROLE_HELP, role_flag
+
+    role = spec.probe_role
+    if role is None:
+        return "none (it calls no tool)"
+    text = f"{role}: {ROLE_HELP[role]}; set it with {role_flag(role)}"
+    if spec.role is not None:
+        text += ("; without one the check is not-applicable under the standard profile and could-not-run "
+                 "under full")
+    return text
 
 
 def explain_requirement(req: Requirement) -> str:

@@ -24,7 +24,7 @@ from tasks_conformance.errors import ConnectFailed
 from tasks_conformance.redact import Redactor
 from tasks_conformance.transports.base import Transport
 from tasks_conformance.transports.stdio import StdioTransport
-from tasks_conformance.wirelog import WireLog
+from tasks_conformance.wirelog import Frame, WireLog
 
 if TYPE_CHECKING:
     from tasks_conformance.runner import Execution
@@ -63,8 +63,13 @@ def _early_transport(config: RunConfig, wire: WireLog) -> EarlyStdioTransport | 
     )
 
 
-async def execute_soon(config: RunConfig, progress: Progress | None = None) -> Execution:
-    """runner.execute, with a stdio server spawned before the runner is imported."""
+async def execute_soon(
+    config: RunConfig,
+    progress: Progress | None = None,
+    on_frame: Callable[[Frame], None] | None = None,
+    interrupt: anyio.Event | None = None,
+) -> Execution:
+    """runner.execute (same arguments), with a stdio server spawned before the runner is imported."""
     wire = WireLog(Redactor(config.secrets()))
     early = _early_transport(config, wire)
     try:
@@ -79,7 +84,7 @@ async def execute_soon(config: RunConfig, progress: Progress | None = None) -> E
                 return early
             return make_transport(cfg, log)
 
-        return await execute(config, progress, wire=wire, transport_factory=first_then_fresh)
+        return await execute(config, progress, on_frame, interrupt, wire=wire, transport_factory=first_then_fresh)
     finally:
         if early is not None and not early.adopted:
             with anyio.CancelScope(shield=True):

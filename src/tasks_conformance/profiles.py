@@ -5,9 +5,10 @@ goes into every report, so that a dashboard compares scores only between runs of
 adding a check to a profile is a new revision, never a silent change of what a score means.
 
 - `core`: the eight checks every tasks server must pass, whatever else it does.
-- `standard` (the default): every check.
-- `full`: every check too. It is meant to add the checks that need a cooperating server (probe
-  roles); there are none yet, so today it selects exactly what `standard` selects.
+- `standard` (the default): every check; a check whose probe role (roles.py) has no tool is
+  not-applicable, so the run judges what the roles given allow.
+- `full`: every check too, but a check whose role has no tool could not run, so the run is
+  incomplete until the server author names the tools (`--probe ROLE=TOOL`).
 
 `--check-id` and `--category` narrow the selection within the profile.
 
@@ -55,10 +56,10 @@ class Profile:
 
 PROFILES: Final[dict[str, Profile]] = {
     "core": Profile("core", "the eight checks every tasks server must pass", CORE_CHECKS),
-    "standard": Profile("standard", "every check", None),
+    "standard": Profile("standard", "every check; one whose probe role has no tool is not applicable", None),
     "full": Profile(
         "full",
-        "every check, plus (in future revisions) checks that need probe roles; today the same as standard",
+        "every check; one whose probe role has no tool could not run (pass --probe ROLE=TOOL)",
         None,
     ),
 }

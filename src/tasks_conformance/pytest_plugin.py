@@ -67,6 +67,8 @@ def pytest_addoption(parser: pytest.Parser) -> None:
         help="A check that could not run fails its item instead of skipping (conformance not established)")
     add("--tasks-conformance-wire-log", metavar="PATH", default=None,
         help="Write every frame of the run as NDJSON to PATH (secrets redacted)")
+    add("--tasks-conformance-baseline", metavar="FILE", default=None,
+        help="Known failures (TOML or JSON): their items are skipped as known, with the reason")
 
 
 def _settings(config: pytest.Config) -> dict[str, Any] | None:
@@ -89,6 +91,7 @@ def _settings(config: pytest.Config) -> dict[str, Any] | None:
         "timeout_ms": opt("--tasks-conformance-timeout"),
         "poll_timeout_ms": opt("--tasks-conformance-poll-timeout"),
         "wire_log": opt("--tasks-conformance-wire-log"),
+        "baseline": opt("--tasks-conformance-baseline"),
     }
     if command is not None:
         try:
@@ -202,6 +205,8 @@ class ConformanceItem(pytest.Item):
         if check.status == "skipped":
             # Reported at the item (as a skip mark would be), not at this line of the plugin.
             raise pytest.skip.Exception(f"{check.skipReason}: {check.message}", _use_item_location=True)
+        if check.bucket == "known" and check.baseline is not None:
+            raise pytest.skip.Exception(f"known failure: {check.baseline.reason}", _use_item_location=True)
         if check.status == "failed":
             raise CheckFailed(check)
 

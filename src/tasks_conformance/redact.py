@@ -1,4 +1,4 @@
-"""Secret redaction, in one place (tokens, Authorization, cookies)."""
+"""Secret redaction, in one place (tokens, Authorization, cookies, OAuth credentials)."""
 
 from __future__ import annotations
 
@@ -25,7 +25,14 @@ class Redactor:
         # Longest first so that a token contained in a longer secret is still fully hidden.
         # Very short values and JSON literals are not treated as secrets: hiding every "true"
         # would only make the reports unreadable.
-        forms: set[str] = set()
+        self._secrets: list[str] = []
+        self.add(*secrets)
+
+    def add(self, *secrets: str) -> None:
+        """Secrets learnt during the run (an access token an OAuth refresh issued): from now
+        on every output scrubs them too. Frames keep their raw bytes and are redacted on the way
+        out, so a frame recorded before a token was known is still scrubbed of it."""
+        forms: set[str] = set(self._secrets)
         for s in secrets:
             if not s or len(s) < 6 or s in ("true", "false", "null"):
                 continue

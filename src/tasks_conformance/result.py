@@ -8,9 +8,12 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass, field
-from typing import Any, Final, Literal
+from typing import TYPE_CHECKING, Any, Final, Literal
 
 from tasks_conformance.profiles import DEFAULT_PROFILE, profile_id
+
+if TYPE_CHECKING:
+    from tasks_conformance.baseline import BaselineMark, BaselineReport
 
 Status = Literal["passed", "failed", "skipped"]
 SkipReason = Literal["not-applicable", "could-not-run"]
@@ -88,6 +91,8 @@ class Discovery:
     probedToolReason: str | None = None
     createdTaskId: str | None = None
     serverInfo: dict[str, Any] | None = None
+    # Probe roles (roles.py): role -> {tool, source, reason}; which tool took which role and why.
+    roles: dict[str, dict[str, str | None]] = field(default_factory=dict)
 
     def to_json(self) -> dict[str, Any]:
         return {
@@ -99,6 +104,7 @@ class Discovery:
             "probedToolReason": self.probedToolReason,
             "createdTaskId": self.createdTaskId,
             "serverInfo": self.serverInfo,
+            "roles": self.roles,
         }
 
 
@@ -119,6 +125,9 @@ class CheckResult:
     # Frames the verdict rests on, as text (already redacted, bounded); filled by the runner. The
     # json report writes them as `evidenceFrames`, JUnit in <system-out>, human under -v.
     frames: list[str] = field(default_factory=list)
+    # What a --baseline entry made of this result (baseline.py): known, expired or fixed; None
+    # without a baseline entry for this check.
+    baseline: BaselineMark | None = None
 
     @property
     def rules(self) -> list[RuleRef]:
@@ -132,9 +141,12 @@ class CheckResult:
 
     @property
     def bucket(self) -> str:
-        """passed | failed | not-applicable | could-not-run: the one classification reporters use."""
+        """passed | failed | known | not-applicable | could-not-run: the one classification
+        reporters use. `known`: a failure a --baseline entry accepts (it does not fail the run)."""
         if self.status == "skipped":
             return self.skipReason or "could-not-run"
+        if self.status == "failed" and self.baseline is not None and self.baseline.state == "known":
+            return "known"
         return self.status
 
     def to_json(self) -> dict[str, Any]:
@@ -155,6 +167,7 @@ class CheckResult:
             "evidenceFrames": list(self.frames),
             "details": self.details,
             "durationMs": self.durationMs,
+            **({"baseline": self.baseline.to_json()} if self.baseline is not None else {}),
         }
 
 
@@ -189,6 +202,8 @@ class RunResult:
     profile: str = field(default_factory=lambda: profile_id(DEFAULT_PROFILE))  # versioned id (profiles.py)
     # When the run started, UTC, "YYYY-MM-DDTHH:MM:SS" (JUnit's timestamp); "" for a hand-made result.
     startedAt: str = ""
+    # The --baseline file as applied to this run (baseline.py); None without one.
+    baseline: BaselineReport | None = None
 
     @property
     def score(self) -> int | None:
@@ -203,13 +218,17 @@ class RunResult:
 
     def counts(self) -> dict[str, int]:
         buckets = [c.bucket for c in self.checks]
-        return {
+        out = {
             "total": len(buckets),
             "passed": buckets.count("passed"),
             "failed": buckets.count("failed"),
             "couldNotRun": buckets.count("could-not-run"),
             "notApplicable": buckets.count("not-applicable"),
         }
+        # Only with a baseline: without one, the documents stay exactly what they were.
+        if self.baseline is not None:
+            out["known"] = buckets.count("known")  # failures the baseline accepts (not in `failed`)
+        return out
 
     @property
     def summary(self) -> str:
@@ -219,6 +238,11 @@ class RunResult:
             f"{n['passed']}/{ran} checks passed, {n['failed']} failed, "
             f"{n['couldNotRun']} could not run, {n['notApplicable']} not applicable"
         )
+        if n.get("known"):
+            text += f", {n['known']} known (baseline)"
+        fixed = self.baseline.count("fixed") if self.baseline is not None else 0
+        if fixed:
+            text += f", {fixed} baseline entr{'y' if fixed == 1 else 'ies'} fixed"
         return text + (" (interrupted)" if self.interrupted else "")
 
     def category_summary(self) -> dict[str, CategoryCounts]:
@@ -271,13 +295,22 @@ class RunResult:
             "counts": self.counts(),
             "discovery": self.discovery.to_json(),
             "categorySummary": {k: v.to_json() for k, v in self.category_summary().items()},
-            "checks": [c.to_json() for c in self.checks],
+            "checks": [self._check_json(c) for c in self.checks],
+            **({"baseline": self.baseline.to_json()} if self.baseline is not None else {}),
         }
+
+    def _check_json(self, check: CheckResult) -> dict[str, Any]:
+        """A check's document; with a baseline, every check has `baseline` (null when no entry names it)."""
+        doc = check.to_json()
+        if self.baseline is not None:
+            doc.setdefault("baseline", None)
+        return doc
 
 
 def decide_outcome(checks: list[CheckResult], interrupted: bool = False) -> Outcome:
-    """any failed -> failed; else any could-not-run (or an interrupted run) -> incomplete; else passed."""
-    if any(c.status == "failed" for c in checks):
+    """any failed -> failed; else any could-not-run (or an interrupted run) -> incomplete; else
+    passed. A known failure (accepted by a --baseline entry) does not fail the run."""
+    if any(c.bucket == "failed" for c in checks):
         return "failed"
     if interrupted or any(c.bucket == "could-not-run" for c in checks):
         return "incomplete"
@@ -296,6 +329,10 @@ class IncompleteCause:
         return {"cause": self.cause, "fix": self.fix, "checks": list(self.checks)}
 
 
+# How the stdio transport names non-JSON output in a failure (transports/stdio.py).
+NOT_JSON_STDOUT = "stdout carried output that is not JSON"
+# How an OAuth refresh that failed starts its message (oauth.py).
+OAUTH_FAILED = "OAuth refresh failed"
 INTERRUPTED_CAUSE = "the run was interrupted before every check could finish"
 _FLAG = re.compile(r"(?<![\w-])--[a-z][a-z-]+")
 
@@ -319,6 +356,12 @@ def _cause_and_fix(root: CheckResult, target: str) -> tuple[str, str]:
     if sep and head and _FLAG.search(tail):
         return head, tail
     where = f" at {target}" if target else ""
+    if message.startswith("could not talk to the server") and OAUTH_FAILED in message:
+        return message, ("correct --refresh-token, --client-id and --client-secret (or --credentials-file): "
+                         "no access token could be had with them")
+    if message.startswith("could not talk to the server") and NOT_JSON_STDOUT in message:
+        return message, ("the server printed something other than JSON-RPC on stdout: over stdio, stdout carries "
+                         "only MCP messages; send logs and banners to stderr")
     if message.startswith("could not talk to the server"):
         return message, ("start the server or correct the target (--url, --command, --tcp or --unix): "
                          f"nothing answered{where}")

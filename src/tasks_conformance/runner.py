@@ -30,6 +30,7 @@ from tasks_conformance.protocol import get_path
 from tasks_conformance.redact import Redactor
 from tasks_conformance.result import CheckResult, RunResult, decide_outcome, incomplete_reason
 from tasks_conformance.result import Discovery as DiscoveryReport
+from tasks_conformance.roles import ROLE_HELP, assign_roles, role_flag
 from tasks_conformance.session.connect import Connection
 from tasks_conformance.session.factory import TransportFactory
 from tasks_conformance.wirelog import Frame, FrameFlag, WireLog
@@ -89,7 +90,7 @@ def _named_tool(config: RunConfig, d: Discovery, dialect: WireDialect, listed: l
                 "so it cannot run as a task on 2025-11-25; name one of: "
                 + (", ".join(capable) or "none of the listed tools is task-capable"),
             )
-    return ToolChoice(config.tool_name, "chosen with --tool-name", dict(config.tool_args))
+    return ToolChoice(config.tool_name, "chosen with --tool-name", dict(config.tool_args), source="flag")
 
 
 def _picked_tool(config: RunConfig, d: Discovery, shown: str) -> ToolChoice:
@@ -146,6 +147,10 @@ def judge(spec: CheckSpec, ev: Evidence, interrupted: bool) -> Verdict:
         return not_applicable(f"applies to the {'/'.join(sorted(spec.wires - {Wire.NONE}))} wire, not {ev.wire}")
     if spec.transports is not None and ev.transport not in spec.transports:
         return not_applicable(f"applies over {'/'.join(sorted(spec.transports))} only, not {ev.transport}")
+    if spec.role is not None:
+        unassigned = role_unassigned(spec.role, ev)
+        if unassigned is not None:
+            return unassigned
     for name in spec.probes:
         rec = ev.records.get(name)
         if rec is not None and rec.harness_problem:
@@ -171,6 +176,28 @@ def judge(spec: CheckSpec, ev: Evidence, interrupted: bool) -> Verdict:
     return verdict
 
 
+def role_unassigned(role: str, ev: Evidence) -> Verdict | None:
+    """The verdict of a check whose probe role has no tool: not-applicable under the standard
+    profile (it judges what the roles given allow), could-not-run under full (the run is
+    incomplete until the role is configured) and whenever the role was named on the command line
+    but cannot be used. None when the role has a tool."""
+    choice = ev.roles.get(role)
+    if choice is not None and choice.name is not None:
+        return None
+    if need_wire(ev) is not None:
+        return need_wire(ev)
+    why = choice.reason if choice is not None else f"no tool has the {role} role; pass {role_flag(role)}"
+    message = f"needs a tool for the {role} role ({ROLE_HELP[role]}): {why}"
+    if ev.profile == "full" or (choice is not None and choice.source == "flag"):
+        return could_not_run(message, details={"role": role, "flag": role_flag(role)})
+    return not_applicable(message)
+
+
+def wanted_roles(selected: list[CheckSpec], wire: Wire) -> set[str]:
+    """The probe roles the selected checks need on this wire."""
+    return {r for spec in selected if wire in spec.wires and (r := spec.probe_role) is not None}
+
+
 @dataclass
 class Traffic:
     """Connect, negotiate, and run the planned probes once, filling their records."""
@@ -181,6 +208,7 @@ class Traffic:
     say: Progress
     records: dict[str, ProbeRecord] = field(default_factory=dict)
     tool: ToolChoice | None = None
+    roles: dict[str, ToolChoice] = field(default_factory=dict)  # every role but task (that is `tool`)
 
     async def run(self) -> None:
         self.say("connecting and negotiating the protocol era")
@@ -199,8 +227,13 @@ class Traffic:
         probes = plan(wanted, dialect)
         if any(p.needs_tool for p in probes):
             self.tool = choose_tool(self.config, d, dialect)
+        roles = wanted_roles(self.selected, d.wire)
+        if roles - {"task"}:
+            task = self.tool or choose_tool(self.config, d, dialect)
+            self.roles = assign_roles(roles, probes=self.config.probes, probe_args=self.config.probe_args,
+                                      input_responses=self.config.input_responses, d=d, dialect=dialect, task=task)
         ctx = ProbeContext(session=self.conn.session, config=self.config, discovery=d, dialect=dialect,
-                           wire_log=self.conn.wire, tool=self.tool, records=self.records)
+                           wire_log=self.conn.wire, tool=self.tool, records=self.records, roles=self.roles)
 
         async def run_probe(spec: ProbeSpec) -> None:
             await self._run_probe(ctx, spec)
@@ -210,6 +243,10 @@ class Traffic:
     async def _run_probe(self, ctx: ProbeContext, spec: ProbeSpec) -> None:
         if spec.needs_tool and (self.tool is None or self.tool.name is None):
             ctx.record(spec.record).not_run = self.tool.reason if self.tool else "no tool"
+            return
+        role = self.roles.get(spec.role) if spec.role is not None else None
+        if spec.role is not None and (role is None or role.name is None):
+            ctx.record(spec.record).not_run = role.reason if role is not None else f"no tool has the {spec.role} role"
             return
         if spec.needs_task and ctx.created_task_id is None:
             ctx.record(spec.record).not_run = "no task was created by the declared tools/call"
@@ -237,13 +274,23 @@ class Traffic:
             unmatched=tuple(peer.unmatched) if peer else (),
             dropped_unmatched=peer.dropped_unmatched if peer else 0,
             dropped_notifications=peer.dropped_notifications if peer else 0,
+            roles=dict(self.roles), profile=config.profile,
         )
 
 
-async def _run_until_interrupted(traffic: Traffic) -> bool:
-    """Run the traffic; SIGINT/SIGTERM end it at once. True when interrupted."""
+async def _run_until_interrupted(traffic: Traffic, interrupt: anyio.Event | None = None) -> bool:
+    """Run the traffic; SIGINT/SIGTERM end it at once. True when interrupted.
+
+    With `interrupt`, that event ends it instead of the signals: several runs in one event loop
+    (a suite) share one signal watcher, since each signal has one handler per loop."""
     interrupted = False
     async with anyio.create_task_group() as tg:
+
+        async def watch_event(event: anyio.Event) -> None:
+            nonlocal interrupted
+            await event.wait()
+            interrupted = True
+            tg.cancel_scope.cancel()
 
         async def watch_signals() -> None:
             nonlocal interrupted
@@ -264,7 +311,9 @@ async def _run_until_interrupted(traffic: Traffic) -> bool:
 
         # Python lets only the main thread watch signals; a run started elsewhere (the Python API
         # from a worker thread) is ended by its caller instead.
-        if threading.current_thread() is threading.main_thread():
+        if interrupt is not None:
+            tg.start_soon(watch_event, interrupt)
+        elif threading.current_thread() is threading.main_thread():
             tg.start_soon(watch_signals)
         tg.start_soon(run_traffic)
     return interrupted
@@ -297,27 +346,43 @@ def _discovery_report(ev: Evidence) -> DiscoveryReport:
         toolCount=len(d.tools) if d.tools_replies else None,
         taskCapableToolCount=len(d.task_capable_tools) if dialect and dialect.tools_declare_task_support else None,
         probedTool=ev.tool.name if ev.tool else None, probedToolReason=ev.tool.reason if ev.tool else None,
-        createdTaskId=ev.created_task_id,
+        createdTaskId=ev.created_task_id, roles=_roles_report(ev),
         serverInfo=ev.wire_log.redactor.json(d.server_info) if d.server_info is not None else None,
     )
+
+
+def _roles_report(ev: Evidence) -> dict[str, dict[str, str | None]]:
+    """Which tool took which role, and why (the task role first, when a tool was chosen for it)."""
+    redact = ev.wire_log.redactor.text
+    chosen = {"task": ev.tool} if ev.tool is not None else {}
+    chosen.update(ev.roles)
+    return {
+        role: {"tool": c.name, "source": c.source if c.name is not None else "none", "reason": redact(c.reason)}
+        for role, c in chosen.items()
+    }
 
 
 async def execute(
     config: RunConfig,
     progress: Progress | None = None,
+    on_frame: Callable[[Frame], None] | None = None,
+    interrupt: anyio.Event | None = None,
     *,
     wire: WireLog | None = None,
     transport_factory: TransportFactory | None = None,
 ) -> Execution:
-    """Run `config` once. `wire` and `transport_factory` let launch.execute_soon hand over a
-    wire log and a server process it started before importing this module."""
+    """Run `config`; `progress` hears the runner's words, `on_frame` sees every frame recorded;
+    with `interrupt`, that event (not a signal) ends the run early. `wire` and
+    `transport_factory` let launch.execute_soon hand over a wire log and a server process it
+    started before importing this module."""
     started = time.monotonic()
     started_at = datetime.now(UTC).replace(microsecond=0, tzinfo=None).isoformat()
     selected = select_checks(config)
     wire = wire if wire is not None else WireLog(Redactor(config.secrets()))
+    wire.observer = on_frame
     say = progress or (lambda _text: None)
     traffic = Traffic(config, Connection(config, wire, transport_factory=transport_factory), selected, say)
-    interrupted = await _run_until_interrupted(traffic)
+    interrupted = await _run_until_interrupted(traffic, interrupt)
     ev = traffic.evidence()
     say("judging")
     results = [_check_result(spec, ev, interrupted) for spec in selected]

@@ -11,7 +11,7 @@ import base64
 import enum
 import json
 import time
-from collections.abc import Iterable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
@@ -157,6 +157,8 @@ class WireLog:
         self._bytes = 0
         self._next_seq = 1
         self.dropped = 0  # frames not kept because the log was full
+        # Told of every frame as it is recorded (the live progress line reads the run from it).
+        self.observer: Callable[[Frame], None] | None = None
         self.discarded = 0  # frames let go of with discard() (e.g. a notification flood)
 
     @property
@@ -204,6 +206,8 @@ class WireLog:
         else:
             # Bounded: a flood of frames cannot exhaust memory; the count of what was lost is kept.
             self.dropped += 1
+        if self.observer is not None:
+            self.observer(frame)
         return frame
 
     def discard(self, frame: Frame) -> None:

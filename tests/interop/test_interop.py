@@ -49,11 +49,15 @@ ALL_CHECKS = (
     "tasks-wire-framing",
     "tasks-result-type-discipline",
     "tasks-undeclared-creation-refused",
+    "tasks-required-tool-needs-task",
+    "tasks-forbidden-tool-task-refused",
     "tasks-ttl-shape",
     "tasks-ttl-integer-shape",
     "tasks-status-payload-shape",
     "tasks-terminal-status-immutable",
     "tasks-inline-result",
+    "tasks-tool-error-outcome",
+    "tasks-fault-outcome",
     "tasks-mcp-name-routing",
     "tasks-invalid-task-id-rejected",
     "tasks-removed-methods-not-found",
@@ -65,6 +69,14 @@ ALL_CHECKS = (
     "tasks-base-result-type-present",
     "tasks-base-unsupported-version",
     "tasks-base-capabilities-required",
+    "tasks-legacy-result-blocks",
+    "tasks-legacy-list-includes-task",
+    "tasks-legacy-list-invalid-cursor",
+    "tasks-legacy-task-id-wins",
+    "tasks-legacy-status-transitions",
+    "tasks-legacy-related-meta-absent",
+    "tasks-legacy-get-plain-json",
+    "tasks-legacy-progress-token",
 )
 
 P, F, NA, CNR = "passed", "failed", "not-applicable", "could-not-run"
@@ -90,6 +102,10 @@ class Scenario:
     tool: str | None
     args: Mapping[str, Any] = field(default_factory=dict)
     input_responses: Mapping[str, Any] | None = None
+    #: Probe roles, passed as --probe ROLE=TOOL.
+    probes: Mapping[str, str] = field(default_factory=dict)
+    #: The tool each probe role must get (inferred or named), as discovery.roles reports it.
+    roles: Mapping[str, str | None] = field(default_factory=dict)
     #: Passed as --expect-wire ("any": not passed).
     expect_wire: str = "any"
     #: The wire and protocol version discovery must settle on.
@@ -140,6 +156,16 @@ EXTENSION_ONLY_NA = {"mcp_name_routing": NA, "undeclared_capability_rejected": N
                      "base_result_type_present": NA, "base_unsupported_version": NA,
                      "base_capabilities_required": NA,
                   "undeclared_capability_names_requirements": NA, "subscription_notifications": NA}
+#: Probe-role checks whose role has no tool in a scenario (not applicable under the standard
+#: profile): tool-error and fault are never inferred; on the extension, tools/list carries no
+#: execution.taskSupport (EXPECTED.md §1), so required is not inferred either, and the sync
+#: role's check is legacy-only.
+LEGACY_ROLES_NA = {"tool_error_outcome": NA, "fault_outcome": NA}
+EXTENSION_ROLES_NA = {**LEGACY_ROLES_NA, "required_tool_needs_task": NA, "forbidden_tool_task_refused": NA}
+#: Checks of the 2025-11-25 wire only: not applicable on the extension.
+LEGACY_ONLY_NA = {"legacy_result_blocks": NA, "legacy_list_includes_task": NA, "legacy_list_invalid_cursor": NA,
+                  "legacy_task_id_wins": NA, "legacy_status_transitions": NA, "legacy_related_meta_absent": NA,
+                  "legacy_get_plain_json": NA, "legacy_progress_token": NA}
 
 FASTMCP_ELICIT = {"confirm": {"action": "accept", "content": {"confirm": True}}}
 SDK_ELICIT = {"confirm": {"action": "accept", "content": {"confirm": True}}}
@@ -162,7 +188,22 @@ SCENARIOS: tuple[Scenario, ...] = (
             # §1 "Undeclared extension": tasks/get, tasks/update, tasks/cancel get -32021 with
             # data.requiredCapabilities (HTTP 400); subscriptions/listen is -32601, which §1
             # "Other observations" says must be unsupported/skip, not a failure.
+            **EXTENSION_ROLES_NA,
+            **LEGACY_ONLY_NA,
         ),
+    ),
+    Scenario(
+        id="fastmcp-tasks/roles", server="fastmcp-tasks",
+        title="probe roles: required_compute, failing_job (isError), protocol_error_job (JSON-RPC error)",
+        tool=None,  # only role checks are selected: no task tool is chosen
+        probes={"required": "required_compute", "tool-error": "failing_job", "fault": "protocol_error_job"},
+        expect_wire="extension", wire="extension", protocol="2026-07-28",
+        checks=("tasks-required-tool-needs-task", "tasks-tool-error-outcome", "tasks-fault-outcome"),
+        # §1 "Undeclared extension": the required tool without the declaration gets -32021 (HTTP
+        # 400); §1 "isError and raised exceptions": failing_job ends completed with the isError
+        # result inlined, protocol_error_job ends failed with error -32603 and a statusMessage.
+        expected=_only(required_tool_needs_task=P, tool_error_outcome=P, fault_outcome=P),
+        roles={"required": "required_compute", "tool-error": "failing_job", "fault": "protocol_error_job"},
     ),
     Scenario(
         id="fastmcp-tasks/input", server="fastmcp-tasks",
@@ -206,7 +247,30 @@ SCENARIOS: tuple[Scenario, ...] = (
         # Optional tool without params.task: automatic polling returns a plain CallToolResult
         # (S-LEG-MUST-03 passes). tasks/result carries related-task _meta; unknown ids -32602;
         # tasks/cancel returns the task already cancelled.
-        expected=_all(input_required_update_completes=NA, **EXTENSION_ONLY_NA),
+        # Roles inferred from execution.taskSupport (§2 "tools/list"): required_compute is the
+        # required role's tool, greet the sync role's. §2 "Required tool without task": an isError
+        # result, not -32601 (S-LEG-MUST-02: FAIL); §2 "Forbidden tool with task": -32602, not the
+        # SHOULD -32601 (a warning).
+        # "Checks added for the legacy wire": a tasks/get carrying a related-task _meta is never
+        # answered (S-LEG-MUST-14).
+        # tasks-legacy-get-plain-json is HTTP only; there it passes with the S-LEG-SHOULD-08 warning.
+        # Its tools report no progress, even with a progressToken: tasks-legacy-progress-token n/a.
+        expected=_all(input_required_update_completes=NA, required_tool_needs_task=F, legacy_task_id_wins=F,
+                      legacy_get_plain_json=STDIO_NA_HTTP_PASS, legacy_progress_token=NA, **EXTENSION_ONLY_NA,
+                      **LEGACY_ROLES_NA),
+        roles={"task": "slow_compute", "required": "required_compute", "sync": "greet", "tool-error": None,
+               "fault": None, "input": None},
+    ),
+    Scenario(
+        id="sdk-tasks/roles", server="sdk-tasks",
+        title="probe roles: required_compute and greet inferred, failing_job (isError) named",
+        tool=None, probes={"tool-error": "failing_job"},  # only role checks: no task tool is chosen
+        expect_wire="legacy", wire="legacy", protocol="2025-11-25",
+        checks=("tasks-required-tool-needs-task", "tasks-forbidden-tool-task-refused", "tasks-tool-error-outcome"),
+        # §2 "isError and raised exceptions": failing_job ends failed (no statusMessage: a
+        # SHOULD-07 warning) and tasks/result returns the isError CallToolResult.
+        expected=_only(required_tool_needs_task=F, forbidden_tool_task_refused=P, tool_error_outcome=P),
+        roles={"required": "required_compute", "sync": "greet", "tool-error": "failing_job"},
     ),
     Scenario(
         id="sdk-tasks/required", server="sdk-tasks",
@@ -263,8 +327,23 @@ SCENARIOS: tuple[Scenario, ...] = (
             undeclared_creation_refused=F,
             # §3 "Input flow": elicitation with related-task _meta on tasks/result, then
             # working → completed.
+            # "Checks added for the legacy wire": a tasks/get carrying a related-task _meta is
+            # never answered (S-LEG-MUST-14), as on sdk-tasks.
+            legacy_task_id_wins=F,
+            # HTTP only; there every tasks/get comes as SSE: passed with the S-LEG-SHOULD-08 warning.
+            legacy_get_plain_json=STDIO_NA_HTTP_PASS,
+            # simulate-research-query reports no progress (only trigger-long-running-operation
+            # does, and it is not a task tool): n/a.
+            legacy_progress_token=NA,
             **EXTENSION_ONLY_NA,
+            # §3 (the SDK behaviours of §2): the inferred required tool (the same
+            # simulate-research-query) without params.task gets an isError result: FAIL; the
+            # inferred sync tool (echo, forbidden and read-only) with params.task gets -32602,
+            # not the SHOULD -32601: a warning.
+            required_tool_needs_task=F, **LEGACY_ROLES_NA,
         ),
+        roles={"required": "simulate-research-query", "sync": "echo", "tool-error": None, "fault": None,
+               "input": "simulate-research-query"},
     ),
     # --- mcp-plain: mcp 2.3.0 MCPServer, no tasks (EXPECTED.md §4) --------------------------
     Scenario(
@@ -298,6 +377,8 @@ def _disagree(scenario: str, transports: tuple[str, ...], checks: tuple[str, ...
 OBSERVATIONS: tuple[str, ...] = (
     "fastmcp-tasks: tasks-undeclared-capability-rejected passes with the warning that "
     "subscriptions/listen is not implemented (-32601), as EXPECTED.md §1 asks (unsupported, not a failure).",
+    "sdk-tasks, server-everything over HTTP: tasks-legacy-get-plain-json passes with the S-LEG-SHOULD-08 warning "
+    "that every tasks/get response is an SSE stream (the SDK default, EXPECTED.md §2).",
 )
 
 
@@ -352,6 +433,8 @@ def tool_command(scenario: Scenario, wire_log: Path) -> list[str]:
         cmd += ["--tool-name", scenario.tool, "--tool-args", json.dumps(dict(scenario.args))]
     if scenario.input_responses is not None:
         cmd += ["--input-responses", json.dumps(dict(scenario.input_responses))]
+    for role, tool in scenario.probes.items():
+        cmd += ["--probe", f"{role}={tool}"]
     for check_id in scenario.checks or ():
         cmd += ["--check-id", check_id]
     return cmd
@@ -556,6 +639,8 @@ def test_exit_code_and_discovery(cells: Cells, scenario_id: str, transport: str,
     assert (discovery["wire"], discovery["protocolVersion"]) == (scenario.wire, scenario.protocol), run.describe()
     if scenario.tool is not None:
         assert discovery["probedTool"] == scenario.tool, run.describe()
+    for role, tool in scenario.roles.items():
+        assert discovery["roles"][role]["tool"] == tool, (role, discovery["roles"].get(role), run.describe())
     expected = scenario.exit_code(transport)
     assert run.returncode == expected, (
         f"expected exit {expected}, got {run.returncode} (outcome {run.report.get('outcome')})\n{run.describe()}"

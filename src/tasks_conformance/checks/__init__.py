@@ -8,7 +8,7 @@ from tasks_conformance.checks.registry import CHECKS, CheckSpec, validate
 CATEGORIES = ("dispatch", "creation", "lifecycle", "base")
 # The spec areas, one module each; their order is the report order within a category.
 AREAS = ("discovery", "declaration", "framing", "creation", "task_object", "status", "results", "routing", "cancel",
-         "input", "subscriptions", "capability", "base")
+         "input", "subscriptions", "capability", "base", "legacy")
 for _area in AREAS:
     importlib.import_module(f"tasks_conformance.checks.{_area}")
 

@@ -7,7 +7,7 @@ from typing import TYPE_CHECKING, Any
 
 from tasks_conformance.checks.registry import Verdict, check, could_not_run, failed, passed
 from tasks_conformance.checks.shapes import draft_code_hint, missing_task_fields, result_of, status_problem
-from tasks_conformance.evidence import DeclaredCall, Evidence, UndeclaredCall
+from tasks_conformance.evidence import DeclaredCall, Evidence, RequiredUndeclared, SyncWithTask, UndeclaredCall
 from tasks_conformance.protocol import (
     ERR_HEADER_MISMATCH,
     ERR_INVALID_REQUEST,
@@ -252,3 +252,126 @@ def _task_support(ev: Evidence) -> str | None:
         return None
     value = get_path(named, "execution", "taskSupport")
     return value if isinstance(value, str) else "forbidden"
+
+
+# ---------------------------------------------------------------------------------------------
+# Probe roles (roles.py): the task-required tool without a task, the never-task tool with one.
+
+REQUIRED_TOOL_NEEDS_TASK = check(
+    id="tasks-required-tool-needs-task",
+    category="creation",
+    title="A task-required tool called without a task is refused",
+    description=(
+        "The required role's tool (execution.taskSupport required, or --probe required=TOOL) called without a "
+        "task. Legacy: without params.task it gets -32601 (-32600 warns, policy P-01); a result or another code "
+        "fails. Extension: without the declaration it gets -32021 (HTTP 400); a task, a synchronous result or "
+        "another code fails."
+    ),
+    probes=(RequiredUndeclared,),
+    needs="wire",
+    role="required",
+)
+
+
+def _required_reply(ev: Evidence) -> tuple[Reply | None, Verdict | None]:
+    rec = ev.get(RequiredUndeclared)
+    reply = rec.call
+    if reply is None:
+        return None, could_not_run(rec.not_run or rec.harness_problem or "the required tool's tools/call did not run")
+    if not reply.answered:
+        return None, could_not_run(f"the tools/call of the required tool {rec.tool!r} without a task got "
+                                   f"{reply.describe()}", evidence=reply.seqs())
+    if reply.ok and (rec.created.task_id is not None or get_path(reply.result, "resultType") == "task"):
+        return None, failed(f"the required tool {rec.tool!r} called without a task returned a task; a task exists "
+                            "only when the request asks for one (S-LEG-MUST-02, S-EXT-MUST-01)",
+                            evidence=reply.seqs(), details={"expected": "a refusal", "actual": "a CreateTaskResult"})
+    return reply, None
+
+
+@REQUIRED_TOOL_NEEDS_TASK.judge(Wire.LEGACY, requires=("S-LEG-MUST-02",))
+def legacy_required_needs_task(ev: Evidence) -> Verdict:
+    reply, early = _required_reply(ev)
+    if reply is None:
+        assert early is not None
+        return early
+    seqs, tool, code = reply.seqs(), ev.get(RequiredUndeclared).tool, reply.error_code
+    if reply.error is None:
+        how = ("answered with a CallToolResult (isError: true)" if get_path(reply.result, "isError") is True
+               else "ran synchronously")
+        return failed(f"the task-required tool {tool!r} called without params.task {how}; S-LEG-MUST-02 requires "
+                      "the JSON-RPC error -32601", evidence=seqs,
+                      details={"expected": f"error.code {ERR_METHOD_NOT_FOUND}", "actual": "a result"})
+    if code == ERR_METHOD_NOT_FOUND:
+        return passed(f"the task-required tool {tool!r} called without params.task got -32601", evidence=seqs)
+    if code == ERR_INVALID_REQUEST:
+        return passed(f"the task-required tool {tool!r} called without params.task got -32600", evidence=seqs,
+                      warnings=["-32600 is allowed by the error-handling text but the tool-level rule says -32601 "
+                                "(policy P-01)"])
+    return failed(f"the task-required tool {tool!r} called without params.task got {code}; S-LEG-MUST-02 requires "
+                  "-32601", evidence=seqs,
+                  details={"expected": f"error.code {ERR_METHOD_NOT_FOUND}", "actual": f"error.code {code}"})
+
+
+@REQUIRED_TOOL_NEEDS_TASK.judge(Wire.EXTENSION, requires=("S-EXT-MUST-01", "S-EXT-MUST-02"))
+def extension_required_needs_task(ev: Evidence) -> Verdict:
+    reply, early = _required_reply(ev)
+    if reply is None:
+        assert early is not None
+        return early
+    seqs, tool, code = reply.seqs(), ev.get(RequiredUndeclared).tool, reply.error_code
+    expected = f"error.code {ERR_MISSING_CAPABILITY} (HTTP 400)"
+    if reply.error is None:
+        if get_path(reply.result, "resultType") == "input_required":
+            return could_not_run(f"the required tool {tool!r} called without the declaration asked for input "
+                                 "first (a multi round-trip request, which tasks-conformance does not retry)",
+                                 evidence=seqs)
+        return failed(f"the required tool {tool!r} called without the extension declaration ran synchronously; a "
+                      "request that cannot be served without a task gets -32021 (S-EXT-MUST-02). If this tool can "
+                      "run without a task, it is not task-required: pass another --probe required=TOOL",
+                      evidence=seqs, details={"expected": expected, "actual": "a result"})
+    hint = draft_code_hint(code)
+    if code != ERR_MISSING_CAPABILITY:
+        return failed(f"the required tool {tool!r} called without the extension declaration got {code}"
+                      + (f": {hint}" if hint else "; S-EXT-MUST-02 requires -32021"), evidence=seqs,
+                      details={"expected": expected, "actual": f"error.code {code}"})
+    if reply.status is not None and reply.status != 400:
+        return failed(f"-32021 came with HTTP {reply.status}; the core requires HTTP 400 for it (S-EXT-MUST-02)",
+                      evidence=seqs, details={"expected": "HTTP 400", "actual": f"HTTP {reply.status}"})
+    return passed(f"the required tool {tool!r} called without the extension declaration got -32021", evidence=seqs)
+
+
+FORBIDDEN_TOOL_TASK_REFUSED = check(
+    id="tasks-forbidden-tool-task-refused",
+    category="creation",
+    title="A tool that never runs as a task, called with params.task, gets -32601 (legacy)",
+    description=(
+        "The sync role's tool (execution.taskSupport forbidden or absent, or --probe sync=TOOL) called with "
+        "params.task on 2025-11-25 should get -32601. A SHOULD: anything else passes with a warning."
+    ),
+    probes=(SyncWithTask,),
+    needs="wire",
+    role="sync",
+)
+
+
+@FORBIDDEN_TOOL_TASK_REFUSED.judge(Wire.LEGACY, requires=("S-LEG-SHOULD-01",))
+def legacy_forbidden_task_refused(ev: Evidence) -> Verdict:
+    rec = ev.get(SyncWithTask)
+    reply = rec.call
+    if reply is None:
+        return could_not_run(rec.not_run or rec.harness_problem or "the sync tool's tools/call did not run")
+    seqs, tool = reply.seqs(), rec.tool
+    if not reply.answered:
+        return could_not_run(f"the tools/call of the sync tool {tool!r} with params.task got {reply.describe()}",
+                             evidence=seqs)
+    if reply.error_code == ERR_METHOD_NOT_FOUND:
+        return passed(f"the never-task tool {tool!r} called with params.task got -32601", evidence=seqs)
+    if reply.error is not None:
+        got = f"error {reply.error_code}"
+    elif rec.created.task_id is not None:
+        got = "a task (CreateTaskResult)"
+    else:
+        got = "a result (params.task ignored)"
+    return passed(f"the never-task tool {tool!r} called with params.task got {got}", evidence=seqs,
+                  warnings=[f"a tool whose execution.taskSupport is forbidden or absent, called with params.task, "
+                            f"should get -32601 (S-LEG-SHOULD-01); got {got}"])

@@ -1,11 +1,13 @@
 """Input: a task that asks for input completes once it is answered — by tasks/update on the
-extension, on the tasks/result stream on legacy."""
+extension, on the tasks/result stream on legacy. Judged on the `input` probe role's tool
+(`--probe input=TOOL`, or the task tool when --input-responses is given)."""
 
 from __future__ import annotations
 
 from tasks_conformance.checks.registry import Verdict, check, could_not_run, failed, not_applicable, passed
+from tasks_conformance.checks.role_tasks import role_task
 from tasks_conformance.checks.shapes import reply_seqs, result_of
-from tasks_conformance.evidence import DeclaredCall, Evidence, Poll, StopReason
+from tasks_conformance.evidence import Evidence, InputTask, Poll, StopReason
 from tasks_conformance.protocol import META_RELATED_TASK, TERMINAL_STATUSES, get_path
 from tasks_conformance.wires import Wire
 
@@ -16,20 +18,27 @@ INPUT_REQUIRED_UPDATE_COMPLETES = check(
     category="lifecycle",
     title="A task that asks for input completes once it is answered",
     description=(
-        "With --input-responses: on the extension, tasks/update is acked with an empty {resultType: \"complete\"} and "
+        "On the input role's tool, with --input-responses: on the extension, tasks/update is acked with an "
+        "empty {resultType: \"complete\"} and "
         "the task then reaches a terminal status; on legacy, the elicitation arrives on the tasks/result "
         "stream with the related-task _meta and the task completes. Not applicable when the task never asks."
     ),
-    probes=(DeclaredCall, Poll),
-    needs="task",
+    probes=(InputTask,),
+    needs="wire",
+    role="input",
 )
 
 
 def _asked_for_input(ev: Evidence) -> tuple[Poll, Verdict | None]:
-    poll = ev.get(Poll)
+    rec, early = role_task(ev, InputTask, "input")
+    poll = rec.poll
+    if early is not None:
+        return poll, early
     if not poll.ran:
         return poll, could_not_run(poll.not_run or "the task was not polled")
-    if poll.saw_input_required:
+    # Legacy: the question may be asked and answered on a tasks/result stream between two polls,
+    # so no poll shows input_required; the request itself shows the task asked.
+    if poll.saw_input_required or poll.elicitations:
         return poll, None
     if poll.stop is StopReason.TERMINAL:
         went = " → ".join(dict.fromkeys(poll.statuses))
@@ -48,10 +57,11 @@ def legacy_input(ev: Evidence) -> Verdict:
                       evidence=[g.request_seq for g in poll.gets],
                       details={"expected": "a server request on the tasks/result stream", "actual": "none"})
     meta = get_path(ev.frame_json(poll.elicitations[0]), "params", "_meta", META_RELATED_TASK)
-    if not isinstance(meta, dict) or meta.get("taskId") != ev.created_task_id:
+    task_id = ev.get(InputTask).task_id
+    if not isinstance(meta, dict) or meta.get("taskId") != task_id:
         return failed(f'the elicitation for the task lacks _meta["{META_RELATED_TASK}"] (S-LEG-MUST-13)',
                       evidence=poll.elicitations,
-                      details={"expected": {"taskId": ev.created_task_id}, "actual": str(meta)[:80]})
+                      details={"expected": {"taskId": task_id}, "actual": str(meta)[:80]})
     if final not in TERMINAL_STATUSES:
         return failed(f"after the answer the task stayed {final!r} ({elapsed} ms)", evidence=poll.elicitations,
                       details={"expected": "a terminal status", "actual": final})

@@ -11,6 +11,7 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Literal
 
+from tasks_conformance.roles import ROLES
 from tasks_conformance.wires import Wire
 
 if TYPE_CHECKING:
@@ -75,6 +76,17 @@ class CheckSpec:
     judges: dict[Wire, Judge]  # filled by @spec.judge while the check's module is imported
     transports: frozenset[str] | None = None  # None: any transport
     needs: Need | None = None  # the precondition the runner checks before judging
+    # The probe role (roles.py) whose tool the check needs beyond the task tool; without one the
+    # check is not-applicable (standard profile) or could-not-run (full).
+    role: str | None = None
+
+    @property
+    def probe_role(self) -> str | None:
+        """The role whose tool the check's traffic uses: its own, or the task role when it needs
+        the task tool; None when it needs no tool."""
+        if self.role is not None:
+            return self.role
+        return "task" if self.needs in ("tool", "task", "terminal") else None
 
     @property
     def wires(self) -> frozenset[Wire]:
@@ -121,12 +133,13 @@ CHECKS: dict[str, CheckSpec] = {}
 def check(
     *, id: str, category: str, title: str, description: str,
     probes: tuple[type[ProbeRecord], ...] = (), transports: tuple[str, ...] | None = None, needs: Need | None = None,
+    role: str | None = None,
 ) -> CheckSpec:
     if id in CHECKS:
         raise ValueError(f"check id {id!r} registered twice")
     spec = CheckSpec(
         id=id, category=category, title=title, description=description, probes=tuple(p.probe for p in probes),
-        judges={}, transports=frozenset(transports) if transports else None, needs=needs,
+        judges={}, transports=frozenset(transports) if transports else None, needs=needs, role=role,
     )
     CHECKS[id] = spec
     return spec
@@ -145,6 +158,8 @@ def validate(checks: Mapping[str, CheckSpec], probes: set[str], requirement_ids:
         if not spec.judges:
             problems.append(f"{spec.id}: no judge registered")
         problems += [f"{spec.id}: unknown probe {p!r}" for p in spec.probes if p not in probes]
+        if spec.role is not None and spec.role not in ROLES:
+            problems.append(f"{spec.id}: unknown probe role {spec.role!r}")
         if spec.needs is not None and spec.needs not in NEEDS:
             problems.append(f"{spec.id}: unknown need {spec.needs!r}")
         elif spec.needs is not None:

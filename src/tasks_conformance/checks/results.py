@@ -6,8 +6,9 @@ from __future__ import annotations
 from typing import Any
 
 from tasks_conformance.checks.registry import Verdict, check, could_not_run, failed, not_applicable, passed
+from tasks_conformance.checks.role_tasks import role_terminal
 from tasks_conformance.checks.shapes import is_int
-from tasks_conformance.evidence import DeclaredCall, Evidence, Poll, UndeclaredCall
+from tasks_conformance.evidence import DeclaredCall, Evidence, FaultTask, Poll, ToolErrorTask, UndeclaredCall
 from tasks_conformance.protocol import META_RELATED_TASK, get_path
 from tasks_conformance.wires import Wire
 
@@ -120,3 +121,170 @@ def legacy_result_method(ev: Evidence) -> Verdict:
         )
     return passed(f"tasks/result returned the CallToolResult with the related-task _meta ({status})",
                   evidence=seqs, warnings=warnings)
+
+
+# ---------------------------------------------------------------------------------------------
+# Probe roles (roles.py): the outcome of a tool that ends with isError: true, and of one that
+# fails with a JSON-RPC error.
+
+TOOL_ERROR_OUTCOME = check(
+    id="tasks-tool-error-outcome",
+    category="lifecycle",
+    title="A tool result with isError: true ends the task by its era's rule",
+    description=(
+        "The tool-error role's tool (--probe tool-error=TOOL) run as a task. Extension: the task ends completed "
+        "with that CallToolResult inlined in result, never failed. Legacy: tasks/result returns the "
+        "CallToolResult itself, not a JSON-RPC error; the task should end failed with a statusMessage "
+        "(completed warns, policy P-17)."
+    ),
+    probes=(ToolErrorTask,),
+    needs="wire",
+    role="tool-error",
+)
+
+
+def _status_message_warning(task: Any, rule: str) -> list[str]:
+    message = task.get("statusMessage") if isinstance(task, dict) else None
+    if isinstance(message, str) and message.strip():
+        return []
+    return [f"the failed task has no statusMessage; a failed task should carry a diagnostic one ({rule})"]
+
+
+def _not_an_error_tool(rec: ToolErrorTask, what: str) -> Verdict:
+    return could_not_run(
+        f"the tool-error tool {rec.tool!r} {what}, so it is not a tool that ends with isError: true; pass "
+        "--probe tool-error=TOOL naming one", evidence=rec.poll.last_get.seqs() if rec.poll.last_get else ())
+
+
+@TOOL_ERROR_OUTCOME.judge(Wire.EXTENSION, requires=("S-EXT-MUST-13",))
+def extension_tool_error_outcome(ev: Evidence) -> Verdict:
+    rec, early = role_terminal(ev, ToolErrorTask, "tool-error")
+    if early is not None:
+        return early
+    last = rec.poll.last_get
+    assert last is not None  # polling ended on a terminal tasks/get
+    task, seqs = last.result, last.seqs()
+    status = task.get("status")
+    if status == "failed":
+        return failed(f"the task of the tool-error tool {rec.tool!r} ended failed; a tool result with isError: true "
+                      "makes the task completed with that result, and failed is only for JSON-RPC errors "
+                      "(S-EXT-MUST-13). If this tool raises a JSON-RPC error instead, it is the fault role's",
+                      evidence=seqs, details={"expected": "status completed, result.isError true",
+                                              "actual": f"status failed, error {str(task.get('error'))[:60]}"})
+    if status != "completed":
+        return could_not_run(f"the task of the tool-error tool ended {status!r}, so it has no outcome to judge",
+                             evidence=seqs)
+    result = task.get("result")
+    if not isinstance(result, dict):
+        return failed("the completed task of the tool-error tool inlines no result object; the CallToolResult with "
+                      "isError: true belongs in result (S-EXT-MUST-13)", evidence=seqs,
+                      details={"expected": "result: a CallToolResult", "actual": type(result).__name__})
+    if result.get("isError") is not True:
+        return _not_an_error_tool(rec, "completed with a result that has no isError: true")
+    return passed(f"the task of the tool-error tool {rec.tool!r} ended completed with its isError result inlined",
+                  evidence=seqs)
+
+
+@TOOL_ERROR_OUTCOME.judge(Wire.LEGACY, requires=("S-LEG-MUST-10", "S-LEG-SHOULD-07"))
+def legacy_tool_error_outcome(ev: Evidence) -> Verdict:
+    rec, early = role_terminal(ev, ToolErrorTask, "tool-error")
+    if early is not None:
+        return early
+    poll = rec.poll
+    status, reply = poll.final_status, poll.result
+    if status not in ("completed", "failed"):
+        return could_not_run(f"the task of the tool-error tool ended {status!r}, so it has no outcome to judge")
+    if reply is None:
+        return could_not_run("tasks/result was not called for the tool-error tool's task")
+    seqs = reply.seqs()
+    if not reply.answered:
+        return failed(f"tasks/result on the {status} task got {reply.describe()}", evidence=seqs,
+                      details={"expected": "the CallToolResult", "actual": reply.describe()})
+    if reply.error is not None:
+        return failed(f"tasks/result of the tool-error tool's {status} task answered {reply.describe()}; it returns "
+                      "exactly the tool's CallToolResult, isError: true included (S-LEG-MUST-10). If this tool "
+                      "raises a JSON-RPC error instead, it is the fault role's", evidence=seqs,
+                      details={"expected": "the CallToolResult with isError: true",
+                               "actual": f"error.code {reply.error_code}"})
+    if reply.result.get("isError") is not True:
+        return _not_an_error_tool(rec, f"ended {status} with a result that has no isError: true")
+    if status == "completed":
+        return passed("tasks/result returned the tool's isError result", evidence=seqs,
+                      warnings=["the tool result has isError: true but the task ended completed; on 2025-11-25 it "
+                                "should be failed (S-LEG-SHOULD-07; the extension later reversed this rule — "
+                                "policy P-17)"])
+    last = poll.last_get
+    return passed("the tool-error task ended failed and tasks/result returned its isError result", evidence=seqs,
+                  warnings=_status_message_warning(last.result if last else None, "S-LEG-SHOULD-07"))
+
+
+FAULT_OUTCOME = check(
+    id="tasks-fault-outcome",
+    category="lifecycle",
+    title="A tool that fails with a JSON-RPC error ends its task failed, with that error",
+    description=(
+        "The fault role's tool (--probe fault=TOOL) run as a task. Extension: the failed task's tasks/get "
+        "carries error, a JSON-RPC error object, and should carry a statusMessage. Legacy: tasks/result returns "
+        "the same JSON-RPC error, and the failed task should carry a statusMessage. A task that ends completed "
+        "passes with a warning (policy P-25)."
+    ),
+    probes=(FaultTask,),
+    needs="wire",
+    role="fault",
+)
+
+_FAULT_COMPLETED = (
+    "the fault tool's task ended completed: either the tool did not fail this time, or the server reported "
+    "its JSON-RPC error as a result; from outside the two look alike (policy P-25)"
+)
+
+
+@FAULT_OUTCOME.judge(Wire.EXTENSION, requires=("S-EXT-MUST-12", "S-EXT-SHOULD-04"))
+def extension_fault_outcome(ev: Evidence) -> Verdict:
+    rec, early = role_terminal(ev, FaultTask, "fault")
+    if early is not None:
+        return early
+    last = rec.poll.last_get
+    assert last is not None  # polling ended on a terminal tasks/get
+    task, seqs = last.result, last.seqs()
+    status = task.get("status")
+    if status == "completed":
+        return passed(f"the task of the fault tool {rec.tool!r} ended completed", evidence=seqs,
+                      warnings=[_FAULT_COMPLETED])
+    if status != "failed":
+        return could_not_run(f"the task of the fault tool ended {status!r}, so it has no outcome to judge",
+                             evidence=seqs)
+    err = task.get("error")
+    if not (isinstance(err, dict) and is_int(err.get("code")) and isinstance(err.get("message"), str)):
+        return failed(f"the failed task of the fault tool {rec.tool!r} carries error {str(err)[:80]}, not a JSON-RPC "
+                      "error object {code, message} (S-EXT-MUST-12)", evidence=seqs,
+                      details={"expected": "error: {code, message}", "actual": str(err)[:80]})
+    return passed(f"the fault tool's task ended failed with error {err.get('code')}", evidence=seqs,
+                  warnings=_status_message_warning(task, "S-EXT-SHOULD-04"))
+
+
+@FAULT_OUTCOME.judge(Wire.LEGACY, requires=("S-LEG-MUST-10", "S-LEG-SHOULD-07"))
+def legacy_fault_outcome(ev: Evidence) -> Verdict:
+    rec, early = role_terminal(ev, FaultTask, "fault")
+    if early is not None:
+        return early
+    poll = rec.poll
+    status, reply = poll.final_status, poll.result
+    if status == "completed":
+        return passed(f"the task of the fault tool {rec.tool!r} ended completed",
+                      evidence=reply.seqs() if reply else (), warnings=[_FAULT_COMPLETED])
+    if status != "failed":
+        return could_not_run(f"the task of the fault tool ended {status!r}, so it has no outcome to judge")
+    if reply is None:
+        return could_not_run("tasks/result was not called for the fault tool's task")
+    seqs = reply.seqs()
+    if not reply.answered:
+        return failed(f"tasks/result on the failed task got {reply.describe()}", evidence=seqs,
+                      details={"expected": "the tool's JSON-RPC error", "actual": reply.describe()})
+    if reply.error is None:
+        return failed("tasks/result of the fault tool's failed task returned a result; it returns the same JSON-RPC "
+                      "error the tool failed with (S-LEG-MUST-10)", evidence=seqs,
+                      details={"expected": "a JSON-RPC error", "actual": f"result {sorted(reply.result)[:6]}"})
+    last = poll.last_get
+    return passed(f"the fault tool's task ended failed and tasks/result returned error {reply.error_code}",
+                  evidence=seqs, warnings=_status_message_warning(last.result if last else None, "S-LEG-SHOULD-07"))

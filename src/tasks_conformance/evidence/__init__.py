@@ -11,15 +11,25 @@ from tasks_conformance.evidence.records import (
     BentEnvelope,
     Cancel,
     DeclaredCall,
+    FaultTask,
+    InputTask,
     Intent,
     InvalidId,
     Listen,
     NameRouting,
     Poll,
     ProbeRecord,
+    RelatedMetaOverride,
     RemovedMethods,
+    RequiredUndeclared,
+    ResultWhileRunning,
+    RoleTask,
     StopReason,
+    SyncWithTask,
+    TaskListing,
+    TaskProgress,
     TerminalRereads,
+    ToolErrorTask,
     UndeclaredCall,
     UndeclaredTasks,
     UnknownIdAnswer,
@@ -43,6 +53,9 @@ class ToolChoice:
     name: str | None
     reason: str  # why this tool (or why none)
     arguments: dict[str, Any] = field(default_factory=dict)
+    # How the tool got its role: "flag" (named on the command line), "inferred" (from tool
+    # metadata), "default" (another role's tool), "none" (no tool).
+    source: str = "inferred"
 
 
 @dataclass(frozen=True)
@@ -63,6 +76,10 @@ class Evidence:
     dropped_unmatched: int = 0
     dropped_notifications: int = 0
     poll_timeout_ms: int = 30_000
+    # The tool of each probe role the selected checks need (roles.py; the task role is `tool`),
+    # and the profile, which decides what a role without a tool means.
+    roles: dict[str, ToolChoice] = field(default_factory=dict)
+    profile: str = "standard"
     # The probes a check may read; None while the runner itself looks (preconditions use it).
     readable: frozenset[str] | None = None
 
@@ -115,16 +132,26 @@ __all__ = [
     "DeclaredCall",
     "Discovery",
     "Evidence",
+    "FaultTask",
+    "InputTask",
     "Intent",
     "InvalidId",
     "Listen",
     "NameRouting",
     "Poll",
     "ProbeRecord",
+    "RelatedMetaOverride",
     "RemovedMethods",
+    "RequiredUndeclared",
+    "ResultWhileRunning",
+    "RoleTask",
     "StopReason",
+    "SyncWithTask",
+    "TaskListing",
+    "TaskProgress",
     "TerminalRereads",
     "ToolChoice",
+    "ToolErrorTask",
     "UndeclaredCall",
     "UndeclaredProbe",
     "UndeclaredTasks",

@@ -210,7 +210,126 @@ class BentEnvelope(ProbeRecord):
     no_capabilities: Reply | None = None
 
 
+# Probe roles (roles.py): traffic on a tool other than the task tool.
+
+
+@dataclass
+class RoleTask(ProbeRecord):
+    """The role's tool called with the tasks declaration, and its task polled to the end (legacy:
+    then tasks/result). Reused from the task tool's own call and poll when the role's tool and
+    arguments are the task tool's, so that one tool is never run twice for one run."""
+
+    probe: ClassVar[str] = "role-task"
+    tool: str | None = None
+    call: Reply | None = None
+    created: CreatedTask = NO_TASK
+    poll: Poll = field(default_factory=Poll)
+    reused: bool = False
+
+    @property
+    def task_id(self) -> str | None:
+        return self.created.task_id
+
+    def all_replies(self) -> list[Reply]:
+        return super().all_replies() + self.poll.all_replies()
+
+
+@dataclass
+class ToolErrorTask(RoleTask):
+    probe: ClassVar[str] = "tool-error-task"
+
+
+@dataclass
+class FaultTask(RoleTask):
+    probe: ClassVar[str] = "fault-task"
+
+
+@dataclass
+class InputTask(RoleTask):
+    probe: ClassVar[str] = "input-task"
+
+
+@dataclass
+class RequiredUndeclared(ProbeRecord):
+    """The `required` role's tool called without a task (legacy: no params.task; extension: no
+    declaration)."""
+
+    probe: ClassVar[str] = "required-undeclared"
+    tool: str | None = None
+    call: Reply | None = None
+    created: CreatedTask = NO_TASK
+
+
+@dataclass
+class SyncWithTask(ProbeRecord):
+    """The `sync` role's tool (taskSupport forbidden or absent) called with params.task."""
+
+    probe: ClassVar[str] = "sync-with-task"
+    tool: str | None = None
+    call: Reply | None = None
+    created: CreatedTask = NO_TASK
+
+
+@dataclass
+class ResultWhileRunning(ProbeRecord):
+    """Legacy: tasks/result sent at once after creation, while the task still runs (it must block)."""
+
+    probe: ClassVar[str] = "result-while-running"
+    task_id: str | None = None
+    result: Reply | None = None
+
+
+# Listing is followed page by page, but a server whose cursors never end must not keep us forever.
+MAX_LIST_PAGES = 20
+MAX_LISTED_TASKS = 2_000
+
+
+@dataclass
+class TaskListing(ProbeRecord):
+    """Legacy tasks/list: every page by nextCursor (bounded), then one made-up cursor."""
+
+    probe: ClassVar[str] = "task-listing"
+    no_list_capability: bool = False
+    task_id: str | None = None
+    pages: list[Reply] = field(default_factory=list)
+    stopped: str | None = None  # why paging stopped before the end (a bound, a repeated cursor)
+    bad_cursor: str | None = None
+    bad_cursor_reply: Reply | None = None
+
+
+@dataclass
+class RelatedMetaOverride(ProbeRecord):
+    """Legacy tasks/get whose related-task _meta names another task than params.taskId."""
+
+    probe: ClassVar[str] = "related-meta-override"
+    task_id: str | None = None
+    other_id: str | None = None
+    meta_names_other: Reply | None = None  # params: our task; _meta: a made-up id
+    params_names_other: Reply | None = None  # params: a made-up id; _meta: our task
+
+
+# Progress notifications are kept by sequence number; a server flooding them must not grow the record.
+MAX_PROGRESS_FRAMES = 500
+
+
+@dataclass
+class TaskProgress(ProbeRecord):
+    """Legacy: a second task created with a progressToken, waited for with tasks/result, then read
+    twice (the second read spaced by its poll interval), and the notifications/progress meanwhile."""
+
+    probe: ClassVar[str] = "task-progress"
+    token: str | None = None
+    task_id: str | None = None
+    create: Reply | None = None
+    result: Reply | None = None
+    ended: Reply | None = None  # tasks/get once tasks/result answered
+    later: Reply | None = None  # tasks/get after a poll interval more
+    frames: list[int] = field(default_factory=list)  # every notifications/progress during the probe
+
+
 RECORD_TYPES: dict[str, type[ProbeRecord]] = {
     r.probe: r for r in (DeclaredCall, UndeclaredCall, Poll, InvalidId, NameRouting, Cancel, Listen, UndeclaredTasks,
-                         RemovedMethods, TerminalRereads, BentEnvelope)
+                         RemovedMethods, TerminalRereads, BentEnvelope,
+                         ToolErrorTask, FaultTask, InputTask, RequiredUndeclared, SyncWithTask,
+                         ResultWhileRunning, TaskListing, RelatedMetaOverride, TaskProgress)
 }

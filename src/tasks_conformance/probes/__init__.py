@@ -41,6 +41,9 @@ class ProbeSpec:
     last: bool = False
     # Probes that must finish first when they are planned too, without being planned for it.
     after: tuple[type[ProbeRecord], ...] = ()
+    # The probe role whose tool it calls (roles.py); the runner skips it, saying why, when the
+    # role has no tool.
+    role: str | None = None
 
     @property
     def name(self) -> str:
@@ -53,13 +56,13 @@ PROBES: dict[str, ProbeSpec] = {}
 def probe(
     record: type[ProbeRecord], *, order: int, description: str, needs: tuple[type[ProbeRecord], ...] = (),
     applies: Applies = every_wire, needs_tool: bool = False, needs_task: bool = False, last: bool = False,
-    after: tuple[type[ProbeRecord], ...] = (),
+    after: tuple[type[ProbeRecord], ...] = (), role: str | None = None,
 ) -> Callable[[ProbeFn], ProbeFn]:
     def register(fn: ProbeFn) -> ProbeFn:
         if record.probe in PROBES:
             raise ValueError(f"probe {record.probe!r} registered twice")
         PROBES[record.probe] = ProbeSpec(
-            record, order, needs, applies, needs_tool, needs_task, description, fn, last, after
+            record, order, needs, applies, needs_tool, needs_task, description, fn, last, after, role
         )
         return fn
 
@@ -72,10 +75,12 @@ def load_probes() -> dict[str, ProbeSpec]:
         calls,
         cancel,
         envelope,
+        legacy,
         listen,
         poll,
         removed,
         rereads,
+        roles,
         routing,
         unknown_ids,
     )

@@ -24,6 +24,7 @@ class ProbeContext:
     wire_log: WireLog
     tool: ToolChoice | None = None
     records: dict[str, ProbeRecord] = field(default_factory=dict)
+    roles: dict[str, ToolChoice] = field(default_factory=dict)  # the other probe roles (roles.py)
 
     def record(self, kind: type[R]) -> R:
         """The probe's record, created on first use."""
@@ -48,3 +49,9 @@ class ProbeContext:
         tool = self.tool
         assert tool is not None and tool.name is not None
         return {"name": tool.name, "arguments": dict(tool.arguments)}
+
+    def role_params(self, role: str) -> dict[str, object]:
+        """tools/call params for a probe role's tool (the runner checked the role has one)."""
+        choice = self.roles.get(role)
+        assert choice is not None and choice.name is not None, f"a {role} probe ran without its tool"
+        return {"name": choice.name, "arguments": dict(choice.arguments)}

@@ -12,7 +12,7 @@ from tasks_conformance.evidence import DeclaredCall, Poll, StopReason, Update
 from tasks_conformance.evidence.records import POLL_BYTE_BUDGET_MIB
 from tasks_conformance.probes import probe
 from tasks_conformance.probes.context import ProbeContext
-from tasks_conformance.protocol import TERMINAL_STATUSES, get_path
+from tasks_conformance.protocol import META_RELATED_TASK, TERMINAL_STATUSES, get_path
 from tasks_conformance.rpc.peer import Reply
 
 DEFAULT_POLL_INTERVAL_S = 0.25
@@ -20,6 +20,7 @@ MIN_POLL_INTERVAL_S = 0.05
 STUCK_INPUT_POLLS = 3
 MAX_POLLS = 2_000
 POLL_BYTE_BUDGET = POLL_BYTE_BUDGET_MIB * 1024 * 1024
+INPUT_METHODS = ("elicitation/create", "sampling/createMessage")
 ANSWER_SHAPES = {"elicitation/create": ("action",), "sampling/createMessage": ("role", "content"),
                  "roots/list": ("roots",)}
 
@@ -56,13 +57,14 @@ def _shaped_answer(request: Any, responses: dict[str, Any]) -> Any:
 class Poller:
     """One polling run; each method is one step of the loop, the record its only output."""
 
-    def __init__(self, ctx: ProbeContext, rec: Poll, task_id: str) -> None:
+    def __init__(self, ctx: ProbeContext, rec: Poll, task_id: str, created: Any = None) -> None:
+        """`created`: the task as its CreateTaskResult gave it (default: the declared call's)."""
         self.ctx = ctx
         self.rec = rec
         self.task_id = task_id
         self.started = time.monotonic()
         self.deadline = self.started + ctx.config.poll_timeout_s
-        self.interval_s = self._interval_s(ctx.record(DeclaredCall).created.fields)
+        self.interval_s = self._interval_s(ctx.record(DeclaredCall).created.fields if created is None else created)
         self.stuck = 0
         self.polled_bytes = 0
         self.answered: set[str] = set()
@@ -110,12 +112,14 @@ class Poller:
             self.stuck += 1
             return
         responses = self.ctx.config.input_responses
-        if not responses:
-            self.stuck += 1
-            return
         outstanding = get_path(task, "inputRequests")
         if not isinstance(outstanding, dict):
             outstanding = {}
+        if not responses:
+            # Named in the could-not-run message, so the user knows which keys to answer.
+            self.rec.unanswered_keys = sorted(map(str, outstanding))[:20]
+            self.stuck += 1
+            return
         pending = {k: v for k, v in outstanding.items() if k not in self.answered}
         answers = answers_for(pending, responses)
         if answers:
@@ -145,9 +149,14 @@ class Poller:
         """tasks/result, keeping the server requests that arrive on its stream."""
         peer = self.ctx.session.peer
         before = len(peer.server_requests)
-        self.rec.result = await self.ctx.session.request("tasks/result", {"taskId": self.task_id},
-                                                         purpose="legacy tasks/result")
-        self.rec.elicitations = [f.seq for f in peer.server_requests[before:]]
+        reply = await self.ctx.session.request("tasks/result", {"taskId": self.task_id},
+                                               purpose="legacy tasks/result")
+        self.rec.result = reply
+        # Only what came on this request's stream: over HTTP a request made meanwhile by another
+        # probe's call (a synchronous tool asking for input) arrives on that call's stream. On
+        # stdio nothing tells the streams apart, so everything that arrived is kept.
+        self.rec.elicitations = [f.seq for f in peer.server_requests[before:]
+                                 if f.reply_to is None or f.reply_to == reply.request_seq]
         self.asked_result = True
 
 
@@ -156,8 +165,20 @@ class Poller:
 async def poll(ctx: ProbeContext) -> None:
     rec = ctx.record(Poll)
     rec.ran = True
+    first_server_request = len(ctx.session.peer.server_requests)
     poller = Poller(ctx, rec, ctx.require_task_id())
     rec.stop = await poller.run()
     rec.elapsed_ms = int((time.monotonic() - poller.started) * 1000)
     if ctx.dialect.outcome_via_result_method and rec.stop is StopReason.TERMINAL and not poller.asked_result:
         await poller.ask_result()
+    if ctx.dialect.input_via_result_stream:
+        # Another tasks/result on the same task (one sent while it ran) may be the stream the
+        # server chose for its input requests: keep those too. Only the ones naming the task, so a
+        # synchronous call's elicitation meanwhile is not taken for the task's (a stdio client
+        # cannot tell which request a server request belongs to); one without the related-task
+        # _meta is then seen only if it came on polling's own tasks/result.
+        tid = poller.task_id
+        for_task = {f.seq for f in ctx.session.peer.server_requests[first_server_request:]
+                    if get_path(f.json(), "method") in INPUT_METHODS
+                    and get_path(f.json(), "params", "_meta", META_RELATED_TASK, "taskId") == tid}
+        rec.elicitations = sorted(for_task.union(rec.elicitations))

@@ -48,6 +48,8 @@ from tasks_conformance.reference.tools import (
 )
 
 Handler = Callable[[RequestContext], Awaitable[JSON]]
+#: The work of a ``work``-kind tool is done in this many steps, each one a progress report.
+PROGRESS_STEPS = 4
 Route = Literal["initialize", "modern", "legacy", "uninitialized"]
 
 
@@ -60,6 +62,9 @@ class ToolIO:
 
     async def ask_input(self, key: str, request: JSON) -> JSON:
         raise NotImplementedError
+
+    def progress(self, done: int, total: int) -> None:
+        """The tool's work so far; only a legacy task with a progressToken reports it."""
 
     async def ask_inputs(self, requests: dict[str, JSON]) -> dict[str, JSON]:
         """Ask several things at once (all outstanding together); the answers by key."""
@@ -77,6 +82,9 @@ class TaskInput(ToolIO):
         self.record = record
         self.era = record.era
         self.client_caps = record.client_caps
+
+    def progress(self, done: int, total: int) -> None:
+        self.record.report_progress(done, total)
 
     async def ask_input(self, key: str, request: JSON) -> JSON:
         record = self.record
@@ -305,7 +313,7 @@ class ServerCore:
             )
             actions = ", ".join(f"{key}={answers[key].get('action')!r}" for key in MULTI_KEYS)
             return text_result(f"{spec.name}: both inputs answered ({actions})")
-        await asyncio.sleep(duration / 1000.0)
+        await self.work(duration, io)
         if spec.kind == "tool_error":
             return text_result(f"{spec.name}: the tool reported a failure (simulated)", is_error=True)
         if spec.kind == "rpc_error":
@@ -313,6 +321,12 @@ class ServerCore:
         if spec.destructive:
             return text_result(f"{spec.name}: pretended to delete something after {duration} ms")
         return text_result(f"{spec.name}: finished after {duration} ms")
+
+    async def work(self, duration_ms: int, io: ToolIO) -> None:
+        """Work for duration_ms in PROGRESS_STEPS equal steps, reporting each finished step."""
+        for step in range(1, PROGRESS_STEPS + 1):
+            await asyncio.sleep(duration_ms / 1000.0 / PROGRESS_STEPS)
+            io.progress(step, PROGRESS_STEPS)
 
     def start_task(
         self,

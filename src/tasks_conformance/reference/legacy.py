@@ -12,6 +12,7 @@ from __future__ import annotations
 import asyncio
 import base64
 import binascii
+import contextlib
 import copy
 from typing import Any, ClassVar
 
@@ -27,6 +28,7 @@ from tasks_conformance.reference.protocol import (
     METHOD_NOT_FOUND,
     UNSUPPORTED_VERSION,
     RpcError,
+    notification,
 )
 from tasks_conformance.reference.tasks import PendingInput, TaskRecord
 from tasks_conformance.reference.tools import TOOLS, ToolSpec
@@ -137,6 +139,7 @@ class LegacyMixin(ServerCore):
                     return await self.on_legacy_forbidden_with_task(ctx, spec)
                 ttl = self.legacy_ttl(task_param.get("ttl"))
                 record = self.start_task("legacy", spec, arguments, ctx, ttl_ms=ttl, owner=self.legacy_owner(ctx))
+                record.progress_token = self.progress_token(ctx)
                 return self.legacy_create_task_result(record)
             if spec.task_support == "required":
                 await self.on_legacy_required_without_task(ctx, spec)
@@ -162,6 +165,14 @@ class LegacyMixin(ServerCore):
         if not isinstance(requested, int) or isinstance(requested, bool):
             raise RpcError(INVALID_PARAMS, "params.task.ttl must be an integer number of milliseconds")
         return max(1_000, min(requested, max(self.config.ttl_ms, 3_600_000)))
+
+    @staticmethod
+    def progress_token(ctx: RequestContext) -> str | int | None:
+        meta = ctx.params.get("_meta")
+        token = meta.get("progressToken") if isinstance(meta, dict) else None
+        if isinstance(token, str) or (isinstance(token, int) and not isinstance(token, bool)):
+            return token
+        return None
 
     def legacy_owner(self, ctx: RequestContext) -> str | None:
         return ctx.session.session_id if ctx.session is not None else None
@@ -231,6 +242,7 @@ class LegacyMixin(ServerCore):
         loop = asyncio.get_running_loop()
         deadline = loop.time() + self.config.max_wait_s
         asker: asyncio.Task[None] | None = None
+        sent_progress: tuple[int, int] | None = None
         try:
             while True:
                 if record.terminal:
@@ -240,18 +252,25 @@ class LegacyMixin(ServerCore):
                 remaining = deadline - loop.time()
                 if remaining <= 0:
                     raise RpcError(INTERNAL_ERROR, f"Task {record.task_id} did not finish in time")
-                changed = record.changed_event()
+                changed, progressed = record.changed_event(), record.progressed_event()
+                if record.progress != sent_progress and ctx.stream is not None:
+                    # The task's progress travels on the stream of a tasks/result that waits for it,
+                    # and only while the task runs: progress stops once it is terminal.
+                    sent_progress = record.progress
+                    with contextlib.suppress(StreamClosed):
+                        await ctx.stream.send(self.legacy_progress_notification(record))
                 if (asker is None or asker.done()) and ctx.stream is not None:
                     pending = next((p for p in record.pending.values() if not p.asking), None)
                     asker = asyncio.create_task(self._legacy_ask(ctx, record, pending)) if pending else None
-                waiter = asyncio.create_task(changed.wait())
-                waitables: set[asyncio.Future[Any]] = {waiter}
+                waiters = [asyncio.create_task(changed.wait()), asyncio.create_task(progressed.wait())]
+                waitables: set[asyncio.Future[Any]] = set(waiters)
                 if asker is not None:
                     waitables.add(asker)
                 try:
                     await asyncio.wait(waitables, timeout=min(remaining, 1.0), return_when=asyncio.FIRST_COMPLETED)
                 finally:
-                    waiter.cancel()
+                    for waiter in waiters:
+                        waiter.cancel()
         finally:
             if asker is not None and not asker.done():
                 asker.cancel()
@@ -271,6 +290,15 @@ class LegacyMixin(ServerCore):
             record.answer(pending.key, answer)
         finally:
             pending.asking = False
+
+    def legacy_progress_notification(self, record: TaskRecord) -> JSON:
+        done, total = record.progress or (0, 0)
+        return notification("notifications/progress", {
+            "progressToken": record.progress_token, "progress": done, "total": total,
+            "message": f"step {done} of {total}",
+            # A notification about a task says which task it is about.
+            "_meta": {META_RELATED_TASK: {"taskId": record.task_id}},
+        })
 
     # ------------------------------------------------------------------ task shapes
     def legacy_task_payload(self, record: TaskRecord) -> JSON:

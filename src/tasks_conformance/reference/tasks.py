@@ -61,6 +61,11 @@ class TaskRecord:
         self.gone = False  # purged (TTL elapsed) or its session ended
         self._changed = asyncio.Event()
         self.on_change: Callable[[], None] | None = None
+        # Legacy: the progressToken of the creating tools/call, and the work done so far. Kept
+        # apart from the status so that progress never moves lastUpdatedAt.
+        self.progress_token: str | int | None = None
+        self.progress: tuple[int, int] | None = None  # (done, total)
+        self._progressed = asyncio.Event()
 
     # -- state ---------------------------------------------------------------------------
     @property
@@ -137,6 +142,17 @@ class TaskRecord:
 
     def changed_event(self) -> asyncio.Event:
         return self._changed
+
+    def report_progress(self, done: int, total: int) -> None:
+        """Record progress of a task that has a progressToken; nothing once it is terminal."""
+        if self.progress_token is None or self.terminal:
+            return
+        self.progress = (done, total)
+        old, self._progressed = self._progressed, asyncio.Event()
+        old.set()
+
+    def progressed_event(self) -> asyncio.Event:
+        return self._progressed
 
 
 class TaskStore:

@@ -245,11 +245,13 @@ def write_wire_log(wire: WireLog, out: TextIO) -> None:
         out.write("\n")
 
 
-_SCHEMA_FILES = {"json": "json.schema.json", "json-summary": "json-summary.schema.json"}
+_SCHEMA_FILES = {"json": "json.schema.json", "json-summary": "json-summary.schema.json",
+                 "multi": "multi.schema.json"}
 
 
-def schema_text(kind: Literal["json", "json-summary"]) -> str:
-    """The shipped JSON Schema (2020-12) for the `json` or `json-summary` reporter's output."""
+def schema_text(kind: Literal["json", "json-summary", "multi"]) -> str:
+    """The shipped JSON Schema (2020-12) for the `json` or `json-summary` reporter's output;
+    `multi`: their output for several runs at once (--era both, suite)."""
     filename = _SCHEMA_FILES.get(kind)
     if filename is None:
         raise ValueError(f"no schema for {kind!r}; choose one of: {', '.join(_SCHEMA_FILES)}")
@@ -323,6 +325,13 @@ class ProgressLine:
         self._text = text
         if self._status is not None:
             self._spinner.update(text=self._renderable(text))
+            self._status.refresh()
+
+    def follow(self, source: Any) -> None:
+        """Show `source` instead of fixed text: a renderable (with `__rich__`) that is read again
+        at every redraw, so a clock in it ticks without updates (see progress.py)."""
+        if self._status is not None:
+            self._spinner.update(text=source)
             self._status.refresh()
 
     def __exit__(

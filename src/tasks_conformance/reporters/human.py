@@ -30,6 +30,7 @@ _BUCKETS: dict[str, tuple[str, str, str, str]] = {
     "failed": ("✗", "x", "FAIL", "bold red"),
     "not-applicable": ("○", "o", "n/a", "dim"),
     "could-not-run": ("!", "!", "not run", "yellow"),
+    "known": ("~", "~", "known", "magenta"),  # a failure a --baseline entry accepts
 }
 _OUTCOMES: dict[str, tuple[str, str]] = {
     "passed": ("PASSED", "bold green"),
@@ -124,6 +125,10 @@ def _header(result: RunResult, w: _Writer) -> Any:
         row("tool", f"{tool} ({', '.join(counts)})" if counts else tool)
         if d.probedToolReason and d.probedTool is not None:
             row("", w.s(d.probedToolReason, 300), "dim")
+    for role, chosen in d.roles.items():  # the other probe roles: which tool, and why
+        if role != "task":
+            tool = w.s(chosen.get("tool"), 120) if chosen.get("tool") else "none"
+            row(f"{w.s(role, 20)} role", f"{tool}: {w.s(chosen.get('reason'), 300)}")
     row("task", w.s(d.createdTaskId, 120) if d.createdTaskId is not None else None)
     row("profile", w.s(result.profile, 80))
     if result.toolVersion:
@@ -178,6 +183,9 @@ def _checks_table(result: RunResult, w: _Writer, width: int, verbose: bool = Fal
             pairs = expected_actual(check)
             if pairs:
                 add("", "", "", Text("  ".join(f"{k}: {w.s(v)}" for k, v in pairs)))
+        if check.baseline is not None:
+            style = "bold red" if check.baseline.state == "expired" else "magenta"
+            add("", "", "", Text(f"baseline: {w.s(check.baseline.note, 2000)}", style=style))
         for warning in check.warnings:
             add("", "", "", Text(f"{warn} {w.s(warning, 2000)}", style="yellow"))
             for policy in policy_refs(warning):
@@ -233,6 +241,11 @@ def _draw(console: Console, result: RunResult, w: _Writer, options: ReportOption
                 console.print(Text(f"  blocked: {w.s(', '.join(cause.checks), 4000)}", style="dim"))
     else:
         console.print(Text("no checks ran", style="dim"))
+    unused = [e.check for e, state in result.baseline.entries if state == "unused"] if result.baseline else []
+    if unused:
+        console.print()
+        console.print(Text(f"baseline {w.s(result.baseline.path if result.baseline else '', 300)}: "
+                           f"not used in this run: {w.s(', '.join(unused), 2000)}", style="dim"))
     console.print()
     console.print(_summary_line(result, w))
     if result.incompleteReason:

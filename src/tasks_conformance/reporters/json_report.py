@@ -62,9 +62,12 @@ def summary_document(result: RunResult) -> dict[str, Any]:
                 "requirements": [r.to_json() for r in c.rules],
                 "requirementIds": list(c.requirements),
                 "durationMs": c.durationMs,
+                # Only with a --baseline, as RunResult.to_json: otherwise the document is unchanged.
+                **({"baseline": c.baseline.to_json() if c.baseline else None} if result.baseline else {}),
             }
             for c in result.checks
         ],
+        **({"baseline": result.baseline.to_json()} if result.baseline is not None else {}),
     }
 
 

@@ -31,6 +31,7 @@ _BUCKETS: dict[str, tuple[str, str]] = {
     "failed": ("❌", "failed"),
     "not-applicable": ("➖", "not applicable"),
     "could-not-run": ("⚠️", "could not run"),
+    "known": ("🟡", "known failure"),  # accepted by a --baseline entry
 }
 _OUTCOMES: dict[str, str] = {"passed": "✅", "failed": "❌", "incomplete": "⚠️"}
 MAX_CELL = 500
@@ -78,6 +79,8 @@ def _code(value: str) -> str:
 def _row(check: CheckResult, pointer: str | None = None) -> str:
     emoji, word = _BUCKETS.get(check.bucket, ("❔", check.bucket))
     message = pointer or check.message or check.title
+    if check.baseline is not None:  # the baseline's word first (a long message is cut): known (why), expired, fixed
+        message = f"baseline: {check.baseline.note}\n{message}"
     return f"| {emoji} {word} | {_code(check.id)} | {_cell(check.category, 60)} | {_cell(message)} |"
 
 
@@ -162,6 +165,10 @@ def render_markdown(result: RunResult, out: TextIO, *, options: ReportOptions = 
         facts.append(f"tasks\\-conformance {_cell(result.toolVersion, 40)}")
     lines.append(" · ".join(facts))
     lines.append("")
+    roles = [f"{_cell(role, 20)} {_cell(r.get('tool'), 120) if r.get('tool') else 'none'}"
+             for role, r in d.roles.items() if role != "task"]
+    if roles:  # which tool took each probe role (the reasons are in the JSON report)
+        lines += ["probe roles: " + " · ".join(roles), ""]
     if result.incompleteReason and not options.quiet:
         lines.extend(_incomplete_lines(result))
         lines.append("")

@@ -31,9 +31,14 @@ def make_transport(config: RunConfig, wire: WireLog) -> Transport:
         from tasks_conformance.transports.http import HttpTransport
 
         assert config.url is not None
+        oauth = None
+        if config.oauth is not None:
+            from tasks_conformance.oauth import token_source
+
+            oauth = token_source(config.oauth, config.url, wire, config.timeout_s)
         return HttpTransport(
             wire, url=config.url, headers=config.headers, max_message_bytes=config.max_message_bytes,
-            connect_timeout_s=min(config.timeout_s, 10.0),
+            connect_timeout_s=min(config.timeout_s, 10.0), oauth=oauth,
         )
     from tasks_conformance.transports.sockets import SocketTransport
 

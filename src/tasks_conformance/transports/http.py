@@ -9,6 +9,7 @@ from __future__ import annotations
 
 from collections.abc import AsyncIterator, Mapping
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 from urllib.parse import urljoin, urlsplit
 
 import anyio
@@ -19,6 +20,9 @@ from tasks_conformance.transports.base import ExchangeEnded, Message, Transport
 from tasks_conformance.transports.http_tuning import http_transport
 from tasks_conformance.transports.sse import SseEvent, SseParser
 from tasks_conformance.wirelog import FrameFlag, HttpMeta, WireLog
+
+if TYPE_CHECKING:
+    from tasks_conformance.oauth import TokenSource
 
 _MAX_REDIRECTS = 5
 
@@ -74,6 +78,7 @@ class HttpTransport(Transport):
         max_message_bytes: int,
         connect_timeout_s: float = 10.0,
         http_transport: httpx.AsyncBaseTransport | None = None,
+        oauth: TokenSource | None = None,
     ) -> None:
         super().__init__(wire, max_message_bytes=max_message_bytes)
         # None in real runs; tests pass an httpx.MockTransport (see transports/memory.py) so
@@ -84,6 +89,7 @@ class HttpTransport(Transport):
         self._client: httpx.AsyncClient | None = None
         self._tg: TaskGroup | None = None
         self._connect_timeout_s = connect_timeout_s
+        self.oauth = oauth  # --refresh-token & co: the token before the run, a new one on a 401
 
     @property
     def uses_headers(self) -> bool:
@@ -96,6 +102,9 @@ class HttpTransport(Transport):
             trust_env=False,
             transport=self._http_transport or http_transport(tls=urlsplit(self.url).scheme == "https"),
         )
+        if self.oauth is not None:
+            # Raises OAuthFailed (a ConnectFailed): the run reports it as why nothing could run.
+            self.base_headers["Authorization"] = await self.oauth.initial(self._client, self.base_headers)
         self._tg = anyio.create_task_group()
         await self._tg.__aenter__()
 
@@ -163,12 +172,23 @@ class HttpTransport(Transport):
         """Send the request, following redirects within the origin only; `ex` keeps the state
         so far, which the caller reports if this raises."""
         assert self._client is not None
+        refreshed = False
         for _ in range(_MAX_REDIRECTS + 1):
             request = self._client.build_request(method, ex.url, content=data, headers=req_headers)
             resp = await self._client.send(request, stream=True)
             try:
                 ex.status = resp.status_code
                 ex.meta = self._meta(method, ex.url, req_headers, resp)
+                if resp.status_code == 401 and self.oauth is not None and not refreshed:
+                    # An expired token: refresh once and send the same request again.
+                    fresh = await self.oauth.after_401(req_headers.get("Authorization"),
+                                                       resp.headers.get("www-authenticate"))
+                    if fresh is not None:
+                        refreshed = True
+                        req_headers["Authorization"] = self.base_headers["Authorization"] = fresh
+                        self.wire.record("in", "http", b"", http=ex.meta, reply_to=seq, note=(
+                            "HTTP 401: the OAuth access token was refreshed; the request is sent again"))
+                        continue
                 if not resp.is_redirect:
                     ex.problem = await self._read_body(resp, ex.meta, seq)
                     return
@@ -216,6 +236,7 @@ class HttpTransport(Transport):
         if status == 401:
             sent = meta.header("authorization") is not None
             hint = (
+                self.oauth.describe_401() if self.oauth is not None else
                 "the server refused the credentials given (check --access-token / --header)" if sent else
                 "the server needs credentials; none were sent (use --access-token or --header)"
             )

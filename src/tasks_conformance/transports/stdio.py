@@ -7,6 +7,7 @@ terminate the group, then kill it, and always reap.
 
 from __future__ import annotations
 
+import json
 import os
 import signal
 import subprocess
@@ -17,11 +18,14 @@ import anyio
 from anyio.abc import ByteReceiveStream, ByteSendStream, Process
 
 from tasks_conformance.errors import ConnectFailed
+from tasks_conformance.result import NOT_JSON_STDOUT
 from tasks_conformance.transports.base import Closed
 from tasks_conformance.transports.stream import StreamTransport
 from tasks_conformance.wirelog import WireLog
 
 STDERR_TAIL_BYTES = 8 * 1024
+# How much of the first non-JSON stdout line a failure names (escaped characters).
+NOISE_HEAD_CHARS = 80
 _GRACE_AFTER_STDIN_CLOSE_S = 0.3
 _GRACE_AFTER_TERMINATE_S = 1.0
 
@@ -117,10 +121,32 @@ class StdioTransport(StreamTransport):
             text = text[newline + 1 :]
         return text.strip()
 
+    def stdout_noise(self) -> str:
+        """What the server wrote on stdout that is not JSON (a print, a banner, a log line),
+        named by its first line: the likeliest reason a stdio server that runs never answers."""
+        first = next((f for f in self.wire if f.direction == "in" and f.channel == self.channel and f.data
+                      and f.json() is None), None)
+        if first is None:
+            return ""
+        # Redact first, then cut (a cut through a secret would hide it from the redactor); the
+        # head is escaped so that control characters and terminal escapes print as text.
+        text = self.wire.redactor.text(first.data[:64 * 1024].decode("utf-8", "replace"))
+        head = ""
+        for ch in text:
+            piece = json.dumps(ch)[1:-1]
+            if len(head) + len(piece) > NOISE_HEAD_CHARS:
+                head += "…"
+                break
+            head += piece
+        return f'{NOT_JSON_STDOUT}, first line: "{head}"'
+
     def failure_context(self) -> str:
         parts: list[str] = []
         if self.process is not None and self.process.returncode is not None:
             parts.append(f"server exited with code {self.process.returncode}")
+        noise = self.stdout_noise()
+        if noise:
+            parts.append(noise)
         tail = self.stderr_tail(600)
         if tail:
             parts.append("stderr tail: " + tail)

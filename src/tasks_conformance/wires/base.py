@@ -109,6 +109,13 @@ class WireDialect:
     # Every request declares its capabilities itself (so a request may leave tasks out), and
     # HTTP requests carry the Mcp-Method/Mcp-Name routing headers.
     per_request_declaration: ClassVar[bool]
+    # tasks/list exists (legacy, when capabilities.tasks.list is declared).
+    has_task_list: ClassVar[bool] = False
+    # The related-task _meta key means something on this wire (legacy), so a request may carry one.
+    has_related_task_meta: ClassVar[bool] = False
+    # A progressToken on the creating request stays valid for the task's life (legacy; the
+    # extension does not support progress for tasks).
+    task_progress: ClassVar[bool] = False
 
     @property
     def foreign_fields(self) -> tuple[str, ...]:
@@ -134,6 +141,9 @@ class WireDialect:
 
     def can_cancel(self, server_capabilities: Any) -> bool:
         return True
+
+    def can_list(self, server_capabilities: Any) -> bool:
+        return False
 
     def unknown_id_probes(self, task_id: str, server_capabilities: Any) -> tuple[UnknownIdProbe, ...]:
         raise NotImplementedError

@@ -41,6 +41,9 @@ class LegacyDialect(WireDialect):
     removed_methods = ()
     has_subscriptions = False
     per_request_declaration = False
+    has_task_list = True
+    has_related_task_meta = True
+    task_progress = True
 
     def task_call_params(self, params: dict[str, Any]) -> dict[str, Any]:
         return {**params, "task": {"ttl": REQUESTED_TTL_MS}}
@@ -48,6 +51,10 @@ class LegacyDialect(WireDialect):
     def can_cancel(self, server_capabilities: Any) -> bool:
         """tasks/cancel is optional on 2025-11-25: only a server declaring tasks.cancel is asked."""
         return get_path(declared_tasks(server_capabilities), "cancel") is not None
+
+    def can_list(self, server_capabilities: Any) -> bool:
+        """tasks/list is optional on 2025-11-25: only a server declaring tasks.list is asked."""
+        return get_path(declared_tasks(server_capabilities), "list") is not None
 
     def unknown_id_probes(self, task_id: str, server_capabilities: Any) -> tuple[UnknownIdProbe, ...]:
         probes = [

@@ -1,0 +1,462 @@
+"""The config file: settings kept with the project instead of on every command line.
+
+    # tasks-conformance.toml (or [tool.tasks-conformance] in pyproject.toml)
+    command = ["python", "server.py"]
+    tool-name = "long_job"
+    timeout = 10000
+    reporter = ["junit-xml=conformance.xml"]
+    baseline = "conformance-baseline.toml"
+
+Keys are the long flag names (`--tool-name` is `tool-name`, `--header` is `header`, `--check-id`
+is `check-id`); each maps to a `RunOptions` field. Without --config, the file is
+`tasks-conformance.toml` in the working directory, else `pyproject.toml` there if it has a
+`[tool.tasks-conformance]` table. Precedence: flag > environment (the credential variables) >
+file > default; a flag replaces the file's value, lists included. Paths in the file are relative
+to the working directory, as on the command line.
+
+`resolve` merges and says where each setting came from (`tasks-conformance config show`).
+Stdlib only (tomllib), cheap to import.
+"""
+
+from __future__ import annotations
+
+import difflib
+import json
+import os
+import tomllib
+from collections.abc import Callable, Iterable, Mapping
+from dataclasses import dataclass, fields, replace
+from typing import Any
+
+from tasks_conformance.config import RunOptions
+from tasks_conformance.errors import UsageError
+
+FILE_NAME = "tasks-conformance.toml"
+PYPROJECT = "pyproject.toml"
+TABLE = "tasks-conformance"  # [tool.tasks-conformance]
+ACCESS_TOKEN_ENV = "TASKS_CONFORMANCE_ACCESS_TOKEN"
+HEADERS_ENV = "TASKS_CONFORMANCE_HEADERS"
+MAX_CONFIG_BYTES = 1024 * 1024
+
+# What a value may be in the file: a name for messages, and a converter to the RunOptions form
+# (None when the value has the wrong type).
+_Convert = Callable[[Any], Any]
+
+
+def _string(v: Any) -> Any:
+    return v if isinstance(v, str) else None
+
+
+def _integer(v: Any) -> Any:
+    return v if isinstance(v, int) and not isinstance(v, bool) else None
+
+
+def _boolean(v: Any) -> Any:
+    return v if isinstance(v, bool) else None
+
+
+def _strings(v: Any) -> Any:
+    if isinstance(v, list) and all(isinstance(x, str) for x in v):
+        return tuple(v)
+    return None
+
+
+def _json_value(v: Any) -> Any:
+    # A TOML table is the JSON object itself; a string is what the flag takes (JSON, @file, -).
+    if isinstance(v, dict):
+        return json.dumps(v)
+    return v if isinstance(v, str) else None
+
+
+def _pairs(separator: str) -> _Convert:
+    def convert(v: Any) -> Any:
+        if isinstance(v, dict) and all(isinstance(x, str) for x in v.values()):
+            return tuple(f"{k}{separator}{x}" for k, x in v.items())
+        return _strings(v)
+
+    return convert
+
+
+def _probe_args(v: Any) -> Any:
+    """`probe-args`: per role, the tool's arguments as a table or JSON text (as --probe-args ROLE=JSON)."""
+    if isinstance(v, dict) and all(isinstance(x, str | dict) for x in v.values()):
+        return tuple(f"{k}={x if isinstance(x, str) else json.dumps(x)}" for k, x in v.items())
+    return _strings(v)
+
+
+def _command(v: Any) -> Any:
+    if isinstance(v, str):
+        return v
+    if isinstance(v, list) and v and all(isinstance(x, str) for x in v):
+        return tuple(v)  # an argv: split into command and args by _to_options
+    return None
+
+
+STRING, INTEGER, BOOLEAN, STRINGS = "a string", "an integer", "true or false", "an array of strings"
+TABLE_OR_STRING = "a table or a JSON string"
+PAIRS_ENV = "a table of NAME = \"value\" or an array of \"NAME=VALUE\" strings"
+PAIRS_HEADER = "a table of Name = \"value\" or an array of \"Name: value\" strings"
+COMMAND = "a string or an array of strings (the argv)"
+PAIRS_PROBE = "a table of ROLE = \"TOOL\" or an array of \"ROLE=TOOL\" strings"
+PAIRS_PROBE_ARGS = "a table of ROLE = {arguments} (or a JSON string) or an array of \"ROLE=JSON\" strings"
+
+
+@dataclass(frozen=True)
+class Key:
+    name: str  # in the file: the long flag without its dashes
+    field: str  # the RunOptions field
+    expected: str
+    convert: _Convert
+    secret: bool = False
+
+
+KEYS: tuple[Key, ...] = (
+    Key("url", "url", STRING, _string),
+    Key("command", "command", COMMAND, _command),
+    Key("args", "args", STRINGS, _strings),
+    Key("command-args", "command_args", STRINGS, _strings),
+    Key("transport", "transport", STRING, _string),
+    Key("tcp", "tcp", STRING, _string),
+    Key("unix", "unix", STRING, _string),
+    Key("cwd", "cwd", STRING, _string),
+    Key("env", "env", PAIRS_ENV, _pairs("=")),
+    Key("show-env", "show_env", STRINGS, _strings),
+    Key("header", "headers", PAIRS_HEADER, _pairs(": ")),
+    Key("access-token", "access_token", STRING, _string, secret=True),
+    Key("oauth-access-token", "oauth_access_token", STRING, _string, secret=True),
+    Key("protocol-version", "protocol_version", STRING, _string),
+    Key("client-capabilities", "client_capabilities", TABLE_OR_STRING, _json_value),
+    Key("expect-wire", "expect_wire", STRING, _string),
+    Key("profile", "profile", STRING, _string),
+    Key("check-id", "check_ids", STRINGS, _strings),
+    Key("category", "categories", STRINGS, _strings),
+    Key("tool-name", "tool_name", STRING, _string),
+    Key("tool-args", "tool_args", TABLE_OR_STRING, _json_value),
+    Key("probe", "probes", PAIRS_PROBE, _pairs("=")),
+    Key("probe-args", "probe_args", PAIRS_PROBE_ARGS, _probe_args),
+    Key("input-responses", "input_responses", TABLE_OR_STRING, _json_value),
+    Key("elicitation-response", "elicitation_response", TABLE_OR_STRING, _json_value),
+    Key("sampling-response", "sampling_response", TABLE_OR_STRING, _json_value),
+    Key("timeout", "timeout_ms", INTEGER + " (milliseconds)", _integer),
+    Key("poll-timeout", "poll_timeout_ms", INTEGER + " (milliseconds)", _integer),
+    Key("max-message-bytes", "max_message_bytes", INTEGER, _integer),
+    Key("format", "format", STRING, _string),
+    Key("reporter", "reporters", STRINGS, _strings),
+    Key("quiet", "quiet", BOOLEAN, _boolean),
+    Key("verbose", "verbose", BOOLEAN, _boolean),
+    Key("wire-log", "wire_log", STRING, _string),
+    Key("debug", "debug", BOOLEAN, _boolean),
+    Key("junit-suite-name", "junit_suite_name", STRING, _string),
+    Key("baseline", "baseline", STRING, _string),
+    Key("strict-baseline", "strict_baseline", BOOLEAN, _boolean),
+    Key("refresh-token", "refresh_token", STRING, _string, secret=True),
+    Key("client-id", "client_id", STRING, _string),
+    Key("client-secret", "client_secret", STRING, _string, secret=True),
+    Key("credentials-file", "credentials_file", STRING, _string),
+)
+BY_NAME = {k.name: k for k in KEYS}
+BY_FIELD = {k.field: k for k in KEYS}
+# Command-line settings with no file key: a one-off action, or the file itself.
+FLAG_ONLY = {"update_baseline": "update-baseline", "config": "config"}
+# The target, and what belongs to the file's target only: a target given as a flag replaces all
+# of these in the file (`--url` must not meet the file's `command`, nor its `args`).
+TARGETS = ("url", "command", "tcp", "unix")
+TARGET_FIELDS = (*TARGETS, "transport", "args", "command_args", "cwd", "env", "show_env")
+
+
+@dataclass(frozen=True)
+class ConfigFile:
+    path: str
+    values: dict[str, Any]  # RunOptions field -> value, converted
+
+
+@dataclass(frozen=True)
+class Resolved:
+    """The effective settings and, per RunOptions field, where its value came from."""
+
+    options: RunOptions
+    sources: dict[str, str]
+    file: str | None
+
+
+def find(cwd: str | None = None) -> str | None:
+    """tasks-conformance.toml in `cwd`, else its pyproject.toml if that has our table."""
+    where = cwd or os.getcwd()
+    own = os.path.join(where, FILE_NAME)
+    if os.path.isfile(own):
+        return own
+    pyproject = os.path.join(where, PYPROJECT)
+    if os.path.isfile(pyproject):
+        try:
+            with open(pyproject, "rb") as fh:
+                doc = tomllib.load(fh)
+        except (OSError, tomllib.TOMLDecodeError):
+            return None  # not ours to judge: only a pyproject with our table is a config file
+        if isinstance(doc.get("tool"), dict) and TABLE in doc["tool"]:
+            return pyproject
+    return None
+
+
+def _display(path: str) -> str:
+    rel = os.path.relpath(path) if os.path.isabs(path) else path
+    return rel if not rel.startswith("..") else path
+
+
+def load(path: str) -> ConfigFile:
+    """Read a config file; a missing file, bad TOML, an unknown key or a wrong type is a
+    UsageError of one line naming the file and the key."""
+    shown = _display(path)
+    try:
+        with open(path, "rb") as fh:
+            data = fh.read(MAX_CONFIG_BYTES + 1)
+    except OSError as exc:
+        raise UsageError(f"--config: cannot read {path!r}: {exc.strerror}") from None
+    if len(data) > MAX_CONFIG_BYTES:
+        raise UsageError(f"{shown}: larger than 1 MiB; not a config file")
+    try:
+        doc = tomllib.loads(data.decode("utf-8"))
+    except (UnicodeDecodeError, tomllib.TOMLDecodeError) as exc:
+        raise UsageError(f"{shown}: not valid TOML: {str(exc).splitlines()[0]}") from None
+    table: Any = doc
+    tool_table = doc.get("tool")
+    if os.path.basename(path) == PYPROJECT or (isinstance(tool_table, dict) and TABLE in tool_table):
+        tool = doc.get("tool")
+        table = tool.get(TABLE) if isinstance(tool, dict) else None
+        if table is None:
+            raise UsageError(f"{shown}: no [tool.{TABLE}] table")
+        if not isinstance(table, dict):
+            raise UsageError(f"{shown}: tool.{TABLE} must be a table")
+        shown = f"{shown} [tool.{TABLE}]"
+    return ConfigFile(path, _values(table, shown))
+
+
+def _values(table: Mapping[str, Any], shown: str) -> dict[str, Any]:
+    out: dict[str, Any] = {}
+    for name, raw in table.items():
+        key = BY_NAME.get(name)
+        if key is None:
+            if name in FLAG_ONLY.values():
+                raise UsageError(f"{shown}: {name} cannot be set in a config file; give --{name} on the command line")
+            close = difflib.get_close_matches(name, list(BY_NAME), n=1)
+            hint = f"; did you mean {close[0]}?" if close else "; keys are the long flag names, e.g. tool-name"
+            raise UsageError(f"{shown}: unknown key {name[:60]!r}{hint}")
+        value = key.convert(raw)
+        if value is None:
+            raise UsageError(f"{shown}: {name} must be {key.expected}, got {_toml_type(raw)}")
+        out[key.field] = value
+    return out
+
+
+def _toml_type(value: Any) -> str:
+    if isinstance(value, bool):
+        return "a boolean"
+    if isinstance(value, int):
+        return "an integer"
+    if isinstance(value, float):
+        return "a float"
+    if isinstance(value, str):
+        return "a string"
+    if isinstance(value, list):
+        return "an array" if all(isinstance(v, str) for v in value) and value else "an array of other values"
+    if isinstance(value, dict):
+        return "a table"
+    return type(value).__name__
+
+
+def credentials_from_environment(
+    access_token: str | None, oauth_access_token: str | None, headers: Iterable[str] | None,
+    environ: Mapping[str, str] | None = None,
+) -> tuple[str | None, list[str] | None]:
+    """Without a token, $TASKS_CONFORMANCE_ACCESS_TOKEN; without headers, the non-empty lines
+    of $TASKS_CONFORMANCE_HEADERS. A value given always wins."""
+    env = os.environ if environ is None else environ
+    if access_token is None and oauth_access_token is None:
+        access_token = env.get(ACCESS_TOKEN_ENV, "").strip() or None
+    header_list = list(headers) if headers else None
+    if not header_list:
+        header_list = [line.strip() for line in env.get(HEADERS_ENV, "").splitlines() if line.strip()] or None
+    return access_token, header_list
+
+
+def _flag(field: str) -> str:
+    key = BY_FIELD.get(field)
+    return f"--{key.name}" if key else f"--{FLAG_ONLY.get(field, field.replace('_', '-'))}"
+
+
+def resolve(
+    flags: RunOptions,
+    given: Iterable[str],
+    *,
+    cwd: str | None = None,
+    environ: Mapping[str, str] | None = None,
+    discover: bool = True,
+) -> Resolved:
+    """The effective RunOptions: `given` (RunOptions fields set on the command line) from
+    `flags`, then the credential variables of `environ` (only for an HTTP target; None: no
+    environment), then the config file (`flags.config`, or found in `cwd` when `discover`),
+    then the defaults."""
+    given = set(given)
+    target_flag = any(name in given for name in TARGETS)
+    path = flags.config
+    if path is None and discover:
+        path = find(cwd)
+    file = load(path) if path is not None else None
+    label = f"file {_display(path)}" if path is not None else ""
+    values: dict[str, Any] = {}
+    sources: dict[str, str] = {}
+    defaults = RunOptions()
+    for f in fields(RunOptions):
+        if f.name in given:
+            values[f.name], sources[f.name] = getattr(flags, f.name), f"flag {_flag(f.name)}"
+        elif file is not None and f.name in file.values and not (target_flag and f.name in TARGET_FIELDS):
+            values[f.name], sources[f.name] = file.values[f.name], label
+        else:
+            values[f.name], sources[f.name] = getattr(defaults, f.name), "default"
+    # A command given as an argv in the file: its first item is the program, never split.
+    if isinstance(values["command"], tuple):
+        import shlex
+
+        argv = values["command"]
+        values["command"] = shlex.quote(argv[0]) if " " in argv[0] else argv[0]
+        if "args" not in given:
+            values["args"] = tuple(argv[1:]) + tuple(values["args"])
+            if sources["args"] == "default" and len(argv) > 1:
+                sources["args"] = label
+    if environ is not None and values["url"]:
+        token, headers = credentials_from_environment(
+            values["access_token"], values["oauth_access_token"], values["headers"] or None, environ,
+        )
+        oauth = any(values[name] for name in ("refresh_token", "client_id", "client_secret", "credentials_file"))
+        # An OAuth refresh gets the access token: $TASKS_CONFORMANCE_ACCESS_TOKEN is not used then.
+        if token is not None and token != values["access_token"] and not oauth:
+            values["access_token"], sources["access_token"] = token, f"environment ${ACCESS_TOKEN_ENV}"
+        if headers and tuple(headers) != values["headers"]:
+            values["headers"], sources["headers"] = tuple(headers), f"environment ${HEADERS_ENV}"
+    if path is not None and "config" not in given:
+        values["config"], sources["config"] = path, "found in the working directory"
+    return Resolved(replace(defaults, **values), sources, path)
+
+
+# ---------------------------------------------------------------------------------------------
+# `tasks-conformance config show`
+
+
+def _masked_url(url: str) -> str:
+    from urllib.parse import urlsplit, urlunsplit
+
+    from tasks_conformance.config import _SECRET_QUERY_NAME
+    from tasks_conformance.redact import REDACTED
+
+    parts = urlsplit(url)
+    netloc = parts.netloc
+    if parts.password:
+        netloc = netloc.replace(f":{parts.password}@", f":{REDACTED}@", 1)
+    query = []
+    for pair in parts.query.split("&") if parts.query else []:
+        name, eq, value = pair.partition("=")
+        query.append(f"{name}={REDACTED}" if eq and value and _SECRET_QUERY_NAME.search(name) else pair)
+    return urlunsplit((parts.scheme, netloc, parts.path, "&".join(query), parts.fragment))
+
+
+def _masked(field: str, value: Any, options: RunOptions) -> Any:
+    """`value` as `config show` may print it: secrets replaced by [REDACTED]."""
+    from tasks_conformance.config import _SECRET_NAME, url_passwords
+    from tasks_conformance.redact import REDACTED, SENSITIVE_HEADERS
+
+    if value is None or value == () or value == "":
+        return value
+    key = BY_FIELD.get(field)
+    if key is not None and key.secret:
+        # @FILE and - name where the token is, not the token.
+        return value if value == "-" or str(value).startswith("@") else REDACTED
+    if field == "url":
+        return _masked_url(value)
+    if field == "env":
+        out = []
+        for item in value:
+            name, _eq, val = item.partition("=")
+            shown = name in options.show_env and not _SECRET_NAME.search(name) and not url_passwords(val)
+            out.append(item if shown else f"{name}={REDACTED}")
+        return tuple(out)
+    if field == "headers":
+        out = []
+        for item in value:
+            name, _sep, _val = item.partition(":")
+            secret = name.strip().lower() in SENSITIVE_HEADERS or _SECRET_NAME.search(name)
+            out.append(f"{name.strip()}: {REDACTED}" if secret else item)
+        return tuple(out)
+    if field == "command" and isinstance(value, str):
+        import shlex
+
+        # `--command "server --token abc"`: judged word by word, as the builder splits it.
+        try:
+            words = shlex.split(value) if " " in value and not os.path.exists(value) else [value]
+        except ValueError:
+            words = [value]
+        masked = _masked("args", tuple(words), options)
+        return value if list(masked) == words else shlex.join(masked)
+    if field in ("command", "args", "command_args"):
+        args = list(value) if isinstance(value, tuple) else [value]
+        out = []
+        hide_next = False
+        for arg in args:
+            if hide_next:
+                out.append(REDACTED)
+                hide_next = False
+                continue
+            for pw in url_passwords(arg):
+                arg = arg.replace(f":{pw}@", f":{REDACTED}@") if ":" not in pw else arg
+            name, eq, _v = arg.partition("=")
+            if name.startswith("-") and _SECRET_NAME.search(name):
+                if eq:
+                    arg = f"{name}={REDACTED}"
+                else:
+                    hide_next = True
+            out.append(arg)
+        return tuple(out) if isinstance(value, tuple) else out[0]
+    return value
+
+
+def show(resolved: Resolved, environ: Mapping[str, str] | None = None) -> list[dict[str, Any]]:
+    """Every setting: its file key, effective value (secrets masked) and source."""
+    from tasks_conformance.config import RunConfig, url_passwords
+    from tasks_conformance.redact import Redactor
+
+    o = resolved.options
+    # A second fence: every secret the run itself would hide, wherever it shows up.
+    env = dict(item.partition("=")[::2] for item in o.env)
+    headers = dict((h.partition(":")[0].strip(), h.partition(":")[2].strip()) for h in o.headers)
+    import shlex
+
+    try:
+        words = tuple(shlex.split(o.command)) if o.command and " " in o.command else (o.command or "",)
+    except ValueError:
+        words = (o.command or "",)
+    lenient = RunConfig(transport="stdio", url=o.url, command=(*words, *o.args, *o.command_args),
+                        env=env, show_env=o.show_env, headers=headers)
+    secrets = lenient.secrets() + [v for v in (o.access_token, o.oauth_access_token) if v]
+    secrets += [pw for v in env.values() for pw in url_passwords(v)]
+    redactor = Redactor(secrets)
+    rows = []
+    for f in fields(RunOptions):
+        key = BY_FIELD[f.name].name if f.name in BY_FIELD else FLAG_ONLY[f.name]
+        value = _masked(f.name, getattr(o, f.name), o)
+        rows.append({"key": key, "value": redactor.json(list(value) if isinstance(value, tuple) else value),
+                     "source": resolved.sources.get(f.name, "default")})
+    return rows
+
+
+def show_text(rows: list[dict[str, Any]], file: str | None) -> str:
+    """`config show` for people: one line per setting, `key = value` as TOML would write it."""
+    from tasks_conformance.reporters._text import one_line
+
+    none = f"none ({FILE_NAME} or [tool.{TABLE}] in {PYPROJECT})"
+    head = f"# config file: {_display(file) if file else none}"
+    lines = [head, "# precedence: flag > environment > file > default"]
+    shown = [(r["key"], "(not set)" if r["value"] in (None, []) else json.dumps(r["value"], ensure_ascii=False),
+              r["source"]) for r in rows]
+    width = max(len(k) for k, _v, _s in shown)
+    value_width = min(48, max(len(v) for _k, v, _s in shown))
+    for key, value, source in shown:
+        lines.append(one_line(f"{key:<{width}} = {value:<{value_width}}  # {source}"))
+    return "\n".join(lines)

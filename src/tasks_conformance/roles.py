@@ -1,0 +1,205 @@
+"""Probe roles: which tool plays which part in a run.
+
+Some rules need a particular kind of tool: one that runs only as a task, one that never does,
+one that ends with `isError: true`, one that fails with a JSON-RPC error, one that asks for input.
+A role names that kind; `--probe ROLE=TOOL` gives it a tool and `--probe-args ROLE=<json>` its
+arguments. The `task` role is the tool every task check uses (`--tool-name`/`--tool-args` are its
+aliases).
+
+Where tools/list carries `execution.taskSupport` (2025-11-25, and a 2026-07-28 server that still
+lists it), `required` and `sync` are inferred from it; `tool-error`, `fault` and `input` cannot be
+told from metadata, so only flags set them, except that `input` defaults to the task tool when
+`--input-responses` is given (the answers were written for that tool).
+
+The flag parsing is stdlib only and cheap to import; the inference reads discovery lazily.
+"""
+
+from __future__ import annotations
+
+import difflib
+from typing import TYPE_CHECKING, Any, Final, Literal
+
+from tasks_conformance.errors import UsageError
+
+if TYPE_CHECKING:
+    from tasks_conformance.evidence import Discovery, ToolChoice
+    from tasks_conformance.wires import WireDialect
+
+Role = Literal["task", "required", "tool-error", "fault", "input", "sync"]
+ROLES: Final[tuple[Role, ...]] = ("task", "required", "tool-error", "fault", "input", "sync")
+ROLE_HELP: Final[dict[str, str]] = {
+    "task": "the tool every task check runs as a task (--tool-name is its alias)",
+    "required": "a tool that runs only as a task (execution.taskSupport required)",
+    "tool-error": "a tool whose result has isError: true",
+    "fault": "a tool that fails with a JSON-RPC error",
+    "input": "a tool that asks the client for input while its task runs",
+    "sync": "a tool that never runs as a task (execution.taskSupport forbidden or absent)",
+}
+# Roles that metadata can never reveal: only a flag sets them.
+FLAG_ONLY: Final[frozenset[str]] = frozenset({"tool-error", "fault", "input"})
+
+
+def role_flag(role: str) -> str:
+    """The flag that gives a role its tool, for messages."""
+    return "--tool-name TOOL (or --probe task=TOOL)" if role == "task" else f"--probe {role}=TOOL"
+
+
+def _role_named(flag: str, value: str) -> tuple[str, str]:
+    role, sep, rest = value.partition("=")
+    role = role.strip()
+    if not sep or not role:
+        raise UsageError(f"{flag}: expected ROLE=VALUE, got {value.split('=')[0][:40]!r}")
+    if role not in ROLES:
+        close = difflib.get_close_matches(role, ROLES, n=1, cutoff=0.4)
+        hint = f"did you mean {close[0]}? " if close else ""
+        raise UsageError(f"{flag}: unknown role {role[:40]!r}; {hint}roles: {', '.join(ROLES)}")
+    return role, rest
+
+
+def parse_probes(values: tuple[str, ...]) -> dict[str, str]:
+    """`--probe ROLE=TOOL` (repeatable) -> {role: tool}; a role given two different tools is an error."""
+    out: dict[str, str] = {}
+    for value in values:
+        role, tool = _role_named("--probe", value)
+        tool = tool.strip()
+        if not tool:
+            raise UsageError(f"--probe {role}=: expected a tool name after the =")
+        if role in out and out[role] != tool:
+            raise UsageError(f"--probe {role} is given twice, as {out[role]!r} and {tool!r}")
+        out[role] = tool
+    return out
+
+
+def parse_probe_args(values: tuple[str, ...]) -> dict[str, dict[str, Any]]:
+    """`--probe-args ROLE=<json|@file|->` (repeatable) -> {role: arguments}."""
+    from tasks_conformance.flag_values import parse_json_flag
+
+    out: dict[str, dict[str, Any]] = {}
+    for value in values:
+        role, text = _role_named("--probe-args", value)
+        if not text:
+            raise UsageError(f"--probe-args {role}=: expected a JSON object, @FILE or - after the =")
+        args = parse_json_flag(f"--probe-args {role}", text)
+        if role in out and out[role] != args:
+            raise UsageError(f"--probe-args {role} is given twice with different arguments")
+        out[role] = args
+    return out
+
+
+def stdin_readers(values: tuple[str, ...]) -> list[str]:
+    """The --probe-args values that read standard input (for the one-reader rule)."""
+    return [f"--probe-args {v.partition('=')[0]}" for v in values if v.partition("=")[2] == "-"]
+
+
+def merge_task_role(
+    tool_name: str | None, tool_args: dict[str, Any] | None, probes: dict[str, str],
+    probe_args: dict[str, dict[str, Any]],
+) -> tuple[str | None, dict[str, Any] | None]:
+    """--tool-name/--tool-args and --probe task=/--probe-args task= are one setting: the same
+    value twice is fine, two different values are a usage error."""
+    named = probes.pop("task", None)
+    if named is not None and tool_name is not None and named != tool_name:
+        raise UsageError(f"--tool-name {tool_name!r} and --probe task={named!r} name different tools; give one")
+    args = probe_args.pop("task", None)
+    if args is not None and tool_args is not None and args != tool_args:
+        raise UsageError("--tool-args and --probe-args task= give different arguments; give one")
+    return tool_name or named, tool_args if tool_args is not None else args
+
+
+# ---------------------------------------------------------------------------------------------
+# Inference
+
+
+def assign_roles(
+    wanted: set[str], *, probes: dict[str, str], probe_args: dict[str, dict[str, Any]],
+    input_responses: dict[str, Any] | None, d: Discovery, dialect: WireDialect, task: ToolChoice | None,
+) -> dict[str, ToolChoice]:
+    """A tool (or the reason there is none) for every wanted role but `task`, which the runner
+    chooses as before (`task` is the task role's choice, needed for the `input` default)."""
+    from tasks_conformance.evidence import ToolChoice
+
+    out: dict[str, ToolChoice] = {}
+    listed = [str(t.get("name")) for t in d.tools if isinstance(t.get("name"), str)]
+    for role in ROLES:
+        if role == "task" or role not in wanted:
+            continue
+        args = dict(probe_args.get(role, {}))
+        if d.tools_replies and not d.tools_replies[-1].ok:
+            out[role] = ToolChoice(None, f"tools/list got {d.tools_replies[-1].describe()}, so no tool can be probed",
+                                   source="flag" if role in probes else "none")
+        elif role in probes:
+            out[role] = _named(role, probes[role], args, d, dialect, listed)
+        elif role == "input" and input_responses is not None and task is not None and task.name is not None:
+            out[role] = ToolChoice(task.name, "the task tool, because --input-responses was given for it",
+                                   dict(args or task.arguments), source="default")
+        elif role in FLAG_ONLY:
+            also = " (or --input-responses with --tool-name, for the task tool)" if role == "input" else ""
+            out[role] = ToolChoice(None, f"tool metadata cannot tell which tool plays it; pass {role_flag(role)}{also}",
+                                   source="none")
+        else:
+            out[role] = _inferred(role, args, d, dialect)
+    return out
+
+
+def _support(tool: dict[str, Any] | None) -> str | None:
+    from tasks_conformance.protocol import get_path
+
+    value = get_path(tool or {}, "execution", "taskSupport")
+    return value if isinstance(value, str) else None
+
+
+def _lists_task_support(d: Discovery, dialect: WireDialect) -> bool:
+    """Whether tools/list says which tools run as tasks: always on 2025-11-25; on the extension
+    only when the server still lists execution.taskSupport."""
+    return dialect.tools_declare_task_support or any(_support(t) is not None for t in d.tools)
+
+
+def _named(role: str, name: str, args: dict[str, Any], d: Discovery, dialect: WireDialect,
+           listed: list[str]) -> ToolChoice:
+    from tasks_conformance.evidence import ToolChoice
+
+    if d.tools_listed and name not in listed:
+        shown = ", ".join(listed[:10]) + (f" (+{len(listed) - 10} more)" if len(listed) > 10 else "")
+        return ToolChoice(None, f"--probe {role}={name!r} is not among the listed tools: {shown or 'none'}",
+                          source="flag")
+    if dialect.tools_declare_task_support and d.tools_replies:
+        support = _support(d.tool_named(name)) or "forbidden"
+        # A client MUST NOT send params.task for a forbidden tool, and a required tool called
+        # without one is refused: a role that contradicts the metadata would judge our mistake.
+        if role == "required" and support != "required":
+            return ToolChoice(None, f"--probe required={name!r} has execution.taskSupport {support!r}, not "
+                                    "'required', so the server may rightly run it without a task", source="flag")
+        if role == "sync" and support != "forbidden":
+            return ToolChoice(None, f"--probe sync={name!r} has execution.taskSupport {support!r}, so it may "
+                                    "rightly run as a task; name a forbidden (or unannotated) tool", source="flag")
+        if role in FLAG_ONLY and support == "forbidden":
+            return ToolChoice(None, f"--probe {role}={name!r} has execution.taskSupport forbidden, so it cannot "
+                                    "run as a task on 2025-11-25", source="flag")
+    return ToolChoice(name, f"chosen with --probe {role}", args, source="flag")
+
+
+def _inferred(role: str, args: dict[str, Any], d: Discovery, dialect: WireDialect) -> ToolChoice:
+    """`required` from taskSupport required, `sync` from forbidden or absent: non-destructive
+    tools only (a server that wrongly runs the call must not delete anything), read-only first."""
+    from tasks_conformance.evidence import ToolChoice
+    from tasks_conformance.protocol import get_path
+
+    if not _lists_task_support(d, dialect):
+        return ToolChoice(None, "on the extension wire tools carry no task metadata, so no tool can be "
+                                f"inferred for this role; pass {role_flag(role)}", source="none")
+    want = ("required",) if role == "required" else ("forbidden", None)
+    candidates = []
+    for t in d.tools:
+        if not isinstance(t.get("name"), str) or get_path(t, "annotations", "destructiveHint") is True:
+            continue
+        if _support(t) in want:
+            candidates.append((0 if get_path(t, "annotations", "readOnlyHint") is True else 1, t))
+    if not candidates:
+        what = "required" if role == "required" else "forbidden or absent"
+        return ToolChoice(None, f"no listed tool has execution.taskSupport {what} without destructiveHint; "
+                                f"pass {role_flag(role)}", source="none")
+    candidates.sort(key=lambda c: c[0])
+    rank, tool = candidates[0]
+    support = _support(tool) or "absent"
+    why = f"inferred: execution.taskSupport {support}{', readOnlyHint' if rank == 0 else ''}; destructive tools skipped"
+    return ToolChoice(str(tool["name"]), why, args)

@@ -1,0 +1,368 @@
+"""The 2025-11-25 checks on hand-built evidence: frames in the order they crossed the wire."""
+
+from __future__ import annotations
+
+import json
+from dataclasses import replace
+from typing import Any
+
+from tasks_conformance.checks import CHECKS
+from tasks_conformance.checks.registry import Verdict
+from tasks_conformance.evidence import (
+    Cancel,
+    DeclaredCall,
+    Discovery,
+    Evidence,
+    Poll,
+    ProbeRecord,
+    RelatedMetaOverride,
+    ResultWhileRunning,
+    StopReason,
+    TaskListing,
+    TaskProgress,
+    ToolChoice,
+)
+from tasks_conformance.rpc.peer import Reply, RpcError
+from tasks_conformance.runner import judge
+from tasks_conformance.wirelog import HttpMeta, WireLog
+from tasks_conformance.wires import CreatedTask, Wire
+
+LEGACY_CAPS = {"tasks": {"list": {}, "cancel": {}, "requests": {"tools": {"call": {}}}}}
+TS = "2026-01-01T00:00:00Z"
+
+
+def task(status: str, tid: str = "t1") -> dict[str, Any]:
+    return {"taskId": tid, "status": status, "createdAt": TS, "lastUpdatedAt": TS, "ttl": 60000}
+
+
+class Wire2025:
+    """A legacy run, written frame by frame so that requests and answers can interleave."""
+
+    def __init__(self, caps: dict[str, Any] | None = None) -> None:
+        self.log = WireLog()
+        self.discovery = Discovery(era="2025-11-25", wire=Wire.LEGACY,
+                                   server_capabilities=LEGACY_CAPS if caps is None else caps)
+        self.records: dict[str, ProbeRecord] = {}
+        self.next_id = 0
+
+    def record(self, kind: type[ProbeRecord]) -> Any:
+        rec = self.records.setdefault(kind.probe, kind())
+        rec.ran = True
+        return rec
+
+    def send(self, method: str, params: Any) -> Reply:
+        self.next_id += 1
+        out = self.log.record("out", "stdio", json.dumps({"jsonrpc": "2.0", "id": self.next_id, "method": method,
+                                                            "params": params}).encode())
+        return Reply(method, self.next_id, out.seq)
+
+    def answer(self, reply: Reply, answer: dict[str, Any]) -> Reply:
+        inn = self.log.record("in", "stdio", json.dumps({"jsonrpc": "2.0", "id": reply.request_id,
+                                                           **answer}).encode())
+        reply.response_seq = inn.seq
+        if "result" in answer:
+            reply.result = answer["result"]
+        else:
+            e = answer["error"]
+            reply.error = RpcError(e.get("code"), e.get("message"), e.get("data"), "data" in e)
+        return reply
+
+    def exchange(self, method: str, params: Any, answer: dict[str, Any]) -> Reply:
+        return self.answer(self.send(method, params), answer)
+
+    def create(self) -> None:
+        rec = self.record(DeclaredCall)
+        rec.call = self.exchange("tools/call", {"name": "slow", "task": {}}, {"result": {"task": task("working")}})
+        rec.created = CreatedTask.read(rec.call.result)
+
+    def poll(self, status: str) -> Reply:
+        rec = self.record(Poll)
+        reply = self.exchange("tasks/get", {"taskId": "t1"}, {"result": task(status)})
+        rec.gets.append(reply)
+        rec.statuses.append(status)
+        if status in ("completed", "failed", "cancelled"):
+            rec.stop = StopReason.TERMINAL
+        return reply
+
+    def final_result(self, content: str = "done") -> None:
+        self.record(Poll).result = self.exchange("tasks/result", {"taskId": "t1"}, {"result": result(content)})
+
+    @property
+    def ev(self) -> Evidence:
+        return Evidence(wire_log=self.log, discovery=self.discovery, transport="stdio",
+                        tool=ToolChoice("slow", "test"), records=self.records)
+
+
+def result(text: str) -> dict[str, Any]:
+    return {"content": [{"type": "text", "text": text}],
+            "_meta": {"io.modelcontextprotocol/related-task": {"taskId": "t1"}}}
+
+
+def verdict(check_id: str, ev: Evidence) -> Verdict:
+    return judge(CHECKS[check_id], ev, interrupted=False)
+
+
+BLOCKS = "tasks-legacy-result-blocks"
+
+
+def test_tasks_result_answered_after_the_end_with_the_outcome_passes() -> None:
+    w = Wire2025()
+    w.create()
+    early = w.record(ResultWhileRunning)
+    early.result = w.send("tasks/result", {"taskId": "t1"})
+    w.poll("working")
+    w.poll("completed")
+    w.answer(early.result, {"result": result("done")})
+    w.final_result()
+    v = verdict(BLOCKS, w.ev)
+    assert v.status == "passed" and "still showed the task running" in v.message
+
+
+def test_tasks_result_answered_while_a_later_read_says_working_fails() -> None:
+    w = Wire2025()
+    w.create()
+    early = w.record(ResultWhileRunning)
+    early.result = w.exchange("tasks/result", {"taskId": "t1"}, {"result": result("done")})
+    w.poll("working")
+    w.poll("completed")
+    w.final_result()
+    v = verdict(BLOCKS, w.ev)
+    assert v.status == "failed" and "S-LEG-MUST-11" in v.message and "'working'" in v.message
+
+
+def test_an_early_answer_that_is_not_the_outcome_fails_whatever_the_order() -> None:
+    w = Wire2025()
+    w.create()
+    early = w.record(ResultWhileRunning)
+    early.result = w.send("tasks/result", {"taskId": "t1"})
+    w.poll("working")
+    w.answer(early.result, {"error": {"code": -32603, "message": "not ready"}})
+    w.poll("completed")
+    w.final_result()
+    v = verdict(BLOCKS, w.ev)
+    assert v.status == "failed" and "other content" in v.message
+
+
+def test_tasks_result_sent_after_the_end_was_seen_judges_nothing() -> None:
+    w = Wire2025()
+    w.create()
+    w.poll("completed")
+    early = w.record(ResultWhileRunning)
+    early.result = w.exchange("tasks/result", {"taskId": "t1"}, {"result": result("done")})
+    w.final_result()
+    assert verdict(BLOCKS, w.ev).skip_reason == "could-not-run"
+
+
+def test_tasks_result_never_answered_after_the_end_fails() -> None:
+    w = Wire2025()
+    w.create()
+    early = w.record(ResultWhileRunning)
+    early.result = w.send("tasks/result", {"taskId": "t1"})
+    early.result.timed_out = True
+    w.poll("working")
+    w.poll("completed")
+    w.final_result()
+    assert verdict(BLOCKS, w.ev).status == "failed"
+
+
+def _listing(w: Wire2025, *pages: list[str], cursor_code: int = -32602) -> TaskListing:
+    rec = w.record(TaskListing)
+    rec.task_id = "t1"
+    for n, ids in enumerate(pages):
+        page: dict[str, Any] = {"tasks": [task("working", tid) for tid in ids]}
+        if n + 1 < len(pages):
+            page["nextCursor"] = f"c{n + 1}"
+        rec.pages.append(w.exchange("tasks/list", {}, {"result": page}))
+    rec.bad_cursor = "made-up"
+    answer = ({"error": {"code": cursor_code, "message": "bad cursor"}} if cursor_code
+              else {"result": {"tasks": []}})
+    rec.bad_cursor_reply = w.exchange("tasks/list", {"cursor": "made-up"}, answer)
+    return rec
+
+
+def test_tasks_list_must_show_our_task_on_some_page() -> None:
+    w = Wire2025()
+    w.create()
+    _listing(w, ["a", "b"], ["t1"])
+    v = verdict("tasks-legacy-list-includes-task", w.ev)
+    assert v.status == "passed" and "2 page(s)" in v.message
+    w = Wire2025()
+    w.create()
+    _listing(w, ["a"], ["b"])
+    v = verdict("tasks-legacy-list-includes-task", w.ev)
+    assert v.status == "failed" and "S-LEG-MUST-17" in v.message
+
+
+def test_a_listing_cut_short_by_our_bound_does_not_fail() -> None:
+    w = Wire2025()
+    w.create()
+    rec = _listing(w, ["a"])
+    rec.stopped = "20 pages read"
+    v = verdict("tasks-legacy-list-includes-task", w.ev)
+    assert v.skip_reason == "could-not-run" and "P-27" in v.message
+    rec.pages.append(w.exchange("tasks/list", {"cursor": "c1"}, {"result": {"tasks": [task("working")]}}))
+    v = verdict("tasks-legacy-list-includes-task", w.ev)
+    assert v.status == "passed" and "P-27" in v.warnings[0]
+
+
+def test_a_made_up_cursor_must_get_invalid_params() -> None:
+    w = Wire2025()
+    _listing(w, ["t1"])
+    assert verdict("tasks-legacy-list-invalid-cursor", w.ev).status == "passed"
+    w = Wire2025()
+    _listing(w, ["t1"], cursor_code=0)
+    v = verdict("tasks-legacy-list-invalid-cursor", w.ev)
+    assert v.status == "failed" and "S-LEG-MUST-16" in v.message
+
+
+def test_tasks_list_is_not_applicable_without_its_capability() -> None:
+    w = Wire2025(caps={"tasks": {"requests": {"tools": {"call": {}}}}})
+    w.create()
+    rec = w.record(TaskListing)
+    rec.ran, rec.no_list_capability = False, True
+    assert verdict("tasks-legacy-list-includes-task", w.ev).skip_reason == "not-applicable"
+    assert verdict("tasks-legacy-list-invalid-cursor", w.ev).skip_reason == "not-applicable"
+
+
+def test_params_task_id_must_win_over_the_related_task_meta() -> None:
+    w = Wire2025()
+    w.create()
+    rec = w.record(RelatedMetaOverride)
+    rec.task_id, rec.other_id = "t1", "other"
+    rec.meta_names_other = w.exchange("tasks/get", {"taskId": "t1"}, {"result": task("working")})
+    rec.params_names_other = w.exchange("tasks/get", {"taskId": "other"},
+                                        {"error": {"code": -32602, "message": "unknown"}})
+    assert verdict("tasks-legacy-task-id-wins", w.ev).status == "passed"
+    rec.params_names_other = w.exchange("tasks/get", {"taskId": "other"}, {"result": task("working")})
+    v = verdict("tasks-legacy-task-id-wins", w.ev)
+    assert v.status == "failed" and "S-LEG-MUST-14" in v.message
+
+
+def test_a_cancelled_task_that_reads_working_again_fails() -> None:
+    w = Wire2025()
+    w.create()
+    w.poll("working")
+    w.poll("completed")
+    cancel = w.record(Cancel)
+    cancel.cancel = w.exchange("tasks/cancel", {"taskId": "t2"}, {"result": task("cancelled", "t2")})
+    cancel.after = w.exchange("tasks/get", {"taskId": "t2"}, {"result": task("cancelled", "t2")})
+    v = verdict("tasks-legacy-status-transitions", w.ev)
+    assert v.status == "passed" and "working → completed" in v.message
+    cancel.after = w.exchange("tasks/get", {"taskId": "t2"}, {"result": task("working", "t2")})
+    v = verdict("tasks-legacy-status-transitions", w.ev)
+    assert v.status == "failed" and "S-LEG-MUST-20" in v.message
+
+
+def test_a_status_change_off_the_allowed_paths_fails() -> None:
+    w = Wire2025()
+    w.create()
+    w.poll("input_required")
+    w.poll("working")
+    w.poll("completed")
+    assert verdict("tasks-legacy-status-transitions", w.ev).status == "passed"
+    w = Wire2025()
+    w.create()
+    rec = w.record(Poll)
+    rec.gets.append(w.exchange("tasks/get", {"taskId": "t1"}, {"result": task("failed")}))
+    w.records[DeclaredCall.probe].created = CreatedTask("t1", "nested", task("completed"))
+    v = verdict("tasks-legacy-status-transitions", w.ev)
+    assert v.status == "failed" and "completed → failed" in v.message and "S-LEG-MUST-07" in v.message
+
+
+def test_a_related_task_meta_that_leaves_tasks_get_unanswered_fails() -> None:
+    w = Wire2025()
+    w.create()
+    rec = w.record(RelatedMetaOverride)
+    rec.task_id, rec.other_id = "t1", "other"
+    rec.meta_names_other = w.send("tasks/get", {"taskId": "t1"})
+    rec.meta_names_other.timed_out = True
+    rec.params_names_other = w.send("tasks/get", {"taskId": "other"})
+    rec.params_names_other.timed_out = True
+    # Nothing shows the server answers a plain tasks/get: no verdict on the _meta.
+    assert verdict("tasks-legacy-task-id-wins", w.ev).skip_reason == "could-not-run"
+    w.poll("working")
+    v = verdict("tasks-legacy-task-id-wins", w.ev)
+    assert v.status == "failed" and "without it is answered" in v.message and "S-LEG-MUST-14" in v.message
+
+
+def test_a_related_task_meta_on_results_or_status_notifications_warns() -> None:
+    w = Wire2025()
+    w.create()
+    w.poll("working")
+    assert not verdict("tasks-legacy-related-meta-absent", w.ev).warnings
+    rec = w.record(Poll)
+    rec.gets.append(w.exchange("tasks/get", {"taskId": "t1"}, {"result": {
+        **task("completed"), "_meta": {"io.modelcontextprotocol/related-task": {"taskId": "t1"}}}}))
+    v = verdict("tasks-legacy-related-meta-absent", w.ev)
+    assert v.status == "passed" and len(v.warnings) == 1 and "S-LEG-SHOULD-04" in v.warnings[0]
+    assert "tasks/get #2" in v.warnings[0]
+    note = w.log.record("in", "stdio", json.dumps({"jsonrpc": "2.0", "method": "notifications/tasks/status",
+                                                     "params": {"status": "done"}}).encode())
+    v = verdict("tasks-legacy-related-meta-absent", replace(w.ev, notifications=(note,)))
+    assert v.status == "passed" and any("has no taskId" in x for x in v.warnings)
+
+
+def _poll_over_http(w: Wire2025, content_type: str) -> None:
+    rec = w.record(Poll)
+    out = w.send("tasks/get", {"taskId": "t1"})
+    meta = HttpMeta("POST", "http://127.0.0.1/mcp", 200, response_headers=(("Content-Type", content_type),))
+    channel = "sse" if content_type == "text/event-stream" else "http"
+    inn = w.log.record("in", channel, json.dumps({"jsonrpc": "2.0", "id": out.request_id,
+                                                    "result": task("working")}).encode(), http=meta)
+    out.response_seq, out.result, out.http = inn.seq, task("working"), meta
+    rec.gets.append(out)
+
+
+def test_a_tasks_get_answered_as_sse_warns_over_http() -> None:
+    w = Wire2025()
+    w.create()
+    _poll_over_http(w, "application/json")
+    http_ev = replace(w.ev, transport="http")
+    assert verdict("tasks-legacy-get-plain-json", http_ev).warnings == ()
+    _poll_over_http(w, "text/event-stream")
+    v = verdict("tasks-legacy-get-plain-json", replace(w.ev, transport="http"))
+    assert v.status == "passed" and "1 of 2" in v.warnings[0] and "S-LEG-SHOULD-08" in v.warnings[0]
+    assert verdict("tasks-legacy-get-plain-json", w.ev).skip_reason == "not-applicable"  # stdio
+
+
+def _progress(w: Wire2025, token: str) -> int:
+    return w.log.record("in", "stdio", json.dumps({"jsonrpc": "2.0", "method": "notifications/progress", "params": {
+        "progressToken": token, "progress": 1, "total": 4}}).encode()).seq
+
+
+def _progress_task(w: Wire2025, before_end: list[str], after_end: list[str]) -> TaskProgress:
+    rec = w.record(TaskProgress)
+    rec.token, rec.task_id = "tok", "t2"
+    rec.create = w.exchange("tools/call", {"name": "slow", "task": {}}, {"result": {"task": task("working", "t2")}})
+    rec.result = w.send("tasks/result", {"taskId": "t2"})
+    rec.frames += [_progress(w, t) for t in before_end]
+    w.answer(rec.result, {"result": result("done")})
+    rec.ended = w.exchange("tasks/get", {"taskId": "t2"}, {"result": task("completed", "t2")})
+    rec.frames += [_progress(w, t) for t in after_end]
+    rec.later = w.exchange("tasks/get", {"taskId": "t2"}, {"result": task("completed", "t2")})
+    return rec
+
+
+def test_progress_with_the_token_until_the_end_passes_and_after_it_fails() -> None:
+    w = Wire2025()
+    w.create()
+    _progress_task(w, ["tok", "tok"], [])
+    v = verdict("tasks-legacy-progress-token", w.ev)
+    assert v.status == "passed" and v.message.startswith("2 ")
+    w = Wire2025()
+    w.create()
+    _progress_task(w, ["tok"], ["tok"])
+    v = verdict("tasks-legacy-progress-token", w.ev)
+    assert v.status == "failed" and "after tasks/get showed it completed" in v.message and "S-LEG-MUST-23" in v.message
+
+
+def test_progress_with_a_token_nobody_sent_fails_and_no_progress_is_not_applicable() -> None:
+    w = Wire2025()
+    w.create()
+    _progress_task(w, ["other"], [])
+    v = verdict("tasks-legacy-progress-token", w.ev)
+    assert v.status == "failed" and "'other'" in v.message
+    w = Wire2025()
+    w.create()
+    _progress_task(w, [], [])
+    assert verdict("tasks-legacy-progress-token", w.ev).skip_reason == "not-applicable"

@@ -1,0 +1,182 @@
+"""The live progress line (issue 14): on a terminal it shows the phase, the elapsed time, the
+probe task's status and poll count and the time left before --poll-timeout; nothing of it off a
+terminal, in CI or with --quiet. Content is read for chosen moments of a fake clock, and from a
+pseudo-terminal for the command line; never by waiting."""
+
+from __future__ import annotations
+
+import io
+import json
+import os
+import pty
+import select
+import subprocess
+import sys
+from typing import Any
+
+import pytest
+
+from tasks_conformance.progress import RunProgress
+from tasks_conformance.reporters import ProgressLine
+from tasks_conformance.wirelog import WireLog
+
+
+class Clock:
+    def __init__(self) -> None:
+        self.now = 100.0
+
+    def __call__(self) -> float:
+        return self.now
+
+
+def _rpc(**message: Any) -> bytes:
+    return json.dumps({"jsonrpc": "2.0", **message}).encode()
+
+
+def _run_to_a_task(poll_timeout_s: float = 30.0) -> tuple[RunProgress, WireLog, Clock]:
+    """A RunProgress watching a wire log through the era probe and the task's creation."""
+    clock = Clock()
+    state = RunProgress(poll_timeout_s, clock=clock)
+    wire = WireLog()
+    wire.observer = state.on_frame
+    state.say("connecting and negotiating the protocol era")
+    assert state.line() == "connecting · 0.0s"
+    clock.now += 0.4
+    wire.record("out", "stdio", _rpc(id=1, method="server/discover"), note="era probe (server/discover)")
+    wire.record("in", "stdio", _rpc(id=1, result={"supportedVersions": ["2026-07-28"]}))
+    assert state.line() == "discovering · 0.4s"
+    state.say("probe: tools/call declaring the extension")
+    wire.record("out", "stdio", _rpc(id=3, method="tools/call"), note="declared tools/call")
+    wire.record("in", "stdio", _rpc(id=3, result={"resultType": "task", "taskId": "t1", "status": "working"}))
+    return state, wire, clock
+
+
+def test_the_line_follows_the_task_through_its_polls() -> None:
+    state, wire, clock = _run_to_a_task(poll_timeout_s=30.0)
+    assert state.line() == "task running · 0.4s · task working"
+    clock.now += 1.0
+    wire.record("out", "stdio", _rpc(id=8, method="tasks/get"), note="poll #1")
+    wire.record("in", "stdio", _rpc(id=8, result={"taskId": "t1", "status": "working"}))
+    clock.now += 2.0
+    wire.record("out", "stdio", _rpc(id=9, method="tasks/get"), note="poll #2")
+    wire.record("in", "stdio", _rpc(id=9, result={"taskId": "t1", "status": "input_required"}))
+    # 3.4 s since the start; the polling began 2 s ago, so 28 s of the 30 s --poll-timeout are left.
+    assert state.line() == "task running · 3.4s · task input_required, poll 2 · 28s left of --poll-timeout"
+    assert state.line(clock.now + 10) == ("task running · 13.4s · task input_required, poll 2 · "
+                                          "18s left of --poll-timeout")
+    clock.now += 1.0
+    wire.record("out", "stdio", _rpc(id=10, method="tasks/get"), note="poll #3")
+    wire.record("in", "stdio", _rpc(id=10, result={"taskId": "t1", "status": "completed"}))
+    state.say("probe: tasks/get twice more after the task ended")
+    assert state.line() == "probes · 4.4s · task completed, poll 3 · tasks/get twice more after the task ended"
+    state.say("judging")
+    assert state.line() == "reporting · 4.4s · task completed, poll 3"
+
+
+def test_the_time_left_never_goes_below_zero() -> None:
+    state, wire, clock = _run_to_a_task(poll_timeout_s=2.0)
+    wire.record("out", "stdio", _rpc(id=8, method="tasks/get"), note="poll #1")
+    assert state.line(clock.now + 5).endswith("task working, poll 1 · 0s left of --poll-timeout")
+
+
+def test_a_legacy_task_nested_in_its_create_result_is_read() -> None:
+    clock = Clock()
+    state = RunProgress(30.0, clock=clock)
+    wire = WireLog()
+    wire.observer = state.on_frame
+    wire.record("out", "http", _rpc(id="a", method="tools/call"), note="declared tools/call")
+    wire.record("in", "http", _rpc(id="a", result={"task": {"taskId": "t", "status": "working"}}))
+    assert "task working" in state.line()
+
+
+def test_server_text_is_escaped_and_bounded() -> None:
+    state, wire, _clock = _run_to_a_task()
+    wire.record("out", "stdio", _rpc(id=8, method="tasks/get"), note="poll #1")
+    hostile = "\x1b]8;;http://evil\x07click\x1b[31m" + "x" * 500
+    wire.record("in", "stdio", _rpc(id=8, result={"status": hostile}))
+    line = state.line()
+    assert "\x1b" not in line and "\\x1b" in line and "x" * 100 not in line
+
+
+def test_answers_to_other_requests_and_junk_change_nothing() -> None:
+    state, wire, _clock = _run_to_a_task()
+    before = state.line()
+    wire.record("in", "stdio", b"not json at all")
+    wire.record("in", "stdio", _rpc(id=99, result={"status": "completed"}))  # not a watched id
+    wire.record("in", "stdio", _rpc(id=True, result={"status": "completed"}))
+    wire.record("in", "stdio", _rpc(id=3, result=["odd"]))
+    assert state.line() == before
+
+
+def test_the_terminal_line_shows_it_and_ticks_on_redraw() -> None:
+    """A fake terminal: the line is drawn from the state, re-read at every redraw."""
+    clock = Clock()
+    state = RunProgress(30.0, clock=clock)
+    out = io.StringIO()
+    with ProgressLine(enabled=True, file=out) as line:
+        line.follow(state)
+        state.phase = "task running"
+        clock.now += 12.5
+        line.follow(state)  # a redraw
+    text = out.getvalue()
+    assert "connecting · 0.0s" in text and "task running · 12.5s" in text
+
+
+# -- the command line: a terminal gets the line; off a terminal, CI or --quiet, nothing ----------
+
+
+def _on_a_terminal(*args: str, env: dict[str, str] | None = None) -> tuple[int, str]:
+    """Run the command line with stdout and stderr on a pseudo-terminal; its exit code and output."""
+    main, child = pty.openpty()
+    full_env = {k: v for k, v in os.environ.items() if k not in ("CI", "NO_COLOR", "TERM")}
+    full_env.update({"TERM": "xterm", "COLUMNS": "200", **(env or {})})
+    proc = subprocess.Popen([sys.executable, "-m", "tasks_conformance", *args], stdin=subprocess.DEVNULL,
+                            stdout=child, stderr=child, env=full_env, close_fds=True)
+    os.close(child)
+    chunks: list[bytes] = []
+    try:
+        for _ in range(10_000):  # bounded; each read waits at most 60 s
+            ready, _w, _x = select.select([main], [], [], 60)
+            if not ready:
+                break
+            try:
+                data = os.read(main, 65536)
+            except OSError:  # EIO: the child closed the terminal
+                break
+            if not data:
+                break
+            chunks.append(data)
+    finally:
+        os.close(main)
+        try:
+            code = proc.wait(timeout=60)
+        except subprocess.TimeoutExpired:
+            proc.kill()
+            code = proc.wait(timeout=10)
+    return code, b"".join(chunks).decode("utf-8", "replace")
+
+
+DEMO = ("demo", "--check-id", "tasks-inline-result")
+
+
+def test_on_a_terminal_the_line_names_the_phase_and_the_task() -> None:
+    code, text = _on_a_terminal(*DEMO)
+    assert code == 0, text[-2000:]
+    assert "connecting · 0.0s" in text  # drawn as the run starts
+    assert "task completed, poll" in text  # the task's status and poll count were shown
+    assert "PASSED" in text
+
+
+@pytest.mark.parametrize("extra", [["--quiet"], ["--format", "json"]], ids=["quiet", "CI=true"])
+def test_quiet_or_ci_on_a_terminal_show_no_line(extra: list[str]) -> None:
+    env = {} if extra == ["--quiet"] else {"CI": "true"}
+    code, text = _on_a_terminal(*DEMO, *extra, env=env)
+    assert code == 0, text[-2000:]
+    assert "connecting ·" not in text and "discovering ·" not in text and ", poll " not in text
+
+
+def test_off_a_terminal_stderr_has_no_line() -> None:
+    proc = subprocess.run([sys.executable, "-m", "tasks_conformance", *DEMO], capture_output=True, text=True,
+                          timeout=60, stdin=subprocess.DEVNULL, env={**os.environ, "TERM": "xterm"})
+    assert proc.returncode == 0 and proc.stderr == ""
+
