@@ -371,15 +371,13 @@ DEMO_INPUT_RESPONSES = '{"confirm-1": {"action": "accept", "content": {"confirm"
 def demo_options(options: RunOptions) -> RunOptions:
     """`options` aimed at the bundled reference server over stdio, with the tool and answer it
     needs, and a tool for every probe role, so that the demo shows every check it can."""
+    from tasks_conformance.reference.hint import ROLE_PROBES
+
     cmd = reference_command()
     return replace(
         options, command=cmd[0], args=tuple(cmd[1:]), tool_name="confirm_action",
-        input_responses=DEMO_INPUT_RESPONSES, probes=DEMO_PROBES,
+        input_responses=DEMO_INPUT_RESPONSES, probes=ROLE_PROBES,
     )
-
-
-# The reference server's tool for each probe role (the task and input roles: confirm_action).
-DEMO_PROBES = ("required=long_job", "tool-error=tool_error", "fault=rpc_error", "sync=echo")
 
 
 @app.command("demo")
