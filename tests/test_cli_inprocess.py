@@ -277,3 +277,19 @@ def test_builder_steps_stay_short() -> None:
     lengths = {f.name: (f.end_lineno or f.lineno) - f.lineno + 1 for f in ast.walk(tree)
                if isinstance(f, ast.FunctionDef)}
     assert max(lengths.values()) < 60, lengths
+
+
+@pytest.mark.parametrize("era", ["2025-11-25", "2026-07-28"])
+def test_demo_names_a_tool_for_every_probe_role_so_the_role_checks_run(era: str) -> None:
+    res = invoke("demo", "--protocol-version", era, "--format", "json")
+    assert res.code == 0, res.stderr
+    doc = json.loads(res.stdout)
+    roles = {role: r["tool"] for role, r in doc["discovery"]["roles"].items()}
+    assert {k: roles.get(k) for k in ("required", "tool-error", "fault", "input")} == {
+        "required": "long_job", "tool-error": "tool_error", "fault": "rpc_error", "input": "confirm_action"}
+    status = {c["id"]: c["status"] for c in doc["checks"]}
+    ran = ["tasks-required-tool-needs-task", "tasks-tool-error-outcome", "tasks-fault-outcome",
+           "tasks-input-required-update-completes"]
+    if era == "2025-11-25":
+        ran.append("tasks-forbidden-tool-task-refused")
+    assert {check: status[check] for check in ran} == dict.fromkeys(ran, "passed")

@@ -186,25 +186,6 @@ def test_the_python_api_refuses_a_config_files_era_both(tmp_path: Path) -> None:
         tasks_conformance.run(config=conf)
 
 
-def test_the_pytest_plugin_takes_probe_roles(tmp_path: Path) -> None:
-    # Without --tasks-conformance-probe the role checks could only skip as not applicable.
-    from conftest import REFERENCE
-
-    tests = tmp_path / "test_project.py"
-    tests.write_text("def test_own():\n    assert True\n", encoding="utf-8")
-    args = ["--tasks-conformance-command", shlex.join([*REFERENCE, "--transport", "stdio"]),
-            "--tasks-conformance-tool", "slow_compute", "--tasks-conformance-check-id", "tasks-fault-outcome",
-            "--tasks-conformance-check-id", "tasks-tool-error-outcome"]
-    roles = ["--tasks-conformance-probe", "fault=rpc_error", "--tasks-conformance-probe", "tool-error=tool_error"]
-    env = {**os.environ, "CI": "true", "NO_COLOR": "1"}
-    proc = subprocess.run([sys.executable, "-m", "pytest", "-p", "no:cacheprovider", "-v", "-rs", *args, *roles],
-                          capture_output=True, text=True, timeout=120, cwd=tmp_path, env=env,
-                          stdin=subprocess.DEVNULL)
-    assert proc.returncode == 0, proc.stdout + proc.stderr
-    assert "tasks-conformance::tasks-fault-outcome PASSED" in proc.stdout
-    assert "tasks-conformance::tasks-tool-error-outcome PASSED" in proc.stdout
-
-
 def test_serve_reference_help_lists_the_reference_servers_flags(tmp_path: Path) -> None:
     proc = cli_in(tmp_path, "serve-reference", "--help")
     assert proc.returncode == 0, proc.stderr

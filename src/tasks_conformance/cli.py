@@ -20,6 +20,7 @@ import typer
 from typer.core import TyperArgument, TyperCommand, TyperGroup
 
 from tasks_conformance import __version__
+from tasks_conformance.cli_coercion import install as install_plain_coercion
 from tasks_conformance.config import Catalog, RunConfig, RunOptions, build_run_config
 from tasks_conformance.errors import UsageError
 from tasks_conformance.report_output import (
@@ -45,6 +46,8 @@ class _MainGroup(TyperGroup):
     # `Any`: typer's Context base class lives in a private module; Any keeps the override valid.
     def parse_args(self, ctx: Any, args: list[str]) -> list[str]:
         ctx.meta[_RAW_ARGS] = tuple(args)
+        # Plain flag values are converted without pydantic (see cli_coercion: ~70 ms a start).
+        install_plain_coercion([*self.get_params(ctx), *(p for cmd in self.commands.values() for p in cmd.params)])
         return super().parse_args(ctx, args)
 
 
@@ -140,9 +143,9 @@ def _run(config: RunConfig) -> int:
     """Run a configured conformance check; returns the exit code."""
     import anyio
 
+    from tasks_conformance.launch import execute_soon  # spawns a stdio server before importing the runner
     from tasks_conformance.progress import RunProgress
     from tasks_conformance.reporters import ProgressLine
-    from tasks_conformance.runner import execute
 
     targets = prepare_reports(config)
     try:
@@ -151,7 +154,7 @@ def _run(config: RunConfig) -> int:
             # Phase, time, the task's status and polls, time left: read from the run as it goes.
             state = RunProgress(config.poll_timeout_s)
             line.follow(state)
-            execution = anyio.run(execute, config, state.say, state.on_frame if line.active else None)
+            execution = anyio.run(execute_soon, config, state.say, state.on_frame if line.active else None)
         execution = _after_run(config, execution)
         for problem in _write_reports(config, targets, execution):
             typer.echo(f"tasks-conformance: reporter error: {problem}", err=True)
@@ -208,7 +211,10 @@ def _many(values: list[str] | None) -> tuple[str, ...]:
 def _run_options(options: RunOptions, era: str = "auto") -> NoReturn:
     """Build the RunConfig (usage errors exit 2 here), run it and exit with its code."""
     with _usage_errors():
-        config = build_run_config(options, _catalog())
+        # The catalog is read only to check --check-id/--category names; without them, the checks
+        # are first imported by the runner, while a stdio server boots (see launch.py).
+        catalog = _catalog() if options.check_ids or options.categories else Catalog()
+        config = build_run_config(options, catalog)
         if era == "auto":
             code = _run(config)
         else:
@@ -365,8 +371,8 @@ DEMO_INPUT_RESPONSES = '{"confirm-1": {"action": "accept", "content": {"confirm"
 
 
 def demo_options(options: RunOptions) -> RunOptions:
-    """`options` aimed at the bundled reference server over stdio, with the tool and answer it needs,
-    and the tool of every probe role, as serve-reference's RUN line gives them: every check runs."""
+    """`options` aimed at the bundled reference server over stdio, with the tool and answer it
+    needs, and a tool for every probe role, so that the demo shows every check it can."""
     from tasks_conformance.reference.hint import ROLE_PROBES
 
     cmd = reference_command()
@@ -554,7 +560,13 @@ def _internal_error(exc: Exception, *, debug: bool) -> None:
 
 def main() -> None:
     """Console-script entry."""
-    sys.exit(run_cli())
+    code = run_cli()
+    import gc
+
+    # The process is leaving: everything the run built is garbage the OS takes back at once.
+    # Frozen, it is skipped by the collections of the interpreter's shutdown (tens of ms).
+    gc.freeze()
+    sys.exit(code)
 
 
 __all__ = ["app", "main", "run_cli"]
