@@ -234,7 +234,7 @@ Format = Annotated[str | None, typer.Option("--format", metavar="human|json", he
 Reporters = Annotated[list[str] | None, typer.Option("--reporter", metavar="NAME[=PATH]", help="human, json, json-summary, junit-xml, markdown or a plugin (repeatable); =PATH writes a file, =+PATH appends to it (markdown, human: e.g. $GITHUB_STEP_SUMMARY), no path: stdout", rich_help_panel=REPORT)]
 Quiet = Annotated[bool, typer.Option("--quiet", "-q", help="Print only the summary line on stdout, whatever --format says (report files stay complete)", rich_help_panel=REPORT)]
 Verbose = Annotated[bool, typer.Option("--verbose", "-v", help="human report: show the wire frames (redacted) under each failed check", rich_help_panel=REPORT)]
-Profile = Annotated[str, typer.Option("--profile", metavar="core|standard|full", help="core: the 8 checks every tasks server must pass | standard (default): every check | full: every check (today the same as standard; it will add checks that need probe roles). The versioned profile id and a 0-100 score go into every report; the score never changes the exit code", rich_help_panel=CHECKS_PANEL)]
+Profile = Annotated[str, typer.Option("--profile", metavar="core|standard|full", help="core: the 8 checks every tasks server must pass | standard (default): every check, one whose probe role has no tool not applicable | full: every check, one whose probe role has no tool could not run (the run is incomplete until --probe ROLE=TOOL names it). The versioned profile id and a 0-100 score go into every report; the score never changes the exit code", rich_help_panel=CHECKS_PANEL)]
 WireLog = Annotated[str | None, typer.Option("--wire-log", metavar="PATH", help="Write every frame as NDJSON to PATH (secrets redacted)", rich_help_panel=REPORT)]
 JunitSuiteName = Annotated[str | None, typer.Option("--junit-suite-name", metavar="NAME", help="Name of the junit-xml <testsuite> (default: tasks-conformance: TARGET (ERA))", rich_help_panel=REPORT)]
 Debug = Annotated[bool, typer.Option("--debug", help="Show a traceback if tasks-conformance itself fails", rich_help_panel=REPORT)]
@@ -319,17 +319,19 @@ def main_command(
     given = _given(ctx)
     if ctx.invoked_subcommand is not None:
         ctx.obj = (options, given)  # for `config show`, which reports these flags
+        ctx.meta[_ERA_FLAG] = era if "era" in given else None
         return
     from tasks_conformance.config_file import resolve
 
     with _usage_errors():
         # Credentials from the environment apply to an HTTP target only (resolve checks the url).
-        options = resolve(options, given, environ=os.environ).options
-    _run_options(options, era)
+        resolved = resolve(options, given, environ=os.environ, era=era if "era" in given else None)
+    _run_options(resolved.options, resolved.era)
 
 
 # Parameters of the main command whose RunOptions field has another name.
 _PARAM_FIELDS = {"shown_env": "show_env"}
+_ERA_FLAG = "tasks_conformance.era"  # ctx.meta: --era as given before `config show` (None: not given)
 
 
 def _given(ctx: typer.Context) -> frozenset[str]:
@@ -406,12 +408,21 @@ def demo_command(
 
 @app.command(
     "serve-reference",
-    context_settings={"allow_extra_args": True, "ignore_unknown_options": True},
+    # The reference server's own parser owns every flag, --help included.
+    context_settings={"allow_extra_args": True, "ignore_unknown_options": True, "help_option_names": []},
 )
 def serve_reference_command(ctx: typer.Context) -> None:
     """Serve the bundled reference server (flags: --transport stdio|http|tcp|unix, --port N, ...)."""
     from tasks_conformance.reference import serve
+    from tasks_conformance.reference.config import build_parser
 
+    parser = build_parser("tasks-conformance serve-reference")
+
+    def one_line(message: str) -> NoReturn:  # argparse would print its whole usage first
+        usage_exit(f"serve-reference: {message} (see --help)")
+
+    parser.error = one_line  # type: ignore[method-assign]
+    parser.parse_args(list(ctx.args))  # --help prints the reference server's flags and exits 0
     raise typer.Exit(serve(list(ctx.args)))
 
 
@@ -477,7 +488,7 @@ def config_show_command(
     if config is not None:  # `config show --config FILE` as well as `--config FILE config show`
         options, given = replace(options, config=config), given | {"config"}
     with _usage_errors():
-        resolved = resolve(options, given, environ=os.environ)
+        resolved = resolve(options, given, environ=os.environ, era=ctx.meta.get(_ERA_FLAG))
     rows = show(resolved)
     if format == "json":
         typer.echo(json.dumps({"file": resolved.file, "settings": rows}, indent=2, ensure_ascii=False))

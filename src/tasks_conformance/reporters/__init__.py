@@ -27,6 +27,7 @@ when first used.
 
 from __future__ import annotations
 
+import json
 import sys
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -257,7 +258,16 @@ def schema_text(kind: Literal["json", "json-summary", "multi"]) -> str:
         raise ValueError(f"no schema for {kind!r}; choose one of: {', '.join(_SCHEMA_FILES)}")
     from importlib.resources import files
 
-    return (files("tasks_conformance") / "schemas" / filename).read_text(encoding="utf-8")
+    text = (files("tasks_conformance") / "schemas" / filename).read_text(encoding="utf-8")
+    if kind != "multi":
+        return text
+    # The multi schema $refs the single-run schemas by $id. Printed alone, a validator could not
+    # resolve them (and would try to fetch a urn:), so they travel with it as embedded resources
+    # (a compound schema document, JSON Schema 2020-12 §9.3): one file validates on its own.
+    schema = json.loads(text)
+    for single in ("json", "json-summary"):
+        schema["$defs"][f"{single}-report"] = json.loads(schema_text(single))
+    return json.dumps(schema, indent=2, ensure_ascii=False)
 
 
 class ProgressLine:
