@@ -249,3 +249,18 @@ def test_a_legacy_server_without_the_optional_cancel_capability_passes() -> None
     assert ex.result.outcome == "passed", {c.id: c.message for c in ex.result.checks if c.bucket == "failed"}
     assert v["tasks-cancel-ack-shape"] == "not-applicable"
     assert v["tasks-invalid-task-id-rejected"] == "passed"
+
+
+def test_the_fixture_index_explain_shows_names_exactly_these_cases() -> None:
+    """`explain CHECK` names its breaking fixtures from tasks_conformance.fixture_index: it must
+    list exactly the cases above, check by check, in their order."""
+    from tasks_conformance.fixture_index import BREAKING
+
+    cases: dict[str, list[str]] = {}
+    for name, check_id, *_ in CASES:
+        cases.setdefault(check_id, []).append(name)
+    for check_id, (name, _settings, _rule) in WARN_ONLY.items():
+        cases.setdefault(check_id, []).append(name)
+    for name, check_id, *_ in WARN_CASES:
+        cases.setdefault(check_id, []).append(name)
+    assert {k: tuple(dict.fromkeys(v)) for k, v in cases.items()} == dict(BREAKING)

@@ -47,6 +47,9 @@ def test_explain_every_check(capsys: pytest.CaptureFixture[str], check_id: str) 
         for rid in judge.requirements:
             assert f"{rid} ({registry[rid].level}): {registry[rid].text}" in out
             assert registry[rid].url in out
+    # Its breaking fixture, by the command that starts it (issue: explain names it).
+    breaking = out.split("Breaking fixture", 1)[1].split("\n\n", 1)[0]
+    assert "python fixtures/" in breaking and "  none" not in breaking
 
 
 @pytest.mark.parametrize("rid", list(load()))

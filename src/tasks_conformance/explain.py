@@ -109,6 +109,11 @@ def explain_check(spec: CheckSpec) -> str:
             lines.append(f"  on the {ERA_TEXT.get(wire.value, wire.value)} wire:")
         for rid in judge.requirements:
             lines += _rule_lines(rid, "    ")
+    from tasks_conformance.fixture_index import fixture_commands
+
+    broken = fixture_commands(spec.id)
+    lines += ["", "Breaking fixture (a server that breaks exactly this rule; in the source repository):"]
+    lines += [f"  {command}" for command in broken] or ["  none"]
     profiles = [p.id for p in PROFILES.values() if p.includes(spec.id)]
     lines += ["", f"Profiles: {', '.join(profiles)}", f"Run only this check: tasks-conformance --check-id {spec.id} …"]
     return "\n".join(lines)
