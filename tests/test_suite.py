@@ -202,10 +202,13 @@ def test_an_interrupted_suite_reports_every_target_and_exits_130(tmp_path: Path)
 # Every mistake in a suite file, as the one line the user gets (exit 2, nothing run).
 FILE_ERRORS: list[tuple[dict[str, Any], str]] = [
     ({"targets": [reference("a", tool_name="x")]},
-     "suite.json: target 'a': unknown key 'tool_name'; the closest valid key is 'tool-name'"),
+     "suite.json: target 'a': unknown key 'tool_name'; did you mean tool-name?"),
     ({"targets": [reference("a", timeot=5)]},
-     "suite.json: target 'a': unknown key 'timeot'; the closest valid key is 'timeout'"),
-    ({"target": []}, "suite.json: unknown top-level key 'target'; the closest valid key is 'targets'"),
+     "suite.json: target 'a': unknown key 'timeot'; did you mean timeout?"),
+    ({"target": []}, "suite.json: unknown top-level key 'target'; did you mean targets?"),
+    ({"targets": [reference("a", **{"update-baseline": "b.toml"})]},
+     "suite.json: target 'a': unknown key 'update-baseline'; update-baseline is for a single run on the command "
+     "line, not a suite target"),
     ({"targets": []}, "suite.json: no targets: add one [[targets]] table per server, each with a name"),
     ({"targets": [{"url": "http://127.0.0.1:9/mcp"}]}, "suite.json: target 1 needs a name (a non-empty string)"),
     ({"targets": [reference("a"), reference("a")]},
@@ -254,7 +257,7 @@ def test_a_mistake_in_any_target_stops_the_suite_before_anything_runs(tmp_path: 
     suite = write_suite(tmp_path / "suite.toml", [{"name": "first", "command": starts},
                                                   {"name": "second", "command": starts, "tool-nam": "x"}])
     assert usage_error("suite", str(suite)) == (
-        "suite.toml: target 'second': unknown key 'tool-nam'; the closest valid key is 'tool-name'")
+        "suite.toml: target 'second': unknown key 'tool-nam'; did you mean tool-name?")
     assert not marker.exists()
 
 

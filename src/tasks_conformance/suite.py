@@ -84,12 +84,20 @@ def _keys() -> dict[str, _Key]:
     return out
 
 
+# Settings of one run that a suite target cannot have: the suite file is the settings file, and
+# a baseline is written by a single run.
+_COMMAND_LINE_ONLY = {"config": "config", "update-baseline": "update-baseline"}
+
+
 def _closest(key: str, valid: Sequence[str]) -> str:
+    """The hint after "unknown key K", worded as the config file's (config_file.py)."""
+    if key in _COMMAND_LINE_ONLY:
+        return f"; {key} is for a single run on the command line, not a suite target"
     close = difflib.get_close_matches(key, valid, n=1, cutoff=0.5)
     if not close:
         close = difflib.get_close_matches(key.replace("_", "-"), valid, n=1, cutoff=0.5)
     if close:
-        return f"; the closest valid key is {close[0]!r}"
+        return f"; did you mean {close[0]}?"
     return f"; valid keys: {', '.join(sorted(valid))}"
 
 
