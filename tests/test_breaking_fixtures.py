@@ -19,6 +19,7 @@ LEGACY_INPUT = {"protocol_version": "2025-11-25", "tool_name": "confirm_action",
 # Probe roles: a task tool that is not itself required, and the role's tool named (extension) or
 # inferred (legacy: required and sync come from execution.taskSupport).
 EXT_ROLES = {"tool_name": "slow_compute", "probes": ["required=long_job", "tool-error=tool_error", "fault=rpc_error"]}
+EXT_CANCEL_RUNNING = {"tool_name": "slow_compute", "tool_args": '{"durationMs": 8000}', "poll_timeout_ms": 1_000}
 LEGACY_ROLES = {**LEGACY, "tool_name": "slow_compute", "probes": ["tool-error=tool_error", "fault=rpc_error"]}
 
 # (fixture --break name, the check it must fail, run settings, transport)
@@ -100,6 +101,10 @@ CASES: list[tuple[str, str, dict[str, Any], str]] = [
     ("legacy-meta-wins", "tasks-legacy-task-id-wins", LEGACY, "stdio"),
     ("legacy-cancel-not-sticky", "tasks-legacy-status-transitions", LEGACY, "stdio"),
     ("legacy-progress-after-end", "tasks-legacy-progress-token", LEGACY, "stdio"),
+    ("working-reads-running", "tasks-status-payload-shape", EXT, "stdio"),
+    # Polling gives up while the task still works, so the cancel reaches a running task.
+    ("cancelled-reads-canceled", "tasks-cancel-ack-shape", EXT_CANCEL_RUNNING, "stdio"),
+    ("sequential-task-ids", "tasks-task-id-entropy", LEGACY, "stdio"),
 ]
 
 # Defects that by their nature break a second rule too; listed so that the test stays exact.

@@ -5,7 +5,7 @@ from __future__ import annotations
 from tasks_conformance.checks.registry import Verdict, check, could_not_run, failed, not_applicable, passed
 from tasks_conformance.checks.shapes import reply_seqs, result_of
 from tasks_conformance.evidence import Cancel, DeclaredCall, Evidence
-from tasks_conformance.protocol import ERR_INVALID_PARAMS, TERMINAL_STATUSES, get_path
+from tasks_conformance.protocol import ERR_INVALID_PARAMS, TASK_STATUSES, TERMINAL_STATUSES, get_path
 from tasks_conformance.wires import Wire
 
 CANCEL_ACK_SHAPE = check(
@@ -19,6 +19,8 @@ CANCEL_ACK_SHAPE = check(
     ),
     probes=(DeclaredCall, Cancel),
     needs="task",
+    # A cancel ack promises nothing about the outcome: the task may run on, or end completed or failed.
+    permits=("S-EXT-MAY-07",),
 )
 
 
@@ -40,7 +42,7 @@ def _status_after(rec: Cancel) -> object:
     return get_path(rec.after.result, "status") if rec.after is not None and rec.after.ok else None
 
 
-@CANCEL_ACK_SHAPE.judge(Wire.EXTENSION, requires=("S-EXT-MUST-16", "S-EXT-MUST-32"))
+@CANCEL_ACK_SHAPE.judge(Wire.EXTENSION, requires=("S-EXT-MUST-16", "S-EXT-MUST-32", "S-EXT-MUST-11"))
 def extension_cancel(ev: Evidence) -> Verdict:
     rec, seqs, early = _sent_cancel(ev)
     if early is not None:
@@ -64,7 +66,19 @@ def extension_cancel(ev: Evidence) -> Verdict:
             "a terminal status never changes (S-EXT-MUST-32, derived from the state diagram)",
             evidence=seqs, details={"expected": before, "actual": now},
         )
-    return passed('tasks/cancel answered the empty ack {"resultType": "complete"}', evidence=seqs)
+    if before not in TERMINAL_STATUSES and isinstance(now, str) and now not in TASK_STATUSES:
+        # The task was running when cancelled; it may still be running or have ended otherwise
+        # (S-EXT-MAY-07), but a status outside the enum ("canceled") is no status at all.
+        return failed(
+            f'after tasks/cancel of the running task, tasks/get says {now!r}; a cancelled task reads as "cancelled" '
+            f"(S-EXT-MUST-11), and any status is one of {', '.join(TASK_STATUSES)}",
+            evidence=seqs, details={"expected": "cancelled (or, per S-EXT-MAY-07, still working or ended)",
+                                    "actual": now},
+        )
+    note = ""
+    if before not in TERMINAL_STATUSES and now in ("working", "input_required", "completed", "failed"):
+        note = f"; the task reads {now} afterwards, which a cancel ack allows (S-EXT-MAY-07)"
+    return passed('tasks/cancel answered the empty ack {"resultType": "complete"}' + note, evidence=seqs)
 
 
 @CANCEL_ACK_SHAPE.judge(Wire.LEGACY, requires=("S-LEG-MUST-18", "S-LEG-MUST-19"))

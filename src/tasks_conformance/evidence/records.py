@@ -231,6 +231,9 @@ class TaskIds(ProbeRecord):
     ids: list[str] = field(default_factory=list)  # in creation order, the probe task's first
     calls: list[Reply] = field(default_factory=list)
     cancels: list[Reply] = field(default_factory=list)
+    # Whether the run sent any credential (token, OAuth, header): without one no task can be bound
+    # to an authorization context, which is when the 2025-11-25 id rule applies (S-LEG-MUST-22).
+    credentials: bool = False
 
 
 @dataclass
