@@ -19,8 +19,9 @@ CANCEL_ACK_SHAPE = check(
     ),
     probes=(DeclaredCall, Cancel),
     needs="task",
-    # A cancel ack promises nothing about the outcome: the task may run on, or end completed or failed.
-    permits=("S-EXT-MAY-07",),
+    # A cancel ack promises nothing about the outcome: the task may run on, or end completed or failed;
+    # a cancelled legacy task may be deleted at once (the read after the cancel is not judged).
+    permits=("S-EXT-MAY-07", "S-LEG-MAY-06"),
 )
 
 

@@ -109,6 +109,9 @@ class Poll(ProbeRecord):
     stop: StopReason | None = None
     result: Reply | None = None  # legacy tasks/result
     elicitations: list[int] = field(default_factory=list)  # legacy: server requests on that stream
+    # tasks/get errors the poller read as a rate limit (S-EXT-MAY-02) and retried after one interval;
+    # not in `gets`, which holds the answers the checks judge.
+    rate_limited: list[Reply] = field(default_factory=list)
 
     @property
     def final_status(self) -> str | None:
