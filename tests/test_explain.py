@@ -175,3 +175,11 @@ def test_every_policy_a_check_cites_has_a_section_in_docs_policies() -> None:
         cited |= set(re.findall(r"\bP-\d{2}\b", path.read_text(encoding="utf-8")))
     headings = set(re.findall(r"^## (P-\d{2}) ", (ROOT / "docs" / "policies.md").read_text(encoding="utf-8"), re.M))
     assert cited and cited <= headings
+
+
+def test_explain_a_check_lists_the_freedoms_it_permits(capsys: pytest.CaptureFixture[str]) -> None:
+    out = _cli(capsys, "explain", "tasks-cancel-ack-shape")[1]
+    assert "What it permits" in out
+    assert "S-EXT-MAY-07 (MAY)" in out and "S-LEG-MAY-06 (MAY)" in out
+    out = _cli(capsys, "explain", "S-EXT-MAY-07")[1]
+    assert "Permitted; honoured by: tasks-cancel-ack-shape" in out
