@@ -237,6 +237,8 @@ PERMITTED: list[tuple[str, tuple[str, ...], dict[str, Any], str, str]] = [
     ("permits-legacy-other-ttl", ("S-LEG-MAY-02",), LEGACY, "stdio", "passed"),
     ("permits-legacy-immediate-response", ("S-LEG-MAY-07",), LEGACY, "stdio", "passed"),
     ("permits-legacy-deletes-cancelled", ("S-LEG-MAY-06",), LEGACY, "stdio", "passed"),
+    ("permits-starts-input-required", ("S-EXT-MAY-09",), EXT_INPUT, "stdio", "passed"),
+    ("permits-starts-input-required", ("S-EXT-MAY-09",), EXT_INPUT, "http", "passed"),
     ("permits-sync-answer", ("S-EXT-MAY-01",), EXT, "stdio", "incomplete"),
 ]
 

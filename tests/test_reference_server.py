@@ -1652,3 +1652,11 @@ def test_permits_legacy_deletes_cancelled() -> None:
         tid = _legacy_task(peer, 5_000)
         assert peer.result("tasks/cancel", {"taskId": tid})["status"] == "cancelled"
         assert peer.error("tasks/get", {"taskId": tid})["code"] == -32602
+
+
+def test_permits_starts_input_required_creates_the_task_asking() -> None:
+    with stdio_server(broken="permits-starts-input-required") as peer:
+        created = _create(peer, "confirm_action", elicitation=True)
+        assert created["status"] == "input_required"
+        task = peer.result("tasks/get", {"taskId": created["taskId"], "_meta": meta(elicitation=True)})
+        assert task["status"] == "input_required" and "confirm-1" in task["inputRequests"]
