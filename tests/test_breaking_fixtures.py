@@ -239,6 +239,8 @@ PERMITTED: list[tuple[str, tuple[str, ...], dict[str, Any], str, str]] = [
     ("permits-legacy-deletes-cancelled", ("S-LEG-MAY-06",), LEGACY, "stdio", "passed"),
     ("permits-starts-input-required", ("S-EXT-MAY-09",), EXT_INPUT, "stdio", "passed"),
     ("permits-starts-input-required", ("S-EXT-MAY-09",), EXT_INPUT, "http", "passed"),
+    ("permits-legacy-status-on-end", ("S-LEG-MAY-05",), LEGACY, "stdio", "passed"),
+    ("permits-legacy-status-on-end", ("S-LEG-MAY-05",), LEGACY, "http", "passed"),
     ("permits-sync-answer", ("S-EXT-MAY-01",), EXT, "stdio", "incomplete"),
 ]
 

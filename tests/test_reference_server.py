@@ -1660,3 +1660,12 @@ def test_permits_starts_input_required_creates_the_task_asking() -> None:
         assert created["status"] == "input_required"
         task = peer.result("tasks/get", {"taskId": created["taskId"], "_meta": meta(elicitation=True)})
         assert task["status"] == "input_required" and "confirm-1" in task["inputRequests"]
+
+
+def test_permits_legacy_status_on_end_notifies_the_end_only() -> None:
+    with stdio_server(broken="permits-legacy-status-on-end") as peer:
+        tid = _legacy_task(peer, 200)
+        peer.other.clear()
+        peer.result("tasks/result", {"taskId": tid})
+        statuses = [m["params"]["status"] for m in peer.other if m.get("method") == "notifications/tasks/status"]
+        assert statuses == ["completed"]
