@@ -20,8 +20,9 @@ CANCEL_ACK_SHAPE = check(
     probes=(DeclaredCall, Cancel),
     needs="task",
     # A cancel ack promises nothing about the outcome: the task may run on, or end completed or failed;
-    # a cancelled legacy task may be deleted at once (the read after the cancel is not judged).
-    permits=("S-EXT-MAY-07", "S-LEG-MAY-06"),
+    # a cancelled legacy task may be deleted at once (the read after the cancel is not judged), and an
+    # ended one once its TTL has run out.
+    permits=("S-EXT-MAY-04", "S-EXT-MAY-07", "S-LEG-MAY-06"),
 )
 
 
@@ -49,6 +50,14 @@ def extension_cancel(ev: Evidence) -> Verdict:
     if early is not None:
         return early
     assert rec.cancel is not None
+    gone = rec.after is not None and rec.after.error_code == ERR_INVALID_PARAMS
+    if rec.cancel.error_code == ERR_INVALID_PARAMS and rec.status_before in TERMINAL_STATUSES and gone:
+        # An ended task may be deleted once its TTL has run out (S-EXT-MAY-04): "not found", to the
+        # cancel and to the tasks/get after it, is then the right answer, and there is no ack to judge.
+        # (A task still found afterwards was refused, not deleted: that fails below.)
+        return could_not_run(f"the task had ended ({rec.status_before}) and tasks/cancel found it no longer "
+                             f"({rec.cancel.describe()}); a task may be deleted once its TTL has run out "
+                             "(S-EXT-MAY-04), so there is no ack to judge", evidence=seqs)
     if rec.cancel.error is not None:
         return failed(f"tasks/cancel on a known task got {rec.cancel.describe()}; it MUST ack (S-EXT-MUST-16)",
                       evidence=seqs, details={"expected": {"resultType": "complete"}, "actual": rec.cancel.describe()})
