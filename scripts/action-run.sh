@@ -7,6 +7,7 @@
 #   TC_TOOL_NAME             --tool-name
 #   TC_ARGS                  further flags, split like a shell would (quotes allowed, no expansion)
 #   TC_PROFILE, TC_CONFIG    --profile / --config, passed only when not empty
+#   TC_BASELINE              --baseline, passed only when not empty
 #   TC_REPORT_DIR            where the reports go (default: tasks-conformance-report)
 #   TC_BIN, TC_PYTHON        the tasks-conformance program and a Python (defaults: from PATH)
 #
@@ -32,6 +33,7 @@ if [ -n "${TC_COMMAND:-}" ]; then argv+=(--command "$TC_COMMAND"); fi
 if [ -n "${TC_TOOL_NAME:-}" ]; then argv+=(--tool-name "$TC_TOOL_NAME"); fi
 if [ -n "${TC_PROFILE:-}" ]; then argv+=(--profile "$TC_PROFILE"); fi
 if [ -n "${TC_CONFIG:-}" ]; then argv+=(--config "$TC_CONFIG"); fi
+if [ -n "${TC_BASELINE:-}" ]; then argv+=(--baseline "$TC_BASELINE"); fi
 if [ -n "${TC_ARGS:-}" ]; then
   words="$(mktemp)"
   if ! "$py" -c 'import os, shlex, sys; sys.stdout.write("".join(w + "\0" for w in shlex.split(os.environ["TC_ARGS"])))' >"$words"; then

@@ -22,7 +22,7 @@ SCRIPT = ROOT / "scripts" / "action-run.sh"
 BIN = Path(sys.executable).parent / "tasks-conformance"
 INPUTS = {  # the action's input -> the variable the run step reads it from
     "url": "TC_URL", "command": "TC_COMMAND", "tool-name": "TC_TOOL_NAME", "args": "TC_ARGS",
-    "profile": "TC_PROFILE", "config": "TC_CONFIG", "report-dir": "TC_REPORT_DIR",
+    "profile": "TC_PROFILE", "config": "TC_CONFIG", "baseline": "TC_BASELINE", "report-dir": "TC_REPORT_DIR",
 }
 OUTPUTS = ("exit-code", "report-dir", "junit", "json", "markdown", "wire-log")
 
@@ -158,12 +158,14 @@ def test_the_run_step_passes_inputs_as_flags_and_profile_and_config_only_when_se
     assert argv[argv.index("--url") + 1] == "http://127.0.0.1:9/mcp"
     assert argv[argv.index("--tool-name") + 1] == "long job"
     assert argv[-5:] == ["--header", "X-A: b c", "--env", "HOME=$HOME", "*"]  # words, never expanded
-    assert "--profile" not in argv and "--config" not in argv and "--command" not in argv
+    assert "--profile" not in argv and "--config" not in argv and "--command" not in argv and "--baseline" not in argv
     reports = tmp_path / "reports"
     assert f"junit-xml={reports}/junit.xml" in argv and f"markdown={reports}/report.md" in argv
 
-    run_step(tmp_path, **base, TC_COMMAND="python server.py", TC_PROFILE="strict", TC_CONFIG="tc.toml")
+    run_step(tmp_path, **base, TC_COMMAND="python server.py", TC_PROFILE="strict", TC_CONFIG="tc.toml",
+             TC_BASELINE="known.toml")
     argv = record.read_text().splitlines()
+    assert argv[argv.index("--baseline") + 1] == "known.toml"
     assert argv[argv.index("--command") + 1] == "python server.py"
     assert argv[argv.index("--profile") + 1] == "strict" and argv[argv.index("--config") + 1] == "tc.toml"
 

@@ -249,7 +249,8 @@ def test_wire_framing_accepts_an_id_null_error_but_not_a_stray_response() -> Non
                                     flags=[FrameFlag.STRAY_RESPONSE]))
     b.unmatched.append(b.log.record("in", "stdio", b"DEBUG: starting up", flags=[FrameFlag.NOT_JSON]))
     v = verdict("tasks-wire-framing", b.ev)
-    assert v.status == "failed" and "ids never sent" in v.message and "not JSON" in v.message
+    assert v.status == "failed" and "1 response to an id never sent" in v.message
+    assert "1 line of output that is not JSON" in v.message
 
 
 def test_a_failure_whose_frames_were_not_kept_becomes_could_not_run() -> None:

@@ -68,7 +68,8 @@ USAGE_ERRORS: list[tuple[list[str], str]] = [
     (["--url", "http://a/mcp", "--cwd", "/tmp"], "--cwd and --env apply to --command only"),
     (["--url", "http://a/mcp", "-e", "A=1"], "--cwd and --env apply to --command only"),
     (["--command", "true", "--cwd", "/nonexistent-dir"], "--cwd: '/nonexistent-dir' is not a directory"),
-    (["--url", "http://a/mcp", "--header", "bad header"], "--header: expected 'Name: value', got 'bad header'…"),
+    (["--url", "http://a/mcp", "--header", "bad header"],
+     "--header: expected 'Name: value', got 'bad'… without a colon"),
     (["--url", "http://a/mcp", "--header", "X Y: z"], "--header: expected 'Name: value', got 'X Y'…"),
     (["--url", "http://a/mcp", "--access-token", "a", "--oauth-access-token", "b"],
      "give --access-token or --oauth-access-token, not both"),
@@ -82,7 +83,7 @@ USAGE_ERRORS: list[tuple[list[str], str]] = [
     (["--command", "true", "--poll-timeout", "-1"], "--poll-timeout must be a positive number of milliseconds"),
     (["--command", "true", "--max-message-bytes", "10"], "--max-message-bytes must be at least 1024"),
     (["--command", "true", "--format", "xml"], "--format must be human or json, got 'xml'"),
-    (["--command", "true", "-e", "NOEQ"], "--env: expected KEY=VALUE, got 'NOEQ'"),
+    (["--command", "true", "-e", "NOEQ"], "--env: expected KEY=VALUE, got 'NOEQ' without '='"),
     (["--tcp", "nohost"], "--tcp: expected HOST:PORT, got 'nohost'"),
     (["--tcp", "h:99999"], "--tcp: expected HOST:PORT, got 'h:99999'"),
     (["--command", "true", "--tool-args", "{not json"],
@@ -276,3 +277,19 @@ def test_builder_steps_stay_short() -> None:
     lengths = {f.name: (f.end_lineno or f.lineno) - f.lineno + 1 for f in ast.walk(tree)
                if isinstance(f, ast.FunctionDef)}
     assert max(lengths.values()) < 60, lengths
+
+
+@pytest.mark.parametrize("era", ["2025-11-25", "2026-07-28"])
+def test_demo_names_a_tool_for_every_probe_role_so_the_role_checks_run(era: str) -> None:
+    res = invoke("demo", "--protocol-version", era, "--format", "json")
+    assert res.code == 0, res.stderr
+    doc = json.loads(res.stdout)
+    roles = {role: r["tool"] for role, r in doc["discovery"]["roles"].items()}
+    assert {k: roles.get(k) for k in ("required", "tool-error", "fault", "input")} == {
+        "required": "long_job", "tool-error": "tool_error", "fault": "rpc_error", "input": "confirm_action"}
+    status = {c["id"]: c["status"] for c in doc["checks"]}
+    ran = ["tasks-required-tool-needs-task", "tasks-tool-error-outcome", "tasks-fault-outcome",
+           "tasks-input-required-update-completes"]
+    if era == "2025-11-25":
+        ran.append("tasks-forbidden-tool-task-refused")
+    assert {check: status[check] for check in ran} == dict.fromkeys(ran, "passed")

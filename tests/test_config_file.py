@@ -195,7 +195,8 @@ def test_config_show_names_the_source_of_every_setting(tmp_path: Path, monkeypat
     assert rows["poll-timeout"] == (30000, "default")
     assert rows["access-token"] == ("[REDACTED]", "environment $TASKS_CONFORMANCE_ACCESS_TOKEN")
     assert rows["config"][1] == "found in the working directory"
-    assert len(rows) == len(fields(RunOptions))
+    assert len(rows) == len(fields(RunOptions)) + 1  # and era, which is no RunOptions field
+    assert rows["era"] == ("auto", "default")
 
 
 def test_config_show_masks_every_secret(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:

@@ -117,3 +117,18 @@ def test_config_show_masks_the_second_principal(tmp_path, monkeypatch) -> None: 
     text = json.dumps(rows)
     assert OTHER not in text and "other-key-secret" not in text
     assert {r["key"] for r in rows} >= {"other-access-token", "other-header"}
+
+
+@pytest.mark.parametrize("era", ["2025-11-25", "2026-07-28"])
+def test_a_server_that_authenticates_no_one_has_no_principals_to_keep_apart(era: str) -> None:
+    """Without --bearer-token the reference server serves every request; a second token it never
+    checks is no evidence of a leak: not applicable, saying why (not failed)."""
+    server = http_server(list(REFERENCE))
+    try:
+        ex = run(url=server.url, tool_name="slow_compute", access_token=MAIN, other_access_token=OTHER,
+                 check_ids=[CHECK], protocol_version=era)
+    finally:
+        server.stop()
+    check = next(c for c in ex.result.checks if c.id == CHECK)
+    assert check.bucket == "not-applicable", check.message
+    assert "sent without any credentials" in check.message and "authenticates no one" in check.message

@@ -97,6 +97,20 @@ def test_selection_options_and_k_choose_the_items(pytester: pytest.Pytester) -> 
     by_k.assert_outcomes(passed=len([i for i in ALL_IDS if "ttl" in i]), deselected=len(ALL_IDS) - 2)
 
 
+def test_a_config_file_gives_the_target_and_probe_options_name_roles(pytester: pytest.Pytester) -> None:
+    """--tasks-conformance-config alone collects the checks (the target comes from the file), and
+    --tasks-conformance-probe hands a role its tool: the role's check runs instead of skipping."""
+    cfg = pytester.path / "conformance.toml"
+    cfg.write_text(f"command = {REFERENCE_CMD!r}\ntool-name = \"slow_compute\"\ntimeout = 5000\npoll-timeout = 5000\n")
+    pick = ("--tasks-conformance-check-id", "tasks-fault-outcome")
+    unnamed = pytester.runpytest("-v", "--tasks-conformance-config", str(cfg), *pick)
+    unnamed.assert_outcomes(skipped=1)  # no tool for the fault role: not applicable
+    named = pytester.runpytest("-v", "--tasks-conformance-config", str(cfg), *pick,
+                               "--tasks-conformance-probe", "fault=rpc_error")
+    named.assert_outcomes(passed=1)
+    named.stdout.fnmatch_lines(["tasks-conformance::tasks-fault-outcome PASSED*"])
+
+
 def test_a_setting_the_cli_would_refuse_is_a_pytest_usage_error(pytester: pytest.Pytester) -> None:
     result = pytester.runpytest("--tasks-conformance-url", "ftp://example")
     assert result.ret == pytest.ExitCode.USAGE_ERROR

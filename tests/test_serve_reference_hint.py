@@ -32,6 +32,10 @@ def test_the_printed_command_runs_the_full_suite_and_passes(transport: str) -> N
         report = json.loads(done.stdout)
         assert done.returncode == 0 and report["outcome"] == "passed", report.get("incompleteReason")
         assert not any(c["skipReason"] == "could-not-run" for c in report["checks"])
+        # Every probe role has its tool: the role checks are judged, not skipped.
+        status = {c["id"]: c["status"] for c in report["checks"]}
+        roles = ("tasks-required-tool-needs-task", "tasks-tool-error-outcome", "tasks-fault-outcome")
+        assert [status[check] for check in roles] == ["passed"] * 3
     finally:
         proc.terminate()
         try:

@@ -5,15 +5,18 @@ fixtures/split_write_proxy.py); these tests pin the mechanism."""
 
 from __future__ import annotations
 
+import json
 import socket
+import sys
 from typing import Any
 
 import anyio
 import httpcore
+import httpx
 import pytest
 
-from tasks_conformance.transports import tcp_tuning
-from tasks_conformance.transports.tcp_tuning import QuickAckBackend, QuickAckStream
+from tasks_conformance.transports import http_tuning, tcp_tuning
+from tasks_conformance.transports.http_tuning import QuickAckBackend, QuickAckStream
 
 linux_only = pytest.mark.skipif(tcp_tuning.TCP_QUICKACK is None, reason="TCP_QUICKACK exists on Linux only")
 
@@ -77,6 +80,140 @@ def test_a_real_connection_gets_tcp_nodelay() -> None:
 
 
 def test_the_http_transport_uses_the_tuned_backend() -> None:
-    transport = tcp_tuning.http_transport()
+    transport = http_tuning.http_transport()
     pool = getattr(transport, "_pool", None)
     assert pool is not None and isinstance(pool._network_backend, QuickAckBackend)
+
+
+class WritingStream(FakeStream):
+    """Records the order of writes and reads; can fail its writes."""
+
+    def __init__(self, sock: RecordingSocket, fail_writes: bool = False) -> None:
+        super().__init__(sock)
+        self.log: list[tuple[str, bytes]] = []
+        self.fail_writes = fail_writes
+        self.closed = False
+
+    async def read(self, max_bytes: int, timeout: float | None = None) -> bytes:
+        self.log.append(("read", b""))
+        return b"x"
+
+    async def write(self, buffer: bytes, timeout: float | None = None) -> None:
+        if self.fail_writes:
+            raise httpcore.WriteError("broken pipe")
+        self.log.append(("write", buffer))
+
+    async def aclose(self) -> None:
+        self.closed = True
+
+
+def test_a_requests_head_and_body_go_out_in_one_write_before_the_read() -> None:
+    inner = WritingStream(RecordingSocket())
+    stream = QuickAckStream(inner)
+
+    async def body() -> None:
+        await stream.write(b"POST / HTTP/1.1\r\n\r\n")
+        await stream.write(b"")
+        await stream.write(b'{"id":1}')
+        assert inner.log == []  # held until the read
+        await stream.read(10)
+        await stream.read(10)
+
+    anyio.run(body)
+    assert inner.log == [("write", b'POST / HTTP/1.1\r\n\r\n{"id":1}'), ("read", b""), ("read", b"")]
+
+
+def test_a_large_request_is_not_held_back() -> None:
+    inner = WritingStream(RecordingSocket())
+    stream = QuickAckStream(inner)
+    big = b"x" * (http_tuning.MAX_COALESCED_BYTES + 1)
+
+    async def body() -> None:
+        await stream.write(b"head")
+        await stream.write(big)
+
+    anyio.run(body)
+    assert inner.log == [("write", b"head" + big)]
+
+
+def test_a_failed_write_is_dropped_as_httpcore_drops_it_and_the_read_tells() -> None:
+    inner = WritingStream(RecordingSocket(), fail_writes=True)
+    stream = QuickAckStream(inner)
+
+    async def body() -> bytes:
+        await stream.write(b"request")
+        return await stream.read(10)
+
+    assert anyio.run(body) == b"x"
+    assert inner.log == [("read", b"")]
+
+
+def test_closing_drops_a_request_never_read_for() -> None:
+    inner = WritingStream(RecordingSocket())
+    stream = QuickAckStream(inner)
+
+    async def body() -> None:
+        await stream.write(b"request")
+        await stream.aclose()
+
+    anyio.run(body)
+    assert inner.log == [] and inner.closed
+
+
+def test_over_a_real_connection_a_request_is_one_socket_write(monkeypatch: pytest.MonkeyPatch) -> None:
+    from httpcore._backends.anyio import AnyIOStream
+
+    writes: list[bytes] = []
+    real_write = AnyIOStream.write
+
+    async def counting_write(self: AnyIOStream, buffer: bytes, timeout: float | None = None) -> None:
+        writes.append(buffer)
+        await real_write(self, buffer, timeout)
+
+    monkeypatch.setattr(AnyIOStream, "write", counting_write)
+
+    async def body() -> bytes:
+        got = bytearray()
+
+        async def serve(client: anyio.abc.SocketStream) -> None:
+            while not got.endswith(b'{"id":1}'):
+                got.extend(await client.receive())
+            await client.send(b"HTTP/1.1 200 OK\r\nContent-Length: 2\r\n\r\nok")
+
+        listener = await anyio.create_tcp_listener(local_host="127.0.0.1", local_port=0)
+        port = listener.extra(anyio.abc.SocketAttribute.local_port)
+        async with anyio.create_task_group() as tg:
+            tg.start_soon(listener.serve, serve)
+            with anyio.fail_after(10):
+                async with httpx.AsyncClient(transport=http_tuning.http_transport(tls=False)) as client:
+                    resp = await client.post(f"http://127.0.0.1:{port}/", content=b'{"id":1}')
+                    assert resp.text == "ok"
+            tg.cancel_scope.cancel()
+        await listener.aclose()
+        return bytes(got)
+
+    data = anyio.run(body)
+    assert data.startswith(b"POST / HTTP/1.1\r\n") and data.endswith(b'\r\n\r\n{"id":1}')
+    assert writes == [data]  # head and body in one write
+
+
+def test_the_full_suite_passes_through_the_split_write_front() -> None:
+    # The benchmark's third server: http.server-style writes (head, then body, no TCP_NODELAY)
+    # in front of the reference server. Verdicts must not depend on how the bytes were written.
+    from conftest import FIXTURES, REFERENCE, HttpServer, cli, http_server
+
+    upstream = http_server(REFERENCE)
+    try:
+        front = HttpServer([sys.executable, str(FIXTURES / "split_write_proxy.py"), "--upstream", upstream.url])
+        try:
+            proc = cli("--url", front.url, "--tool-name", "confirm_action", "--input-responses",
+                       '{"confirm-1": {"action": "accept", "content": {"confirm": true}}}', "--format", "json",
+                       timeout=120)
+        finally:
+            front.stop()
+    finally:
+        upstream.stop()
+    report = json.loads(proc.stdout)
+    assert proc.returncode == 0, [(c["id"], c["status"], c.get("message")) for c in report["checks"]
+                                  if c["status"] not in ("passed", "skipped")]
+    assert report["outcome"] == "passed"

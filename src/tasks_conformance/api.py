@@ -163,7 +163,14 @@ def _with_config_file(options: RunOptions) -> RunOptions:
 
     defaults = RunOptions()
     given = {f.name for f in fields(RunOptions) if getattr(options, f.name) != getattr(defaults, f.name)}
-    return resolve(options, given, discover=False).options
+    resolved = resolve(options, given, discover=False)
+    if resolved.era != "auto":
+        from tasks_conformance.errors import UsageError
+
+        # One call is one run; --era both's two runs and combined report are the command line's.
+        raise UsageError(f"{resolved.file}: era = {resolved.era!r} is for the command line; from Python, "
+                         "call run() once per protocol_version")
+    return resolved.options
 
 
 def build_config(**settings: Any) -> RunConfig:

@@ -262,13 +262,15 @@ def apply(result: Any, baseline: Baseline, today: dt.date | None = None, wire: s
 # Writing (--update-baseline)
 
 
-def entries_for(result: Any, previous: Iterable[BaselineEntry] = ()) -> list[BaselineEntry]:
+def entries_for(result: Any, previous: Iterable[BaselineEntry] = (), era: str | None = None) -> list[BaselineEntry]:
     """One entry per failed check of `result` (known ones included), keeping the reason and
-    expiry of a previous entry for the same check and era; new ones get a placeholder reason."""
+    expiry of a previous entry for the same check and era; new ones get a placeholder reason.
+    `era`: the protocol version the run was pinned to (--era both), which its entries name even
+    when the server did not speak it; None: the era the run found."""
     from tasks_conformance.result import RunResult
 
     assert isinstance(result, RunResult)
-    wire = str(result.discovery.wire)
+    wire = _wire_of(era, "--era") if era else str(result.discovery.wire)
     old = [e for e in previous if _applies(e, wire)]
     out: list[BaselineEntry] = []
     for check in result.checks:
@@ -280,7 +282,7 @@ def entries_for(result: Any, previous: Iterable[BaselineEntry] = ()) -> list[Bas
             out.append(kept)
         else:
             out.append(BaselineEntry(check=check.id, reason=PLACEHOLDER_REASON,
-                                     era=result.discovery.protocolVersion, wire=wire))
+                                     era=era or result.discovery.protocolVersion, wire=wire))
     return out
 
 
@@ -299,15 +301,15 @@ def dump(entries: Iterable[BaselineEntry], path: str) -> str:
     return header + tomli_w.dumps({"known": docs})
 
 
-def update(path: str, result: Any, known_ids: tuple[str, ...] = ()) -> int:
+def update(path: str, result: Any, known_ids: tuple[str, ...] = (), era: str | None = None) -> int:
     """Write `path` from the run's failures (reasons kept from the file already there); returns
     how many entries it holds. Written to a temporary file first, then moved into place."""
     previous: tuple[BaselineEntry, ...] = ()
     if os.path.exists(path):
         previous = load(path, known_ids).entries
-    entries = entries_for(result, previous)
+    entries = entries_for(result, previous, era)
     # Entries for the other era (this run could not judge them) are kept as they were.
-    wire = str(result.discovery.wire)
+    wire = _wire_of(era, "--era") if era else str(result.discovery.wire)
     entries += [e for e in previous if not _applies(e, wire)]
     text = dump(entries, path)
     tmp = f"{path}.tmp-{os.getpid()}"

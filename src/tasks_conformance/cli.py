@@ -20,6 +20,7 @@ import typer
 from typer.core import TyperArgument, TyperCommand, TyperGroup
 
 from tasks_conformance import __version__
+from tasks_conformance.cli_coercion import install as install_plain_coercion
 from tasks_conformance.config import Catalog, RunConfig, RunOptions, build_run_config
 from tasks_conformance.errors import UsageError
 from tasks_conformance.report_output import (
@@ -45,6 +46,8 @@ class _MainGroup(TyperGroup):
     # `Any`: typer's Context base class lives in a private module; Any keeps the override valid.
     def parse_args(self, ctx: Any, args: list[str]) -> list[str]:
         ctx.meta[_RAW_ARGS] = tuple(args)
+        # Plain flag values are converted without pydantic (see cli_coercion: ~70 ms a start).
+        install_plain_coercion([*self.get_params(ctx), *(p for cmd in self.commands.values() for p in cmd.params)])
         return super().parse_args(ctx, args)
 
 
@@ -140,9 +143,9 @@ def _run(config: RunConfig) -> int:
     """Run a configured conformance check; returns the exit code."""
     import anyio
 
+    from tasks_conformance.launch import execute_soon  # spawns a stdio server before importing the runner
     from tasks_conformance.progress import RunProgress
     from tasks_conformance.reporters import ProgressLine
-    from tasks_conformance.runner import execute
 
     targets = prepare_reports(config)
     try:
@@ -151,7 +154,7 @@ def _run(config: RunConfig) -> int:
             # Phase, time, the task's status and polls, time left: read from the run as it goes.
             state = RunProgress(config.poll_timeout_s)
             line.follow(state)
-            execution = anyio.run(execute, config, state.say, state.on_frame if line.active else None)
+            execution = anyio.run(execute_soon, config, state.say, state.on_frame if line.active else None)
         execution = _after_run(config, execution)
         for problem in _write_reports(config, targets, execution):
             typer.echo(f"tasks-conformance: reporter error: {problem}", err=True)
@@ -208,7 +211,10 @@ def _many(values: list[str] | None) -> tuple[str, ...]:
 def _run_options(options: RunOptions, era: str = "auto") -> NoReturn:
     """Build the RunConfig (usage errors exit 2 here), run it and exit with its code."""
     with _usage_errors():
-        config = build_run_config(options, _catalog())
+        # The catalog is read only to check --check-id/--category names; without them, the checks
+        # are first imported by the runner, while a stdio server boots (see launch.py).
+        catalog = _catalog() if options.check_ids or options.categories else Catalog()
+        config = build_run_config(options, catalog)
         if era == "auto":
             code = _run(config)
         else:
@@ -228,7 +234,7 @@ Format = Annotated[str | None, typer.Option("--format", metavar="human|json", he
 Reporters = Annotated[list[str] | None, typer.Option("--reporter", metavar="NAME[=PATH]", help="human, json, json-summary, junit-xml, markdown or a plugin (repeatable); =PATH writes a file, =+PATH appends to it (markdown, human: e.g. $GITHUB_STEP_SUMMARY), no path: stdout", rich_help_panel=REPORT)]
 Quiet = Annotated[bool, typer.Option("--quiet", "-q", help="Print only the summary line on stdout, whatever --format says (report files stay complete)", rich_help_panel=REPORT)]
 Verbose = Annotated[bool, typer.Option("--verbose", "-v", help="human report: show the wire frames (redacted) under each failed check", rich_help_panel=REPORT)]
-Profile = Annotated[str, typer.Option("--profile", metavar="core|standard|full", help="core: the 8 checks every tasks server must pass | standard (default): every check | full: every check (today the same as standard; it will add checks that need probe roles). The versioned profile id and a 0-100 score go into every report; the score never changes the exit code", rich_help_panel=CHECKS_PANEL)]
+Profile = Annotated[str, typer.Option("--profile", metavar="core|standard|full", help="core: the 8 checks every tasks server must pass | standard (default): every check, one whose probe role has no tool not applicable | full: every check, one whose probe role has no tool could not run (the run is incomplete until --probe ROLE=TOOL names it). The versioned profile id and a 0-100 score go into every report; the score never changes the exit code", rich_help_panel=CHECKS_PANEL)]
 WireLog = Annotated[str | None, typer.Option("--wire-log", metavar="PATH", help="Write every frame as NDJSON to PATH (secrets redacted)", rich_help_panel=REPORT)]
 JunitSuiteName = Annotated[str | None, typer.Option("--junit-suite-name", metavar="NAME", help="Name of the junit-xml <testsuite> (default: tasks-conformance: TARGET (ERA))", rich_help_panel=REPORT)]
 Debug = Annotated[bool, typer.Option("--debug", help="Show a traceback if tasks-conformance itself fails", rich_help_panel=REPORT)]
@@ -313,17 +319,19 @@ def main_command(
     given = _given(ctx)
     if ctx.invoked_subcommand is not None:
         ctx.obj = (options, given)  # for `config show`, which reports these flags
+        ctx.meta[_ERA_FLAG] = era if "era" in given else None
         return
     from tasks_conformance.config_file import resolve
 
     with _usage_errors():
         # Credentials from the environment apply to an HTTP target only (resolve checks the url).
-        options = resolve(options, given, environ=os.environ).options
-    _run_options(options, era)
+        resolved = resolve(options, given, environ=os.environ, era=era if "era" in given else None)
+    _run_options(resolved.options, resolved.era)
 
 
 # Parameters of the main command whose RunOptions field has another name.
 _PARAM_FIELDS = {"shown_env": "show_env"}
+_ERA_FLAG = "tasks_conformance.era"  # ctx.meta: --era as given before `config show` (None: not given)
 
 
 def _given(ctx: typer.Context) -> frozenset[str]:
@@ -363,11 +371,14 @@ DEMO_INPUT_RESPONSES = '{"confirm-1": {"action": "accept", "content": {"confirm"
 
 
 def demo_options(options: RunOptions) -> RunOptions:
-    """`options` aimed at the bundled reference server over stdio, with the tool and answer it needs."""
+    """`options` aimed at the bundled reference server over stdio, with the tool and answer it
+    needs, and a tool for every probe role, so that the demo shows every check it can."""
+    from tasks_conformance.reference.hint import ROLE_PROBES
+
     cmd = reference_command()
     return replace(
         options, command=cmd[0], args=tuple(cmd[1:]), tool_name="confirm_action",
-        input_responses=DEMO_INPUT_RESPONSES,
+        input_responses=DEMO_INPUT_RESPONSES, probes=ROLE_PROBES,
     )
 
 
@@ -397,12 +408,21 @@ def demo_command(
 
 @app.command(
     "serve-reference",
-    context_settings={"allow_extra_args": True, "ignore_unknown_options": True},
+    # The reference server's own parser owns every flag, --help included.
+    context_settings={"allow_extra_args": True, "ignore_unknown_options": True, "help_option_names": []},
 )
 def serve_reference_command(ctx: typer.Context) -> None:
     """Serve the bundled reference server (flags: --transport stdio|http|tcp|unix, --port N, ...)."""
     from tasks_conformance.reference import serve
+    from tasks_conformance.reference.config import build_parser
 
+    parser = build_parser("tasks-conformance serve-reference")
+
+    def one_line(message: str) -> NoReturn:  # argparse would print its whole usage first
+        usage_exit(f"serve-reference: {message} (see --help)")
+
+    parser.error = one_line  # type: ignore[method-assign]
+    parser.parse_args(list(ctx.args))  # --help prints the reference server's flags and exits 0
     raise typer.Exit(serve(list(ctx.args)))
 
 
@@ -468,7 +488,7 @@ def config_show_command(
     if config is not None:  # `config show --config FILE` as well as `--config FILE config show`
         options, given = replace(options, config=config), given | {"config"}
     with _usage_errors():
-        resolved = resolve(options, given, environ=os.environ)
+        resolved = resolve(options, given, environ=os.environ, era=ctx.meta.get(_ERA_FLAG))
     rows = show(resolved)
     if format == "json":
         typer.echo(json.dumps({"file": resolved.file, "settings": rows}, indent=2, ensure_ascii=False))
@@ -540,7 +560,13 @@ def _internal_error(exc: Exception, *, debug: bool) -> None:
 
 def main() -> None:
     """Console-script entry."""
-    sys.exit(run_cli())
+    code = run_cli()
+    import gc
+
+    # The process is leaving: everything the run built is garbage the OS takes back at once.
+    # Frozen, it is skipped by the collections of the interpreter's shutdown (tens of ms).
+    gc.freeze()
+    sys.exit(code)
 
 
 __all__ = ["app", "main", "run_cli"]

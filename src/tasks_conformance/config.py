@@ -331,6 +331,11 @@ def _baseline(o: RunOptions, catalog: Catalog) -> Baseline | None:
             raise UsageError(f"--update-baseline: cannot write {o.update_baseline!r}: no writable directory {folder!r}")
     if not o.baseline:
         return None
+    if (o.update_baseline is not None and not os.path.exists(o.baseline)
+            and os.path.abspath(o.baseline) == os.path.abspath(o.update_baseline)):
+        # The first --update-baseline of a project whose config file already names the
+        # baseline: there is nothing to apply yet, and the run is what writes it.
+        return None
     from tasks_conformance import baseline
 
     return baseline.load(o.baseline, catalog.check_ids, strict=o.strict_baseline)
@@ -357,7 +362,10 @@ def _transport(o: RunOptions) -> TransportKind:
     if o.url:
         kind = "http"
         if not (o.url.startswith("http://") or o.url.startswith("https://")):
-            raise UsageError(f"--url must start with http:// or https://, got {o.url[:60]!r}")
+            from tasks_conformance.config_file import _masked_url
+
+            # A password or a secret query value in the mistyped URL is not echoed.
+            raise UsageError(f"--url must start with http:// or https://, got {_masked_url(o.url)[:60]!r}")
     elif o.command:
         kind = "stdio"
     elif o.tcp:

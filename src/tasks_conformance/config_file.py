@@ -166,10 +166,14 @@ TARGETS = ("url", "command", "tcp", "unix")
 TARGET_FIELDS = (*TARGETS, "transport", "args", "command_args", "cwd", "env", "show_env")
 
 
+ERAS = ("auto", "both")
+
+
 @dataclass(frozen=True)
 class ConfigFile:
     path: str
     values: dict[str, Any]  # RunOptions field -> value, converted
+    era: str | None = None  # `era`: --era is no RunOptions field (it chooses how many runs are made)
 
 
 @dataclass(frozen=True)
@@ -179,6 +183,8 @@ class Resolved:
     options: RunOptions
     sources: dict[str, str]
     file: str | None
+    era: str = "auto"  # --era, or the file's era
+    era_source: str = "default"
 
 
 def find(cwd: str | None = None) -> str | None:
@@ -229,7 +235,11 @@ def load(path: str) -> ConfigFile:
         if not isinstance(table, dict):
             raise UsageError(f"{shown}: tool.{TABLE} must be a table")
         shown = f"{shown} [tool.{TABLE}]"
-    return ConfigFile(path, _values(table, shown))
+    era = table.get("era")
+    if era is not None and era not in ERAS:
+        got = repr(era[:40]) if isinstance(era, str) else _toml_type(era)
+        raise UsageError(f"{shown}: era must be {' or '.join(repr(e) for e in ERAS)}, got {got}")
+    return ConfigFile(path, _values({k: v for k, v in table.items() if k != "era"}, shown), era)
 
 
 def _values(table: Mapping[str, Any], shown: str) -> dict[str, Any]:
@@ -239,7 +249,7 @@ def _values(table: Mapping[str, Any], shown: str) -> dict[str, Any]:
         if key is None:
             if name in FLAG_ONLY.values():
                 raise UsageError(f"{shown}: {name} cannot be set in a config file; give --{name} on the command line")
-            close = difflib.get_close_matches(name, list(BY_NAME), n=1)
+            close = difflib.get_close_matches(name, [*BY_NAME, "era"], n=1)
             hint = f"; did you mean {close[0]}?" if close else "; keys are the long flag names, e.g. tool-name"
             raise UsageError(f"{shown}: unknown key {name[:60]!r}{hint}")
         value = key.convert(raw)
@@ -292,11 +302,12 @@ def resolve(
     cwd: str | None = None,
     environ: Mapping[str, str] | None = None,
     discover: bool = True,
+    era: str | None = None,
 ) -> Resolved:
     """The effective RunOptions: `given` (RunOptions fields set on the command line) from
     `flags`, then the credential variables of `environ` (only for an HTTP target; None: no
     environment), then the config file (`flags.config`, or found in `cwd` when `discover`),
-    then the defaults."""
+    then the defaults. `era`: --era when given on the command line (it wins over the file's)."""
     given = set(given)
     target_flag = any(name in given for name in TARGETS)
     path = flags.config
@@ -336,7 +347,12 @@ def resolve(
             values["headers"], sources["headers"] = tuple(headers), f"environment ${HEADERS_ENV}"
     if path is not None and "config" not in given:
         values["config"], sources["config"] = path, "found in the working directory"
-    return Resolved(replace(defaults, **values), sources, path)
+    era_value, era_source = "auto", "default"
+    if era is not None:
+        era_value, era_source = era, "flag --era"
+    elif file is not None and file.era is not None:
+        era_value, era_source = file.era, label
+    return Resolved(replace(defaults, **values), sources, path, era_value, era_source)
 
 
 # ---------------------------------------------------------------------------------------------
@@ -448,6 +464,7 @@ def show(resolved: Resolved, environ: Mapping[str, str] | None = None) -> list[d
         value = _masked(f.name, getattr(o, f.name), o)
         rows.append({"key": key, "value": redactor.json(list(value) if isinstance(value, tuple) else value),
                      "source": resolved.sources.get(f.name, "default")})
+    rows.append({"key": "era", "value": resolved.era, "source": resolved.era_source})
     return rows
 
 

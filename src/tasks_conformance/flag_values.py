@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import shutil
 import sys
 from dataclasses import dataclass
@@ -68,18 +69,34 @@ def read_token(flag: str, value: str) -> str:
     return token
 
 
+_HEADER_NAME = re.compile(r"[A-Za-z0-9!#$%&'*+.^_`|~-]{1,40}")
+_ENV_NAME = re.compile(r"[A-Z_][A-Z0-9_]{0,39}")
+
+
 def parse_header(value: str, *, flag: str = "--header") -> tuple[str, str]:
     name, sep, val = value.partition(":")
     name = name.strip()
-    if not sep or not name or any(c.isspace() for c in name):
-        raise UsageError(f"{flag}: expected 'Name: value', got {value.split(':')[0][:40]!r}…")
+    if not sep:
+        # "Authorization Bearer …" without its colon: the rest is a credential, never echoed.
+        # Only a first word that reads as a header name is shown, and only when more follows.
+        words = value.split(None, 1)
+        if len(words) == 2 and _HEADER_NAME.fullmatch(words[0]):
+            raise UsageError(f"{flag}: expected 'Name: value', got {words[0]!r}… without a colon")
+        raise UsageError(f"{flag}: expected 'Name: value', got a value without a colon (not shown)")
+    if not name or any(c.isspace() for c in name):
+        raise UsageError(f"{flag}: expected 'Name: value', got {name[:40]!r}…")
     return name, val.strip()
 
 
 def parse_env(value: str) -> tuple[str, str]:
     key, sep, val = value.partition("=")
-    if not sep or not key:
-        raise UsageError(f"--env: expected KEY=VALUE, got {key[:40]!r}")
+    if sep and not key:
+        raise UsageError("--env: expected KEY=VALUE, got no KEY before '='")
+    if not sep:
+        # Without '=' it may be a value given without its name (-e "$TOKEN"): only a
+        # conventional variable name is echoed.
+        shown = repr(key) if _ENV_NAME.fullmatch(key) else "a value (not shown)"
+        raise UsageError(f"--env: expected KEY=VALUE, got {shown} without '='")
     return key, val
 
 

@@ -23,6 +23,7 @@ from tasks_conformance.result import EXIT_CODES, EXIT_INTERRUPTED, RunResult
 if TYPE_CHECKING:
     from types import TracebackType
 
+    from tasks_conformance.progress import RunProgress
     from tasks_conformance.wirelog import WireLog
 
 Kind = Literal["eras", "suite"]
@@ -119,20 +120,21 @@ def era_plan(config: RunConfig, era: str) -> list[Planned]:
         raise UsageError("--era both runs each protocol version in turn; leave out --protocol-version")
     if config.expect_wire != "any":
         raise UsageError("--era both runs each wire in turn; leave out --expect-wire")
-    if config.update_baseline is not None:
-        raise UsageError("--update-baseline writes one run's failures; give it with --era auto, once per era")
     return [Planned(version, replace(config, expect_wire=wire), era=version)  # type: ignore[arg-type]
             for version, wire in ERA_WIRES]
 
 
 Say = Callable[[int, str], None]
+Follow = Callable[[int, "RunProgress"], None]
 
 
 async def run_all(planned: Sequence[Planned], kind: Kind, *, jobs: int = 1, say: Say | None = None,
-                  debug: bool = False) -> Combined:
-    """Run every planned run, at most `jobs` at a time, and return them combined (planned order)."""
+                  debug: bool = False, follow: Follow | None = None) -> Combined:
+    """Run every planned run, at most `jobs` at a time, and return them combined (planned order).
+    `follow`: given each run's RunProgress as it starts (the live display reads it)."""
     import anyio
 
+    from tasks_conformance.progress import RunProgress
     from tasks_conformance.runner import execute
 
     interrupt = anyio.Event()
@@ -145,8 +147,17 @@ async def run_all(planned: Sequence[Planned], kind: Kind, *, jobs: int = 1, say:
             if interrupt.is_set():
                 return  # reported below as never started
             tell(i, "starting")
+            state = RunProgress(p.config.poll_timeout_s)
+
+            def hear(text: str) -> None:
+                state.say(text)
+                tell(i, text)
+
+            if follow is not None:
+                follow(i, state)
             try:
-                ex = await execute(p.config, lambda text: tell(i, text), interrupt=interrupt)
+                ex = await execute(p.config, hear, state.on_frame if follow is not None else None,
+                                   interrupt=interrupt)
                 if p.config.baseline is not None:  # known failures, as in a single run
                     from tasks_conformance import baseline
 
@@ -218,6 +229,9 @@ class MultiProgress:
     def __init__(self, names: Sequence[str], enabled: bool, file: TextIO | None = None) -> None:
         self._names = list(names)
         self._status = ["waiting"] * len(self._names)
+        # A running run's row is its RunProgress line, as a single run's live line would read
+        # (phase, time, task status and polls, time left of --poll-timeout).
+        self._states: dict[int, RunProgress] = {}
         self._enabled = enabled
         self._file = file
         self._live: Any = None
@@ -233,15 +247,21 @@ class MultiProgress:
         file = self._file if self._file is not None else sys.stderr
         console = Console(file=file, force_terminal=True, force_interactive=True, highlight=False, markup=False,
                           emoji=False)
-        self._live = Live(self._table(), console=console, transient=True, refresh_per_second=8,
+        # get_renderable: each refresh draws the table anew, so the times in it keep moving.
+        self._live = Live(console=console, transient=True, refresh_per_second=8, get_renderable=self._table,
                           redirect_stdout=False, redirect_stderr=file is sys.stderr)
         self._live.start()
         return self
 
+    def follow(self, index: int, state: RunProgress) -> None:
+        self._states[index] = state
+
     def update(self, index: int, text: str) -> None:
         self._status[index] = text
+        if text.startswith("done") or text == "internal error":
+            self._states.pop(index, None)  # finished: the outcome, not the last moment of the run
         if self._live is not None:
-            self._live.update(self._table(), refresh=True)
+            self._live.refresh()
 
     def _table(self) -> Any:
         from rich.table import Table
@@ -250,7 +270,10 @@ class MultiProgress:
         from tasks_conformance.reporters._text import one_line
 
         table = Table.grid(padding=(0, 2))
-        for name, status in zip(self._names, self._status, strict=True):
+        for i, (name, status) in enumerate(zip(self._names, self._status, strict=True)):
+            state = self._states.get(i)
+            if state is not None:
+                status = state.line()
             table.add_row(Text(one_line(name, 60), style="bold"), Text(one_line(status, 120), no_wrap=True,
                                                                       overflow="ellipsis"))
         return table
@@ -290,8 +313,10 @@ def run_combined(out: RunConfig, planned: Sequence[Planned], kind: Kind, *, jobs
         live = sys.stderr.isatty() and not out.quiet and not in_ci()
         with MultiProgress([p.name for p in planned], enabled=live) as progress:
             combined = anyio.run(functools.partial(run_all, planned, kind, jobs=jobs, say=progress.update,
-                                                   debug=out.debug))
+                                                   debug=out.debug, follow=progress.follow if live else None))
         combined = replace(combined, shard=shard)
+        if kind == "eras" and out.update_baseline is not None:
+            print(f"tasks-conformance: {update_baseline(out.update_baseline, combined)}", file=sys.stderr)
         for fh, indices in logs.values():
             write_wire_logs(replace(combined, runs=tuple(combined.runs[i] for i in indices)), fh)
         for problem in write_combined(out, targets, combined):
@@ -301,6 +326,21 @@ def run_combined(out: RunConfig, planned: Sequence[Planned], kind: Kind, *, jobs
         targets.close()
         for fh, _indices in logs.values():
             fh.close()
+
+
+def update_baseline(path: str, combined: Combined) -> str:
+    """--update-baseline with --era both: the file written from each era's run in turn. Each
+    write keeps the entries of the other era, so the file ends with the failures of both."""
+    from tasks_conformance import baseline
+    from tasks_conformance.cli import _catalog
+
+    if combined.interrupted or any(r.result.interrupted or r.wire is None for r in combined.runs):
+        return f"--update-baseline: the run was interrupted; {path} left as it was"
+    n = 0
+    for run in combined.runs:
+        # Pinned to the run's era: a server that does not speak it still gets entries for that era.
+        n = baseline.update(path, run.result, _catalog().check_ids, era=run.era)
+    return f"wrote {n} baseline entr{'y' if n == 1 else 'ies'} to {path}"
 
 
 def write_combined(out: RunConfig, targets: Any, combined: Combined) -> list[str]:

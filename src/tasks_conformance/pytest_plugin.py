@@ -69,13 +69,19 @@ def pytest_addoption(parser: pytest.Parser) -> None:
         help="Write every frame of the run as NDJSON to PATH (secrets redacted)")
     add("--tasks-conformance-baseline", metavar="FILE", default=None,
         help="Known failures (TOML or JSON): their items are skipped as known, with the reason")
+    add("--tasks-conformance-probe", metavar="ROLE=TOOL", action="append", default=[],
+        help="The tool for a probe role: task, required, tool-error, fault, input, sync (repeatable)")
+    add("--tasks-conformance-config", metavar="FILE", default=None,
+        help="Settings file (tasks-conformance.toml or a pyproject.toml with [tool.tasks-conformance]); "
+             "the options above override it; with it, the target may come from the file")
 
 
 def _settings(config: pytest.Config) -> dict[str, Any] | None:
     """The run settings the options give, or None when no target option was given."""
     opt = config.getoption
     command, url = opt("--tasks-conformance-command"), opt("--tasks-conformance-url")
-    if command is None and url is None:
+    config_file = opt("--tasks-conformance-config")
+    if command is None and url is None and config_file is None:
         return None
     settings: dict[str, Any] = {
         "url": url,
@@ -92,6 +98,8 @@ def _settings(config: pytest.Config) -> dict[str, Any] | None:
         "poll_timeout_ms": opt("--tasks-conformance-poll-timeout"),
         "wire_log": opt("--tasks-conformance-wire-log"),
         "baseline": opt("--tasks-conformance-baseline"),
+        "probes": opt("--tasks-conformance-probe"),
+        "config": config_file,
     }
     if command is not None:
         try:

@@ -32,6 +32,7 @@ from tasks_conformance.result import CheckResult, RunResult, decide_outcome, inc
 from tasks_conformance.result import Discovery as DiscoveryReport
 from tasks_conformance.roles import ROLE_HELP, assign_roles, role_flag
 from tasks_conformance.session.connect import Connection
+from tasks_conformance.session.factory import TransportFactory
 from tasks_conformance.wirelog import Frame, FrameFlag, WireLog
 from tasks_conformance.wires import Wire, WireDialect
 
@@ -366,16 +367,21 @@ async def execute(
     progress: Progress | None = None,
     on_frame: Callable[[Frame], None] | None = None,
     interrupt: anyio.Event | None = None,
+    *,
+    wire: WireLog | None = None,
+    transport_factory: TransportFactory | None = None,
 ) -> Execution:
     """Run `config`; `progress` hears the runner's words, `on_frame` sees every frame recorded;
-    with `interrupt`, that event (not a signal) ends the run early."""
+    with `interrupt`, that event (not a signal) ends the run early. `wire` and
+    `transport_factory` let launch.execute_soon hand over a wire log and a server process it
+    started before importing this module."""
     started = time.monotonic()
     started_at = datetime.now(UTC).replace(microsecond=0, tzinfo=None).isoformat()
     selected = select_checks(config)
-    wire = WireLog(Redactor(config.secrets()))
+    wire = wire if wire is not None else WireLog(Redactor(config.secrets()))
     wire.observer = on_frame
     say = progress or (lambda _text: None)
-    traffic = Traffic(config, Connection(config, wire), selected, say)
+    traffic = Traffic(config, Connection(config, wire, transport_factory=transport_factory), selected, say)
     interrupted = await _run_until_interrupted(traffic, interrupt)
     ev = traffic.evidence()
     say("judging")

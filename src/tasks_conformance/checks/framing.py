@@ -124,13 +124,29 @@ def framing_without_a_wire(ev: Evidence) -> Verdict:
     return need_wire(ev) or could_not_run("the server offers no tasks wire", blocked_by="tasks-wire-resolvable")
 
 
+# The kinds are plural phrases; one of a kind reads in the singular.
+_SINGULAR = {
+    "oversize messages nobody asked for": "oversize message nobody asked for",
+    "lines of output that are not JSON": "line of output that is not JSON",
+    "bodies that are not JSON": "body that is not JSON",
+    "duplicate responses to one request": "duplicate response to one request",
+    STRAY: "response to an id never sent",
+    "frames that are not JSON-RPC messages": "frame that is not a JSON-RPC message",
+}
+
+
+def _one(kind: str) -> str:
+    return _SINGULAR.get(kind, kind)
+
+
 def _failure(ev: Evidence, findings: Findings, *, subscriptions: bool) -> Verdict:
     more = {STRAY: ev.dropped_unmatched, UNSOLICITED: ev.dropped_notifications if subscriptions else 0}
     parts = []
     for kind, seqs in findings.by_kind.items():
         count = len(seqs) + more.get(kind, 0)
         shown = ", ".join(map(str, seqs[:SHOWN_PER_KIND]))
-        parts.append(f"{count} {kind} (frames {shown}{'…' if count > SHOWN_PER_KIND else ''})")
+        parts.append(f"{count} {_one(kind) if count == 1 else kind} "
+                     f"(frames {shown}{'…' if count > SHOWN_PER_KIND else ''})")
     return failed(
         "; ".join(parts) + " — every inbound frame must be a JSON-RPC message answering the client",
         evidence=[s for seqs in findings.by_kind.values() for s in seqs[:10]],

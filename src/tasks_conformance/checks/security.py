@@ -160,7 +160,8 @@ TASK_BOUND_TO_PRINCIPAL = check(
         "With --other-access-token (or --other-header), the probe task is asked for with the second principal's "
         "credentials instead of the main ones, on an HTTP connection of its own (on 2025-11-25 in a session of its "
         "own): tasks/get, tasks/update (extension) and tasks/cancel must all be refused (an error, or HTTP 403). "
-        "Not applicable without a second principal, and over stdio, TCP and Unix sockets."
+        "Not applicable without a second principal, over stdio, TCP and Unix sockets, and when the server answers "
+        "a request sent without any credentials (it authenticates no one)."
     ),
     probes=(DeclaredCall, OtherPrincipal),
     transports=("http",),
@@ -191,6 +192,13 @@ def task_bound_to_principal(ev: Evidence, rule: str) -> Verdict:
         return could_not_run(rec.not_run or rec.harness_problem or "the second principal's requests were not sent")
     replies = [r for r in (rec.initialize, *rec.replies.values()) if r is not None]
     seqs = [s for r in replies for s in r.seqs()]
+    if rec.anonymous is not None and rec.anonymous.ok:
+        # No credential is needed for anything: the server authenticates no one, so there are
+        # no principals whose tasks it could keep apart (the rule is about checking them).
+        what = "initialize" if rec.initialize is not None else "tools/list"
+        return not_applicable(f"the server answered a {what} sent without any credentials, so it authenticates no "
+                              f"one and has no principals to keep tasks apart; {rule} applies to a server that "
+                              "checks credentials", evidence=[*rec.anonymous.seqs(), *seqs])
     if any(_refused_outright(r) for r in replies):
         return could_not_run("the server refused the second principal's credentials outright (HTTP 401), so it "
                              "could not be seen whether tasks are bound to who created them; give the credentials "

@@ -280,6 +280,9 @@ class OtherPrincipal(ProbeRecord):
 
     probe: ClassVar[str] = "other-principal"
     task_id: str | None = None
+    # First, a request without any credentials (2026-07-28 tools/list; 2025-11-25 initialize):
+    # a server that serves it authenticates no one, so it has no principals to keep tasks apart.
+    anonymous: Reply | None = None
     initialize: Reply | None = None  # legacy: the second principal's own session
     replies: dict[str, Reply] = field(default_factory=dict)  # by method, in the order sent
 

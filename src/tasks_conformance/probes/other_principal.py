@@ -1,22 +1,29 @@
 """The probe task, asked for by someone else: with --other-access-token / --other-header, the
 same task's tasks/get, tasks/update (extension) and tasks/cancel are sent with the second
-principal's credentials instead of the main ones, on an HTTP connection of its own. Sent last:
+principal's credentials instead of the main ones, on an HTTP connection of its own. Before them,
+one request without any credentials tells whether the server authenticates at all. Sent last:
 a server that wrongly obeys could cancel the task under the other probes."""
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 from tasks_conformance.evidence import DeclaredCall, OtherPrincipal, Poll
 from tasks_conformance.probes import probe
 from tasks_conformance.probes.context import ProbeContext
-from tasks_conformance.rpc.peer import Peer
+from tasks_conformance.rpc.peer import Peer, Reply
 from tasks_conformance.session.base import Session
 from tasks_conformance.session.factory import client_capabilities
 from tasks_conformance.session.handlers import make_handlers
 from tasks_conformance.session.legacy import LegacySession
 from tasks_conformance.session.modern import ModernSession
 
+if TYPE_CHECKING:
+    from tasks_conformance.transports.http import HttpTransport
+
 # Request ids of the second principal's connection, apart from the main one's (see Peer).
 FIRST_ID = 3_000_001
+ANONYMOUS_FIRST_ID = 3_500_001
 
 
 @probe(OtherPrincipal, order=95, needs=(DeclaredCall, Poll), needs_task=True, last=True,
@@ -35,6 +42,7 @@ async def other_principal(ctx: ProbeContext) -> None:
 
     assert isinstance(main, HttpTransport)
     tid = rec.task_id = ctx.require_task_id()
+    rec.anonymous = await _anonymous(ctx, main)
     other = main.with_headers(ctx.config.other_headers)
     await other.start()
     try:
@@ -62,3 +70,25 @@ async def other_principal(ctx: ProbeContext) -> None:
     finally:
         await other.aclose()
     rec.ran = True
+
+
+async def _anonymous(ctx: ProbeContext, main: HttpTransport) -> Reply:
+    """One request with no credentials at all, on a connection of its own: tools/list on
+    2026-07-28, initialize on 2025-11-25 (a session needs it before anything else)."""
+    bare = main.with_headers({})
+    await bare.start()
+    try:
+        async with Peer(bare, timeout_s=ctx.config.timeout_s, handlers=make_handlers(ctx.config),
+                        first_id=ANONYMOUS_FIRST_ID) as peer:
+            session: Session
+            if isinstance(ctx.session, ModernSession):
+                session = ModernSession(bare, peer, version=ctx.session.version, capabilities=ctx.session.capabilities)
+                reply = await session.request("tools/list", {}, purpose="no credentials")
+            else:
+                legacy = LegacySession(bare, peer, capabilities=client_capabilities(ctx.config))
+                reply = await legacy.initialize()
+                session = legacy
+            await session.aclose()
+            return reply
+    finally:
+        await bare.aclose()

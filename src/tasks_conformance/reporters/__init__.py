@@ -27,6 +27,7 @@ when first used.
 
 from __future__ import annotations
 
+import json
 import sys
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -108,7 +109,38 @@ class UnknownReporterError(ReporterError):
     """No installed entry point (and no built-in) has this name (a usage error)."""
 
 
-def _is_ours(ep: EntryPoint) -> bool:
+class _Entry(Protocol):
+    """What is used of an entry point: importlib.metadata's, or a built-in's own (_Builtin)."""
+
+    @property
+    def name(self) -> str: ...
+    @property
+    def value(self) -> str: ...
+    @property
+    def module(self) -> str: ...
+    def load(self) -> Any: ...
+
+
+@dataclass(frozen=True)
+class _Builtin:
+    """A built-in reporter, resolved without importlib.metadata: a built-in name always means
+    ours, so a run that uses only built-ins never scans the installed distributions (tens of ms
+    of every start, with importlib.metadata's own imports)."""
+
+    name: str
+    value: str
+
+    @property
+    def module(self) -> str:
+        return self.value.partition(":")[0]
+
+    def load(self) -> Any:
+        import importlib
+
+        return getattr(importlib.import_module(self.module), self.value.partition(":")[2])
+
+
+def _is_ours(ep: _Entry) -> bool:
     return ep.module.startswith("tasks_conformance.")
 
 
@@ -129,7 +161,7 @@ def _entry_points() -> dict[str, EntryPoint]:
 
 def known_reporter(name: str) -> bool:
     """True when some entry point (a built-in's included) provides `name`."""
-    return name in _entry_points()
+    return name in BUILTIN_NAMES or name in _entry_points()
 
 
 def available_reporters() -> list[str]:
@@ -138,7 +170,9 @@ def available_reporters() -> list[str]:
     return [*BUILTIN_NAMES, *extra]
 
 
-def _entry_point(name: str) -> EntryPoint:
+def _entry_point(name: str) -> _Entry:
+    if name in BUILTIN_NAMES:
+        return _Builtin(name, _BUILTIN_FALLBACK[name])
     ep = _entry_points().get(name)
     if ep is None:
         raise UnknownReporterError(
@@ -152,7 +186,7 @@ def load_reporter(name: str) -> ReporterFn:
     return _load(_entry_point(name))
 
 
-def _load(ep: EntryPoint) -> ReporterFn:
+def _load(ep: _Entry) -> ReporterFn:
     if _is_ours(ep):
         fn = ep.load()  # failing to import our own module is our bug: let it propagate
     else:
@@ -224,7 +258,16 @@ def schema_text(kind: Literal["json", "json-summary", "multi"]) -> str:
         raise ValueError(f"no schema for {kind!r}; choose one of: {', '.join(_SCHEMA_FILES)}")
     from importlib.resources import files
 
-    return (files("tasks_conformance") / "schemas" / filename).read_text(encoding="utf-8")
+    text = (files("tasks_conformance") / "schemas" / filename).read_text(encoding="utf-8")
+    if kind != "multi":
+        return text
+    # The multi schema $refs the single-run schemas by $id. Printed alone, a validator could not
+    # resolve them (and would try to fetch a urn:), so they travel with it as embedded resources
+    # (a compound schema document, JSON Schema 2020-12 §9.3): one file validates on its own.
+    schema = json.loads(text)
+    for single in ("json", "json-summary"):
+        schema["$defs"][f"{single}-report"] = json.loads(schema_text(single))
+    return json.dumps(schema, indent=2, ensure_ascii=False)
 
 
 class ProgressLine:

@@ -156,7 +156,8 @@ def _junit(combined: Combined, out: TextIO, options: ReportOptions) -> None:
 # -- markdown ------------------------------------------------------------------------------
 
 _OUTCOME_EMOJI = {"passed": "✅", "failed": "❌", "incomplete": "⚠️"}
-_CELL_EMOJI = {"passed": "✅", "failed": "❌", "not-applicable": "➖", "could-not-run": "⚠️"}
+_CELL_EMOJI = {"passed": "✅", "failed": "❌", "not-applicable": "➖", "could-not-run": "⚠️",
+               "known": "🟡"}  # as the single-run markdown shows each bucket
 
 
 def _markdown(combined: Combined, out: TextIO, options: ReportOptions) -> None:
@@ -164,7 +165,8 @@ def _markdown(combined: Combined, out: TextIO, options: ReportOptions) -> None:
 
     emoji = _OUTCOME_EMOJI.get(combined.outcome, "❔")
     what = "both eras" if combined.kind == "eras" else "suite"
-    lines = [f"# {emoji} MCP Tasks conformance, {what}: {combined.outcome}", "", f"**{_cell(combined.summary)}**", ""]
+    # Level 2, as a single run's report: appended to a job summary, it sits under the job's title.
+    lines = [f"## {emoji} MCP Tasks conformance, {what}: {combined.outcome}", "", f"**{_cell(combined.summary)}**", ""]
     if combined.kind == "suite":
         lines += _matrix(combined) if combined.runs else []
         out.write("\n".join(lines) + "\n")
@@ -177,7 +179,7 @@ def _markdown(combined: Combined, out: TextIO, options: ReportOptions) -> None:
         body = text.getvalue().split("\n", 1)
         # The run's own heading names the outcome only; in a combined report it names the era.
         run_emoji = _OUTCOME_EMOJI.get(run.result.outcome, "❔")
-        out.write(f"\n## {run_emoji} {_cell(_era_label(run), 120)}: {_cell(run.result.outcome, 40)}\n")
+        out.write(f"\n### {run_emoji} {_cell(_era_label(run), 120)}: {_cell(run.result.outcome, 40)}\n")
         if _missing_era(run):
             out.write(f"\n{_cell(_MISSING_ERA.format(era=run.era))}\n")
         out.write(body[1] if len(body) > 1 else "\n")
@@ -199,7 +201,10 @@ def _matrix(combined: Combined) -> list[str]:
         cells = [_CELL_EMOJI.get(checks[check_id].bucket, "❔") if check_id in checks else "" for checks in by_run]
         lines.append(f"| {_code(check_id)} | " + " | ".join(cells) + " |")
     lines.append("")
-    lines.append("✅ passed · ❌ failed · ⚠️ could not run · ➖ not applicable · blank: not selected")
+    legend = "✅ passed · ❌ failed · ⚠️ could not run · ➖ not applicable"
+    if any(c.bucket == "known" for checks in by_run for c in checks.values()):
+        legend += " · 🟡 known failure (baseline)"
+    lines.append(legend + " · blank: not selected")
     lines.append("")
     return lines
 
@@ -213,7 +218,7 @@ def _suite_details(combined: Combined, out: TextIO) -> None:
         result = run.result
         if result.outcome == "passed":
             continue
-        lines.append(f"## {_OUTCOME_EMOJI.get(result.outcome, '❔')} {_cell(run.name, 120)}: {result.outcome}")
+        lines.append(f"### {_OUTCOME_EMOJI.get(result.outcome, '❔')} {_cell(run.name, 120)}: {result.outcome}")
         lines.append("")
         lines.append(f"target {_cell(result.target, 300)} · {_cell(result.summary)}")
         lines.append("")

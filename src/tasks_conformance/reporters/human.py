@@ -10,6 +10,7 @@ escape sequences and control characters as `\\x1b`-style escapes. The console is
 from __future__ import annotations
 
 import re
+from dataclasses import replace
 from typing import TYPE_CHECKING, Any, TextIO
 
 from tasks_conformance.reporters import PLAIN
@@ -212,6 +213,26 @@ def render_human(result: RunResult, out: TextIO, *, options: ReportOptions = PLA
     out.write(_TRAILING_SPACE.sub(r"\1", capture.get()))
 
 
+# A failed run lists no incomplete causes; when one failure blocked many checks, their rows all
+# say the same "(see …)" sentence. From this many on, they are one line instead of a table.
+_FOLD_AT = 5
+
+
+def _fold_blocked(result: RunResult) -> tuple[list[CheckResult], list[CheckResult]]:
+    """The rows to draw, and the could-not-run checks folded into one line (none: draw all)."""
+    if result.incompleteCauses:
+        return list(result.checks), []  # the causes below say it once already
+    groups: dict[str, list[CheckResult]] = {}
+    for check in result.checks:
+        if check.bucket == "could-not-run" and check.message and "(see " in check.message:
+            groups.setdefault(check.message, []).append(check)
+    folded = max(groups.values(), key=len, default=[])
+    if len(folded) < _FOLD_AT:
+        return list(result.checks), []
+    ids = {c.id for c in folded}
+    return [c for c in result.checks if c.id not in ids], folded
+
+
 def _draw(console: Console, result: RunResult, w: _Writer, options: ReportOptions) -> None:
     from rich.text import Text
 
@@ -231,7 +252,14 @@ def _draw(console: Console, result: RunResult, w: _Writer, options: ReportOption
                            style="yellow"))
         console.print(Text(f"  fix: {w.s(causes[0].fix, 2000)}"))
     elif result.checks:
-        console.print(_checks_table(result, w, console.width, options.verbose))
+        shown, folded = _fold_blocked(result)
+        console.print(_checks_table(replace(result, checks=shown) if folded else result, w, console.width,
+                                    options.verbose))
+        if folded:
+            ids = [c.id for c in folded]
+            console.print(Text(f"{w.glyph('!', '!')} not run  {len(ids)} more checks: "
+                               f"{w.s(folded[0].message or '', 2000)}", style="yellow"))
+            console.print(Text(f"  blocked: {w.s(', '.join(ids), 4000)}", style="dim"))
         for n, cause in enumerate(causes, 1):
             console.print()
             label = f"cause {n}: " if len(causes) > 1 else ""

@@ -25,6 +25,9 @@ def make_transport(config: RunConfig, wire: WireLog) -> Transport:
             max_message_bytes=config.max_message_bytes,
         )
     if config.transport == "http":
+        from tasks_conformance.transports.lean_httpx import import_httpx
+
+        import_httpx()  # before transports.http imports it: see lean_httpx
         from tasks_conformance.transports.http import HttpTransport
 
         assert config.url is not None

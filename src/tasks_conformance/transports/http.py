@@ -17,8 +17,8 @@ import httpx
 from anyio.abc import TaskGroup
 
 from tasks_conformance.transports.base import ExchangeEnded, Message, Transport
+from tasks_conformance.transports.http_tuning import http_transport
 from tasks_conformance.transports.sse import SseEvent, SseParser
-from tasks_conformance.transports.tcp_tuning import http_transport
 from tasks_conformance.wirelog import FrameFlag, HttpMeta, WireLog
 
 if TYPE_CHECKING:
@@ -118,7 +118,7 @@ class HttpTransport(Transport):
             follow_redirects=False,
             timeout=httpx.Timeout(None, connect=self._connect_timeout_s),
             trust_env=False,
-            transport=self._http_transport or http_transport(),
+            transport=self._http_transport or http_transport(tls=urlsplit(self.url).scheme == "https"),
         )
         if self.oauth is not None:
             # Raises OAuthFailed (a ConnectFailed): the run reports it as why nothing could run.
