@@ -19,6 +19,7 @@ LEGACY_INPUT = {"protocol_version": "2025-11-25", "tool_name": "confirm_action",
 # Probe roles: a task tool that is not itself required, and the role's tool named (extension) or
 # inferred (legacy: required and sync come from execution.taskSupport).
 EXT_ROLES = {"tool_name": "slow_compute", "probes": ["required=long_job", "tool-error=tool_error", "fault=rpc_error"]}
+EXT_CANCEL_RUNNING = {"tool_name": "slow_compute", "tool_args": '{"durationMs": 8000}', "poll_timeout_ms": 1_000}
 LEGACY_ROLES = {**LEGACY, "tool_name": "slow_compute", "probes": ["tool-error=tool_error", "fault=rpc_error"]}
 
 # (fixture --break name, the check it must fail, run settings, transport)
@@ -100,6 +101,10 @@ CASES: list[tuple[str, str, dict[str, Any], str]] = [
     ("legacy-meta-wins", "tasks-legacy-task-id-wins", LEGACY, "stdio"),
     ("legacy-cancel-not-sticky", "tasks-legacy-status-transitions", LEGACY, "stdio"),
     ("legacy-progress-after-end", "tasks-legacy-progress-token", LEGACY, "stdio"),
+    ("working-reads-running", "tasks-status-payload-shape", EXT, "stdio"),
+    # Polling gives up while the task still works, so the cancel reaches a running task.
+    ("cancelled-reads-canceled", "tasks-cancel-ack-shape", EXT_CANCEL_RUNNING, "stdio"),
+    ("sequential-task-ids", "tasks-task-id-entropy", LEGACY, "stdio"),
 ]
 
 # Defects that by their nature break a second rule too; listed so that the test stays exact.
@@ -212,6 +217,62 @@ def test_should_only_check_warns_on_the_fixture_that_breaks_its_rule(check_id: s
     assert _failures(ex) == {} and ex.result.outcome == "passed"
     ref = next(c for c in _execute(list(REFERENCE), settings, "stdio").result.checks if c.id == check_id)
     assert ref.bucket == "passed" and not ref.warnings
+
+
+# Variants that use a freedom (a MAY) the specification gives servers: (fixture, the MAYs it uses,
+# run settings, transport, the outcome). Each run must fail no check; it passes (exit 0) unless the
+# freedom leaves nothing to inspect (a tool answered synchronously, a task deleted once its TTL ran
+# out), when it is honestly incomplete (exit 3).
+PERMITTED: list[tuple[str, tuple[str, ...], dict[str, Any], str, str]] = [
+    ("permits-revised-intervals", ("S-EXT-MAY-03",), EXT, "stdio", "passed"),
+    ("permits-rate-limited-polls", ("S-EXT-MAY-02",), EXT, "stdio", "passed"),
+    ("permits-rate-limited-polls", ("S-EXT-MAY-02",), EXT_INPUT, "http", "passed"),
+    ("permits-delayed-update", ("S-EXT-MAY-05",), EXT_INPUT, "stdio", "passed"),
+    ("permits-cancel-runs-on", ("S-EXT-MAY-07",), EXT, "stdio", "passed"),
+    ("permits-cancel-runs-on", ("S-EXT-MAY-07",), EXT_CANCEL_RUNNING, "stdio", "incomplete"),
+    ("permits-no-notifications", ("S-EXT-MAY-08",), EXT, "stdio", "passed"),
+    ("permits-no-notifications", ("S-EXT-MAY-08",), EXT, "http", "passed"),
+    # The ended task is gone before its re-reads: what they would judge cannot be seen (incomplete).
+    ("permits-short-ttl", ("S-EXT-MAY-04",), EXT, "stdio", "incomplete"),
+    ("permits-short-ttl", ("S-LEG-MAY-03",), LEGACY, "stdio", "incomplete"),
+    ("permits-legacy-refuses-untasked", ("S-LEG-MAY-01",), LEGACY_ROLES, "stdio", "passed"),
+    ("permits-legacy-other-ttl", ("S-LEG-MAY-02",), LEGACY, "stdio", "passed"),
+    ("permits-legacy-immediate-response", ("S-LEG-MAY-07",), LEGACY, "stdio", "passed"),
+    ("permits-legacy-deletes-cancelled", ("S-LEG-MAY-06",), LEGACY, "stdio", "passed"),
+    ("permits-starts-input-required", ("S-EXT-MAY-09",), EXT_INPUT, "stdio", "passed"),
+    ("permits-starts-input-required", ("S-EXT-MAY-09",), EXT_INPUT, "http", "passed"),
+    ("permits-legacy-status-on-end", ("S-LEG-MAY-05",), LEGACY, "stdio", "passed"),
+    ("permits-legacy-status-on-end", ("S-LEG-MAY-05",), LEGACY, "http", "passed"),
+    ("permits-sync-answer", ("S-EXT-MAY-01",), EXT, "stdio", "incomplete"),
+]
+
+
+@pytest.mark.parametrize("name,mays,settings,transport,outcome", PERMITTED,
+                         ids=[f"{c[0]}-{c[3]}-{n}" for n, c in enumerate(PERMITTED)])
+def test_a_server_using_a_freedom_fails_no_check(
+    name: str, mays: tuple[str, ...], settings: dict[str, Any], transport: str, outcome: str
+) -> None:
+    ex = _execute(_server(name), settings, transport)
+    assert not _failures(ex), _failures(ex)
+    assert ex.result.outcome == outcome, {c.id: (c.bucket, c.message) for c in ex.result.checks
+                                          if c.bucket not in ("passed", "not-applicable")}
+    # Warnings only where a policy or the MAY itself is named: using a freedom is not a deviation.
+    stray = [w for c in ex.result.checks for w in c.warnings if "policy P-" not in w and "MAY" not in w]
+    assert not stray, stray
+    # Each freedom used is declared by a check that saw the traffic.
+    honoured = {r for c in CHECKS.values() for r in c.permits}
+    assert set(mays) <= honoured, set(mays) - honoured
+
+
+def test_every_permits_fixture_is_run() -> None:
+    import importlib.util
+
+    spec = importlib.util.spec_from_file_location("broken_server", FIXTURES / "broken_server.py")
+    assert spec is not None and spec.loader is not None
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    permits = {n for n in module.VARIANTS if n.startswith("permits-")}
+    assert permits == {c[0] for c in PERMITTED}, permits ^ {c[0] for c in PERMITTED}
 
 
 def test_exit_code_is_1_for_a_broken_server() -> None:

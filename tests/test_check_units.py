@@ -107,6 +107,20 @@ def test_registry_validation_names_unknown_requirements_probes_and_needs() -> No
     assert any("does not declare probe 'declared-call'" in p for p in problems)
 
 
+def test_registry_validation_refuses_permits_that_are_unknown_or_not_a_may() -> None:
+    spec = CheckSpec("t-permits", "lifecycle", "t", "d", probes=(), judges={},
+                     permits=("S-EXT-MAY-07", "S-EXT-MAY-99", "S-EXT-MUST-08"))
+    spec.judge(Wire.EXTENSION, requires=("S-EXT-MUST-16",))(lambda ev: passed("x"))
+    registry = load()
+    mays = {r.id for r in registry.values() if r.level == "MAY"}
+    problems = validate({"t-permits": spec}, set(), set(registry), mays)
+    assert any("permits unknown requirement 'S-EXT-MAY-99'" in p for p in problems)
+    assert any("permits 'S-EXT-MUST-08', which is not a MAY" in p for p in problems)
+    assert not any("S-EXT-MAY-07" in p for p in problems)
+    # The packaged checks permit only MAYs.
+    assert validate(CHECKS, {p for c in CHECKS.values() for p in c.probes}, set(registry), mays) == []
+
+
 def test_registering_a_check_id_twice_is_refused() -> None:
     with pytest.raises(ValueError, match="registered twice"):
         check(id="tasks-wire-resolvable", category="dispatch", title="t", description="d")

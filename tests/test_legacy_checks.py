@@ -18,6 +18,7 @@ from tasks_conformance.evidence import (
     RelatedMetaOverride,
     ResultWhileRunning,
     StopReason,
+    TaskIds,
     TaskListing,
     TaskProgress,
     ToolChoice,
@@ -366,3 +367,33 @@ def test_progress_with_a_token_nobody_sent_fails_and_no_progress_is_not_applicab
     w.create()
     _progress_task(w, [], [])
     assert verdict("tasks-legacy-progress-token", w.ev).skip_reason == "not-applicable"
+
+
+def _legacy_ids(w: Wire2025, ids: list[str], *, credentials: bool) -> None:
+    w.create()
+    rec: TaskIds = w.record(TaskIds)
+    rec.ids = ["t1", *ids]
+    rec.credentials = credentials
+    for tid in ids:
+        rec.calls.append(w.exchange("tools/call", {"name": "slow", "task": {}}, {"result": {"task": task("working",
+                                                                                                        tid)}}))
+
+
+def test_legacy_sequential_ids_fail_without_credentials_and_warn_with_them() -> None:
+    # S-LEG-MUST-22 binds where tasks cannot be tied to an authorization context (policy P-31).
+    w = Wire2025()
+    _legacy_ids(w, ["t2", "t3"], credentials=False)
+    v = verdict("tasks-task-id-entropy", w.ev)
+    assert v.status == "failed" and "S-LEG-MUST-22" in v.message and "sequential" in v.message
+    w = Wire2025()
+    _legacy_ids(w, ["t2", "t3"], credentials=True)
+    v = verdict("tasks-task-id-entropy", w.ev)
+    assert v.status == "passed" and any("P-31" in x and "S-LEG-MUST-22" in x for x in v.warnings), v.warnings
+
+
+def test_legacy_random_ids_pass_without_a_warning() -> None:
+    w = Wire2025()
+    _legacy_ids(w, ["Zq3-9fJk2LpQw8RtYv1Xn0aB", "c7Hh2Kd9_Pp4Ww1Ee6Rr8Tt0"], credentials=False)
+    w.records["task-ids"].ids[0] = "olBKYEa6H6QClB9FJ92H_mXE"
+    v = verdict("tasks-task-id-entropy", w.ev)
+    assert v.status == "passed" and not v.warnings, (v.message, v.warnings)

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import re
 
-from conftest import BROKEN, REFERENCE, run, stdio
+from conftest import BROKEN, REFERENCE, http_server, run, stdio
 
 
 def test_poll_timeout_is_a_hard_deadline_even_with_15s_intervals() -> None:
@@ -40,3 +40,20 @@ def test_the_first_tasks_get_follows_creation_immediately() -> None:
     methods = [f.json()["method"] for f in frames if "method" in f.json()]
     i = methods.index("tools/call")
     assert methods[i + 1] == "tasks/get"
+
+
+def test_a_poll_refused_as_too_early_is_asked_again_not_judged() -> None:
+    # S-EXT-MAY-02: the server may rate-limit reads that come sooner than pollIntervalMs. The refusal
+    # is on the wire, the poll after one interval got the task, and no check fails for it.
+    # Over HTTP the probes read the task concurrently, more often than the server's bucket allows.
+    server = http_server([*BROKEN, "--break", "permits-rate-limited-polls"])
+    try:
+        ex = run(url=server.url, tool_name="slow_compute")
+    finally:
+        server.stop()
+    refused = [f for f in ex.wire
+               if f.direction == "in" and ((f.json() or {}).get("error") or {}).get("code") == -32050]
+    assert refused
+    shape = next(c for c in ex.result.checks if c.id == "tasks-status-payload-shape")
+    assert shape.bucket == "passed"
+    assert ex.result.outcome == "passed", {c.id: c.message for c in ex.result.checks if c.bucket == "failed"}

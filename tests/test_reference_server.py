@@ -1393,6 +1393,19 @@ def check_legacy_progress_after_end(peer: StdioPeer) -> None:
     assert [m["params"]["progressToken"] for m in peer.other if m.get("method") == "notifications/progress"] == ["p-1"]
 
 
+def check_working_reads_running(peer: StdioPeer) -> None:
+    params = {"name": "slow_compute", "arguments": {"durationMs": 2_000}, "_meta": meta()}
+    tid = peer.result("tools/call", params)["taskId"]
+    assert m_get(peer)(tid)["status"] == "running"
+
+
+def check_cancelled_reads_canceled(peer: StdioPeer) -> None:
+    params = {"name": "slow_compute", "arguments": {"durationMs": 5_000}, "_meta": meta()}
+    tid = peer.result("tools/call", params)["taskId"]
+    assert peer.result("tasks/cancel", {"taskId": tid, "_meta": meta()})["resultType"] == "complete"
+    assert m_get(peer)(tid)["status"] == "canceled"
+
+
 STDIO_CHECKS: dict[str, Callable[[StdioPeer], None]] = {
     "no-tasks": check_no_tasks,
     "experimental-placement": check_experimental_placement,
@@ -1449,14 +1462,21 @@ STDIO_CHECKS: dict[str, Callable[[StdioPeer], None]] = {
     "legacy-cancel-not-sticky": check_legacy_cancel_not_sticky,
     "legacy-related-meta-on-get": check_legacy_related_meta_on_get,
     "legacy-progress-after-end": check_legacy_progress_after_end,
+    "working-reads-running": check_working_reads_running,
+    "cancelled-reads-canceled": check_cancelled_reads_canceled,
 }
 HTTP_ONLY = {"ignore-mcp-name", "ignore-mcp-method", "legacy-get-as-sse", "task-bound-to-cookie",
              "tasks-not-bound-to-caller", "unknown-method-http-200", "notification-200", "origin-not-checked",
              "mcp-name-base64-not-decoded"}
 
 
+# Variants that use a freedom (a MAY) rather than break a rule: a full run against each is in
+# PERMITTED of test_breaking_fixtures.py; the raw-wire tests below show a few of them at work.
+PERMITS = {name for name in VARIANTS if name.startswith("permits-")}
+
+
 def test_every_variant_has_a_check() -> None:
-    assert set(VARIANTS) == set(STDIO_CHECKS) | HTTP_ONLY
+    assert set(VARIANTS) - PERMITS == set(STDIO_CHECKS) | HTTP_ONLY
     listed = subprocess.run([*BROKEN_CMD, "--list"], capture_output=True, text=True, timeout=WAIT, env=_env())
     assert listed.returncode == 0
     assert {line.split("\t")[0] for line in listed.stdout.splitlines()} == set(VARIANTS)
@@ -1592,3 +1612,60 @@ def test_legacy_task_progress_keeps_the_token_and_stops_at_the_end(legacy_stdio:
     assert all(p["progress"] < p["total"] for p in progress)  # the last step is the end: never reported
     peer.other.clear()
     assert l_get(peer)(tid)["status"] == "completed" and not peer.other
+
+
+def test_permits_revised_intervals_changes_ttl_between_reads() -> None:
+    with stdio_server(broken="permits-revised-intervals") as peer:
+        tid = _create(peer)["taskId"]
+        first, second = m_get(peer)(tid), m_get(peer)(tid)
+        assert first["ttlMs"] != second["ttlMs"] and first["pollIntervalMs"] != second["pollIntervalMs"]
+
+
+def test_permits_rate_limited_polls_refuses_a_burst() -> None:
+    with stdio_server(broken="permits-rate-limited-polls") as peer:
+        params = {"name": "slow_compute", "arguments": {"durationMs": 2_000}, "_meta": meta()}
+        tid = peer.result("tools/call", params)["taskId"]
+        # More reads than the bucket holds, back to back: at least one is refused, none is lost.
+        codes = [peer.request("tasks/get", {"taskId": tid, "_meta": meta()}).get("error", {}).get("code")
+                 for _ in range(12)]
+        assert -32050 in codes and None in codes
+
+
+def test_permits_sync_answer_returns_a_plain_result() -> None:
+    with stdio_server(broken="permits-sync-answer") as peer:
+        result = peer.result("tools/call", {"name": "slow_compute", "arguments": {"durationMs": 10}, "_meta": meta()})
+        assert result["resultType"] == "complete" and "taskId" not in result
+
+
+def test_permits_legacy_immediate_response_and_other_ttl() -> None:
+    with stdio_server(broken="permits-legacy-immediate-response") as peer:
+        legacy_init(peer)
+        result = peer.result("tools/call", {"name": "slow_compute", "task": {}})
+        assert "io.modelcontextprotocol/model-immediate-response" in result["_meta"]
+    with stdio_server(broken="permits-legacy-other-ttl") as peer:
+        legacy_init(peer)
+        assert peer.result("tools/call", {"name": "slow_compute", "task": {"ttl": 5_000}})["task"]["ttl"] == 90_000
+
+
+def test_permits_legacy_deletes_cancelled() -> None:
+    with stdio_server(broken="permits-legacy-deletes-cancelled") as peer:
+        tid = _legacy_task(peer, 5_000)
+        assert peer.result("tasks/cancel", {"taskId": tid})["status"] == "cancelled"
+        assert peer.error("tasks/get", {"taskId": tid})["code"] == -32602
+
+
+def test_permits_starts_input_required_creates_the_task_asking() -> None:
+    with stdio_server(broken="permits-starts-input-required") as peer:
+        created = _create(peer, "confirm_action", elicitation=True)
+        assert created["status"] == "input_required"
+        task = peer.result("tasks/get", {"taskId": created["taskId"], "_meta": meta(elicitation=True)})
+        assert task["status"] == "input_required" and "confirm-1" in task["inputRequests"]
+
+
+def test_permits_legacy_status_on_end_notifies_the_end_only() -> None:
+    with stdio_server(broken="permits-legacy-status-on-end") as peer:
+        tid = _legacy_task(peer, 200)
+        peer.other.clear()
+        peer.result("tasks/result", {"taskId": tid})
+        statuses = [m["params"]["status"] for m in peer.other if m.get("method") == "notifications/tasks/status"]
+        assert statuses == ["completed"]

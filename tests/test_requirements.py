@@ -29,7 +29,7 @@ FAMILIES = {
     "S-LEG-MAY": 7,
     "S-WIRE": 3,
 }
-POLICY_COUNT = 30
+POLICY_COUNT = 31
 SPEC_HOSTS = ("https://modelcontextprotocol.io/", "https://modelcontextprotocol.github.io/ext-tasks/")
 
 # A cited id, optionally followed by "/NN" shorthands for siblings ("S-EXT-MUST-18/19").
@@ -157,6 +157,9 @@ def _second_entry(**changes: str | None) -> str:
         ({"text": '"  "'}, r"\(S-LEG-SHOULD-06\): text must be a non-empty string"),
         ({"derived": '"no"'}, r"\(S-LEG-SHOULD-06\): derived must be true or false"),
         ({"untestible": '"typo"'}, r"\(S-LEG-SHOULD-06\): unknown keys \['untestible'\]"),
+        ({"notTested": '"hidden"'}, r"\(S-LEG-SHOULD-06\): notTested is only for testability P"),
+        ({"testability": '"P"', "untestable": None, "notTested": '"  "'},
+         r"\(S-LEG-SHOULD-06\): notTested must be a non-empty string"),
     ],
 )
 def test_a_broken_entry_is_refused_naming_it(changes: dict[str, str | None], message: str) -> None:

@@ -30,17 +30,33 @@ ERA_TEXT = {
 class Row:
     requirement: Requirement
     checks: tuple[str, ...]  # the check ids whose judges cite it, in report order
+    permitted_by: tuple[str, ...] = ()  # for a MAY: the checks that declare they accept the behaviour
 
     @property
     def tested(self) -> bool:
         return bool(self.checks)
 
     @property
+    def permitted(self) -> bool:
+        """A freedom (MAY) that no check judges but that the checks seeing it declare they honour."""
+        return not self.checks and bool(self.permitted_by)
+
+    @property
     def why_not(self) -> str | None:
-        """Why no check judges it: the registry's `untestable` reason, or that none does yet."""
-        if self.checks:
+        """Why no check judges it: the registry's `untestable` or `notTested` reason, or that none does
+        yet; None when a check judges it or honours it (a MAY)."""
+        if self.checks or self.permitted_by:
             return None
-        return self.requirement.untestable or NO_CHECK_YET
+        return self.requirement.untestable or self.requirement.not_tested or NO_CHECK_YET
+
+    @property
+    def verdict_text(self) -> str:
+        """The matrix cell: the judging checks, the honouring checks, or why neither."""
+        if self.checks:
+            return ", ".join(self.checks)
+        if self.permitted_by:
+            return f"permitted; honoured by: {', '.join(self.permitted_by)}"
+        return f"not tested: {self.why_not}"
 
     def to_json(self) -> dict[str, Any]:
         r = self.requirement
@@ -53,6 +69,7 @@ class Row:
             "text": r.text,
             "url": r.url,
             "checks": list(self.checks),
+            "permittedBy": list(self.permitted_by),
             "notTested": self.why_not,
         }
 
@@ -69,18 +86,33 @@ def judged_by() -> dict[str, tuple[str, ...]]:
     return {rid: tuple(ids) for rid, ids in out.items()}
 
 
+def permitted_by() -> dict[str, tuple[str, ...]]:
+    """MAY requirement id -> the ids of the checks that declare they honour it, in report order."""
+    from tasks_conformance.checks import ordered_checks
+
+    out: dict[str, dict[str, None]] = {}
+    for spec in ordered_checks():
+        for rid in spec.permits:
+            out.setdefault(rid, {})[spec.id] = None
+    return {rid: tuple(ids) for rid, ids in out.items()}
+
+
 def rows() -> list[Row]:
     """One row per requirement, in the registry's order."""
     by = judged_by()
-    return [Row(req, by.get(rid, ())) for rid, req in load().items()]
+    honour = permitted_by()
+    return [Row(req, by.get(rid, ()), honour.get(rid, ())) for rid, req in load().items()]
 
 
 def counts(all_rows: list[Row]) -> dict[str, int]:
+    """Every row falls in exactly one count: judged, permitted (a MAY honoured), not judged with the
+    reason (untestable), or not judged yet."""
     return {
         "requirements": len(all_rows),
         "tested": sum(r.tested for r in all_rows),
-        "untestable": sum(not r.tested and r.requirement.testability == "N" for r in all_rows),
-        "notTestedYet": sum(not r.tested and r.requirement.testability != "N" for r in all_rows),
+        "permitted": sum(r.permitted for r in all_rows),
+        "untestable": sum(r.why_not is not None and r.why_not != NO_CHECK_YET for r in all_rows),
+        "notTestedYet": sum(r.why_not == NO_CHECK_YET for r in all_rows),
     }
 
 
@@ -96,15 +128,18 @@ def text() -> str:
     lines: list[str] = []
     for row in all_rows:
         r = row.requirement
-        judged = ", ".join(row.checks) if row.checks else f"not tested: {row.why_not}"
-        lines.append(f"{r.id:<15} {r.level:<10} {judged}")
+        lines.append(f"{r.id:<15} {r.level:<10} {row.verdict_text}")
     n = counts(all_rows)
     lines.append("")
-    lines.append(
-        f"{n['requirements']} requirements: {n['tested']} judged by a check, {n['untestable']} not observable "
-        f"from outside, {n['notTestedYet']} not tested yet. `tasks-conformance explain ID` says more about one."
-    )
+    lines.append(f"{_summary(n)} `tasks-conformance explain ID` says more about one.")
     return "\n".join(lines)
+
+
+def _summary(n: dict[str, int]) -> str:
+    return (
+        f"{n['requirements']} requirements: {n['tested']} judged by a check, {n['permitted']} freedoms (MAY) the "
+        f"checks honour, {n['untestable']} not judged for the reason given, {n['notTestedYet']} not tested yet."
+    )
 
 
 def _md(value: str) -> str:
@@ -127,8 +162,7 @@ def markdown() -> str:
         "one requirement or check. Where the specification is ambiguous, checks follow the policies in "
         "[policies.md](policies.md).",
         "",
-        f"{n['requirements']} requirements: {n['tested']} judged by a check, {n['untestable']} not observable from "
-        f"outside, {n['notTestedYet']} not tested yet.",
+        _summary(n),
     ]
     for era in ("extension", "legacy", "both"):
         era_rows = [r for r in all_rows if r.requirement.era == era]
@@ -137,6 +171,11 @@ def markdown() -> str:
         out += ["", f"## {ERA_TEXT[era]}", "", "| id | level | rule | checks |", "|---|---|---|---|"]
         for row in era_rows:
             r = row.requirement
-            checks = ", ".join(f"`{c}`" for c in row.checks) if row.checks else f"not tested: {_md(row.why_not or '')}"
+            if row.checks:
+                checks = ", ".join(f"`{c}`" for c in row.checks)
+            elif row.permitted_by:
+                checks = "permitted; honoured by: " + ", ".join(f"`{c}`" for c in row.permitted_by)
+            else:
+                checks = f"not tested: {_md(row.why_not or '')}"
             out.append(f"| [{r.id}]({r.url}) | {r.level} | {_md(r.text)} | {checks} |")
     return "\n".join(out) + "\n"

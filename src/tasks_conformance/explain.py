@@ -12,7 +12,7 @@ import difflib
 import re
 from typing import TYPE_CHECKING
 
-from tasks_conformance.coverage import ERA_TEXT, TESTABILITY_TEXT, judged_by
+from tasks_conformance.coverage import ERA_TEXT, NO_CHECK_YET, TESTABILITY_TEXT, judged_by, permitted_by
 from tasks_conformance.profiles import PROFILES
 from tasks_conformance.requirements import Requirement, load
 
@@ -109,6 +109,10 @@ def explain_check(spec: CheckSpec) -> str:
             lines.append(f"  on the {ERA_TEXT.get(wire.value, wire.value)} wire:")
         for rid in judge.requirements:
             lines += _rule_lines(rid, "    ")
+    if spec.permits:
+        lines += ["", "What it permits (freedoms the server has; using them never fails this check):"]
+        for rid in spec.permits:
+            lines += _rule_lines(rid, "  ")
     from tasks_conformance.fixture_index import fixture_commands
 
     broken = fixture_commands(spec.id)
@@ -143,10 +147,13 @@ def explain_requirement(req: Requirement) -> str:
         f"Stated outright: {'no, derived from neighbouring normative text' if req.derived else 'yes'}",
         f"Testability: {req.testability} ({TESTABILITY_TEXT[req.testability]})",
     ]
+    honour = permitted_by().get(req.id, ())
     if checks:
         lines.append(f"Judged by: {', '.join(checks)}")
+    elif honour:
+        lines.append(f"Permitted; honoured by: {', '.join(honour)}")
     else:
-        lines.append(f"Not tested: {req.untestable or 'no check judges it yet'}")
+        lines.append(f"Not tested: {req.untestable or req.not_tested or NO_CHECK_YET}")
     if req.level == "MAY":
         lines.append("A MAY is a freedom the server has: checks accept the behaviour, never fail it.")
     return "\n".join(lines)

@@ -44,7 +44,7 @@ _LEVELS_OF_WORD: Final[Mapping[str, frozenset[str]]] = {
 }
 
 _REQUIRED: Final = ("id", "level", "derived", "era", "testability", "text", "url")
-_OPTIONAL: Final = ("untestable",)
+_OPTIONAL: Final = ("untestable", "notTested")
 
 
 @dataclass(frozen=True, slots=True)
@@ -57,6 +57,9 @@ class Requirement:
     text: str
     url: str  # the public spec page, with the anchor of the section the rule comes from
     untestable: str | None = None  # why an N requirement cannot be observed from outside
+    # For a P requirement no check judges: why the part a client could see is not judged (what the
+    # wire cannot show, or the policy that keeps it open). A T requirement never has one.
+    not_tested: str | None = None
 
 
 def parse(text: str, *, source: str = RESOURCE) -> Mapping[str, Requirement]:
@@ -144,6 +147,11 @@ def _entry(entry: Any, where: str) -> Requirement:
         raise ValueError(f"{where}: testability N needs an untestable reason")
     if testability != "N" and untestable is not None:
         raise ValueError(f"{where}: untestable is only for testability N (this one is {testability})")
+    not_tested = entry.get("notTested")
+    if not_tested is not None and (not isinstance(not_tested, str) or not not_tested.strip()):
+        raise ValueError(f"{where}: notTested must be a non-empty string")
+    if not_tested is not None and testability != "P":
+        raise ValueError(f"{where}: notTested is only for testability P (this one is {testability})")
     return Requirement(
         id=entry["id"],
         level=cast(Level, level),
@@ -153,6 +161,7 @@ def _entry(entry: Any, where: str) -> Requirement:
         text=entry["text"].strip(),
         url=url,
         untestable=untestable.strip() if untestable is not None else None,
+        not_tested=not_tested.strip() if not_tested is not None else None,
     )
 
 

@@ -172,7 +172,7 @@ EXTENSION_ONLY_NA = {"mcp_name_routing": NA, "undeclared_capability_rejected": N
                      "base_capabilities_required": NA,
                   "undeclared_capability_names_requirements": NA, "subscription_notifications": NA,
                      "created_task_durable": NA, "subscription_no_progress_or_message": NA,
-                     "task_id_entropy": NA, "input_request_keys_unique": NA, "input_requests_declared_only": NA,
+                     "input_request_keys_unique": NA, "input_requests_declared_only": NA,
                      "input_stale_responses_ignored": NA, "extension_in_initialize_ignored": NA,
                      "base_unknown_method_not_found": NA, "base_notification_accepted": NA,
                      "base_foreign_origin_forbidden": NA, "base_mcp_name_base64": NA,

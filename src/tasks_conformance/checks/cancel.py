@@ -5,7 +5,7 @@ from __future__ import annotations
 from tasks_conformance.checks.registry import Verdict, check, could_not_run, failed, not_applicable, passed
 from tasks_conformance.checks.shapes import reply_seqs, result_of
 from tasks_conformance.evidence import Cancel, DeclaredCall, Evidence
-from tasks_conformance.protocol import ERR_INVALID_PARAMS, TERMINAL_STATUSES, get_path
+from tasks_conformance.protocol import ERR_INVALID_PARAMS, TASK_STATUSES, TERMINAL_STATUSES, get_path
 from tasks_conformance.wires import Wire
 
 CANCEL_ACK_SHAPE = check(
@@ -19,6 +19,10 @@ CANCEL_ACK_SHAPE = check(
     ),
     probes=(DeclaredCall, Cancel),
     needs="task",
+    # A cancel ack promises nothing about the outcome: the task may run on, or end completed or failed;
+    # a cancelled legacy task may be deleted at once (the read after the cancel is not judged), and an
+    # ended one once its TTL has run out.
+    permits=("S-EXT-MAY-04", "S-EXT-MAY-07", "S-LEG-MAY-06"),
 )
 
 
@@ -40,12 +44,20 @@ def _status_after(rec: Cancel) -> object:
     return get_path(rec.after.result, "status") if rec.after is not None and rec.after.ok else None
 
 
-@CANCEL_ACK_SHAPE.judge(Wire.EXTENSION, requires=("S-EXT-MUST-16", "S-EXT-MUST-32"))
+@CANCEL_ACK_SHAPE.judge(Wire.EXTENSION, requires=("S-EXT-MUST-16", "S-EXT-MUST-32", "S-EXT-MUST-11"))
 def extension_cancel(ev: Evidence) -> Verdict:
     rec, seqs, early = _sent_cancel(ev)
     if early is not None:
         return early
     assert rec.cancel is not None
+    gone = rec.after is not None and rec.after.error_code == ERR_INVALID_PARAMS
+    if rec.cancel.error_code == ERR_INVALID_PARAMS and rec.status_before in TERMINAL_STATUSES and gone:
+        # An ended task may be deleted once its TTL has run out (S-EXT-MAY-04): "not found", to the
+        # cancel and to the tasks/get after it, is then the right answer, and there is no ack to judge.
+        # (A task still found afterwards was refused, not deleted: that fails below.)
+        return could_not_run(f"the task had ended ({rec.status_before}) and tasks/cancel found it no longer "
+                             f"({rec.cancel.describe()}); a task may be deleted once its TTL has run out "
+                             "(S-EXT-MAY-04), so there is no ack to judge", evidence=seqs)
     if rec.cancel.error is not None:
         return failed(f"tasks/cancel on a known task got {rec.cancel.describe()}; it MUST ack (S-EXT-MUST-16)",
                       evidence=seqs, details={"expected": {"resultType": "complete"}, "actual": rec.cancel.describe()})
@@ -64,7 +76,19 @@ def extension_cancel(ev: Evidence) -> Verdict:
             "a terminal status never changes (S-EXT-MUST-32, derived from the state diagram)",
             evidence=seqs, details={"expected": before, "actual": now},
         )
-    return passed('tasks/cancel answered the empty ack {"resultType": "complete"}', evidence=seqs)
+    if before not in TERMINAL_STATUSES and isinstance(now, str) and now not in TASK_STATUSES:
+        # The task was running when cancelled; it may still be running or have ended otherwise
+        # (S-EXT-MAY-07), but a status outside the enum ("canceled") is no status at all.
+        return failed(
+            f'after tasks/cancel of the running task, tasks/get says {now!r}; a cancelled task reads as "cancelled" '
+            f"(S-EXT-MUST-11), and any status is one of {', '.join(TASK_STATUSES)}",
+            evidence=seqs, details={"expected": "cancelled (or, per S-EXT-MAY-07, still working or ended)",
+                                    "actual": now},
+        )
+    note = ""
+    if before not in TERMINAL_STATUSES and now in ("working", "input_required", "completed", "failed"):
+        note = f"; the task reads {now} afterwards, which a cancel ack allows (S-EXT-MAY-07)"
+    return passed('tasks/cancel answered the empty ack {"resultType": "complete"}' + note, evidence=seqs)
 
 
 @CANCEL_ACK_SHAPE.judge(Wire.LEGACY, requires=("S-LEG-MUST-18", "S-LEG-MUST-19"))

@@ -36,6 +36,8 @@ RESULT_TYPE_DISCIPLINE = check(
     ),
     probes=(DeclaredCall,),
     needs="tool",
+    # A plain result to a declared call, a new task in another status than working (extension), extra _meta.
+    permits=('S-EXT-MAY-01', 'S-EXT-MAY-09', 'S-LEG-MAY-07'),
 )
 
 
@@ -159,6 +161,8 @@ UNDECLARED_CREATION_REFUSED = check(
     ),
     probes=(UndeclaredCall,),
     needs="tool",
+    # A task-capable tool may be refused without params.task (legacy).
+    permits=('S-LEG-MAY-01',),
 )
 
 
@@ -236,6 +240,11 @@ def legacy_undeclared_creation(ev: Evidence) -> Verdict:
         return passed(f"without the declaration tools/call {tool!r} answered normally, with no task", evidence=seqs)
     if code == ERR_METHOD_NOT_FOUND:
         return passed(f"tools/call of the {support or '?'} tool {tool!r} without params.task got -32601", evidence=seqs)
+    if code == ERR_INVALID_REQUEST and support != "required":
+        # A tool that may run as a task may be refused without params.task (S-LEG-MAY-01, whose
+        # example is -32600); P-01's contradiction is only about task-required tools.
+        return passed(f"tools/call of the {support or '?'} tool {tool!r} without params.task got -32600, which "
+                      "S-LEG-MAY-01 allows", evidence=seqs)
     if code == ERR_INVALID_REQUEST:
         return passed("tools/call without params.task got -32600", evidence=seqs,
                       warnings=["-32600 is allowed by the error-handling text but the tool-level rule says -32601 "

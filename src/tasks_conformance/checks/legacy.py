@@ -321,6 +321,8 @@ RELATED_META_ABSENT = check(
     ),
     probes=(DeclaredCall, Poll, Cancel, TaskListing),
     needs="task",
+    # Status notifications are optional, and may cover only some changes.
+    permits=('S-LEG-MAY-05',),
 )
 
 

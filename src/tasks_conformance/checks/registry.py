@@ -79,6 +79,9 @@ class CheckSpec:
     # The probe role (roles.py) whose tool the check needs beyond the task tool; without one the
     # check is not-applicable (standard profile) or could-not-run (full).
     role: str | None = None
+    # The MAY requirements whose behaviour the check accepts: a server that uses the freedom
+    # must not fail it. Listed so the coverage matrix can show each freedom as honoured.
+    permits: tuple[str, ...] = ()
 
     @property
     def probe_role(self) -> str | None:
@@ -133,13 +136,14 @@ CHECKS: dict[str, CheckSpec] = {}
 def check(
     *, id: str, category: str, title: str, description: str,
     probes: tuple[type[ProbeRecord], ...] = (), transports: tuple[str, ...] | None = None, needs: Need | None = None,
-    role: str | None = None,
+    role: str | None = None, permits: tuple[str, ...] = (),
 ) -> CheckSpec:
     if id in CHECKS:
         raise ValueError(f"check id {id!r} registered twice")
     spec = CheckSpec(
         id=id, category=category, title=title, description=description, probes=tuple(p.probe for p in probes),
         judges={}, transports=frozenset(transports) if transports else None, needs=needs, role=role,
+        permits=tuple(permits),
     )
     CHECKS[id] = spec
     return spec
@@ -151,10 +155,17 @@ NEED_PROBES: Mapping[Need, tuple[str, ...]] = {
 }
 
 
-def validate(checks: Mapping[str, CheckSpec], probes: set[str], requirement_ids: set[str]) -> list[str]:
-    """Everything wrong with the registry, as sentences (empty when it is sound)."""
+def validate(checks: Mapping[str, CheckSpec], probes: set[str], requirement_ids: set[str],
+             may_ids: set[str] | None = None) -> list[str]:
+    """Everything wrong with the registry, as sentences (empty when it is sound). `may_ids`, when
+    given, are the MAY requirements: the only ones a check can permit."""
     problems: list[str] = []
     for spec in checks.values():
+        for r in spec.permits:
+            if r not in requirement_ids:
+                problems.append(f"{spec.id}: permits unknown requirement {r!r}")
+            elif may_ids is not None and r not in may_ids:
+                problems.append(f"{spec.id}: permits {r!r}, which is not a MAY (a check judges it instead)")
         if not spec.judges:
             problems.append(f"{spec.id}: no judge registered")
         problems += [f"{spec.id}: unknown probe {p!r}" for p in spec.probes if p not in probes]

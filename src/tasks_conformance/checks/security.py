@@ -34,7 +34,9 @@ TASK_ID_ENTROPY = check(
         "Two more tasks are created with the probe task's own declared tools/call (and cancelled); the three "
         "ids must not be obviously sequential (one prefix and a decimal counter stepping by 1 to 16: fail). "
         "Ids whose varying part carries fewer than 64 estimated bits, or whose numbers only increase, pass with "
-        "a warning: from the outside the entropy can only be estimated (policy P-30)."
+        "a warning: from the outside the entropy can only be estimated (policy P-30). On 2025-11-25 the rule "
+        "binds where tasks cannot be tied to an authorization context: a run without credentials fails "
+        "sequential ids, a run with credentials only warns (policy P-31)."
     ),
     probes=(DeclaredCall, TaskIds),
     needs="task",
@@ -101,6 +103,25 @@ def _shown(ids: list[str]) -> str:
 
 @TASK_ID_ENTROPY.judge(Wire.EXTENSION, requires=("S-EXT-MUST-22",))
 def task_id_entropy(ev: Evidence) -> Verdict:
+    return _task_id_entropy(ev, "S-EXT-MUST-22")
+
+
+@TASK_ID_ENTROPY.judge(Wire.LEGACY, requires=("S-LEG-MUST-22",))
+def legacy_task_id_entropy(ev: Evidence) -> Verdict:
+    # 2025-11-25 asks for secure ids only where tasks cannot be bound to an authorization context.
+    # Without any credential there is none, so the rule applies; with one, the server may bind its
+    # tasks to it (S-LEG-MUST-21, judged by tasks-task-bound-to-principal) and a guessable id only
+    # warns (policy P-31).
+    verdict = _task_id_entropy(ev, "S-LEG-MUST-22")
+    if verdict.status == "failed" and ev.get(TaskIds).credentials:
+        return passed("the task ids can be guessed, but the run sent credentials the tasks may be bound to",
+                      evidence=verdict.evidence,
+                      warnings=[verdict.message + "; with credentials the server may bind tasks to them instead "
+                                "(S-LEG-MUST-21; policy P-31)"])
+    return verdict
+
+
+def _task_id_entropy(ev: Evidence, rule: str) -> Verdict:
     rec = ev.get(TaskIds)
     seqs = [s for r in rec.calls for s in r.seqs()]
     if not rec.ran:
@@ -112,21 +133,21 @@ def task_id_entropy(ev: Evidence) -> Verdict:
     ids = rec.ids
     if len(set(ids)) < len(ids):
         return failed(f"different tasks got the same id ({_shown(ids)}): an id shared by tasks is known to anyone "
-                      "who saw one of them (S-EXT-MUST-22)", evidence=seqs,
+                      f"who saw one of them ({rule})", evidence=seqs,
                       details={"expected": "distinct unguessable ids", "actual": ids})
     reading = read_ids(ids)
     if reading.sequential:
         return failed(f"the task ids are sequential ({_shown(ids)}, created one after the other): the next one can "
-                      "be guessed, and every task enumerated (S-EXT-MUST-22)", evidence=seqs,
+                      f"be guessed, and every task enumerated ({rule})", evidence=seqs,
                       details={"expected": "unguessable ids", "actual": ids})
     warnings = []
     if reading.increasing:
         warnings.append(f"the task ids end in a number that grows with each task ({_shown(ids)}); ids derived from "
-                        "a counter or a clock can be guessed (S-EXT-MUST-22, policy P-30)")
+                        f"a counter or a clock can be guessed ({rule}, policy P-30)")
     if reading.bits < MIN_BITS:
         warnings.append(f"the part of the task ids that varies is {reading.varying_chars} characters of a "
                         f"{reading.alphabet}-symbol alphabet, about {reading.bits:.0f} bits, under {MIN_BITS} "
-                        f"({_shown(ids)}); such ids may be guessed (S-EXT-MUST-22, policy P-30)")
+                        f"({_shown(ids)}); such ids may be guessed ({rule}, policy P-30)")
     return passed(f"{len(ids)} task ids, none sequential; about {reading.bits:.0f} bits vary between them",
                   evidence=seqs, warnings=warnings)
 

@@ -22,6 +22,8 @@ TERMINAL_STATUS_IMMUTABLE = check(
     ),
     probes=(DeclaredCall, Poll, TerminalRereads, Listen),
     needs="terminal",
+    # A task deleted after its TTL (not found) shows no status at all: it is not judged as a change.
+    permits=('S-EXT-MAY-04', 'S-LEG-MAY-03'),
 )
 
 
@@ -60,5 +62,6 @@ def terminal_status_immutable(ev: Evidence) -> Verdict:
                       "changes", evidence=seqs, details={"expected": ended, "actual": changed[:3]})
     if seen:
         # A task that vanished (expired, purged) says nothing about its status: not this rule.
-        return could_not_run("; ".join(text for text, _ in seen[:2]), evidence=seqs)
+        return could_not_run("; ".join(text for text, _ in seen[:2]) + " (a task may be deleted once its TTL has "
+                             "run out, so there is no later status to judge)", evidence=seqs)
     return passed(f"the task stayed {ended!r} on {len(rec.gets)} later reads", evidence=seqs)

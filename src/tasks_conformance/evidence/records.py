@@ -109,6 +109,9 @@ class Poll(ProbeRecord):
     stop: StopReason | None = None
     result: Reply | None = None  # legacy tasks/result
     elicitations: list[int] = field(default_factory=list)  # legacy: server requests on that stream
+    # tasks/get errors the poller read as a rate limit (S-EXT-MAY-02) and retried after one interval;
+    # not in `gets`, which holds the answers the checks judge.
+    rate_limited: list[Reply] = field(default_factory=list)
 
     @property
     def final_status(self) -> str | None:
@@ -231,6 +234,9 @@ class TaskIds(ProbeRecord):
     ids: list[str] = field(default_factory=list)  # in creation order, the probe task's first
     calls: list[Reply] = field(default_factory=list)
     cancels: list[Reply] = field(default_factory=list)
+    # Whether the run sent any credential (token, OAuth, header): without one no task can be bound
+    # to an authorization context, which is when the 2025-11-25 id rule applies (S-LEG-MUST-22).
+    credentials: bool = False
 
 
 @dataclass

@@ -92,6 +92,7 @@ async def base64_name(ctx: ProbeContext) -> None:
         return
     tid = rec.task_id = ctx.require_task_id()
     rec.sent_name = "=?base64?" + base64.b64encode(tid.encode("utf-8")).decode("ascii") + "?="
-    rec.reply = await ctx.session.request("tasks/get", {"taskId": tid}, headers={HEADER_NAME: rec.sent_name},
-                                          purpose="Mcp-Name base64-wrapped")
+    rec.reply = await ctx.read_tolerating_rate_limit(
+        lambda: ctx.session.request("tasks/get", {"taskId": tid}, headers={HEADER_NAME: rec.sent_name},
+                                    purpose="Mcp-Name base64-wrapped"))
     rec.ran = True

@@ -3,14 +3,25 @@ it writes into."""
 
 from __future__ import annotations
 
+from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
-from typing import TypeVar
+from typing import TYPE_CHECKING, TypeVar
 
 from tasks_conformance.config import RunConfig
 from tasks_conformance.evidence import DeclaredCall, Discovery, ProbeRecord, ToolChoice
+from tasks_conformance.protocol import ERR_HEADER_MISMATCH, ERR_INVALID_PARAMS, ERR_MISSING_CAPABILITY
 from tasks_conformance.session.base import Session
 from tasks_conformance.wirelog import WireLog
 from tasks_conformance.wires import WireDialect
+
+if TYPE_CHECKING:
+    from tasks_conformance.rpc.peer import Reply
+
+# The longest a probe waits for a task's poll interval before reading it again: a server asking
+# for minutes between polls gets a refused read judged, not a stalled run.
+MAX_PACE_S = 2.0
+# Errors that answer a read rather than refuse it for its pace: unknown task, undeclared, bad header.
+NOT_RATE_LIMITS = frozenset({ERR_INVALID_PARAMS, ERR_MISSING_CAPABILITY, ERR_HEADER_MISMATCH})
 
 R = TypeVar("R", bound=ProbeRecord)
 
@@ -44,6 +55,22 @@ class ProbeContext:
         tid = self.created_task_id
         assert tid is not None, "a needs_task probe ran without a task"
         return tid
+
+    async def read_tolerating_rate_limit(self, send: Callable[[], Awaitable[Reply]]) -> Reply:
+        """Send a read of the created task; if the server refuses it with an error that may be a
+        rate limit (S-EXT-MAY-02: reads sooner than pollIntervalMs, and other probes read the same
+        task meanwhile), wait the poll interval (at most MAX_PACE_S) and send it once more. Unknown
+        task (-32602), undeclared (-32021) and header (-32020) errors are answers, never retried."""
+        import anyio
+
+        reply = await send()
+        if (reply.error is None or not self.dialect.polls_may_be_rate_limited
+                or reply.error_code in NOT_RATE_LIMITS):
+            return reply
+        rec = self.records.get(DeclaredCall.probe)
+        ms = self.dialect.poll_interval_ms(rec.created.fields if isinstance(rec, DeclaredCall) else None)
+        await anyio.sleep(min((ms or 250.0) / 1000.0, MAX_PACE_S))
+        return await send()
 
     def tool_params(self) -> dict[str, object]:
         tool = self.tool

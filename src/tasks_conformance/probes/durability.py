@@ -59,5 +59,6 @@ async def durability(ctx: ProbeContext) -> None:
         if not isinstance(transport, HttpTransport) or not isinstance(session, ModernSession):
             rec.harness_problem = "the HTTP session cannot open a second connection"
         else:
-            rec.fresh = await _read_on_fresh_connection(ctx, session, transport, tid)
+            rec.fresh = await ctx.read_tolerating_rate_limit(
+                lambda: _read_on_fresh_connection(ctx, session, transport, tid))
     rec.ran = True

@@ -13,13 +13,22 @@ from tasks_conformance.evidence import DeclaredCall, Durability, Poll, StopReaso
 from tasks_conformance.evidence.records import POLL_BYTE_BUDGET_MIB
 from tasks_conformance.probes import probe
 from tasks_conformance.probes.context import ProbeContext
-from tasks_conformance.protocol import META_RELATED_TASK, TERMINAL_STATUSES, get_path
+from tasks_conformance.protocol import (
+    ERR_INVALID_PARAMS,
+    ERR_MISSING_CAPABILITY,
+    META_RELATED_TASK,
+    TERMINAL_STATUSES,
+    get_path,
+)
 from tasks_conformance.rpc.peer import Reply
 
 DEFAULT_POLL_INTERVAL_S = 0.25
 MIN_POLL_INTERVAL_S = 0.05
 STUCK_INPUT_POLLS = 3
 MAX_POLLS = 2_000
+# Errors a poll may retry as a rate limit (S-EXT-MAY-02), in one polling run: a server that keeps
+# refusing is judged on its refusal.
+MAX_RATE_LIMIT_RETRIES = 3
 POLL_BYTE_BUDGET = POLL_BYTE_BUDGET_MIB * 1024 * 1024
 INPUT_METHODS = ("elicitation/create", "sampling/createMessage")
 ANSWER_SHAPES = {"elicitation/create": ("action",), "sampling/createMessage": ("role", "content"),
@@ -85,6 +94,14 @@ class Poller:
     async def run(self) -> StopReason:
         for n in range(MAX_POLLS):
             reply = await self.ctx.session.request("tasks/get", {"taskId": self.task_id}, purpose=f"poll #{n + 1}")
+            if self._rate_limited(reply):
+                # The server may refuse a poll that came sooner than its pollIntervalMs (another
+                # probe may just have read the task): wait one interval and ask again.
+                self.rec.rate_limited.append(reply)
+                if not await self._wait():
+                    self.rec.gets.append(reply)
+                    return StopReason.GET_ERROR
+                continue
             self.rec.gets.append(reply)
             stop = await self._look(reply)
             if stop is not None:
@@ -92,6 +109,13 @@ class Poller:
             if not await self._wait():
                 return StopReason.POLL_TIMEOUT
         return StopReason.POLL_TIMEOUT
+
+    def _rate_limited(self, reply: Reply) -> bool:
+        """An error that may be a rate limit: on a wire that allows one, not an unknown-task (-32602)
+        or undeclared (-32021) answer, and within the retry budget."""
+        return (self.ctx.dialect.polls_may_be_rate_limited and reply.error is not None
+                and reply.error_code not in (ERR_INVALID_PARAMS, ERR_MISSING_CAPABILITY)
+                and len(self.rec.rate_limited) < MAX_RATE_LIMIT_RETRIES)
 
     async def _look(self, reply: Reply) -> StopReason | None:
         """Read one tasks/get answer; a reason to stop, or None to poll on."""

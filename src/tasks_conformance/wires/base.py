@@ -111,6 +111,9 @@ class WireDialect:
     per_request_declaration: ClassVar[bool]
     # tasks/list exists (legacy, when capabilities.tasks.list is declared).
     has_task_list: ClassVar[bool] = False
+    # A tasks/get sooner than the task's poll interval may be refused (a rate limit), so the poller
+    # waits one interval and asks again before it believes an error (extension, S-EXT-MAY-02).
+    polls_may_be_rate_limited: ClassVar[bool] = False
     # The related-task _meta key means something on this wire (legacy), so a request may carry one.
     has_related_task_meta: ClassVar[bool] = False
     # A progressToken on the creating request stays valid for the task's life (legacy; the

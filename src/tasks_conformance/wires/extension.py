@@ -33,6 +33,7 @@ class ExtensionDialect(WireDialect):
     removed_methods = ("tasks/result", "tasks/list")
     has_subscriptions = True
     per_request_declaration = True
+    polls_may_be_rate_limited = True
 
     def unknown_id_probes(self, task_id: str, server_capabilities: Any) -> tuple[UnknownIdProbe, ...]:
         return (
