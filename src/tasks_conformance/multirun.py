@@ -350,8 +350,8 @@ def write_combined(out: RunConfig, targets: Any, combined: Combined) -> list[str
     import sys
     from typing import cast
 
-    from tasks_conformance.report_output import in_ci, stdout_report, want_color
-    from tasks_conformance.reporters import ReporterError, ReportOptions
+    from tasks_conformance.report_output import in_ci, stdout_report, want_color, write_each
+    from tasks_conformance.reporters import ReportOptions
     from tasks_conformance.reporters.combined import render_combined
 
     tty, ci = sys.stdout.isatty(), in_ci()
@@ -362,14 +362,7 @@ def write_combined(out: RunConfig, targets: Any, combined: Combined) -> list[str
         color=color, quiet=out.quiet, width=width, verbose=out.verbose, suite_name=out.junit_suite_name))]
     plain = ReportOptions(verbose=out.verbose, suite_name=out.junit_suite_name)
     jobs += [(name, cast(TextIO, fh), plain) for name, _path, fh in targets.files]
-    problems: list[str] = []
-    for name, stream, options in jobs:
-        if stream is not sys.stdout and stream.tell() > 0:
-            stream.write("\n")  # appending (NAME=+PATH) after earlier content: a blank line between
-        try:
-            render_combined(name, combined, stream, options)
-        except ReporterError as exc:
-            problems.append(str(exc))
+    problems = write_each(jobs, lambda name, stream, options: render_combined(name, combined, stream, options))
     if targets.wire_log is not None:
         write_wire_logs(combined, cast(TextIO, targets.wire_log))
     sys.stdout.flush()

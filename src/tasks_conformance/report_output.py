@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import os
 import sys
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from typing import IO, TYPE_CHECKING, TextIO, cast
 
 from tasks_conformance.config import RunConfig
@@ -101,22 +101,32 @@ def write_reports(config: RunConfig, targets: ReportTargets, result: RunResult, 
                   stdout_name: str | None, stdout_options: ReportOptions) -> list[str]:
     """Every report and the wire log; returns what failed (a reporter never sets the exit code).
     stdout gets `stdout_name` (nothing when None); files get the plain, full report."""
-    from tasks_conformance.reporters import ReporterError, ReportOptions, render, write_wire_log
+    from tasks_conformance.reporters import ReportOptions, render, write_wire_log
 
     jobs: list[tuple[str, TextIO, ReportOptions]] = []
     if stdout_name is not None:
         jobs.append((stdout_name, sys.stdout, stdout_options))
     plain = ReportOptions(color=False, quiet=False, verbose=config.verbose, suite_name=config.junit_suite_name)
     jobs += [(name, cast(TextIO, fh), plain) for name, _path, fh in targets.files]
-    problems: list[str] = []
-    for name, out, options in jobs:
-        if out is not sys.stdout and out.tell() > 0:
-            out.write("\n")  # appending (NAME=+PATH) after earlier content: a blank line between
-        try:
-            render(name, result, out, options)
-        except ReporterError as exc:
-            problems.append(str(exc))
+    problems = write_each(jobs, lambda name, out, options: render(name, result, out, options))
     if targets.wire_log is not None:
         write_wire_log(wire, cast(TextIO, targets.wire_log))
     sys.stdout.flush()
+    return problems
+
+
+def write_each(jobs: list[tuple[str, TextIO, ReportOptions]],
+               write: Callable[[str, TextIO, ReportOptions], None]) -> list[str]:
+    """`write` each (reporter, stream, options) job; returns the reporters that failed. A file
+    appended to (NAME=+PATH) after earlier content gets a blank line first."""
+    from tasks_conformance.reporters import ReporterError
+
+    problems: list[str] = []
+    for name, out, options in jobs:
+        if out is not sys.stdout and out.tell() > 0:
+            out.write("\n")
+        try:
+            write(name, out, options)
+        except ReporterError as exc:
+            problems.append(str(exc))
     return problems

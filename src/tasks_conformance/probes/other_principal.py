@@ -6,6 +6,8 @@ a server that wrongly obeys could cancel the task under the other probes."""
 
 from __future__ import annotations
 
+import contextlib
+from collections.abc import AsyncIterator
 from typing import TYPE_CHECKING
 
 from tasks_conformance.evidence import DeclaredCall, OtherPrincipal, Poll
@@ -43,22 +45,9 @@ async def other_principal(ctx: ProbeContext) -> None:
     assert isinstance(main, HttpTransport)
     tid = rec.task_id = ctx.require_task_id()
     rec.anonymous = await _anonymous(ctx, main)
-    other = main.with_headers(ctx.config.other_headers)
-    await other.start()
-    try:
-        async with Peer(other, timeout_s=ctx.config.timeout_s, handlers=make_handlers(ctx.config),
-                        first_id=FIRST_ID) as peer:
-            session: Session
-            if isinstance(ctx.session, ModernSession):
-                session = ModernSession(other, peer, version=ctx.session.version,
-                                        capabilities=ctx.session.capabilities)
-            else:
-                legacy = LegacySession(other, peer, capabilities=client_capabilities(ctx.config))
-                rec.initialize = await legacy.initialize()
-                if not rec.initialize.ok:
-                    rec.ran = True
-                    return
-                session = legacy
+    async with _session_as(ctx, main.with_headers(ctx.config.other_headers), FIRST_ID) as (session, initialize):
+        rec.initialize = initialize
+        if initialize is None or initialize.ok:
             rec.replies["tasks/get"] = await session.request("tasks/get", {"taskId": tid},
                                                              purpose="second principal")
             if ctx.dialect.per_request_declaration:
@@ -66,29 +55,39 @@ async def other_principal(ctx: ProbeContext) -> None:
                     "tasks/update", {"taskId": tid, "inputResponses": {}}, purpose="second principal")
             rec.replies["tasks/cancel"] = await session.request("tasks/cancel", {"taskId": tid},
                                                                 purpose="second principal")
-            await session.aclose()
-    finally:
-        await other.aclose()
     rec.ran = True
 
 
 async def _anonymous(ctx: ProbeContext, main: HttpTransport) -> Reply:
     """One request with no credentials at all, on a connection of its own: tools/list on
     2026-07-28, initialize on 2025-11-25 (a session needs it before anything else)."""
-    bare = main.with_headers({})
-    await bare.start()
+    async with _session_as(ctx, main.with_headers({}), ANONYMOUS_FIRST_ID) as (session, initialize):
+        if initialize is not None:
+            return initialize
+        return await session.request("tools/list", {}, purpose="no credentials")
+
+
+@contextlib.asynccontextmanager
+async def _session_as(ctx: ProbeContext, transport: HttpTransport,
+                      first_id: int) -> AsyncIterator[tuple[Session, Reply | None]]:
+    """A session of the run's era over `transport` (other credentials, or none), with its own
+    request ids; on 2025-11-25 it is initialized first, and that reply comes with it."""
+    await transport.start()
     try:
-        async with Peer(bare, timeout_s=ctx.config.timeout_s, handlers=make_handlers(ctx.config),
-                        first_id=ANONYMOUS_FIRST_ID) as peer:
+        async with Peer(transport, timeout_s=ctx.config.timeout_s, handlers=make_handlers(ctx.config),
+                        first_id=first_id) as peer:
             session: Session
+            initialize: Reply | None = None
             if isinstance(ctx.session, ModernSession):
-                session = ModernSession(bare, peer, version=ctx.session.version, capabilities=ctx.session.capabilities)
-                reply = await session.request("tools/list", {}, purpose="no credentials")
+                session = ModernSession(transport, peer, version=ctx.session.version,
+                                        capabilities=ctx.session.capabilities)
             else:
-                legacy = LegacySession(bare, peer, capabilities=client_capabilities(ctx.config))
-                reply = await legacy.initialize()
+                legacy = LegacySession(transport, peer, capabilities=client_capabilities(ctx.config))
+                initialize = await legacy.initialize()
                 session = legacy
-            await session.aclose()
-            return reply
+            try:
+                yield session, initialize
+            finally:
+                await session.aclose()
     finally:
-        await bare.aclose()
+        await transport.aclose()
