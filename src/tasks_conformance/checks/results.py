@@ -6,7 +6,7 @@ from __future__ import annotations
 from typing import Any
 
 from tasks_conformance.checks.registry import Verdict, check, could_not_run, failed, not_applicable, passed
-from tasks_conformance.checks.role_tasks import role_terminal
+from tasks_conformance.checks.role_tasks import role_terminal, terminal_read
 from tasks_conformance.checks.shapes import is_int
 from tasks_conformance.evidence import DeclaredCall, Evidence, FaultTask, Poll, ToolErrorTask, UndeclaredCall
 from tasks_conformance.protocol import META_RELATED_TASK, get_path
@@ -161,9 +161,7 @@ def extension_tool_error_outcome(ev: Evidence) -> Verdict:
     rec, early = role_terminal(ev, ToolErrorTask, "tool-error")
     if early is not None:
         return early
-    last = rec.poll.last_get
-    assert last is not None  # polling ended on a terminal tasks/get
-    task, seqs = last.result, last.seqs()
+    task, seqs = terminal_read(rec)
     status = task.get("status")
     if status == "failed":
         return failed(f"the task of the tool-error tool {rec.tool!r} ended failed; a tool result with isError: true "
@@ -244,9 +242,7 @@ def extension_fault_outcome(ev: Evidence) -> Verdict:
     rec, early = role_terminal(ev, FaultTask, "fault")
     if early is not None:
         return early
-    last = rec.poll.last_get
-    assert last is not None  # polling ended on a terminal tasks/get
-    task, seqs = last.result, last.seqs()
+    task, seqs = terminal_read(rec)
     status = task.get("status")
     if status == "completed":
         return passed(f"the task of the fault tool {rec.tool!r} ended completed", evidence=seqs,

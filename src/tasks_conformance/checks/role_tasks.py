@@ -4,7 +4,7 @@ a tool at all is the runner's business (`runner.role_unassigned`)."""
 
 from __future__ import annotations
 
-from typing import TypeVar
+from typing import Any, TypeVar
 
 from tasks_conformance.checks.common import _why_not_terminal
 from tasks_conformance.checks.registry import Verdict, could_not_run
@@ -42,3 +42,11 @@ def role_terminal(ev: Evidence, kind: type[R], role: str) -> tuple[R, Verdict | 
     if poll.stop is not StopReason.TERMINAL:
         return rec, _why_not_terminal(ev, poll)
     return rec, None
+
+
+def terminal_read(rec: RoleTask) -> tuple[dict[str, Any], list[int]]:
+    """The tasks/get that ended the role task's polling (role_terminal let the judge on only when
+    there is one): the task it read, and its frames."""
+    last = rec.poll.last_get
+    assert last is not None  # polling ended on a terminal tasks/get
+    return last.result, last.seqs()

@@ -3,13 +3,17 @@ with its id; each notification is a complete task about a task that was asked fo
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from tasks_conformance.checks.registry import Verdict, check, could_not_run, failed, not_applicable, passed
 from tasks_conformance.checks.shapes import missing_task_fields, status_problem
 from tasks_conformance.evidence import DeclaredCall, Evidence, Listen
 from tasks_conformance.protocol import ERR_METHOD_NOT_FOUND, META_SUBSCRIPTION_ID, get_path
 from tasks_conformance.wires import Wire
+
+if TYPE_CHECKING:
+    # Annotations only: listing the checks must not import the JSON-RPC layer.
+    from tasks_conformance.rpc.peer import Reply
 
 ACK = "notifications/subscriptions/acknowledged"
 
@@ -61,15 +65,24 @@ def _notification_problems(tagged: list[Message], wanted: str | None) -> list[st
     return problems
 
 
-@SUBSCRIPTION_NOTIFICATIONS.judge(Wire.EXTENSION, requires=("S-EXT-MUST-30", "S-EXT-MUST-31", "S-CORE-MUST-12"))
-def subscription_notifications(ev: Evidence) -> Verdict:
-    rec = ev.get(Listen)
+def _listen_reply(rec: Listen) -> Reply | Verdict:
+    """The answer to our subscriptions/listen, or the verdict when there is none to judge: not
+    sent (could not run), or not implemented (task notifications are optional)."""
     reply = rec.listen
     if reply is None:
         return could_not_run(rec.not_run or "subscriptions/listen was not sent")
     if reply.error_code == ERR_METHOD_NOT_FOUND:
         return not_applicable("the server does not implement subscriptions/listen (task notifications are "
                               "optional, S-EXT-MAY-08)", evidence=reply.seqs())
+    return reply
+
+
+@SUBSCRIPTION_NOTIFICATIONS.judge(Wire.EXTENSION, requires=("S-EXT-MUST-30", "S-EXT-MUST-31", "S-CORE-MUST-12"))
+def subscription_notifications(ev: Evidence) -> Verdict:
+    rec = ev.get(Listen)
+    reply = _listen_reply(rec)
+    if isinstance(reply, Verdict):
+        return reply
     if reply.error is not None:
         return failed(f"subscriptions/listen for the task, declaring the extension, got {reply.describe()}",
                       evidence=reply.seqs(), details={"expected": "an acknowledged subscription",
@@ -133,12 +146,9 @@ def _on_the_stream(ev: Evidence, seq: int, msg: dict[str, Any], listen_seq: int,
 @SUBSCRIPTION_STREAM_CLEAN.judge(Wire.EXTENSION, requires=("S-EXT-MUST-21",))
 def subscription_stream_clean(ev: Evidence) -> Verdict:
     rec = ev.get(Listen)
-    reply = rec.listen
-    if reply is None:
-        return could_not_run(rec.not_run or "subscriptions/listen was not sent")
-    if reply.error_code == ERR_METHOD_NOT_FOUND:
-        return not_applicable("the server does not implement subscriptions/listen (task notifications are "
-                              "optional, S-EXT-MAY-08)", evidence=reply.seqs())
+    reply = _listen_reply(rec)
+    if isinstance(reply, Verdict):
+        return reply
     if reply.error is not None:
         return could_not_run(f"subscriptions/listen got {reply.describe()}",
                              blocked_by="tasks-subscription-notifications", evidence=reply.seqs())
