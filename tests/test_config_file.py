@@ -329,3 +329,10 @@ def test_probe_roles_from_the_file_become_the_flags_values(tmp_path: Path) -> No
     config = build_run_config(options, Catalog())
     assert config.probes == {"input": "confirm_action", "fault": "rpc_error"}
     assert config.probe_args == {"fault": {"durationMs": 10}, "input": {"x": 1}}
+
+
+def test_a_config_or_baseline_file_too_large_to_be_one_is_a_usage_error(tmp_path: Path) -> None:
+    big = tmp_path / "big.toml"
+    big.write_text("# " + "x" * (4 * 1024 * 1024 + 10) + "\n")
+    assert usage_error("--config", str(big), "--url", "http://127.0.0.1:9/mcp").endswith("larger than 1 MiB")
+    assert usage_error("--baseline", str(big), "--url", "http://127.0.0.1:9/mcp").endswith("larger than 4 MiB")

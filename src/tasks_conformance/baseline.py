@@ -202,13 +202,9 @@ def parse(text: str, path: str, known_ids: tuple[str, ...] = ()) -> tuple[Baseli
 
 def load(path: str, known_ids: tuple[str, ...] = (), strict: bool = False) -> Baseline:
     """Read and check a baseline file; every problem is a UsageError naming it."""
-    try:
-        with open(path, "rb") as fh:
-            data = fh.read(MAX_BASELINE_BYTES + 1)
-    except OSError as exc:
-        raise UsageError(f"--baseline: cannot read {path!r}: {exc.strerror}") from None
-    if len(data) > MAX_BASELINE_BYTES:
-        raise UsageError(f"--baseline {path}: larger than {MAX_BASELINE_BYTES // (1024 * 1024)} MiB")
+    from tasks_conformance.flag_values import read_small_file
+
+    data = read_small_file("--baseline", path, MAX_BASELINE_BYTES)
     try:
         text = data.decode("utf-8")
     except UnicodeDecodeError:

@@ -214,13 +214,9 @@ def load(path: str) -> ConfigFile:
     """Read a config file; a missing file, bad TOML, an unknown key or a wrong type is a
     UsageError of one line naming the file and the key."""
     shown = _display(path)
-    try:
-        with open(path, "rb") as fh:
-            data = fh.read(MAX_CONFIG_BYTES + 1)
-    except OSError as exc:
-        raise UsageError(f"--config: cannot read {path!r}: {exc.strerror}") from None
-    if len(data) > MAX_CONFIG_BYTES:
-        raise UsageError(f"{shown}: larger than 1 MiB; not a config file")
+    from tasks_conformance.flag_values import read_small_file
+
+    data = read_small_file("--config", path, MAX_CONFIG_BYTES, shown)
     try:
         doc = tomllib.loads(data.decode("utf-8"))
     except (UnicodeDecodeError, tomllib.TOMLDecodeError) as exc:

@@ -73,6 +73,19 @@ _HEADER_NAME = re.compile(r"[A-Za-z0-9!#$%&'*+.^_`|~-]{1,40}")
 _ENV_NAME = re.compile(r"[A-Z_][A-Z0-9_]{0,39}")
 
 
+def read_small_file(flag: str, path: str, limit: int, shown: str | None = None) -> bytes:
+    """The bytes of a settings file named by `flag` (a config or baseline file), read with a
+    bound: a file that cannot be read, or is larger than `limit`, is a UsageError of one line."""
+    try:
+        with open(path, "rb") as fh:
+            data = fh.read(limit + 1)
+    except OSError as exc:
+        raise UsageError(f"{flag}: cannot read {path!r}: {exc.strerror}") from None
+    if len(data) > limit:
+        raise UsageError(f"{flag} {shown or path}: larger than {limit // (1024 * 1024)} MiB")
+    return data
+
+
 def parse_header(value: str, *, flag: str = "--header") -> tuple[str, str]:
     name, sep, val = value.partition(":")
     name = name.strip()
