@@ -16,6 +16,7 @@ from tasks_conformance.evidence import (
     Discovery,
     Evidence,
     Intent,
+    Listen,
     Poll,
     ProbeRecord,
     RemovedMethods,
@@ -296,6 +297,33 @@ def test_a_terminal_status_that_changes_later_fails_and_one_that_stays_passes() 
     _terminal_run(b, ["completed", "working"])
     v = verdict("tasks-terminal-status-immutable", b.ev)
     assert v.status == "failed" and "'working'" in v.message and v.details["expected"] == "completed"
+
+
+def _status_notification(b: Builder, status: str) -> int:
+    frame = b.log.record("in", "stdio", json.dumps({"jsonrpc": "2.0", "method": "notifications/tasks", "params": {
+        "taskId": "t1", "status": status}}).encode())
+    b.record(Listen).frames.append(frame.seq)
+    return frame.seq
+
+
+def test_a_notification_that_showed_the_end_first_starts_the_immutability_window() -> None:
+    # The subscription said "completed" before the poll that read it: the poll is the first later read,
+    # and a notification between the two that says "working" is a change.
+    b = Builder()
+    sighted = _status_notification(b, "completed")
+    _terminal_run(b, ["completed"])
+    rereads = b.records[TerminalRereads.probe]
+    rereads.sighted_seq = sighted
+    v = verdict("tasks-terminal-status-immutable", b.ev)
+    assert v.status == "passed" and f"notification frame {sighted}" in v.message
+    assert sighted in v.evidence
+    b = Builder()
+    sighted = _status_notification(b, "completed")
+    _status_notification(b, "working")
+    _terminal_run(b, ["completed"])
+    b.records[TerminalRereads.probe].sighted_seq = sighted
+    v = verdict("tasks-terminal-status-immutable", b.ev)
+    assert v.status == "failed" and "notifications/tasks" in v.message and "'working'" in v.message
 
 
 def test_removed_methods_must_be_unknown_to_the_server() -> None:

@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+import itertools
 import re
+from typing import Any
 
 from conftest import BROKEN, REFERENCE, http_server, run, stdio
 
@@ -57,3 +59,37 @@ def test_a_poll_refused_as_too_early_is_asked_again_not_judged() -> None:
     shape = next(c for c in ex.result.checks if c.id == "tasks-status-payload-shape")
     assert shape.bucket == "passed"
     assert ex.result.outcome == "passed", {c.id: c.message for c in ex.result.checks if c.bucket == "failed"}
+
+
+def _gets_of(ex: Any, task_id: str) -> list[Any]:
+    return [f for f in ex.wire if f.direction == "out" and (f.json() or {}).get("method") == "tasks/get"
+            and ((f.json() or {}).get("params") or {}).get("taskId") == task_id]
+
+
+def _task_id(ex: Any) -> str:
+    return next(str(f.json()["result"]["taskId"]) for f in ex.wire
+                if f.direction == "in" and ((f.json() or {}).get("result") or {}).get("resultType") == "task")
+
+
+def test_a_notification_showing_the_end_first_makes_the_next_poll_the_first_later_read() -> None:
+    # The reference server's subscription says "completed" before the next poll is due: that poll
+    # is the first of the two reads after the end, and one more follows an interval later.
+    ex = run(**stdio(REFERENCE), tool_name="slow_compute", check_ids=["tasks-terminal-status-immutable"])
+    c = next(c for c in ex.result.checks if c.id == "tasks-terminal-status-immutable")
+    assert c.bucket == "passed" and "after notification frame" in c.message, c.message
+    sighted = int(re.search(r"notification frame (\d+)", c.message).group(1))  # type: ignore[union-attr]
+    assert (ex.wire.get(sighted).json() or {})["params"]["status"] == "completed"  # type: ignore[union-attr]
+    gets = _gets_of(ex, _task_id(ex))
+    later = [f for f in gets if f.seq > sighted]
+    assert [(f.note or "").split(" #")[0] for f in later] == ["poll", "terminal re-read"]
+    # Never faster than the server asked (pollIntervalMs 100), less the event loop's clock slack.
+    assert all(b.time - a.time >= 0.09 for a, b in itertools.pairwise(gets))
+
+
+def test_without_notifications_the_ended_task_is_read_twice_after_the_poll_that_saw_the_end() -> None:
+    ex = run(**stdio([*BROKEN, "--break", "permits-no-notifications"]), tool_name="slow_compute",
+             check_ids=["tasks-terminal-status-immutable"])
+    c = next(c for c in ex.result.checks if c.id == "tasks-terminal-status-immutable")
+    assert c.bucket == "passed" and "notification" not in c.message, c.message
+    notes = [(f.note or "") for f in _gets_of(ex, _task_id(ex))]
+    assert notes[-2:] == ["terminal re-read #1", "terminal re-read #2"]

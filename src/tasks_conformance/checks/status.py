@@ -16,9 +16,9 @@ TERMINAL_STATUS_IMMUTABLE = check(
     category="lifecycle",
     title="A task that has ended keeps its terminal status",
     description=(
-        "After polling sees completed, failed or cancelled, the task is read twice more (spaced by its "
-        "poll interval) and every later notifications/tasks about it is looked at: none may show another "
-        "status."
+        "Once completed, failed or cancelled is seen (by polling, or first by a notification about the "
+        "task), two later tasks/get (spaced by its poll interval) and every later notifications/tasks about "
+        "it are looked at: none may show another status."
     ),
     probes=(DeclaredCall, Poll, TerminalRereads, Listen),
     needs="terminal",
@@ -45,7 +45,7 @@ def terminal_status_immutable(ev: Evidence) -> Verdict:
         return could_not_run(rec.not_run or rec.harness_problem or "the task was not read again after it ended")
     ended = rec.terminal_status
     last = ev.get(Poll).last_get
-    ended_at = (last.response_seq or 0) if last is not None else 0
+    ended_at = rec.sighted_seq or ((last.response_seq or 0) if last is not None else 0)
     seen: list[tuple[str, Any]] = []
     for n, reply in enumerate(rec.gets, start=1):
         status = get_path(result_of(ev, reply), "status") if reply.ok else None
@@ -55,7 +55,8 @@ def terminal_status_immutable(ev: Evidence) -> Verdict:
             seen.append((f"tasks/get #{n} after the end says {status!r}", status))
     seen += [(f"notifications/tasks (frame {seq}) says {status!r}", status)
              for seq, status in _later_notifications(ev, ended_at, rec.task_id) if status != ended]
-    seqs = [*(last.seqs() if last is not None else []), *reply_seqs(*rec.gets)]
+    seqs = sorted({*([rec.sighted_seq] if rec.sighted_seq else []), *(last.seqs() if last is not None else []),
+                   *reply_seqs(*rec.gets)})
     changed = [text for text, status in seen if status is not None]
     if changed:
         return failed(f"the task ended {ended!r}, then " + "; ".join(changed[:3]) + " — a terminal status never "
@@ -64,4 +65,5 @@ def terminal_status_immutable(ev: Evidence) -> Verdict:
         # A task that vanished (expired, purged) says nothing about its status: not this rule.
         return could_not_run("; ".join(text for text, _ in seen[:2]) + " (a task may be deleted once its TTL has "
                              "run out, so there is no later status to judge)", evidence=seqs)
-    return passed(f"the task stayed {ended!r} on {len(rec.gets)} later reads", evidence=seqs)
+    seen_by = f" after notification frame {rec.sighted_seq} showed it end" if rec.sighted_seq else ""
+    return passed(f"the task stayed {ended!r} on {len(rec.gets)} later reads{seen_by}", evidence=seqs)

@@ -194,11 +194,14 @@ class RemovedMethods(ProbeRecord):
 
 @dataclass
 class TerminalRereads(ProbeRecord):
-    """tasks/get on the probe task after polling saw it end, spaced by the poll interval."""
+    """tasks/get on the probe task after its end was seen, spaced by the poll interval."""
 
     probe: ClassVar[str] = "terminal-rereads"
     task_id: str | None = None
     terminal_status: str | None = None
+    # The notification that showed the end before polling's last read did; that read is then
+    # the first of `gets`.
+    sighted_seq: int | None = None
     gets: list[Reply] = field(default_factory=list)
 
 
