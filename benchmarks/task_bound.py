@@ -1,12 +1,14 @@
 """The "task-bound" scenario: what a full run costs on top of the task's own duration.
 
 The reference server runs its task tool for 300 ms and announces pollIntervalMs 100; the full
-default suite runs against it over stdio, over HTTP, and over HTTP through
-fixtures/split_write_proxy.py (head and body in two writes without TCP_NODELAY, where a client
-that waits on delayed ACKs stalls about 40 ms per exchange). For each transport: the run's wall time
-minus the tool's duration (median, min and max of N runs) and, from the run's own wire log, the
-median time from an HTTP request to its response. `python -c pass` in the same run is the
-baseline the ratios are against, so a slower or busier machine shifts both.
+default suite runs against it over stdio, over HTTP, and over HTTP with --no-tcp-nodelay (each
+response's head and body in two writes with Nagle's algorithm on, as Python's http.server family
+writes them, where a client that waits on delayed ACKs stalls about 40 ms per exchange; the
+stall a plain http.client keep-alive connection sees in each mode is reported too, to show it).
+For each transport: the run's wall time minus the tool's duration (median, min and max of N runs)
+and, from the run's own wire log, the median time from an HTTP request to its response.
+`python -c pass` in the same run is the baseline the ratios are against, so a slower or busier
+machine shifts both.
 
 Every process runs with Python's bytecode cache on (PYTHONDONTWRITEBYTECODE removed from the
 environment), as an installed package runs: with it set, each start compiles every module again.
@@ -19,6 +21,7 @@ spawns over stdio is counted only if larger) and the wall time of `--list-checks
 from __future__ import annotations
 
 import argparse
+import http.client
 import json
 import os
 import statistics
@@ -29,6 +32,7 @@ import time
 from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
+from urllib.parse import urlsplit
 
 PY = sys.executable
 TOOL_MS = 300
@@ -39,8 +43,9 @@ READY_TIMEOUT_S = 20.0
 ENV = {k: v for k, v in os.environ.items() if k != "PYTHONDONTWRITEBYTECODE"}
 
 
-ROOT = Path(__file__).resolve().parent.parent
-PROXY = [PY, str(ROOT / "fixtures" / "split_write_proxy.py")]
+NAIVE_EXCHANGES = 10
+DISCOVER = json.dumps({"jsonrpc": "2.0", "id": 1, "method": "server/discover", "params": {"_meta": {
+    "io.modelcontextprotocol/protocolVersion": "2026-07-28", "io.modelcontextprotocol/clientCapabilities": {}}}})
 
 
 @contextmanager
@@ -75,6 +80,24 @@ def exchange_ms(wire_log: Path) -> list[float]:
         if r.get("direction") == "in" and reply_to in sent:
             out.append((r["time"] - sent[reply_to]) * 1000)
     return out
+
+
+def naive_exchange_ms(url: str) -> float:
+    """Median time of one keep-alive exchange for a client that never asks for quick ACKs."""
+    parts = urlsplit(url)
+    conn = http.client.HTTPConnection(parts.hostname or "127.0.0.1", parts.port, timeout=READY_TIMEOUT_S)
+    times = []
+    try:
+        for _ in range(NAIVE_EXCHANGES):
+            t0 = time.perf_counter()
+            conn.request("POST", parts.path, body=DISCOVER, headers={
+                "Content-Type": "application/json", "Accept": "application/json, text/event-stream",
+                "Mcp-Method": "server/discover", "MCP-Protocol-Version": "2026-07-28"})
+            conn.getresponse().read()
+            times.append((time.perf_counter() - t0) * 1000)
+    finally:
+        conn.close()
+    return statistics.median(times)
 
 
 def timed(argv: list[str]) -> tuple[float, float]:
@@ -124,17 +147,16 @@ def table(repeat: int) -> str:
     rows = ["| scenario | wall − tool, median (min–max) s | × `python -c pass` | HTTP exchange median ms "
             "| peak RSS MiB |",
             "|---|---|---|---|---|"]
+    naive: dict[str, float] = {}
     for name, how in (("full suite over stdio", "stdio"), ("full suite over HTTP", "http"),
                       ("full suite over HTTP, head and body split, no TCP_NODELAY", "split")):
         if how == "stdio":
             walls, ex, peak = measure([*TC, "--command", " ".join([*SERVER, "--transport", "stdio"])], repeat)
         else:
-            with listening([*SERVER, "--transport", "http"]) as url:
-                if how == "http":
-                    walls, ex, peak = measure([*TC, "--url", url], repeat)
-                else:
-                    with listening([*PROXY, "--upstream", url]) as front:
-                        walls, ex, peak = measure([*TC, "--url", front], repeat)
+            extra = ["--no-tcp-nodelay"] if how == "split" else []
+            with listening([*SERVER, "--transport", "http", *extra]) as url:
+                walls, ex, peak = measure([*TC, "--url", url], repeat)
+                naive[how] = naive_exchange_ms(url)
         over = [w - TOOL_MS / 1000 for w in walls]
         med = statistics.median(over)
         ex_text = f"{statistics.median(ex):.1f}" if ex else "–"
@@ -143,6 +165,9 @@ def table(repeat: int) -> str:
     lc = list_checks(repeat)
     return (
         "\n".join(rows)
+        + f"\n\nA plain `http.client` keep-alive connection, which never asks for quick ACKs: "
+        f"{naive['http']:.1f} ms per exchange against the HTTP server, {naive['split']:.1f} ms against the "
+        "split one (the stall the tool's own exchange times above do not show)."
         + f"\n\n`tasks-conformance --list-checks`: {statistics.median(lc):.3f} s ({min(lc):.3f}–{max(lc):.3f}), "
         f"{statistics.median(lc) / base:.1f} × `python -c pass`.\n"
         + f"\nBaseline `python -c pass`: {base:.3f} s; {repeat} runs each after one warm-up; bytecode cache on.\n"

@@ -1,7 +1,8 @@
 """Our sockets never wait on delayed ACKs: TCP_NODELAY on connect, TCP_QUICKACK before reads.
 
-No timing here (benchmarks/task_bound.py measures the effect against
-fixtures/split_write_proxy.py); these tests pin the mechanism."""
+No timing here (benchmarks/task_bound.py measures the effect against the reference server's
+--no-tcp-nodelay mode); these tests pin the mechanism, and the full suite's verdicts must not
+depend on how a server writes its bytes."""
 
 from __future__ import annotations
 
@@ -217,3 +218,33 @@ def test_the_full_suite_passes_through_the_split_write_front() -> None:
     assert proc.returncode == 0, [(c["id"], c["status"], c.get("message")) for c in report["checks"]
                                   if c["status"] not in ("passed", "skipped")]
     assert report["outcome"] == "passed"
+
+
+def test_the_full_suite_passes_against_the_reference_server_without_tcp_nodelay() -> None:
+    # The benchmark's split mode: the reference server with Nagle's algorithm on, a response's head
+    # and body in two writes (where a client that delays its ACKs stalls about 40 ms per exchange).
+    from conftest import REFERENCE, cli, http_server
+
+    server = http_server(REFERENCE, "--no-tcp-nodelay")
+    try:
+        proc = cli("--url", server.url, "--tool-name", "slow_compute", "--format", "json", timeout=120)
+    finally:
+        server.stop()
+    report = json.loads(proc.stdout)
+    assert proc.returncode == 0, [(c["id"], c["status"], c.get("message")) for c in report["checks"]
+                                  if c["status"] not in ("passed", "skipped", "not-applicable")]
+    assert report["outcome"] == "passed"
+
+
+def test_the_reference_server_leaves_nagle_on_only_when_asked() -> None:
+    from tasks_conformance.reference.config import parse_args
+    from tasks_conformance.reference.http_serve import _bind
+
+    assert parse_args([]).tcp_nodelay and not parse_args(["--no-tcp-nodelay"]).tcp_nodelay
+    # asyncio turns TCP_NODELAY on only for sockets whose proto is TCP; accepted ones inherit it.
+    for nodelay, proto in ((True, socket.IPPROTO_TCP), (False, 0)):
+        sock = _bind("127.0.0.1", 0, nodelay=nodelay)
+        try:
+            assert sock.proto == proto
+        finally:
+            sock.close()

@@ -23,6 +23,8 @@ class ServerConfig:
     # HTTP: when any is given, every request needs "Authorization: Bearer <one of them>", and a
     # 2026-07-28 task belongs to the token that created it (S-EXT-MUST-23).
     bearer_tokens: tuple[str, ...] = ()
+    # HTTP: leave Nagle's algorithm on, as Python's http.server family does (see http_serve._bind).
+    tcp_nodelay: bool = True
     # Bounds (not flags): nothing in the server waits or buffers without a limit.
     max_line_bytes: int = 4 * 1024 * 1024
     max_body_bytes: int = 4 * 1024 * 1024
@@ -107,6 +109,13 @@ def build_parser(prog: str = "python -m tasks_conformance.reference") -> argpars
         help="HTTP: accept this bearer token (repeatable); with any, requests need one and each token sees "
         "only its own tasks",
     )
+    p.add_argument(
+        "--no-tcp-nodelay",
+        dest="tcp_nodelay",
+        action="store_false",
+        help="HTTP: keep Nagle's algorithm on, as Python's http.server family does; a response's head and "
+        "body go out in two writes, so a client that delays its ACKs waits about 40 ms for each body",
+    )
     return p
 
 
@@ -121,6 +130,7 @@ def config_from_namespace(ns: argparse.Namespace) -> ServerConfig:
         era=cast(Era, ns.era),
         unix_path=ns.unix_path,
         bearer_tokens=tuple(ns.bearer_tokens),
+        tcp_nodelay=bool(ns.tcp_nodelay),
     )
 
 

@@ -60,11 +60,13 @@ class _UvicornServer(uvicorn.Server):
             sys.stdout.flush()
 
 
-def _bind(host: str, port: int) -> socket.socket:
+def _bind(host: str, port: int, *, nodelay: bool = True) -> socket.socket:
     family = socket.AF_INET6 if ":" in host else socket.AF_INET
-    # proto=IPPROTO_TCP matters: asyncio sets TCP_NODELAY only on sockets whose proto says TCP,
-    # and without it every keep-alive response waits ~40 ms for a delayed ACK.
-    sock = socket.socket(family, socket.SOCK_STREAM, socket.IPPROTO_TCP)
+    # proto=IPPROTO_TCP matters: asyncio sets TCP_NODELAY only on sockets whose proto says TCP
+    # (accepted sockets inherit it), and uvicorn's h11 protocol writes a response's head and its
+    # body separately, so without it every keep-alive response waits ~40 ms for a delayed ACK
+    # of a client that does not ask for quick ones. --no-tcp-nodelay wants exactly that stall.
+    sock = socket.socket(family, socket.SOCK_STREAM, socket.IPPROTO_TCP if nodelay else 0)
     sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
     sock.bind((host, port))
     sock.set_inheritable(True)
@@ -74,7 +76,7 @@ def _bind(host: str, port: int) -> socket.socket:
 async def serve_http(server: ReferenceServer) -> int:
     config = server.config
     try:
-        sock = _bind(config.host, config.port)
+        sock = _bind(config.host, config.port, nodelay=config.tcp_nodelay)
     except OSError as exc:
         print(f"reference server: cannot listen on {config.host}:{config.port}: {exc}", file=sys.stderr)
         return 1

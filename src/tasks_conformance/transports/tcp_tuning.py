@@ -5,7 +5,8 @@ http.server family does) has Nagle's algorithm hold the body until the head is A
 Linux client delays that ACK by about 40 ms: every exchange then costs 40 ms of nothing. We set
 TCP_NODELAY on our own sockets and, on Linux, re-arm TCP_QUICKACK before each read so the head
 is ACKed at once (the kernel drops quick-ACK mode by itself, so once at connect is not enough).
-`benchmarks/task_bound.py` measures the difference against fixtures/split_write_proxy.py.
+`benchmarks/task_bound.py` measures the difference against the reference server's --no-tcp-nodelay
+mode.
 
 The httpx side (a tuned httpcore network backend) is in http_tuning.py, so that TCP and Unix
 runs, which use only this module, never import httpx.
