@@ -4,9 +4,7 @@ else (the Python API, the pytest plugin) has its host's collector touched."""
 from __future__ import annotations
 
 import gc
-import tomllib
 from collections.abc import Iterator
-from pathlib import Path
 
 import pytest
 from conftest import REFERENCE, run, stdio
@@ -37,11 +35,6 @@ def test_a_collector_the_host_turned_off_stays_off(collector: None) -> None:
     startup_gc.pause()
     startup_gc.resume()
     assert not gc.isenabled()
-
-
-def test_the_console_script_enters_where_the_collector_is_paused() -> None:
-    pyproject = tomllib.loads((Path(__file__).parent.parent / "pyproject.toml").read_text())
-    assert pyproject["project"]["scripts"]["tasks-conformance"] == "tasks_conformance.__main__:main"
 
 
 def test_serve_reference_collects_its_garbage() -> None:
