@@ -86,6 +86,7 @@ class Poller:
         # (which S-EXT-MUST-14 forbids, and a check reports) is answered again, so the run goes on.
         self.answered: dict[str, str] = {}
         self.asked_result = False
+        self.sent_at = self.started  # when the last tasks/get went out: the next is one interval later
 
     def _interval_s(self, task: Any) -> float:
         ms = self.ctx.dialect.poll_interval_ms(task)
@@ -93,6 +94,7 @@ class Poller:
 
     async def run(self) -> StopReason:
         for n in range(MAX_POLLS):
+            self.sent_at = time.monotonic()
             reply = await self.ctx.session.request("tasks/get", {"taskId": self.task_id}, purpose=f"poll #{n + 1}")
             if self._rate_limited(reply):
                 # The server may refuse a poll that came sooner than its pollIntervalMs (another
@@ -169,11 +171,14 @@ class Poller:
         # polling until --poll-timeout.
 
     async def _wait(self) -> bool:
-        """Sleep until the next poll; False when the deadline leaves no room for one."""
-        left = self.deadline - time.monotonic()
+        """Sleep until one interval after the last poll went out (the interval is between requests,
+        so the answer's own time is not added to it); False when the deadline leaves no room."""
+        now = time.monotonic()
+        left = self.deadline - now
         if left <= 0:
             return False
-        await anyio.sleep(min(max(self.interval_s, MIN_POLL_INTERVAL_S), left))
+        due = self.sent_at + max(self.interval_s, MIN_POLL_INTERVAL_S) - now
+        await anyio.sleep(min(max(due, 0.0), left))
         # One last look exactly at the deadline would overrun it; stop here.
         return time.monotonic() < self.deadline
 

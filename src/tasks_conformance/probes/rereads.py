@@ -56,7 +56,10 @@ async def terminal_rereads(ctx: ProbeContext) -> None:
     ms = ctx.dialect.poll_interval_ms(last.result)
     spacing = min(max(ms / 1000 if ms is not None else DEFAULT_POLL_INTERVAL_S, MIN_POLL_INTERVAL_S), MAX_SPACING_S)
     while len(rec.gets) < REREADS:
-        await anyio.sleep(spacing)
+        # One interval after the previous read of the task went out (polling's last, at first).
+        previous = ctx.wire_log.get((rec.gets[-1] if rec.gets else last).request_seq)
+        since = ctx.wire_log.elapsed() - previous.time if previous is not None else 0.0
+        await anyio.sleep(max(spacing - since, 0.0))
         rec.gets.append(await ctx.session.request("tasks/get", {"taskId": rec.task_id},
                                                   purpose=f"terminal re-read #{len(rec.gets) + 1}"))
     rec.ran = True
