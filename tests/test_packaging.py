@@ -56,8 +56,7 @@ def test_the_built_wheel_installs_and_runs_in_a_fresh_environment(tmp_path: Path
                     "api.py", "pytest_plugin.py", "reference/__main__.py"):
         assert f"tasks_conformance/{shipped}" in names, shipped
     assert "[pytest11]\ntasks_conformance = tasks_conformance.pytest_plugin" in entry_points
-    # The entry pauses the cyclic collector before importing the CLI (startup_gc.py).
-    assert "tasks-conformance = tasks_conformance.__main__:main" in entry_points
+    assert "tasks-conformance = tasks_conformance.cli:main" in entry_points
 
     venv = tmp_path / "venv"
     sh(sys.executable, "-m", "venv", venv, cwd=tmp_path)

@@ -19,7 +19,7 @@ from typing import TYPE_CHECKING, Annotated, Any, NoReturn
 import typer
 from typer.core import TyperArgument, TyperCommand, TyperGroup
 
-from tasks_conformance import __version__, startup_gc
+from tasks_conformance import __version__
 from tasks_conformance.cli_coercion import install as install_plain_coercion
 from tasks_conformance.config import Catalog, RunConfig, RunOptions, build_run_config
 from tasks_conformance.errors import UsageError
@@ -423,7 +423,6 @@ def serve_reference_command(ctx: typer.Context) -> None:
 
     parser.error = one_line  # type: ignore[method-assign]
     parser.parse_args(list(ctx.args))  # --help prints the reference server's flags and exits 0
-    startup_gc.resume()  # a server runs for as long as it is wanted: its garbage must be collected
     raise typer.Exit(serve(list(ctx.args)))
 
 

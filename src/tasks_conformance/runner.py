@@ -17,7 +17,7 @@ from datetime import UTC, datetime
 
 import anyio
 
-from tasks_conformance import __version__, requirements, startup_gc
+from tasks_conformance import __version__, requirements
 from tasks_conformance.checks import CHECKS, CheckSpec, ordered_checks
 from tasks_conformance.checks.common import PRECONDITIONS, need_wire
 from tasks_conformance.checks.registry import Verdict, could_not_run, not_applicable
@@ -378,7 +378,6 @@ async def execute(
     with `interrupt`, that event (not a signal) ends the run early. `wire` and
     `transport_factory` let launch.execute_soon hand over a wire log and a server process it
     started before importing this module."""
-    startup_gc.resume()
     started = time.monotonic()
     started_at = datetime.now(UTC).replace(microsecond=0, tzinfo=None).isoformat()
     selected = select_checks(config)
