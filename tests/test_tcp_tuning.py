@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import json
 import socket
+import ssl
 import sys
 from typing import Any
 
@@ -248,3 +249,11 @@ def test_the_reference_server_leaves_nagle_on_only_when_asked() -> None:
             assert sock.proto == proto
         finally:
             sock.close()
+
+
+def test_the_tls_context_is_built_once_per_process() -> None:
+    # Loading the CA bundle costs tens of ms on the event loop; every pool of a run shares one.
+    assert http_tuning.tls_context(True) is http_tuning.tls_context(True)
+    assert http_tuning.tls_context(False) is http_tuning.tls_context(False)
+    assert http_tuning.tls_context(False) is not http_tuning.tls_context(True)
+    assert http_tuning.tls_context(False).verify_mode == ssl.CERT_REQUIRED  # fails closed, trusts no CA

@@ -3,6 +3,7 @@ re-armed TCP_QUICKACK (see tcp_tuning for why), and the httpx transport that use
 
 from __future__ import annotations
 
+import functools
 import socket
 import ssl
 import typing
@@ -88,11 +89,17 @@ class QuickAckBackend(httpcore.AsyncNetworkBackend):
         await self._inner.sleep(seconds)
 
 
+@functools.cache
 def tls_context(tls: bool) -> ssl.SSLContext:
     """httpx's verifying context for an https target. Loading its CA bundle costs tens of ms,
     which an http:// target never needs: redirects are followed within the origin only (scheme
     included), so such a run never speaks TLS. It gets a context that verifies like the real one
-    but trusts no CA, so a TLS connection, were one ever made, would fail closed."""
+    but trusts no CA, so a TLS connection, were one ever made, would fail closed.
+
+    One per process: a run opens several connection pools (a brand-new connection for durability,
+    the 2025-11-25 session of a dual-era server, a second principal), and each would otherwise load
+    the bundle again on the event loop. A context holds no connection or session state, so pools
+    that share it still share nothing a server could tell them apart by."""
     if tls:
         return httpx.create_ssl_context(trust_env=False)
     return ssl.SSLContext(ssl.PROTOCOL_TLS_CLIENT)
