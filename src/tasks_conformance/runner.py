@@ -17,7 +17,7 @@ from datetime import UTC, datetime
 
 import anyio
 
-from tasks_conformance import __version__, requirements
+from tasks_conformance import __version__
 from tasks_conformance.checks import CHECKS, CheckSpec, ordered_checks
 from tasks_conformance.checks.common import PRECONDITIONS, need_wire
 from tasks_conformance.checks.registry import Verdict, could_not_run, not_applicable
@@ -309,9 +309,6 @@ async def _run_until_interrupted(traffic: Traffic, interrupt: anyio.Event | None
                 await traffic.conn.aclose()
                 tg.cancel_scope.cancel()
 
-        # Reports cite the requirements registry: read it while the run mostly waits on the server,
-        # not after the last frame (a worker thread; the file is small and read once per process).
-        tg.start_soon(anyio.to_thread.run_sync, requirements.load)
         # Python lets only the main thread watch signals; a run started elsewhere (the Python API
         # from a worker thread) is ended by its caller instead.
         if interrupt is not None:

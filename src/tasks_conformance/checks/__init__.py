@@ -1,7 +1,7 @@
 """The checks, one module per spec area. Importing this package registers all of them;
 registry_problems() says what in the registry is inconsistent (every requirement id, probe and
 precondition a check names must exist). The test suite holds it to none, so a run does not pay for
-reading the requirements registry before its first frame (the runner reads it while the task runs)."""
+reading the requirements registry before its first frame (reports read it, once, at the end)."""
 
 import importlib
 
