@@ -123,6 +123,7 @@ def end_to_read_ms(wire_log: Path) -> float | None:
     wait for the next poll, which never comes sooner than pollIntervalMs after the one before
     (None when no notification showed the end first)."""
     seen: float | None = None
+    task: object = None
     for line in wire_log.read_text().splitlines():
         row = json.loads(line) if line.strip() else {}
         try:
@@ -133,9 +134,11 @@ def end_to_read_ms(wire_log: Path) -> float | None:
             continue
         params = msg.get("params")
         status = params.get("status") if isinstance(params, dict) else None
+        task_id = params.get("taskId") if isinstance(params, dict) else None
         if seen is None and msg.get("method") == "notifications/tasks" and status in TERMINAL:
-            seen = float(row["time"])
-        elif seen is not None and msg.get("method") == "tasks/get" and str(row.get("note", "")).startswith("poll #"):
+            seen, task = float(row["time"]), task_id  # the subscription is the probe task's alone
+        elif seen is not None and msg.get("method") == "tasks/get" and task_id == task \
+                and str(row.get("note", "")).startswith("poll #"):
             return (float(row["time"]) - seen) * 1000
     return None
 

@@ -44,7 +44,7 @@ def test_the_wait_runs_from_the_notification_of_the_end_to_the_next_poll(task_bo
         _frame(1, 0.100, "out", {"id": 5, "method": "tasks/get", "params": {"taskId": "t"}}, "poll #3"),
         _frame(2, 0.150, "in", {"method": "notifications/tasks", "params": {"taskId": "t", "status": "working"}}),
         _frame(3, 0.180, "in", {"method": "notifications/tasks", "params": {"taskId": "t", "status": "completed"}}),
-        _frame(4, 0.190, "out", {"id": 6, "method": "tasks/get", "params": {"taskId": "u"}}, "task id sample"),
+        _frame(4, 0.190, "out", {"id": 6, "method": "tasks/get", "params": {"taskId": "u"}}, "poll #2"),
         _frame(5, 0.200, "out", {"id": 7, "method": "tasks/get", "params": {"taskId": "t"}}, "poll #4"),
     ])
     assert task_bound.end_to_read_ms(log) == pytest.approx(20.0)

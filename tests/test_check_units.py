@@ -301,31 +301,77 @@ def test_a_terminal_status_that_changes_later_fails_and_one_that_stays_passes() 
     assert v.status == "failed" and "'working'" in v.message and v.details["expected"] == "completed"
 
 
-def _status_notification(b: Builder, status: str) -> int:
-    frame = b.log.record("in", "stdio", json.dumps({"jsonrpc": "2.0", "method": "notifications/tasks", "params": {
-        "taskId": "t1", "status": status}}).encode())
+def _status_notification(b: Builder, status: str, stream: int | None = None, task_id: str = "t1",
+                         method: str = "notifications/tasks") -> int:
+    """A notification about the task; `stream`: the listen request it came on (HTTP), None on stdio."""
+    frame = b.log.record("in", "stdio" if stream is None else "http", json.dumps({
+        "jsonrpc": "2.0", "method": method, "params": {"taskId": task_id, "status": status}}).encode(),
+        reply_to=stream)
     b.record(Listen).frames.append(frame.seq)
     return frame.seq
 
 
-def test_a_notification_that_showed_the_end_first_starts_the_immutability_window() -> None:
-    # The subscription said "completed" before the poll that read it: the poll is the first later read,
-    # and a notification between the two that says "working" is a change.
-    b = Builder()
-    sighted = _status_notification(b, "completed")
+def _sighted(b: Builder, status: str, stream: int | None = None) -> int:
+    """The subscription showed the end first: polling's last read (sent after it) is the first later read."""
+    sighted = _status_notification(b, status, stream)
     _terminal_run(b, ["completed"])
     rereads = b.records[TerminalRereads.probe]
-    rereads.sighted_seq = sighted
-    v = verdict("tasks-terminal-status-immutable", b.ev)
-    assert v.status == "passed" and f"notification frame {sighted}" in v.message
-    assert sighted in v.evidence
+    rereads.sighted_seq, rereads.sighted_status = sighted, status
+    if status == "completed":
+        rereads.gets.insert(0, b.records[Poll.probe].last_get)
+    return sighted
+
+
+def test_a_notification_that_showed_the_end_first_makes_the_next_poll_the_first_later_read() -> None:
     b = Builder()
-    sighted = _status_notification(b, "completed")
-    _status_notification(b, "working")
-    _terminal_run(b, ["completed"])
-    b.records[TerminalRereads.probe].sighted_seq = sighted
+    sighted = _sighted(b, "completed")
     v = verdict("tasks-terminal-status-immutable", b.ev)
-    assert v.status == "failed" and "notifications/tasks" in v.message and "'working'" in v.message
+    assert v.status == "passed" and f"2 later reads after notification frame {sighted}" in v.message
+    assert sighted in v.evidence
+
+
+def test_a_notification_of_another_end_than_the_poll_after_it_is_a_change() -> None:
+    b = Builder()
+    sighted = _sighted(b, "failed")
+    v = verdict("tasks-terminal-status-immutable", b.ev)
+    assert v.status == "failed" and f"frame {sighted}) showed the task 'failed'" in v.message
+    assert "says 'completed'" in v.message
+
+
+def test_after_the_notification_of_the_end_its_own_stream_is_judged_and_no_other() -> None:
+    # Order holds within one stream: "working" after "completed" on it is a change. Across streams it
+    # does not, so a "working" on another stream before polling read the end is not judged.
+    b = Builder()
+    sighted = _status_notification(b, "completed", stream=7)
+    _status_notification(b, "working", stream=7)
+    _terminal_run(b, ["completed"])
+    rereads = b.records[TerminalRereads.probe]
+    rereads.sighted_seq, rereads.sighted_status = sighted, "completed"
+    v = verdict("tasks-terminal-status-immutable", b.ev)
+    assert v.status == "failed" and "'working'" in v.message
+    b = Builder()
+    sighted = _status_notification(b, "completed", stream=7)
+    _status_notification(b, "working", stream=9)
+    _terminal_run(b, ["completed"])
+    rereads = b.records[TerminalRereads.probe]
+    rereads.sighted_seq, rereads.sighted_status = sighted, "completed"
+    assert verdict("tasks-terminal-status-immutable", b.ev).status == "passed"
+
+
+def test_the_sighting_is_the_first_terminal_notification_about_the_task_inside_the_window() -> None:
+    from tasks_conformance.probes.rereads import terminal_sighting
+
+    b = Builder()
+    early = _status_notification(b, "completed")  # before the previous poll was sent: outside
+    other = _status_notification(b, "completed", task_id="t2")  # another task
+    working = _status_notification(b, "working")  # not terminal
+    legacy = _status_notification(b, "cancelled", method="notifications/tasks/status")
+    later = _status_notification(b, "completed")
+    frames = [b.log.get(seq) for seq in (early, other, working, legacy, later)]
+    assert terminal_sighting(frames, "t1", (early, later + 1)) == (legacy, "cancelled")
+    assert terminal_sighting(frames, "t1", (legacy, later + 1)) == (later, "completed")
+    assert terminal_sighting(frames, "t1", (legacy, later)) is None  # sent with the last poll: not before it
+    assert terminal_sighting(frames, "t2", (0, later + 1)) == (other, "completed")
 
 
 def test_removed_methods_must_be_unknown_to_the_server() -> None:

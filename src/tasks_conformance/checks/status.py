@@ -18,7 +18,8 @@ TERMINAL_STATUS_IMMUTABLE = check(
     description=(
         "Once completed, failed or cancelled is seen (by polling, or first by a notification about the "
         "task), two later tasks/get (spaced by its poll interval) and every later notifications/tasks about "
-        "it are looked at: none may show another status."
+        "it (on a notification's own stream from that notification on) are looked at: none may show "
+        "another status."
     ),
     probes=(DeclaredCall, Poll, TerminalRereads, Listen),
     needs="terminal",
@@ -27,14 +28,26 @@ TERMINAL_STATUS_IMMUTABLE = check(
 )
 
 
-def _later_notifications(ev: Evidence, after_seq: int, task_id: str | None) -> list[tuple[int, Any]]:
+def _later_notifications(ev: Evidence, after_seq: int, task_id: str | None,
+                         sighted_seq: int | None) -> list[tuple[int, Any]]:
+    """notifications/tasks about the task after frame `after_seq`, and after the notification that
+    first showed the end when one did: on its own stream only, since order holds within a stream
+    and not across them."""
+    sighted = ev.wire_log.get(sighted_seq) if sighted_seq else None
     out = []
     for seq in ev.get(Listen).frames:
+        if seq <= after_seq and (sighted is None or seq <= sighted.seq or _stream(ev, seq) != sighted.reply_to):
+            continue
         msg = ev.frame_json(seq)
-        if seq > after_seq and get_path(msg, "method") == "notifications/tasks" \
-                and get_path(msg, "params", "taskId") == task_id:
+        if get_path(msg, "method") == "notifications/tasks" and get_path(msg, "params", "taskId") == task_id:
             out.append((seq, get_path(msg, "params", "status")))
     return out
+
+
+def _stream(ev: Evidence, seq: int) -> int | None:
+    """The request a frame came in answer to (None on stdio, one stream)."""
+    frame = ev.wire_log.get(seq)
+    return frame.reply_to if frame is not None else None
 
 
 @TERMINAL_STATUS_IMMUTABLE.judge(Wire.EXTENSION, requires=("S-EXT-MUST-32",))
@@ -45,7 +58,13 @@ def terminal_status_immutable(ev: Evidence) -> Verdict:
         return could_not_run(rec.not_run or rec.harness_problem or "the task was not read again after it ended")
     ended = rec.terminal_status
     last = ev.get(Poll).last_get
-    ended_at = rec.sighted_seq or ((last.response_seq or 0) if last is not None else 0)
+    ended_at = (last.response_seq or 0) if last is not None else 0
+    seqs = sorted({*([rec.sighted_seq] if rec.sighted_seq else []), *(last.seqs() if last is not None else []),
+                   *reply_seqs(*rec.gets)})
+    if rec.sighted_status is not None and rec.sighted_status != ended:
+        shown = f"notifications/tasks (frame {rec.sighted_seq}) showed the task {rec.sighted_status!r}"
+        return failed(f"{shown}, then a tasks/get sent after it says {ended!r} — a terminal status never changes",
+                      evidence=seqs, details={"expected": rec.sighted_status, "actual": [f"tasks/get says {ended!r}"]})
     seen: list[tuple[str, Any]] = []
     for n, reply in enumerate(rec.gets, start=1):
         status = get_path(result_of(ev, reply), "status") if reply.ok else None
@@ -54,9 +73,7 @@ def terminal_status_immutable(ev: Evidence) -> Verdict:
         elif status != ended:
             seen.append((f"tasks/get #{n} after the end says {status!r}", status))
     seen += [(f"notifications/tasks (frame {seq}) says {status!r}", status)
-             for seq, status in _later_notifications(ev, ended_at, rec.task_id) if status != ended]
-    seqs = sorted({*([rec.sighted_seq] if rec.sighted_seq else []), *(last.seqs() if last is not None else []),
-                   *reply_seqs(*rec.gets)})
+             for seq, status in _later_notifications(ev, ended_at, rec.task_id, rec.sighted_seq) if status != ended]
     changed = [text for text, status in seen if status is not None]
     if changed:
         return failed(f"the task ended {ended!r}, then " + "; ".join(changed[:3]) + " — a terminal status never "
@@ -65,5 +82,5 @@ def terminal_status_immutable(ev: Evidence) -> Verdict:
         # A task that vanished (expired, purged) says nothing about its status: not this rule.
         return could_not_run("; ".join(text for text, _ in seen[:2]) + " (a task may be deleted once its TTL has "
                              "run out, so there is no later status to judge)", evidence=seqs)
-    seen_by = f" after notification frame {rec.sighted_seq} showed it end" if rec.sighted_seq else ""
+    seen_by = f" after notification frame {rec.sighted_seq} showed it end" if rec.gets and rec.gets[0] is last else ""
     return passed(f"the task stayed {ended!r} on {len(rec.gets)} later reads{seen_by}", evidence=seqs)

@@ -199,9 +199,11 @@ class TerminalRereads(ProbeRecord):
     probe: ClassVar[str] = "terminal-rereads"
     task_id: str | None = None
     terminal_status: str | None = None
-    # The notification that showed the end before polling's last read did; that read is then
-    # the first of `gets`.
+    # The notification that showed the task terminal before polling's last read was sent, and the
+    # status it showed; when that is polling's final status, polling's last read is the first of
+    # `gets`.
     sighted_seq: int | None = None
+    sighted_status: str | None = None
     gets: list[Reply] = field(default_factory=list)
 
 

@@ -86,7 +86,8 @@ class Poller:
         # (which S-EXT-MUST-14 forbids, and a check reports) is answered again, so the run goes on.
         self.answered: dict[str, str] = {}
         self.asked_result = False
-        self.sent_at = self.started  # when the last tasks/get went out: the next is one interval later
+        # When the last tasks/get went out, on the wire log's clock (the next is one interval later).
+        self.sent_at = ctx.wire_log.elapsed()
 
     def _interval_s(self, task: Any) -> float:
         ms = self.ctx.dialect.poll_interval_ms(task)
@@ -94,8 +95,9 @@ class Poller:
 
     async def run(self) -> StopReason:
         for n in range(MAX_POLLS):
-            self.sent_at = time.monotonic()
             reply = await self.ctx.session.request("tasks/get", {"taskId": self.task_id}, purpose=f"poll #{n + 1}")
+            sent = self.ctx.wire_log.get(reply.request_seq)
+            self.sent_at = sent.time if sent is not None else self.ctx.wire_log.elapsed()
             if self._rate_limited(reply):
                 # The server may refuse a poll that came sooner than its pollIntervalMs (another
                 # probe may just have read the task): wait one interval and ask again.
@@ -173,11 +175,10 @@ class Poller:
     async def _wait(self) -> bool:
         """Sleep until one interval after the last poll went out (the interval is between requests,
         so the answer's own time is not added to it); False when the deadline leaves no room."""
-        now = time.monotonic()
-        left = self.deadline - now
+        left = self.deadline - time.monotonic()
         if left <= 0:
             return False
-        due = self.sent_at + max(self.interval_s, MIN_POLL_INTERVAL_S) - now
+        due = self.sent_at + max(self.interval_s, MIN_POLL_INTERVAL_S) - self.ctx.wire_log.elapsed()
         await anyio.sleep(min(max(due, 0.0), left))
         # One last look exactly at the deadline would overrun it; stop here.
         return time.monotonic() < self.deadline
