@@ -338,24 +338,23 @@ def test_a_notification_of_another_end_than_the_poll_after_it_is_a_change() -> N
     assert "says 'completed'" in v.message
 
 
+def _working_after_the_sighting(stream: int) -> Verdict:
+    """The subscription (stream 7) showed the end, then a "working" came on `stream` before polling read it."""
+    b = Builder()
+    sighted = _status_notification(b, "completed", stream=7)
+    _status_notification(b, "working", stream=stream)
+    _terminal_run(b, ["completed"])
+    rereads = b.records[TerminalRereads.probe]
+    rereads.sighted_seq, rereads.sighted_status = sighted, "completed"
+    return verdict("tasks-terminal-status-immutable", b.ev)
+
+
 def test_after_the_notification_of_the_end_its_own_stream_is_judged_and_no_other() -> None:
     # Order holds within one stream: "working" after "completed" on it is a change. Across streams it
     # does not, so a "working" on another stream before polling read the end is not judged.
-    b = Builder()
-    sighted = _status_notification(b, "completed", stream=7)
-    _status_notification(b, "working", stream=7)
-    _terminal_run(b, ["completed"])
-    rereads = b.records[TerminalRereads.probe]
-    rereads.sighted_seq, rereads.sighted_status = sighted, "completed"
-    v = verdict("tasks-terminal-status-immutable", b.ev)
+    v = _working_after_the_sighting(stream=7)
     assert v.status == "failed" and "'working'" in v.message
-    b = Builder()
-    sighted = _status_notification(b, "completed", stream=7)
-    _status_notification(b, "working", stream=9)
-    _terminal_run(b, ["completed"])
-    rereads = b.records[TerminalRereads.probe]
-    rereads.sighted_seq, rereads.sighted_status = sighted, "completed"
-    assert verdict("tasks-terminal-status-immutable", b.ev).status == "passed"
+    assert _working_after_the_sighting(stream=9).status == "passed"
 
 
 def test_the_sighting_is_the_first_terminal_notification_about_the_task_inside_the_window() -> None:
