@@ -6,9 +6,11 @@ from __future__ import annotations
 import json
 import os
 import queue
+import signal
 import subprocess
 import sys
 import threading
+import time
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -107,3 +109,22 @@ def reference_http() -> Iterator[HttpServer]:
 
 def load_json(text: str) -> Any:
     return json.loads(text)
+
+
+def interrupt_once_started(argv: list[str], started: Path) -> subprocess.CompletedProcess[str]:
+    """Run the tool as its own process, send it SIGINT once `started` exists (a server writes it when
+    it starts), and return what it printed; the process is always reaped."""
+    proc = subprocess.Popen(argv, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+                            stdin=subprocess.DEVNULL, env={**os.environ, "NO_COLOR": "1"})
+    try:
+        deadline = time.monotonic() + 30
+        while not started.exists() and time.monotonic() < deadline and proc.poll() is None:
+            time.sleep(0.05)
+        assert started.exists(), "the server never started"
+        proc.send_signal(signal.SIGINT)
+        stdout, stderr = proc.communicate(timeout=30)
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+            proc.communicate(timeout=10)
+    return subprocess.CompletedProcess(argv, proc.returncode, stdout, stderr)

@@ -14,7 +14,7 @@ import jsonschema  # type: ignore[import-untyped,unused-ignore]
 import pytest
 import test_reporters
 import xmlschema
-from conftest import DEMO_INPUT, REFERENCE, cli
+from conftest import DEMO_INPUT, REFERENCE, cli, interrupt_once_started
 from referencing import Registry, Resource
 from test_cli_inprocess import usage_error
 
@@ -191,29 +191,14 @@ def test_a_third_party_reporter_is_called_once_per_run(example_plugin: Any) -> N
 
 
 def test_an_interrupted_era_both_run_reports_both_eras_and_exits_130(tmp_path: Path) -> None:
-    import os
-    import signal
-    import subprocess
     import sys
-    import time
 
     marker = tmp_path / "started"
     silent = f"open({str(marker)!r}, 'w').close(); import time; time.sleep(60)"  # a server that never answers
-    proc = subprocess.Popen([sys.executable, "-m", "tasks_conformance", "--era", "both", "--command", sys.executable,
-                             "--args", "-c", "--args", silent, "--timeout", "60000", "--format", "human"],
-                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, stdin=subprocess.DEVNULL,
-                            env={**os.environ, "NO_COLOR": "1"})
-    try:
-        deadline = time.monotonic() + 30
-        while not marker.exists() and time.monotonic() < deadline and proc.poll() is None:
-            time.sleep(0.05)
-        assert marker.exists(), "the server never started"
-        proc.send_signal(signal.SIGINT)
-        stdout, stderr = proc.communicate(timeout=30)
-    finally:
-        if proc.poll() is None:
-            proc.kill()
-            proc.communicate(timeout=10)
+    proc = interrupt_once_started([sys.executable, "-m", "tasks_conformance", "--era", "both", "--command",
+                                   sys.executable, "--args", "-c", "--args", silent, "--timeout", "60000",
+                                   "--format", "human"], marker)
+    stdout, stderr = proc.stdout, proc.stderr
     assert proc.returncode == 130, stderr
     lines = stdout.splitlines()
     assert any(line.startswith("2025-11-25  INCOMPLETE") for line in lines), stdout  # no wire claimed

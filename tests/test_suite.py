@@ -7,11 +7,7 @@ from __future__ import annotations
 import functools
 import io
 import json
-import os
-import signal
-import subprocess
 import sys
-import time
 import xml.etree.ElementTree as ET
 from collections.abc import Callable
 from pathlib import Path
@@ -20,7 +16,7 @@ from typing import Any
 import anyio
 import pytest
 import xmlschema
-from conftest import BROKEN, DEMO_INPUT, REFERENCE, HttpServer, cli
+from conftest import BROKEN, DEMO_INPUT, REFERENCE, HttpServer, cli, interrupt_once_started
 from test_cli_inprocess import invoke, usage_error
 from test_era_both import JUNIT_XSD, multi_validator
 
@@ -176,20 +172,9 @@ def test_an_interrupted_suite_reports_every_target_and_exits_130(tmp_path: Path)
     silent = [sys.executable, "-c", f"open({str(marker)!r}, 'w').close(); import time; time.sleep(60)"]
     suite = write_suite(tmp_path / "suite.toml", [{"name": "silent", "command": silent}, reference("never")],
                         defaults={"timeout": 60000})
-    proc = subprocess.Popen([sys.executable, "-m", "tasks_conformance", "suite", str(suite), "--jobs", "1",
-                             "--format", "json"], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
-                            stdin=subprocess.DEVNULL, env={**os.environ, "NO_COLOR": "1"})
-    try:
-        deadline = time.monotonic() + 30
-        while not marker.exists() and time.monotonic() < deadline and proc.poll() is None:
-            time.sleep(0.05)
-        assert marker.exists(), "the first target's server never started"
-        proc.send_signal(signal.SIGINT)
-        stdout, stderr = proc.communicate(timeout=30)
-    finally:
-        if proc.poll() is None:
-            proc.kill()
-            proc.communicate(timeout=10)
+    proc = interrupt_once_started([sys.executable, "-m", "tasks_conformance", "suite", str(suite), "--jobs", "1",
+                                   "--format", "json"], marker)
+    stdout, stderr = proc.stdout, proc.stderr
     assert proc.returncode == 130, stderr
     doc = json.loads(stdout)
     assert doc["interrupted"] is True
