@@ -1,8 +1,9 @@
-"""The command line. Thin: flags -> RunOptions -> build_run_config() -> runner -> reporters -> exit code.
+"""The command line. Thin: flags -> RunOptions -> build_run_config() -> cli_run (runner, reporters)
+-> exit code.
 
-Only this module chooses exit codes: 0 passed, 1 failed, 2 usage error, 3 incomplete,
-130 interrupted. `--help`, `--version` and `--list-checks` import neither httpx nor pydantic;
-the run path imports what it needs when it runs.
+Exit codes, chosen here and (for one run's result) in cli_run: 0 passed, 1 failed, 2 usage error,
+3 incomplete, 130 interrupted. `--help`, `--version` and `--list-checks` import neither httpx nor
+pydantic; the run path imports what it needs when it runs.
 """
 
 from __future__ import annotations
@@ -10,32 +11,21 @@ from __future__ import annotations
 import contextlib
 import json
 import os
-import shutil
 import sys
 from collections.abc import Iterator, Sequence
 from dataclasses import replace
-from typing import TYPE_CHECKING, Annotated, Any, NoReturn
+from typing import Annotated, Any, NoReturn
 
 import typer
 from typer.core import TyperArgument, TyperCommand, TyperGroup
 
 from tasks_conformance import __version__
+from tasks_conformance.check_catalog import catalog
 from tasks_conformance.cli_coercion import install as install_plain_coercion
-from tasks_conformance.config import Catalog, RunConfig, RunOptions, build_run_config
+from tasks_conformance.cli_run import run_one as _run
+from tasks_conformance.config import Catalog, RunOptions, build_run_config
 from tasks_conformance.errors import UsageError
-from tasks_conformance.report_output import (
-    ReportTargets,
-    in_ci,
-    prepare_reports,
-    stdout_report,
-    want_color,
-    write_reports,
-)
 from tasks_conformance.result import EXIT_CODES, EXIT_INTERRUPTED, EXIT_USAGE
-
-if TYPE_CHECKING:
-    from tasks_conformance.checks import CheckSpec
-    from tasks_conformance.runner import Execution
 
 _RAW_ARGS = "tasks_conformance.raw_args"
 
@@ -99,95 +89,17 @@ def _list_checks_seen(ctx: typer.Context, value: bool) -> None:
 
 def _list_checks(format: str | None) -> NoReturn:
     """--list-checks: a table for people, or with --format json the registry for scripts."""
-    from tasks_conformance.checks import CATEGORIES, ordered_checks
+    from tasks_conformance.check_catalog import listing
 
-    if format == "json":
-        document = {
-            "toolVersion": __version__,
-            "categories": list(CATEGORIES),
-            "checks": [_check_document(spec) for spec in ordered_checks()],
-        }
-        typer.echo(json.dumps(document, indent=2))
-    elif format in (None, "human"):
-        for spec in ordered_checks():
-            wires = "/".join(sorted(spec.wires - {"none"}))
-            # The probe role whose tool the check calls ("-": none), before the title.
-            typer.echo(f"{spec.id:<48} {spec.category:<10} {wires:<17} {spec.probe_role or '-':<10} {spec.title}")
-    else:
+    if format not in (None, "human", "json"):
         usage_exit(f"--format must be human or json, got {format!r}")
+    typer.echo(listing(as_json=format == "json"))
     raise typer.Exit(0)
-
-
-def _check_document(spec: CheckSpec) -> dict[str, Any]:
-    """One registry entry as JSON: what it checks, on which wires and transports, and what it needs."""
-    return {
-        "id": spec.id,
-        "category": spec.category,
-        "title": spec.title,
-        "description": spec.description,
-        "wires": sorted(spec.wires),  # "none": it also runs when no tasks wire was found
-        "requirements": {wire: list(ids) for wire, ids in spec.requirements.items()},
-        "probes": list(spec.probes),
-        "transports": sorted(spec.transports) if spec.transports is not None else None,  # None: any
-        "needs": spec.needs,
-        "role": spec.probe_role,  # the probe role whose tool it calls (None: it calls no tool)
-    }
 
 
 def usage_exit(message: str) -> NoReturn:
     typer.echo(f"tasks-conformance: error: {message}", err=True)
     raise typer.Exit(EXIT_USAGE)
-
-
-def _run(config: RunConfig) -> int:
-    """Run a configured conformance check; returns the exit code."""
-    import anyio
-
-    from tasks_conformance.launch import execute_soon  # spawns a stdio server before importing the runner
-    from tasks_conformance.progress import RunProgress
-    from tasks_conformance.reporters import ProgressLine
-
-    targets = prepare_reports(config)
-    try:
-        live = sys.stderr.isatty() and not config.quiet and not in_ci()
-        with ProgressLine(enabled=live) as line:
-            # Phase, time, the task's status and polls, time left: read from the run as it goes.
-            state = RunProgress(config.poll_timeout_s)
-            line.follow(state)
-            execution = anyio.run(execute_soon, config, state.say, state.on_frame if line.active else None)
-        execution = _after_run(config, execution)
-        for problem in _write_reports(config, targets, execution):
-            typer.echo(f"tasks-conformance: reporter error: {problem}", err=True)
-        if execution.result.interrupted:
-            return EXIT_INTERRUPTED
-        return EXIT_CODES[execution.result.outcome]
-    finally:
-        targets.close()
-
-
-def _after_run(config: RunConfig, execution: Execution) -> Execution:
-    """The baseline applied to the result (--baseline), the baseline file written (--update-baseline)."""
-    from tasks_conformance.baseline_run import after_run
-
-    execution, written = after_run(config, execution, _catalog().check_ids)
-    if written is not None:
-        typer.echo(f"tasks-conformance: {written}", err=True)
-    return execution
-
-
-def _write_reports(config: RunConfig, targets: ReportTargets, execution: Execution) -> list[str]:
-    """Every report and the wire log; stdout gets what the terminal, CI and the flags ask for."""
-    from tasks_conformance.reporters import ReportOptions
-
-    tty = sys.stdout.isatty()
-    ci = in_ci()
-    # --quiet: only the summary line on stdout, whatever the format (files stay full reports).
-    stdout_name = "human" if config.quiet else stdout_report(config, targets.stdout_reporter, tty=tty, ci=ci)
-    color = want_color(sys.stdout) and stdout_name == "human" and not ci
-    width = shutil.get_terminal_size().columns if tty else None
-    stdout_options = ReportOptions(color=color, quiet=config.quiet, width=width, verbose=config.verbose,
-                                   suite_name=config.junit_suite_name)
-    return write_reports(config, targets, execution.result, execution.wire, stdout_name, stdout_options)
 
 
 @contextlib.contextmanager
@@ -196,12 +108,6 @@ def _usage_errors() -> Iterator[None]:
         yield
     except UsageError as exc:
         usage_exit(str(exc))
-
-
-def _catalog() -> Catalog:
-    from tasks_conformance.checks import CATEGORIES, ordered_checks
-
-    return Catalog(tuple(c.id for c in ordered_checks()), CATEGORIES)
 
 
 def _many(values: list[str] | None) -> tuple[str, ...]:
@@ -213,8 +119,8 @@ def _run_options(options: RunOptions, era: str = "auto") -> NoReturn:
     with _usage_errors():
         # The catalog is read only to check --check-id/--category names; without them, the checks
         # are first imported by the runner, while a stdio server boots (see launch.py).
-        catalog = _catalog() if options.check_ids or options.categories else Catalog()
-        config = build_run_config(options, catalog)
+        known = catalog() if options.check_ids or options.categories else Catalog()
+        config = build_run_config(options, known)
         if era == "auto":
             code = _run(config)
         else:

@@ -332,14 +332,14 @@ def update_baseline(path: str, combined: Combined) -> str:
     """--update-baseline with --era both: the file written from each era's run in turn. Each
     write keeps the entries of the other era, so the file ends with the failures of both."""
     from tasks_conformance import baseline
-    from tasks_conformance.cli import _catalog
+    from tasks_conformance.check_catalog import catalog
 
     if combined.interrupted or any(r.result.interrupted or r.wire is None for r in combined.runs):
         return f"--update-baseline: the run was interrupted; {path} left as it was"
     n = 0
     for run in combined.runs:
         # Pinned to the run's era: a server that does not speak it still gets entries for that era.
-        n = baseline.update(path, run.result, _catalog().check_ids, era=run.era)
+        n = baseline.update(path, run.result, catalog().check_ids, era=run.era)
     return f"wrote {n} baseline entr{'y' if n == 1 else 'ies'} to {path}"
 
 

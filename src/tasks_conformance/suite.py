@@ -224,7 +224,7 @@ def _setting(label: str, key: str, value: Any, spec: _Key) -> Any:
 def _plan(label: str, name: str, table: Mapping[str, Any], keys: Mapping[str, _Key]) -> list[Planned]:
     """The target's runs: its flags checked exactly as the command line checks them."""
     from tasks_conformance.api import _options
-    from tasks_conformance.cli import _catalog
+    from tasks_conformance.check_catalog import catalog
     from tasks_conformance.config import build_run_config, show_env
 
     settings = {keys[k].field: _setting(label, k, v, keys[k]) for k, v in table.items() if k in keys}
@@ -237,7 +237,7 @@ def _plan(label: str, name: str, table: Mapping[str, Any], keys: Mapping[str, _K
     if not (isinstance(shown, list | tuple) and all(isinstance(s, str) for s in shown)):
         raise UsageError(f"{label}: show-env must be a string or a list of strings")
     try:
-        config: RunConfig = show_env(build_run_config(_options(settings), _catalog()), tuple(shown))
+        config: RunConfig = show_env(build_run_config(_options(settings), catalog()), tuple(shown))
         runs = era_plan(config, era)
     except UsageError as exc:
         raise UsageError(f"{label}: {exc}") from None
