@@ -255,3 +255,30 @@ def test_the_package_cites_no_private_material() -> None:
 
 def test_the_policies_page_cites_no_private_material() -> None:
     assert not _forbidden_hits(POLICIES)
+
+
+def test_the_registry_read_as_a_file_is_the_package_resource() -> None:
+    # load() reads the file beside the module (cheaper than importlib.resources, which it falls
+    # back to for a package it cannot read as a file): both must be the same bytes.
+    from importlib.resources import files
+
+    from tasks_conformance.requirements import RESOURCE, _packaged_text
+
+    assert _packaged_text() == (files("tasks_conformance") / RESOURCE).read_text(encoding="utf-8")
+
+
+def test_the_registry_falls_back_to_importlib_resources(monkeypatch: pytest.MonkeyPatch) -> None:
+    import builtins
+
+    from tasks_conformance import requirements
+
+    real_open = builtins.open
+
+    def refuse_the_direct_path(file: object, *args: object, **kwargs: object) -> object:
+        if str(file).endswith(requirements.RESOURCE):
+            raise FileNotFoundError(file)  # as inside a zip: no file on disk
+        return real_open(file, *args, **kwargs)  # type: ignore[call-overload]
+
+    direct = requirements._packaged_text()
+    monkeypatch.setattr(builtins, "open", refuse_the_direct_path)
+    assert requirements._packaged_text() == direct

@@ -24,6 +24,8 @@ from tasks_conformance.rpc.peer import Reply
 
 DEFAULT_POLL_INTERVAL_S = 0.25
 MIN_POLL_INTERVAL_S = 0.05
+# A wait between polls shorter than this is left alone by the context's idle work.
+IDLE_WORK_MIN_WAIT_S = 0.04
 STUCK_INPUT_POLLS = 3
 MAX_POLLS = 2_000
 # Errors a poll may retry as a rate limit (S-EXT-MAY-02), in one polling run: a server that keeps
@@ -178,8 +180,16 @@ class Poller:
         left = self.deadline - time.monotonic()
         if left <= 0:
             return False
-        due = self.sent_at + max(self.interval_s, MIN_POLL_INTERVAL_S) - self.ctx.wire_log.elapsed()
-        await anyio.sleep(min(max(due, 0.0), left))
+        interval = max(self.interval_s, MIN_POLL_INTERVAL_S)
+        wait = min(max(self.sent_at + interval - self.ctx.wire_log.elapsed(), 0.0), left)
+        if self.ctx.idle_work and wait >= IDLE_WORK_MIN_WAIT_S:
+            # Halfway, when the answers to what went out with the last poll are in: the work
+            # blocks the event loop for a few ms, and the next poll is still far off.
+            await anyio.sleep(wait / 2)
+            self.ctx.do_idle_work()
+            wait = min(max(self.sent_at + interval - self.ctx.wire_log.elapsed(), 0.0),
+                       self.deadline - time.monotonic())
+        await anyio.sleep(max(wait, 0.0))
         # One last look exactly at the deadline would overrun it; stop here.
         return time.monotonic() < self.deadline
 
