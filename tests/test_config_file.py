@@ -88,6 +88,58 @@ def test_pyproject_table_is_used_and_a_pyproject_without_it_is_not(tmp_path: Pat
     assert code == 0 and [c["id"] for c in doc["checks"]] == ["tasks-wire-resolvable"]
 
 
+# Every way TOML can spell tool.tasks-conformance, and pyprojects that only mention the name:
+# find() parses a pyproject only when it may hold the table (config_file._may_hold_our_table).
+OUR_TABLE_SPELLINGS = [
+    '[tool.tasks-conformance]\nurl = "http://x/mcp"\n',
+    '[ tool . "tasks-conformance" ]\nurl = "http://x/mcp"\n',
+    "[tool.'tasks-conformance'.env]\nA = \"1\"\n",
+    '[tool]\ntasks-conformance = { url = "http://x/mcp" }\n',
+    '[tool]\n"tasks-conformance".url = "http://x/mcp"\n',
+    'tool.tasks-conformance.url = "http://x/mcp"\n',
+    '"tool"."tasks-conformance".url = "http://x/mcp"\n',
+    'tool = { tasks-conformance = { url = "http://x/mcp" } }\n',
+    '[project]\nname = "s"\n\n[tool.ruff]\nline-length = 100\n\n  [tool.tasks-conformance]\nurl = "http://x/mcp"\n',
+]
+ONLY_THE_NAME = [
+    '[project]\nname = "tasks-conformance"\ndependencies = ["tasks-conformance>=1"]\n',
+    '[project.scripts]\ntasks-conformance = "tasks_conformance.cli:main"\n[tool.ruff]\nline-length = 100\n',
+    '[tool.hatch.envs.default]\ndependencies = ["tasks-conformance"]\n',
+]
+
+
+@pytest.mark.parametrize("text", OUR_TABLE_SPELLINGS)
+def test_every_spelling_of_the_pyproject_table_is_found(tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
+                                                        text: str) -> None:
+    import tomllib
+
+    assert "tasks-conformance" in tomllib.loads(text)["tool"]  # the sample itself is right
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / "pyproject.toml").write_text(text, encoding="utf-8")
+    assert find() == str(tmp_path / "pyproject.toml")
+
+
+@pytest.mark.parametrize("text", ONLY_THE_NAME)
+def test_a_pyproject_that_only_names_the_tool_is_not_parsed(tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
+                                                            text: str) -> None:
+    import tomllib
+
+    from tasks_conformance import config_file
+
+    assert "tasks-conformance" not in tomllib.loads(text).get("tool", {})
+    assert not config_file._may_hold_our_table(text.encode())
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / "pyproject.toml").write_text(text, encoding="utf-8")
+    assert find() is None
+
+
+def test_our_own_pyproject_is_not_parsed_for_a_run_from_the_checkout() -> None:
+    # The benchmark and every run from a checkout start here: no tomllib before the first frame.
+    from tasks_conformance import config_file
+
+    assert not config_file._may_hold_our_table((ROOT / "pyproject.toml").read_bytes())
+
+
 def test_the_own_file_wins_over_pyproject(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.chdir(tmp_path)
     (tmp_path / "pyproject.toml").write_text('[tool.tasks-conformance]\nurl = "http://127.0.0.1:1/mcp"\n',

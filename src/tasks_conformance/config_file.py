@@ -15,7 +15,7 @@ file > default; a flag replaces the file's value, lists included. Paths in the f
 to the working directory, as on the command line.
 
 `resolve` merges and says where each setting came from (`tasks-conformance config show`).
-Stdlib only (tomllib), cheap to import.
+Stdlib only (tomllib, imported when there is a file to read), cheap to import.
 """
 
 from __future__ import annotations
@@ -23,7 +23,7 @@ from __future__ import annotations
 import difflib
 import json
 import os
-import tomllib
+import re
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, fields, replace
 from typing import Any
@@ -197,12 +197,40 @@ def find(cwd: str | None = None) -> str | None:
     if os.path.isfile(pyproject):
         try:
             with open(pyproject, "rb") as fh:
-                doc = tomllib.load(fh)
-        except (OSError, tomllib.TOMLDecodeError):
+                data = fh.read()
+        except OSError:
+            return None
+        if not _may_hold_our_table(data):
+            return None
+        import tomllib
+
+        try:
+            doc = tomllib.loads(data.decode("utf-8"))
+        except (UnicodeDecodeError, tomllib.TOMLDecodeError):
             return None  # not ours to judge: only a pyproject with our table is a config file
         if isinstance(doc.get("tool"), dict) and TABLE in doc["tool"]:
             return pyproject
     return None
+
+
+# Where a TOML document can open tool.tasks-conformance: a key path `tool.tasks-conformance` (a
+# table header or a dotted key; parts may be quoted), a `[tool]` table (any of its keys), or a
+# `tool = {...}` inline table.
+_OUR_TABLE_MAY_OPEN = (
+    rb"""["']?tool["']?\s*\.\s*["']?tasks-conformance"""
+    rb"""|^\s*\[\s*["']?tool["']?\s*\]"""
+    rb"""|^\s*["']?tool["']?\s*="""
+)
+
+
+def _may_hold_our_table(data: bytes) -> bool:
+    """False when the pyproject cannot hold [tool.tasks-conformance], so it need not be parsed.
+
+    Most pyprojects (ours included) have other [tool.*] tables only, and every run looks for a
+    config file before its first frame: parsing one costs the import of tomllib and the parse,
+    a few ms. A key spelled with escapes ("tasks\\u002Dconformance") is not seen; TOML allows
+    it, no pyproject writes it."""
+    return re.search(_OUR_TABLE_MAY_OPEN, data, re.MULTILINE) is not None
 
 
 def _display(path: str) -> str:
@@ -217,6 +245,8 @@ def load(path: str) -> ConfigFile:
     from tasks_conformance.flag_values import read_small_file
 
     data = read_small_file("--config", path, MAX_CONFIG_BYTES, shown)
+    import tomllib
+
     try:
         doc = tomllib.loads(data.decode("utf-8"))
     except (UnicodeDecodeError, tomllib.TOMLDecodeError) as exc:
