@@ -6,6 +6,14 @@ finished, so independent traffic (the undeclared call, unknown ids, header probe
 subscription) overlaps the task's own run and the waits between polls. A probe marked `last`
 starts only when every other probe has finished: the undeclared tasks/* requests could change the
 task if a server wrongly obeyed them.
+
+A probe marked `brief` is a few quick exchanges that wait on nothing (no task's end, no stream)
+and do not read the created task (a server that rate-limits reads, S-EXT-MAY-02, allows the
+reads beyond the poll cadence only in its first burst, which a probe waiting for its turn would
+miss): brief probes take turns, BRIEF_AT_ONCE at a time. Sent all at once, they queue at the server in
+front of the task's own reads, and every exchange of the burst waits for the others (ten at once
+doubled the median exchange time); in turns they are still done long before a task of a few
+hundred ms ends. Every other probe starts the moment its needs are met.
 """
 
 from __future__ import annotations
@@ -22,6 +30,9 @@ if TYPE_CHECKING:
 
 ProbeFn = Callable[["ProbeContext"], Awaitable[None]]
 Applies = Callable[[WireDialect], bool]
+
+# How many brief probes run at once (see the module's doc).
+BRIEF_AT_ONCE = 2
 
 
 def every_wire(_dialect: WireDialect) -> bool:
@@ -44,6 +55,7 @@ class ProbeSpec:
     # The probe role whose tool it calls (roles.py); the runner skips it, saying why, when the
     # role has no tool.
     role: str | None = None
+    brief: bool = False  # takes turns with the other brief probes (see the module's doc)
 
     @property
     def name(self) -> str:
@@ -56,13 +68,13 @@ PROBES: dict[str, ProbeSpec] = {}
 def probe(
     record: type[ProbeRecord], *, order: int, description: str, needs: tuple[type[ProbeRecord], ...] = (),
     applies: Applies = every_wire, needs_tool: bool = False, needs_task: bool = False, last: bool = False,
-    after: tuple[type[ProbeRecord], ...] = (), role: str | None = None,
+    after: tuple[type[ProbeRecord], ...] = (), role: str | None = None, brief: bool = False,
 ) -> Callable[[ProbeFn], ProbeFn]:
     def register(fn: ProbeFn) -> ProbeFn:
         if record.probe in PROBES:
             raise ValueError(f"probe {record.probe!r} registered twice")
         PROBES[record.probe] = ProbeSpec(
-            record, order, needs, applies, needs_tool, needs_task, description, fn, last, after, role
+            record, order, needs, applies, needs_tool, needs_task, description, fn, last, after, role, brief
         )
         return fn
 
@@ -123,6 +135,7 @@ async def run_schedule(planned: list[ProbeSpec], run: ProbeRunner) -> None:
 
     done = {spec.name: anyio.Event() for spec in planned}
     others = [done[spec.name] for spec in planned if not spec.last]
+    brief_turns = anyio.Semaphore(BRIEF_AT_ONCE)
 
     async def one(spec: ProbeSpec) -> None:
         try:
@@ -130,7 +143,11 @@ async def run_schedule(planned: list[ProbeSpec], run: ProbeRunner) -> None:
             waits = others if spec.last else [done[n.probe] for n in first if n.probe in done]
             for event in waits:
                 await event.wait()
-            await run(spec)
+            if spec.brief:
+                async with brief_turns:
+                    await run(spec)
+            else:
+                await run(spec)
         finally:
             done[spec.name].set()
 

@@ -52,7 +52,7 @@ async def _raw(transport: HttpTransport, method: str, data: bytes, headers: dict
     return HttpOutcome(seq, ended.status, tuple(messages), has_body, session_id, ended.problem)
 
 
-@probe(BaseHttp, order=47, applies=_stateless,
+@probe(BaseHttp, brief=True, order=47, applies=_stateless,
        description="HTTP: a method nobody implements, a foreign Origin, a notification, GET and DELETE on the endpoint")
 async def base_http(ctx: ProbeContext) -> None:
     rec = ctx.record(BaseHttp)

@@ -17,7 +17,7 @@ def _per_request_envelope(dialect: WireDialect) -> bool:
     return dialect.per_request_declaration
 
 
-@probe(BentEnvelope, order=46, applies=_per_request_envelope,
+@probe(BentEnvelope, brief=True, order=46, applies=_per_request_envelope,
        description="tools/list naming an unserved protocol version, and tools/list without client capabilities")
 async def bent_envelope(ctx: ProbeContext) -> None:
     rec = ctx.record(BentEnvelope)

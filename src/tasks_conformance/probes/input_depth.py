@@ -61,7 +61,7 @@ async def undeclared_input(ctx: ProbeContext) -> None:
                                      purpose="cancel the task without input capabilities")
 
 
-@probe(StaleInput, order=56, needs=(DeclaredCall, Poll), applies=_extension, needs_task=True,
+@probe(StaleInput, brief=True, order=56, needs=(DeclaredCall, Poll), applies=_extension, needs_task=True,
        description="tasks/update after polling with a key already answered and one never asked")
 async def stale_input(ctx: ProbeContext) -> None:
     rec = ctx.record(StaleInput)

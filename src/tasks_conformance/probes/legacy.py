@@ -49,7 +49,7 @@ async def result_while_running(ctx: ProbeContext) -> None:
     rec.ran = True
 
 
-@probe(TaskListing, order=22, needs=(DeclaredCall,), applies=_lists_tasks, needs_task=True,
+@probe(TaskListing, brief=True, order=22, needs=(DeclaredCall,), applies=_lists_tasks, needs_task=True,
        description="tasks/list page by page to the end (bounded), then with a made-up cursor")
 async def task_listing(ctx: ProbeContext) -> None:
     rec = ctx.record(TaskListing)

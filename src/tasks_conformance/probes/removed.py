@@ -13,7 +13,7 @@ def _removed_any(dialect: WireDialect) -> bool:
     return bool(dialect.removed_methods)
 
 
-@probe(RemovedMethods, order=45, applies=_removed_any,
+@probe(RemovedMethods, brief=True, order=45, applies=_removed_any,
        description="methods the wire removed (tasks/result, tasks/list on the extension), asked anyway")
 async def removed_methods(ctx: ProbeContext) -> None:
     rec = ctx.record(RemovedMethods)

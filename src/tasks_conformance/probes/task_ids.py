@@ -18,7 +18,7 @@ def _any_wire(dialect: WireDialect) -> bool:
     return True
 
 
-@probe(TaskIds, order=12, needs=(DeclaredCall,), applies=_any_wire, needs_tool=True, needs_task=True,
+@probe(TaskIds, brief=True, order=12, needs=(DeclaredCall,), applies=_any_wire, needs_tool=True, needs_task=True,
        description="two more tasks from the same declared tools/call, for the ids the server mints (then cancelled)")
 async def task_ids(ctx: ProbeContext) -> None:
     rec = ctx.record(TaskIds)

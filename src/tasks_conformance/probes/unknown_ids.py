@@ -13,7 +13,7 @@ def unknown_task_id() -> str:
     return "tasks-conformance-unknown-" + secrets.token_hex(8)
 
 
-@probe(InvalidId, order=40, description="tasks/* on a task id the server never issued")
+@probe(InvalidId, brief=True, order=40, description="tasks/* on a task id the server never issued")
 async def invalid_id(ctx: ProbeContext) -> None:
     rec = ctx.record(InvalidId)
     tid = unknown_task_id()
