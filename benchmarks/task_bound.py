@@ -269,11 +269,13 @@ def main() -> None:
             "not how fast the tool is (the third column; the 300 ms task ends close to a poll, so a few "
             "milliseconds earlier or later on either side move it by up to 100 ms). The rest is start-up "
             "(over stdio, two interpreters: ours and the server's, which boots while ours imports), the "
-            "exchanges, and teardown.\n\n"
-            "The second table is per HTTP exchange. In a full run the probes overlap, so an exchange also "
-            "waits for the others the single-threaded server is answering; the transport alone is the "
-            "median of 300 exchanges one after another; the last column is what a client that never asks "
-            "for quick ACKs waits, to show that the split server really stalls one.\n\n"
+            "exchanges, and teardown; the requirements registry the reports cite is read during a wait "
+            "between polls, not after the last frame.\n\n"
+            "The second table is per HTTP exchange. In a full run the probes overlap (the brief ones take "
+            "turns, two at a time), so an exchange may also wait for others the single-threaded server is "
+            "answering; the transport alone is the median of 300 exchanges one after another; the last "
+            "column is what a client that never asks for quick ACKs waits, to show that the split server "
+            "really stalls one.\n\n"
             + text
         )
 
