@@ -177,21 +177,21 @@ class Poller:
     async def _wait(self) -> bool:
         """Sleep until one interval after the last poll went out (the interval is between requests,
         so the answer's own time is not added to it); False when the deadline leaves no room."""
-        left = self.deadline - time.monotonic()
-        if left <= 0:
+        if self.deadline - time.monotonic() <= 0:
             return False
-        interval = max(self.interval_s, MIN_POLL_INTERVAL_S)
-        wait = min(max(self.sent_at + interval - self.ctx.wire_log.elapsed(), 0.0), left)
-        if self.ctx.idle_work and wait >= IDLE_WORK_MIN_WAIT_S:
+        if self.ctx.idle_work and self._until_due() >= IDLE_WORK_MIN_WAIT_S:
             # Halfway, when the answers to what went out with the last poll are in: the work
             # blocks the event loop for a few ms, and the next poll is still far off.
-            await anyio.sleep(wait / 2)
+            await anyio.sleep(self._until_due() / 2)
             self.ctx.do_idle_work()
-            wait = min(max(self.sent_at + interval - self.ctx.wire_log.elapsed(), 0.0),
-                       self.deadline - time.monotonic())
-        await anyio.sleep(max(wait, 0.0))
+        await anyio.sleep(self._until_due())
         # One last look exactly at the deadline would overrun it; stop here.
         return time.monotonic() < self.deadline
+
+    def _until_due(self) -> float:
+        """Seconds until the next poll is due, never past the deadline."""
+        due = self.sent_at + max(self.interval_s, MIN_POLL_INTERVAL_S) - self.ctx.wire_log.elapsed()
+        return max(min(due, self.deadline - time.monotonic()), 0.0)
 
     async def ask_result(self) -> None:
         """tasks/result, keeping the server requests that arrive on its stream."""
