@@ -8,6 +8,7 @@ own authorization server on the same port (and a /stats document counting grants
 
 from __future__ import annotations
 
+import base64
 import json
 import subprocess
 import sys
@@ -17,6 +18,7 @@ from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
+from urllib.parse import unquote
 
 import pytest
 from conftest import DEMO_INPUT, FIXTURES, HttpServer, cli
@@ -27,6 +29,7 @@ from tasks_conformance.errors import UsageError
 from tasks_conformance.oauth import (
     authorization_server_candidates,
     canonical_resource,
+    grant_request,
     protected_resource_candidates,
     resource_metadata_url,
 )
@@ -205,12 +208,12 @@ def test_the_python_api_takes_the_same_settings(oauth_server: OAuthServer) -> No
     _issued_tokens(ndjson)
 
 
-def test_a_run_without_oauth_flags_never_imports_the_oauth_library() -> None:
+def test_a_run_without_oauth_flags_never_imports_the_oauth_module() -> None:
     code = ("import sys, tasks_conformance as t\n"
             "r = t.run(command=[sys.executable, '-m', 'tasks_conformance.reference', '--transport', 'stdio'],"
             " check_ids=['tasks-wire-resolvable'])\n"
             "assert r.passed\n"
-            "print(sorted(m for m in sys.modules if m.split('.')[0] in ('authlib', 'joserfc', 'cryptography')))\n")
+            "print(sorted(m for m in sys.modules if m == 'tasks_conformance.oauth'))\n")
     proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60,
                           stdin=subprocess.DEVNULL)
     assert proc.returncode == 0, proc.stderr
@@ -303,6 +306,28 @@ def test_a_bad_credentials_file_is_exit_2_and_one_line() -> None:
 # -- discovery rules ------------------------------------------------------------------------------
 
 
+def test_the_grant_authenticates_the_client_as_rfc_6749_says() -> None:
+    # Basic: id and secret form-urlencoded before base64 (section 2.3.1), so ':' in either survives.
+    form, headers = grant_request("rt-1", "https://mcp.example/mcp", "id:1", "s/é:2", "client_secret_basic")
+    assert form == {"grant_type": "refresh_token", "refresh_token": "rt-1", "resource": "https://mcp.example/mcp"}
+    kind, _, encoded = headers["Authorization"].partition(" ")
+    ident, _, secret = base64.b64decode(encoded).decode().partition(":")
+    assert kind == "Basic" and (unquote(ident), unquote(secret)) == ("id:1", "s/é:2")
+    form, headers = grant_request("rt-1", "r", "cid", "cs", "client_secret_post")
+    assert (form["client_id"], form["client_secret"]) == ("cid", "cs") and "Authorization" not in headers
+    form, headers = grant_request("rt-1", "r", "cid", None, "none")  # a public client names itself
+    assert form["client_id"] == "cid" and "client_secret" not in form and "Authorization" not in headers
+
+
+def test_an_oauth_run_prints_no_library_warning(oauth_server: OAuthServer, tmp_path: Path) -> None:
+    # Every warning an error: a deprecation in what the grant uses would end this run red.
+    proc = subprocess.run([sys.executable, "-W", "error", "-m", "tasks_conformance", "--url", oauth_server.url,
+                           *oauth_server.flags(), "--check-id", "tasks-wire-resolvable", "--format", "json"],
+                          capture_output=True, text=True, timeout=60, stdin=subprocess.DEVNULL)
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    assert proc.stderr == ""
+
+
 def test_the_resource_metadata_parameter_is_read_quoted_or_not() -> None:
     assert resource_metadata_url('Bearer error="invalid_token", resource_metadata="https://a/x"') == "https://a/x"
     assert resource_metadata_url("Bearer resource_metadata=https://a/y, scope=z") == "https://a/y"
@@ -355,3 +380,18 @@ def test_metadata_for_another_server_or_issuer_is_not_trusted() -> None:
     assert issuer_matches("https://as.example/t1/", "https://as.example/t1")
     assert not issuer_matches("https://evil.example/t1", "https://as.example/t1")
     assert not issuer_matches(None, "https://as.example")
+
+
+@pytest.mark.parametrize("debug", [False, True])
+def test_a_library_warning_never_reaches_the_users_stderr(debug: bool) -> None:
+    # Any dependency that warns during a command-line run stands in for the one that did
+    # (authlib's deprecation of its httpx client, printed on every OAuth run).
+    code = ("import sys, warnings\n"
+            "from tasks_conformance import cli\n"
+            "cli.run_cli = lambda: (warnings.warn('a dependency speaks', UserWarning), 0)[1]\n"
+            f"sys.argv = {['tasks-conformance', *(['--debug'] if debug else [])]!r}\n"
+            "cli.main()\n")
+    proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60,
+                          stdin=subprocess.DEVNULL)
+    assert proc.returncode == 0, proc.stderr
+    assert ("a dependency speaks" in proc.stderr) is debug, proc.stderr

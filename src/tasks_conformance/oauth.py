@@ -7,9 +7,12 @@ at `/.well-known/oauth-protected-resource` (path-suffixed, then at the root) on 
 origin; then its first authorization server's metadata (RFC 8414, then OpenID Connect discovery)
 gives `token_endpoint`. A --credentials-file may name the endpoint and skip all that.
 
-The grant itself is authlib's (its httpx client, which speaks client_secret_basic,
-client_secret_post and public clients); this module is imported only when OAuth flags were
-given, so neither authlib nor its cryptography imports touch any other run.
+The grant is one form POST (RFC 6749 section 6) made with the run's own httpx, with the client
+authenticated by HTTP Basic or in the form (section 2.3.1), or not at all for a public client.
+It used to be authlib's httpx client; authlib 1.9.10 deprecated that client in favour of one
+that binds to httpx2 whenever httpx2 happens to be installed (so its exceptions changed with
+unrelated packages) and printed a deprecation warning on every run that used it. The grant is
+small enough to own; this module is imported only when OAuth flags were given.
 
 Secrets: the refresh token, the client secret and every access token issued are added to the
 run's redactor before anything can print them; messages never quote a token response.
@@ -17,13 +20,14 @@ run's redactor before anything can print them; messages never quote a token resp
 
 from __future__ import annotations
 
+import base64
 import json
 import re
 import weakref
 from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
-from urllib.parse import urlsplit, urlunsplit
+from urllib.parse import quote, urlsplit, urlunsplit
 
 import anyio
 import httpx
@@ -115,6 +119,43 @@ def _safe_to_send_secrets(url: str) -> bool:
     return parts.scheme == "https" or (parts.scheme == "http" and (parts.hostname or "") in _LOOPBACK)
 
 
+def grant_request(refresh_token: str, resource: str, client_id: str | None, client_secret: str | None,
+                  auth_method: str) -> tuple[dict[str, str], dict[str, str]]:
+    """The form and headers of a refresh_token grant (RFC 6749 section 6) carrying the RFC 8707
+    resource indicator. `auth_method`: client_secret_basic (HTTP Basic, id and secret
+    form-urlencoded first, section 2.3.1), client_secret_post (both in the form) or none (a
+    public client names itself in the form)."""
+    form = {"grant_type": "refresh_token", "refresh_token": refresh_token, "resource": resource}
+    headers = {"Accept": "application/json"}
+    if auth_method == "client_secret_basic" and client_secret:
+        pair = f"{quote(client_id or '', safe='')}:{quote(client_secret, safe='')}"
+        headers["Authorization"] = "Basic " + base64.b64encode(pair.encode()).decode("ascii")
+    else:
+        if client_id:
+            form["client_id"] = client_id
+        if auth_method == "client_secret_post" and client_secret:
+            form["client_secret"] = client_secret
+    return form, headers
+
+
+async def _read_bounded(resp: httpx.Response) -> bytes | None:
+    """The body, or None past MAX_METADATA_BYTES (a token response is small)."""
+    body = bytearray()
+    async for chunk in resp.aiter_bytes():
+        body.extend(chunk)
+        if len(body) > MAX_METADATA_BYTES:
+            return None
+    return bytes(body)
+
+
+def _json_object(body: bytes | None) -> dict[str, Any] | None:
+    try:
+        doc = json.loads(body) if body is not None else None
+    except ValueError:
+        return None
+    return doc if isinstance(doc, dict) else None
+
+
 class TokenSource:
     """The run's access token: fetched once before the first request, refreshed on a 401.
 
@@ -185,34 +226,34 @@ class TokenSource:
                    f"from {endpoint.url} (refresh_token grant {self.refreshes})")
 
     async def _grant(self, endpoint: Endpoint) -> str:
-        from authlib.integrations.httpx_client import AsyncOAuth2Client, OAuthError
-
         if not _safe_to_send_secrets(endpoint.url):
             raise self._failed(f"the token endpoint {endpoint.url} is not HTTPS; credentials are sent over "
                                "HTTPS only (or plain HTTP to this machine)")
-        client = AsyncOAuth2Client(
-            client_id=self.creds.client_id, client_secret=self.creds.client_secret,
-            token_endpoint_auth_method=self._auth_method(endpoint), timeout=self.timeout_s,
-            trust_env=False, follow_redirects=False,
-        )
+        form, headers = grant_request(self._refresh_token, endpoint.resource, self.creds.client_id,
+                                      self.creds.client_secret, self._auth_method(endpoint))
         try:
             with anyio.fail_after(self.timeout_s):
-                async with client:
-                    token: dict[str, Any] = await client.refresh_token(
-                        endpoint.url, refresh_token=self._refresh_token, resource=endpoint.resource,
-                    )
-        except OAuthError as exc:
-            # The authorization server's words, which may echo what it was sent: redacted, bounded.
-            said = f": {exc.description}" if exc.description else ""
-            raise self._failed(f"the token endpoint {endpoint.url} refused the refresh: {exc.error}{said}") from None
+                async with (httpx.AsyncClient(timeout=self.timeout_s, trust_env=False,
+                                              follow_redirects=False) as client,
+                            client.stream("POST", endpoint.url, data=form, headers=headers) as resp):
+                    body = await _read_bounded(resp)
+                    status = resp.status_code
         except TimeoutError:
             raise self._failed(f"the token endpoint {endpoint.url} did not answer within "
                                f"{self.timeout_s:.0f}s") from None
-        except httpx.HTTPStatusError as exc:
-            raise self._failed(f"the token endpoint {endpoint.url} answered HTTP {exc.response.status_code} "
-                               "without an OAuth error") from None
         except (httpx.HTTPError, OSError, ValueError) as exc:
             raise self._failed(f"the token request to {endpoint.url} failed: {type(exc).__name__}: {exc}") from None
+        token = _json_object(body)
+        if status != 200:
+            error = token.get("error") if token else None
+            if not isinstance(error, str) or not error:
+                raise self._failed(f"the token endpoint {endpoint.url} answered HTTP {status} without an OAuth error")
+            # The authorization server's words, which may echo what it was sent: redacted, bounded.
+            description = token.get("error_description") if token else None
+            said = f": {description}" if isinstance(description, str) and description else ""
+            raise self._failed(f"the token endpoint {endpoint.url} refused the refresh: {error}{said}")
+        if token is None:
+            raise self._failed(f"the token endpoint {endpoint.url} answered HTTP 200 without a JSON object")
         access = token.get("access_token")
         if not isinstance(access, str) or not access:
             raise self._failed(f"the token endpoint {endpoint.url} answered without an access_token")
@@ -300,18 +341,10 @@ class TokenSource:
                 async with client.stream("GET", url, headers={"Accept": "application/json"}) as resp:
                     if resp.status_code != 200:
                         return None
-                    body = bytearray()
-                    async for chunk in resp.aiter_bytes():
-                        body.extend(chunk)
-                        if len(body) > MAX_METADATA_BYTES:
-                            return None
+                    body = await _read_bounded(resp)
         except Exception:  # unreachable, timed out, malformed: try the next location
             return None
-        try:
-            doc = json.loads(body)
-        except ValueError:
-            return None
-        return doc if isinstance(doc, dict) else None
+        return _json_object(body)
 
     # -- words ----------------------------------------------------------------------------------
 
