@@ -469,6 +469,12 @@ def _internal_error(exc: Exception, *, debug: bool) -> None:
 
 def main() -> None:
     """Console-script entry."""
+    if not sys.warnoptions and "--debug" not in sys.argv:
+        import warnings
+
+        # A dependency's warning (a deprecation in a new release, say) is not the user's business
+        # and must not reach their stderr between our lines; -W, PYTHONWARNINGS and --debug show them.
+        warnings.simplefilter("ignore")
     code = run_cli()
     import gc
 
