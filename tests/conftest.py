@@ -29,6 +29,34 @@ BROKEN = [sys.executable, str(FIXTURES / "broken_server.py")]
 DEMO_INPUT = '{"confirm-1": {"action": "accept", "content": {"confirm": true}}}'
 
 
+# The slow groups: `python -m pytest -q` leaves them out, `--full` (what .ci/run runs) keeps them.
+SLOW_GROUPS = ("interop", "official", "hostile", "packaging", "slow")
+
+
+def pytest_addoption(parser: pytest.Parser) -> None:
+    parser.addoption("--full", action="store_true", default=False,
+                     help=f"run every test, the slow groups too ({', '.join(SLOW_GROUPS)}); "
+                     "the default is the fast run")
+
+
+def pytest_report_header(config: pytest.Config) -> str:
+    if config.getoption("--full") or config.getoption("-m"):
+        return "tasks-conformance: every selected test runs"
+    return (f"tasks-conformance: fast run; the slow groups ({', '.join(SLOW_GROUPS)}) are left out "
+            "(--full runs them)")
+
+
+def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
+    # An explicit -m chooses for itself (e.g. -m interop runs only those).
+    if config.getoption("--full") or config.getoption("-m"):
+        return
+    slow = [item for item in items if any(item.get_closest_marker(g) for g in SLOW_GROUPS)]
+    if slow:
+        config.hook.pytest_deselected(items=slow)
+        kept = set(map(id, slow))
+        items[:] = [item for item in items if id(item) not in kept]
+
+
 def run(**kwargs: Any) -> Execution:
     """Build a RunConfig from flag-like keywords and execute it in this process."""
     kwargs.setdefault("timeout_ms", 5_000)

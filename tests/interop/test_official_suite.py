@@ -25,7 +25,7 @@ sys.path.insert(0, str(ROOT / "scripts"))
 
 import oracle_table as O  # noqa: E402  (needs the path above)
 
-pytestmark = [pytest.mark.interop, pytest.mark.timeout(300)]
+pytestmark = [pytest.mark.interop, pytest.mark.official, pytest.mark.timeout(300)]
 
 #: Checks the suite skips on the reference server because they do not apply to it (it
 #: declares no prompts.listChanged / tools.listChanged), with the suite's check id.
