@@ -45,6 +45,22 @@ def section(text: str, name: str) -> dict[str, list[str]]:
     return keys
 
 
+def test_the_readme_lists_every_input_and_output_of_the_action() -> None:
+    text = ACTION.read_text()
+    readme = (ROOT / "README.md").read_text()
+    inputs = section(text, "inputs")
+    for name in inputs:
+        assert f"| `{name}` |" in readme, f"action input {name} is not in the README's table of inputs"
+    for name in section(text, "outputs"):
+        assert f"`{name}`" in readme, f"action output {name} is not in the README"
+
+
+def test_the_readme_never_promises_an_install_from_an_index() -> None:
+    # Not published on any package index: `pipx run`/`uvx NAME` would find nothing.
+    readme = (ROOT / "README.md").read_text()
+    assert "pipx run tasks-conformance" not in readme and "uvx tasks-conformance" not in readme
+
+
 def test_action_yml_is_a_composite_action_with_the_inputs_and_outputs() -> None:
     text = ACTION.read_text()
     assert re.search(r"^  using: composite$", text, re.M)
