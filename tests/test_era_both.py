@@ -201,7 +201,7 @@ def test_an_interrupted_era_both_run_reports_both_eras_and_exits_130(tmp_path: P
     stdout, stderr = proc.stdout, proc.stderr
     assert proc.returncode == 130, stderr
     lines = stdout.splitlines()
-    assert any(line.startswith("2025-11-25  INCOMPLETE") for line in lines), stdout  # no wire claimed
+    assert any(line.startswith("2025-11-25  INTERRUPTED") for line in lines), stdout  # no wire claimed
     assert any(line.startswith("2026-07-28  INCOMPLETE") for line in lines), stdout
     assert "the run was interrupted before this one started" in stdout
     assert "offered no tasks wire" not in stdout  # an interrupted era is not a missing one

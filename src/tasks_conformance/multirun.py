@@ -85,6 +85,12 @@ class Combined:
         return self.outcome == "passed"
 
     @property
+    def headline(self) -> str:
+        """The word the reports lead with: the outcome, or "interrupted" when SIGINT/SIGTERM
+        ended the invocation or one of its runs (the exit code is then 130)."""
+        return "interrupted" if self.interrupted or any(r.result.interrupted for r in self.runs) else self.outcome
+
+    @property
     def exit_code(self) -> int:
         if self.interrupted or any(r.result.interrupted for r in self.runs):
             return EXIT_INTERRUPTED

@@ -261,10 +261,16 @@ class RunResult:
         return out
 
     @property
+    def headline(self) -> str:
+        """The word reports lead with: the outcome, or "interrupted" when SIGINT/SIGTERM ended the
+        run (`outcome` stays failed or incomplete, as the JSON says; the exit code is 130)."""
+        return "interrupted" if self.interrupted else self.outcome
+
+    @property
     def incompleteCauses(self) -> list[IncompleteCause]:  # named as the JSON field
-        """incompleteReason's causes, each once (empty when the run was complete)."""
-        if not self.incompleteReason:
-            return []
+        """Why checks could not run, each cause once, whatever the outcome: a failed run whose
+        other checks could not run lists them too. Empty when every check ran and the run was
+        not interrupted."""
         return incomplete_causes(self.checks, self.interrupted, self.target)
 
     def cause_pointers(self, where: str) -> dict[str, str]:
@@ -334,7 +340,23 @@ NOT_JSON_STDOUT = "stdout carried output that is not JSON"
 # How an OAuth refresh that failed starts its message (oauth.py).
 OAUTH_FAILED = "OAuth refresh failed"
 INTERRUPTED_CAUSE = "the run was interrupted before every check could finish"
+# The details key of the wire check (checks/discovery.py) holding the HTTP status the handshake
+# got when it got no JSON-RPC answer: something answered there, but not as an MCP endpoint.
+HTTP_STATUS = "httpStatus"
 _FLAG = re.compile(r"(?<![\w-])--[a-z][a-z-]+")
+
+
+def _http_status_fix(status: int, where: str) -> str:
+    """The fix when the handshake got an HTTP status but no JSON-RPC: something answered."""
+    if status in (401, 403, 407):
+        return (f"the endpoint{where} refused the request (HTTP {status}): give the credentials it needs "
+                "(--access-token or --header) or correct the --url")
+    if status >= 400:
+        return (f"the endpoint{where} answered HTTP {status} with no JSON-RPC response: it is not an MCP Streamable "
+                "HTTP endpoint; correct the --url path (often /mcp) or start the MCP server there")
+    # A success status and still no JSON-RPC (a web page, or a stream that never answered).
+    return (f"the endpoint{where} answered HTTP {status} but sent no JSON-RPC response: check that --url names "
+            "the MCP Streamable HTTP endpoint (often /mcp) and that the server answers there")
 
 
 def _root(check: CheckResult, by_id: dict[str, CheckResult]) -> CheckResult:
@@ -362,6 +384,9 @@ def _cause_and_fix(root: CheckResult, target: str) -> tuple[str, str]:
     if message.startswith("could not talk to the server") and NOT_JSON_STDOUT in message:
         return message, ("the server printed something other than JSON-RPC on stdout: over stdio, stdout carries "
                          "only MCP messages; send logs and banners to stderr")
+    status = root.details.get(HTTP_STATUS)
+    if message.startswith("could not talk to the server") and isinstance(status, int) and not isinstance(status, bool):
+        return message, _http_status_fix(status, where)
     if message.startswith("could not talk to the server"):
         return message, ("start the server or correct the target (--url, --command, --tcp or --unix): "
                          f"nothing answered{where}")
@@ -398,13 +423,18 @@ def _count(n: int, noun: str) -> str:
     return f"{n} {noun}" + ("" if n == 1 else "s")
 
 
+def causes_text(causes: list[IncompleteCause]) -> str:
+    """The causes in one line, each once: the cause, the fix, the checks it blocked."""
+    parts = []
+    for c in causes:
+        blocked = f" [{_count(len(c.checks), 'check')}: {', '.join(c.checks)}]" if c.checks else ""
+        parts.append(f"{c.cause} (to fix: {c.fix}){blocked}")
+    return "; ".join(parts)
+
+
 def incomplete_reason(checks: list[CheckResult], interrupted: bool = False, target: str = "") -> str | None:
     """One sentence per distinct cause (never one per check): the cause, the fix, the checks."""
     causes = incomplete_causes(checks, interrupted, target)
     if not causes:
         return None
-    parts = []
-    for c in causes:
-        blocked = f" [{_count(len(c.checks), 'check')}: {', '.join(c.checks)}]" if c.checks else ""
-        parts.append(f"{c.cause} (to fix: {c.fix}){blocked}")
-    return "Could not establish conformance — " + "; ".join(parts)
+    return "Could not establish conformance — " + causes_text(causes)

@@ -7,6 +7,7 @@ from typing import Any
 from tasks_conformance.checks.registry import Verdict, check, could_not_run, failed, passed
 from tasks_conformance.evidence import Evidence
 from tasks_conformance.protocol import EXT_TASKS
+from tasks_conformance.result import HTTP_STATUS
 from tasks_conformance.wires import Wire, dialect_for
 
 WIRE_RESOLVABLE = check(
@@ -31,6 +32,12 @@ def _unreachable_or_unexpected(ev: Evidence) -> Verdict | None:
     seqs, details = _context(ev)
     d = ev.discovery
     if d.connection_problem is not None:
+        # An HTTP status with no JSON-RPC in it: something answered, but not as an MCP endpoint
+        # (the incomplete cause's fix says so instead of "nothing answered").
+        status = next((r.status for r in (d.initialize_reply, d.discover_reply)
+                       if r is not None and not r.answered and r.status is not None), None)
+        if status is not None:
+            details = {**details, HTTP_STATUS: status}
         return could_not_run(f"could not talk to the server: {d.connection_problem}", evidence=seqs, details=details)
     if d.wire is not Wire.NONE and ev.expect_wire != "any" and d.wire != ev.expect_wire:
         return failed(

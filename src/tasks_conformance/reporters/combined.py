@@ -155,7 +155,7 @@ def _junit(combined: Combined, out: TextIO, options: ReportOptions) -> None:
 
 # -- markdown ------------------------------------------------------------------------------
 
-_OUTCOME_EMOJI = {"passed": "✅", "failed": "❌", "incomplete": "⚠️"}
+_OUTCOME_EMOJI = {"passed": "✅", "failed": "❌", "incomplete": "⚠️", "interrupted": "⏹️"}  # by headline
 _CELL_EMOJI = {"passed": "✅", "failed": "❌", "not-applicable": "➖", "could-not-run": "⚠️",
                "known": "🟡"}  # as the single-run markdown shows each bucket
 
@@ -163,10 +163,11 @@ _CELL_EMOJI = {"passed": "✅", "failed": "❌", "not-applicable": "➖", "could
 def _markdown(combined: Combined, out: TextIO, options: ReportOptions) -> None:
     from tasks_conformance.reporters.markdown import _cell, render_markdown
 
-    emoji = _OUTCOME_EMOJI.get(combined.outcome, "❔")
+    emoji = _OUTCOME_EMOJI.get(combined.headline, "❔")
     what = "both eras" if combined.kind == "eras" else "suite"
     # Level 2, as a single run's report: appended to a job summary, it sits under the job's title.
-    lines = [f"## {emoji} MCP Tasks conformance, {what}: {combined.outcome}", "", f"**{_cell(combined.summary)}**", ""]
+    lines = [f"## {emoji} MCP Tasks conformance, {what}: {combined.headline}", "", f"**{_cell(combined.summary)}**",
+             ""]
     if combined.kind == "suite":
         lines += _matrix(combined) if combined.runs else []
         out.write("\n".join(lines) + "\n")
@@ -178,8 +179,8 @@ def _markdown(combined: Combined, out: TextIO, options: ReportOptions) -> None:
         render_markdown(run.result, text, options=options)
         body = text.getvalue().split("\n", 1)
         # The run's own heading names the outcome only; in a combined report it names the era.
-        run_emoji = _OUTCOME_EMOJI.get(run.result.outcome, "❔")
-        out.write(f"\n### {run_emoji} {_cell(_era_label(run), 120)}: {_cell(run.result.outcome, 40)}\n")
+        run_emoji = _OUTCOME_EMOJI.get(run.result.headline, "❔")
+        out.write(f"\n### {run_emoji} {_cell(_era_label(run), 120)}: {_cell(run.result.headline, 40)}\n")
         if _missing_era(run):
             out.write(f"\n{_cell(_MISSING_ERA.format(era=run.era))}\n")
         out.write(body[1] if len(body) > 1 else "\n")
@@ -194,7 +195,8 @@ def _matrix(combined: Combined) -> list[str]:
         order.update(dict.fromkeys(c.id for c in run.result.checks))
     header = "| Check | " + " | ".join(_cell(run.name, 80) for run in combined.runs) + " |"
     lines = [header, "|---|" + "---|" * len(combined.runs)]
-    outcome_row = " | ".join(f"{_OUTCOME_EMOJI.get(r.result.outcome, '❔')} {r.result.outcome}" for r in combined.runs)
+    outcome_row = " | ".join(f"{_OUTCOME_EMOJI.get(r.result.headline, '❔')} {r.result.headline}"
+                             for r in combined.runs)
     lines.append(f"| **outcome** | {outcome_row} |")
     by_run = [{c.id: c for c in run.result.checks} for run in combined.runs]
     for check_id in order:
@@ -218,14 +220,14 @@ def _suite_details(combined: Combined, out: TextIO) -> None:
         result = run.result
         if result.outcome == "passed":
             continue
-        lines.append(f"### {_OUTCOME_EMOJI.get(result.outcome, '❔')} {_cell(run.name, 120)}: {result.outcome}")
+        lines.append(f"### {_OUTCOME_EMOJI.get(result.headline, '❔')} {_cell(run.name, 120)}: {result.headline}")
         lines.append("")
         lines.append(f"target {_cell(result.target, 300)} · {_cell(result.summary)}")
         lines.append("")
         for check in result.checks:
             if check.bucket == "failed":
                 lines.extend(_failure_lines(check, links))
-        if result.incompleteReason:
+        if result.incompleteCauses or result.incompleteReason:  # a failed run's causes too
             if lines[-1]:
                 lines.append("")
             lines.extend(_incomplete_lines(result))
@@ -254,7 +256,7 @@ def _human(combined: Combined, out: TextIO, options: ReportOptions) -> None:
 
     w = _Writer(out)
     console = _console(out, options)
-    word, style = _OUTCOMES.get(combined.outcome, (combined.outcome.upper(), "bold"))
+    word, style = _OUTCOMES.get(combined.headline, (combined.headline.upper(), "bold"))
     closing = Text()
     closing.append(word, style=style)
     closing.append(f"  {'both eras' if combined.kind == 'eras' else 'suite'}: {w.s(combined.summary)}")

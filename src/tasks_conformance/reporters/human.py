@@ -10,7 +10,6 @@ escape sequences and control characters as `\\x1b`-style escapes. The console is
 from __future__ import annotations
 
 import re
-from dataclasses import replace
 from typing import TYPE_CHECKING, Any, TextIO
 
 from tasks_conformance.reporters import PLAIN
@@ -33,13 +32,28 @@ _BUCKETS: dict[str, tuple[str, str, str, str]] = {
     "could-not-run": ("!", "!", "not run", "yellow"),
     "known": ("~", "~", "known", "magenta"),  # a failure a --baseline entry accepts
 }
+# headline (RunResult.headline: the outcome, or "interrupted") -> (word, style)
 _OUTCOMES: dict[str, tuple[str, str]] = {
     "passed": ("PASSED", "bold green"),
     "failed": ("FAILED", "bold red"),
     "incomplete": ("INCOMPLETE", "bold yellow"),
+    "interrupted": ("INTERRUPTED", "bold yellow"),
 }
 _NARROW = 90
 MAX_VERBOSE_FRAME = 1000  # characters of one frame shown under a failed check with --verbose
+
+
+# A link never wraps. A URL short enough to fit any column is left to rich (it moves a word that
+# does not fit to the next line whole); a longer one gets a line of its own, where rich lays out a
+# short placeholder (U+2063 is escaped by `_text.visible` in any value, so only placeholders hold
+# it), and `_Writer.links` puts the URL back, whole, once the text is drawn. A line that is only a
+# URL moves left as far as it must to fit, and is wider than the console only when the URL is.
+_URL = re.compile(r"https?://\S+?(?=[.,;:!?)\]'\"]*(?:\s|$))")
+_FITS = 40
+_PLACEHOLDER = re.compile("\u2063(\\d+)\u2063")
+_SGR = re.compile(r"\x1b\[[0-9;]*m")
+_LEAD = re.compile(r"(?:\x1b\[[0-9;]*m| )*")
+_BREAK = re.compile(r" *\n")
 
 
 class _Writer:
@@ -49,9 +63,43 @@ class _Writer:
         encoding = getattr(out, "encoding", None) or "utf-8"
         self.encoding = encoding
         self.unicode = encodable("✓✗○⚠—…", encoding) == "✓✗○⚠—…"
+        self._urls: list[str] = []
 
     def s(self, value: object, limit: int | None = None) -> str:
         return encodable(one_line(value, limit), self.encoding)
+
+    def u(self, value: object, limit: int | None = None, indent: int = 2) -> str:
+        """`s(value)` with each long URL in it on a line of its own (`indent` spaces in), held
+        whole: text drawn with it goes through `links` before it is written."""
+
+        def hold(m: re.Match[str]) -> str:
+            if len(m.group(0)) <= _FITS:
+                return m.group(0)
+            self._urls.append(m.group(0))
+            return f"\n{' ' * indent}\u2063{len(self._urls) - 1}\u2063\n"
+
+        text = _URL.sub(hold, self.s(value, limit))
+        return _BREAK.sub("\n", text).strip("\n") if "\n" in text else text
+
+    def links(self, text: str, width: int) -> str:
+        """`text` with every URL back in place of its placeholder, on one line. A line that is
+        only a URL moves left as far as it must to fit `width` (when it can)."""
+        if not self._urls:
+            return text
+        return "\n".join(self._line(line, width) for line in text.split("\n"))
+
+    def _line(self, line: str, width: int) -> str:
+        if "\u2063" not in line:
+            return line
+        line = _PLACEHOLDER.sub(lambda m: self._urls[int(m.group(1))], line)
+        lead = _LEAD.match(line)
+        head, rest = (line[: lead.end()], line[lead.end():]) if lead else ("", line)
+        codes = "".join(_SGR.findall(head))
+        indent = len(head) - len(codes)
+        plain = _SGR.sub("", rest)
+        if " " in plain or indent + len(plain) <= width:
+            return line  # text around the URL, or it fits where it is
+        return " " * max(0, min(indent, width - len(plain))) + codes + rest
 
     def glyph(self, fancy: str, plain: str) -> str:
         return fancy if self.unicode else plain
@@ -78,7 +126,7 @@ def _console(out: TextIO, options: ReportOptions) -> Console:
 def _summary_line(result: RunResult, w: _Writer) -> Text:
     from rich.text import Text
 
-    word, style = _OUTCOMES.get(result.outcome, (result.outcome.upper(), "bold"))
+    word, style = _OUTCOMES.get(result.headline, (result.headline.upper(), "bold"))
     line = Text()
     line.append(w.s(word), style=style)
     line.append("  ")
@@ -111,7 +159,7 @@ def _header(result: RunResult, w: _Writer) -> Any:
         if value:
             grid.add_row(key, Text(value, style=style))
 
-    row("target", w.s(result.target, 400), "bold")
+    row("target", w.u(result.target, 400, indent=0), "bold")
     protocol = w.s(d.protocolVersion) if d.protocolVersion else "unknown"
     wire = "no tasks wire" if d.wire == "none" else f"{w.s(d.wire)} wire"
     row("protocol", f"{protocol} ({wire})")
@@ -169,26 +217,26 @@ def _checks_table(result: RunResult, w: _Writer, width: int, verbose: bool = Fal
 
     warn = w.glyph("⚠", "!")
     for check in result.checks:
-        message = Text(pointers.get(check.id) or w.s(check.message, 2000) or w.s(check.title, 400))
+        message = Text(pointers.get(check.id) or w.u(check.message, 2000) or w.u(check.title, 400))
         add(_status_cell(check, w), Text(w.s(check.id, 120)), w.s(check.category, 40), message)
         if explains(check):
             broken, others = broken_rules(check)
             for rule in broken:
                 add("", "", "", Text(w.s(rule_line(rule), 600), style="bold"))
                 if rule.url:
-                    add("", "", "", Text(f"  {w.s(rule.url, 300)}", style="cyan"))
+                    add("", "", "", Text(f"  {w.u(rule.url, 300, indent=0)}", style="cyan"))
             if others:
                 also = ", ".join(w.s(r.id, 40) for r in others)
                 add("", "", "", Text(f"also judged here: {also} (tasks-conformance explain {w.s(check.id, 120)})",
                                      style="dim"))
             pairs = expected_actual(check)
             if pairs:
-                add("", "", "", Text("  ".join(f"{k}: {w.s(v)}" for k, v in pairs)))
+                add("", "", "", Text("  ".join(f"{k}: {w.u(v)}" for k, v in pairs)))
         if check.baseline is not None:
             style = "bold red" if check.baseline.state == "expired" else "magenta"
-            add("", "", "", Text(f"baseline: {w.s(check.baseline.note, 2000)}", style=style))
+            add("", "", "", Text(f"baseline: {w.u(check.baseline.note, 2000)}", style=style))
         for warning in check.warnings:
-            add("", "", "", Text(f"{warn} {w.s(warning, 2000)}", style="yellow"))
+            add("", "", "", Text(f"{warn} {w.u(warning, 2000)}", style="yellow"))
             for policy in policy_refs(warning):
                 add("", "", "", Text(f"  {policy.id}: {policy.url}", style="dim"))
         if check.bucket == "failed" and check.evidence:
@@ -208,29 +256,10 @@ _TRAILING_SPACE = re.compile(r" +((?:\x1b\[[0-9;]*m)*)$", re.MULTILINE)
 
 def render_human(result: RunResult, out: TextIO, *, options: ReportOptions = PLAIN) -> None:
     console = _console(out, options)
+    w = _Writer(out)
     with console.capture() as capture:
-        _draw(console, result, _Writer(out), options)
-    out.write(_TRAILING_SPACE.sub(r"\1", capture.get()))
-
-
-# A failed run lists no incomplete causes; when one failure blocked many checks, their rows all
-# say the same "(see …)" sentence. From this many on, they are one line instead of a table.
-_FOLD_AT = 5
-
-
-def _fold_blocked(result: RunResult) -> tuple[list[CheckResult], list[CheckResult]]:
-    """The rows to draw, and the could-not-run checks folded into one line (none: draw all)."""
-    if result.incompleteCauses:
-        return list(result.checks), []  # the causes below say it once already
-    groups: dict[str, list[CheckResult]] = {}
-    for check in result.checks:
-        if check.bucket == "could-not-run" and check.message and "(see " in check.message:
-            groups.setdefault(check.message, []).append(check)
-    folded = max(groups.values(), key=len, default=[])
-    if len(folded) < _FOLD_AT:
-        return list(result.checks), []
-    ids = {c.id for c in folded}
-    return [c for c in result.checks if c.id not in ids], folded
+        _draw(console, result, w, options)
+    out.write(w.links(_TRAILING_SPACE.sub(r"\1", capture.get()), console.width))
 
 
 def _draw(console: Console, result: RunResult, w: _Writer, options: ReportOptions) -> None:
@@ -248,23 +277,17 @@ def _draw(console: Console, result: RunResult, w: _Writer, options: ReportOption
     if result.checks and len(causes) == 1 and blocked == len(result.checks):
         # Nothing ran, for one reason (an unreachable server): one line, not a table of "not run".
         every = f"all {blocked} checks" if blocked > 1 else "1 check"
-        console.print(Text(f"{w.glyph('!', '!')} not run  {every}: {w.s(causes[0].cause, 2000)}",
+        console.print(Text(f"{w.glyph('!', '!')} not run  {every}: {w.u(causes[0].cause, 2000, indent=4)}",
                            style="yellow"))
-        console.print(Text(f"  fix: {w.s(causes[0].fix, 2000)}"))
+        console.print(Text(f"  fix: {w.u(causes[0].fix, 2000, indent=4)}"))
     elif result.checks:
-        shown, folded = _fold_blocked(result)
-        console.print(_checks_table(replace(result, checks=shown) if folded else result, w, console.width,
-                                    options.verbose))
-        if folded:
-            ids = [c.id for c in folded]
-            console.print(Text(f"{w.glyph('!', '!')} not run  {len(ids)} more checks: "
-                               f"{w.s(folded[0].message or '', 2000)}", style="yellow"))
-            console.print(Text(f"  blocked: {w.s(', '.join(ids), 4000)}", style="dim"))
+        # Each cause once, below the table, whatever the outcome: a row it blocked points at it.
+        console.print(_checks_table(result, w, console.width, options.verbose))
         for n, cause in enumerate(causes, 1):
             console.print()
             label = f"cause {n}: " if len(causes) > 1 else ""
-            console.print(Text(f"{w.glyph('!', '!')} {label}{w.s(cause.cause, 2000)}", style="yellow"))
-            console.print(Text(f"  fix: {w.s(cause.fix, 2000)}"))
+            console.print(Text(f"{w.glyph('!', '!')} {label}{w.u(cause.cause, 2000, indent=4)}", style="yellow"))
+            console.print(Text(f"  fix: {w.u(cause.fix, 2000, indent=4)}"))
             if cause.checks:
                 console.print(Text(f"  blocked: {w.s(', '.join(cause.checks), 4000)}", style="dim"))
     else:
@@ -276,9 +299,9 @@ def _draw(console: Console, result: RunResult, w: _Writer, options: ReportOption
                            f"not used in this run: {w.s(', '.join(unused), 2000)}", style="dim"))
     console.print()
     console.print(_summary_line(result, w))
-    if result.incompleteReason:
+    if causes or result.incompleteReason:
         # The causes are above, each once; this closing line only counts them.
         n = len(causes)
         tail = f"{blocked} check{'' if blocked == 1 else 's'} could not run, {n} cause{'' if n == 1 else 's'} above"
-        closing = f"Could not establish conformance — {tail}" if causes else result.incompleteReason
-        console.print(Text(w.s(closing, 4000), style="yellow"))
+        closing = f"Could not establish conformance — {tail}" if causes else result.incompleteReason or ""
+        console.print(Text(w.u(closing, 4000), style="yellow"))

@@ -39,7 +39,7 @@ from typing import TYPE_CHECKING, TextIO
 from tasks_conformance.reporters import PLAIN
 from tasks_conformance.reporters._failure import broken_rules, expected_actual, explains, rule_line
 from tasks_conformance.reporters._text import dumps, one_line, visible
-from tasks_conformance.result import policy_refs
+from tasks_conformance.result import causes_text, policy_refs
 
 if TYPE_CHECKING:
     from tasks_conformance.reporters import ReportOptions
@@ -250,8 +250,11 @@ def build_tree(result: RunResult, name: str | None = None) -> ET.Element:
     for check in result.checks:
         _testcase(suite, check)
     summary = [f"{result.outcome}: {result.summary}"]
+    causes = result.incompleteCauses
     if result.incompleteReason:
         summary.append(_body(result.incompleteReason))
+    elif causes:  # a failed run whose other checks could not run: why, and what to change, once
+        summary.append(_body(f"Some checks could not run — {causes_text(causes)}"))
     ET.SubElement(suite, "system-out").text = "\n".join(summary)
     return root
 

@@ -33,7 +33,8 @@ _BUCKETS: dict[str, tuple[str, str]] = {
     "could-not-run": ("⚠️", "could not run"),
     "known": ("🟡", "known failure"),  # accepted by a --baseline entry
 }
-_OUTCOMES: dict[str, str] = {"passed": "✅", "failed": "❌", "incomplete": "⚠️"}
+# headline (RunResult.headline: the outcome, or "interrupted") -> emoji
+_OUTCOMES: dict[str, str] = {"passed": "✅", "failed": "❌", "incomplete": "⚠️", "interrupted": "⏹️"}
 MAX_CELL = 500
 MAX_REASON = 3000
 
@@ -127,7 +128,8 @@ def _words(text: str, limit: int = MAX_REASON) -> str:
 
 
 def _incomplete_lines(result: RunResult) -> list[str]:
-    """Each cause once, whole (never cut mid-word): what it was, what to change, which checks."""
+    """Each cause once, whole (never cut mid-word): what it was, what to change, which checks.
+    A failed run whose other checks could not run gets them too."""
     causes = result.incompleteCauses
     if not causes:  # a hand-made result with a reason but no could-not-run check
         return [f"> **Incomplete:** {_cell(result.incompleteReason, MAX_REASON)}"]
@@ -145,8 +147,8 @@ def _incomplete_lines(result: RunResult) -> list[str]:
 
 def render_markdown(result: RunResult, out: TextIO, *, options: ReportOptions = PLAIN) -> None:
     d = result.discovery
-    emoji = _OUTCOMES.get(result.outcome, "❔")
-    lines = [f"## {emoji} MCP Tasks conformance: {_cell(result.outcome, 40)}", ""]
+    emoji = _OUTCOMES.get(result.headline, "❔")
+    lines = [f"## {emoji} MCP Tasks conformance: {_cell(result.headline, 40)}", ""]
     lines.append(f"**{_cell(result.summary)}**")
     lines.append("")
     score = result.score
@@ -169,7 +171,7 @@ def render_markdown(result: RunResult, out: TextIO, *, options: ReportOptions = 
              for role, r in d.roles.items() if role != "task"]
     if roles:  # which tool took each probe role (the reasons are in the JSON report)
         lines += ["probe roles: " + " · ".join(roles), ""]
-    if result.incompleteReason and not options.quiet:
+    if (result.incompleteCauses or result.incompleteReason) and not options.quiet:  # whatever the outcome
         lines.extend(_incomplete_lines(result))
         lines.append("")
     if options.quiet:
