@@ -25,6 +25,7 @@ from tasks_conformance.flag_values import (
 )
 from tasks_conformance.oauth_settings import OAuthCredentials, oauth_credentials
 from tasks_conformance.profiles import DEFAULT_PROFILE, PROFILES
+from tasks_conformance.redact import SECRET_NAME, Named
 from tasks_conformance.roles import merge_task_role, parse_probe_args, parse_probes, stdin_readers
 
 if TYPE_CHECKING:
@@ -35,7 +36,7 @@ PROTOCOL_MODERN = "2026-07-28"
 SUPPORTED_PROTOCOLS = (PROTOCOL_LEGACY, PROTOCOL_MODERN)
 DEFAULT_MAX_MESSAGE_BYTES = 16 * 1024 * 1024
 
-_SECRET_NAME = re.compile(r"TOKEN|SECRET|PASSW|KEY|AUTH|COOKIE|CREDENTIAL", re.IGNORECASE)
+_SECRET_NAME = SECRET_NAME  # the names whose values --show-env never shows (redact.py); config_file.py reads it
 # Query parameter names whose values are secrets (api_key, access_token, X-Amz-Signature, sig,
 # code, password, pass, pwd, auth, client_secret, sessionId, jwt…). Hiding a harmless value costs
 # a [REDACTED] in a report; printing a key costs the key.
@@ -65,7 +66,7 @@ def query_secrets(url: str) -> list[str]:
     for pair in urlsplit(url).query.split("&"):
         name, eq, value = pair.partition("=")
         if eq and value and _SECRET_QUERY_NAME.search(unquote_plus(name)):
-            out += [value, unquote_plus(value)]
+            out += [Named(value, name), Named(unquote_plus(value), unquote_plus(name))]
     return out
 
 TransportKind = Literal["stdio", "http", "tcp", "unix"]
@@ -130,7 +131,9 @@ class RunConfig:
         """Every value the run must never print: tokens, credential headers and cookies (also
         each cookie's value on its own), URL passwords and secret-looking query values, every
         -e value not named by --show-env, passwords inside URL-shaped -e values and arguments, and the
-        values of secret-looking flags on the server command line."""
+        values of secret-looking flags on the server command line. A value given under a name
+        (-e, header, query parameter, flag) is `Named`, so that the Redactor hides even a short
+        one where it stands after that name."""
         from tasks_conformance.redact import SENSITIVE_HEADERS
 
         out: list[str] = []
@@ -140,7 +143,7 @@ class RunConfig:
             out += self.oauth.secrets()
         for k, v in self.headers.items():
             if k.lower() in SENSITIVE_HEADERS or _SECRET_NAME.search(k):
-                out.append(v)
+                out.append(Named(v, k, any_case=True))
                 parts = v.split(None, 1)  # "Bearer abc" -> also hide "abc" on its own
                 if len(parts) == 2:
                     out.append(parts[1])
@@ -150,13 +153,13 @@ class RunConfig:
                         out.append(crumb.partition("=")[2].strip())
         if self.other_access_token:
             out.append(self.other_access_token)
-        for v in self.other_headers.values():  # every --other-header value is a credential
-            out += [v, *v.split(None, 1)[1:]]
+        for k, v in self.other_headers.items():  # every --other-header value is a credential
+            out += [Named(v, k, any_case=True), *v.split(None, 1)[1:]]
         for k, v in self.env.items():
             # Every -e value is hidden unless --show-env names it (never a secret-looking name's),
             # and a password written into a URL-shaped value is hidden even then.
             if k not in self.show_env or _SECRET_NAME.search(k):
-                out.append(v)
+                out.append(Named(v, k))
             out += url_passwords(v)
         if self.url:
             where = urlsplit(self.url)
@@ -170,7 +173,7 @@ class RunConfig:
             name, eq, value = arg.partition("=")
             if name.startswith("-") and _SECRET_NAME.search(name):
                 if eq:
-                    out.append(value)
+                    out.append(Named(value, name))
                 elif i + 1 < len(args):
                     out.append(args[i + 1])
         return [s for s in out if s]
