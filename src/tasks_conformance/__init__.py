@@ -9,13 +9,15 @@ The Python API (see docs/api.md), loaded on first use so that importing the pack
     RunResult, CheckResult                    the result model
 """
 
-from __future__ import annotations
-
-from typing import TYPE_CHECKING, Any
+# No `from __future__ import annotations` and no names imported from typing: every name bound
+# here is an attribute of the package, and dir(tasks_conformance) lists the public ones only.
+import typing as _typing
 
 __version__ = "0.1.0"
 
-if TYPE_CHECKING:
+if _typing.TYPE_CHECKING:
+    from typing import Any as _Any
+
     from tasks_conformance.api import ConfigError, RunReport, run, run_async
     from tasks_conformance.result import CheckResult, RunResult
 
@@ -31,7 +33,7 @@ _LAZY = {
 }
 
 
-def __getattr__(name: str) -> Any:
+def __getattr__(name: str) -> "_Any":
     module = _LAZY.get(name)
     if module is None:
         raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
@@ -43,4 +45,5 @@ def __getattr__(name: str) -> Any:
 
 
 def __dir__() -> list[str]:
-    return sorted({*globals(), *__all__})
+    """The public API only (the lazy names included before their first use)."""
+    return sorted(__all__)

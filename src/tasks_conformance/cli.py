@@ -315,24 +315,61 @@ def demo_command(
     )), era=era)
 
 
-@app.command(
-    "serve-reference",
-    # The reference server's own parser owns every flag, --help included.
-    context_settings={"allow_extra_args": True, "ignore_unknown_options": True, "help_option_names": []},
+# `serve-reference` declares the reference server's flags (reference/config.py) for its help, in
+# the style of every other command; the reference server's own parser still reads them (a test
+# keeps the two lists the same), so its checks and defaults stay in one place.
+_REFERENCE_FLAGS = (
+    ("transport", "--transport"), ("host", "--host"), ("port", "--port"), ("unix_path", "--unix-path"),
+    ("task_duration_ms", "--task-duration-ms"), ("poll_interval_ms", "--poll-interval-ms"), ("ttl_ms", "--ttl-ms"),
+    ("era", "--era"), ("bearer_tokens", "--bearer-token"), ("no_tcp_nodelay", "--no-tcp-nodelay"),
 )
-def serve_reference_command(ctx: typer.Context) -> None:
-    """Serve the bundled reference server (flags: --transport stdio|http|tcp|unix, --port N, ...)."""
+
+
+@app.command("serve-reference")
+def serve_reference_command(
+    ctx: typer.Context,
+    transport: Annotated[str, typer.Option("--transport", metavar="stdio|http|tcp|unix", help="stdio; http = Streamable HTTP at /mcp; tcp / unix = newline-delimited JSON-RPC on a socket. A listening transport prints a READY line, then the command that runs the whole suite against the server")] = "stdio",
+    host: Annotated[str, typer.Option("--host", metavar="HOST", help="HTTP/TCP bind address")] = "127.0.0.1",
+    port: Annotated[int, typer.Option("--port", metavar="N", help="HTTP/TCP port; 0 picks an ephemeral port")] = 0,
+    unix_path: Annotated[str | None, typer.Option("--unix-path", metavar="PATH", help="Socket path for --transport unix (default: a file in the temp directory)")] = None,
+    task_duration_ms: Annotated[int, typer.Option("--task-duration-ms", metavar="MS", help="Default run time of the task-capable tools")] = 150,
+    poll_interval_ms: Annotated[int, typer.Option("--poll-interval-ms", metavar="MS", help="pollIntervalMs / pollInterval announced on tasks")] = 100,
+    ttl_ms: Annotated[int, typer.Option("--ttl-ms", metavar="MS", help="Task time-to-live in ms")] = 60_000,
+    era: Annotated[str, typer.Option("--era", metavar="both|legacy|modern", help="Which protocol eras to serve: both, 2025-11-25 only (legacy) or 2026-07-28 only (modern)")] = "both",
+    bearer_tokens: Annotated[list[str] | None, typer.Option("--bearer-token", metavar="TOKEN", help="HTTP: accept this bearer token (repeatable); with any, requests need one and each token sees only its own tasks")] = None,
+    no_tcp_nodelay: Annotated[bool, typer.Option("--no-tcp-nodelay", help="HTTP: keep Nagle's algorithm on, as Python's http.server family does; a response's head and body go out in two writes, so a client that delays its ACKs waits about 40 ms for each body")] = False,
+) -> None:
+    """Serve the bundled reference server, both tasks wires, until stopped (the demo command runs
+    the whole suite against it over stdio)."""
     from tasks_conformance.reference import serve
     from tasks_conformance.reference.config import build_parser
 
+    argv = _reference_argv(ctx)
     parser = build_parser("tasks-conformance serve-reference")
 
     def one_line(message: str) -> NoReturn:  # argparse would print its whole usage first
         usage_exit(f"serve-reference: {message} (see --help)")
 
     parser.error = one_line  # type: ignore[method-assign]
-    parser.parse_args(list(ctx.args))  # --help prints the reference server's flags and exits 0
-    raise typer.Exit(serve(list(ctx.args)))
+    parser.parse_args(argv)  # the reference server's own checks (a port in range, durations >= 0...)
+    raise typer.Exit(serve(argv))
+
+
+def _reference_argv(ctx: typer.Context) -> list[str]:
+    """The reference server's arguments for the flags given (its own defaults stand for the rest)."""
+    argv: list[str] = []
+    for name, flag in _REFERENCE_FLAGS:
+        source = ctx.get_parameter_source(name)
+        value = ctx.params[name]
+        if source is None or source.name == "DEFAULT" or value is None:
+            continue
+        if isinstance(value, bool):
+            argv += [flag] if value else []
+        elif isinstance(value, list):
+            argv += [f"{flag}={item}" for item in value]
+        else:
+            argv.append(f"{flag}={value}")
+    return argv
 
 
 @app.command("explain", cls=_MetavarCommand)
@@ -354,13 +391,17 @@ def explain_command(
 def requirements_command(
     format: Annotated[str | None, typer.Option("--format", metavar="human|json", help="human (default) or json")] = None,
 ) -> None:
-    """The coverage matrix: every requirement, its level, and the checks that judge it (or why none does)."""
+    """The coverage matrix: every requirement, its level, the checks that judge it (or why none does)
+    and the rule in our words (json: with its spec link too)."""
     from tasks_conformance import coverage
 
     if format == "json":
         typer.echo(json.dumps(coverage.document(), indent=2, ensure_ascii=False))
     elif format in (None, "human"):
-        typer.echo(coverage.text())
+        import shutil
+
+        # As wide as the terminal (COLUMNS off one), up to a width a rule stays readable at.
+        typer.echo(coverage.text(min(shutil.get_terminal_size((coverage.DEFAULT_WIDTH, 24)).columns, 120)))
     else:
         usage_exit(f"--format must be human or json, got {format!r}")
 

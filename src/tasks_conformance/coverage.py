@@ -122,15 +122,34 @@ def document() -> dict[str, Any]:
     return {"counts": counts(all_rows), "requirements": [r.to_json() for r in all_rows]}
 
 
-def text() -> str:
-    """The matrix for a terminal: one line per requirement, then the checks or the reason."""
+# The terminal layout: the id, the level, then the checks (or why none); the rule wraps beneath.
+_ID_WIDTH = 15
+_LEVEL_WIDTH = 10
+DEFAULT_WIDTH = 100
+MIN_WIDTH = 60
+
+
+def text(width: int = DEFAULT_WIDTH) -> str:
+    """The matrix for a terminal, `width` columns wide: per requirement, a line with its id, level and
+    the checks that judge it (or the reason none does), the rule in our words wrapped beneath it,
+    indented under the level, and a blank line."""
+    import textwrap
+
+    width = max(width, MIN_WIDTH)
+    checks_at = " " * (_ID_WIDTH + 1 + _LEVEL_WIDTH + 1)
+    rule_at = " " * (_ID_WIDTH + 1)
     all_rows = rows()
     lines: list[str] = []
     for row in all_rows:
         r = row.requirement
-        lines.append(f"{r.id:<15} {r.level:<10} {row.verdict_text}")
+        head = f"{r.id:<{_ID_WIDTH}} {r.level:<{_LEVEL_WIDTH}} "
+        # Check ids are never split at their hyphens, so each can be copied whole.
+        lines += textwrap.wrap(row.verdict_text, width, initial_indent=head, subsequent_indent=checks_at,
+                               break_on_hyphens=False, break_long_words=False)
+        lines += textwrap.wrap(r.text, width, initial_indent=rule_at, subsequent_indent=rule_at,
+                               break_on_hyphens=False, break_long_words=False)
+        lines.append("")
     n = counts(all_rows)
-    lines.append("")
     lines.append(f"{_summary(n)} `tasks-conformance explain ID` says more about one.")
     return "\n".join(lines)
 

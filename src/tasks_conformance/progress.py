@@ -3,7 +3,9 @@ poll count, and the time left before --poll-timeout.
 
 `RunProgress` is fed two ways, neither of which changes the run: the runner's words (`say`, the
 `progress` callback it already had) and every frame as the wire log records it (`on_frame`),
-from which the poll requests (noted "poll #N") and the task's status in their answers are read.
+from which the poll requests (noted "poll #N") and the task's status in their answers are read,
+and when a second session starts (a probe's connection of its own: the dual-era probe's
+2025-11-25 session, the durability probe's brand-new connection, a second principal's).
 `line()` renders it for a given moment, so tests read the text without waiting; `__rich__`
 re-reads the clock each time the terminal line is redrawn, so the seconds tick on their own.
 
@@ -31,6 +33,13 @@ _TERMINAL = frozenset({"completed", "failed", "cancelled"})
 # line does not need to hold up a flood).
 _MAX_PARSE_BYTES = 256 * 1024
 _MAX_WATCHED_IDS = 4_096
+# A second connection's peer numbers its requests from an id of its own, far from the main
+# session's (rpc/peer.py: `first_id`): a request id this far from every id seen so far is the first
+# request of another session, and until that request is answered the session is starting.
+_SESSION_ID_GAP = 100_000
+_MAX_SESSIONS = 64
+STARTING_SESSION = "starting a second session"  # its first request is initialize (2025-11-25)
+CONNECTING_SESSION = "connecting a new session"  # its first request is the one it was opened for
 
 
 class RunProgress:
@@ -46,6 +55,9 @@ class RunProgress:
         self.polls = 0
         self.poll_started: float | None = None  # when the first tasks/get of the polling went out
         self._watched: set[Any] = set()  # JSON-RPC ids whose answer carries the task's status
+        self._sessions: list[int] = []  # the first request id of each session seen, the main one first
+        # The unanswered first request of a session starting (id -> its frame's seq, what the line says).
+        self._starting: dict[int, tuple[int, str]] = {}
 
     # -- input ----------------------------------------------------------------------------------
 
@@ -59,6 +71,7 @@ class RunProgress:
                 self.phase = "probes"
         elif text == "judging":
             self.phase, self.detail = "reporting", ""
+            self._starting.clear()
         else:
             self.detail = text
 
@@ -67,7 +80,9 @@ class RunProgress:
         try:
             if frame.direction == "out":
                 self._outbound(frame)
-            elif self._watched and len(frame.data) <= _MAX_PARSE_BYTES:
+            elif self._starting and frame.reply_to is not None:
+                self._ended(frame.reply_to)  # over HTTP: the answer or failure of that POST
+            if frame.direction == "in" and (self._watched or self._starting) and len(frame.data) <= _MAX_PARSE_BYTES:
                 self._inbound(frame)
         except Exception:  # the line is a nicety: it must never disturb the run
             pass
@@ -76,6 +91,7 @@ class RunProgress:
         note = frame.note or ""
         if self.phase == "connecting" and (not note or note.startswith(_DISCOVERY_NOTES)):
             self.phase = "discovering"
+        self._session_of(frame)
         poll = _POLL_NOTE.match(note)
         if poll is None and note != _CREATING_NOTE:
             return
@@ -88,9 +104,34 @@ class RunProgress:
         if key is not None and len(self._watched) < _MAX_WATCHED_IDS:
             self._watched.add(key)
 
+    def _session_of(self, frame: Frame) -> None:
+        """Note a request that opens another session (its id far from every session's so far)."""
+        message = frame.json()
+        if not isinstance(message, dict) or not isinstance(message.get("method"), str):
+            return
+        rid = message.get("id")
+        if not isinstance(rid, int) or isinstance(rid, bool):
+            return  # a notification, or an id of another kind than the peers give
+        if any(abs(rid - first) < _SESSION_ID_GAP for first in self._sessions):
+            return
+        if len(self._sessions) >= _MAX_SESSIONS:
+            return  # bounded: a run opens a handful of sessions
+        opened_before = bool(self._sessions)
+        self._sessions.append(rid)
+        if opened_before and self.phase not in ("connecting", "discovering", "reporting"):
+            what = STARTING_SESSION if message["method"] == "initialize" else CONNECTING_SESSION
+            self._starting[rid] = (frame.seq, what)
+
+    def _ended(self, seq: int) -> None:
+        for rid, (sent, _what) in list(self._starting.items()):
+            if sent == seq:
+                del self._starting[rid]
+
     def _inbound(self, frame: Frame) -> None:
         message = frame.json()
         key = _key(message.get("id")) if isinstance(message, dict) else None
+        if key is not None:
+            self._starting.pop(key, None)
         if key is None or key not in self._watched:
             return
         self._watched.discard(key)
@@ -121,8 +162,10 @@ class RunProgress:
                 left = self.poll_started + self.poll_timeout_s - now
                 parts.append(f"{max(left, 0.0):.0f}s left of --poll-timeout")
         # While the task runs, the poll count is the news; probes said meanwhile run beside it.
-        if self.detail and self.phase not in ("task running", "reporting"):
-            parts.append(one_line(self.detail, 80))
+        # A session starting is what the run waits on (the probe said last may be long done).
+        detail = next(reversed(self._starting.values()))[1] if self._starting else self.detail
+        if detail and self.phase not in ("task running", "reporting"):
+            parts.append(one_line(detail, 80))
         return " · ".join(parts)
 
     def __rich__(self) -> Any:

@@ -1,0 +1,247 @@
+"""Small things a user meets first: the rules in `requirements`, the help of `serve-reference`,
+what `dir(tasks_conformance)` shows, and what the live progress line says while a probe opens a
+session of its own."""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+import pytest
+from test_cli_inprocess import invoke
+
+import tasks_conformance
+from tasks_conformance import coverage
+from tasks_conformance.progress import RunProgress
+from tasks_conformance.reference.config import ServerConfig, build_parser, parse_args
+from tasks_conformance.requirements import load
+from tasks_conformance.wirelog import WireLog
+
+# -- `requirements`: the rule itself, not only its id ------------------------------------------------
+
+RULE_INDENT = " " * 16  # under the level column; the checks' own continuation lines sit further right
+
+
+def _blocks(out: str) -> dict[str, list[str]]:
+    """The lines of `requirements` per requirement id (its id line first)."""
+    blocks: dict[str, list[str]] = {}
+    current: list[str] | None = None
+    for line in out.splitlines():
+        if line.startswith("S-"):
+            current = blocks.setdefault(line.split(" ", 1)[0], [])
+        elif not line.strip():
+            current = None
+        if current is not None:
+            current.append(line)
+    return blocks
+
+
+def test_requirements_shows_every_rule_wrapped_under_its_id() -> None:
+    res = invoke("requirements")
+    assert res.code == 0, res
+    blocks = _blocks(res.stdout)
+    registry = load()
+    assert list(blocks) == list(registry)
+    for rid, req in registry.items():
+        head, *rest = blocks[rid]
+        assert head.split()[:1] == [rid] and req.level in head
+        rule = [line for line in rest if line.startswith(RULE_INDENT) and not line[len(RULE_INDENT)].isspace()]
+        assert " ".join(" ".join(rule).split()) == " ".join(req.text.split()), rid
+
+
+def test_requirements_text_keeps_to_the_width_and_never_splits_a_check_id() -> None:
+    out = coverage.text(80)
+    for line in out.splitlines()[:-1]:  # the summary is one paragraph of its own
+        assert len(line) <= 80 or len(line.split()) <= 3, line
+    every_check = {c for row in coverage.rows() for c in (*row.checks, *row.permitted_by)}
+    words = {w.strip(",") for w in out.split()}
+    assert every_check <= words
+
+
+def test_requirements_json_carries_the_rule_and_its_link() -> None:
+    res = invoke("requirements", "--format", "json")
+    assert res.code == 0, res
+    by_id = {r["id"]: r for r in json.loads(res.stdout)["requirements"]}
+    for rid, req in load().items():
+        assert (by_id[rid]["text"], by_id[rid]["url"]) == (req.text, req.url)
+
+
+# -- `serve-reference --help`: the style of every other command, every flag of the server ----------
+
+def _long_flags() -> set[str]:
+    """The reference server's own flags (its argparse parser), --help aside."""
+    parser = build_parser()
+    return {o for action in parser._actions for o in action.option_strings if o.startswith("--")} - {"--help"}
+
+
+def test_serve_reference_help_is_in_the_style_of_the_other_commands() -> None:
+    res = invoke("serve-reference", "--help")
+    assert res.code == 0, res
+    # In-process the program's name is the test runner's; the shape of the first line is the same.
+    demo = invoke("demo", "--help").stdout.splitlines()[0]
+    first = res.stdout.splitlines()[0]
+    assert demo.startswith("Usage: ") and demo.endswith(" demo [OPTIONS]")
+    assert first == demo.removesuffix(" demo [OPTIONS]") + " serve-reference [OPTIONS]"
+    assert "\nOptions:\n" in res.stdout and "-h, --help  " in res.stdout
+    shown = " ".join(res.stdout.split())
+    for flag in sorted(_long_flags()):
+        assert f" {flag} " in shown, flag
+    for metavar in ("--transport stdio|http|tcp|unix", "--era both|legacy|modern", "--bearer-token TOKEN",
+                    "--port N"):
+        assert metavar in shown, metavar
+
+
+def test_serve_reference_declares_exactly_the_servers_flags_and_defaults() -> None:
+    from typer.main import get_command
+
+    from tasks_conformance.cli import app
+
+    group = get_command(app)
+    command = group.commands["serve-reference"]  # type: ignore[attr-defined]
+    declared = {o for p in command.params for o in getattr(p, "opts", ()) if o.startswith("--")} - {"--help"}
+    assert declared == _long_flags()
+    # The defaults the help shows are the server's own.
+    defaults = {p.opts[0]: p.default for p in command.params if p.opts and p.opts[0].startswith("--")}
+    server = ServerConfig()
+    assert (defaults["--transport"], defaults["--host"], defaults["--port"], defaults["--era"]) == (
+        server.transport, server.host, server.port, server.era)
+    assert (defaults["--task-duration-ms"], defaults["--poll-interval-ms"], defaults["--ttl-ms"]) == (
+        server.task_duration_ms, server.poll_interval_ms, server.ttl_ms)
+
+
+def test_serve_reference_hands_the_flags_given_to_the_server(monkeypatch: pytest.MonkeyPatch) -> None:
+    import tasks_conformance.reference as reference
+
+    seen: list[list[str] | None] = []
+
+    def fake_serve(argv: list[str] | None = None, **_kw: Any) -> int:
+        seen.append(argv)
+        return 0
+
+    monkeypatch.setattr(reference, "serve", fake_serve)
+    res = invoke("serve-reference", "--transport", "http", "--port", "8123", "--era", "modern", "--bearer-token",
+                 "a", "--bearer-token", "b", "--no-tcp-nodelay", "--ttl-ms", "5")
+    assert res.code == 0, res
+    assert parse_args(seen[-1]) == ServerConfig(transport="http", port=8123, era="modern", bearer_tokens=("a", "b"),
+                                                tcp_nodelay=False, ttl_ms=5)
+    assert invoke("serve-reference").code == 0 and seen[-1] == []  # nothing given: the server's defaults
+
+
+@pytest.mark.parametrize(("args", "message"), [
+    (["--port", "70000"], "serve-reference: argument --port: not a TCP port: 70000 (see --help)"),
+    (["--transport", "pigeon"], "serve-reference: argument --transport: invalid choice: 'pigeon'"),
+    (["--ttl-ms=-1"], "serve-reference: argument --ttl-ms: must be >= 0: -1 (see --help)"),
+])
+def test_a_bad_serve_reference_value_is_one_line(args: list[str], message: str) -> None:
+    res = invoke("serve-reference", *args)
+    assert (res.code, res.stdout) == (2, "")
+    assert res.stderr.startswith(f"tasks-conformance: error: {message}") and res.stderr.count("\n") == 1
+
+
+# -- dir(tasks_conformance): the public API only ----------------------------------------------------
+
+def test_dir_of_the_package_is_its_public_api() -> None:
+    assert dir(tasks_conformance) == sorted(tasks_conformance.__all__)
+    # Not merely hidden: the typing helpers are no attributes of the package.
+    for name in ("annotations", "TYPE_CHECKING", "Any"):
+        assert name not in vars(tasks_conformance), name
+        assert not hasattr(tasks_conformance, name), name
+
+
+# -- the progress line while a second session starts ------------------------------------------------
+
+class Clock:
+    def __init__(self) -> None:
+        self.now = 100.0
+
+    def __call__(self) -> float:
+        return self.now
+
+
+def _rpc(**message: Any) -> bytes:
+    return json.dumps({"jsonrpc": "2.0", **message}).encode()
+
+
+# What the line says while a session of a probe's own is opening (its first request unanswered).
+STARTING_SESSION = "starting a second session"  # a 2025-11-25 session: its initialize
+CONNECTING_SESSION = "connecting a new session"  # a 2026-07-28 connection: the request it was opened for
+CANCEL = "probe: tasks/cancel on a task (extension: the probe task; legacy: a fresh task)"
+
+
+def _run_past_the_cancel(channel: str = "stdio") -> tuple[RunProgress, WireLog, Clock]:
+    """Discovery, the probe task created, polled to its end, then tasks/cancel said and answered:
+    the probes phase, with the cancel probe as the last words the runner said."""
+    clock = Clock()
+    state = RunProgress(30.0, clock=clock)
+    wire = WireLog()
+    wire.observer = state.on_frame
+    state.say("connecting and negotiating the protocol era")
+    wire.record("out", channel, _rpc(id=1, method="server/discover"), note="era probe (server/discover)")
+    wire.record("in", channel, _rpc(id=1, result={"supportedVersions": ["2026-07-28"]}))
+    wire.record("out", channel, _rpc(id=2, method="tools/list"), note="discovery")
+    wire.record("in", channel, _rpc(id=2, result={"tools": []}))
+    state.say("probe: call the probe tool declaring tasks support")
+    wire.record("out", channel, _rpc(id=3, method="tools/call"), note="declared tools/call")
+    wire.record("in", channel, _rpc(id=3, result={"resultType": "task", "taskId": "t1", "status": "working"}))
+    state.say("probe: second connection: 2025-11-25 initialize listing the tasks extension")
+    # The main session's requests overlap: ids go out of order without being another session.
+    wire.record("out", channel, _rpc(id=5, method="tasks/get"), note="unknown id")
+    wire.record("out", channel, _rpc(id=4, method="tasks/get"), note="poll #1")
+    wire.record("in", channel, _rpc(id=4, result={"taskId": "t1", "status": "completed"}))
+    wire.record("in", channel, _rpc(id=5, error={"code": -32602, "message": "no such task"}))
+    clock.now += 1.0
+    state.say(CANCEL)
+    wire.record("out", channel, _rpc(id=9, method="tasks/cancel"), note="cancel")
+    wire.record("in", channel, _rpc(id=9, result={"taskId": "t1", "status": "cancelled"}))
+    assert state.line() == "probes · 1.0s · task completed, poll 1 · " + CANCEL.removeprefix("probe: ")
+    return state, wire, clock
+
+
+def test_the_line_says_a_second_session_is_starting_not_the_last_probe_said() -> None:
+    # The dual-era probe's 2025-11-25 session: a second server process boots (stdio) before it
+    # answers initialize; the cancel probe said last is long done.
+    state, wire, clock = _run_past_the_cancel()
+    wire.record("out", "stdio", _rpc(id=2_000_001, method="initialize", params={}))
+    clock.now += 3.0
+    assert state.line() == f"probes · 4.0s · task completed, poll 1 · {STARTING_SESSION}"
+    wire.record("in", "stdio", _rpc(id=2_000_001, result={"protocolVersion": "2025-11-25"}))
+    assert STARTING_SESSION not in state.line()
+    # Its further requests are that session's, not another one starting.
+    wire.record("out", "stdio", _rpc(id=2_000_002, method="tools/call"), note="2025-11-25 session")
+    assert STARTING_SESSION not in state.line() and CONNECTING_SESSION not in state.line()
+
+
+def test_the_line_says_a_new_connection_is_connecting_until_its_answer_or_failure() -> None:
+    # The durability probe's brand-new HTTP connection: its first request is a tasks/get.
+    state, wire, _clock = _run_past_the_cancel("http")
+    sent = wire.record("out", "http", _rpc(id=1_000_001, method="tasks/get"), note="durability: fresh connection")
+    assert state.line().endswith(f" · {CONNECTING_SESSION}")
+    wire.record("in", "event", b"", reply_to=sent.seq, note="connection refused")  # HTTP: the POST failed
+    assert CONNECTING_SESSION not in state.line()
+    # A second principal's session, answered in an HTTP response of its own.
+    sent = wire.record("out", "http", _rpc(id=3_000_001, method="tasks/get"), note="second principal")
+    assert state.line().endswith(f" · {CONNECTING_SESSION}")
+    wire.record("in", "http", _rpc(id=3_000_001, error={"code": -32602, "message": "no"}), reply_to=sent.seq)
+    assert CONNECTING_SESSION not in state.line()
+
+
+def test_a_session_never_answered_is_not_shown_once_judging() -> None:
+    state, wire, _clock = _run_past_the_cancel()
+    wire.record("out", "stdio", _rpc(id=2_000_001, method="initialize", params={}))
+    state.say("judging")
+    assert state.line() == "reporting · 1.0s · task completed, poll 1"
+
+
+def test_the_first_session_and_notifications_are_never_a_second_session() -> None:
+    clock = Clock()
+    state = RunProgress(30.0, clock=clock)
+    wire = WireLog()
+    wire.observer = state.on_frame
+    state.say("connecting and negotiating the protocol era")
+    wire.record("out", "http", _rpc(id=1, method="initialize", params={}))
+    assert state.line() == "discovering · 0.0s"
+    wire.record("in", "http", _rpc(id=1, result={}))
+    wire.record("out", "http", _rpc(method="notifications/initialized"))
+    state.say("probe: something")
+    wire.record("out", "http", _rpc(id="srv-1", result={}))  # our answer to a server's request
+    assert state.line() == "probes · 0.0s · something"
