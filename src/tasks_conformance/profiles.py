@@ -66,11 +66,6 @@ PROFILES: Final[dict[str, Profile]] = {
 DEFAULT_PROFILE: Final = "standard"
 
 
-def profile_named(name: str) -> Profile:
-    """The profile called `name`; KeyError for an unknown one (config.py turns it into exit 2)."""
-    return PROFILES[name]
-
-
 def profile_id(name: str) -> str:
     return PROFILES[name].id
 
@@ -133,10 +128,3 @@ def score(checks: Iterable[ScoredCheck]) -> int | None:
     earned = sum((check_points(c) for c in applicable), Fraction(0))
     return math.floor(Fraction(100) * earned / total)
 
-
-SCORE_DOC: Final = (
-    "score = floor(100 × Σ points / Σ weight) over the applicable checks (not-applicable ones are left out). "
-    f"A check judging a MUST rule weighs {MUST_WEIGHT}, any other {OTHER_WEIGHT}; it earns its weight when passed, "
-    f"{WARNING_COST} less when it passed with warnings, and 0 when it failed or could not run. "
-    "The score never changes the exit code."
-)

@@ -23,7 +23,6 @@ from typing import TYPE_CHECKING, Any
 if TYPE_CHECKING:
     from tasks_conformance.wirelog import Frame
 
-PHASES = ("connecting", "discovering", "task running", "probes", "reporting")
 _POLL_NOTE = re.compile(r"poll #(\d+)")
 _CREATING_NOTE = "declared tools/call"
 # The outbound notes of negotiation (era probe, initialize, tools/list).

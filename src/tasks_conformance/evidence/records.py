@@ -339,7 +339,6 @@ class RoleTask(ProbeRecord):
     call: Reply | None = None
     created: CreatedTask = NO_TASK
     poll: Poll = field(default_factory=Poll)
-    reused: bool = False
 
     @property
     def task_id(self) -> str | None:

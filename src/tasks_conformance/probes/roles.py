@@ -88,8 +88,7 @@ def _reuse_task_tool(ctx: ProbeContext, rec: RoleTask, role: str) -> bool:
         return False
     if not (isinstance(declared, DeclaredCall) and declared.ran and isinstance(poll, Poll) and poll.ran):
         return False
-    rec.tool, rec.call, rec.created, rec.poll, rec.reused, rec.ran = (
-        choice.name, declared.call, declared.created, poll, True, True)
+    rec.tool, rec.call, rec.created, rec.poll, rec.ran = choice.name, declared.call, declared.created, poll, True
     return True
 
 

@@ -47,10 +47,6 @@ class ToolSpec:
     official: bool = False
 
     @property
-    def takes_text(self) -> bool:
-        return self.text_arg is not None and self.text_required
-
-    @property
     def needs_input(self) -> bool:
         """It asks the client for something, so a plain 2025-11-25 call is answered as SSE."""
         return self.kind in ("confirm", "multi_input", "sampling", "name_then_task")

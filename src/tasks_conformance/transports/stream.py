@@ -111,7 +111,6 @@ class StreamTransport(Transport):
         self._reader: ByteReceiveStream | None = None
         self._send_lock = anyio.Lock()
         self._closed_reason: str | None = None
-        self.oversize_messages = 0
 
     async def start(self) -> None:
         self._reader, self._writer = await self._open()
@@ -155,7 +154,6 @@ class StreamTransport(Transport):
             await self._deliver_line(item.data, note="last line had no newline", flags=(FrameFlag.NO_NEWLINE,))
 
     async def _report_oversize(self, size: int, head: bytes = b"") -> None:
-        self.oversize_messages += 1
         note = (
             f"message rejected: {size} bytes is larger than --max-message-bytes "
             f"({self.max_message_bytes} bytes); it was discarded unread"
