@@ -138,8 +138,10 @@ def test_no_child_process_is_left_behind(flag: str) -> None:
     marker = "tc-marker-" + uuid.uuid4().hex
     extra = ["--spawn-child", marker, "--tasks"] + ([flag] if flag else [])
     t0 = time.monotonic()
+    # The crash must be named by the exit, not lost in a race with a request deadline that a
+    # loaded machine (the fast run's four workers on two cores) can let pass first.
     ex = run(**stdio(RECORDING, *extra), check_ids=["tasks-wire-resolvable", "tasks-ttl-shape"],
-             protocol_version="2025-11-25", timeout_ms=1_500)
+             protocol_version="2025-11-25", timeout_ms=10_000 if flag == "--crash-after-init" else 1_500)
     assert time.monotonic() - t0 < 30
     assert not _left_with(marker)
     if flag == "--crash-after-init":
@@ -192,6 +194,7 @@ def test_secrets_are_hidden_in_their_json_escaped_and_cookie_forms() -> None:
     assert "tok" not in red.text(echoed) and "s3cr3t" not in red.text(echoed) and "hunter2" not in red.text(echoed)
 
 
+@pytest.mark.slow  # the server waits out the era probe's deadline on purpose: 6 to 11 s a case
 @pytest.mark.parametrize("era,wire", [("both", "extension"), ("legacy", "legacy")])
 def test_a_server_slower_to_start_than_the_era_probe_is_judged_right(tmp_path: Path, era: str, wire: str) -> None:
     # The 5 s era probe times out while the server starts; its late answer must neither hide

@@ -365,7 +365,7 @@ def _reference_argv(ctx: typer.Context) -> list[str]:
             continue
         if isinstance(value, bool):
             argv += [flag] if value else []
-        elif isinstance(value, list):
+        elif isinstance(value, (list, tuple)):  # a repeated flag (a tuple on typer before 0.29)
             argv += [f"{flag}={item}" for item in value]
         else:
             argv.append(f"{flag}={value}")
