@@ -180,3 +180,89 @@ def test_off_a_terminal_stderr_has_no_line() -> None:
                           timeout=60, stdin=subprocess.DEVNULL, env={**os.environ, "TERM": "xterm"})
     assert proc.returncode == 0 and proc.stderr == ""
 
+
+# -- the progress line while a second session starts ------------------------------------------------
+
+# What the line says while a session of a probe's own is opening (its first request unanswered).
+STARTING_SESSION = "starting a second session"  # a 2025-11-25 session: its initialize
+CONNECTING_SESSION = "connecting a new session"  # a 2026-07-28 connection: the request it was opened for
+CANCEL = "probe: tasks/cancel on a task (extension: the probe task; legacy: a fresh task)"
+
+
+def _run_past_the_cancel(channel: str = "stdio") -> tuple[RunProgress, WireLog, Clock]:
+    """Discovery, the probe task created, polled to its end, then tasks/cancel said and answered:
+    the probes phase, with the cancel probe as the last words the runner said."""
+    clock = Clock()
+    state = RunProgress(30.0, clock=clock)
+    wire = WireLog()
+    wire.observer = state.on_frame
+    state.say("connecting and negotiating the protocol era")
+    wire.record("out", channel, _rpc(id=1, method="server/discover"), note="era probe (server/discover)")
+    wire.record("in", channel, _rpc(id=1, result={"supportedVersions": ["2026-07-28"]}))
+    wire.record("out", channel, _rpc(id=2, method="tools/list"), note="discovery")
+    wire.record("in", channel, _rpc(id=2, result={"tools": []}))
+    state.say("probe: call the probe tool declaring tasks support")
+    wire.record("out", channel, _rpc(id=3, method="tools/call"), note="declared tools/call")
+    wire.record("in", channel, _rpc(id=3, result={"resultType": "task", "taskId": "t1", "status": "working"}))
+    state.say("probe: second connection: 2025-11-25 initialize listing the tasks extension")
+    # The main session's requests overlap: ids go out of order without being another session.
+    wire.record("out", channel, _rpc(id=5, method="tasks/get"), note="unknown id")
+    wire.record("out", channel, _rpc(id=4, method="tasks/get"), note="poll #1")
+    wire.record("in", channel, _rpc(id=4, result={"taskId": "t1", "status": "completed"}))
+    wire.record("in", channel, _rpc(id=5, error={"code": -32602, "message": "no such task"}))
+    clock.now += 1.0
+    state.say(CANCEL)
+    wire.record("out", channel, _rpc(id=9, method="tasks/cancel"), note="cancel")
+    wire.record("in", channel, _rpc(id=9, result={"taskId": "t1", "status": "cancelled"}))
+    assert state.line() == "probes · 1.0s · task completed, poll 1 · " + CANCEL.removeprefix("probe: ")
+    return state, wire, clock
+
+
+def test_the_line_says_a_second_session_is_starting_not_the_last_probe_said() -> None:
+    # The dual-era probe's 2025-11-25 session: a second server process boots (stdio) before it
+    # answers initialize; the cancel probe said last is long done.
+    state, wire, clock = _run_past_the_cancel()
+    wire.record("out", "stdio", _rpc(id=2_000_001, method="initialize", params={}))
+    clock.now += 3.0
+    assert state.line() == f"probes · 4.0s · task completed, poll 1 · {STARTING_SESSION}"
+    wire.record("in", "stdio", _rpc(id=2_000_001, result={"protocolVersion": "2025-11-25"}))
+    assert STARTING_SESSION not in state.line()
+    # Its further requests are that session's, not another one starting.
+    wire.record("out", "stdio", _rpc(id=2_000_002, method="tools/call"), note="2025-11-25 session")
+    assert STARTING_SESSION not in state.line() and CONNECTING_SESSION not in state.line()
+
+
+def test_the_line_says_a_new_connection_is_connecting_until_its_answer_or_failure() -> None:
+    # The durability probe's brand-new HTTP connection: its first request is a tasks/get.
+    state, wire, _clock = _run_past_the_cancel("http")
+    sent = wire.record("out", "http", _rpc(id=1_000_001, method="tasks/get"), note="durability: fresh connection")
+    assert state.line().endswith(f" · {CONNECTING_SESSION}")
+    wire.record("in", "event", b"", reply_to=sent.seq, note="connection refused")  # HTTP: the POST failed
+    assert CONNECTING_SESSION not in state.line()
+    # A second principal's session, answered in an HTTP response of its own.
+    sent = wire.record("out", "http", _rpc(id=3_000_001, method="tasks/get"), note="second principal")
+    assert state.line().endswith(f" · {CONNECTING_SESSION}")
+    wire.record("in", "http", _rpc(id=3_000_001, error={"code": -32602, "message": "no"}), reply_to=sent.seq)
+    assert CONNECTING_SESSION not in state.line()
+
+
+def test_a_session_never_answered_is_not_shown_once_judging() -> None:
+    state, wire, _clock = _run_past_the_cancel()
+    wire.record("out", "stdio", _rpc(id=2_000_001, method="initialize", params={}))
+    state.say("judging")
+    assert state.line() == "reporting · 1.0s · task completed, poll 1"
+
+
+def test_the_first_session_and_notifications_are_never_a_second_session() -> None:
+    clock = Clock()
+    state = RunProgress(30.0, clock=clock)
+    wire = WireLog()
+    wire.observer = state.on_frame
+    state.say("connecting and negotiating the protocol era")
+    wire.record("out", "http", _rpc(id=1, method="initialize", params={}))
+    assert state.line() == "discovering · 0.0s"
+    wire.record("in", "http", _rpc(id=1, result={}))
+    wire.record("out", "http", _rpc(method="notifications/initialized"))
+    state.say("probe: something")
+    wire.record("out", "http", _rpc(id="srv-1", result={}))  # our answer to a server's request
+    assert state.line() == "probes · 0.0s · something"
