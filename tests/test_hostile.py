@@ -45,9 +45,9 @@ from conftest import ROOT, HttpServer
 
 FIXTURE = ROOT / "fixtures" / "hostile" / "server.py"
 # The hang detector. Every case's run is bounded by the tool's own deadlines: --timeout per
-# request (at most 15 s here), --poll-timeout 3 s, a few requests in turn. On an idle machine
-# the slowest case (a notification flood) takes about 20 s; six cases share two cores, so a
-# loaded machine can double or triple that. A run still going after this has hung.
+# request (at most 15 s here), --poll-timeout 3 s, a few requests in turn: seconds on an idle
+# machine, and six cases share two cores, so a loaded machine can make one take a minute (a
+# flood case once took 60.2 s). A run still going after this has hung.
 HANG_AFTER_S = 240
 pytestmark = [pytest.mark.hostile, pytest.mark.timeout(HANG_AFTER_S + 60)]
 
