@@ -3,10 +3,12 @@ ephemeral 127.0.0.1 ports and always stop them."""
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import queue
 import signal
+import socket
 import subprocess
 import sys
 import threading
@@ -99,6 +101,41 @@ def cli(*args: str, timeout: float = 60, env: dict[str, str] | None = None) -> s
     )
 
 
+def stop_process(proc: subprocess.Popen[Any], grace_s: float = 5) -> None:
+    """SIGTERM, then SIGKILL after `grace_s`; always reaped, its pipes closed."""
+    if proc.poll() is None:
+        with contextlib.suppress(OSError):
+            proc.terminate()
+        try:
+            proc.wait(timeout=grace_s)
+        except subprocess.TimeoutExpired:
+            proc.kill()
+            proc.wait(timeout=grace_s)
+    for pipe in (proc.stdin, proc.stdout, proc.stderr):
+        if pipe is not None:
+            with contextlib.suppress(OSError):
+                pipe.close()
+
+
+def wait_listening(port: int, proc: subprocess.Popen[Any], within_s: float = 20) -> None:
+    """Until something accepts on 127.0.0.1:`port`; fails if `proc` exits or `within_s` passes."""
+    deadline = time.monotonic() + within_s
+    while True:
+        try:
+            socket.create_connection(("127.0.0.1", port), timeout=1).close()
+            return
+        except OSError:
+            assert proc.poll() is None, f"the server exited with code {proc.returncode} before listening"
+            assert time.monotonic() < deadline, f"nothing listened on port {port} within {within_s:.0f}s"
+            time.sleep(0.05)
+
+
+def free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return int(s.getsockname()[1])
+
+
 class HttpServer:
     """A server process that prints `READY <url>` once it listens."""
 
@@ -126,16 +163,7 @@ class HttpServer:
         self.url = line.split(None, 1)[1].strip()
 
     def stop(self) -> None:
-        if self.proc.poll() is None:
-            self.proc.terminate()
-            try:
-                self.proc.wait(timeout=5)
-            except subprocess.TimeoutExpired:
-                self.proc.kill()
-                self.proc.wait(timeout=5)
-        for s in (self.proc.stdout, self.proc.stderr):
-            if s is not None:
-                s.close()
+        stop_process(self.proc)
 
 
 def http_server(argv: list[str], *extra: str) -> HttpServer:

@@ -26,6 +26,7 @@ from typing import Any, BinaryIO
 
 import httpx
 import pytest
+from conftest import stop_process
 
 ROOT = Path(__file__).resolve().parent.parent
 SRC = ROOT / "src"
@@ -66,21 +67,6 @@ def _env() -> dict[str, str]:
     env["PYTHONPATH"] = os.pathsep.join([str(SRC), *([env["PYTHONPATH"]] if env.get("PYTHONPATH") else [])])
     env.setdefault("PYTHONUNBUFFERED", "1")
     return env
-
-
-def _stop(proc: subprocess.Popen[bytes]) -> None:
-    if proc.poll() is None:
-        with contextlib.suppress(OSError):
-            proc.terminate()
-        try:
-            proc.wait(timeout=5)
-        except subprocess.TimeoutExpired:
-            proc.kill()
-            proc.wait(timeout=5)
-    for pipe in (proc.stdin, proc.stdout, proc.stderr):
-        if pipe is not None:
-            with contextlib.suppress(OSError):
-                pipe.close()
 
 
 def meta(*, declare: bool = True, elicitation: bool = False, version: str = MODERN) -> JSON:
@@ -170,7 +156,7 @@ class StdioPeer(LinePeer):
         super().__init__(self.proc.stdout, self.proc.stdin)
 
     def close(self) -> None:
-        _stop(self.proc)
+        stop_process(self.proc)
 
 
 class SocketPeer(LinePeer):
@@ -246,15 +232,15 @@ class ListeningProc:
         try:
             first = lines.get(timeout=WAIT).decode()
         except queue.Empty:
-            _stop(self.proc)
+            stop_process(self.proc)
             raise AssertionError(f"no READY line from {argv}") from None
         if not first.startswith("READY "):
-            _stop(self.proc)
+            stop_process(self.proc)
             raise AssertionError(f"unexpected first line {first!r}")
         self.url = first.split()[1]
 
     def close(self) -> None:
-        _stop(self.proc)
+        stop_process(self.proc)
 
 
 class HttpServerProc(ListeningProc):
@@ -265,7 +251,7 @@ class HttpServerProc(ListeningProc):
 
     def close(self) -> None:
         self.client.close()
-        _stop(self.proc)
+        stop_process(self.proc)
 
     # -- modern helpers -----------------------------------------------------------------
     def headers_for(self, method: str, params: JSON) -> dict[str, str]:

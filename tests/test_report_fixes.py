@@ -6,16 +6,14 @@ from __future__ import annotations
 import io
 import json
 import re
-import socket
 import subprocess
 import sys
-import time
 import xml.etree.ElementTree as ET
 from typing import Any
 
 import jsonschema
 import pytest
-from conftest import cli
+from conftest import cli, free_port, stop_process, wait_listening
 
 from tasks_conformance.config import RunConfig
 from tasks_conformance.multirun import Combined, NamedRun
@@ -212,33 +210,15 @@ def test_an_interrupted_run_is_headed_interrupted_not_failed() -> None:
 # 4. an HTTP server that is not an MCP endpoint
 
 
-def _free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return int(s.getsockname()[1])
-
-
 def test_a_plain_http_server_is_said_to_answer_not_to_be_absent() -> None:
-    port = _free_port()
+    port = free_port()
     server = subprocess.Popen([sys.executable, "-m", "http.server", "--bind", "127.0.0.1", str(port)],
                               stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
     try:
-        deadline = time.monotonic() + 20
-        while True:
-            try:
-                socket.create_connection(("127.0.0.1", port), timeout=1).close()
-                break
-            except OSError:
-                assert server.poll() is None and time.monotonic() < deadline, "http.server did not listen"
-                time.sleep(0.05)
+        wait_listening(port, server)
         proc = cli("--url", f"http://127.0.0.1:{port}/", "--format", "json", "--timeout", "5000", timeout=60)
     finally:
-        server.terminate()
-        try:
-            server.wait(timeout=5)
-        except subprocess.TimeoutExpired:
-            server.kill()
-            server.wait(timeout=5)
+        stop_process(server)
     assert proc.returncode == 3, proc.stderr
     doc = json.loads(proc.stdout)
     (cause,) = doc["incompleteCauses"]

@@ -9,6 +9,7 @@ import subprocess
 import sys
 
 import pytest
+from conftest import stop_process
 
 
 def _serve(transport: str) -> tuple[subprocess.Popen[str], str]:
@@ -37,9 +38,4 @@ def test_the_printed_command_runs_the_full_suite_and_passes(transport: str) -> N
         roles = ("tasks-required-tool-needs-task", "tasks-tool-error-outcome", "tasks-fault-outcome")
         assert [status[check] for check in roles] == ["passed"] * 3
     finally:
-        proc.terminate()
-        try:
-            proc.wait(timeout=10)
-        except subprocess.TimeoutExpired:
-            proc.kill()
-            proc.wait(timeout=10)
+        stop_process(proc, grace_s=10)
