@@ -96,6 +96,7 @@ def _check(
     frames: list[str] | None = None,
     details: dict[str, Any] | None = None,
     duration: int = 12,
+    broken: list[str] | None = None,
 ) -> CheckResult:
     return CheckResult(
         id=check_id,
@@ -111,6 +112,7 @@ def _check(
         details=details or {},
         durationMs=duration,
         frames=frames or [],
+        broken=broken or [],
     )
 
 
@@ -168,6 +170,7 @@ def failed_run() -> RunResult:
                 "failed",
                 message=f'CreateTaskResult has resultType {HOSTILE_TEXT!r}; S-EXT-MUST-03 requires "task"',
                 requirements=["S-EXT-MUST-03", "S-EXT-MUST-04"],
+                broken=["S-EXT-MUST-03"],  # the rule the failure is about, of the two the check judges
                 warnings=[f"also odd: {OSC8}", SCRIPT],
                 evidence=[3, 4],
                 frames=[

@@ -128,11 +128,23 @@ class CheckResult:
     # What a --baseline entry made of this result (baseline.py): known, expired or fixed; None
     # without a baseline entry for this check.
     baseline: BaselineMark | None = None
+    # A failure's broken requirement ids (a subset of `requirements`); empty: all of them. Typed
+    # for reporters (the rule a failure is about), not a field of the JSON documents.
+    broken: list[str] = field(default_factory=list)
 
     @property
     def rules(self) -> list[RuleRef]:
         """The requirements this check judged, resolved in requirements.toml."""
         return rule_refs(self.requirements)
+
+    @property
+    def broken_rules(self) -> tuple[list[RuleRef], list[RuleRef]]:
+        """(the rules this failure is about, the check's other rules)."""
+        rules = self.rules
+        named = [r for r in rules if r.id in self.broken]
+        if not named:
+            return rules, []
+        return named, [r for r in rules if r.id not in self.broken]
 
     @property
     def policies(self) -> list[PolicyRef]:

@@ -337,9 +337,11 @@ def _check_result(spec: CheckSpec, ev: Evidence, interrupted: bool) -> CheckResu
     if verdict.blocked_by:
         details["blockedBy"] = verdict.blocked_by
     redactor = ev.wire_log.redactor
+    requirements = spec.requirement_ids(ev.wire)
     return CheckResult(
         id=spec.id, category=spec.category, title=spec.title, description=spec.description,
-        requirements=spec.requirement_ids(ev.wire), status=verdict.status,  # type: ignore[arg-type]
+        requirements=requirements, broken=[r for r in requirements if r in verdict.broken],
+        status=verdict.status,  # type: ignore[arg-type]
         skipReason=verdict.skip_reason,  # type: ignore[arg-type]
         message=redactor.text(verdict.message), warnings=[redactor.text(w) for w in verdict.warnings],
         evidence=seqs, details=redactor.json(details),

@@ -87,7 +87,7 @@ def result_type_present(ev: Evidence) -> Verdict:
     if lacking:
         return failed(f"{len(lacking)} of {judged} results lack resultType (frames "
                       f"{', '.join(map(str, lacking[:5]))}); the 2026-07-28 core puts it on every result "
-                      "(S-CORE-MUST-01)", evidence=lacking[:20], warnings=warnings,
+                      "(S-CORE-MUST-01)", broken=("S-CORE-MUST-01",), evidence=lacking[:20], warnings=warnings,
                       details={"expected": "resultType on every result", "actual": f"{len(lacking)} without"})
     return passed(f"all {judged} results to 2026-07-28 requests carry resultType",
                   evidence=(no_info + reserved)[:20], warnings=warnings)
@@ -138,6 +138,7 @@ def unsupported_version_refused(ev: Evidence) -> Verdict:
     problems = _version_error_problems(reply, rec.requested)
     if problems:
         return failed(f"a request for protocol version {rec.requested}: " + "; ".join(problems) + " (S-CORE-MUST-03)",
+                      broken=("S-CORE-MUST-03",),
                       evidence=reply.seqs(),
                       details={"expected": "-32022 with data.supported and data.requested", "actual": problems})
     return passed(f"protocol version {rec.requested} was refused with -32022 naming the supported versions",
@@ -165,10 +166,11 @@ def capabilities_required(ev: Evidence) -> Verdict:
         return reply
     if reply.error_code != ERR_INVALID_PARAMS:
         return failed(f"tools/list without _meta clientCapabilities got {reply.describe()}, not -32602 "
-                      "(S-CORE-MUST-02)", evidence=reply.seqs(),
+                      "(S-CORE-MUST-02)", broken=("S-CORE-MUST-02",), evidence=reply.seqs(),
                       details={"expected": ERR_INVALID_PARAMS, "actual": reply.describe()})
     if reply.status is not None and reply.status != 400:
         return failed(f"-32602 for the missing capabilities came with HTTP {reply.status}, not 400 (S-CORE-MUST-02)",
+                      broken=("S-CORE-MUST-02",),
                       evidence=reply.seqs(), details={"expected": "HTTP 400", "actual": f"HTTP {reply.status}"})
     return passed("a request without client capabilities was refused with -32602", evidence=reply.seqs())
 
@@ -234,7 +236,8 @@ def unknown_method_not_found(ev: Evidence) -> Verdict:
     if reply.status != 404:
         problems.append(f"came with HTTP {reply.status}, not 404")
     if problems:
-        return failed("a method nobody implements " + " and ".join(problems) + " (S-CORE-MUST-09)", evidence=seqs,
+        return failed("a method nobody implements " + " and ".join(problems) + " (S-CORE-MUST-09)",
+                      broken=("S-CORE-MUST-09",), evidence=seqs,
                       warnings=warnings, details={"expected": "-32601 with HTTP 404", "actual": problems})
     return passed("a method nobody implements got -32601 with HTTP 404", evidence=seqs, warnings=warnings)
 
@@ -268,6 +271,7 @@ def notification_accepted(ev: Evidence) -> Verdict:
     if out.status != 202 or out.body:
         what = f"HTTP {out.status}" + (" with a body" if out.body else "")
         return failed(f"an accepted notification got {what}; it must be 202 with no body (S-CORE-MUST-10)",
+                      broken=("S-CORE-MUST-10",),
                       evidence=seqs, details={"expected": "HTTP 202, empty body", "actual": what})
     return passed("the notification got HTTP 202 with no body", evidence=seqs)
 
@@ -297,6 +301,7 @@ def foreign_origin_forbidden(ev: Evidence) -> Verdict:
     if reply.status != 403:
         return failed(f"tools/list with Origin: http://tasks-conformance.invalid got {reply.describe()} "
                       f"(HTTP {reply.status}); a present but invalid Origin must get 403 (S-CORE-MUST-14)",
+                      broken=("S-CORE-MUST-14",),
                       evidence=reply.seqs(), details={"expected": "HTTP 403", "actual": f"HTTP {reply.status}"})
     return passed("a request with a foreign Origin got HTTP 403", evidence=reply.seqs())
 
@@ -326,7 +331,8 @@ def mcp_name_base64(ev: Evidence) -> Verdict:
     if not reply.ok or get_path(reply.result, "taskId") != rec.task_id:
         what = reply.describe() if not reply.ok else f"a result about {get_path(reply.result, 'taskId')!r}"
         return failed(f"tasks/get with Mcp-Name {str(rec.sent_name)[:60]!r} (the task id, base64-wrapped) got {what}; "
-                      "the value must be decoded before it is compared (S-CORE-MUST-07)", evidence=reply.seqs(),
+                      "the value must be decoded before it is compared (S-CORE-MUST-07)",
+                      broken=("S-CORE-MUST-07",), evidence=reply.seqs(),
                       details={"expected": "the task", "actual": what})
     return passed("tasks/get with the task id base64-wrapped in Mcp-Name was served", evidence=reply.seqs())
 
@@ -374,6 +380,7 @@ def input_required_where_allowed(ev: Evidence) -> Verdict:
         return failed(f"{len(offending)} results to {', '.join(named)} say resultType \"input_required\" (frames "
                       f"{', '.join(str(s) for s, _ in offending[:5])}); only tools/call, prompts/get and "
                       "resources/read may be answered with an InputRequiredResult (S-CORE-MUST-11)",
+                      broken=("S-CORE-MUST-11",),
                       evidence=[s for s, _ in offending][:20],
                       details={"expected": "no InputRequiredResult outside tools/call, prompts/get, resources/read",
                                "actual": named})

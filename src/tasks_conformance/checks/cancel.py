@@ -60,6 +60,7 @@ def extension_cancel(ev: Evidence) -> Verdict:
                              "(S-EXT-MAY-04), so there is no ack to judge", evidence=seqs)
     if rec.cancel.error is not None:
         return failed(f"tasks/cancel on a known task got {rec.cancel.describe()}; it MUST ack (S-EXT-MUST-16)",
+                      broken=("S-EXT-MUST-16",),
                       evidence=seqs, details={"expected": {"resultType": "complete"}, "actual": rec.cancel.describe()})
     result = result_of(ev, rec.cancel)
     extra = sorted(k for k in result if k not in ("resultType", "_meta")) if isinstance(result, dict) else []
@@ -74,6 +75,7 @@ def extension_cancel(ev: Evidence) -> Verdict:
         return failed(
             f"the task was already {before} when tasks/cancel arrived, and afterwards tasks/get says {now!r}; "
             "a terminal status never changes (S-EXT-MUST-32, derived from the state diagram)",
+            broken=("S-EXT-MUST-32",),
             evidence=seqs, details={"expected": before, "actual": now},
         )
     if before not in TERMINAL_STATUSES and isinstance(now, str) and now not in TASK_STATUSES:
@@ -81,7 +83,7 @@ def extension_cancel(ev: Evidence) -> Verdict:
         # (S-EXT-MAY-07), but a status outside the enum ("canceled") is no status at all.
         return failed(
             f'after tasks/cancel of the running task, tasks/get says {now!r}; a cancelled task reads as "cancelled" '
-            f"(S-EXT-MUST-11), and any status is one of {', '.join(TASK_STATUSES)}",
+            f"(S-EXT-MUST-11), and any status is one of {', '.join(TASK_STATUSES)}", broken=("S-EXT-MUST-11",),
             evidence=seqs, details={"expected": "cancelled (or, per S-EXT-MAY-07, still working or ended)",
                                     "actual": now},
         )
@@ -107,7 +109,7 @@ def legacy_cancel(ev: Evidence) -> Verdict:
     result = rec.cancel.result
     if result.get("status") != "cancelled":
         return failed(f"tasks/cancel returned status {result.get('status')!r}; the task MUST be cancelled before "
-                      "the response (S-LEG-MUST-19)", evidence=seqs,
+                      "the response (S-LEG-MUST-19)", broken=("S-LEG-MUST-19",), evidence=seqs,
                       details={"expected": "cancelled", "actual": result.get("status")})
     if result.get("taskId") != rec.task_id:
         return failed("tasks/cancel returned a different taskId", evidence=seqs,
@@ -118,7 +120,7 @@ def legacy_cancel(ev: Evidence) -> Verdict:
     seqs += terminal.seqs()
     if terminal.error_code != ERR_INVALID_PARAMS:
         return failed(f"tasks/cancel of the task that had already ended got {terminal.describe()}; 2025-11-25 "
-                      "requires -32602 (S-LEG-MUST-18)", evidence=seqs,
+                      "requires -32602 (S-LEG-MUST-18)", broken=("S-LEG-MUST-18",), evidence=seqs,
                       details={"expected": ERR_INVALID_PARAMS, "actual": terminal.describe()})
     return passed("tasks/cancel returned the running task in status cancelled and refused the finished one "
                   "with -32602", evidence=seqs)

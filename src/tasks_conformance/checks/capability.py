@@ -57,7 +57,8 @@ def undeclared_capability_rejected(ev: Evidence) -> Verdict:
             problems.append(problem)
     seqs = reply_seqs(*rec.replies.values())
     if problems:
-        return failed("; ".join(problems) + " — each must get -32021 (S-EXT-MUST-18/19)", evidence=seqs,
+        return failed("; ".join(problems) + " — each must get -32021 (S-EXT-MUST-18/19)",
+                      broken=("S-EXT-MUST-18", "S-EXT-MUST-19"), evidence=seqs,
                       warnings=warnings, details={"expected": ERR_MISSING_CAPABILITY, "actual": problems})
     return passed("each undeclared tasks/* request was refused with -32021", evidence=seqs, warnings=warnings)
 
@@ -94,7 +95,8 @@ def undeclared_capability_names_requirements(ev: Evidence) -> Verdict:
             warnings.append(f"{r.method}: data.requiredCapabilities does not mention {EXT_TASKS}")
     seqs = reply_seqs(*errors)
     if problems:
-        return failed("; ".join(problems) + " (S-EXT-MUST-02)", evidence=seqs, warnings=warnings,
+        return failed("; ".join(problems) + " (S-EXT-MUST-02)",
+                      broken=("S-EXT-MUST-02",), evidence=seqs, warnings=warnings,
                       details={"expected": "data.requiredCapabilities", "actual": problems})
     return passed(f"all {len(errors)} -32021 errors name the extension in data.requiredCapabilities",
                   evidence=seqs, warnings=warnings)

@@ -73,13 +73,15 @@ def extension_creation(ev: Evidence) -> Verdict:
         return failed(
             'the CreateTaskResult nests the task under "task"; on the extension wire it is flat '
             "(taskId, status, ttlMs… at the top level, S-EXT-MUST-06) — the nested form is the 2025-11-25 shape",
+            broken=("S-EXT-MUST-06",),
             evidence=seqs, details={"expected": "flat", "actual": "nested", "resultType": rtype},
         )
     if "taskId" in result:
         return _flat_task(ev, result, seqs)
     tool = ev.tool_name
     if rtype == "task":
-        return failed('a result without a taskId says resultType "task" (S-EXT-MUST-04)', evidence=seqs,
+        return failed('a result without a taskId says resultType "task" (S-EXT-MUST-04)',
+                      broken=("S-EXT-MUST-04",), evidence=seqs,
                       details={"expected": "a resultType other than task, or a taskId", "actual": "task"})
     if rtype == "input_required":
         return passed(
@@ -98,6 +100,7 @@ def _flat_task(ev: Evidence, result: dict[str, Any], seqs: list[int]) -> Verdict
     rtype = result.get("resultType")
     if rtype != "task":
         return failed(f'a result carrying taskId has resultType {rtype!r}; S-EXT-MUST-03 requires "task"',
+                      broken=("S-EXT-MUST-03",),
                       evidence=seqs, details={"expected": "task", "actual": rtype})
     missing = missing_task_fields(result)
     if not isinstance(result.get("taskId"), str):
@@ -105,7 +108,7 @@ def _flat_task(ev: Evidence, result: dict[str, Any], seqs: list[int]) -> Verdict
     problem = status_problem(result)
     if missing or problem:
         what = "; ".join(p for p in (f"lacks {', '.join(missing)}" if missing else "", problem or "") if p)
-        return failed(f"the CreateTaskResult {what} (S-EXT-MUST-06)", evidence=seqs,
+        return failed(f"the CreateTaskResult {what} (S-EXT-MUST-06)", broken=("S-EXT-MUST-06",), evidence=seqs,
                       details={"expected": "taskId, status, createdAt, lastUpdatedAt", "actual": what})
     return passed(
         f'tools/call {ev.tool_name!r} returned a flat CreateTaskResult with resultType "task" '
@@ -124,24 +127,27 @@ def legacy_creation(ev: Evidence) -> Verdict:
         if "taskId" in result:
             return failed(
                 "the legacy CreateTaskResult is flat; 2025-11-25 nests the task as {task: {taskId, status, ttl, "
-                "createdAt, lastUpdatedAt}} (S-LEG-MUST-04)",
+                "createdAt, lastUpdatedAt}} (S-LEG-MUST-04)", broken=("S-LEG-MUST-04",),
                 evidence=seqs, details={"expected": "nested", "actual": "flat"},
             )
         return failed(
             f"tools/call {ev.tool_name!r} was sent with params.task but returned no CreateTaskResult "
-            "({task: {...}}); an accepted augmented request MUST return one (S-LEG-MUST-04)",
+            "({task: {...}}); an accepted augmented request MUST return one (S-LEG-MUST-04)", broken=("S-LEG-MUST-04",),
             evidence=seqs, details={"expected": "{task: {...}}", "actual": sorted(result)[:10]},
         )
     missing = missing_task_fields(task)
     if missing:
-        return failed(f"the CreateTaskResult task lacks {', '.join(missing)} (S-LEG-MUST-04)", evidence=seqs,
+        return failed(f"the CreateTaskResult task lacks {', '.join(missing)} (S-LEG-MUST-04)",
+                      broken=("S-LEG-MUST-04",), evidence=seqs,
                       details={"expected": "taskId, status, createdAt, lastUpdatedAt", "actual": sorted(task)[:10]})
     if not isinstance(task.get("taskId"), str):
-        return failed(f"taskId is {type(task.get('taskId')).__name__}, not a string (S-LEG-MUST-05)", evidence=seqs,
+        return failed(f"taskId is {type(task.get('taskId')).__name__}, not a string (S-LEG-MUST-05)",
+                      broken=("S-LEG-MUST-05",), evidence=seqs,
                       details={"expected": "string", "actual": type(task.get("taskId")).__name__})
     if task.get("status") != "working":
         return failed(
             f"a new legacy task starts in status {task.get('status')!r}; it MUST start in working (S-LEG-MUST-06)",
+            broken=("S-LEG-MUST-06",),
             evidence=seqs, details={"expected": "working", "actual": task.get("status")},
         )
     warnings = ["the 2025-11-25 result carries resultType, a 2026-07-28 field"] if "resultType" in result else []
@@ -166,7 +172,9 @@ UNDECLARED_CREATION_REFUSED = check(
 )
 
 
-def _undeclared_reply(ev: Evidence, task_rule: str) -> tuple[Reply | None, Verdict | None]:
+def _undeclared_reply(
+    ev: Evidence, task_rule: str, task_rule_ids: tuple[str, ...],
+) -> tuple[Reply | None, Verdict | None]:
     """The undeclared call's reply, or the verdict when it is already decided: nothing to judge,
     a draft-era error code, or a task returned (which `task_rule` forbids)."""
     rec = ev.get(UndeclaredCall)
@@ -190,14 +198,15 @@ def _undeclared_reply(ev: Evidence, task_rule: str) -> tuple[Reply | None, Verdi
         return None, failed(
             f"tools/call of {ev.tool_name!r} without the tasks declaration returned a task "
             f"({task_rule})",
-            evidence=reply.seqs(), details={"expected": "no task", "actual": "a CreateTaskResult"},
+            broken=task_rule_ids, evidence=reply.seqs(),
+            details={"expected": "no task", "actual": "a CreateTaskResult"},
         )
     return reply, None
 
 
 @UNDECLARED_CREATION_REFUSED.judge(Wire.EXTENSION, requires=("S-EXT-MUST-01", "S-EXT-MUST-02", "S-CORE-MUST-13"))
 def extension_undeclared_creation(ev: Evidence) -> Verdict:
-    reply, early = _undeclared_reply(ev, "S-EXT-MUST-01")
+    reply, early = _undeclared_reply(ev, "S-EXT-MUST-01", ("S-EXT-MUST-01",))
     if reply is None:
         assert early is not None
         return early
@@ -207,12 +216,14 @@ def extension_undeclared_creation(ev: Evidence) -> Verdict:
     if code == ERR_MISSING_CAPABILITY:
         if reply.status is not None and reply.status != 400:
             return failed(f"-32021 came with HTTP {reply.status}; the core requires HTTP 400 for it (S-EXT-MUST-02)",
+                          broken=("S-EXT-MUST-02",),
                           evidence=seqs, details={"expected": "HTTP 400", "actual": f"HTTP {reply.status}"})
         return passed(f"the undeclared tools/call of {tool!r} was refused with -32021", evidence=seqs)
     if code is not None and -32099 <= code <= -32020 and code not in DEFINED_RESERVED_CODES:
         return failed(
             f"the undeclared tools/call got error {code}, an undefined code in the range -32020…-32099 "
             "that the spec reserves (S-CORE-MUST-13); a refusal for the missing declaration is -32021",
+            broken=("S-CORE-MUST-13",),
             evidence=seqs, details={"expected": ERR_MISSING_CAPABILITY, "actual": code},
         )
     return passed(
@@ -224,7 +235,7 @@ def extension_undeclared_creation(ev: Evidence) -> Verdict:
 
 @UNDECLARED_CREATION_REFUSED.judge(Wire.LEGACY, requires=("S-LEG-MUST-02",))
 def legacy_undeclared_creation(ev: Evidence) -> Verdict:
-    reply, early = _undeclared_reply(ev, "S-LEG-MUST-02/03")
+    reply, early = _undeclared_reply(ev, "S-LEG-MUST-02/03", ("S-LEG-MUST-02", "S-LEG-MUST-03"))
     if reply is None:
         assert early is not None
         return early
@@ -235,7 +246,7 @@ def legacy_undeclared_creation(ev: Evidence) -> Verdict:
             how = ("answered with a CallToolResult (isError: true)" if get_path(reply.result, "isError") is True
                    else "ran synchronously")
             return failed(f"the task-required tool {tool!r} called without params.task {how}; S-LEG-MUST-02 "
-                          "requires the JSON-RPC error -32601", evidence=seqs,
+                          "requires the JSON-RPC error -32601", broken=("S-LEG-MUST-02",), evidence=seqs,
                           details={"expected": ERR_METHOD_NOT_FOUND, "actual": "a result"})
         return passed(f"without the declaration tools/call {tool!r} answered normally, with no task", evidence=seqs)
     if code == ERR_METHOD_NOT_FOUND:
@@ -251,7 +262,9 @@ def legacy_undeclared_creation(ev: Evidence) -> Verdict:
                                 "(policy P-01)"])
     if support == "required":
         return failed(f"the task-required tool {tool!r} called without params.task got {code}; S-LEG-MUST-02 "
-                      "requires -32601", evidence=seqs, details={"expected": ERR_METHOD_NOT_FOUND, "actual": code})
+                      "requires -32601",
+                      broken=("S-LEG-MUST-02",), evidence=seqs,
+                      details={"expected": ERR_METHOD_NOT_FOUND, "actual": code})
     return passed(f"tools/call of {tool!r} without params.task returned no task (error {code})", evidence=seqs)
 
 
@@ -293,6 +306,7 @@ def _required_reply(ev: Evidence) -> tuple[Reply | None, Verdict | None]:
     if reply.ok and (rec.created.task_id is not None or get_path(reply.result, "resultType") == "task"):
         return None, failed(f"the required tool {rec.tool!r} called without a task returned a task; a task exists "
                             "only when the request asks for one (S-LEG-MUST-02, S-EXT-MUST-01)",
+                            broken=("S-LEG-MUST-02", "S-EXT-MUST-01"),
                             evidence=reply.seqs(), details={"expected": "a refusal", "actual": "a CreateTaskResult"})
     return reply, None
 
@@ -308,7 +322,7 @@ def legacy_required_needs_task(ev: Evidence) -> Verdict:
         how = ("answered with a CallToolResult (isError: true)" if get_path(reply.result, "isError") is True
                else "ran synchronously")
         return failed(f"the task-required tool {tool!r} called without params.task {how}; S-LEG-MUST-02 requires "
-                      "the JSON-RPC error -32601", evidence=seqs,
+                      "the JSON-RPC error -32601", broken=("S-LEG-MUST-02",), evidence=seqs,
                       details={"expected": f"error.code {ERR_METHOD_NOT_FOUND}", "actual": "a result"})
     if code == ERR_METHOD_NOT_FOUND:
         return passed(f"the task-required tool {tool!r} called without params.task got -32601", evidence=seqs)
@@ -317,7 +331,7 @@ def legacy_required_needs_task(ev: Evidence) -> Verdict:
                       warnings=["-32600 is allowed by the error-handling text but the tool-level rule says -32601 "
                                 "(policy P-01)"])
     return failed(f"the task-required tool {tool!r} called without params.task got {code}; S-LEG-MUST-02 requires "
-                  "-32601", evidence=seqs,
+                  "-32601", broken=("S-LEG-MUST-02",), evidence=seqs,
                   details={"expected": f"error.code {ERR_METHOD_NOT_FOUND}", "actual": f"error.code {code}"})
 
 
@@ -337,14 +351,17 @@ def extension_required_needs_task(ev: Evidence) -> Verdict:
         return failed(f"the required tool {tool!r} called without the extension declaration ran synchronously; a "
                       "request that cannot be served without a task gets -32021 (S-EXT-MUST-02). If this tool can "
                       "run without a task, it is not task-required: pass another --probe required=TOOL",
+                      broken=("S-EXT-MUST-02",),
                       evidence=seqs, details={"expected": expected, "actual": "a result"})
     hint = draft_code_hint(code)
     if code != ERR_MISSING_CAPABILITY:
         return failed(f"the required tool {tool!r} called without the extension declaration got {code}"
-                      + (f": {hint}" if hint else "; S-EXT-MUST-02 requires -32021"), evidence=seqs,
+                      + (f": {hint}" if hint else "; S-EXT-MUST-02 requires -32021"),
+                      broken=("S-EXT-MUST-02",), evidence=seqs,
                       details={"expected": expected, "actual": f"error.code {code}"})
     if reply.status is not None and reply.status != 400:
         return failed(f"-32021 came with HTTP {reply.status}; the core requires HTTP 400 for it (S-EXT-MUST-02)",
+                      broken=("S-EXT-MUST-02",),
                       evidence=seqs, details={"expected": "HTTP 400", "actual": f"HTTP {reply.status}"})
     return passed(f"the required tool {tool!r} called without the extension declaration got -32021", evidence=seqs)
 

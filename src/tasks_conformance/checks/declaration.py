@@ -57,7 +57,7 @@ def extension_declarations(ev: Evidence) -> Verdict:
     if "tasks" in caps:
         return failed(
             "server/discover on 2026-07-28 advertises the legacy capabilities.tasks (S-EXT-MUST-26): "
-            f'declare only extensions["{EXT_TASKS}"]',
+            f'declare only extensions["{EXT_TASKS}"]', broken=("S-EXT-MUST-26",),
             evidence=disc_seqs, details={"expected": f'only extensions["{EXT_TASKS}"]', "actual": "capabilities.tasks"},
         )
     warnings: list[str] = []

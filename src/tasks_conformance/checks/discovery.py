@@ -71,7 +71,7 @@ def legacy_wire(ev: Evidence) -> Verdict:
     if ev.discovery.legacy_placement == "capabilities.experimental.tasks":
         return _unreachable_or_unexpected(ev) or failed(
             "the tasks capability is declared under capabilities.experimental.tasks (a pre-2026 placement); "
-            "S-LEG-MUST-01 requires capabilities.tasks",
+            "S-LEG-MUST-01 requires capabilities.tasks", broken=("S-LEG-MUST-01",),
             evidence=seqs, details=details,
         )
     return _found(ev)

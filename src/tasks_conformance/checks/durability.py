@@ -41,12 +41,14 @@ def created_task_durable(ev: Evidence) -> Verdict:
     if not first.ok:
         return failed(
             f"tasks/get sent straight after the CreateTaskResult got {first.describe()}: a server sends "
-            "CreateTaskResult only once the task is durable (S-EXT-MUST-05)", evidence=first.seqs(),
+            "CreateTaskResult only once the task is durable (S-EXT-MUST-05)",
+            broken=("S-EXT-MUST-05",), evidence=first.seqs(),
             details={"expected": "the task, straight after its creation", "actual": first.describe()},
         )
     wrong = _other_task(first.result, rec.task_id)
     if wrong:
         return failed(f"tasks/get sent straight after the CreateTaskResult: {wrong} (S-EXT-MUST-05)",
+                      broken=("S-EXT-MUST-05",),
                       evidence=first.seqs(), details={"expected": rec.task_id, "actual": wrong})
     seqs = list(first.seqs())
     fresh = rec.fresh
@@ -64,6 +66,7 @@ def created_task_durable(ev: Evidence) -> Verdict:
             f"the same tasks/get from a brand-new HTTP connection (same credentials and headers, no cookies) got "
             f"{problem}: the 2026-07-28 wire is stateless and a task is addressed by its id alone, so the task "
             "must not be bound to the connection or a cookie (S-EXT-MUST-05, derived; policy P-28)",
+            broken=("S-EXT-MUST-05",),
             evidence=seqs, details={"expected": "the task, from any connection", "actual": problem},
         )
     return passed("tasks/get straight after the CreateTaskResult found the task, and so did a brand-new HTTP "

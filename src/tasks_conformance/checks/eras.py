@@ -45,7 +45,7 @@ def extension_in_initialize_ignored(ev: Evidence) -> Verdict:
         return failed(
             'a 2025-11-25 session whose initialize listed extensions["io.modelcontextprotocol/tasks"] got a flat '
             "CreateTaskResult for a tools/call without params.task: the extension exists only on 2026-07-28 and "
-            "listing it at initialize enables nothing (S-EXT-MUST-28)", evidence=seqs,
+            "listing it at initialize enables nothing (S-EXT-MUST-28)", broken=("S-EXT-MUST-28",), evidence=seqs,
             details={"expected": "a 2025-11-25 answer (CallToolResult or error)",
                      "actual": f"resultType {get_path(result, 'resultType')!r}, taskId "
                                f"{str(get_path(result, 'taskId'))[:40]!r}"},

@@ -62,6 +62,7 @@ def legacy_input(ev: Evidence) -> Verdict:
     task_id = ev.get(InputTask).task_id
     if not isinstance(meta, dict) or meta.get("taskId") != task_id:
         return failed(f'the elicitation for the task lacks _meta["{META_RELATED_TASK}"] (S-LEG-MUST-13)',
+                      broken=("S-LEG-MUST-13",),
                       evidence=poll.elicitations,
                       details={"expected": {"taskId": task_id}, "actual": str(meta)[:80]})
     if final not in TERMINAL_STATUSES:
@@ -90,14 +91,14 @@ def extension_input(ev: Evidence) -> Verdict:
         result = result_of(ev, upd.reply)
         if upd.reply.error is not None or not isinstance(result, dict) or result.get("resultType") != "complete":
             return failed(f'tasks/update got {upd.reply.describe()}; it must ack {{"resultType": "complete"}} '
-                          "(S-EXT-MUST-15)", evidence=seqs,
+                          "(S-EXT-MUST-15)", broken=("S-EXT-MUST-15",), evidence=seqs,
                           details={"expected": {"resultType": "complete"}, "actual": upd.reply.describe()})
         extra = sorted(k for k in result if k not in ACK_MEMBERS)
         if extra:
             # The schema's Result is open, but the prose says the ack is empty: the rule decides.
             return failed(f"tasks/update acked with extra members {', '.join(extra[:6])}; the ack is an empty "
                           'result, {"resultType": "complete"} and _meta only (S-EXT-MUST-15; the JSON Schema '
-                          "allows more, the specification's text does not)", evidence=seqs,
+                          "allows more, the specification's text does not)", broken=("S-EXT-MUST-15",), evidence=seqs,
                           details={"expected": {"resultType": "complete"}, "actual": sorted(result)[:10]})
     final, elapsed = poll.final_status, poll.elapsed_ms
     if final not in TERMINAL_STATUSES:

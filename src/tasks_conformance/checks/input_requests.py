@@ -69,7 +69,7 @@ def input_keys_unique(ev: Evidence) -> Verdict:
         return not_applicable("the task never asked for input")
     if problems:
         return failed("; ".join(problems[:3]) + ": an inputRequests key is unique for the task's lifetime and "
-                      "never names two different requests (S-EXT-MUST-14)", evidence=seqs,
+                      "never names two different requests (S-EXT-MUST-14)", broken=("S-EXT-MUST-14",), evidence=seqs,
                       details={"expected": "one request per key", "actual": problems[:5]})
     return passed(f"{len(first)} inputRequests key(s), each naming one request throughout", evidence=seqs)
 
@@ -155,6 +155,7 @@ def input_declared_only(ev: Evidence) -> Verdict:
     mine = _judge_task(ev, ev.get(DeclaredCall).call, poll.gets, "the probe task", fails, warns, seqs)
     if fails:
         return failed("; ".join(fails[:3]) + ": a server asks only for input the client declared (S-EXT-MUST-34)",
+                      broken=("S-EXT-MUST-34",),
                       evidence=seqs, warnings=warns,
                       details={"expected": "no undeclared request types", "actual": fails[:5]})
     if not bare and not mine:
@@ -196,7 +197,8 @@ def stale_input_ignored(ev: Evidence) -> Verdict:
     if upd.error_code == ERR_INTERNAL:
         return failed(f"tasks/update with keys the task was not waiting for ({keys}) got {upd.describe()}; "
                       "they should be ignored and the update acked (S-EXT-SHOULD-03), and an internal error is "
-                      "no answer to a well-formed request (policy P-21)", evidence=upd.seqs(),
+                      "no answer to a well-formed request (policy P-21)",
+                      broken=("S-EXT-SHOULD-03",), evidence=upd.seqs(),
                       details={"expected": {"resultType": "complete"}, "actual": upd.describe()})
     if upd.error is not None:
         code = "-32602" if upd.error_code == ERR_INVALID_PARAMS else "an error"
@@ -206,6 +208,7 @@ def stale_input_ignored(ev: Evidence) -> Verdict:
     if get_path(upd.result, "resultType") != "complete":
         return failed(f"tasks/update with stale keys ({keys}) answered resultType "
                       f"{get_path(upd.result, 'resultType')!r}, not \"complete\" (S-EXT-SHOULD-03)",
+                      broken=("S-EXT-SHOULD-03",),
                       evidence=upd.seqs(), details={"expected": {"resultType": "complete"},
                                                    "actual": get_path(upd.result, "resultType")})
     return passed(f"tasks/update with keys the task was not waiting for ({keys}) was acked", evidence=upd.seqs())

@@ -78,7 +78,7 @@ def result_blocks(ev: Evidence) -> Verdict:
         if reply.timed_out:
             return failed(f"tasks/result sent while the task ran was not answered ({reply.describe()}), though "
                           f"polling saw the task end {poll.final_status}; it must answer once the task is terminal "
-                          "(S-LEG-MUST-11)", evidence=seqs,
+                          "(S-LEG-MUST-11)", broken=("S-LEG-MUST-11",), evidence=seqs,
                           details={"expected": "an answer once the task ended", "actual": reply.describe()})
         return could_not_run(f"tasks/result sent while the task ran got {reply.describe()}", evidence=seqs)
     answered = reply.response_seq or 0
@@ -88,7 +88,7 @@ def result_blocks(ev: Evidence) -> Verdict:
         return failed(
             f"tasks/result sent while the task ran was answered (frame {answered}: {reply.describe()}), and the "
             f"tasks/get sent after that answer (frame {g.request_seq}) still says {st!r}: it answered before the "
-            "task ended instead of waiting (S-LEG-MUST-11)", evidence=seqs,
+            "task ended instead of waiting (S-LEG-MUST-11)", broken=("S-LEG-MUST-11",), evidence=seqs,
             details={"expected": "the answer only once the task is terminal", "actual": f"answered while {st}"},
         )
     final = poll.result
@@ -96,7 +96,8 @@ def result_blocks(ev: Evidence) -> Verdict:
         return failed(
             f"tasks/result sent while the task ran answered {reply.describe()}, but once the task had ended "
             f"tasks/result answered {final.describe()} with other content: the early answer is not the task's "
-            "outcome, so it did not wait for the end (S-LEG-MUST-11)", evidence=[*seqs, *final.seqs()],
+            "outcome, so it did not wait for the end (S-LEG-MUST-11)",
+            broken=("S-LEG-MUST-11",), evidence=[*seqs, *final.seqs()],
             details={"expected": str(_outcome(ev, final))[:200], "actual": str(_outcome(ev, reply))[:200]},
         )
     ran_after = any(g.request_seq > sent and st not in TERMINAL_STATUSES for g, st in reads)
@@ -166,7 +167,7 @@ def list_includes_task(ev: Evidence) -> Verdict:
                                  f"({rec.stopped}; policy P-27)", evidence=seqs)
         return failed(f"tasks/get reads our task {rec.task_id}, but it is not among the {len(ids)} tasks of "
                       f"tasks/list ({len(rec.pages)} page(s), read to the end): a task the requestor can fetch "
-                      "must be listed (S-LEG-MUST-17)", evidence=seqs,
+                      "must be listed (S-LEG-MUST-17)", broken=("S-LEG-MUST-17",), evidence=seqs,
                       details={"expected": rec.task_id, "actual": ids[:10]})
     return passed(f"our task is listed ({len(ids)} task(s) on {len(rec.pages)} page(s))", evidence=seqs,
                   warnings=warnings)
@@ -196,7 +197,7 @@ def list_invalid_cursor(ev: Evidence) -> Verdict:
                              evidence=reply_seqs(reply))
     if reply.error_code != ERR_INVALID_PARAMS:
         return failed(f"tasks/list with the made-up cursor {rec.bad_cursor!r} got {reply.describe()}, not -32602 "
-                      "(S-LEG-MUST-16)", evidence=reply.seqs(),
+                      "(S-LEG-MUST-16)", broken=("S-LEG-MUST-16",), evidence=reply.seqs(),
                       details={"expected": ERR_INVALID_PARAMS, "actual": reply.describe()})
     return passed("tasks/list with a made-up cursor got -32602", evidence=reply.seqs())
 
@@ -247,7 +248,7 @@ def task_id_wins(ev: Evidence) -> Verdict:
                              "tasks/get was answered either", evidence=seqs)
     if problems:
         return failed("; ".join(problems) + " — the server did not ignore the related-task _meta; params.taskId "
-                      "must pick the task (S-LEG-MUST-14)", evidence=seqs,
+                      "must pick the task (S-LEG-MUST-14)", broken=("S-LEG-MUST-14",), evidence=seqs,
                       details={"expected": "the task named by params.taskId", "actual": problems})
     return passed("params.taskId picked the task both times, whatever the related-task _meta named", evidence=seqs)
 
@@ -289,6 +290,7 @@ def status_transitions(ev: Evidence) -> Verdict:
     chain = [(first or 0, created.created.fields.get("status"))]
     chain += [(g.response_seq or 0, get_path(g.result, "status")) for g in poll.gets if g.ok]
     problems = [f"the task went {p}" for p in _illegal_changes(chain)]
+    broken = ["S-LEG-MUST-07"] if problems else []
     seqs = [seq for seq, _ in chain if seq]
     cancel = ev.get(Cancel)
     said = get_path(cancel.cancel.result, "status") if cancel.cancel is not None and cancel.cancel.ok else None
@@ -300,11 +302,13 @@ def status_transitions(ev: Evidence) -> Verdict:
         if after.ok and now != "cancelled":
             problems.append(f"tasks/cancel answered the task cancelled, then tasks/get says {now!r}: a cancelled "
                             "task stays cancelled (S-LEG-MUST-20)")
+            broken.append("S-LEG-MUST-20")
         cancel_note = "; the cancelled task stayed cancelled" if after.ok else "; the cancelled task was then gone"
     if problems:
         return failed("; ".join(problems[:3]) + (" — only the allowed transitions may occur (S-LEG-MUST-07)"
                                                  if not problems[0].startswith("tasks/cancel") else ""),
-                      evidence=seqs, details={"expected": "allowed transitions only", "actual": problems[:5]})
+                      broken=tuple(broken), evidence=seqs,
+                      details={"expected": "allowed transitions only", "actual": problems[:5]})
     path = " → ".join(str(st) for n, (_, st) in enumerate(chain) if n == 0 or chain[n - 1][1] != st)
     return passed(f"every status change was allowed ({path}){cancel_note}", evidence=seqs)
 
@@ -467,7 +471,7 @@ def progress_token(ev: Evidence) -> Verdict:
                         f"{status} (frame {ended_at}), the first at frame {late[0]}; progress stops once the task "
                         "is terminal")
     if problems:
-        return failed("; ".join(problems) + " (S-LEG-MUST-23)", evidence=seqs,
+        return failed("; ".join(problems) + " (S-LEG-MUST-23)", broken=("S-LEG-MUST-23",), evidence=seqs,
                       details={"expected": "progress with the original token, none after the end", "actual": problems})
     return passed(f"{len(ours)} notifications/progress carried the creating request's progressToken, none after the "
                   "task ended", evidence=seqs)

@@ -25,12 +25,14 @@ NEEDS: tuple[Need, ...] = ("wire", "tool", "task", "terminal")
 @dataclass(frozen=True)
 class Verdict:
     status: str  # passed | failed | skipped
-    message: str
+    message: str  # for people; nothing decides by reading it
     skip_reason: str | None = None
     warnings: tuple[str, ...] = ()
     evidence: tuple[int, ...] = ()
     details: dict[str, Any] = field(default_factory=dict)
     blocked_by: str | None = None
+    # A failure: the requirement ids it found broken; empty means every rule the judge judges.
+    broken: tuple[str, ...] = ()
 
 
 Seqs = list[int] | tuple[int, ...]
@@ -41,9 +43,11 @@ def passed(message: str, *, evidence: Seqs = (), warnings: list[str] | tuple[str
     return Verdict("passed", message, None, tuple(warnings), tuple(evidence), details or {})
 
 
-def failed(message: str, *, evidence: Seqs = (), warnings: list[str] | tuple[str, ...] = (),
-           details: dict[str, Any] | None = None) -> Verdict:
-    return Verdict("failed", message, None, tuple(warnings), tuple(evidence), details or {})
+def failed(message: str, *, broken: tuple[str, ...] = (), evidence: Seqs = (),
+           warnings: list[str] | tuple[str, ...] = (), details: dict[str, Any] | None = None) -> Verdict:
+    """A failure of the rules in `broken` (requirement ids; none named: every rule the judge
+    judges). The message says it in words and may cite the ids; reports read `broken`."""
+    return Verdict("failed", message, None, tuple(warnings), tuple(evidence), details or {}, broken=broken)
 
 
 def not_applicable(message: str, *, evidence: Seqs = ()) -> Verdict:

@@ -44,7 +44,8 @@ def extension_inline_result(ev: Evidence) -> Verdict:
 
 def _completed(result: Any, seqs: list[int]) -> Verdict:
     if not isinstance(result, dict):
-        return failed("the completed task's tasks/get has no result object (S-EXT-MUST-10)", evidence=seqs,
+        return failed("the completed task's tasks/get has no result object (S-EXT-MUST-10)",
+                      broken=("S-EXT-MUST-10",), evidence=seqs,
                       details={"expected": "result: a CallToolResult", "actual": type(result).__name__})
     inner = result.get("resultType")
     if inner in ("task", "input_required"):
@@ -67,7 +68,7 @@ def _failed(ev: Evidence, err: Any, seqs: list[int]) -> Verdict:
     if not (isinstance(err, dict) and is_int(err.get("code")) and isinstance(err.get("message"), str)):
         return failed(
             f"the failed task's error is {str(err)[:80]}, not a JSON-RPC error object {{code, message}} "
-            "(S-EXT-MUST-12)",
+            "(S-EXT-MUST-12)", broken=("S-EXT-MUST-12",),
             evidence=seqs, details={"expected": "{code, message}", "actual": str(err)[:80]},
         )
     warnings = []
@@ -101,13 +102,13 @@ def legacy_result_method(ev: Evidence) -> Verdict:
         if status == "failed":
             return passed(f"tasks/result returned the task's JSON-RPC error {reply.error_code}", evidence=seqs)
         return failed(f"tasks/result on a {status} task answered {reply.describe()} instead of the underlying "
-                      "result (S-LEG-MUST-10)", evidence=seqs,
+                      "result (S-LEG-MUST-10)", broken=("S-LEG-MUST-10",), evidence=seqs,
                       details={"expected": "the underlying result", "actual": reply.describe()})
     related = get_path(reply.result, "_meta", META_RELATED_TASK)
     if not isinstance(related, dict) or related.get("taskId") != ev.created_task_id:
         return failed(
             f'the tasks/result response lacks _meta["{META_RELATED_TASK}"] = {{taskId}} (S-LEG-MUST-12); '
-            f"found {str(related)[:60]}",
+            f"found {str(related)[:60]}", broken=("S-LEG-MUST-12",),
             evidence=seqs, details={"expected": {"taskId": ev.created_task_id}, "actual": str(related)[:60]},
         )
     if not isinstance(reply.result.get("content"), list):
@@ -167,6 +168,7 @@ def extension_tool_error_outcome(ev: Evidence) -> Verdict:
         return failed(f"the task of the tool-error tool {rec.tool!r} ended failed; a tool result with isError: true "
                       "makes the task completed with that result, and failed is only for JSON-RPC errors "
                       "(S-EXT-MUST-13). If this tool raises a JSON-RPC error instead, it is the fault role's",
+                      broken=("S-EXT-MUST-13",),
                       evidence=seqs, details={"expected": "status completed, result.isError true",
                                               "actual": f"status failed, error {str(task.get('error'))[:60]}"})
     if status != "completed":
@@ -175,7 +177,7 @@ def extension_tool_error_outcome(ev: Evidence) -> Verdict:
     result = task.get("result")
     if not isinstance(result, dict):
         return failed("the completed task of the tool-error tool inlines no result object; the CallToolResult with "
-                      "isError: true belongs in result (S-EXT-MUST-13)", evidence=seqs,
+                      "isError: true belongs in result (S-EXT-MUST-13)", broken=("S-EXT-MUST-13",), evidence=seqs,
                       details={"expected": "result: a CallToolResult", "actual": type(result).__name__})
     if result.get("isError") is not True:
         return _not_an_error_tool(rec, "completed with a result that has no isError: true")
@@ -201,7 +203,8 @@ def legacy_tool_error_outcome(ev: Evidence) -> Verdict:
     if reply.error is not None:
         return failed(f"tasks/result of the tool-error tool's {status} task answered {reply.describe()}; it returns "
                       "exactly the tool's CallToolResult, isError: true included (S-LEG-MUST-10). If this tool "
-                      "raises a JSON-RPC error instead, it is the fault role's", evidence=seqs,
+                      "raises a JSON-RPC error instead, it is the fault role's",
+                      broken=("S-LEG-MUST-10",), evidence=seqs,
                       details={"expected": "the CallToolResult with isError: true",
                                "actual": f"error.code {reply.error_code}"})
     if reply.result.get("isError") is not True:
@@ -253,7 +256,7 @@ def extension_fault_outcome(ev: Evidence) -> Verdict:
     err = task.get("error")
     if not (isinstance(err, dict) and is_int(err.get("code")) and isinstance(err.get("message"), str)):
         return failed(f"the failed task of the fault tool {rec.tool!r} carries error {str(err)[:80]}, not a JSON-RPC "
-                      "error object {code, message} (S-EXT-MUST-12)", evidence=seqs,
+                      "error object {code, message} (S-EXT-MUST-12)", broken=("S-EXT-MUST-12",), evidence=seqs,
                       details={"expected": "error: {code, message}", "actual": str(err)[:80]})
     return passed(f"the fault tool's task ended failed with error {err.get('code')}", evidence=seqs,
                   warnings=_status_message_warning(task, "S-EXT-SHOULD-04"))
@@ -279,7 +282,7 @@ def legacy_fault_outcome(ev: Evidence) -> Verdict:
                       details={"expected": "the tool's JSON-RPC error", "actual": reply.describe()})
     if reply.error is None:
         return failed("tasks/result of the fault tool's failed task returned a result; it returns the same JSON-RPC "
-                      "error the tool failed with (S-LEG-MUST-10)", evidence=seqs,
+                      "error the tool failed with (S-LEG-MUST-10)", broken=("S-LEG-MUST-10",), evidence=seqs,
                       details={"expected": "a JSON-RPC error", "actual": f"result {sorted(reply.result)[:6]}"})
     last = poll.last_get
     return passed(f"the fault tool's task ended failed and tasks/result returned error {reply.error_code}",

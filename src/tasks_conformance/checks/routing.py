@@ -90,7 +90,8 @@ def mcp_name_routing(ev: Evidence) -> Verdict:
     problems = [p for r, what in asked if (p := _header_mismatch_problem(r, what))]
     seqs = reply_seqs(*(r for r, _ in asked))
     if problems:
-        return failed("; ".join(problems) + " — S-EXT-MUST-35 requires HTTP 400 with -32020", evidence=seqs,
+        return failed("; ".join(problems) + " — S-EXT-MUST-35 requires HTTP 400 with -32020",
+                      broken=("S-EXT-MUST-35",), evidence=seqs,
                       details={"expected": "HTTP 400 with -32020", "actual": problems})
     return passed(
         "tasks/get with an Mcp-Name that differs from the taskId, and one with a wrong Mcp-Method, were "
@@ -155,6 +156,7 @@ def removed_methods_not_found(ev: Evidence) -> Verdict:
     if not rec.ran:
         return could_not_run(rec.not_run or rec.harness_problem or "the removed methods were not asked")
     problems: list[str] = []
+    broken: list[str] = []  # the rule of each problem, in order
     for method, reply in rec.answers.items():
         rule = REMOVED_RULES.get(method, "S-CORE-MUST-09")
         if not reply.answered:
@@ -163,8 +165,12 @@ def removed_methods_not_found(ev: Evidence) -> Verdict:
             problems.append(f"{method} got {reply.describe()}, not -32601: the server still serves it ({rule})")
         elif reply.status is not None and reply.status != 404:
             problems.append(f"{method}: -32601 came with HTTP {reply.status}, not 404 (S-CORE-MUST-09)")
+            rule = "S-CORE-MUST-09"
+        else:
+            continue
+        broken.append(rule)
     seqs = reply_seqs(*rec.answers.values())
     if problems:
-        return failed("; ".join(problems), evidence=seqs,
+        return failed("; ".join(problems), broken=tuple(dict.fromkeys(broken)), evidence=seqs,
                       details={"expected": "-32601 (HTTP 404)", "actual": problems})
     return passed(f"{' and '.join(rec.answers)} answered -32601: gone from the extension wire", evidence=seqs)

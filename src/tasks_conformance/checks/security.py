@@ -133,12 +133,12 @@ def _task_id_entropy(ev: Evidence, rule: str) -> Verdict:
     ids = rec.ids
     if len(set(ids)) < len(ids):
         return failed(f"different tasks got the same id ({_shown(ids)}): an id shared by tasks is known to anyone "
-                      f"who saw one of them ({rule})", evidence=seqs,
+                      f"who saw one of them ({rule})", broken=(rule,), evidence=seqs,
                       details={"expected": "distinct unguessable ids", "actual": ids})
     reading = read_ids(ids)
     if reading.sequential:
         return failed(f"the task ids are sequential ({_shown(ids)}, created one after the other): the next one can "
-                      f"be guessed, and every task enumerated ({rule})", evidence=seqs,
+                      f"be guessed, and every task enumerated ({rule})", broken=(rule,), evidence=seqs,
                       details={"expected": "unguessable ids", "actual": ids})
     warnings = []
     if reading.increasing:
@@ -211,7 +211,8 @@ def task_bound_to_principal(ev: Evidence, rule: str) -> Verdict:
     if leaks:
         return failed(f"with another principal's credentials, {', '.join(leaks)} for the task the main credentials "
                       f"created: each task-related request must be checked against who may see the task ({rule})",
-                      evidence=seqs, details={"expected": "refused (an error, or HTTP 403)", "actual": leaks})
+                      broken=(rule,), evidence=seqs,
+                      details={"expected": "refused (an error, or HTTP 403)", "actual": leaks})
     if unsure:
         return could_not_run("the second principal's requests got no answer: " + "; ".join(unsure), evidence=seqs)
     how = ", ".join(f"{m} {r.describe() if r.answered else f'HTTP {r.status}'}" for m, r in rec.replies.items())

@@ -167,7 +167,7 @@ def subscription_stream_clean(ev: Evidence) -> Verdict:
         methods = sorted({str(get_path(ev.frame_json(s), "method")) for s in on_stream})
         return failed(f"the task subscription carried {len(on_stream)} {' and '.join(methods)} (frames "
                       f"{', '.join(map(str, on_stream[:5]))}); a task's listen stream has only task status "
-                      "notifications (S-EXT-MUST-21)", evidence=seqs,
+                      "notifications (S-EXT-MUST-21)", broken=("S-EXT-MUST-21",), evidence=seqs,
                       details={"expected": "no notifications/progress or notifications/message",
                                "actual": f"{len(on_stream)} on the stream"})
     warnings = []

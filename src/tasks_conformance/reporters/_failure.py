@@ -7,7 +7,6 @@ may come from the server: callers still make them safe for their format.
 
 from __future__ import annotations
 
-import re
 from typing import TYPE_CHECKING
 
 from tasks_conformance.reporters._text import dumps, one_line
@@ -16,7 +15,6 @@ if TYPE_CHECKING:
     from tasks_conformance.result import CheckResult, RuleRef
 
 MAX_VALUE = 200  # characters of one expected/actual value
-_REQUIREMENT_ID = re.compile(r"(?<![\w-])S-(?:EXT|LEG|CORE|WIRE)-(?:(?:MUST|SHOULD|MAY)-)?\d{2}(?![\w-])")
 
 
 def short_value(value: object, limit: int = MAX_VALUE) -> str:
@@ -30,17 +28,9 @@ def expected_actual(check: CheckResult) -> list[tuple[str, str]]:
 
 
 def broken_rules(check: CheckResult) -> tuple[list[RuleRef], list[RuleRef]]:
-    """(the rules the failure is about, the check's other rules).
-
-    A failure message that names requirement ids of the check ("… (S-EXT-MUST-10)") is about
-    those; one that names none is about every rule the check judges on the wire.
-    """
-    cited = set(_REQUIREMENT_ID.findall(check.message))
-    rules = check.rules
-    named = [r for r in rules if r.id in cited]
-    if not named:
-        return rules, []
-    return named, [r for r in rules if r.id not in cited]
+    """(the rules the failure is about, the check's other rules): the check's typed `broken`
+    ids; a failure naming none is about every rule the check judges on the wire."""
+    return check.broken_rules
 
 
 def rule_line(rule: RuleRef) -> str:
