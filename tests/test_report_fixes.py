@@ -15,6 +15,7 @@ import jsonschema
 import pytest
 from conftest import cli, free_port, stop_process, wait_listening
 
+from tasks_conformance.causes import Cause, CauseKind, setting
 from tasks_conformance.config import RunConfig
 from tasks_conformance.multirun import Combined, NamedRun
 from tasks_conformance.reporters import ReportOptions, render, schema_text
@@ -30,11 +31,12 @@ TARGET = "https://mcp.example.com/deployments/production-eu-west-1/servers/tasks
 
 
 def _check(check_id: str, status: str, *, requirements: list[str] | None = None, skip: str | None = None,
-           message: str = "", details: dict[str, Any] | None = None) -> CheckResult:
+           message: str = "", details: dict[str, Any] | None = None, cause: Cause | None = None) -> CheckResult:
+    shown = message or (cause.message if cause is not None else f"{check_id} message")
     return CheckResult(id=check_id, category="dispatch", title=f"title of {check_id}", description="d",
                        requirements=requirements or [], status=status,  # type: ignore[arg-type]
-                       skipReason=skip, message=message or f"{check_id} message",  # type: ignore[arg-type]
-                       details=details or {})
+                       skipReason=skip, message=shown,  # type: ignore[arg-type]
+                       details=details or {}, cause=cause)
 
 
 def _result(checks: list[CheckResult], *, interrupted: bool = False, target: str = TARGET) -> RunResult:
@@ -77,7 +79,8 @@ def _linked_run() -> RunResult:
         _check("tasks-undeclared-capability-names-requirements", "failed", requirements=LONG_LINKED[2:],
                message="the legacy task was not associated"),
         _check("tasks-ttl-shape", "skipped", skip="could-not-run",
-               message="could not talk to the server: no answer (All connection attempts failed)"),
+               cause=Cause("could not talk to the server: no answer (All connection attempts failed)",
+                           CauseKind.UNREACHABLE)),
     ])
 
 
@@ -125,7 +128,7 @@ def test_spec_links_are_never_split_across_lines(width: int, terminal: bool) -> 
 # ---------------------------------------------------------------------------------------------
 # 2. a failed run keeps its fix list
 
-NO_TOOL = "no tool runs as a task; name one with --tool-name"
+NO_TOOL = setting("no tool runs as a task", "name one with --tool-name")
 BLOCKED = ["tasks-ttl-shape", "tasks-inline-result", "tasks-cancel-ack-shape", "tasks-status-payload-shape"]
 
 
@@ -134,7 +137,7 @@ def _failed_and_blocked(*, interrupted: bool = False) -> RunResult:
         _check("tasks-wire-resolvable", "passed", message="ok"),
         _check("tasks-result-type-discipline", "failed", requirements=["S-EXT-MUST-03"],
                message='resultType is "tsak"; S-EXT-MUST-03 requires "task"'),
-        *(_check(i, "skipped", skip="could-not-run", message=NO_TOOL) for i in BLOCKED),
+        *(_check(i, "skipped", skip="could-not-run", cause=NO_TOOL) for i in BLOCKED),
     ], interrupted=interrupted, target="http://127.0.0.1:8765/mcp")
 
 
@@ -183,7 +186,7 @@ def _interrupted_failure() -> RunResult:
     return _result([
         _check("tasks-result-type-discipline", "failed", requirements=["S-EXT-MUST-03"], message="bad"),
         _check("tasks-ttl-shape", "skipped", skip="could-not-run",
-               message="the run was interrupted before this check's traffic finished"),
+               cause=Cause("the run was interrupted before this check's traffic finished", CauseKind.INTERRUPTED)),
     ], interrupted=True)
 
 

@@ -21,6 +21,7 @@ import jsonschema  # type: ignore[import-untyped,unused-ignore]
 import pytest
 import xmlschema
 
+from tasks_conformance.causes import Cause, CauseKind, setting
 from tasks_conformance.reporters import (
     BUILTIN_NAMES,
     ENTRY_POINT_GROUP,
@@ -97,6 +98,7 @@ def _check(
     details: dict[str, Any] | None = None,
     duration: int = 12,
     broken: list[str] | None = None,
+    cause: Cause | None = None,
 ) -> CheckResult:
     return CheckResult(
         id=check_id,
@@ -106,13 +108,14 @@ def _check(
         requirements=requirements if requirements is not None else ["S-EXT-MUST-01"],
         status=status,  # type: ignore[arg-type]
         skipReason=skip,  # type: ignore[arg-type]
-        message=message or f"{check_id} message",
+        message=message or (cause.message if cause is not None else f"{check_id} message"),
         warnings=warnings or [],
         evidence=evidence or [],
         details=details or {},
         durationMs=duration,
         frames=frames or [],
         broken=broken or [],
+        cause=cause,
     )
 
 
@@ -246,7 +249,7 @@ def interrupted_run() -> RunResult:
                 "skipped",
                 skip="could-not-run",
                 category="creation",
-                message="the run was interrupted before this check ran",
+                cause=Cause("the run was interrupted before this check ran", CauseKind.INTERRUPTED),
             ),
         ],
         interrupted=True,
@@ -271,14 +274,16 @@ def empty_run() -> RunResult:
     return _run([], discovery=Discovery())
 
 
-NO_TOOL = ("on the extension wire tools carry no task metadata, so tasks-conformance cannot guess which tool "
-           "runs as a task; name one with --tool-name (listed: echo, slow_compute)")
+NO_TOOL_CAUSE = setting("on the extension wire tools carry no task metadata, so tasks-conformance cannot guess "
+                        "which tool runs as a task", "name one with --tool-name (listed: echo, slow_compute)")
+NO_TOOL = NO_TOOL_CAUSE.message
 BLOCKED_IDS = ["tasks-ttl-shape", "tasks-inline-result", "tasks-cancel-ack-shape", "tasks-status-payload-shape"]
 
 
 def no_tool_run() -> RunResult:
     """The extension wire without --tool-name: one cause behind many checks (and one chained check)."""
-    blocked = [_check(i, "skipped", skip="could-not-run", category="lifecycle", message=NO_TOOL) for i in BLOCKED_IDS]
+    blocked = [_check(i, "skipped", skip="could-not-run", category="lifecycle", cause=NO_TOOL_CAUSE)
+               for i in BLOCKED_IDS]
     chained = _check("tasks-undeclared-capability-names-requirements", "skipped", skip="could-not-run",
                      message="no -32021 error was seen (see tasks-cancel-ack-shape)",
                      details={"blockedBy": "tasks-cancel-ack-shape"})
@@ -290,9 +295,11 @@ UNREACHABLE = ("could not talk to the server: no answer (could not connect to ht
 
 
 def unreachable_run() -> RunResult:
-    root = _check("tasks-wire-resolvable", "skipped", skip="could-not-run", message=UNREACHABLE)
+    root = _check("tasks-wire-resolvable", "skipped", skip="could-not-run",
+                  cause=Cause(UNREACHABLE, CauseKind.UNREACHABLE))
     blocked = "could not talk to the server (see tasks-wire-resolvable)"
     rest = [_check(i, "skipped", skip="could-not-run", message=blocked,
+                   cause=Cause("could not talk to the server", CauseKind.UNREACHABLE),
                    details={"blockedBy": "tasks-wire-resolvable"}) for i in BLOCKED_IDS]
     return _run([root, *rest], discovery=Discovery(), target="http://127.0.0.1:9/mcp")
 
@@ -942,7 +949,7 @@ def test_the_human_report_lists_each_cause_once_after_the_table() -> None:
 
 def test_markdown_gives_every_cause_whole() -> None:
     long_fix = "name one with --tool-name (listed: " + ", ".join(f"tool_{n:03d}" for n in range(200)) + ")"
-    checks = [_check(i, "skipped", skip="could-not-run", message=f"no tool; {long_fix}") for i in BLOCKED_IDS]
+    checks = [_check(i, "skipped", skip="could-not-run", cause=setting("no tool", long_fix)) for i in BLOCKED_IDS]
     text = render_text("markdown", _run(checks))
     assert "> **Incomplete:** Could not establish conformance — 4 checks could not run" in text
     assert "tool\\_199\\)" in text  # the end of the fix is there: nothing is cut mid-word
@@ -976,9 +983,9 @@ def test_junit_suite_identity() -> None:
 
 
 def test_several_causes_are_numbered_and_the_rows_point_at_theirs() -> None:
-    no_tool = "no tool; name one with --tool-name"
-    checks = [_check("tasks-ttl-shape", "skipped", skip="could-not-run", message=no_tool),
-              _check("tasks-inline-result", "skipped", skip="could-not-run", message=no_tool),
+    no_tool = setting("no tool", "name one with --tool-name")
+    checks = [_check("tasks-ttl-shape", "skipped", skip="could-not-run", cause=no_tool),
+              _check("tasks-inline-result", "skipped", skip="could-not-run", cause=no_tool),
               _check("tasks-cancel-ack-shape", "skipped", skip="could-not-run", message="the task never ended")]
     result = _run(checks)
     assert [c.checks for c in result.incompleteCauses] == [("tasks-ttl-shape", "tasks-inline-result"),

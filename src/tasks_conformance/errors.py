@@ -10,6 +10,8 @@ A server's wrong answer is evidence, carried in a Reply, not an exception.
 
 from __future__ import annotations
 
+from tasks_conformance.causes import CauseKind
+
 
 class ToolError(Exception):
     """Base of every error the tool raises on purpose."""
@@ -24,4 +26,6 @@ class TransportError(ToolError):
 
 
 class ConnectFailed(TransportError):
-    pass
+    """`kind`: what the user changes to get past it, where it is more than "nothing answered"."""
+
+    kind: CauseKind | None = None

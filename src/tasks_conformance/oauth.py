@@ -32,9 +32,9 @@ from urllib.parse import quote, urlsplit, urlunsplit
 import anyio
 import httpx
 
+from tasks_conformance.causes import CauseKind
 from tasks_conformance.errors import ConnectFailed
 from tasks_conformance.oauth_settings import OAuthCredentials
-from tasks_conformance.result import OAUTH_FAILED
 from tasks_conformance.wirelog import WireLog
 
 # A server that refuses every fresh token must not make the run refresh forever; a run lasts
@@ -48,6 +48,8 @@ _RESOURCE_METADATA = re.compile(r'resource_metadata\s*=\s*(?:"([^"]*)"|([^\s,]+)
 
 class OAuthFailed(ConnectFailed):
     """The access token could not be had; the message is safe to print (secrets redacted)."""
+
+    kind = CauseKind.OAUTH
 
 
 @dataclass(frozen=True)
@@ -349,7 +351,7 @@ class TokenSource:
     # -- words ----------------------------------------------------------------------------------
 
     def _failed(self, text: str) -> OAuthFailed:
-        return OAuthFailed(self.wire.redactor.text(f"{OAUTH_FAILED}: {text}"[:600]))
+        return OAuthFailed(self.wire.redactor.text(f"OAuth refresh failed: {text}"[:600]))
 
     def _note(self, text: str) -> None:
         self.wire.record("in", "event", b"", note=text)

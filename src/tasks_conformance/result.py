@@ -10,6 +10,7 @@ import re
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Final, Literal
 
+from tasks_conformance.causes import INTERRUPTED_CAUSE, INTERRUPTED_FIX, Cause, CauseKind
 from tasks_conformance.profiles import DEFAULT_PROFILE, profile_id
 
 if TYPE_CHECKING:
@@ -131,6 +132,8 @@ class CheckResult:
     # A failure's broken requirement ids (a subset of `requirements`); empty: all of them. Typed
     # for reporters (the rule a failure is about), not a field of the JSON documents.
     broken: list[str] = field(default_factory=list)
+    # A could-not-run's typed cause (causes.py): what the fix list and the cause pointers read.
+    cause: Cause | None = None
 
     @property
     def rules(self) -> list[RuleRef]:
@@ -347,30 +350,6 @@ class IncompleteCause:
         return {"cause": self.cause, "fix": self.fix, "checks": list(self.checks)}
 
 
-# How the stdio transport names non-JSON output in a failure (transports/stdio.py).
-NOT_JSON_STDOUT = "stdout carried output that is not JSON"
-# How an OAuth refresh that failed starts its message (oauth.py).
-OAUTH_FAILED = "OAuth refresh failed"
-INTERRUPTED_CAUSE = "the run was interrupted before every check could finish"
-# The details key of the wire check (checks/discovery.py) holding the HTTP status the handshake
-# got when it got no JSON-RPC answer: something answered there, but not as an MCP endpoint.
-HTTP_STATUS = "httpStatus"
-_FLAG = re.compile(r"(?<![\w-])--[a-z][a-z-]+")
-
-
-def _http_status_fix(status: int, where: str) -> str:
-    """The fix when the handshake got an HTTP status but no JSON-RPC: something answered."""
-    if status in (401, 403, 407):
-        return (f"the endpoint{where} refused the request (HTTP {status}): give the credentials it needs "
-                "(--access-token or --header) or correct the --url")
-    if status >= 400:
-        return (f"the endpoint{where} answered HTTP {status} with no JSON-RPC response: it is not an MCP Streamable "
-                "HTTP endpoint; correct the --url path (often /mcp) or start the MCP server there")
-    # A success status and still no JSON-RPC (a web page, or a stream that never answered).
-    return (f"the endpoint{where} answered HTTP {status} but sent no JSON-RPC response: check that --url names "
-            "the MCP Streamable HTTP endpoint (often /mcp) and that the server answers there")
-
-
 def _root(check: CheckResult, by_id: dict[str, CheckResult]) -> CheckResult:
     """The check whose own message explains `check`: follow `blockedBy` while it is could-not-run."""
     seen = {check.id}
@@ -383,37 +362,13 @@ def _root(check: CheckResult, by_id: dict[str, CheckResult]) -> CheckResult:
 
 
 def _cause_and_fix(root: CheckResult, target: str) -> tuple[str, str]:
-    """The cause in the root check's words, and the one thing to change. A message that ends in
-    an instruction naming a flag (`…; name one with --tool-name (…)`) gives that instruction."""
-    message = root.message.strip() or root.title
-    head, sep, tail = message.rpartition("; ")
-    if sep and head and _FLAG.search(tail):
-        return head, tail
-    where = f" at {target}" if target else ""
-    if message.startswith("could not talk to the server") and OAUTH_FAILED in message:
-        return message, ("correct --refresh-token, --client-id and --client-secret (or --credentials-file): "
-                         "no access token could be had with them")
-    if message.startswith("could not talk to the server") and NOT_JSON_STDOUT in message:
-        return message, ("the server printed something other than JSON-RPC on stdout: over stdio, stdout carries "
-                         "only MCP messages; send logs and banners to stderr")
-    status = root.details.get(HTTP_STATUS)
-    if message.startswith("could not talk to the server") and isinstance(status, int) and not isinstance(status, bool):
-        return message, _http_status_fix(status, where)
-    if message.startswith("could not talk to the server"):
-        return message, ("start the server or correct the target (--url, --command, --tcp or --unix): "
-                         f"nothing answered{where}")
-    if message.startswith("the server offers no tasks wire"):
-        return message, ("the server declares neither tasks wire: turn tasks on in the server, or pin the era it "
-                         "implements with --protocol-version")
-    if root.details.get("origin") == "harness" or message.startswith("internal error"):
-        return message, "a tasks-conformance bug, not the server's: run again with --debug and report it"
-    if "interrupted" in message:
-        return INTERRUPTED_CAUSE, "run again and let it finish"
-    if "were not kept" in message:
-        return message, "the server sent more frames than the wire log keeps; check it with fewer, smaller messages"
-    if _FLAG.search(message):
-        return message, f"change the flag this names ({', '.join(dict.fromkeys(_FLAG.findall(message)))})"
-    return message, f"`tasks-conformance explain {root.id}` says what this check needs"
+    """The cause in the root check's typed words, and the one thing to change."""
+    cause = root.cause or Cause(root.message.strip())
+    text = cause.statement()
+    blocked = root.details.get("blockedBy")
+    if blocked and cause.kind is not CauseKind.INTERRUPTED:
+        text = f"{text} (see {blocked})"
+    return text or root.title, cause.fix_for(root.id, target)
 
 
 def incomplete_causes(checks: list[CheckResult], interrupted: bool = False, target: str = "") -> list[IncompleteCause]:
@@ -427,7 +382,7 @@ def incomplete_causes(checks: list[CheckResult], interrupted: bool = False, targ
         grouped.setdefault(_cause_and_fix(_root(check, by_id), target), []).append(check.id)
     out = [IncompleteCause(cause, fix, tuple(ids)) for (cause, fix), ids in grouped.items()]
     if interrupted and not any(c.cause == INTERRUPTED_CAUSE for c in out):
-        out.insert(0, IncompleteCause(INTERRUPTED_CAUSE, "run again and let it finish", ()))
+        out.insert(0, IncompleteCause(INTERRUPTED_CAUSE, INTERRUPTED_FIX, ()))
     return out
 
 

@@ -19,6 +19,7 @@ from __future__ import annotations
 import difflib
 from typing import TYPE_CHECKING, Any, Final, Literal
 
+from tasks_conformance.causes import Reason, setting
 from tasks_conformance.errors import UsageError
 
 if TYPE_CHECKING:
@@ -134,8 +135,8 @@ def assign_roles(
                                    dict(args or task.arguments), source="default")
         elif role in FLAG_ONLY:
             also = " (or --input-responses with --tool-name, for the task tool)" if role == "input" else ""
-            out[role] = ToolChoice(None, f"tool metadata cannot tell which tool plays it; pass {role_flag(role)}{also}",
-                                   source="none")
+            out[role] = ToolChoice(None, Reason(setting("tool metadata cannot tell which tool plays it",
+                                                        f"pass {role_flag(role)}{also}")), source="none")
         else:
             out[role] = _inferred(role, args, d, dialect)
     return out
@@ -160,21 +161,24 @@ def _named(role: str, name: str, args: dict[str, Any], d: Discovery, dialect: Wi
 
     if d.tools_listed and name not in listed:
         shown = ", ".join(listed[:10]) + (f" (+{len(listed) - 10} more)" if len(listed) > 10 else "")
-        return ToolChoice(None, f"--probe {role}={name!r} is not among the listed tools: {shown or 'none'}",
-                          source="flag")
+        return ToolChoice(None, Reason(setting(f"--probe {role}={name!r} is not among the listed tools: "
+                                               f"{shown or 'none'}", "", "--probe")), source="flag")
     if dialect.tools_declare_task_support and d.tools_replies:
         support = _support(d.tool_named(name)) or "forbidden"
         # A client MUST NOT send params.task for a forbidden tool, and a required tool called
         # without one is refused: a role that contradicts the metadata would judge our mistake.
         if role == "required" and support != "required":
-            return ToolChoice(None, f"--probe required={name!r} has execution.taskSupport {support!r}, not "
-                                    "'required', so the server may rightly run it without a task", source="flag")
+            return ToolChoice(None, Reason(setting(f"--probe required={name!r} has execution.taskSupport {support!r}, "
+                                                   "not 'required', so the server may rightly run it without a task",
+                                                   "", "--probe")), source="flag")
         if role == "sync" and support != "forbidden":
-            return ToolChoice(None, f"--probe sync={name!r} has execution.taskSupport {support!r}, so it may "
-                                    "rightly run as a task; name a forbidden (or unannotated) tool", source="flag")
+            return ToolChoice(None, Reason(setting(f"--probe sync={name!r} has execution.taskSupport {support!r}, so "
+                                                   "it may rightly run as a task; name a forbidden (or unannotated) "
+                                                   "tool", "", "--probe")), source="flag")
         if role in FLAG_ONLY and support == "forbidden":
-            return ToolChoice(None, f"--probe {role}={name!r} has execution.taskSupport forbidden, so it cannot "
-                                    "run as a task on 2025-11-25", source="flag")
+            return ToolChoice(None, Reason(setting(f"--probe {role}={name!r} has execution.taskSupport forbidden, so "
+                                                   "it cannot run as a task on 2025-11-25", "", "--probe")),
+                              source="flag")
     return ToolChoice(name, f"chosen with --probe {role}", args, source="flag")
 
 
@@ -185,8 +189,8 @@ def _inferred(role: str, args: dict[str, Any], d: Discovery, dialect: WireDialec
     from tasks_conformance.protocol import get_path
 
     if not _lists_task_support(d, dialect):
-        return ToolChoice(None, "on the extension wire tools carry no task metadata, so no tool can be "
-                                f"inferred for this role; pass {role_flag(role)}", source="none")
+        return ToolChoice(None, Reason(setting("on the extension wire tools carry no task metadata, so no tool can "
+                                               "be inferred for this role", f"pass {role_flag(role)}")), source="none")
     want = ("required",) if role == "required" else ("forbidden", None)
     candidates = []
     for t in d.tools:
@@ -196,8 +200,8 @@ def _inferred(role: str, args: dict[str, Any], d: Discovery, dialect: WireDialec
             candidates.append((0 if get_path(t, "annotations", "readOnlyHint") is True else 1, t))
     if not candidates:
         what = "required" if role == "required" else "forbidden or absent"
-        return ToolChoice(None, f"no listed tool has execution.taskSupport {what} without destructiveHint; "
-                                f"pass {role_flag(role)}", source="none")
+        return ToolChoice(None, Reason(setting(f"no listed tool has execution.taskSupport {what} without "
+                                               "destructiveHint", f"pass {role_flag(role)}")), source="none")
     candidates.sort(key=lambda c: c[0])
     rank, tool = candidates[0]
     support = _support(tool) or "absent"

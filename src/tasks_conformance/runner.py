@@ -12,14 +12,15 @@ import threading
 import time
 import traceback
 from collections.abc import Callable
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from datetime import UTC, datetime
 
 import anyio
 
 from tasks_conformance import __version__
+from tasks_conformance.causes import Cause, CauseKind, Reason, cause_of, setting
 from tasks_conformance.checks import CHECKS, CheckSpec, ordered_checks
-from tasks_conformance.checks.common import PRECONDITIONS, need_wire
+from tasks_conformance.checks.common import NO_TASKS_WIRE, PRECONDITIONS, need_wire
 from tasks_conformance.checks.registry import Verdict, could_not_run, not_applicable
 from tasks_conformance.config import RunConfig
 from tasks_conformance.evidence import Discovery, Evidence, ProbeRecord, ToolChoice
@@ -76,28 +77,27 @@ def choose_tool(config: RunConfig, d: Discovery, dialect: WireDialect) -> ToolCh
     if config.tool_name:
         return _named_tool(config, d, dialect, listed, shown)
     if not dialect.tools_declare_task_support:
-        return ToolChoice(
-            None,
+        return ToolChoice(None, Reason(setting(
             "on the extension wire tools carry no task metadata, so tasks-conformance cannot guess which tool "
-            f"runs as a task; name one with --tool-name (listed: {shown or 'none'})",
-        )
+            "runs as a task", f"name one with --tool-name (listed: {shown or 'none'})",
+        )))
     return _picked_tool(config, d, shown)
 
 
 def _named_tool(config: RunConfig, d: Discovery, dialect: WireDialect, listed: list[str], shown: str) -> ToolChoice:
     if d.tools_listed and config.tool_name not in listed:
-        return ToolChoice(None, f"--tool-name {config.tool_name!r} is not among the listed tools: {shown or 'none'}")
+        return ToolChoice(None, Reason(setting(
+            f"--tool-name {config.tool_name!r} is not among the listed tools: {shown or 'none'}", "", "--tool-name")))
     if dialect.tools_declare_task_support and d.tools_replies:
         support = get_path(d.tool_named(config.tool_name) or {}, "execution", "taskSupport")
         if support not in ("optional", "required"):
             capable = [str(t.get("name")) for t in d.task_capable_tools][:10]
             # A client MUST NOT send params.task for it; doing so would judge our mistake.
-            return ToolChoice(
-                None,
+            return ToolChoice(None, Reason(setting(
                 f"--tool-name {config.tool_name!r} has execution.taskSupport {support or 'absent (forbidden)'!r}, "
                 "so it cannot run as a task on 2025-11-25; name one of: "
-                + (", ".join(capable) or "none of the listed tools is task-capable"),
-            )
+                + (", ".join(capable) or "none of the listed tools is task-capable"), "", "--tool-name",
+            )))
     return ToolChoice(config.tool_name, "chosen with --tool-name", dict(config.tool_args), source="flag")
 
 
@@ -111,11 +111,10 @@ def _picked_tool(config: RunConfig, d: Discovery, shown: str) -> ToolChoice:
         read_only = get_path(t, "annotations", "readOnlyHint") is True
         candidates.append(((0 if support == "required" else 1, 0 if read_only else 1), t))
     if not candidates:
-        return ToolChoice(
-            None,
+        return ToolChoice(None, Reason(setting(
             "no listed tool has execution.taskSupport required or optional without destructiveHint "
-            f"(listed: {shown or 'none'}); name one with --tool-name",
-        )
+            f"(listed: {shown or 'none'})", "name one with --tool-name",
+        )))
     candidates.sort(key=lambda c: c[0])
     (support_rank, ro_rank), tool = candidates[0]
     why = (f"taskSupport {'required' if support_rank == 0 else 'optional'}"
@@ -151,7 +150,7 @@ def judge(spec: CheckSpec, ev: Evidence, interrupted: bool) -> Verdict:
     judge_fn = spec.judges.get(ev.wire)
     if judge_fn is None:
         if ev.wire is Wire.NONE:
-            return need_wire(ev) or could_not_run("the server offers no tasks wire", blocked_by="tasks-wire-resolvable")
+            return need_wire(ev) or could_not_run(NO_TASKS_WIRE, blocked_by="tasks-wire-resolvable")
         return not_applicable(f"applies to the {'/'.join(sorted(spec.wires - {Wire.NONE}))} wire, not {ev.wire}")
     if spec.transports is not None and ev.transport not in spec.transports:
         return not_applicable(f"applies over {'/'.join(sorted(spec.transports))} only, not {ev.transport}")
@@ -162,25 +161,27 @@ def judge(spec: CheckSpec, ev: Evidence, interrupted: bool) -> Verdict:
     for name in spec.probes:
         rec = ev.records.get(name)
         if rec is not None and rec.harness_problem:
-            return could_not_run(rec.harness_problem, details={"origin": "harness"})
+            return could_not_run(Cause(rec.harness_problem, CauseKind.HARNESS), details={"origin": "harness"})
     try:
         pre = PRECONDITIONS[spec.needs](ev) if spec.needs else None
         verdict = pre if pre is not None else judge_fn.fn(ev.restricted_to(spec.probes))
     except Exception as exc:
         return could_not_run(
-            f"internal error in the check (a tasks-conformance bug, not the server's): {type(exc).__name__}: {exc}",
+            Cause(f"internal error in the check (a tasks-conformance bug, not the server's): "
+                  f"{type(exc).__name__}: {exc}", CauseKind.HARNESS),
             details={"origin": "harness", "traceback": traceback.format_exc(limit=5)},
         )
     if interrupted and verdict.skip_reason == "could-not-run":
-        return could_not_run("the run was interrupted before this check's traffic finished")
+        return could_not_run(Cause("the run was interrupted before this check's traffic finished",
+                                   CauseKind.INTERRUPTED))
     if verdict.status == "failed":
         missing = [seq for seq in verdict.evidence if _not_kept(ev.wire_log.get(seq))]
         if missing:
             # A failure must rest on frames we still hold; past the log's bounds (a flood) it cannot.
-            return could_not_run(
+            return could_not_run(Cause(
                 f"the frames this verdict rests on ({', '.join(map(str, missing[:5]))}) were not kept: the wire "
-                f"log was over its bounds ({ev.wire_log.dropped} frames dropped)",
-            )
+                f"log was over its bounds ({ev.wire_log.dropped} frames dropped)", CauseKind.FRAMES_DROPPED,
+            ))
     return verdict
 
 
@@ -194,11 +195,12 @@ def role_unassigned(role: str, ev: Evidence) -> Verdict | None:
         return None
     if need_wire(ev) is not None:
         return need_wire(ev)
-    why = choice.reason if choice is not None else f"no tool has the {role} role; pass {role_flag(role)}"
-    message = f"needs a tool for the {role} role ({ROLE_HELP[role]}): {why}"
+    why = (cause_of(choice.reason) if choice is not None
+           else setting(f"no tool has the {role} role", f"pass {role_flag(role)}"))
+    cause = replace(why, text=f"needs a tool for the {role} role ({ROLE_HELP[role]}): {why.text}")
     if ev.profile == "full" or (choice is not None and choice.source == "flag"):
-        return could_not_run(message, details={"role": role, "flag": role_flag(role)})
-    return not_applicable(message)
+        return could_not_run(cause, details={"role": role, "flag": role_flag(role)})
+    return not_applicable(cause.message)
 
 
 def wanted_roles(selected: list[CheckSpec], wire: Wire) -> set[str]:
@@ -340,7 +342,7 @@ def _check_result(spec: CheckSpec, ev: Evidence, interrupted: bool) -> CheckResu
     requirements = spec.requirement_ids(ev.wire)
     return CheckResult(
         id=spec.id, category=spec.category, title=spec.title, description=spec.description,
-        requirements=requirements, broken=[r for r in requirements if r in verdict.broken],
+        requirements=requirements, broken=[r for r in requirements if r in verdict.broken], cause=verdict.cause,
         status=verdict.status,  # type: ignore[arg-type]
         skipReason=verdict.skip_reason,  # type: ignore[arg-type]
         message=redactor.text(verdict.message), warnings=[redactor.text(w) for w in verdict.warnings],

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
+from tasks_conformance.checks.common import got
 from tasks_conformance.checks.registry import Verdict, check, could_not_run, failed, passed
 from tasks_conformance.evidence import Base64Name, BaseHttp, BentEnvelope, DeclaredCall, Evidence
 from tasks_conformance.protocol import (
@@ -125,7 +126,7 @@ def _answered(rec: BentEnvelope, reply: Reply | None, what: str) -> Reply | Verd
     if reply is None:
         return could_not_run(rec.not_run or rec.harness_problem or f"{what} was not sent")
     if not reply.answered:
-        return could_not_run(f"{what} got {reply.describe()}", evidence=reply.seqs())
+        return could_not_run(got(f"{what} got {reply.describe()}", reply), evidence=reply.seqs())
     return reply
 
 
@@ -229,7 +230,7 @@ def unknown_method_not_found(ev: Evidence) -> Verdict:
     seqs = [*reply.seqs(), *(o.request_seq for o in (rec.get, rec.delete) if o is not None)]
     warnings = _endpoint_warnings(ev, rec)
     if not reply.answered and reply.status is None:
-        return could_not_run(f"the unknown method got {reply.describe()}", evidence=seqs)
+        return could_not_run(got(f"the unknown method got {reply.describe()}", reply), evidence=seqs)
     problems = []
     if reply.error_code != ERR_METHOD_NOT_FOUND:
         problems.append(f"got {reply.describe()}, not -32601")
@@ -297,7 +298,8 @@ def foreign_origin_forbidden(ev: Evidence) -> Verdict:
     if reply is None:
         return could_not_run(rec.not_run or rec.harness_problem or "the request with a foreign Origin was not sent")
     if reply.status is None:
-        return could_not_run(f"the request with a foreign Origin got {reply.describe()}", evidence=reply.seqs())
+        return could_not_run(got(f"the request with a foreign Origin got {reply.describe()}", reply),
+                             evidence=reply.seqs())
     if reply.status != 403:
         return failed(f"tools/list with Origin: http://tasks-conformance.invalid got {reply.describe()} "
                       f"(HTTP {reply.status}); a present but invalid Origin must get 403 (S-CORE-MUST-14)",
@@ -327,7 +329,7 @@ def mcp_name_base64(ev: Evidence) -> Verdict:
     if reply is None:
         return could_not_run(rec.not_run or rec.harness_problem or "the base64-wrapped tasks/get was not sent")
     if not reply.answered:
-        return could_not_run(f"the base64-wrapped tasks/get got {reply.describe()}", evidence=reply.seqs())
+        return could_not_run(got(f"the base64-wrapped tasks/get got {reply.describe()}", reply), evidence=reply.seqs())
     if not reply.ok or get_path(reply.result, "taskId") != rec.task_id:
         what = reply.describe() if not reply.ok else f"a result about {get_path(reply.result, 'taskId')!r}"
         return failed(f"tasks/get with Mcp-Name {str(rec.sent_name)[:60]!r} (the task id, base64-wrapped) got {what}; "

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from tasks_conformance.checks.common import got
 from tasks_conformance.checks.registry import Verdict, check, could_not_run, failed, not_applicable, passed
 from tasks_conformance.checks.shapes import reply_seqs, result_of
 from tasks_conformance.evidence import Cancel, DeclaredCall, Evidence
@@ -55,9 +56,9 @@ def extension_cancel(ev: Evidence) -> Verdict:
         # An ended task may be deleted once its TTL has run out (S-EXT-MAY-04): "not found", to the
         # cancel and to the tasks/get after it, is then the right answer, and there is no ack to judge.
         # (A task still found afterwards was refused, not deleted: that fails below.)
-        return could_not_run(f"the task had ended ({rec.status_before}) and tasks/cancel found it no longer "
+        return could_not_run(got(f"the task had ended ({rec.status_before}) and tasks/cancel found it no longer "
                              f"({rec.cancel.describe()}); a task may be deleted once its TTL has run out "
-                             "(S-EXT-MAY-04), so there is no ack to judge", evidence=seqs)
+                             "(S-EXT-MAY-04), so there is no ack to judge", rec.cancel), evidence=seqs)
     if rec.cancel.error is not None:
         return failed(f"tasks/cancel on a known task got {rec.cancel.describe()}; it MUST ack (S-EXT-MUST-16)",
                       broken=("S-EXT-MUST-16",),

@@ -3,18 +3,33 @@
 from __future__ import annotations
 
 from collections.abc import Callable
+from typing import TYPE_CHECKING
 
+from tasks_conformance.causes import Cause, CauseKind, setting
 from tasks_conformance.checks.registry import Need, Verdict, could_not_run
 from tasks_conformance.evidence import DeclaredCall, Evidence, Poll, StopReason
 from tasks_conformance.evidence.records import POLL_BYTE_BUDGET_MIB
 from tasks_conformance.wires import Wire
 
+if TYPE_CHECKING:
+    from tasks_conformance.rpc.peer import Reply
+
+NO_TASKS_WIRE = Cause("the server offers no tasks wire", CauseKind.NO_TASKS_WIRE)
+
+
+def got(text: str, *replies: Reply | None) -> str | Cause:
+    """A could-not-run about what requests got: when an answer was lost to a setting (over
+    --max-message-bytes, refused credentials), the cause names that setting."""
+    flags = tuple(dict.fromkeys(f for r in replies if r is not None for f in r.flags))
+    return setting(text, "", *flags) if flags else text
+
 
 def need_wire(ev: Evidence) -> Verdict | None:
     if ev.discovery.connection_problem is not None:
-        return could_not_run("could not talk to the server", blocked_by="tasks-wire-resolvable")
+        return could_not_run(Cause("could not talk to the server", CauseKind.UNREACHABLE),
+                             blocked_by="tasks-wire-resolvable")
     if ev.wire is Wire.NONE:
-        return could_not_run("the server offers no tasks wire", blocked_by="tasks-wire-resolvable")
+        return could_not_run(NO_TASKS_WIRE, blocked_by="tasks-wire-resolvable")
     return None
 
 
@@ -45,17 +60,17 @@ def need_task(ev: Evidence) -> Verdict | None:
             if reply.result.get("resultType") == "input_required" else "a plain result"
         )
         return could_not_run(
-            f"tool {tool!r} answered the declared tools/call with {kind}, so there is no task to inspect; "
-            "choose a tool that runs as a task with --tool-name",
+            setting(f"tool {tool!r} answered the declared tools/call with {kind}, so there is no task to inspect",
+                    "choose a tool that runs as a task with --tool-name"),
             evidence=reply.seqs(),
         )
     if reply.answered:
         return could_not_run(
-            f"the declared tools/call of {tool!r} got {reply.describe()}, so no task exists; check "
-            "--tool-name/--tool-args",
+            setting(f"the declared tools/call of {tool!r} got {reply.describe()}, so no task exists",
+                    "check --tool-name/--tool-args"),
             evidence=reply.seqs(),
         )
-    return could_not_run(f"the declared tools/call got {reply.describe()}", evidence=reply.seqs())
+    return could_not_run(got(f"the declared tools/call got {reply.describe()}", reply), evidence=reply.seqs())
 
 
 def need_terminal(ev: Evidence) -> Verdict | None:
@@ -71,18 +86,18 @@ def need_terminal(ev: Evidence) -> Verdict | None:
 def _why_not_terminal(ev: Evidence, poll: Poll) -> Verdict:
     elapsed = poll.elapsed_ms
     if poll.stop is StopReason.POLL_TIMEOUT:
-        return could_not_run(
+        return could_not_run(setting(
             f"the task was still {poll.final_status!r} when polling stopped after {elapsed} ms "
-            f"(--poll-timeout {ev.poll_timeout_ms} ms); raise --poll-timeout or pick a quicker tool"
-        )
+            f"(--poll-timeout {ev.poll_timeout_ms} ms)", "raise --poll-timeout or pick a quicker tool",
+        ))
     if poll.stop is StopReason.STUCK_INPUT_REQUIRED:
         keys = poll.unanswered_keys
         named = f" (keys {', '.join(map(str, keys[:5]))})" if keys else ""
         given = "none of --input-responses fits its requests" if ev.input_responses else "no answer was given"
-        return could_not_run(
-            f"the task stayed input_required for {len(poll.statuses)} polls ({elapsed} ms){named} "
-            f"and {given}; pass --input-responses with an answer per key (or a \"*\" answer)"
-        )
+        return could_not_run(setting(
+            f"the task stayed input_required for {len(poll.statuses)} polls ({elapsed} ms){named} and {given}",
+            'pass --input-responses with an answer per key (or a "*" answer)',
+        ))
     if poll.stop is StopReason.POLL_BUDGET:
         return could_not_run(
             f"polling stopped after {elapsed} ms: the tasks/get answers passed {POLL_BYTE_BUDGET_MIB} MiB in all "

@@ -5,6 +5,8 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
+from tasks_conformance.causes import setting
+from tasks_conformance.checks.common import got
 from tasks_conformance.checks.registry import Verdict, check, could_not_run, failed, passed
 from tasks_conformance.checks.shapes import draft_code_hint, missing_task_fields, result_of, status_problem
 from tasks_conformance.evidence import DeclaredCall, Evidence, RequiredUndeclared, SyncWithTask, UndeclaredCall
@@ -46,14 +48,14 @@ def _created_result(ev: Evidence) -> tuple[Any, list[int], Verdict | None]:
     reply = ev.get(DeclaredCall).call
     if reply is None or not reply.answered:
         return None, [], could_not_run(
-            f"the declared tools/call got {reply.describe() if reply else 'no reply'}",
+            got(f"the declared tools/call got {reply.describe() if reply else 'no reply'}", reply),
             evidence=reply.seqs() if reply else [],
         )
     seqs = reply.seqs()
     if reply.error is not None:
         return None, seqs, could_not_run(
-            f"the declared tools/call of {ev.tool_name!r} failed with {reply.describe()}; "
-            "check --tool-name/--tool-args",
+            setting(f"the declared tools/call of {ev.tool_name!r} failed with {reply.describe()}",
+                    "check --tool-name/--tool-args"),
             evidence=seqs,
         )
     result = result_of(ev, reply)
@@ -185,8 +187,8 @@ def _undeclared_reply(
         # A synchronous run of a slow tool is allowed (S-EXT-MAY-01); from outside a slow answer
         # and a hung one look alike, so this cannot be a failure.
         return None, could_not_run(
-            f"the undeclared tools/call of {ev.tool_name!r} got {reply.describe()}; a synchronous run may simply "
-            "take longer: raise --timeout, or name a quicker task-capable tool",
+            setting(f"the undeclared tools/call of {ev.tool_name!r} got {reply.describe()}",
+                    "a synchronous run may simply take longer: raise --timeout, or name a quicker task-capable tool"),
             evidence=reply.seqs(),
         )
     hint = draft_code_hint(reply.error_code)
@@ -301,8 +303,8 @@ def _required_reply(ev: Evidence) -> tuple[Reply | None, Verdict | None]:
     if reply is None:
         return None, could_not_run(rec.not_run or rec.harness_problem or "the required tool's tools/call did not run")
     if not reply.answered:
-        return None, could_not_run(f"the tools/call of the required tool {rec.tool!r} without a task got "
-                                   f"{reply.describe()}", evidence=reply.seqs())
+        return None, could_not_run(got(f"the tools/call of the required tool {rec.tool!r} without a task got "
+                                   f"{reply.describe()}", reply), evidence=reply.seqs())
     if reply.ok and (rec.created.task_id is not None or get_path(reply.result, "resultType") == "task"):
         return None, failed(f"the required tool {rec.tool!r} called without a task returned a task; a task exists "
                             "only when the request asks for one (S-LEG-MUST-02, S-EXT-MUST-01)",
@@ -388,16 +390,17 @@ def legacy_forbidden_task_refused(ev: Evidence) -> Verdict:
         return could_not_run(rec.not_run or rec.harness_problem or "the sync tool's tools/call did not run")
     seqs, tool = reply.seqs(), rec.tool
     if not reply.answered:
-        return could_not_run(f"the tools/call of the sync tool {tool!r} with params.task got {reply.describe()}",
+        answer = reply.describe()
+        return could_not_run(got(f"the tools/call of the sync tool {tool!r} with params.task got {answer}", reply),
                              evidence=seqs)
     if reply.error_code == ERR_METHOD_NOT_FOUND:
         return passed(f"the never-task tool {tool!r} called with params.task got -32601", evidence=seqs)
     if reply.error is not None:
-        got = f"error {reply.error_code}"
+        answer = f"error {reply.error_code}"
     elif rec.created.task_id is not None:
-        got = "a task (CreateTaskResult)"
+        answer = "a task (CreateTaskResult)"
     else:
-        got = "a result (params.task ignored)"
-    return passed(f"the never-task tool {tool!r} called with params.task got {got}", evidence=seqs,
+        answer = "a result (params.task ignored)"
+    return passed(f"the never-task tool {tool!r} called with params.task got {answer}", evidence=seqs,
                   warnings=[f"a tool whose execution.taskSupport is forbidden or absent, called with params.task, "
-                            f"should get -32601 (S-LEG-SHOULD-01); got {got}"])
+                            f"should get -32601 (S-LEG-SHOULD-01); got {answer}"])

@@ -4,11 +4,14 @@ from __future__ import annotations
 
 from typing import Any
 
+from tasks_conformance.causes import Cause, CauseKind
 from tasks_conformance.checks.registry import Verdict, check, could_not_run, failed, passed
 from tasks_conformance.evidence import Evidence
 from tasks_conformance.protocol import EXT_TASKS
-from tasks_conformance.result import HTTP_STATUS
 from tasks_conformance.wires import Wire, dialect_for
+
+# The details key holding the HTTP status the handshake got when it got no JSON-RPC answer.
+HTTP_STATUS = "httpStatus"
 
 WIRE_RESOLVABLE = check(
     id="tasks-wire-resolvable",
@@ -36,9 +39,13 @@ def _unreachable_or_unexpected(ev: Evidence) -> Verdict | None:
         # (the incomplete cause's fix says so instead of "nothing answered").
         status = next((r.status for r in (d.initialize_reply, d.discover_reply)
                        if r is not None and not r.answered and r.status is not None), None)
+        kind = d.connection_problem_kind
         if status is not None:
             details = {**details, HTTP_STATUS: status}
-        return could_not_run(f"could not talk to the server: {d.connection_problem}", evidence=seqs, details=details)
+            if kind is CauseKind.UNREACHABLE:
+                kind = CauseKind.HTTP_STATUS
+        cause = Cause(f"could not talk to the server: {d.connection_problem}", kind, http_status=status)
+        return could_not_run(cause, evidence=seqs, details=details)
     if d.wire is not Wire.NONE and ev.expect_wire != "any" and d.wire != ev.expect_wire:
         return failed(
             f"--expect-wire {ev.expect_wire}, but the server speaks the {d.wire} wire (protocol {d.era})",

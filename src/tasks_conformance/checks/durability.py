@@ -3,6 +3,7 @@ connection that names its id, since the 2026-07-28 wire keeps no per-connection 
 
 from __future__ import annotations
 
+from tasks_conformance.checks.common import got
 from tasks_conformance.checks.registry import Verdict, check, could_not_run, failed, passed
 from tasks_conformance.evidence import DeclaredCall, Durability, Evidence
 from tasks_conformance.protocol import get_path
@@ -37,7 +38,7 @@ def created_task_durable(ev: Evidence) -> Verdict:
     if first is None:
         return could_not_run(rec.not_run or rec.harness_problem or "the immediate tasks/get was not sent")
     if not first.answered:
-        return could_not_run(f"the immediate tasks/get got {first.describe()}", evidence=first.seqs())
+        return could_not_run(got(f"the immediate tasks/get got {first.describe()}", first), evidence=first.seqs())
     if not first.ok:
         return failed(
             f"tasks/get sent straight after the CreateTaskResult got {first.describe()}: a server sends "
@@ -58,8 +59,8 @@ def created_task_durable(ev: Evidence) -> Verdict:
                       f"connection does not apply: {why}", evidence=seqs)
     seqs += fresh.seqs()
     if not fresh.answered:
-        return could_not_run(f"the immediate read found the task, but the tasks/get from a brand-new HTTP "
-                             f"connection got {fresh.describe()}", evidence=seqs)
+        return could_not_run(got(f"the immediate read found the task, but the tasks/get from a brand-new HTTP "
+                             f"connection got {fresh.describe()}", fresh), evidence=seqs)
     problem = fresh.describe() if not fresh.ok else _other_task(fresh.result, rec.task_id)
     if problem:
         return failed(

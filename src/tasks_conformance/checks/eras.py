@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from tasks_conformance.checks.common import got
 from tasks_conformance.checks.registry import Verdict, check, could_not_run, failed, not_applicable, passed
 from tasks_conformance.evidence import Evidence, LegacyDeclaresExtension
 from tasks_conformance.protocol import get_path
@@ -34,10 +35,11 @@ def extension_in_initialize_ignored(ev: Evidence) -> Verdict:
         if init.answered:
             return not_applicable(f"the server does not serve 2025-11-25 (initialize got {init.describe()}), so "
                                   "it has no legacy session to keep apart", evidence=init.seqs())
-        return could_not_run(f"the 2025-11-25 initialize got {init.describe()}", evidence=init.seqs())
+        return could_not_run(got(f"the 2025-11-25 initialize got {init.describe()}", init), evidence=init.seqs())
     call = rec.call
     if call is None or not call.answered:
-        return could_not_run(f"the tools/call on the 2025-11-25 session got {call.describe() if call else 'no answer'}",
+        answer = call.describe() if call else "no answer"
+        return could_not_run(got(f"the tools/call on the 2025-11-25 session got {answer}", call),
                              evidence=init.seqs())
     seqs = [*init.seqs(), *call.seqs()]
     result = call.result if call.ok else None

@@ -5,7 +5,7 @@ from __future__ import annotations
 import json
 from typing import Any
 
-from tasks_conformance.checks.common import need_wire
+from tasks_conformance.checks.common import NO_TASKS_WIRE, need_wire
 from tasks_conformance.checks.registry import Verdict, check, could_not_run, failed, passed
 from tasks_conformance.evidence import Evidence
 from tasks_conformance.protocol import META_SUBSCRIPTION_ID, get_path
@@ -121,7 +121,7 @@ def framing_without_a_wire(ev: Evidence) -> Verdict:
     findings = _findings(ev, subscriptions=False)
     if findings.by_kind:
         return _failure(ev, findings, subscriptions=False)
-    return need_wire(ev) or could_not_run("the server offers no tasks wire", blocked_by="tasks-wire-resolvable")
+    return need_wire(ev) or could_not_run(NO_TASKS_WIRE, blocked_by="tasks-wire-resolvable")
 
 
 # The kinds are plural phrases; one of a kind reads in the singular.

@@ -4,6 +4,7 @@ extension, on the tasks/result stream on legacy. Judged on the `input` probe rol
 
 from __future__ import annotations
 
+from tasks_conformance.causes import setting
 from tasks_conformance.checks.registry import Verdict, check, could_not_run, failed, not_applicable, passed
 from tasks_conformance.checks.role_tasks import role_task
 from tasks_conformance.checks.shapes import reply_seqs, result_of
@@ -80,12 +81,14 @@ def extension_input(ev: Evidence) -> Verdict:
     if ev.input_responses is None:
         last = poll.last_get
         keys = sorted(get_path(last.result, "inputRequests") or {}) if last is not None else []
-        return could_not_run(
-            f"the task asks for input (keys: {', '.join(map(str, keys[:5])) or 'none'}); pass "
-            "--input-responses '{\"<key>\": {...}}' to test the tasks/update flow"
-        )
+        return could_not_run(setting(
+            f"the task asks for input (keys: {', '.join(map(str, keys[:5])) or 'none'})",
+            "pass --input-responses '{\"<key>\": {...}}' to test the tasks/update flow",
+        ))
     if not poll.updates:
-        return could_not_run(f"--input-responses has no answer for the requested keys {poll.unanswered_keys[:5]}")
+        keys = poll.unanswered_keys[:5]
+        return could_not_run(setting(f"--input-responses has no answer for the requested keys {keys}",
+                                     "", "--input-responses"))
     seqs = reply_seqs(*(u.reply for u in poll.updates))
     for upd in poll.updates:
         result = result_of(ev, upd.reply)

@@ -7,6 +7,7 @@ import json
 from collections.abc import Iterator
 from typing import TYPE_CHECKING, Any
 
+from tasks_conformance.checks.common import got
 from tasks_conformance.checks.registry import Verdict, check, could_not_run, failed, not_applicable, passed
 from tasks_conformance.evidence import DeclaredCall, Evidence, Poll, StaleInput, UndeclaredInput
 from tasks_conformance.protocol import ERR_INVALID_PARAMS, META_CLIENT_CAPS, get_path
@@ -193,7 +194,7 @@ def stale_input_ignored(ev: Evidence) -> Verdict:
         return could_not_run(rec.not_run or rec.harness_problem or "the stale tasks/update was not sent")
     keys = ", ".join(repr(k) for k in rec.keys)
     if not upd.answered:
-        return could_not_run(f"tasks/update with stale keys got {upd.describe()}", evidence=upd.seqs())
+        return could_not_run(got(f"tasks/update with stale keys got {upd.describe()}", upd), evidence=upd.seqs())
     if upd.error_code == ERR_INTERNAL:
         return failed(f"tasks/update with keys the task was not waiting for ({keys}) got {upd.describe()}; "
                       "they should be ignored and the update acked (S-EXT-SHOULD-03), and an internal error is "

@@ -9,6 +9,8 @@ from __future__ import annotations
 from itertools import pairwise
 from typing import TYPE_CHECKING, Any
 
+from tasks_conformance.causes import setting
+from tasks_conformance.checks.common import got
 from tasks_conformance.checks.registry import Verdict, check, could_not_run, failed, not_applicable, passed
 from tasks_conformance.checks.shapes import reply_seqs, result_of
 from tasks_conformance.evidence import (
@@ -72,15 +74,16 @@ def result_blocks(ev: Evidence) -> Verdict:
     ended_at = next((g.response_seq or 0 for g, st in reads if st in TERMINAL_STATUSES), None)
     seqs = [*reply.seqs(), *reply_seqs(*(g for g, _ in reads))][:20]
     if ended_at is not None and ended_at < sent:
-        return could_not_run("the task had already been seen to end when tasks/result was sent, so nothing shows "
-                             "whether it blocks; use a longer-running tool (--tool-name/--tool-args)", evidence=seqs)
+        return could_not_run(setting("the task had already been seen to end when tasks/result was sent, so nothing "
+                                     "shows whether it blocks", "use a longer-running tool (--tool-name/--tool-args)"),
+                             evidence=seqs)
     if not reply.answered:
         if reply.timed_out:
             return failed(f"tasks/result sent while the task ran was not answered ({reply.describe()}), though "
                           f"polling saw the task end {poll.final_status}; it must answer once the task is terminal "
                           "(S-LEG-MUST-11)", broken=("S-LEG-MUST-11",), evidence=seqs,
                           details={"expected": "an answer once the task ended", "actual": reply.describe()})
-        return could_not_run(f"tasks/result sent while the task ran got {reply.describe()}", evidence=seqs)
+        return could_not_run(got(f"tasks/result sent while the task ran got {reply.describe()}", reply), evidence=seqs)
     answered = reply.response_seq or 0
     still_running = [(g, st) for g, st in reads if g.request_seq > answered and st not in TERMINAL_STATUSES]
     if still_running:
@@ -150,7 +153,7 @@ def list_includes_task(ev: Evidence) -> Verdict:
     seqs = reply_seqs(*rec.pages)
     for n, page in enumerate(rec.pages, start=1):
         if not page.answered:
-            return could_not_run(f"tasks/list page {n} got {page.describe()}", evidence=seqs)
+            return could_not_run(got(f"tasks/list page {n} got {page.describe()}", page), evidence=seqs)
         if page.error is not None:
             why = ("the server declares tasks.list" if n == 1
                    else "the cursor was the server's own nextCursor (S-LEG-MUST-16)")
@@ -193,7 +196,8 @@ def list_invalid_cursor(ev: Evidence) -> Verdict:
         return rec
     reply = rec.bad_cursor_reply
     if reply is None or not reply.answered:
-        return could_not_run(f"tasks/list with a made-up cursor got {reply.describe() if reply else 'no answer'}",
+        answer = reply.describe() if reply else "no answer"
+        return could_not_run(got(f"tasks/list with a made-up cursor got {answer}", reply),
                              evidence=reply_seqs(reply))
     if reply.error_code != ERR_INVALID_PARAMS:
         return failed(f"tasks/list with the made-up cursor {rec.bad_cursor!r} got {reply.describe()}, not -32602 "
@@ -224,7 +228,7 @@ def task_id_wins(ev: Evidence) -> Verdict:
     seqs = reply_seqs(ours, other)
     lost = next((r for r in (ours, other) if not r.answered and not r.timed_out), None)
     if lost is not None:
-        return could_not_run(f"tasks/get with a related-task _meta got {lost.describe()}", evidence=seqs)
+        return could_not_run(got(f"tasks/get with a related-task _meta got {lost.describe()}", lost), evidence=seqs)
     problems: list[str] = []
     if ours.answered and not ours.ok:
         problems.append(f"tasks/get of our task with _meta naming {rec.other_id!r} got {ours.describe()}")
@@ -244,8 +248,8 @@ def task_id_wins(ev: Evidence) -> Verdict:
         problems += [f"tasks/get {'of our task' if r is ours else 'of an unknown id'} carrying a related-task _meta "
                      f"got {r.describe()}, while the same request without it is answered" for r in unanswered]
     elif unanswered and not problems:
-        return could_not_run(f"tasks/get with a related-task _meta got {unanswered[0].describe()}, and no plain "
-                             "tasks/get was answered either", evidence=seqs)
+        return could_not_run(got(f"tasks/get with a related-task _meta got {unanswered[0].describe()}, and no plain "
+                             "tasks/get was answered either", unanswered[0]), evidence=seqs)
     if problems:
         return failed("; ".join(problems) + " — the server did not ignore the related-task _meta; params.taskId "
                       "must pick the task (S-LEG-MUST-14)", broken=("S-LEG-MUST-14",), evidence=seqs,
@@ -449,8 +453,8 @@ def progress_token(ev: Evidence) -> Verdict:
     ended = rec.ended
     if rec.result is None or not rec.result.answered or ended is None or not ended.ok \
             or get_path(ended.result, "status") not in TERMINAL_STATUSES:
-        return could_not_run("the task with a progressToken was not seen to end (tasks/result: "
-                             f"{rec.result.describe() if rec.result else 'not sent'})", evidence=seqs)
+        return could_not_run(got("the task with a progressToken was not seen to end (tasks/result: "
+                             f"{rec.result.describe() if rec.result else 'not sent'})", rec.result), evidence=seqs)
     tokens = [(seq, get_path(ev.frame_json(seq), "params", "progressToken")) for seq in rec.frames]
     ours = [seq for seq, token in tokens if token == rec.token]
     foreign = [(seq, token) for seq, token in tokens if token != rec.token]

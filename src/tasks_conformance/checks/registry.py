@@ -11,6 +11,7 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Literal
 
+from tasks_conformance.causes import Cause, cause_of
 from tasks_conformance.roles import ROLES
 from tasks_conformance.wires import Wire
 
@@ -33,6 +34,7 @@ class Verdict:
     blocked_by: str | None = None
     # A failure: the requirement ids it found broken; empty means every rule the judge judges.
     broken: tuple[str, ...] = ()
+    cause: Cause | None = None  # a could-not-run: why, and the one thing to change
 
 
 Seqs = list[int] | tuple[int, ...]
@@ -54,11 +56,16 @@ def not_applicable(message: str, *, evidence: Seqs = ()) -> Verdict:
     return Verdict("skipped", message, "not-applicable", (), tuple(evidence))
 
 
-def could_not_run(message: str, *, blocked_by: str | None = None, evidence: Seqs = (),
+def could_not_run(cause: str | Cause, *, blocked_by: str | None = None, evidence: Seqs = (),
                   details: dict[str, Any] | None = None) -> Verdict:
+    """The check could not run: `cause` says why and what to change (a plain sentence is a cause
+    the check's `explain` text covers; a Reason from a probe record brings its own)."""
+    typed = cause_of(cause)
+    message = typed.message
     if blocked_by:
         message = f"{message} (see {blocked_by})"
-    return Verdict("skipped", message, "could-not-run", (), tuple(evidence), details or {}, blocked_by)
+    return Verdict("skipped", message, "could-not-run", (), tuple(evidence), details or {}, blocked_by,
+                   cause=typed)
 
 
 CheckFn = Callable[["Evidence"], Verdict]

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from tasks_conformance.causes import setting
 from tasks_conformance.checks.registry import Verdict, check, could_not_run, failed, not_applicable, passed
 from tasks_conformance.checks.role_tasks import role_terminal, terminal_read
 from tasks_conformance.checks.shapes import is_int
@@ -153,8 +154,9 @@ def _status_message_warning(task: Any, rule: str) -> list[str]:
 
 def _not_an_error_tool(rec: ToolErrorTask, what: str) -> Verdict:
     return could_not_run(
-        f"the tool-error tool {rec.tool!r} {what}, so it is not a tool that ends with isError: true; pass "
-        "--probe tool-error=TOOL naming one", evidence=rec.poll.last_get.seqs() if rec.poll.last_get else ())
+        setting(f"the tool-error tool {rec.tool!r} {what}, so it is not a tool that ends with isError: true",
+                "pass --probe tool-error=TOOL naming one"),
+        evidence=rec.poll.last_get.seqs() if rec.poll.last_get else ())
 
 
 @TOOL_ERROR_OUTCOME.judge(Wire.EXTENSION, requires=("S-EXT-MUST-13",))

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 from typing import Any, TypeVar
 
+from tasks_conformance.causes import setting
 from tasks_conformance.checks.common import _why_not_terminal
 from tasks_conformance.checks.registry import Verdict, could_not_run
 from tasks_conformance.evidence import Evidence, RoleTask, StopReason
@@ -25,10 +26,11 @@ def role_task(ev: Evidence, kind: type[R], role: str) -> tuple[R, Verdict | None
     tool, seqs = rec.tool or "?", reply.seqs()
     if reply.ok:
         return rec, could_not_run(
-            f"the {role} tool {tool!r} answered the declared tools/call with a plain result, so there is no task "
-            f"to judge; name a tool that runs as a task with {role_flag(role)}", evidence=seqs)
-    return rec, could_not_run(f"the declared tools/call of the {role} tool {tool!r} got {reply.describe()}, so no "
-                              f"task exists; check {role_flag(role)} and --probe-args {role}=", evidence=seqs)
+            setting(f"the {role} tool {tool!r} answered the declared tools/call with a plain result, so there is "
+                    "no task to judge", f"name a tool that runs as a task with {role_flag(role)}"), evidence=seqs)
+    return rec, could_not_run(setting(f"the declared tools/call of the {role} tool {tool!r} got {reply.describe()}, "
+                                      "so no task exists", f"check {role_flag(role)} and --probe-args {role}="),
+                              evidence=seqs)
 
 
 def role_terminal(ev: Evidence, kind: type[R], role: str) -> tuple[R, Verdict | None]:

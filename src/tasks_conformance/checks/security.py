@@ -11,6 +11,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
+from tasks_conformance.checks.common import got
 from tasks_conformance.checks.registry import Verdict, check, could_not_run, failed, not_applicable, passed
 from tasks_conformance.evidence import DeclaredCall, Evidence, OtherPrincipal, TaskIds
 from tasks_conformance.wires import Wire
@@ -204,7 +205,8 @@ def task_bound_to_principal(ev: Evidence, rule: str) -> Verdict:
                              "could not be seen whether tasks are bound to who created them; give the credentials "
                              "of another valid principal", evidence=seqs)
     if rec.initialize is not None and not rec.initialize.ok:
-        return could_not_run(f"the second principal's initialize got {rec.initialize.describe()}", evidence=seqs)
+        return could_not_run(got(f"the second principal's initialize got {rec.initialize.describe()}", rec.initialize),
+                             evidence=seqs)
     leaks = [f"{method} got a result" for method, r in rec.replies.items() if r.ok]
     unsure = [f"{method}: {r.describe()}" for method, r in rec.replies.items()
               if not r.answered and r.status not in (401, 403, 404)]

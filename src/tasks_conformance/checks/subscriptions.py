@@ -5,6 +5,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
+from tasks_conformance.checks.common import got
 from tasks_conformance.checks.registry import Verdict, check, could_not_run, failed, not_applicable, passed
 from tasks_conformance.checks.shapes import missing_task_fields, status_problem
 from tasks_conformance.evidence import DeclaredCall, Evidence, Listen
@@ -150,7 +151,7 @@ def subscription_stream_clean(ev: Evidence) -> Verdict:
     if isinstance(reply, Verdict):
         return reply
     if reply.error is not None:
-        return could_not_run(f"subscriptions/listen got {reply.describe()}",
+        return could_not_run(got(f"subscriptions/listen got {reply.describe()}", reply),
                              blocked_by="tasks-subscription-notifications", evidence=reply.seqs())
     on_stream: list[int] = []
     unsure: list[int] = []

@@ -6,6 +6,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
+from tasks_conformance.causes import CauseKind
 from tasks_conformance.protocol import get_path
 from tasks_conformance.wires import Wire, WireDialect, dialect_for
 
@@ -26,6 +27,7 @@ class Discovery:
     legacy_placement: str | None = None  # "capabilities.tasks" | "capabilities.experimental.tasks"
     looked_for: tuple[str, ...] = ()  # what was looked for on each era, when no wire was found
     connection_problem: str | None = None  # could not talk at all
+    connection_problem_kind: CauseKind = CauseKind.UNREACHABLE  # what to change about it
     negotiation_notes: tuple[str, ...] = ()
     # With --expect-wire and no wire of that era: the wire the server speaks instead, if any
     # (looked at only to say so; the run does not switch to it).

@@ -10,6 +10,7 @@ import contextlib
 from collections.abc import AsyncIterator
 from typing import TYPE_CHECKING
 
+from tasks_conformance.causes import Reason, setting
 from tasks_conformance.evidence import DeclaredCall, OtherPrincipal, Poll
 from tasks_conformance.probes import probe
 from tasks_conformance.probes.context import ProbeContext
@@ -34,7 +35,8 @@ ANONYMOUS_FIRST_ID = 3_500_001
 async def other_principal(ctx: ProbeContext) -> None:
     rec = ctx.record(OtherPrincipal)
     if not ctx.config.other_headers:
-        rec.not_run = "no second principal was given (--other-access-token or --other-header)"
+        rec.not_run = Reason(setting("no second principal was given (--other-access-token or --other-header)", "",
+                                     "--other-access-token", "--other-header"))
         return
     main = ctx.session.transport
     if main.kind != "http":

@@ -60,6 +60,9 @@ class Reply:
     decode_problem: str | None = None
     http: HttpMeta | None = None
     elapsed_ms: int = 0
+    # The flags a user may change to get an answer (an answer over --max-message-bytes, refused
+    # credentials): typed, for a could-not-run's fix; the problem texts say it for people.
+    flags: tuple[str, ...] = ()
 
     @property
     def ok(self) -> bool:
@@ -239,7 +242,7 @@ class Peer:
         problem = ev.problem or (
             f"HTTP {ev.status} with no JSON-RPC response" if ev.status is not None else "no response"
         )
-        p.reply = Reply(p.method, p.request_id, p.seq, transport_problem=problem, http=ev.http)
+        p.reply = Reply(p.method, p.request_id, p.seq, transport_problem=problem, http=ev.http, flags=ev.flags)
         p.done.set()
 
     def _answered_by(self, frame: Frame, data: bytes) -> _Pending | None:
@@ -276,8 +279,10 @@ class Peer:
         else it is kept as unmatched."""
         p = self._answered_by(frame, head) if problem else None
         if p is not None and p.reply is None:
+            oversize = FrameFlag.OVERSIZE in frame.flags
             self._settle(p, Reply(
                 p.method, p.request_id, p.seq, response_seq=frame.seq, decode_problem=problem, http=frame.http,
+                flags=("--max-message-bytes",) if oversize else (),
             ))
         else:
             self._keep_unmatched(frame)

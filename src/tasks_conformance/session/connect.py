@@ -16,6 +16,7 @@ from collections.abc import Mapping
 from dataclasses import replace
 from typing import Any
 
+from tasks_conformance.causes import CauseKind
 from tasks_conformance.config import PROTOCOL_LEGACY, PROTOCOL_MODERN, RunConfig
 from tasks_conformance.errors import ConnectFailed
 from tasks_conformance.evidence.discovery import Discovery
@@ -62,6 +63,9 @@ class Connection:
     # -- what negotiation learns ------------------------------------------------------------
 
     def _learn(self, **changes: Any) -> None:
+        if changes.get("connection_problem") is not None and "connection_problem_kind" not in changes:
+            known = self.transport.problem_kind() if self.transport is not None else None
+            changes["connection_problem_kind"] = known or CauseKind.UNREACHABLE
         self.discovery = replace(self.discovery, **changes)
 
     def _note(self, text: str) -> None:
@@ -108,7 +112,7 @@ class Connection:
         try:
             await self._open_transport()
         except ConnectFailed as exc:
-            self._learn(connection_problem=str(exc))
+            self._learn(connection_problem=str(exc), connection_problem_kind=exc.kind or CauseKind.UNREACHABLE)
             return self.discovery
         # --expect-wire names an era too: on a server of both eras, test the one asked for.
         pinned = self.config.protocol_version or EXPECTED_VERSION.get(self.config.expect_wire)
@@ -256,7 +260,7 @@ class Connection:
             try:
                 await self._reopen()
             except ConnectFailed as exc:
-                self._learn(connection_problem=str(exc))
+                self._learn(connection_problem=str(exc), connection_problem_kind=exc.kind or CauseKind.UNREACHABLE)
                 return
         assert self.transport is not None and self.peer is not None
         session = LegacySession(self.transport, self.peer, capabilities=client_capabilities(self.config))

@@ -14,6 +14,7 @@ from dataclasses import dataclass
 import anyio
 from anyio.streams.memory import MemoryObjectReceiveStream, MemoryObjectSendStream
 
+from tasks_conformance.causes import CauseKind
 from tasks_conformance.wirelog import Frame, HttpMeta, WireLog
 
 # How many inbound items may wait unread; the reader drains continuously, so this only
@@ -41,6 +42,7 @@ class ExchangeEnded:
     status: int | None
     http: HttpMeta | None
     problem: str | None = None  # why it ended abnormally (connection refused, oversize, bad type…)
+    flags: tuple[str, ...] = ()  # the flags that may get past the problem (--max-message-bytes…)
 
 
 @dataclass(frozen=True)
@@ -92,6 +94,11 @@ class Transport(abc.ABC):
     def failure_context(self) -> str:
         """Human text about why the peer may have failed (stderr tail, exit code)."""
         return ""
+
+    def problem_kind(self) -> CauseKind | None:
+        """What the user must change when this connection failed, where the transport knows
+        more than "nothing answered" (stdout that is not JSON, credentials refused)."""
+        return None
 
     async def _deliver(self, item: Inbound) -> None:
         try:

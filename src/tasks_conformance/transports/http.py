@@ -16,6 +16,7 @@ import anyio
 import httpx
 from anyio.abc import TaskGroup
 
+from tasks_conformance.causes import CauseKind, Reason, setting
 from tasks_conformance.transports.base import ExchangeEnded, Message, Transport
 from tasks_conformance.transports.http_tuning import http_transport
 from tasks_conformance.transports.sse import SseEvent, SseParser
@@ -207,10 +208,14 @@ class HttpTransport(Transport):
             # Anything, even a header value httpx/h11 cannot encode: this exchange fails, never
             # the run, because an exception escaping here would cancel the session.
             ex.problem = self._failure(exc, ex.url, deadline_s)
+        flags: tuple[str, ...] = ()
         if ex.problem is not None:
+            # The settings that may fix it travel as fields; the text is redacted for people.
+            flags = ex.problem.cause.flags if isinstance(ex.problem, Reason) else ()
             ex.problem = self.wire.redactor.text(ex.problem)
             self.wire.record("in", "event", b"", http=ex.meta, reply_to=seq, note=ex.problem)
-        await self._deliver(ExchangeEnded(reply_to=seq, status=ex.status, http=ex.meta, problem=ex.problem))
+        await self._deliver(ExchangeEnded(reply_to=seq, status=ex.status, http=ex.meta, problem=ex.problem,
+                                          flags=flags))
 
     async def _follow_redirects(
         self, method: str, data: bytes, req_headers: dict[str, str], seq: int, ex: _Exchange
@@ -254,6 +259,10 @@ class HttpTransport(Transport):
                 await resp.aclose()
         ex.problem = f"more than {_MAX_REDIRECTS} redirects"
 
+    def problem_kind(self) -> CauseKind | None:
+        # An OAuth refresh the authorization server refused: the 401s that followed say so.
+        return CauseKind.OAUTH if self.oauth is not None and self.oauth.refused else None
+
     def _failure(self, exc: Exception, url: str, deadline_s: float) -> str:
         """Why an exchange failed, in words (checked from the most specific kind down)."""
         if isinstance(exc, TimeoutError):
@@ -289,6 +298,8 @@ class HttpTransport(Transport):
             challenge = resp.headers.get("www-authenticate")
             if challenge:
                 hint += f"; WWW-Authenticate: {challenge[:200]}"
+            if self.oauth is None:
+                return Reason(setting(f"HTTP {status}: {hint}", "", "--access-token", "--header"))
         else:
             hint = HTTP_HINTS.get(status, "the server answered with an error status and no JSON-RPC response")
         return f"HTTP {status}: {hint}"
@@ -305,10 +316,10 @@ class HttpTransport(Transport):
                     "in", "http", b"", http=meta, reply_to=seq, note="oversize body discarded",
                     flags=(FrameFlag.OVERSIZE,),
                 )
-                return (
+                return Reason(setting(
                     f"HTTP response body larger than --max-message-bytes ({self.max_message_bytes} bytes); "
-                    "rejected"
-                )
+                    "rejected", "", "--max-message-bytes",
+                ))
         if not body and resp.status_code in (200, 202, 204):
             return None
         note = None
@@ -348,10 +359,10 @@ class HttpTransport(Transport):
                     "in", "sse", b"", http=meta, reply_to=seq, note="oversize SSE event discarded",
                     flags=(FrameFlag.OVERSIZE,),
                 )
-                return (
+                return Reason(setting(
                     f"an SSE event larger than --max-message-bytes ({self.max_message_bytes} bytes) "
-                    "was rejected and the stream closed"
-                )
+                    "was rejected and the stream closed", "", "--max-message-bytes",
+                ))
         for event in parser.end():
             await self._deliver_sse(event, meta, seq)
             delivered += 1

@@ -17,8 +17,8 @@ from collections.abc import Sequence
 import anyio
 from anyio.abc import ByteReceiveStream, ByteSendStream, Process
 
+from tasks_conformance.causes import CauseKind
 from tasks_conformance.errors import ConnectFailed
-from tasks_conformance.result import NOT_JSON_STDOUT
 from tasks_conformance.transports.base import Closed
 from tasks_conformance.transports.stream import StreamTransport
 from tasks_conformance.wirelog import WireLog
@@ -143,7 +143,10 @@ class StdioTransport(StreamTransport):
                 head += "…"
                 break
             head += piece
-        return f'{NOT_JSON_STDOUT}, first line: "{head}"'
+        return f'stdout carried output that is not JSON, first line: "{head}"'
+
+    def problem_kind(self) -> CauseKind | None:
+        return CauseKind.STDOUT_NOT_JSON if self.stdout_noise() else None
 
     def failure_context(self) -> str:
         parts: list[str] = []
