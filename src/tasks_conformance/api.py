@@ -6,7 +6,8 @@
     assert report.passed, report.failure_summary()
 
 `run` and `run_async` take the command line's settings as keyword arguments, named as the fields
-of `RunOptions` (`url`, `command`, `tool_name`, `tool_args`, `check_ids`, `timeout_ms`…). They are
+of `RunOptions` (`url`, `command`, `tool_name`, `tool_args`, `check_ids`, `timeout_ms`…): the
+settings schema (settings/) declares them, and `RunSettings` types them for editors. They are
 validated by the same `build_run_config` as the flags, so a bad value raises `ConfigError` with
 the message the command line prints. The run is the runner's, unchanged; what comes back is a
 `RunReport`: the `RunResult` every reporter reads, and the wire log it rests on.
@@ -17,12 +18,15 @@ Importing this module is cheap: the runner (httpx, anyio and the checks) loads o
 from __future__ import annotations
 
 import functools
+import inspect
 import json
 import os
 import shlex
-from collections.abc import Callable, Coroutine, Mapping, Sequence
+from collections.abc import Callable, Coroutine, Mapping
 from dataclasses import dataclass, fields, replace
-from typing import TYPE_CHECKING, Any, ParamSpec, TypeVar
+from typing import TYPE_CHECKING, Any, ParamSpec, TypeVar, Unpack
+
+from tasks_conformance.settings import API, SETTINGS, JsonSetting, RunSettings
 
 if TYPE_CHECKING:
     from tasks_conformance.config import RunConfig, RunOptions
@@ -30,20 +34,11 @@ if TYPE_CHECKING:
     from tasks_conformance.result import CheckResult, RunResult
     from tasks_conformance.wirelog import WireLog
 
-__all__ = ["ConfigError", "RunReport", "build_config", "run", "run_async"]
+__all__ = ["ConfigError", "JsonSetting", "RunReport", "RunSettings", "build_config", "run", "run_async"]
 
 Progress = Callable[[str], None]
-JsonSetting = str | Mapping[str, Any] | None
-"""A JSON-valued setting: a mapping, or what the flag takes (JSON text, @file or - for stdin)."""
 P = ParamSpec("P")
 T = TypeVar("T")
-
-# Settings whose command-line value is a JSON document (inline, @file or -); the API also takes
-# a mapping for them and passes it on as JSON text, so they are parsed and checked in one place.
-_JSON_SETTINGS = ("client_capabilities", "tool_args", "input_responses", "elicitation_response", "sampling_response")
-_PATH_SETTINGS = ("unix", "cwd", "wire_log", "baseline", "update_baseline", "config", "credentials_file")
-_REPEATABLE = ("args", "command_args", "env", "headers", "check_ids", "categories", "reporters", "probes", "probe_args",
-               "show_env", "other_headers")
 
 
 class ConfigError(ValueError):
@@ -116,29 +111,29 @@ class RunReport:
 
 
 def _options(settings: Mapping[str, Any]) -> RunOptions:
-    """Keyword settings -> RunOptions, converting the Python forms the flags cannot take: a
-    command as an argv list, JSON settings as mappings, env and headers as mappings, paths as
-    path-like objects, repeatable settings as any sequence."""
-    from tasks_conformance.config import RunOptions
+    """Keyword settings -> RunOptions, converting the Python forms the flags cannot take (by the
+    setting's kind): a command as an argv list, JSON settings as mappings, pairs (env, headers,
+    probes, probe_args) as mappings, paths as path-like objects, repeatable settings as any sequence."""
+    from tasks_conformance.settings import ENV, HEADERS, JSON, PATH, PROBE_ARGS, PROBES, RunOptions
 
-    known = {f.name for f in fields(RunOptions)}
-    unknown = sorted(set(settings) - known)
+    unknown = sorted(set(settings) - {name for name, s in SETTINGS.items() if API in s.applies})
     if unknown:
         raise TypeError(f"unknown setting{'s' if len(unknown) > 1 else ''}: {', '.join(unknown)}")
     values: dict[str, Any] = {}
     for name, value in settings.items():
-        if name in _JSON_SETTINGS and isinstance(value, Mapping):
+        kind = SETTINGS[name].kind
+        if kind is JSON and isinstance(value, Mapping):
             value = json.dumps(value)
-        elif name == "env" and isinstance(value, Mapping):
+        elif kind is ENV and isinstance(value, Mapping):
             value = tuple(f"{k}={v}" for k, v in value.items())
-        elif name in ("headers", "other_headers") and isinstance(value, Mapping):
+        elif kind is HEADERS and isinstance(value, Mapping):
             value = tuple(f"{k}: {v}" for k, v in value.items())
-        elif name in ("probes", "probe_args") and isinstance(value, Mapping):
+        elif kind in (PROBES, PROBE_ARGS) and isinstance(value, Mapping):
             # {"input": "confirm_action"} / {"input": {"x": 1}}: the ROLE=VALUE form of the flags.
             value = tuple(f"{k}={json.dumps(v) if isinstance(v, Mapping) else v}" for k, v in value.items())
-        elif name in _PATH_SETTINGS and value is not None:
+        elif kind is PATH and value is not None:
             value = os.fspath(value)
-        elif name in _REPEATABLE and value is not None:
+        elif kind.repeatable and value is not None:
             value = (value,) if isinstance(value, str) else tuple(value)
         values[name] = value
     command = values.get("command")
@@ -187,56 +182,7 @@ def build_config(**settings: Any) -> RunConfig:
         raise ConfigError(str(exc)) from None
 
 
-async def run_async(
-    *,
-    url: str | None = None,
-    command: str | Sequence[str | os.PathLike[str]] | None = None,
-    args: Sequence[str] = (),
-    command_args: Sequence[str] = (),
-    transport: str | None = None,
-    tcp: str | None = None,
-    unix: str | os.PathLike[str] | None = None,
-    cwd: str | os.PathLike[str] | None = None,
-    env: Sequence[str] | Mapping[str, str] = (),
-    headers: Sequence[str] | Mapping[str, str] = (),
-    access_token: str | None = None,
-    oauth_access_token: str | None = None,
-    protocol_version: str | None = None,
-    client_capabilities: JsonSetting = None,
-    expect_wire: str = "any",
-    profile: str = "standard",
-    check_ids: Sequence[str] = (),
-    categories: Sequence[str] = (),
-    tool_name: str | None = None,
-    tool_args: JsonSetting = None,
-    probes: Sequence[str] | Mapping[str, str] = (),
-    probe_args: Sequence[str] | Mapping[str, JsonSetting] = (),
-    input_responses: JsonSetting = None,
-    elicitation_response: JsonSetting = None,
-    sampling_response: JsonSetting = None,
-    timeout_ms: int = 30_000,
-    poll_timeout_ms: int = 30_000,
-    max_message_bytes: int = 16 * 1024 * 1024,
-    format: str | None = None,
-    reporters: Sequence[str] = (),
-    quiet: bool = False,
-    verbose: bool = False,
-    wire_log: str | os.PathLike[str] | None = None,
-    debug: bool = False,
-    show_env: Sequence[str] = (),
-    junit_suite_name: str | None = None,
-    baseline: str | os.PathLike[str] | None = None,
-    strict_baseline: bool = False,
-    update_baseline: str | os.PathLike[str] | None = None,
-    config: str | os.PathLike[str] | None = None,
-    refresh_token: str | None = None,
-    client_id: str | None = None,
-    client_secret: str | None = None,
-    credentials_file: str | os.PathLike[str] | None = None,
-    other_access_token: str | None = None,
-    other_headers: Sequence[str] | Mapping[str, str] = (),
-    progress: Progress | None = None,
-) -> RunReport:
+async def run_async(*, progress: Progress | None = None, **settings: Unpack[RunSettings]) -> RunReport:
     """Run the conformance checks against one server and return the `RunReport`.
 
     The keywords are the command line's flags (`--tool-name` is `tool_name`, `--timeout` is
@@ -257,7 +203,6 @@ async def run_async(
     a config file (tasks-conformance.toml, or a pyproject.toml with [tool.tasks-conformance]):
     its settings apply where a keyword is left at its default.
     """
-    settings = {k: v for k, v in locals().items() if k != "progress"}
     from tasks_conformance.runner import execute
 
     run_config = build_config(**settings)
@@ -280,6 +225,19 @@ async def run_async(
         if targets is not None:
             targets.close()
     return report
+
+
+def _signature() -> inspect.Signature:
+    """run_async's signature as `inspect` and `help()` show it: every setting a keyword, with its
+    default (from the schema), then `progress`."""
+    keyword = inspect.Parameter.KEYWORD_ONLY
+    params = [inspect.Parameter(s.name, keyword, default=s.default, annotation=s.kind.api)
+              for s in SETTINGS.values() if API in s.applies]
+    params.append(inspect.Parameter("progress", keyword, default=None, annotation="Progress | None"))
+    return inspect.Signature(params, return_annotation="RunReport")
+
+
+run_async.__signature__ = _signature()  # type: ignore[attr-defined]
 
 
 def _blocking(fn: Callable[P, Coroutine[Any, Any, T]]) -> Callable[P, T]:

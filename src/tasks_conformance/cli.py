@@ -12,10 +12,11 @@ instead of coming ready-made from the module's bytecode.
 """
 
 import contextlib
+import inspect
 import json
 import os
 import sys
-from collections.abc import Iterator, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import replace
 from typing import Annotated, Any, NoReturn
 
@@ -26,9 +27,12 @@ from tasks_conformance import __version__
 from tasks_conformance.check_catalog import catalog
 from tasks_conformance.cli_coercion import install as install_plain_coercion
 from tasks_conformance.cli_run import run_one as _run
-from tasks_conformance.config import Catalog, RunOptions, build_run_config
+from tasks_conformance.config import Catalog, build_run_config
 from tasks_conformance.errors import UsageError
 from tasks_conformance.result import EXIT_CODES, EXIT_INTERRUPTED, EXIT_USAGE
+from tasks_conformance.settings import DEMO, ERA, RUN, SETTINGS, SUITE, RunOptions
+from tasks_conformance.settings.command_line import many as _many
+from tasks_conformance.settings.command_line import options_from, takes_settings, typer_option
 
 _RAW_ARGS = "tasks_conformance.raw_args"
 
@@ -69,11 +73,6 @@ app = typer.Typer(
     ),
 )
 
-CONN = "Connection"
-CHECKS_PANEL = "Checks"
-REPORT = "Reports"
-
-
 def _version(value: bool) -> None:
     if value:
         typer.echo(f"tasks-conformance {__version__}")
@@ -113,10 +112,6 @@ def _usage_errors() -> Iterator[None]:
         usage_exit(str(exc))
 
 
-def _many(values: list[str] | None) -> tuple[str, ...]:
-    return tuple(values or ())
-
-
 def _run_options(options: RunOptions, era: str = "auto") -> NoReturn:
     """Build the RunConfig (usage errors exit 2 here), run it and exit with its code."""
     with _usage_errors():
@@ -134,97 +129,19 @@ def _run_options(options: RunOptions, era: str = "auto") -> NoReturn:
     raise typer.Exit(code)
 
 
-# Flags the main command and `demo` share, declared once so both spell and explain them alike.
-CheckIds = Annotated[list[str] | None, typer.Option("--check-id", metavar="ID", help="Run only this check (repeatable; within --profile; wins over --category)", rich_help_panel=CHECKS_PANEL)]
-Categories = Annotated[list[str] | None, typer.Option("--category", metavar="NAME", help="dispatch|creation|lifecycle|base (repeatable)", rich_help_panel=CHECKS_PANEL)]
-ProtocolVersion = Annotated[str | None, typer.Option("--protocol-version", metavar="VERSION", help="Pin the era: 2025-11-25 or 2026-07-28 (default: negotiate)", rich_help_panel=CONN)]
-ExpectWire = Annotated[str, typer.Option("--expect-wire", metavar="legacy|extension|any", help="Require this wire", rich_help_panel=CHECKS_PANEL)]
-Format = Annotated[str | None, typer.Option("--format", metavar="human|json", help="What stdout gets (default: human on a terminal, in CI (CI=true) or when a --reporter writes a file; json otherwise)", rich_help_panel=REPORT)]
-Reporters = Annotated[list[str] | None, typer.Option("--reporter", metavar="NAME[=PATH]", help="human, json, json-summary, junit-xml, markdown or a plugin (repeatable); =PATH writes a file, =+PATH appends to it (markdown, human: e.g. $GITHUB_STEP_SUMMARY), no path: stdout", rich_help_panel=REPORT)]
-Quiet = Annotated[bool, typer.Option("--quiet", "-q", help="Print only the summary line on stdout, whatever --format says (report files stay complete)", rich_help_panel=REPORT)]
-Verbose = Annotated[bool, typer.Option("--verbose", "-v", help="human report: show the wire frames (redacted) under each failed check", rich_help_panel=REPORT)]
-Profile = Annotated[str, typer.Option("--profile", metavar="core|standard|full", help="core: the 8 checks every tasks server must pass | standard (default): every check, one whose probe role has no tool not applicable | full: every check, one whose probe role has no tool could not run (the run is incomplete until --probe ROLE=TOOL names it). The versioned profile id and a 0-100 score go into every report; the score never changes the exit code", rich_help_panel=CHECKS_PANEL)]
-WireLog = Annotated[str | None, typer.Option("--wire-log", metavar="PATH", help="Write every frame as NDJSON to PATH (secrets redacted)", rich_help_panel=REPORT)]
-JunitSuiteName = Annotated[str | None, typer.Option("--junit-suite-name", metavar="NAME", help="Name of the junit-xml <testsuite> (default: tasks-conformance: TARGET (ERA))", rich_help_panel=REPORT)]
-Debug = Annotated[bool, typer.Option("--debug", help="Show a traceback if tasks-conformance itself fails", rich_help_panel=REPORT)]
-BASELINE = "Config and baseline"
-ConfigPath = Annotated[str | None, typer.Option("--config", metavar="FILE", help="Settings file (default: tasks-conformance.toml, else [tool.tasks-conformance] in pyproject.toml, in the working directory); flags override it", rich_help_panel=BASELINE)]
-BaselinePath = Annotated[str | None, typer.Option("--baseline", metavar="FILE", help="Known failures (TOML or JSON: check, optional era, reason, optional expires): reported as known, they do not fail the run", rich_help_panel=BASELINE)]
-StrictBaseline = Annotated[bool, typer.Option("--strict-baseline", help="Fail the run when a baseline entry's check now passes (remove fixed entries)", rich_help_panel=BASELINE)]
-UpdateBaseline = Annotated[str | None, typer.Option("--update-baseline", metavar="FILE", help="Write FILE from this run's failures (reasons of entries still failing are kept)", rich_help_panel=BASELINE)]
-Era = Annotated[str, typer.Option("--era", metavar="auto|both", help="auto (default): negotiate one era | both: run the suite once on 2025-11-25 and once on 2026-07-28 and report both (exit code: the worse)", rich_help_panel=CONN)]
+def _eager(flag: str, callback: Callable[..., None], help: str) -> inspect.Parameter:
+    option = typer.Option(flag, callback=callback, is_eager=True, help=help)
+    return inspect.Parameter(flag[2:].replace("-", "_"), inspect.Parameter.KEYWORD_ONLY, default=False,
+                             annotation=Annotated[bool, option])
 
 
 @app.callback()
-def main_command(
-    ctx: typer.Context,
-    url: Annotated[str | None, typer.Option("--url", metavar="URL", help="Streamable HTTP endpoint, e.g. http://127.0.0.1:8000/mcp", rich_help_panel=CONN)] = None,
-    command: Annotated[str | None, typer.Option("--command", metavar="CMD", help="Server command to spawn over stdio", rich_help_panel=CONN)] = None,
-    args: Annotated[list[str] | None, typer.Option("--args", metavar="ARG", help="Argument for --command (repeatable)", rich_help_panel=CONN)] = None,
-    command_args: Annotated[list[str] | None, typer.Option("--command-args", metavar="ARG", help="Same as --args (repeatable)", rich_help_panel=CONN)] = None,
-    transport: Annotated[str | None, typer.Option("--transport", metavar="http|stdio|tcp|unix", help="Follows from the target; give it only to confirm", rich_help_panel=CONN)] = None,
-    tcp: Annotated[str | None, typer.Option("--tcp", metavar="HOST:PORT", help="Newline-delimited JSON-RPC over TCP", rich_help_panel=CONN)] = None,
-    unix: Annotated[str | None, typer.Option("--unix", metavar="PATH", help="Unix socket path, newline-delimited JSON-RPC", rich_help_panel=CONN)] = None,
-    cwd: Annotated[str | None, typer.Option("--cwd", metavar="DIR", help="Working directory for --command", rich_help_panel=CONN)] = None,
-    env: Annotated[list[str] | None, typer.Option("-e", "--env", metavar="NAME=VALUE", help="Added to the server's environment (repeatable); reports show [REDACTED] for every value unless --show-env NAME", rich_help_panel=CONN)] = None,
-    shown_env: Annotated[list[str] | None, typer.Option("--show-env", metavar="NAME", help="Let reports show this -e variable's value (repeatable; never a secret-looking name's, nor a password in a URL)", rich_help_panel=CONN)] = None,
-    headers: Annotated[list[str] | None, typer.Option("--header", metavar="'NAME: VALUE'", help="Sent on every HTTP request (repeatable; default: the lines of $TASKS_CONFORMANCE_HEADERS)", rich_help_panel=CONN)] = None,
-    access_token: Annotated[str | None, typer.Option("--access-token", metavar="TOKEN|@FILE|-", help="Bearer token for HTTP: the token, @FILE holding it, or - for stdin (default: $TASKS_CONFORMANCE_ACCESS_TOKEN)", rich_help_panel=CONN)] = None,
-    oauth_access_token: Annotated[str | None, typer.Option("--oauth-access-token", metavar="TOKEN|@FILE|-", help="OAuth access token, sent as Bearer", rich_help_panel=CONN)] = None,
-    refresh_token: Annotated[str | None, typer.Option("--refresh-token", metavar="TOKEN|@FILE|-", help="OAuth refresh token: an access token is fetched before the run and again on a 401 (token endpoint found from the server's OAuth metadata)", rich_help_panel=CONN)] = None,
-    client_id: Annotated[str | None, typer.Option("--client-id", metavar="ID", help="OAuth client id for --refresh-token", rich_help_panel=CONN)] = None,
-    client_secret: Annotated[str | None, typer.Option("--client-secret", metavar="SECRET|@FILE|-", help="OAuth client secret for --refresh-token (none: a public client)", rich_help_panel=CONN)] = None,
-    credentials_file: Annotated[str | None, typer.Option("--credentials-file", metavar="PATH", help="JSON with refresh_token, client_id, client_secret and optionally token_endpoint (the flags win)", rich_help_panel=CONN)] = None,
-    protocol_version: ProtocolVersion = None,
-    client_capabilities: Annotated[str | None, typer.Option("--client-capabilities", metavar="JSON|@FILE|-", help="Client capabilities to declare: JSON, @FILE holding it, or - for stdin", rich_help_panel=CONN)] = None,
-    timeout_ms: Annotated[int, typer.Option("--timeout", metavar="MS", help="Per-request timeout in ms", rich_help_panel=CONN)] = 30_000,
-    max_message_bytes: Annotated[int, typer.Option("--max-message-bytes", metavar="BYTES", help="Largest message accepted from the server", rich_help_panel=CONN)] = 16 * 1024 * 1024,
-    profile: Profile = "standard",
-    check_ids: CheckIds = None,
-    categories: Categories = None,
-    expect_wire: ExpectWire = "any",
-    tool_name: Annotated[str | None, typer.Option("--tool-name", metavar="NAME", help="The tool to run as a task", rich_help_panel=CHECKS_PANEL)] = None,
-    tool_args: Annotated[str | None, typer.Option("--tool-args", metavar="JSON|@FILE|-", help="Arguments for the tool: a JSON object, @FILE or -", rich_help_panel=CHECKS_PANEL)] = None,
-    probes: Annotated[list[str] | None, typer.Option("--probe", metavar="ROLE=TOOL", help="The tool for a probe role (repeatable): task, required, tool-error, fault, input, sync", rich_help_panel=CHECKS_PANEL)] = None,
-    probe_args: Annotated[list[str] | None, typer.Option("--probe-args", metavar="ROLE=JSON|@FILE|-", help="Arguments for a probe role's tool (repeatable)", rich_help_panel=CHECKS_PANEL)] = None,
-    input_responses: Annotated[str | None, typer.Option("--input-responses", metavar="JSON|@FILE|-", help="Answers keyed by inputRequests key: JSON, @file or -", rich_help_panel=CHECKS_PANEL)] = None,
-    elicitation_response: Annotated[str | None, typer.Option("--elicitation-response", metavar="JSON|@FILE|-", help="Answer to a server's elicitation/create: JSON, @file or - (default: decline)", rich_help_panel=CHECKS_PANEL)] = None,
-    sampling_response: Annotated[str | None, typer.Option("--sampling-response", metavar="JSON|@FILE|-", help="Answer to a server's sampling/createMessage: JSON, @file or - (default: -32601)", rich_help_panel=CHECKS_PANEL)] = None,
-    poll_timeout_ms: Annotated[int, typer.Option("--poll-timeout", metavar="MS", help="Hard deadline in ms for polling a task", rich_help_panel=CHECKS_PANEL)] = 30_000,
-    format: Format = None,
-    reporters: Reporters = None,
-    quiet: Quiet = False,
-    verbose: Verbose = False,
-    wire_log: WireLog = None,
-    junit_suite_name: JunitSuiteName = None,
-    debug: Debug = False,
-    config: ConfigPath = None,
-    baseline: BaselinePath = None,
-    strict_baseline: StrictBaseline = False,
-    update_baseline: UpdateBaseline = None,
-    other_access_token: Annotated[str | None, typer.Option("--other-access-token", metavar="TOKEN|@FILE|-", help="A second principal's bearer token: the task created with the main credentials must be hidden from it (HTTP; redacted like --access-token)", rich_help_panel=CONN)] = None,
-    other_headers: Annotated[list[str] | None, typer.Option("--other-header", metavar="'NAME: VALUE'", help="A header the second principal sends instead of the main credentials (repeatable; HTTP; every value redacted)", rich_help_panel=CONN)] = None,
-    version: Annotated[bool, typer.Option("--version", callback=_version, is_eager=True, help="Print the version")] = False,
-    list_checks: Annotated[bool, typer.Option("--list-checks", callback=_list_checks_seen, is_eager=True, help="List the checks and exit (as JSON with --format json)")] = False,
-    era: Era = "auto",
-) -> None:
+@takes_settings(RUN, _eager("--version", _version, "Print the version"),
+                 _eager("--list-checks", _list_checks_seen, "List the checks and exit (as JSON with --format json)"))
+def main_command(ctx: typer.Context, **flags: Any) -> None:
     """Run the conformance checks against one server."""
-    options = RunOptions(
-        url=url, command=command, args=_many(args), command_args=_many(command_args), transport=transport,
-        tcp=tcp, unix=unix, cwd=cwd, env=_many(env), headers=_many(headers), access_token=access_token,
-        oauth_access_token=oauth_access_token, protocol_version=protocol_version,
-        client_capabilities=client_capabilities, expect_wire=expect_wire, profile=profile, check_ids=_many(check_ids),
-        categories=_many(categories), tool_name=tool_name, tool_args=tool_args, probes=_many(probes),
-        probe_args=_many(probe_args), input_responses=input_responses,
-        elicitation_response=elicitation_response, sampling_response=sampling_response, timeout_ms=timeout_ms,
-        poll_timeout_ms=poll_timeout_ms, max_message_bytes=max_message_bytes, format=format,
-        reporters=_many(reporters), quiet=quiet, verbose=verbose, wire_log=wire_log, debug=debug,
-        show_env=_many(shown_env), junit_suite_name=junit_suite_name, baseline=baseline,
-        strict_baseline=strict_baseline, update_baseline=update_baseline, config=config,
-        refresh_token=refresh_token, client_id=client_id, client_secret=client_secret,
-        credentials_file=credentials_file,
-        other_access_token=other_access_token, other_headers=_many(other_headers),
-    )
+    era = flags[ERA.name]
+    options = options_from(flags)
     given = _given(ctx)
     if ctx.invoked_subcommand is not None:
         ctx.obj = (options, given)  # for `config show`, which reports these flags
@@ -238,8 +155,6 @@ def main_command(
     _run_options(resolved.options, resolved.era)
 
 
-# Parameters of the main command whose RunOptions field has another name.
-_PARAM_FIELDS = {"shown_env": "show_env"}
 _ERA_FLAG = "tasks_conformance.era"  # ctx.meta: --era as given before `config show` (None: not given)
 
 
@@ -249,12 +164,8 @@ def _given(ctx: typer.Context) -> frozenset[str]:
     for name in ctx.params:
         source = ctx.get_parameter_source(name)
         if source is not None and source.name != "DEFAULT":
-            out.add(_PARAM_FIELDS.get(name, name))
+            out.add(name)
     return frozenset(out)
-
-
-ACCESS_TOKEN_ENV = "TASKS_CONFORMANCE_ACCESS_TOKEN"
-HEADERS_ENV = "TASKS_CONFORMANCE_HEADERS"
 
 
 def _credentials_from_environment(
@@ -292,27 +203,10 @@ def demo_options(options: RunOptions) -> RunOptions:
 
 
 @app.command("demo")
-def demo_command(
-    profile: Profile = "standard",
-    check_ids: CheckIds = None,
-    categories: Categories = None,
-    protocol_version: ProtocolVersion = None,
-    expect_wire: ExpectWire = "any",
-    format: Format = None,
-    reporters: Reporters = None,
-    quiet: Quiet = False,
-    verbose: Verbose = False,
-    wire_log: WireLog = None,
-    junit_suite_name: JunitSuiteName = None,
-    debug: Debug = False,
-    era: Era = "auto",
-) -> None:
+@takes_settings(DEMO)
+def demo_command(**flags: Any) -> None:
     """Run the whole suite against the bundled reference server over stdio (it should pass)."""
-    _run_options(demo_options(RunOptions(
-        profile=profile, check_ids=_many(check_ids), categories=_many(categories), protocol_version=protocol_version,
-        expect_wire=expect_wire, format=format, reporters=_many(reporters), quiet=quiet, verbose=verbose,
-        wire_log=wire_log, debug=debug, junit_suite_name=junit_suite_name,
-    )), era=era)
+    _run_options(demo_options(options_from(flags)), era=flags[ERA.name])
 
 
 # `serve-reference` declares the reference server's flags (reference/config.py) for its help, in
@@ -425,7 +319,7 @@ app.add_typer(config_app, name="config")
 def config_show_command(
     ctx: typer.Context,
     format: Annotated[str | None, typer.Option("--format", metavar="human|json", help="human (default) or json")] = None,
-    config: ConfigPath = None,
+    config: Annotated[str | None, typer_option(SETTINGS["config"])] = None,
 ) -> None:
     """Print the effective settings (the flags before `config`, the environment, the config file,
     the defaults) and where each came from; secrets masked."""
@@ -447,15 +341,12 @@ def config_show_command(
 
 
 @app.command("suite", cls=_MetavarCommand)
+@takes_settings(SUITE)
 def suite_command(
     file: Annotated[str, typer.Argument(metavar="FILE", help="A .toml or .json file listing the targets: [[targets]] tables with a name and the main command's flags as keys")],
     jobs: Annotated[int | None, typer.Option("--jobs", "-j", metavar="N", help="Run at most N targets at once (default: the CPU count)")] = None,
     shard: Annotated[str | None, typer.Option("--shard", metavar="I/N", help="Run only the targets whose position in FILE (from 0) modulo N is I-1: split one file across N CI jobs")] = None,
-    format: Format = None,
-    reporters: Reporters = None,
-    quiet: Quiet = False,
-    verbose: Verbose = False,
-    debug: Debug = False,
+    **flags: Any,
 ) -> None:
     """Run every target listed in FILE, each an independent run, and write one combined report
     (json: one result per target; junit-xml: one testsuite per target; markdown: a check x target
@@ -463,8 +354,8 @@ def suite_command(
     from tasks_conformance.suite import run_suite
 
     with _usage_errors():
-        code = run_suite(file, jobs=jobs, shard=shard, format=format, reporters=_many(reporters), quiet=quiet,
-                         verbose=verbose, debug=debug)
+        code = run_suite(file, jobs=jobs, shard=shard, format=flags["format"], reporters=_many(flags["reporters"]),
+                         quiet=flags["quiet"], verbose=flags["verbose"], debug=flags["debug"])
     raise typer.Exit(code)
 
 

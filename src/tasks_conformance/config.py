@@ -1,4 +1,5 @@
 """RunOptions -> build_run_config -> RunConfig: flags in, a validated run description out (or a UsageError).
+RunOptions, the settings as given, is declared in settings/ (the schema).
 
 Pure and cheap to import: no pydantic, no httpx. Only cli.py turns a UsageError into exit 2.
 """
@@ -6,7 +7,6 @@ Pure and cheap to import: no pydantic, no httpx. Only cli.py turns a UsageError 
 from __future__ import annotations
 
 import os
-import re
 import shlex
 from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING, Any, Literal
@@ -27,47 +27,20 @@ from tasks_conformance.oauth_settings import OAuthCredentials, oauth_credentials
 from tasks_conformance.profiles import DEFAULT_PROFILE, PROFILES
 from tasks_conformance.redact import SECRET_NAME, Named
 from tasks_conformance.roles import merge_task_role, parse_probe_args, parse_probes, stdin_readers
+from tasks_conformance.settings import DEFAULT_MAX_MESSAGE_BYTES, RunOptions
+from tasks_conformance.settings.masking import masked_url, query_secrets, url_passwords
 
 if TYPE_CHECKING:
     from tasks_conformance.baseline import Baseline
 
+__all__ = ["DEFAULT_MAX_MESSAGE_BYTES", "Catalog", "RunConfig", "RunOptions", "build_config", "build_run_config",
+           "query_secrets", "show_env", "url_passwords"]
+
 PROTOCOL_LEGACY = "2025-11-25"
 PROTOCOL_MODERN = "2026-07-28"
 SUPPORTED_PROTOCOLS = (PROTOCOL_LEGACY, PROTOCOL_MODERN)
-DEFAULT_MAX_MESSAGE_BYTES = 16 * 1024 * 1024
 
-_SECRET_NAME = SECRET_NAME  # the names whose values --show-env never shows (redact.py); config_file.py reads it
-# Query parameter names whose values are secrets (api_key, access_token, X-Amz-Signature, sig,
-# code, password, pass, pwd, auth, client_secret, sessionId, jwt…). Hiding a harmless value costs
-# a [REDACTED] in a report; printing a key costs the key.
-_SECRET_QUERY_NAME = re.compile(
-    r"key|token|secret|pass|pwd|auth|sig|code|credential|session|cookie|jwt|bearer|private|nonce|salt",
-    re.IGNORECASE,
-)
-
-
-# user:password@ inside any URL-shaped value (postgres://u:pw@db/x, https://u:pw@host/…).
-_URL_PASSWORD = re.compile(r"[A-Za-z][A-Za-z0-9+.-]*://([^/\s:@]*):([^@\s/]+)@")
-
-
-def url_passwords(text: str) -> list[str]:
-    """The passwords (and user:password pairs) written into URL-shaped parts of `text`."""
-    out: list[str] = []
-    for m in _URL_PASSWORD.finditer(text):
-        out += [m.group(2), f"{m.group(1)}:{m.group(2)}"]
-    return out
-
-
-def query_secrets(url: str) -> list[str]:
-    """The values of secret-looking query parameters of `url`, as written and percent-decoded."""
-    from urllib.parse import unquote_plus
-
-    out: list[str] = []
-    for pair in urlsplit(url).query.split("&"):
-        name, eq, value = pair.partition("=")
-        if eq and value and _SECRET_QUERY_NAME.search(unquote_plus(name)):
-            out += [Named(value, name), Named(unquote_plus(value), unquote_plus(name))]
-    return out
+_SECRET_NAME = SECRET_NAME  # the names whose values --show-env never shows (redact.py)
 
 TransportKind = Literal["stdio", "http", "tcp", "unix"]
 ExpectWire = Literal["legacy", "extension", "any"]
@@ -189,64 +162,6 @@ class RunConfig:
 
 
 @dataclass(frozen=True)
-class RunOptions:
-    """What the flags said, before any checking: the one input of `build_run_config`.
-
-    Field names match the keywords of the older `build_config`, and every repeatable flag is a
-    tuple in the order given. The main command and `demo` both fill one of these in.
-    """
-
-    url: str | None = None
-    command: str | None = None
-    args: tuple[str, ...] = ()
-    command_args: tuple[str, ...] = ()
-    transport: str | None = None
-    tcp: str | None = None
-    unix: str | None = None
-    cwd: str | None = None
-    env: tuple[str, ...] = ()
-    headers: tuple[str, ...] = ()
-    access_token: str | None = None
-    oauth_access_token: str | None = None
-    protocol_version: str | None = None
-    client_capabilities: str | None = None
-    expect_wire: str = "any"
-    profile: str = DEFAULT_PROFILE
-    check_ids: tuple[str, ...] = ()
-    categories: tuple[str, ...] = ()
-    tool_name: str | None = None
-    tool_args: str | None = None
-    probes: tuple[str, ...] = ()  # --probe ROLE=TOOL
-    probe_args: tuple[str, ...] = ()  # --probe-args ROLE=<json|@file|->
-    input_responses: str | None = None
-    elicitation_response: str | None = None
-    sampling_response: str | None = None
-    timeout_ms: int = 30_000
-    poll_timeout_ms: int = 30_000
-    max_message_bytes: int = DEFAULT_MAX_MESSAGE_BYTES
-    format: str | None = None
-    reporters: tuple[str, ...] = ()
-    quiet: bool = False
-    verbose: bool = False
-    wire_log: str | None = None
-    debug: bool = False
-    show_env: tuple[str, ...] = ()  # --show-env NAME: -e values reports may show
-    junit_suite_name: str | None = None
-    baseline: str | None = None  # --baseline FILE (baseline.py)
-    strict_baseline: bool = False
-    update_baseline: str | None = None
-    # --config FILE: read by config_file.resolve before the builder (which does not read it);
-    # None: tasks-conformance.toml or pyproject.toml in the working directory, if there.
-    config: str | None = None
-    refresh_token: str | None = None
-    client_id: str | None = None
-    client_secret: str | None = None
-    credentials_file: str | None = None
-    other_access_token: str | None = None
-    other_headers: tuple[str, ...] = ()
-
-
-@dataclass(frozen=True)
 class Catalog:
     """The check ids and categories a selection may name; empty means "do not check names"."""
 
@@ -365,10 +280,8 @@ def _transport(o: RunOptions) -> TransportKind:
     if o.url:
         kind = "http"
         if not (o.url.startswith("http://") or o.url.startswith("https://")):
-            from tasks_conformance.config_file import _masked_url
-
             # A password or a secret query value in the mistyped URL is not echoed.
-            raise UsageError(f"--url must start with http:// or https://, got {_masked_url(o.url)[:60]!r}")
+            raise UsageError(f"--url must start with http:// or https://, got {masked_url(o.url)[:60]!r}")
     elif o.command:
         kind = "stdio"
     elif o.tcp:

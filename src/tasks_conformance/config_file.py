@@ -28,14 +28,33 @@ from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, fields, replace
 from typing import Any
 
-from tasks_conformance.config import RunOptions
 from tasks_conformance.errors import UsageError
+from tasks_conformance.settings import (
+    ACCESS_TOKEN_ENV,
+    BOOL,
+    ENV,
+    ERA,
+    ERAS,
+    FILE,
+    HEADERS,
+    HEADERS_ENV,
+    INT,
+    JSON,
+    MANY,
+    MS,
+    PATH,
+    PROBE_ARGS,
+    PROBES,
+    SETTINGS,
+    TEXT,
+    RunOptions,
+)
+from tasks_conformance.settings import COMMAND as COMMAND_KIND
+from tasks_conformance.settings.masking import masked
 
 FILE_NAME = "tasks-conformance.toml"
 PYPROJECT = "pyproject.toml"
 TABLE = "tasks-conformance"  # [tool.tasks-conformance]
-ACCESS_TOKEN_ENV = "TASKS_CONFORMANCE_ACCESS_TOKEN"
-HEADERS_ENV = "TASKS_CONFORMANCE_HEADERS"
 MAX_CONFIG_BYTES = 1024 * 1024
 
 # What a value may be in the file: a name for messages, and a converter to the RunOptions form
@@ -101,6 +120,17 @@ PAIRS_PROBE = "a table of ROLE = \"TOOL\" or an array of \"ROLE=TOOL\" strings"
 PAIRS_PROBE_ARGS = "a table of ROLE = {arguments} (or a JSON string) or an array of \"ROLE=JSON\" strings"
 
 
+# A kind of setting (settings.py) as the file writes it: how it is worded in a message, and the
+# converter to the RunOptions form.
+_FORMS: dict[str, tuple[str, _Convert]] = {
+    TEXT.name: (STRING, _string), PATH.name: (STRING, _string), COMMAND_KIND.name: (COMMAND, _command),
+    JSON.name: (TABLE_OR_STRING, _json_value), INT.name: (INTEGER, _integer),
+    MS.name: (INTEGER + " (milliseconds)", _integer), BOOL.name: (BOOLEAN, _boolean), MANY.name: (STRINGS, _strings),
+    ENV.name: (PAIRS_ENV, _pairs("=")), HEADERS.name: (PAIRS_HEADER, _pairs(": ")),
+    PROBES.name: (PAIRS_PROBE, _pairs("=")), PROBE_ARGS.name: (PAIRS_PROBE_ARGS, _probe_args),
+}
+
+
 @dataclass(frozen=True)
 class Key:
     name: str  # in the file: the long flag without its dashes
@@ -110,63 +140,18 @@ class Key:
     secret: bool = False
 
 
-KEYS: tuple[Key, ...] = (
-    Key("url", "url", STRING, _string),
-    Key("command", "command", COMMAND, _command),
-    Key("args", "args", STRINGS, _strings),
-    Key("command-args", "command_args", STRINGS, _strings),
-    Key("transport", "transport", STRING, _string),
-    Key("tcp", "tcp", STRING, _string),
-    Key("unix", "unix", STRING, _string),
-    Key("cwd", "cwd", STRING, _string),
-    Key("env", "env", PAIRS_ENV, _pairs("=")),
-    Key("show-env", "show_env", STRINGS, _strings),
-    Key("header", "headers", PAIRS_HEADER, _pairs(": ")),
-    Key("access-token", "access_token", STRING, _string, secret=True),
-    Key("oauth-access-token", "oauth_access_token", STRING, _string, secret=True),
-    Key("protocol-version", "protocol_version", STRING, _string),
-    Key("client-capabilities", "client_capabilities", TABLE_OR_STRING, _json_value),
-    Key("expect-wire", "expect_wire", STRING, _string),
-    Key("profile", "profile", STRING, _string),
-    Key("check-id", "check_ids", STRINGS, _strings),
-    Key("category", "categories", STRINGS, _strings),
-    Key("tool-name", "tool_name", STRING, _string),
-    Key("tool-args", "tool_args", TABLE_OR_STRING, _json_value),
-    Key("probe", "probes", PAIRS_PROBE, _pairs("=")),
-    Key("probe-args", "probe_args", PAIRS_PROBE_ARGS, _probe_args),
-    Key("input-responses", "input_responses", TABLE_OR_STRING, _json_value),
-    Key("elicitation-response", "elicitation_response", TABLE_OR_STRING, _json_value),
-    Key("sampling-response", "sampling_response", TABLE_OR_STRING, _json_value),
-    Key("timeout", "timeout_ms", INTEGER + " (milliseconds)", _integer),
-    Key("poll-timeout", "poll_timeout_ms", INTEGER + " (milliseconds)", _integer),
-    Key("max-message-bytes", "max_message_bytes", INTEGER, _integer),
-    Key("format", "format", STRING, _string),
-    Key("reporter", "reporters", STRINGS, _strings),
-    Key("quiet", "quiet", BOOLEAN, _boolean),
-    Key("verbose", "verbose", BOOLEAN, _boolean),
-    Key("wire-log", "wire_log", STRING, _string),
-    Key("debug", "debug", BOOLEAN, _boolean),
-    Key("junit-suite-name", "junit_suite_name", STRING, _string),
-    Key("baseline", "baseline", STRING, _string),
-    Key("strict-baseline", "strict_baseline", BOOLEAN, _boolean),
-    Key("refresh-token", "refresh_token", STRING, _string, secret=True),
-    Key("client-id", "client_id", STRING, _string),
-    Key("client-secret", "client_secret", STRING, _string, secret=True),
-    Key("credentials-file", "credentials_file", STRING, _string),
-    Key("other-access-token", "other_access_token", STRING, _string, secret=True),
-    Key("other-header", "other_headers", PAIRS_HEADER, _pairs(": ")),
-)
+KEYS: tuple[Key, ...] = tuple(Key(s.key, s.name, *_FORMS[s.kind.name], secret=s.secret)
+                              for s in SETTINGS.values() if FILE in s.applies)
 BY_NAME = {k.name: k for k in KEYS}
 BY_FIELD = {k.field: k for k in KEYS}
 # Command-line settings with no file key: a one-off action, or the file itself.
-FLAG_ONLY = {"update_baseline": "update-baseline", "config": "config"}
+FLAG_ONLY = {s.name: s.key for s in SETTINGS.values() if FILE not in s.applies}
 # The target, and what belongs to the file's target only: a target given as a flag replaces all
 # of these in the file (`--url` must not meet the file's `command`, nor its `args`).
 TARGETS = ("url", "command", "tcp", "unix")
 TARGET_FIELDS = (*TARGETS, "transport", "args", "command_args", "cwd", "env", "show_env")
 
 
-ERAS = ("auto", "both")
 
 
 @dataclass(frozen=True)
@@ -261,11 +246,11 @@ def load(path: str) -> ConfigFile:
         if not isinstance(table, dict):
             raise UsageError(f"{shown}: tool.{TABLE} must be a table")
         shown = f"{shown} [tool.{TABLE}]"
-    era = table.get("era")
+    era = table.get(ERA.key)
     if era is not None and era not in ERAS:
         got = repr(era[:40]) if isinstance(era, str) else _toml_type(era)
-        raise UsageError(f"{shown}: era must be {' or '.join(repr(e) for e in ERAS)}, got {got}")
-    return ConfigFile(path, _values({k: v for k, v in table.items() if k != "era"}, shown), era)
+        raise UsageError(f"{shown}: {ERA.key} must be {' or '.join(repr(e) for e in ERAS)}, got {got}")
+    return ConfigFile(path, _values({k: v for k, v in table.items() if k != ERA.key}, shown), era)
 
 
 def _values(table: Mapping[str, Any], shown: str) -> dict[str, Any]:
@@ -275,7 +260,7 @@ def _values(table: Mapping[str, Any], shown: str) -> dict[str, Any]:
         if key is None:
             if name in FLAG_ONLY.values():
                 raise UsageError(f"{shown}: {name} cannot be set in a config file; give --{name} on the command line")
-            close = difflib.get_close_matches(name, [*BY_NAME, "era"], n=1)
+            close = difflib.get_close_matches(name, [*BY_NAME, ERA.key], n=1)
             hint = f"; did you mean {close[0]}?" if close else "; keys are the long flag names, e.g. tool-name"
             raise UsageError(f"{shown}: unknown key {name[:60]!r}{hint}")
         value = key.convert(raw)
@@ -385,88 +370,14 @@ def resolve(
 # `tasks-conformance config show`
 
 
-def _masked_url(url: str) -> str:
-    from urllib.parse import urlsplit, urlunsplit
-
-    from tasks_conformance.config import _SECRET_QUERY_NAME
-    from tasks_conformance.redact import REDACTED
-
-    parts = urlsplit(url)
-    netloc = parts.netloc
-    if parts.password:
-        netloc = netloc.replace(f":{parts.password}@", f":{REDACTED}@", 1)
-    query = []
-    for pair in parts.query.split("&") if parts.query else []:
-        name, eq, value = pair.partition("=")
-        query.append(f"{name}={REDACTED}" if eq and value and _SECRET_QUERY_NAME.search(name) else pair)
-    return urlunsplit((parts.scheme, netloc, parts.path, "&".join(query), parts.fragment))
-
-
-def _masked(field: str, value: Any, options: RunOptions) -> Any:
-    """`value` as `config show` may print it: secrets replaced by [REDACTED]."""
-    from tasks_conformance.config import _SECRET_NAME, url_passwords
-    from tasks_conformance.redact import REDACTED, SENSITIVE_HEADERS
-
-    if value is None or value == () or value == "":
-        return value
-    key = BY_FIELD.get(field)
-    if key is not None and key.secret:
-        # @FILE and - name where the token is, not the token.
-        return value if value == "-" or str(value).startswith("@") else REDACTED
-    if field == "url":
-        return _masked_url(value)
-    if field == "env":
-        out = []
-        for item in value:
-            name, _eq, val = item.partition("=")
-            shown = name in options.show_env and not _SECRET_NAME.search(name) and not url_passwords(val)
-            out.append(item if shown else f"{name}={REDACTED}")
-        return tuple(out)
-    if field == "headers":
-        out = []
-        for item in value:
-            name, _sep, _val = item.partition(":")
-            secret = name.strip().lower() in SENSITIVE_HEADERS or _SECRET_NAME.search(name)
-            out.append(f"{name.strip()}: {REDACTED}" if secret else item)
-        return tuple(out)
-    if field == "other_headers":  # a second principal's credentials: every value is secret
-        return tuple(f"{item.partition(':')[0].strip()}: {REDACTED}" for item in value)
-    if field == "command" and isinstance(value, str):
-        import shlex
-
-        # `--command "server --token abc"`: judged word by word, as the builder splits it.
-        try:
-            words = shlex.split(value) if " " in value and not os.path.exists(value) else [value]
-        except ValueError:
-            words = [value]
-        masked = _masked("args", tuple(words), options)
-        return value if list(masked) == words else shlex.join(masked)
-    if field in ("command", "args", "command_args"):
-        args = list(value) if isinstance(value, tuple) else [value]
-        out = []
-        hide_next = False
-        for arg in args:
-            if hide_next:
-                out.append(REDACTED)
-                hide_next = False
-                continue
-            for pw in url_passwords(arg):
-                arg = arg.replace(f":{pw}@", f":{REDACTED}@") if ":" not in pw else arg
-            name, eq, _v = arg.partition("=")
-            if name.startswith("-") and _SECRET_NAME.search(name):
-                if eq:
-                    arg = f"{name}={REDACTED}"
-                else:
-                    hide_next = True
-            out.append(arg)
-        return tuple(out) if isinstance(value, tuple) else out[0]
-    return value
+_masked = masked  # `config show`'s masking, in settings/masking.py (tests reach it here)
 
 
 def show(resolved: Resolved, environ: Mapping[str, str] | None = None) -> list[dict[str, Any]]:
     """Every setting: its file key, effective value (secrets masked) and source."""
-    from tasks_conformance.config import RunConfig, url_passwords
+    from tasks_conformance.config import RunConfig
     from tasks_conformance.redact import Redactor
+    from tasks_conformance.settings.masking import url_passwords
 
     o = resolved.options
     # A second fence: every secret the run itself would hide, wherever it shows up.
@@ -487,7 +398,7 @@ def show(resolved: Resolved, environ: Mapping[str, str] | None = None) -> list[d
     rows = []
     for f in fields(RunOptions):
         key = BY_FIELD[f.name].name if f.name in BY_FIELD else FLAG_ONLY[f.name]
-        value = _masked(f.name, getattr(o, f.name), o)
+        value = masked(f.name, getattr(o, f.name), o)
         rows.append({"key": key, "value": redactor.json(list(value) if isinstance(value, tuple) else value),
                      "source": resolved.sources.get(f.name, "default")})
     rows.append({"key": "era", "value": resolved.era, "source": resolved.era_source})

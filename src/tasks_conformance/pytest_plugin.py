@@ -32,80 +32,53 @@ if TYPE_CHECKING:
 
     from tasks_conformance.api import RunReport
     from tasks_conformance.result import CheckResult
+    from tasks_conformance.settings import Setting
 
 GROUP = "tasks-conformance"
 COLLECTOR_NAME = "tasks-conformance"
 
 
+# The plugin's wording for its target options (the rest is the command line's help, word for word).
+_NOTES = {"command": " (split like a shell would); collects one item per check", "url": "; collects one item per check"}
+
+
+def plugin_options() -> list[tuple[str, Setting]]:
+    """The run settings the plugin has an option for (settings/: `pytest=`), with the option."""
+    from tasks_conformance.settings import SETTINGS
+
+    return [(f"--{GROUP}-{spec.pytest}", spec) for spec in SETTINGS.values() if spec.pytest]
+
+
 def pytest_addoption(parser: pytest.Parser) -> None:
+    from tasks_conformance.settings import INT, MS
+
     group = parser.getgroup(GROUP, "MCP Tasks conformance (one test item per check)")
-    add = group.addoption
-    add("--tasks-conformance-command", metavar="CMD", default=None,
-        help="Server command to spawn over stdio (split like a shell would); collects one item per check")
-    add("--tasks-conformance-url", metavar="URL", default=None,
-        help="Streamable HTTP endpoint of the server; collects one item per check")
-    add("--tasks-conformance-tool", metavar="NAME", default=None, help="The tool to run as a task")
-    add("--tasks-conformance-tool-args", metavar="JSON", default=None,
-        help="Arguments for the tool: a JSON object, @file")
-    add("--tasks-conformance-input-responses", metavar="JSON", default=None,
-        help="Answers keyed by inputRequests key: JSON, @file")
-    add("--tasks-conformance-protocol-version", metavar="VERSION", default=None,
-        help="Pin the era: 2025-11-25 or 2026-07-28 (default: negotiate)")
-    add("--tasks-conformance-expect-wire", metavar="WIRE", default="any", help="legacy|extension|any")
-    add("--tasks-conformance-check-id", metavar="ID", action="append", default=[],
-        help="Run only this check (repeatable)")
-    add("--tasks-conformance-category", metavar="NAME", action="append", default=[],
-        help="Run only this category (repeatable)")
-    add("--tasks-conformance-header", metavar="'Name: value'", action="append", default=[],
-        help="Header sent on every HTTP request (repeatable)")
-    add("--tasks-conformance-env", metavar="KEY=VALUE", action="append", default=[],
-        help="Added to the stdio server's environment (repeatable)")
-    add("--tasks-conformance-timeout", metavar="MS", type=int, default=30_000, help="Per-request timeout in ms")
-    add("--tasks-conformance-poll-timeout", metavar="MS", type=int, default=30_000,
-        help="Hard deadline in ms for polling a task")
-    add("--tasks-conformance-strict", action="store_true", default=False,
-        help="A check that could not run fails its item instead of skipping (conformance not established)")
-    add("--tasks-conformance-wire-log", metavar="PATH", default=None,
-        help="Write every frame of the run as NDJSON to PATH (secrets redacted)")
-    add("--tasks-conformance-baseline", metavar="FILE", default=None,
-        help="Known failures (TOML or JSON): their items are skipped as known, with the reason")
-    add("--tasks-conformance-probe", metavar="ROLE=TOOL", action="append", default=[],
-        help="The tool for a probe role: task, required, tool-error, fault, input, sync (repeatable)")
-    add("--tasks-conformance-config", metavar="FILE", default=None,
-        help="Settings file (tasks-conformance.toml or a pyproject.toml with [tool.tasks-conformance]); "
-             "the options above override it; with it, the target may come from the file")
+    for option, spec in plugin_options():
+        help = spec.help + _NOTES.get(spec.name, "")
+        if spec.kind.repeatable:
+            group.addoption(option, metavar=spec.metavar, action="append", default=[], help=help)
+        elif spec.kind in (INT, MS):
+            group.addoption(option, metavar=spec.metavar, type=int, default=spec.default, help=help)
+        else:
+            group.addoption(option, metavar=spec.metavar, default=spec.default, help=help)
+    group.addoption(STRICT, action="store_true", default=False,
+                    help="A check that could not run fails its item instead of skipping (conformance not established)")
+
+
+STRICT = f"--{GROUP}-strict"
 
 
 def _settings(config: pytest.Config) -> dict[str, Any] | None:
-    """The run settings the options give, or None when no target option was given."""
-    opt = config.getoption
-    command, url = opt("--tasks-conformance-command"), opt("--tasks-conformance-url")
-    config_file = opt("--tasks-conformance-config")
-    if command is None and url is None and config_file is None:
+    """The run settings the options give, or None when no target option (nor a config file) was given."""
+    given = {spec.name: config.getoption(option) for option, spec in plugin_options()}
+    if given["command"] is None and given["url"] is None and given["config"] is None:
         return None
-    settings: dict[str, Any] = {
-        "url": url,
-        "tool_name": opt("--tasks-conformance-tool"),
-        "tool_args": opt("--tasks-conformance-tool-args"),
-        "input_responses": opt("--tasks-conformance-input-responses"),
-        "protocol_version": opt("--tasks-conformance-protocol-version"),
-        "expect_wire": opt("--tasks-conformance-expect-wire"),
-        "check_ids": opt("--tasks-conformance-check-id"),
-        "categories": opt("--tasks-conformance-category"),
-        "headers": opt("--tasks-conformance-header"),
-        "env": opt("--tasks-conformance-env"),
-        "timeout_ms": opt("--tasks-conformance-timeout"),
-        "poll_timeout_ms": opt("--tasks-conformance-poll-timeout"),
-        "wire_log": opt("--tasks-conformance-wire-log"),
-        "baseline": opt("--tasks-conformance-baseline"),
-        "probes": opt("--tasks-conformance-probe"),
-        "config": config_file,
-    }
-    if command is not None:
+    settings = {name: value for name, value in given.items() if name != "command"}
+    if given["command"] is not None:
         try:
-            settings["command"] = shlex.split(command)
+            settings["command"] = shlex.split(given["command"])
         except ValueError as exc:
-            raise pytest.UsageError(f"--tasks-conformance-command: {exc}") from None
+            raise pytest.UsageError(f"--{GROUP}-command: {exc}") from None
     return settings
 
 
@@ -208,7 +181,7 @@ class ConformanceItem(pytest.Item):
         self.user_properties.append(("category", check.category))
         if check.requirements:
             self.user_properties.append(("requirements", " ".join(check.requirements)))
-        if check.bucket == "could-not-run" and self.config.getoption("--tasks-conformance-strict"):
+        if check.bucket == "could-not-run" and self.config.getoption(STRICT):
             pytest.fail(f"could-not-run: {check.message}", pytrace=False)
         if check.status == "skipped":
             # Reported at the item (as a skip mark would be), not at this line of the plugin.

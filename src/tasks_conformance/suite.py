@@ -18,11 +18,12 @@ FILE is TOML (read with the standard library's `tomllib`) or JSON:
     era = "both"               # this target runs once per era, reported as "staging (2025-11-25)"…
 
 Keys are the main command's long flag names without the dashes (`tool-name`, `check-id`,
-`timeout`, `header`…), each meaning what the flag means, plus `name`, `era` and `show-env`; a
-repeatable flag takes a list (or one string), `env` and `header` also a table. The flags that
-shape the combined report (`format`, `reporter`, `quiet`, `verbose`, `debug`) belong to the
-`suite` command line, not to a target; `wire-log` is per target. The keys are read from the main
-command's own flags, so a flag added there is a key here. Relative paths (`@FILE`, `cwd`,
+`timeout`, `header`, `era`…), each meaning what the flag means, plus `name`; a repeatable flag
+takes a list (or one string), `env`, `header`, `other-header`, `probe` and `probe-args` also a
+table (as in the config file). The flags that shape the combined report (`format`, `reporter`,
+`quiet`, `verbose`, `debug`) belong to the `suite` command line, not to a target; `wire-log` is
+per target. The keys come from the settings schema (settings/), as the main command's flags do,
+so a flag added there is a key here. Relative paths (`@FILE`, `cwd`,
 `wire-log`, `unix`) are relative to the working directory, as on the command line. A file cannot
 read standard input (`-`): several targets would compete for it. Credentials from the
 environment ($TASKS_CONFORMANCE_ACCESS_TOKEN, $TASKS_CONFORMANCE_HEADERS) are not applied to
@@ -38,55 +39,52 @@ import difflib
 import json
 import os
 from collections.abc import Mapping, Sequence
-from dataclasses import MISSING, dataclass, fields, replace
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
-from tasks_conformance.config import RunConfig, RunOptions
+from tasks_conformance.config import RunConfig
 from tasks_conformance.errors import UsageError
 from tasks_conformance.multirun import Planned, era_plan
+from tasks_conformance.settings import (
+    BOOL,
+    COMMAND,
+    ENV,
+    ERA,
+    HEADERS,
+    INT,
+    JSON,
+    MS,
+    PROBE_ARGS,
+    PROBES,
+    RUN,
+    SUITE,
+    TARGET,
+    Kind,
+    applying,
+)
 
-# RunOptions fields that shape the combined report: given on the `suite` command line.
-_REPORT_FIELDS = frozenset({"format", "reporters", "quiet", "verbose", "debug",
-                            # one run's file actions: the suite file itself is the settings file
-                            "config", "update_baseline"})
-# Keys of a target that are not RunOptions fields.
-_OWN_KEYS = ("name", "era", "show-env")
 _TOP_KEYS = ("defaults", "targets")
 
 
 @dataclass(frozen=True)
 class _Key:
-    """A file key: the RunOptions field it sets and the Python type the file must give."""
+    """A file key: the RunOptions field it sets (None: `era`) and the kind of its value."""
 
-    field: str
-    kind: type  # bool, int, str, or tuple (a repeatable flag)
+    field: str | None
+    kind: Kind
 
 
 def _keys() -> dict[str, _Key]:
-    """Every key a target may have: the main command's long flags that fill a RunOptions field."""
-    import typer.main
-
-    from tasks_conformance.cli import app
-
-    by_field = {f.name: f for f in fields(RunOptions)}
-    out: dict[str, _Key] = {}
-    for param in typer.main.get_command(app).params:
-        spec = by_field.get(param.name or "")
-        if spec is None or spec.name in _REPORT_FIELDS:
-            continue
-        long = next((o for o in param.opts if o.startswith("--")), None)
-        if long is None:
-            continue
-        default = spec.default if spec.default is not MISSING else None
-        kind: type = type(default) if isinstance(default, bool | int | tuple) else str
-        out[long[2:]] = _Key(spec.name, kind)
-    return out
+    """Every key a target may have, from the settings schema: the main command's long flags that
+    apply to a suite target (settings.TARGET), and `era`."""
+    return {s.key: _Key(s.name if s is not ERA else None, s.kind) for s in applying(TARGET)}
 
 
 # Settings of one run that a suite target cannot have: the suite file is the settings file, and
-# a baseline is written by a single run.
-_COMMAND_LINE_ONLY = {"config": "config", "update-baseline": "update-baseline"}
+# a baseline is written by a single run; and the flags of the suite command that shape its report.
+_COMMAND_LINE_ONLY = [s.key for s in applying(RUN) if TARGET not in s.applies and SUITE not in s.applies]
+_REPORT_KEYS = [s.key for s in applying(SUITE)]
 
 
 def _closest(key: str, valid: Sequence[str]) -> str:
@@ -173,18 +171,15 @@ def _read(path: str) -> dict[str, Any]:
 
 
 def _check_keys(label: str, table: Mapping[str, Any], keys: Mapping[str, _Key], *, allow_name: bool) -> None:
-    valid = [*keys, *(k for k in _OWN_KEYS if allow_name or k != "name")]
+    valid = [*keys, *(["name"] if allow_name else [])]
     for key in table:
         if key in valid:
             continue
         if key == "name":
             raise UsageError(f"{label}: name belongs to each target (names must be unique), not to defaults")
-        if key.replace("_", "-") in ("format", "reporter", "quiet", "verbose", "debug", "junit-suite-name"):
+        if key.replace("_", "-") in _REPORT_KEYS:
             raise UsageError(f"{label}: {key!r} shapes the combined report: give --{key} to the suite command")
         raise UsageError(f"{label}: unknown key {key!r}{_closest(key, valid)}")
-
-
-_JSON_KEYS = ("client_capabilities", "tool_args", "input_responses", "elicitation_response", "sampling_response")
 
 
 def _setting(label: str, key: str, value: Any, spec: _Key) -> Any:
@@ -192,24 +187,25 @@ def _setting(label: str, key: str, value: Any, spec: _Key) -> Any:
     def bad(want: str) -> UsageError:
         return UsageError(f"{label}: {key} must be {want}, got {type(value).__name__}")
 
-    if spec.kind is bool:
+    kind = spec.kind
+    if kind is BOOL:
         if not isinstance(value, bool):
             raise bad("true or false")
-    elif spec.kind is int:
+    elif kind in (INT, MS):
         if isinstance(value, bool) or not isinstance(value, int):
             raise bad("an integer")
-    elif spec.kind is tuple:
-        tables = ("env", "headers")
-        if isinstance(value, Mapping) and spec.field in tables:
-            value = {str(k): str(v) for k, v in value.items()}
+    elif kind.repeatable:
+        tables = kind in (ENV, HEADERS, PROBES, PROBE_ARGS)
+        if isinstance(value, Mapping) and tables:
+            value = {str(k): v if kind is PROBE_ARGS and isinstance(v, Mapping) else str(v) for k, v in value.items()}
         elif isinstance(value, str):
             value = (value,)
         elif not (isinstance(value, list) and all(isinstance(v, str) for v in value)):
-            raise bad("a string or a list of strings" + (" or a table" if spec.field in tables else ""))
-    elif spec.field in _JSON_KEYS:
+            raise bad("a string or a list of strings" + (" or a table" if tables else ""))
+    elif kind is JSON:
         if not isinstance(value, str | Mapping):
             raise bad("a table or JSON text")
-    elif spec.field == "command":
+    elif kind is COMMAND:
         argv = isinstance(value, list) and value and all(isinstance(v, str) for v in value)
         if not (isinstance(value, str) or argv):
             raise bad("a string or a non-empty list of strings (the argv)")
@@ -225,19 +221,15 @@ def _plan(label: str, name: str, table: Mapping[str, Any], keys: Mapping[str, _K
     """The target's runs: its flags checked exactly as the command line checks them."""
     from tasks_conformance.api import _options
     from tasks_conformance.check_catalog import catalog
-    from tasks_conformance.config import build_run_config, show_env
+    from tasks_conformance.config import build_run_config
 
-    settings = {keys[k].field: _setting(label, k, v, keys[k]) for k, v in table.items() if k in keys}
-    era = table.get("era", "auto")
-    shown = table.get("show-env", ())
+    settings = {spec.field: _setting(label, k, v, spec) for k, v in table.items()
+                if (spec := keys.get(k)) is not None and spec.field is not None}
+    era = table.get(ERA.key, ERA.default)
     if not isinstance(era, str):
         raise UsageError(f"{label}: era must be auto or both")
-    if isinstance(shown, str):
-        shown = (shown,)
-    if not (isinstance(shown, list | tuple) and all(isinstance(s, str) for s in shown)):
-        raise UsageError(f"{label}: show-env must be a string or a list of strings")
     try:
-        config: RunConfig = show_env(build_run_config(_options(settings), catalog()), tuple(shown))
+        config: RunConfig = build_run_config(_options(settings), catalog())
         runs = era_plan(config, era)
     except UsageError as exc:
         raise UsageError(f"{label}: {exc}") from None

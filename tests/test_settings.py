@@ -1,0 +1,121 @@
+"""The settings schema (settings/): one declaration per setting, from which the command line's
+options, the API's keywords, the config-file and suite keys and the pytest plugin's options are
+derived. These tests hold the derivations to the schema, and the modules to their import order."""
+
+from __future__ import annotations
+
+import inspect
+import subprocess
+import sys
+from dataclasses import fields
+from typing import Any
+
+import typer.main
+
+import tasks_conformance
+from tasks_conformance import config_file, suite
+from tasks_conformance.cli import app
+from tasks_conformance.pytest_plugin import plugin_options
+from tasks_conformance.settings import (
+    API,
+    DEMO,
+    ERA,
+    FILE,
+    KINDS,
+    RUN,
+    SETTINGS,
+    SUITE,
+    TARGET,
+    RunOptions,
+    applying,
+)
+from tasks_conformance.settings.__main__ import current, typed_keywords
+
+
+def _options(command: Any) -> dict[str, Any]:
+    return {opt: p for p in command.params for opt in getattr(p, "opts", ()) if opt.startswith("--")}
+
+
+def test_every_runoptions_field_is_declared_once_with_a_kind_and_a_long_flag() -> None:
+    assert list(SETTINGS) == [f.name for f in fields(RunOptions)]
+    assert {spec.kind for spec in SETTINGS.values()} <= set(KINDS)
+    flags = [spec.flag for spec in (*SETTINGS.values(), ERA)]
+    assert len(flags) == len(set(flags)) and all(flag.startswith("--") for flag in flags)
+    for name, spec in SETTINGS.items():
+        assert spec.name == name and spec.help and spec.panel, name
+        default = RunOptions.__dataclass_fields__[name].default
+        assert default == spec.default and (default == () if spec.kind.repeatable else True), name
+
+
+def test_each_command_has_the_options_of_the_settings_that_apply_to_it() -> None:
+    group = typer.main.get_command(app)
+    commands = {RUN: group, DEMO: group.commands["demo"], SUITE: group.commands["suite"]}  # type: ignore[attr-defined]
+    for where, command in commands.items():
+        options = _options(command)
+        for spec in applying(where):
+            param = options.pop(spec.flag)
+            assert (param.name, param.help, param.metavar) == (spec.name, spec.help, spec.metavar), spec.flag
+            assert (spec.short in param.opts) if spec.short else len(param.opts) == 1
+        own = {RUN: {"--version", "--list-checks", "--install-completion", "--show-completion"},
+               DEMO: set(), SUITE: {"--jobs", "--shard"}}[where]
+        assert set(options) - {"--help"} == own, where
+
+
+def test_the_file_and_suite_keys_are_the_settings_that_apply_there() -> None:
+    assert [k.name for k in config_file.KEYS] == [s.key for s in applying(FILE) if s is not ERA]
+    assert [k.field for k in config_file.KEYS] == [s.name for s in applying(FILE) if s is not ERA]
+    assert {k.name for k in config_file.KEYS if k.secret} == {s.key for s in SETTINGS.values() if s.secret}
+    assert list(suite._keys()) == [s.key for s in applying(TARGET)]
+    # The report flags belong to the suite command, one run's file actions to no target.
+    assert suite._REPORT_KEYS == ["format", "reporter", "quiet", "verbose", "debug"]
+    assert suite._COMMAND_LINE_ONLY == ["config", "update-baseline"]
+
+
+def test_the_api_keywords_are_the_api_settings_and_their_types_are_generated_and_fresh() -> None:
+    params = inspect.signature(tasks_conformance.run).parameters
+    assert [p for p in params if p != "progress"] == [s.name for s in applying(API)]
+    # RunSettings (what editors and type checkers see) is generated from the schema; after a
+    # change to it: python -m tasks_conformance.settings
+    with open(inspect.getfile(RunOptions), encoding="utf-8") as fh:
+        assert current(fh.read()) == typed_keywords(), "stale: run python -m tasks_conformance.settings"
+    from tasks_conformance.api import RunSettings
+
+    assert list(RunSettings.__annotations__) == [s.name for s in applying(API)]
+
+
+def test_the_pytest_options_are_the_settings_marked_for_the_plugin() -> None:
+    assert {option: spec.name for option, spec in plugin_options()} == {
+        f"--tasks-conformance-{spec.pytest}": spec.name for spec in SETTINGS.values() if spec.pytest}
+    assert {spec.name for _option, spec in plugin_options()} >= {"command", "url", "config", "tool_name"}
+
+
+def test_suite_does_not_import_the_command_line_and_config_does_not_import_the_file_reader() -> None:
+    code = (
+        "import sys\n"
+        "import tasks_conformance.suite\n"
+        "from tasks_conformance.config import RunOptions, build_run_config\n"
+        "from tasks_conformance.errors import UsageError\n"
+        "try:\n"
+        "    build_run_config(RunOptions(url='ftp://user:pw@example.test/'))\n"
+        "except UsageError as exc:\n"
+        "    print(exc)\n"
+        "watched = ('tasks_conformance.cli', 'tasks_conformance.config_file', 'typer')\n"
+        "print(sorted(m for m in watched if m in sys.modules))\n"
+    )
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60, check=True)
+    assert out.stdout.splitlines() == [
+        "--url must start with http:// or https://, got 'ftp://user:[REDACTED]@example.test/'", "[]"]
+
+
+def test_a_suite_target_takes_a_table_for_every_pair_setting(tmp_path: Any) -> None:
+    # The kind decides: env, header, other-header, probe and probe-args take a table, as in the config file.
+    path = tmp_path / "suite.toml"
+    path.write_text(
+        '[[targets]]\nname = "a"\nurl = "http://127.0.0.1:9/mcp"\ntool-name = "long_job"\n'
+        'header = {X-Tenant = "t1"}\nother-header = {Authorization = "Bearer other-123456"}\n'
+        'probe = {fault = "rpc_error"}\nprobe-args = {fault = {durationMs = 10}}\n', encoding="utf-8")
+    (name, (planned,)), = suite.load(str(path)).targets
+    config = planned.config
+    assert name == "a" and config.headers == {"X-Tenant": "t1"}
+    assert config.other_headers == {"Authorization": "Bearer other-123456"}
+    assert config.probes["fault"] == "rpc_error" and config.probe_args["fault"] == {"durationMs": 10}
