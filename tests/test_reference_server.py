@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import base64
 import contextlib
-import importlib.util
 import json
 import os
 import queue
@@ -26,6 +25,7 @@ from typing import Any, BinaryIO
 
 import httpx
 import pytest
+from broken_variants import BROKEN_SERVER
 from conftest import stop_process
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -1016,16 +1016,32 @@ def test_socket_transports(transport: str, tmp_path: Path) -> None:
 
 
 # ====================================================================== broken variants
-def _load_variants() -> dict[str, tuple[type, str]]:
-    spec = importlib.util.spec_from_file_location("broken_server_fixture", BROKEN_SCRIPT)
-    assert spec is not None and spec.loader is not None
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    variants: dict[str, tuple[type, str]] = module.VARIANTS
-    return variants
+VARIANTS = BROKEN_SERVER.VARIANTS
+# Each variant that breaks a rule is shown to break it here, on the raw wire, by a demonstration
+# registered under the variant's name: over stdio, a function given a peer talking to it
+# (@stdio_demo, run by test_broken_variant_breaks_its_rule); over HTTP, a test of its own
+# (@http_demo). Variants that use a freedom are the ones whose declared runs are all Permits.
+STDIO_CHECKS: dict[str, Callable[[StdioPeer], None]] = {}
+HTTP_DEMOS: set[str] = set()
+PERMITS = {name for name, v in VARIANTS.items()
+           if v.runs and all(isinstance(run, BROKEN_SERVER.Permits) for run in v.runs)}
 
 
-VARIANTS = _load_variants()
+def stdio_demo(name: str) -> Callable[[Callable[[StdioPeer], None]], Callable[[StdioPeer], None]]:
+    def register(demo: Callable[[StdioPeer], None]) -> Callable[[StdioPeer], None]:
+        assert name not in STDIO_CHECKS, name
+        STDIO_CHECKS[name] = demo
+        return demo
+
+    return register
+
+
+def http_demo(*names: str) -> Callable[[Callable[[], None]], Callable[[], None]]:
+    def register(test: Callable[[], None]) -> Callable[[], None]:
+        HTTP_DEMOS.update(names)
+        return test
+
+    return register
 
 
 def _create(peer: StdioPeer, tool: str = "slow_compute", **kw: Any) -> JSON:
@@ -1037,6 +1053,7 @@ def _completed(peer: StdioPeer, tool: str = "slow_compute") -> JSON:
     return modern_poll(m_get(peer), task_id, terminal)
 
 
+@stdio_demo("no-tasks")
 def check_no_tasks(peer: StdioPeer) -> None:
     assert "extensions" not in peer.result("server/discover", {"_meta": meta()})["capabilities"]
     assert peer.error("tasks/get", {"taskId": "x", "_meta": meta()})["code"] == -32601
@@ -1046,48 +1063,58 @@ def check_no_tasks(peer: StdioPeer) -> None:
     assert all("execution" not in t for t in peer.result("tools/list")["tools"])
 
 
+@stdio_demo("experimental-placement")
 def check_experimental_placement(peer: StdioPeer) -> None:
     assert peer.error("server/discover", {"_meta": meta()})["code"] == -32601
     caps = legacy_init(peer)["capabilities"]
     assert "tasks" not in caps and "tasks" in caps["experimental"]
 
 
+@stdio_demo("legacy-caps-in-discover")
 def check_legacy_caps_in_discover(peer: StdioPeer) -> None:
     assert "tasks" in peer.result("server/discover", {"_meta": meta()})["capabilities"]
 
 
+@stdio_demo("nested-create")
 def check_nested_create(peer: StdioPeer) -> None:
     created = _create(peer)
     assert "task" in created and "taskId" not in created
 
 
+@stdio_demo("create-result-type-complete")
 def check_create_result_type_complete(peer: StdioPeer) -> None:
     assert _create(peer)["resultType"] == "complete"
 
 
+@stdio_demo("legacy-flat-create")
 def check_legacy_flat_create(peer: StdioPeer) -> None:
     legacy_init(peer)
     created = peer.result("tools/call", {"name": "slow_compute", "task": {}})
     assert "task" not in created and "taskId" in created
 
 
+@stdio_demo("create-without-declaration")
 def check_create_without_declaration(peer: StdioPeer) -> None:
     assert _create(peer, declare=False)["resultType"] == "task"
 
 
+@stdio_demo("draft-32003")
 def check_draft_32003(peer: StdioPeer) -> None:
     assert peer.error("tools/call", {"name": "long_job", "_meta": meta(declare=False)})["code"] == -32003
 
 
+@stdio_demo("legacy-ttl-names")
 def check_legacy_ttl_names(peer: StdioPeer) -> None:
     created = _create(peer)
     assert "ttl" in created and "ttlMs" not in created
 
 
+@stdio_demo("ttl-not-integer")
 def check_ttl_not_integer(peer: StdioPeer) -> None:
     assert type(_create(peer)["ttlMs"]) is not int
 
 
+@stdio_demo("no-inline-result")
 def check_no_inline_result(peer: StdioPeer) -> None:
     done = _completed(peer)
     assert done["status"] == "completed" and "result" not in done
@@ -1096,19 +1123,23 @@ def check_no_inline_result(peer: StdioPeer) -> None:
     assert RELATED not in peer.result("tasks/result", {"taskId": task["taskId"]}).get("_meta", {})
 
 
+@stdio_demo("get-result-type-task")
 def check_get_result_type_task(peer: StdioPeer) -> None:
     assert m_get(peer)(_create(peer)["taskId"])["resultType"] == "task"
 
 
+@stdio_demo("bad-timestamps")
 def check_bad_timestamps(peer: StdioPeer) -> None:
     assert not RFC3339.match(_create(peer)["createdAt"])
 
 
+@stdio_demo("unknown-id-wrong-code")
 def check_unknown_id_wrong_code(peer: StdioPeer) -> None:
     assert peer.error("tasks/get", {"taskId": "nope", "_meta": meta()})["code"] == -32603
     assert peer.result("tasks/cancel", {"taskId": "nope", "_meta": meta()})["resultType"] == "complete"
 
 
+@stdio_demo("cancel-returns-task")
 def check_cancel_returns_task(peer: StdioPeer) -> None:
     created = _create(peer, "long_job")
     assert peer.result("tasks/cancel", {"taskId": created["taskId"], "_meta": meta()})["resultType"] == "task"
@@ -1117,6 +1148,7 @@ def check_cancel_returns_task(peer: StdioPeer) -> None:
     assert peer.result("tasks/cancel", {"taskId": task["taskId"]})["status"] == "working"
 
 
+@stdio_demo("cancel-rewrites-terminal")
 def check_cancel_rewrites_terminal(peer: StdioPeer) -> None:
     tid = _create(peer, "slow_compute")["taskId"]
     get = m_get(peer)
@@ -1125,11 +1157,13 @@ def check_cancel_rewrites_terminal(peer: StdioPeer) -> None:
     assert get(tid)["status"] == "cancelled"  # a terminal status changed
 
 
+@stdio_demo("removed-methods-served")
 def check_removed_methods_served(peer: StdioPeer) -> None:
     assert "tasks" in peer.result("tasks/list", {"_meta": meta()})  # removed on 2026-07-28, served anyway
     assert peer.error("tasks/result", {"taskId": "x", "_meta": meta()})["code"] == -32601
 
 
+@stdio_demo("terminal-status-flips")
 def check_terminal_status_flips(peer: StdioPeer) -> None:
     tid = _create(peer, "slow_compute")["taskId"]
     get = m_get(peer)
@@ -1138,17 +1172,20 @@ def check_terminal_status_flips(peer: StdioPeer) -> None:
     assert get(tid)["status"] == "completed"
 
 
+@stdio_demo("legacy-without-cancel")
 def check_legacy_without_cancel(peer: StdioPeer) -> None:
     init = legacy_init(peer)
     assert "cancel" not in init["capabilities"]["tasks"]
     assert peer.error("tasks/cancel", {"taskId": "x"})["code"] == -32601
 
 
+@stdio_demo("status-not-a-string")
 def check_status_not_a_string(peer: StdioPeer) -> None:
     tid = _create(peer, "slow_compute")["taskId"]
     assert isinstance(m_get(peer)(tid)["status"], list)
 
 
+@stdio_demo("update-ack-echoes-task")
 def check_update_ack_echoes_task(peer: StdioPeer) -> None:
     tid = _create(peer, "confirm_action", elicitation=True)["taskId"]
     answer = {"confirm-1": {"action": "accept", "content": {"confirm": True}}}
@@ -1156,27 +1193,32 @@ def check_update_ack_echoes_task(peer: StdioPeer) -> None:
     assert ack["resultType"] == "complete" and ack["taskId"] == tid  # more than the empty ack
 
 
+@stdio_demo("legacy-caps-count-as-declared")
 def check_legacy_caps_count_as_declared(peer: StdioPeer) -> None:
     tid = _create(peer)["taskId"]
     envelope = {**meta(declare=False), CC: {"tasks": {"requests": {"tools": {"call": {}}}}}}
     assert peer.result("tasks/get", {"taskId": tid, "_meta": envelope})["taskId"] == tid
 
 
+@stdio_demo("capabilities-defaulted")
 def check_capabilities_defaulted(peer: StdioPeer) -> None:
     envelope = {k: v for k, v in meta().items() if k != CC}
     assert "tools" in peer.result("tools/list", {"_meta": envelope})
 
 
+@stdio_demo("result-type-missing")
 def check_result_type_missing(peer: StdioPeer) -> None:
     assert "resultType" not in peer.result("tools/list", {"_meta": meta()})
 
 
+@stdio_demo("unsupported-version-without-data")
 def check_unsupported_version_without_data(peer: StdioPeer) -> None:
     envelope = {**meta(), "io.modelcontextprotocol/protocolVersion": "1999-01-01"}
     err = peer.error("tools/list", {"_meta": envelope})
     assert err["code"] == -32022 and "data" not in err
 
 
+@stdio_demo("update-never-completes")
 def check_update_never_completes(peer: StdioPeer) -> None:
     tid = _create(peer, "confirm_action", elicitation=True)["taskId"]
     get = m_get(peer)
@@ -1187,20 +1229,24 @@ def check_update_never_completes(peer: StdioPeer) -> None:
     assert get(tid)["status"] == "input_required"
 
 
+@stdio_demo("undeclared-get-allowed")
 def check_undeclared_get_allowed(peer: StdioPeer) -> None:
     tid = _create(peer)["taskId"]
     assert peer.result("tasks/get", {"taskId": tid, "_meta": meta(declare=False)})["taskId"] == tid
 
 
+@stdio_demo("32021-without-data")
 def check_32021_without_data(peer: StdioPeer) -> None:
     err = peer.error("tools/call", {"name": "long_job", "_meta": meta(declare=False)})
     assert err["code"] == -32021 and "data" not in err
 
 
+@stdio_demo("isError-failed")
 def check_is_error_failed(peer: StdioPeer) -> None:
     assert _completed(peer, "tool_error")["status"] == "failed"
 
 
+@stdio_demo("slow-poll-interval")
 def check_slow_poll_interval(peer: StdioPeer) -> None:
     created = _create(peer)
     assert created["pollIntervalMs"] == 15_000
@@ -1210,11 +1256,13 @@ def check_slow_poll_interval(peer: StdioPeer) -> None:
     assert sync["resultType"] == "complete"  # only tasks are slow
 
 
+@stdio_demo("required-without-task-ok")
 def check_required_without_task_ok(peer: StdioPeer) -> None:
     legacy_init(peer)
     assert "content" in peer.result("tools/call", {"name": "long_job", "arguments": {"durationMs": 0}})
 
 
+@stdio_demo("required-undeclared-sync")
 def check_required_undeclared_sync(peer: StdioPeer) -> None:
     result = peer.result(
         "tools/call", {"name": "long_job", "arguments": {"durationMs": 0}, "_meta": meta(declare=False)}
@@ -1222,6 +1270,7 @@ def check_required_undeclared_sync(peer: StdioPeer) -> None:
     assert result["resultType"] == "complete"
 
 
+@stdio_demo("legacy-cancel-terminal-ok")
 def check_legacy_cancel_terminal_ok(peer: StdioPeer) -> None:
     legacy_init(peer)
     task = peer.result("tools/call", {"name": "slow_compute", "arguments": {"durationMs": 0}, "task": {}})["task"]
@@ -1229,6 +1278,7 @@ def check_legacy_cancel_terminal_ok(peer: StdioPeer) -> None:
     assert peer.result("tasks/cancel", {"taskId": task["taskId"]})["status"] == "completed"
 
 
+@stdio_demo("listen-missing-subscription-id")
 def check_listen_missing_subscription_id(peer: StdioPeer) -> None:
     tid = _create(peer)["taskId"]
     peer.other.clear()
@@ -1237,6 +1287,7 @@ def check_listen_missing_subscription_id(peer: StdioPeer) -> None:
     assert notes and all(SUB_ID not in m["params"].get("_meta", {}) for m in notes)
 
 
+@stdio_demo("legacy-isError-completed")
 def check_legacy_is_error_completed(peer: StdioPeer) -> None:
     legacy_init(peer)
     task = peer.result("tools/call", {"name": "tool_error", "task": {}})["task"]
@@ -1244,6 +1295,7 @@ def check_legacy_is_error_completed(peer: StdioPeer) -> None:
     assert l_get(peer)(task["taskId"])["status"] == "completed"
 
 
+@stdio_demo("not-durable")
 def check_not_durable(peer: StdioPeer) -> None:
     tid = _create(peer)["taskId"]
     params = {"taskId": tid, "_meta": meta()}
@@ -1251,6 +1303,7 @@ def check_not_durable(peer: StdioPeer) -> None:
     assert peer.result("tasks/get", params)["taskId"] == tid  # found afterwards
 
 
+@stdio_demo("listen-forwards-logs")
 def check_listen_forwards_logs(peer: StdioPeer) -> None:
     tid = _create(peer)["taskId"]
     peer.other.clear()
@@ -1259,10 +1312,12 @@ def check_listen_forwards_logs(peer: StdioPeer) -> None:
     assert logs and all(SUB_ID in m["params"]["_meta"] for m in logs)
 
 
+@stdio_demo("sequential-task-ids")
 def check_sequential_task_ids(peer: StdioPeer) -> None:
     assert [_create(peer)["taskId"] for _ in range(3)] == ["task-1", "task-2", "task-3"]
 
 
+@stdio_demo("reuses-input-key")
 def check_reuses_input_key(peer: StdioPeer) -> None:
     tid = _create(peer, "confirm_action", elicitation=True)["taskId"]
     get = lambda t: peer.result("tasks/get", {"taskId": t, "_meta": meta(elicitation=True)})  # noqa: E731
@@ -1274,18 +1329,21 @@ def check_reuses_input_key(peer: StdioPeer) -> None:
     assert again["inputRequests"]["confirm-1"]["method"] == "elicitation/create"  # the same key, another request
 
 
+@stdio_demo("elicits-undeclared")
 def check_elicits_undeclared(peer: StdioPeer) -> None:
     tid = _create(peer, "confirm_action")["taskId"]  # no elicitation capability declared
     task = modern_poll(m_get(peer), tid, lambda t: t["status"] != "working")
     assert task["status"] == "input_required" and task["inputRequests"]["confirm-1"]["method"] == "elicitation/create"
 
 
+@stdio_demo("stale-input-rejected")
 def check_stale_input_rejected(peer: StdioPeer) -> None:
     tid = _create(peer)["taskId"]
     answer = {"never-asked": {"action": "accept", "content": {}}}
     assert peer.error("tasks/update", {"taskId": tid, "inputResponses": answer, "_meta": meta()})["code"] == -32603
 
 
+@stdio_demo("extension-on-legacy-session")
 def check_extension_on_legacy_session(peer: StdioPeer) -> None:
     caps = {"elicitation": {}, "extensions": {EXT: {}}}
     peer.result("initialize", {"protocolVersion": LEGACY, "capabilities": caps,
@@ -1295,15 +1353,18 @@ def check_extension_on_legacy_session(peer: StdioPeer) -> None:
     assert flat["resultType"] == "task" and isinstance(flat["taskId"], str)
 
 
+@stdio_demo("tools-list-input-required")
 def check_tools_list_input_required(peer: StdioPeer) -> None:
     listed = peer.result("tools/list", {"_meta": meta()})
     assert listed["resultType"] == "input_required" and listed["tools"]
+@stdio_demo("forbidden-with-task-runs")
 def check_forbidden_with_task_runs(peer: StdioPeer) -> None:
     legacy_init(peer)
     result = peer.result("tools/call", {"name": "echo", "arguments": {"text": "hi"}, "task": {}})
     assert "task" not in result and result["content"][0]["text"]  # ran, instead of -32601
 
 
+@stdio_demo("legacy-isError-result-error")
 def check_legacy_is_error_result_error(peer: StdioPeer) -> None:
     legacy_init(peer)
     task = peer.result("tools/call", {"name": "tool_error", "arguments": {"durationMs": 0}, "task": {}})["task"]
@@ -1311,11 +1372,13 @@ def check_legacy_is_error_result_error(peer: StdioPeer) -> None:
     assert l_get(peer)(task["taskId"])["status"] == "failed"
 
 
+@stdio_demo("failed-without-error")
 def check_failed_without_error(peer: StdioPeer) -> None:
     task = _completed(peer, "rpc_error")
     assert task["status"] == "failed" and "error" not in task
 
 
+@stdio_demo("legacy-fault-result")
 def check_legacy_fault_result(peer: StdioPeer) -> None:
     legacy_init(peer)
     task = peer.result("tools/call", {"name": "rpc_error", "arguments": {"durationMs": 0}, "task": {}})["task"]
@@ -1323,6 +1386,7 @@ def check_legacy_fault_result(peer: StdioPeer) -> None:
     assert l_get(peer)(task["taskId"])["status"] == "failed"
 
 
+@stdio_demo("failed-without-status-message")
 def check_failed_without_status_message(peer: StdioPeer) -> None:
     task = _completed(peer, "rpc_error")
     assert task["status"] == "failed" and "error" in task and "statusMessage" not in task
@@ -1337,40 +1401,47 @@ def _legacy_task(peer: StdioPeer, duration_ms: int = 300, **extra: Any) -> str:
     return str(peer.result("tools/call", params)["task"]["taskId"])
 
 
+@stdio_demo("legacy-result-early")
 def check_legacy_result_early(peer: StdioPeer) -> None:
     tid = _legacy_task(peer, 2_000)
     early = peer.result("tasks/result", {"taskId": tid})
     assert early["content"] == [] and l_get(peer)(tid)["status"] == "working"  # answered while it works
 
 
+@stdio_demo("legacy-list-omits-task")
 def check_legacy_list_omits_task(peer: StdioPeer) -> None:
     tid = _legacy_task(peer)
     assert l_get(peer)(tid)["taskId"] == tid and peer.result("tasks/list")["tasks"] == []
 
 
+@stdio_demo("legacy-list-any-cursor")
 def check_legacy_list_any_cursor(peer: StdioPeer) -> None:
     tid = _legacy_task(peer)
     listed = peer.result("tasks/list", {"cursor": "never-issued"})["tasks"]
     assert [t["taskId"] for t in listed] == [tid]
 
 
+@stdio_demo("legacy-meta-wins")
 def check_legacy_meta_wins(peer: StdioPeer) -> None:
     tid = _legacy_task(peer)
     got = peer.result("tasks/get", {"taskId": "no-such-task", "_meta": {RELATED: {"taskId": tid}}})
     assert got["taskId"] == tid
 
 
+@stdio_demo("legacy-cancel-not-sticky")
 def check_legacy_cancel_not_sticky(peer: StdioPeer) -> None:
     tid = _legacy_task(peer, 2_000)
     assert peer.result("tasks/cancel", {"taskId": tid})["status"] == "cancelled"
     assert l_get(peer)(tid)["status"] == "working"
 
 
+@stdio_demo("legacy-related-meta-on-get")
 def check_legacy_related_meta_on_get(peer: StdioPeer) -> None:
     tid = _legacy_task(peer)
     assert l_get(peer)(tid)["_meta"][RELATED] == {"taskId": tid}
 
 
+@stdio_demo("legacy-progress-after-end")
 def check_legacy_progress_after_end(peer: StdioPeer) -> None:
     tid = _legacy_task(peer, 0, _meta={"progressToken": "p-1"})
     peer.result("tasks/result", {"taskId": tid})
@@ -1379,12 +1450,14 @@ def check_legacy_progress_after_end(peer: StdioPeer) -> None:
     assert [m["params"]["progressToken"] for m in peer.other if m.get("method") == "notifications/progress"] == ["p-1"]
 
 
+@stdio_demo("working-reads-running")
 def check_working_reads_running(peer: StdioPeer) -> None:
     params = {"name": "slow_compute", "arguments": {"durationMs": 2_000}, "_meta": meta()}
     tid = peer.result("tools/call", params)["taskId"]
     assert m_get(peer)(tid)["status"] == "running"
 
 
+@stdio_demo("cancelled-reads-canceled")
 def check_cancelled_reads_canceled(peer: StdioPeer) -> None:
     params = {"name": "slow_compute", "arguments": {"durationMs": 5_000}, "_meta": meta()}
     tid = peer.result("tools/call", params)["taskId"]
@@ -1392,77 +1465,14 @@ def check_cancelled_reads_canceled(peer: StdioPeer) -> None:
     assert m_get(peer)(tid)["status"] == "canceled"
 
 
-STDIO_CHECKS: dict[str, Callable[[StdioPeer], None]] = {
-    "no-tasks": check_no_tasks,
-    "experimental-placement": check_experimental_placement,
-    "legacy-caps-in-discover": check_legacy_caps_in_discover,
-    "nested-create": check_nested_create,
-    "create-result-type-complete": check_create_result_type_complete,
-    "legacy-flat-create": check_legacy_flat_create,
-    "create-without-declaration": check_create_without_declaration,
-    "draft-32003": check_draft_32003,
-    "legacy-ttl-names": check_legacy_ttl_names,
-    "ttl-not-integer": check_ttl_not_integer,
-    "no-inline-result": check_no_inline_result,
-    "get-result-type-task": check_get_result_type_task,
-    "bad-timestamps": check_bad_timestamps,
-    "unknown-id-wrong-code": check_unknown_id_wrong_code,
-    "cancel-returns-task": check_cancel_returns_task,
-    "cancel-rewrites-terminal": check_cancel_rewrites_terminal,
-    "status-not-a-string": check_status_not_a_string,
-    "legacy-without-cancel": check_legacy_without_cancel,
-    "update-never-completes": check_update_never_completes,
-    "undeclared-get-allowed": check_undeclared_get_allowed,
-    "32021-without-data": check_32021_without_data,
-    "isError-failed": check_is_error_failed,
-    "slow-poll-interval": check_slow_poll_interval,
-    "required-without-task-ok": check_required_without_task_ok,
-    "required-undeclared-sync": check_required_undeclared_sync,
-    "legacy-cancel-terminal-ok": check_legacy_cancel_terminal_ok,
-    "listen-missing-subscription-id": check_listen_missing_subscription_id,
-    "legacy-isError-completed": check_legacy_is_error_completed,
-    "removed-methods-served": check_removed_methods_served,
-    "terminal-status-flips": check_terminal_status_flips,
-    "update-ack-echoes-task": check_update_ack_echoes_task,
-    "result-type-missing": check_result_type_missing,
-    "capabilities-defaulted": check_capabilities_defaulted,
-    "legacy-caps-count-as-declared": check_legacy_caps_count_as_declared,
-    "unsupported-version-without-data": check_unsupported_version_without_data,
-    "not-durable": check_not_durable,
-    "listen-forwards-logs": check_listen_forwards_logs,
-    "sequential-task-ids": check_sequential_task_ids,
-    "reuses-input-key": check_reuses_input_key,
-    "elicits-undeclared": check_elicits_undeclared,
-    "stale-input-rejected": check_stale_input_rejected,
-    "extension-on-legacy-session": check_extension_on_legacy_session,
-    "tools-list-input-required": check_tools_list_input_required,
-    "forbidden-with-task-runs": check_forbidden_with_task_runs,
-    "legacy-isError-result-error": check_legacy_is_error_result_error,
-    "failed-without-error": check_failed_without_error,
-    "legacy-fault-result": check_legacy_fault_result,
-    "failed-without-status-message": check_failed_without_status_message,
-    "legacy-result-early": check_legacy_result_early,
-    "legacy-list-omits-task": check_legacy_list_omits_task,
-    "legacy-list-any-cursor": check_legacy_list_any_cursor,
-    "legacy-meta-wins": check_legacy_meta_wins,
-    "legacy-cancel-not-sticky": check_legacy_cancel_not_sticky,
-    "legacy-related-meta-on-get": check_legacy_related_meta_on_get,
-    "legacy-progress-after-end": check_legacy_progress_after_end,
-    "working-reads-running": check_working_reads_running,
-    "cancelled-reads-canceled": check_cancelled_reads_canceled,
-}
-HTTP_ONLY = {"ignore-mcp-name", "ignore-mcp-method", "legacy-get-as-sse", "task-bound-to-cookie",
-             "tasks-not-bound-to-caller", "unknown-method-http-200", "notification-200", "origin-not-checked",
-             "mcp-name-base64-not-decoded"}
-
-
-# Variants that use a freedom (a MAY) rather than break a rule: a full run against each is in
-# PERMITTED of test_breaking_fixtures.py; the raw-wire tests below show a few of them at work.
-PERMITS = {name for name in VARIANTS if name.startswith("permits-")}
 
 
 def test_every_variant_has_a_check() -> None:
-    assert set(VARIANTS) - PERMITS == set(STDIO_CHECKS) | HTTP_ONLY
+    """Every variant but those that use a freedom (a full run against each is a Permits run in
+    test_breaking_fixtures.py; the raw-wire tests below show a few of them at work) has a
+    demonstration, and every demonstration shows a variant."""
+    assert set(VARIANTS) - PERMITS == set(STDIO_CHECKS) | HTTP_DEMOS, (set(VARIANTS) - PERMITS) ^ (
+        set(STDIO_CHECKS) | HTTP_DEMOS)
     listed = subprocess.run([*BROKEN_CMD, "--list"], capture_output=True, text=True, timeout=WAIT, env=_env())
     assert listed.returncode == 0
     assert {line.split("\t")[0] for line in listed.stdout.splitlines()} == set(VARIANTS)
@@ -1474,6 +1484,7 @@ def test_broken_variant_breaks_its_rule(name: str) -> None:
         STDIO_CHECKS[name](peer)
 
 
+@http_demo("ignore-mcp-name")
 def test_broken_ignore_mcp_name() -> None:
     with http_server(broken="ignore-mcp-name") as server:
         tid = server.result("tools/call", {"name": "slow_compute", "_meta": meta()})["taskId"]
@@ -1486,6 +1497,7 @@ def test_broken_ignore_mcp_name() -> None:
         assert response.status_code == 200 and response.json()["result"]["taskId"] == tid
 
 
+@http_demo("ignore-mcp-method")
 def test_broken_ignore_mcp_method() -> None:
     with http_server(broken="ignore-mcp-method") as server:
         tid = server.result("tools/call", {"name": "slow_compute", "_meta": meta()})["taskId"]
@@ -1505,6 +1517,7 @@ def test_reference_passes_what_the_variant_breaks(name: str, modern_stdio: Stdio
         STDIO_CHECKS[name](modern_stdio)
 
 
+@http_demo("task-bound-to-cookie")
 def test_broken_task_bound_to_cookie() -> None:
     with http_server(broken="task-bound-to-cookie") as server:
         tid = server.result("tools/call", {"name": "slow_compute", "_meta": meta()})["taskId"]
@@ -1518,6 +1531,7 @@ def test_broken_task_bound_to_cookie() -> None:
         assert response.json()["error"]["code"] == -32602
 
 
+@http_demo("tasks-not-bound-to-caller")
 def test_broken_tasks_not_bound_to_caller() -> None:
     main, other = "fixture-main-token", "fixture-other-token"  # the fixture's own tokens
     with http_server(broken="tasks-not-bound-to-caller") as server:
@@ -1545,6 +1559,7 @@ def test_reference_in_token_mode_keeps_tasks_to_their_creator() -> None:
             assert ("result" in read) is ok and (ok or read["error"]["code"] == -32602), (token, read)
 
 
+@http_demo("unknown-method-http-200", "notification-200", "origin-not-checked", "mcp-name-base64-not-decoded")
 def test_broken_http_endpoint_variants() -> None:
     with http_server(broken="unknown-method-http-200") as server:
         response = server.call("no/such-method", {"_meta": meta()})
@@ -1576,6 +1591,7 @@ def _legacy_http_session(server: HttpServerProc) -> Callable[..., httpx.Response
     return legacy
 
 
+@http_demo("legacy-get-as-sse")
 def test_broken_legacy_get_as_sse() -> None:
     with http_server(broken="legacy-get-as-sse") as server:
         legacy = _legacy_http_session(server)
