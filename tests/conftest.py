@@ -49,9 +49,10 @@ FAST_WORKERS = 4
 @pytest.hookimpl(tryfirst=True)
 def pytest_cmdline_main(config: pytest.Config) -> None:
     """The fast run spreads its tests over FAST_WORKERS processes (pytest-xdist), unless -n was
-    given or xdist is not installed. --full stays in one process: the slow groups start their own
-    pools of servers, and CI's time is not the constraint there."""
-    if config.getoption("--full") or not config.pluginmanager.hasplugin("xdist"):
+    given or xdist is not installed. --full and a group chosen with -m stay in one process: the
+    slow groups start their own pools of servers (the interop servers are not made to run twice
+    at once), and CI's time is not the constraint there."""
+    if config.getoption("--full") or config.getoption("-m") or not config.pluginmanager.hasplugin("xdist"):
         return
     if getattr(config.option, "numprocesses", None) is None and not os.environ.get("PYTEST_XDIST_WORKER"):
         config.option.numprocesses = FAST_WORKERS
