@@ -18,7 +18,7 @@ import pytest
 
 from tasks_conformance.progress import RunProgress
 from tasks_conformance.reporters import ProgressLine
-from tasks_conformance.wirelog import WireLog
+from tasks_conformance.wirelog import FrameTag, Purpose, WireLog
 
 
 class Clock:
@@ -33,6 +33,18 @@ def _rpc(**message: Any) -> bytes:
     return json.dumps({"jsonrpc": "2.0", **message}).encode()
 
 
+# The tags the sessions and probes give their requests (the notes beside them are for people).
+MAIN = 1  # the run's main connection
+ERA_PROBE = FrameTag(Purpose.ERA_PROBE, connection=MAIN)
+DISCOVERY = FrameTag(Purpose.DISCOVERY, connection=MAIN)
+CREATE = FrameTag(Purpose.TASK_CREATE, connection=MAIN)
+PROBE = FrameTag(Purpose.PROBE, connection=MAIN)
+
+
+def _poll(number: int) -> FrameTag:
+    return FrameTag.polling(number).on(MAIN)
+
+
 def _run_to_a_task(poll_timeout_s: float = 30.0) -> tuple[RunProgress, WireLog, Clock]:
     """A RunProgress watching a wire log through the era probe and the task's creation."""
     clock = Clock()
@@ -42,11 +54,12 @@ def _run_to_a_task(poll_timeout_s: float = 30.0) -> tuple[RunProgress, WireLog, 
     state.say("connecting and negotiating the protocol era")
     assert state.line() == "connecting · 0.0s"
     clock.now += 0.4
-    wire.record("out", "stdio", _rpc(id=1, method="server/discover"), note="era probe (server/discover)")
+    wire.record("out", "stdio", _rpc(id=1, method="server/discover"), note="era probe (server/discover)",
+                tag=ERA_PROBE)
     wire.record("in", "stdio", _rpc(id=1, result={"supportedVersions": ["2026-07-28"]}))
     assert state.line() == "discovering · 0.4s"
     state.say("probe: tools/call declaring the extension")
-    wire.record("out", "stdio", _rpc(id=3, method="tools/call"), note="declared tools/call")
+    wire.record("out", "stdio", _rpc(id=3, method="tools/call"), note="declared tools/call", tag=CREATE)
     wire.record("in", "stdio", _rpc(id=3, result={"resultType": "task", "taskId": "t1", "status": "working"}))
     return state, wire, clock
 
@@ -55,17 +68,17 @@ def test_the_line_follows_the_task_through_its_polls() -> None:
     state, wire, clock = _run_to_a_task(poll_timeout_s=30.0)
     assert state.line() == "task running · 0.4s · task working"
     clock.now += 1.0
-    wire.record("out", "stdio", _rpc(id=8, method="tasks/get"), note="poll #1")
+    wire.record("out", "stdio", _rpc(id=8, method="tasks/get"), note="poll #1", tag=_poll(1))
     wire.record("in", "stdio", _rpc(id=8, result={"taskId": "t1", "status": "working"}))
     clock.now += 2.0
-    wire.record("out", "stdio", _rpc(id=9, method="tasks/get"), note="poll #2")
+    wire.record("out", "stdio", _rpc(id=9, method="tasks/get"), note="poll #2", tag=_poll(2))
     wire.record("in", "stdio", _rpc(id=9, result={"taskId": "t1", "status": "input_required"}))
     # 3.4 s since the start; the polling began 2 s ago, so 28 s of the 30 s --poll-timeout are left.
     assert state.line() == "task running · 3.4s · task input_required, poll 2 · 28s left of --poll-timeout"
     assert state.line(clock.now + 10) == ("task running · 13.4s · task input_required, poll 2 · "
                                           "18s left of --poll-timeout")
     clock.now += 1.0
-    wire.record("out", "stdio", _rpc(id=10, method="tasks/get"), note="poll #3")
+    wire.record("out", "stdio", _rpc(id=10, method="tasks/get"), note="poll #3", tag=_poll(3))
     wire.record("in", "stdio", _rpc(id=10, result={"taskId": "t1", "status": "completed"}))
     state.say("probe: tasks/get twice more after the task ended")
     assert state.line() == "probes · 4.4s · task completed, poll 3 · tasks/get twice more after the task ended"
@@ -75,7 +88,7 @@ def test_the_line_follows_the_task_through_its_polls() -> None:
 
 def test_the_time_left_never_goes_below_zero() -> None:
     state, wire, clock = _run_to_a_task(poll_timeout_s=2.0)
-    wire.record("out", "stdio", _rpc(id=8, method="tasks/get"), note="poll #1")
+    wire.record("out", "stdio", _rpc(id=8, method="tasks/get"), note="poll #1", tag=_poll(1))
     assert state.line(clock.now + 5).endswith("task working, poll 1 · 0s left of --poll-timeout")
 
 
@@ -84,14 +97,14 @@ def test_a_legacy_task_nested_in_its_create_result_is_read() -> None:
     state = RunProgress(30.0, clock=clock)
     wire = WireLog()
     wire.observer = state.on_frame
-    wire.record("out", "http", _rpc(id="a", method="tools/call"), note="declared tools/call")
+    wire.record("out", "http", _rpc(id="a", method="tools/call"), note="declared tools/call", tag=CREATE)
     wire.record("in", "http", _rpc(id="a", result={"task": {"taskId": "t", "status": "working"}}))
     assert "task working" in state.line()
 
 
 def test_server_text_is_escaped_and_bounded() -> None:
     state, wire, _clock = _run_to_a_task()
-    wire.record("out", "stdio", _rpc(id=8, method="tasks/get"), note="poll #1")
+    wire.record("out", "stdio", _rpc(id=8, method="tasks/get"), note="poll #1", tag=_poll(1))
     hostile = "\x1b]8;;http://evil\x07click\x1b[31m" + "x" * 500
     wire.record("in", "stdio", _rpc(id=8, result={"status": hostile}))
     line = state.line()
@@ -186,6 +199,8 @@ def test_off_a_terminal_stderr_has_no_line() -> None:
 # What the line says while a session of a probe's own is opening (its first request unanswered).
 STARTING_SESSION = "starting a second session"  # a 2025-11-25 session: its initialize
 CONNECTING_SESSION = "connecting a new session"  # a 2026-07-28 connection: the request it was opened for
+# The connections probes open of their own (a session each), numbered after the main one.
+DUAL_ERA, DURABILITY, SECOND_PRINCIPAL = 2, 3, 4
 CANCEL = "probe: tasks/cancel on a task (extension: the probe task; legacy: a fresh task)"
 
 
@@ -197,22 +212,23 @@ def _run_past_the_cancel(channel: str = "stdio") -> tuple[RunProgress, WireLog, 
     wire = WireLog()
     wire.observer = state.on_frame
     state.say("connecting and negotiating the protocol era")
-    wire.record("out", channel, _rpc(id=1, method="server/discover"), note="era probe (server/discover)")
+    wire.record("out", channel, _rpc(id=1, method="server/discover"), note="era probe (server/discover)",
+                tag=ERA_PROBE)
     wire.record("in", channel, _rpc(id=1, result={"supportedVersions": ["2026-07-28"]}))
-    wire.record("out", channel, _rpc(id=2, method="tools/list"), note="discovery")
+    wire.record("out", channel, _rpc(id=2, method="tools/list"), note="discovery", tag=DISCOVERY)
     wire.record("in", channel, _rpc(id=2, result={"tools": []}))
     state.say("probe: call the probe tool declaring tasks support")
-    wire.record("out", channel, _rpc(id=3, method="tools/call"), note="declared tools/call")
+    wire.record("out", channel, _rpc(id=3, method="tools/call"), note="declared tools/call", tag=CREATE)
     wire.record("in", channel, _rpc(id=3, result={"resultType": "task", "taskId": "t1", "status": "working"}))
     state.say("probe: second connection: 2025-11-25 initialize listing the tasks extension")
     # The main session's requests overlap: ids go out of order without being another session.
-    wire.record("out", channel, _rpc(id=5, method="tasks/get"), note="unknown id")
-    wire.record("out", channel, _rpc(id=4, method="tasks/get"), note="poll #1")
+    wire.record("out", channel, _rpc(id=5, method="tasks/get"), note="unknown id", tag=PROBE)
+    wire.record("out", channel, _rpc(id=4, method="tasks/get"), note="poll #1", tag=_poll(1))
     wire.record("in", channel, _rpc(id=4, result={"taskId": "t1", "status": "completed"}))
     wire.record("in", channel, _rpc(id=5, error={"code": -32602, "message": "no such task"}))
     clock.now += 1.0
     state.say(CANCEL)
-    wire.record("out", channel, _rpc(id=9, method="tasks/cancel"), note="cancel")
+    wire.record("out", channel, _rpc(id=9, method="tasks/cancel"), note="cancel", tag=PROBE)
     wire.record("in", channel, _rpc(id=9, result={"taskId": "t1", "status": "cancelled"}))
     assert state.line() == "probes · 1.0s · task completed, poll 1 · " + CANCEL.removeprefix("probe: ")
     return state, wire, clock
@@ -222,25 +238,29 @@ def test_the_line_says_a_second_session_is_starting_not_the_last_probe_said() ->
     # The dual-era probe's 2025-11-25 session: a second server process boots (stdio) before it
     # answers initialize; the cancel probe said last is long done.
     state, wire, clock = _run_past_the_cancel()
-    wire.record("out", "stdio", _rpc(id=2_000_001, method="initialize", params={}))
+    wire.record("out", "stdio", _rpc(id=2_000_001, method="initialize", params={}),
+                tag=FrameTag(Purpose.HANDSHAKE, connection=DUAL_ERA))
     clock.now += 3.0
     assert state.line() == f"probes · 4.0s · task completed, poll 1 · {STARTING_SESSION}"
     wire.record("in", "stdio", _rpc(id=2_000_001, result={"protocolVersion": "2025-11-25"}))
     assert STARTING_SESSION not in state.line()
     # Its further requests are that session's, not another one starting.
-    wire.record("out", "stdio", _rpc(id=2_000_002, method="tools/call"), note="2025-11-25 session")
+    wire.record("out", "stdio", _rpc(id=2_000_002, method="tools/call"), note="2025-11-25 session",
+                tag=FrameTag(Purpose.PROBE, connection=DUAL_ERA))
     assert STARTING_SESSION not in state.line() and CONNECTING_SESSION not in state.line()
 
 
 def test_the_line_says_a_new_connection_is_connecting_until_its_answer_or_failure() -> None:
     # The durability probe's brand-new HTTP connection: its first request is a tasks/get.
     state, wire, _clock = _run_past_the_cancel("http")
-    sent = wire.record("out", "http", _rpc(id=1_000_001, method="tasks/get"), note="durability: fresh connection")
+    sent = wire.record("out", "http", _rpc(id=1_000_001, method="tasks/get"), note="durability: fresh connection",
+                       tag=FrameTag(Purpose.PROBE, connection=DURABILITY))
     assert state.line().endswith(f" · {CONNECTING_SESSION}")
     wire.record("in", "event", b"", reply_to=sent.seq, note="connection refused")  # HTTP: the POST failed
     assert CONNECTING_SESSION not in state.line()
     # A second principal's session, answered in an HTTP response of its own.
-    sent = wire.record("out", "http", _rpc(id=3_000_001, method="tasks/get"), note="second principal")
+    sent = wire.record("out", "http", _rpc(id=3_000_001, method="tasks/get"), note="second principal",
+                       tag=FrameTag(Purpose.PROBE, connection=SECOND_PRINCIPAL))
     assert state.line().endswith(f" · {CONNECTING_SESSION}")
     wire.record("in", "http", _rpc(id=3_000_001, error={"code": -32602, "message": "no"}), reply_to=sent.seq)
     assert CONNECTING_SESSION not in state.line()
@@ -248,7 +268,8 @@ def test_the_line_says_a_new_connection_is_connecting_until_its_answer_or_failur
 
 def test_a_session_never_answered_is_not_shown_once_judging() -> None:
     state, wire, _clock = _run_past_the_cancel()
-    wire.record("out", "stdio", _rpc(id=2_000_001, method="initialize", params={}))
+    wire.record("out", "stdio", _rpc(id=2_000_001, method="initialize", params={}),
+                tag=FrameTag(Purpose.HANDSHAKE, connection=DUAL_ERA))
     state.say("judging")
     assert state.line() == "reporting · 1.0s · task completed, poll 1"
 
@@ -259,7 +280,8 @@ def test_the_first_session_and_notifications_are_never_a_second_session() -> Non
     wire = WireLog()
     wire.observer = state.on_frame
     state.say("connecting and negotiating the protocol era")
-    wire.record("out", "http", _rpc(id=1, method="initialize", params={}))
+    wire.record("out", "http", _rpc(id=1, method="initialize", params={}),
+                tag=FrameTag(Purpose.HANDSHAKE, connection=MAIN))
     assert state.line() == "discovering · 0.0s"
     wire.record("in", "http", _rpc(id=1, result={}))
     wire.record("out", "http", _rpc(method="notifications/initialized"))

@@ -2,10 +2,12 @@
 poll count, and the time left before --poll-timeout.
 
 `RunProgress` is fed two ways, neither of which changes the run: the runner's words (`say`, the
-`progress` callback it already had) and every frame as the wire log records it (`on_frame`),
-from which the poll requests (noted "poll #N") and the task's status in their answers are read,
-and when a second session starts (a probe's connection of its own: the dual-era probe's
-2025-11-25 session, the durability probe's brand-new connection, a second principal's).
+`progress` callback it already had) and every frame as the wire log records it (`on_frame`).
+Frames are read by their typed tags (wirelog.FrameTag, set where each request is made), never by
+their notes: the polls of the probe task (Purpose.POLL and its number), its creation, and the
+connection each request went over, so that a second session is seen starting (a probe's
+connection of its own: the dual-era probe's 2025-11-25 session, the durability probe's
+brand-new connection, a second principal's). The task's status is read from the answers.
 `line()` renders it for a given moment, so tests read the text without waiting; `__rich__`
 re-reads the clock each time the terminal line is redrawn, so the seconds tick on their own.
 
@@ -15,27 +17,24 @@ Everything shown that came from the server (a status string) is bounded and esca
 
 from __future__ import annotations
 
-import re
 import time
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
+from tasks_conformance.wirelog import Purpose
+
 if TYPE_CHECKING:
     from tasks_conformance.wirelog import Frame
 
-_POLL_NOTE = re.compile(r"poll #(\d+)")
-_CREATING_NOTE = "declared tools/call"
-# The outbound notes of negotiation (era probe, initialize, tools/list).
-_DISCOVERY_NOTES = ("era probe", "discovery", "initialize")
+# The requests of negotiation (era probe, initialize, tools/list).
+_DISCOVERY = frozenset({Purpose.ERA_PROBE, Purpose.HANDSHAKE, Purpose.DISCOVERY})
+# The requests whose answers carry the probe task's status.
+_WATCHED = frozenset({Purpose.TASK_CREATE, Purpose.POLL})
 _TERMINAL = frozenset({"completed", "failed", "cancelled"})
 # Inbound frames larger than this are not parsed for a status (the peer parses them anyway; the
 # line does not need to hold up a flood).
 _MAX_PARSE_BYTES = 256 * 1024
 _MAX_WATCHED_IDS = 4_096
-# A second connection's peer numbers its requests from an id of its own, far from the main
-# session's (rpc/peer.py: `first_id`): a request id this far from every id seen so far is the first
-# request of another session, and until that request is answered the session is starting.
-_SESSION_ID_GAP = 100_000
 _MAX_SESSIONS = 64
 STARTING_SESSION = "starting a second session"  # its first request is initialize (2025-11-25)
 CONNECTING_SESSION = "connecting a new session"  # its first request is the one it was opened for
@@ -54,9 +53,9 @@ class RunProgress:
         self.polls = 0
         self.poll_started: float | None = None  # when the first tasks/get of the polling went out
         self._watched: set[Any] = set()  # JSON-RPC ids whose answer carries the task's status
-        self._sessions: list[int] = []  # the first request id of each session seen, the main one first
-        # The unanswered first request of a session starting (id -> its frame's seq, what the line says).
-        self._starting: dict[int, tuple[int, str]] = {}
+        self._connections: list[int] = []  # the connections seen sending requests, the main one first
+        # The unanswered first request of a session starting (its id -> its frame's seq, what the line says).
+        self._starting: dict[Any, tuple[int, str]] = {}
 
     # -- input ----------------------------------------------------------------------------------
 
@@ -87,15 +86,16 @@ class RunProgress:
             pass
 
     def _outbound(self, frame: Frame) -> None:
-        note = frame.note or ""
-        if self.phase == "connecting" and (not note or note.startswith(_DISCOVERY_NOTES)):
+        tag = frame.tag  # None: not a request the harness made (a notification, an answer)
+        if self.phase == "connecting" and (tag is None or tag.purpose in _DISCOVERY):
             self.phase = "discovering"
-        self._session_of(frame)
-        poll = _POLL_NOTE.match(note)
-        if poll is None and note != _CREATING_NOTE:
+        if tag is None:
             return
-        if poll is not None:
-            self.polls = max(self.polls, int(poll.group(1)))
+        self._session_of(frame, tag.connection, tag.purpose)
+        if tag.purpose not in _WATCHED:
+            return
+        if tag.purpose is Purpose.POLL:
+            self.polls = max(self.polls, tag.poll or 0)
             if self.poll_started is None:
                 self.poll_started = self._clock()
         message = frame.json()
@@ -103,22 +103,19 @@ class RunProgress:
         if key is not None and len(self._watched) < _MAX_WATCHED_IDS:
             self._watched.add(key)
 
-    def _session_of(self, frame: Frame) -> None:
-        """Note a request that opens another session (its id far from every session's so far)."""
+    def _session_of(self, frame: Frame, connection: int | None, purpose: Purpose) -> None:
+        """Note a request that opens another session: the first one sent over a connection other
+        than those seen so far (the first connection seen is the main one)."""
+        if connection is None or connection in self._connections or len(self._connections) >= _MAX_SESSIONS:
+            return  # bounded: a run opens a handful of connections
         message = frame.json()
-        if not isinstance(message, dict) or not isinstance(message.get("method"), str):
-            return
-        rid = message.get("id")
-        if not isinstance(rid, int) or isinstance(rid, bool):
-            return  # a notification, or an id of another kind than the peers give
-        if any(abs(rid - first) < _SESSION_ID_GAP for first in self._sessions):
-            return
-        if len(self._sessions) >= _MAX_SESSIONS:
-            return  # bounded: a run opens a handful of sessions
-        opened_before = bool(self._sessions)
-        self._sessions.append(rid)
+        rid = _key(message.get("id")) if isinstance(message, dict) else None
+        if rid is None:
+            return  # no answer to wait for (a notification sent on a connection of its own)
+        opened_before = bool(self._connections)
+        self._connections.append(connection)
         if opened_before and self.phase not in ("connecting", "discovering", "reporting"):
-            what = STARTING_SESSION if message["method"] == "initialize" else CONNECTING_SESSION
+            what = STARTING_SESSION if purpose is Purpose.HANDSHAKE else CONNECTING_SESSION
             self._starting[rid] = (frame.seq, what)
 
     def _ended(self, seq: int) -> None:

@@ -8,11 +8,14 @@ never on a re-serialisation of a parsed object.
 from __future__ import annotations
 
 import base64
+import contextlib
+import contextvars
 import enum
 import json
 import time
+import weakref
 from collections.abc import Callable, Iterable, Iterator
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any, Literal
 
 from tasks_conformance.redact import Redactor
@@ -76,6 +79,69 @@ class FrameFlag(enum.Enum):
 NO_FLAGS: frozenset[FrameFlag] = frozenset()
 
 
+class Purpose(enum.Enum):
+    """Why the harness sent a request, as a value code can test (the frame's `note` says it for
+    people and is never read back)."""
+
+    ERA_PROBE = "era-probe"
+    """server/discover while negotiating the era (2026-07-28's first request)."""
+    HANDSHAKE = "handshake"
+    """initialize (2025-11-25), on the main connection or on a probe's own."""
+    DISCOVERY = "discovery"
+    """tools/list while discovering the server's tools."""
+    TASK_CREATE = "task-create"
+    """The declared tools/call that creates the run's probe task (the task the polls follow)."""
+    POLL = "poll"
+    """A tasks/get of the probe task while it runs; `FrameTag.poll` is its number (1, 2…)."""
+    HEADER_MISMATCH = "header-mismatch"
+    """A tasks/* request whose routing header (Mcp-Name, Mcp-Method) disagrees with its body on
+    purpose (the negative routing probe)."""
+    PROBE = "probe"
+    """Any other request a probe sends (what it asks is in the probe's record)."""
+
+
+@dataclass(frozen=True, slots=True)
+class FrameTag:
+    """The typed facts behind an outbound request, set where it is made (a session, a probe) and
+    kept in memory only: never exported, so reports and the wire log file do not change."""
+
+    purpose: Purpose
+    poll: int | None = None  # Purpose.POLL: the poll's number, from 1
+    # The connection that sent it (WireLog.connection_number): the run's main connection is the
+    # first one numbered; a probe's connection of its own (a second session) has another number.
+    connection: int | None = None
+
+    @classmethod
+    def polling(cls, number: int) -> FrameTag:
+        return cls(Purpose.POLL, poll=number)
+
+    def on(self, connection: int) -> FrameTag:
+        """The same tag, sent over `connection`."""
+        return replace(self, connection=connection)
+
+
+# The tag of the next outbound frame recorded in this context: a transport records the frame of
+# the request it sends (and the wire log's observer reads it then), so the tag reaches the
+# frame through the context of the send (`tagging`) rather than through every transport.
+_NEXT_TAG: contextvars.ContextVar[list[FrameTag] | None] = contextvars.ContextVar(
+    "tasks_conformance_next_frame_tag", default=None
+)
+
+
+@contextlib.contextmanager
+def tagging(tag: FrameTag | None) -> Iterator[None]:
+    """Within the block, the first outbound frame recorded (in this task, or one it started)
+    carries `tag`; only that one."""
+    if tag is None:
+        yield
+        return
+    token = _NEXT_TAG.set([tag])
+    try:
+        yield
+    finally:
+        _NEXT_TAG.reset(token)
+
+
 @dataclass(slots=True)
 class Frame:
     seq: int
@@ -88,6 +154,9 @@ class Frame:
     reply_to: int | None = None
     note: str | None = None
     flags: frozenset[FrameFlag] = NO_FLAGS
+    # Why it was sent and over which connection (outbound requests of the harness); in memory
+    # only: `to_json` leaves it out.
+    tag: FrameTag | None = None
     _json: Any = field(default=None, repr=False, compare=False)
     _parsed: bool = field(default=False, repr=False, compare=False)
 
@@ -160,6 +229,10 @@ class WireLog:
         # Told of every frame as it is recorded (the live progress line reads the run from it).
         self.observer: Callable[[Frame], None] | None = None
         self.discarded = 0  # frames let go of with discard() (e.g. a notification flood)
+        # Connections numbered so far (weakly: a closed connection's transport may go; its number
+        # is never given again).
+        self._connections: weakref.WeakKeyDictionary[object, int] = weakref.WeakKeyDictionary()
+        self._connections_numbered = 0
 
     @property
     def redactor(self) -> Redactor:
@@ -167,6 +240,15 @@ class WireLog:
 
     def elapsed(self) -> float:
         return time.monotonic() - self._t0
+
+    def connection_number(self, connection: object) -> int:
+        """The number of one connection of the run (its transport): the same each time it is asked,
+        1 for the first connection numbered, 2 for the next… (`FrameTag.connection`)."""
+        number = self._connections.get(connection)
+        if number is None:
+            self._connections_numbered += 1
+            number = self._connections[connection] = self._connections_numbered
+        return number
 
     def record(
         self,
@@ -178,7 +260,15 @@ class WireLog:
         reply_to: int | None = None,
         note: str | None = None,
         flags: Iterable[FrameFlag] = (),
+        tag: FrameTag | None = None,
     ) -> Frame:
+        """Append one frame; the first outbound frame in a `tagging` block takes its tag (unless
+        given one here)."""
+        if direction == "out":
+            pending = _NEXT_TAG.get()
+            if pending:
+                set_by_block = pending.pop()
+                tag = tag if tag is not None else set_by_block
         seq = self._next_seq
         kept_flags = frozenset(flags)
         self._next_seq += 1
@@ -199,6 +289,7 @@ class WireLog:
             reply_to=reply_to,
             note=self._redactor.text(note) if note else None,
             flags=kept_flags,
+            tag=tag,
         )
         if len(self._frames) < self._max_frames:
             self._frames[seq] = frame

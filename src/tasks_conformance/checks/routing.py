@@ -18,6 +18,7 @@ from tasks_conformance.protocol import (
     get_path,
     mcp_name_for,
 )
+from tasks_conformance.wirelog import Purpose
 from tasks_conformance.wires import Level, Wire
 
 if TYPE_CHECKING:
@@ -42,11 +43,13 @@ MCP_NAME_ROUTING = check(
 def _own_routing_header_problems(ev: Evidence) -> list[str]:
     problems: list[str] = []
     for intent in ev.intents:
-        # The negative header probes change a header on purpose; every other tasks/* must be right.
-        if not intent.method.startswith("tasks/") or intent.purpose.endswith("mismatch"):
+        if not intent.method.startswith("tasks/"):
             continue
         frame = ev.frame(intent.seq)
         if frame is None or frame.http is None:
+            continue
+        # The negative header probes change a header on purpose; every other tasks/* must be right.
+        if frame.tag is not None and frame.tag.purpose is Purpose.HEADER_MISMATCH:
             continue
         # Only the methods that name a target carry Mcp-Name (a removed tasks/result does not).
         wanted = mcp_name_for(intent.method, get_path(frame.json(), "params"))

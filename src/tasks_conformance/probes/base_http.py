@@ -13,6 +13,7 @@ from tasks_conformance.probes import probe
 from tasks_conformance.probes.context import ProbeContext
 from tasks_conformance.protocol import HEADER_NAME, HEADER_PROTOCOL_VERSION
 from tasks_conformance.session.modern import ModernSession, modern_envelope
+from tasks_conformance.wirelog import FrameTag, Purpose, tagging
 from tasks_conformance.wires import WireDialect
 
 if TYPE_CHECKING:
@@ -42,7 +43,9 @@ def _http(ctx: ProbeContext) -> tuple[HttpTransport, ModernSession] | None:
 
 async def _raw(transport: HttpTransport, method: str, data: bytes, headers: dict[str, str], note: str,
                deadline_s: float) -> HttpOutcome:
-    seq, ended, messages = await transport.raw_exchange(method, data, headers, deadline_s=deadline_s, note=note)
+    # Tagged like a session's requests: a probe's, over this connection of its own.
+    with tagging(FrameTag(Purpose.PROBE).on(transport.wire.connection_number(transport))):
+        seq, ended, messages = await transport.raw_exchange(method, data, headers, deadline_s=deadline_s, note=note)
     if ended is None:
         return HttpOutcome(seq, None, tuple(messages), problem="the exchange did not end")
     meta = ended.http

@@ -5,6 +5,7 @@ from __future__ import annotations
 from tasks_conformance.evidence import DeclaredCall, UndeclaredCall
 from tasks_conformance.probes import probe
 from tasks_conformance.probes.context import ProbeContext
+from tasks_conformance.wirelog import FrameTag, Purpose
 from tasks_conformance.wires import CreatedTask
 
 
@@ -13,7 +14,8 @@ from tasks_conformance.wires import CreatedTask
 async def declared_call(ctx: ProbeContext) -> None:
     rec = ctx.record(DeclaredCall)
     params = ctx.dialect.task_call_params(ctx.tool_params())
-    reply = await ctx.session.request("tools/call", params, declare_tasks=True, purpose="declared tools/call")
+    reply = await ctx.session.request("tools/call", params, declare_tasks=True, purpose="declared tools/call",
+                                      tag=FrameTag(Purpose.TASK_CREATE))
     rec.call = reply
     rec.created = CreatedTask.read(reply.result if reply.ok else None)
     rec.ran = True

@@ -7,6 +7,7 @@ from tasks_conformance.probes import probe
 from tasks_conformance.probes.context import ProbeContext
 from tasks_conformance.protocol import HEADER_METHOD, HEADER_NAME, encode_header_value
 from tasks_conformance.session.base import UnsupportedOverride
+from tasks_conformance.wirelog import FrameTag, Purpose
 from tasks_conformance.wires import WireDialect
 
 
@@ -26,12 +27,13 @@ async def name_routing(ctx: ProbeContext) -> None:
     rec.task_id, rec.sent_name = tid, wrong
     try:
         rec.name_mismatch = await ctx.session.request(
-            "tasks/get", {"taskId": tid}, headers={HEADER_NAME: encode_header_value(wrong)}, purpose="Mcp-Name mismatch"
+            "tasks/get", {"taskId": tid}, headers={HEADER_NAME: encode_header_value(wrong)},
+            purpose="Mcp-Name mismatch", tag=FrameTag(Purpose.HEADER_MISMATCH),
         )
         # A method name no server serves, so a server that routes by the header cannot act on it.
         rec.method_mismatch = await ctx.session.request(
             "tasks/get", {"taskId": tid}, headers={HEADER_METHOD: "tasks/conformance-mismatch"},
-            purpose="Mcp-Method mismatch",
+            purpose="Mcp-Method mismatch", tag=FrameTag(Purpose.HEADER_MISMATCH),
         )
     except UnsupportedOverride as exc:
         rec.harness_problem = str(exc)

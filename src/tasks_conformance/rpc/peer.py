@@ -18,7 +18,7 @@ from anyio.abc import TaskGroup
 
 from tasks_conformance.rpc.codec import NO_ID, SNIFF_BYTES, encode, hashable_id, parse_message, sniff_id
 from tasks_conformance.transports.base import Closed, ExchangeEnded, Message, Transport
-from tasks_conformance.wirelog import Frame, FrameFlag, HttpMeta
+from tasks_conformance.wirelog import Frame, FrameFlag, FrameTag, HttpMeta, tagging
 
 # Bounds on what the peer keeps from a hostile or chatty server. Past them a frame is counted,
 # and the WireLog lets go of it too, so that a flood costs neither memory nor later frames.
@@ -174,8 +174,9 @@ class Peer:
         timeout_s: float | None = None,
         request_id: Any = None,
         note: str | None = None,
+        tag: FrameTag | None = None,
     ) -> Reply:
-        """Send a request and wait for its reply (bounded)."""
+        """Send a request and wait for its reply (bounded); its frame carries `tag`."""
         rid = self.new_id() if request_id is None else request_id
         timeout = self.timeout_s if timeout_s is None else timeout_s
         msg: dict[str, Any] = {"jsonrpc": "2.0", "id": rid, "method": method}
@@ -184,14 +185,16 @@ class Peer:
         raw = encode(msg)
         started = time.monotonic()
         if self.closed is not None:
-            seq = await self.transport.send(raw, headers=headers, deadline_s=1.0, note=note)
+            with tagging(tag):
+                seq = await self.transport.send(raw, headers=headers, deadline_s=1.0, note=note)
             return Reply(method, rid, seq, transport_problem=self.closed)
         pending = _Pending(method=method, request_id=rid, seq=-1, started=started)
         self._pending[rid] = pending
         if hashable_id(rid) and len(self._sent_ids) < MAX_REMEMBERED_IDS:
             self._sent_ids.add(rid)
         try:
-            seq = await self.transport.send(raw, headers=headers, deadline_s=timeout + 1.0, note=note)
+            with tagging(tag):
+                seq = await self.transport.send(raw, headers=headers, deadline_s=timeout + 1.0, note=note)
             pending.seq = seq
             self._by_seq[seq] = pending
             with anyio.move_on_after(max(timeout - (time.monotonic() - started), 0.0)):

@@ -14,6 +14,7 @@ from typing import Any
 from tasks_conformance.evidence.records import Intent
 from tasks_conformance.rpc.peer import Peer, Reply
 from tasks_conformance.transports.base import Transport
+from tasks_conformance.wirelog import FrameTag, Purpose
 
 
 class UnsupportedOverride(Exception):
@@ -27,6 +28,8 @@ class Session(abc.ABC):
         self.transport = transport
         self.peer = peer
         self.intents: list[Intent] = []
+        # The connection this session's requests go over, as their frames' tags name it.
+        self.connection = transport.wire.connection_number(transport)
 
     @abc.abstractmethod
     async def request(
@@ -39,7 +42,15 @@ class Session(abc.ABC):
         headers: Mapping[str, str | None] | None = None,
         timeout_s: float | None = None,
         purpose: str = "",
-    ) -> Reply: ...
+        tag: FrameTag | None = None,
+    ) -> Reply:
+        """Send one request. `purpose` is the frame's note, for people; `tag` is what code reads
+        (default: a probe's request), and the session adds its connection to it."""
+
+    def frame_tag(self, tag: FrameTag | None) -> FrameTag:
+        """The tag a request of this session carries: `tag` (default Purpose.PROBE), sent over
+        this session's connection."""
+        return (tag or FrameTag(Purpose.PROBE)).on(self.connection)
 
     async def notify(self, method: str, params: dict[str, Any] | None = None) -> int:
         return await self.peer.notify(method, params, headers=self.base_headers(method, params))

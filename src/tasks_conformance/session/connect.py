@@ -35,7 +35,7 @@ from tasks_conformance.session.handlers import make_handlers
 from tasks_conformance.session.legacy import LegacySession
 from tasks_conformance.session.modern import ModernSession
 from tasks_conformance.transports.base import Transport
-from tasks_conformance.wirelog import WireLog
+from tasks_conformance.wirelog import FrameTag, Purpose, WireLog
 from tasks_conformance.wires import Wire
 
 MODERN_ERROR_CODES = frozenset({ERR_HEADER_MISMATCH, ERR_MISSING_CAPABILITY, ERR_UNSUPPORTED_VERSION})
@@ -209,7 +209,7 @@ class Connection:
         )
         timeout = self.config.timeout_s if pinned else min(self.config.timeout_s, DISCOVER_PROBE_TIMEOUT_S)
         reply = await session.request("server/discover", {}, declare_tasks=True, timeout_s=timeout,
-                                      purpose="era probe (server/discover)")
+                                      purpose="era probe (server/discover)", tag=FrameTag(Purpose.ERA_PROBE))
         self._learn(discover_reply=reply)
         result = reply.result if reply.ok else None
         if not self._is_modern_answer(reply, result):
@@ -297,7 +297,8 @@ class Connection:
         cursor: Any = None
         for _ in range(MAX_TOOL_PAGES):  # bounded pagination
             params: dict[str, Any] = {"cursor": cursor} if cursor is not None else {}
-            reply = await session.request("tools/list", params, declare_tasks=modern, purpose="discovery")
+            reply = await session.request("tools/list", params, declare_tasks=modern, purpose="discovery",
+                                          tag=FrameTag(Purpose.DISCOVERY))
             self._learn(tools_replies=(*self.discovery.tools_replies, reply))
             if not reply.ok:
                 return

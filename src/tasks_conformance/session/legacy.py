@@ -12,6 +12,7 @@ from tasks_conformance.protocol import HEADER_PROTOCOL_VERSION, HEADER_SESSION
 from tasks_conformance.rpc.peer import Peer, Reply
 from tasks_conformance.session.base import Session
 from tasks_conformance.transports.base import Transport
+from tasks_conformance.wirelog import FrameTag, Purpose
 
 CLIENT_INFO = {"name": "tasks-conformance", "version": __version__}
 
@@ -43,7 +44,8 @@ class LegacySession(Session):
             "clientInfo": dict(CLIENT_INFO),
         }
         reply = await self.peer.request(
-            "initialize", params, headers=self.base_headers("initialize", params), timeout_s=timeout_s
+            "initialize", params, headers=self.base_headers("initialize", params), timeout_s=timeout_s,
+            tag=self.frame_tag(FrameTag(Purpose.HANDSHAKE)),
         )
         self.initialize_reply = reply
         self.intents.append(Intent(reply.request_seq, "initialize", self.era, False, "handshake"))
@@ -67,6 +69,7 @@ class LegacySession(Session):
         headers: Mapping[str, str | None] | None = None,
         timeout_s: float | None = None,
         purpose: str = "",
+        tag: FrameTag | None = None,
     ) -> Reply:
         full = dict(params or {})
         if meta:
@@ -79,7 +82,8 @@ class LegacySession(Session):
             full["_meta"] = envelope
         hdrs = self._merge_headers(self.base_headers(method, full), headers)
         reply = await self.peer.request(
-            method, full or None, headers=hdrs, timeout_s=timeout_s, note=purpose or None
+            method, full or None, headers=hdrs, timeout_s=timeout_s, note=purpose or None,
+            tag=self.frame_tag(tag),
         )
         declared = method == "tools/call" and "task" in full
         self.intents.append(Intent(reply.request_seq, method, self.era, declared, purpose))

@@ -22,6 +22,7 @@ from tasks_conformance.protocol import (
 from tasks_conformance.rpc.peer import Peer, Reply
 from tasks_conformance.session.base import Session
 from tasks_conformance.transports.base import Transport
+from tasks_conformance.wirelog import FrameTag
 
 CLIENT_INFO = {"name": "tasks-conformance", "version": __version__}
 
@@ -97,9 +98,11 @@ class ModernSession(Session):
         headers: Mapping[str, str | None] | None = None,
         timeout_s: float | None = None,
         purpose: str = "",
+        tag: FrameTag | None = None,
     ) -> Reply:
         full = self.build_params(params, declare_tasks=declare_tasks, meta=meta)
         hdrs = self._merge_headers(self.base_headers(method, full), headers)
-        reply = await self.peer.request(method, full, headers=hdrs, timeout_s=timeout_s, note=purpose or None)
+        reply = await self.peer.request(method, full, headers=hdrs, timeout_s=timeout_s, note=purpose or None,
+                                        tag=self.frame_tag(tag))
         self.intents.append(Intent(reply.request_seq, method, self.era, declare_tasks, purpose))
         return reply
