@@ -18,7 +18,7 @@ from conftest import DEMO_INPUT, REFERENCE, cli, interrupt_once_started
 from referencing import Registry, Resource
 from test_cli_inprocess import usage_error
 
-from tasks_conformance.multirun import Combined, NamedRun, worst
+from tasks_conformance.multirun_result import Combined, NamedRun, worst
 from tasks_conformance.reporters import schema_text
 from tasks_conformance.result import CheckResult, Discovery, RunResult
 

@@ -21,7 +21,7 @@ from conftest import BROKEN, cli, run, stdio
 
 from tasks_conformance.reporters import ReportOptions, render, schema_text
 from tasks_conformance.reporters._text import one_line
-from tasks_conformance.reporters.markdown import _cell
+from tasks_conformance.reporters.markdown import cell
 from tasks_conformance.requirements import load
 from tasks_conformance.result import CheckResult, RunResult
 
@@ -113,7 +113,7 @@ def test_extension_failure_in_markdown(extension_run: RunResult) -> None:
     broken, others = _cited(check.message, check.requirements)
     for rule in check.rules:
         if rule.id in broken:
-            assert f"[{rule.id}] **{rule.level}**: {_cell(rule.text)}" in text
+            assert f"[{rule.id}] **{rule.level}**: {cell(rule.text)}" in text
             assert f"\n[{rule.id}]: {rule.url}\n" in text  # the link definition: [id] is clickable
     assert "also judged here: " + ", ".join(f"`{r}`" for r in others) in text
     assert "expected: " in text and "actual: " in text

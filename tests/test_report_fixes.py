@@ -17,7 +17,7 @@ from conftest import cli, free_port, stop_process, wait_listening
 
 from tasks_conformance.causes import Cause, CauseKind, setting
 from tasks_conformance.config import RunConfig
-from tasks_conformance.multirun import Combined, NamedRun
+from tasks_conformance.multirun_result import Combined, NamedRun
 from tasks_conformance.reporters import ReportOptions, render, schema_text
 from tasks_conformance.reporters.combined import render_combined
 from tasks_conformance.reporters.json_report import summary_document

@@ -29,35 +29,22 @@ import os
 import tomllib
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, replace
-from typing import Any, Literal
+from typing import TYPE_CHECKING, Any
 
+# The marks a baseline leaves on a result are part of the result model (baseline_marks.py):
+# result.py names them without importing this module, which is one layer above it.
+from tasks_conformance.baseline_marks import BaselineEntry, BaselineMark, BaselineReport, EntryState
 from tasks_conformance.errors import UsageError
 
-EntryState = Literal["known", "expired", "fixed", "unused"]
+if TYPE_CHECKING:
+    from tasks_conformance.result import RunResult
+
+__all__ = ["ENTRY_KEYS", "MAX_BASELINE_BYTES", "PLACEHOLDER_REASON", "Baseline", "BaselineEntry", "BaselineMark",
+           "BaselineReport", "EntryState", "apply", "dump", "entries_for", "load", "parse", "update"]
+
 ENTRY_KEYS = ("check", "era", "reason", "expires")
 PLACEHOLDER_REASON = "TODO: say why this failure is accepted for now"
 MAX_BASELINE_BYTES = 4 * 1024 * 1024  # a baseline lists checks: anything larger is not one
-
-
-@dataclass(frozen=True)
-class BaselineEntry:
-    check: str
-    reason: str
-    wire: str | None = None  # "legacy" | "extension": the era it applies to; None: every era
-    era: str | None = None  # as written in the file (a protocol version or a wire name)
-    expires: dt.date | None = None
-
-    def expired(self, today: dt.date) -> bool:
-        """Past its day: an entry that expires on D still holds on D."""
-        return self.expires is not None and today > self.expires
-
-    def to_json(self) -> dict[str, Any]:
-        return {
-            "check": self.check,
-            "era": self.era,
-            "reason": self.reason,
-            "expires": self.expires.isoformat() if self.expires else None,
-        }
 
 
 @dataclass(frozen=True)
@@ -65,51 +52,6 @@ class Baseline:
     path: str
     entries: tuple[BaselineEntry, ...]
     strict: bool = False  # --strict-baseline: a fixed entry fails the run
-
-
-@dataclass(frozen=True)
-class BaselineMark:
-    """What a baseline entry made of one check's result (CheckResult.baseline)."""
-
-    state: EntryState
-    reason: str
-    era: str | None = None
-    expires: str | None = None  # YYYY-MM-DD
-
-    @property
-    def note(self) -> str:
-        """One line for a report: what this means and what to do."""
-        if self.state == "known":
-            until = f" (until {self.expires})" if self.expires else ""
-            return f"known failure{until}: {self.reason}"
-        if self.state == "expired":
-            return f"baseline entry expired on {self.expires}; this failure counts again: {self.reason}"
-        if self.state == "fixed":
-            return "fixed — remove it from the baseline"
-        return "baseline entry not used in this run"
-
-    def to_json(self) -> dict[str, Any]:
-        return {"state": self.state, "reason": self.reason, "era": self.era, "expires": self.expires,
-                "note": self.note}
-
-
-@dataclass(frozen=True)
-class BaselineReport:
-    """The baseline as applied to one run (RunResult.baseline): every entry and its state."""
-
-    path: str
-    strict: bool
-    entries: tuple[tuple[BaselineEntry, EntryState], ...]
-
-    def count(self, state: EntryState) -> int:
-        return sum(1 for _entry, s in self.entries if s == state)
-
-    def to_json(self) -> dict[str, Any]:
-        return {
-            "path": self.path,
-            "strict": self.strict,
-            "entries": [{**entry.to_json(), "state": state} for entry, state in self.entries],
-        }
 
 
 # ---------------------------------------------------------------------------------------------
@@ -220,14 +162,13 @@ def _applies(entry: BaselineEntry, wire: str) -> bool:
     return entry.wire is None or entry.wire == wire
 
 
-def apply(result: Any, baseline: Baseline, today: dt.date | None = None, wire: str | None = None) -> Any:
+def apply(result: RunResult, baseline: Baseline, today: dt.date | None = None, wire: str | None = None) -> RunResult:
     """`result` (a RunResult) with the baseline applied: known failures marked, fixed entries
     marked on their passing check, the outcome and incomplete reason decided again. `wire`: the
     wire the run was pinned to (--era both), which an entry's era is matched against even when
     the server did not speak it; None: the wire the run found."""
-    from tasks_conformance.result import RunResult, decide_outcome, incomplete_reason
+    from tasks_conformance.result import decide_outcome, incomplete_reason
 
-    assert isinstance(result, RunResult)
     day = today or dt.date.today()
     wire = wire or str(result.discovery.wire)
     by_id = {c.id: c for c in result.checks}
@@ -258,14 +199,12 @@ def apply(result: Any, baseline: Baseline, today: dt.date | None = None, wire: s
 # Writing (--update-baseline)
 
 
-def entries_for(result: Any, previous: Iterable[BaselineEntry] = (), era: str | None = None) -> list[BaselineEntry]:
+def entries_for(result: RunResult, previous: Iterable[BaselineEntry] = (),
+                era: str | None = None) -> list[BaselineEntry]:
     """One entry per failed check of `result` (known ones included), keeping the reason and
     expiry of a previous entry for the same check and era; new ones get a placeholder reason.
     `era`: the protocol version the run was pinned to (--era both), which its entries name even
     when the server did not speak it; None: the era the run found."""
-    from tasks_conformance.result import RunResult
-
-    assert isinstance(result, RunResult)
     wire = _wire_of(era, "--era") if era else str(result.discovery.wire)
     old = [e for e in previous if _applies(e, wire)]
     out: list[BaselineEntry] = []
@@ -297,7 +236,7 @@ def dump(entries: Iterable[BaselineEntry], path: str) -> str:
     return header + tomli_w.dumps({"known": docs})
 
 
-def update(path: str, result: Any, known_ids: tuple[str, ...] = (), era: str | None = None) -> int:
+def update(path: str, result: RunResult, known_ids: tuple[str, ...] = (), era: str | None = None) -> int:
     """Write `path` from the run's failures (reasons kept from the file already there); returns
     how many entries it holds. Written to a temporary file first, then moved into place."""
     previous: tuple[BaselineEntry, ...] = ()

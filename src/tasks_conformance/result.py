@@ -14,7 +14,7 @@ from tasks_conformance.causes import INTERRUPTED_CAUSE, INTERRUPTED_FIX, Cause, 
 from tasks_conformance.profiles import DEFAULT_PROFILE, profile_id
 
 if TYPE_CHECKING:
-    from tasks_conformance.baseline import BaselineMark, BaselineReport
+    from tasks_conformance.baseline_marks import BaselineMark, BaselineReport
 
 Status = Literal["passed", "failed", "skipped"]
 SkipReason = Literal["not-applicable", "could-not-run"]

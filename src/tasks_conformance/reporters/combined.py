@@ -12,7 +12,7 @@ One document per invocation, whatever the number of runs:
   reports separated by a blank line.
 
 Every value that may come from a server goes through the same escaping as the single-run
-reporters (markdown `_cell`, human `Text` with `one_line`, ElementTree for XML).
+reporters (markdown `cell`, human `Text` with `one_line`, ElementTree for XML).
 """
 
 from __future__ import annotations
@@ -25,7 +25,7 @@ from tasks_conformance.reporters import PLAIN, render
 from tasks_conformance.reporters._text import dumps, one_line
 
 if TYPE_CHECKING:
-    from tasks_conformance.multirun import Combined, NamedRun
+    from tasks_conformance.multirun_result import Combined, NamedRun
     from tasks_conformance.reporters import ReportOptions
 
 MULTI_SCHEMA_VERSION = "1"
@@ -161,12 +161,12 @@ _CELL_EMOJI = {"passed": "✅", "failed": "❌", "not-applicable": "➖", "could
 
 
 def _markdown(combined: Combined, out: TextIO, options: ReportOptions) -> None:
-    from tasks_conformance.reporters.markdown import _cell, render_markdown
+    from tasks_conformance.reporters.markdown import cell, render_markdown
 
     emoji = _OUTCOME_EMOJI.get(combined.headline, "❔")
     what = "both eras" if combined.kind == "eras" else "suite"
     # Level 2, as a single run's report: appended to a job summary, it sits under the job's title.
-    lines = [f"## {emoji} MCP Tasks conformance, {what}: {combined.headline}", "", f"**{_cell(combined.summary)}**",
+    lines = [f"## {emoji} MCP Tasks conformance, {what}: {combined.headline}", "", f"**{cell(combined.summary)}**",
              ""]
     if combined.kind == "suite":
         lines += _matrix(combined) if combined.runs else []
@@ -180,20 +180,20 @@ def _markdown(combined: Combined, out: TextIO, options: ReportOptions) -> None:
         body = text.getvalue().split("\n", 1)
         # The run's own heading names the outcome only; in a combined report it names the era.
         run_emoji = _OUTCOME_EMOJI.get(run.result.headline, "❔")
-        out.write(f"\n### {run_emoji} {_cell(_era_label(run), 120)}: {_cell(run.result.headline, 40)}\n")
+        out.write(f"\n### {run_emoji} {cell(_era_label(run), 120)}: {cell(run.result.headline, 40)}\n")
         if _missing_era(run):
-            out.write(f"\n{_cell(_MISSING_ERA.format(era=run.era))}\n")
+            out.write(f"\n{cell(_MISSING_ERA.format(era=run.era))}\n")
         out.write(body[1] if len(body) > 1 else "\n")
 
 
 def _matrix(combined: Combined) -> list[str]:
     """Rows: every check any run judged (in first-seen order); columns: the runs."""
-    from tasks_conformance.reporters.markdown import _cell, _code
+    from tasks_conformance.reporters.markdown import cell, code
 
     order: dict[str, None] = {}
     for run in combined.runs:
         order.update(dict.fromkeys(c.id for c in run.result.checks))
-    header = "| Check | " + " | ".join(_cell(run.name, 80) for run in combined.runs) + " |"
+    header = "| Check | " + " | ".join(cell(run.name, 80) for run in combined.runs) + " |"
     lines = [header, "|---|" + "---|" * len(combined.runs)]
     outcome_row = " | ".join(f"{_OUTCOME_EMOJI.get(r.result.headline, '❔')} {r.result.headline}"
                              for r in combined.runs)
@@ -201,7 +201,7 @@ def _matrix(combined: Combined) -> list[str]:
     by_run = [{c.id: c for c in run.result.checks} for run in combined.runs]
     for check_id in order:
         cells = [_CELL_EMOJI.get(checks[check_id].bucket, "❔") if check_id in checks else "" for checks in by_run]
-        lines.append(f"| {_code(check_id)} | " + " | ".join(cells) + " |")
+        lines.append(f"| {code(check_id)} | " + " | ".join(cells) + " |")
     lines.append("")
     legend = "✅ passed · ❌ failed · ⚠️ could not run · ➖ not applicable"
     if any(c.bucket == "known" for checks in by_run for c in checks.values()):
@@ -212,25 +212,25 @@ def _matrix(combined: Combined) -> list[str]:
 
 
 def _suite_details(combined: Combined, out: TextIO) -> None:
-    from tasks_conformance.reporters.markdown import _cell, _failure_lines, _incomplete_lines, _Links
+    from tasks_conformance.reporters.markdown import Links, cell, failure_lines, incomplete_lines
 
-    links = _Links()
+    links = Links()
     lines: list[str] = []
     for run in combined.runs:
         result = run.result
         if result.outcome == "passed":
             continue
-        lines.append(f"### {_OUTCOME_EMOJI.get(result.headline, '❔')} {_cell(run.name, 120)}: {result.headline}")
+        lines.append(f"### {_OUTCOME_EMOJI.get(result.headline, '❔')} {cell(run.name, 120)}: {result.headline}")
         lines.append("")
-        lines.append(f"target {_cell(result.target, 300)} · {_cell(result.summary)}")
+        lines.append(f"target {cell(result.target, 300)} · {cell(result.summary)}")
         lines.append("")
         for check in result.checks:
             if check.bucket == "failed":
-                lines.extend(_failure_lines(check, links))
+                lines.extend(failure_lines(check, links))
         if result.incompleteCauses or result.incompleteReason:  # a failed run's causes too
             if lines[-1]:
                 lines.append("")
-            lines.extend(_incomplete_lines(result))
+            lines.extend(incomplete_lines(result))
         lines.append("")
     if links.targets:
         lines.extend(links.definitions())
@@ -246,17 +246,17 @@ def _human(combined: Combined, out: TextIO, options: ReportOptions) -> None:
     from rich.text import Text
 
     from tasks_conformance.reporters.human import (
-        _OUTCOMES,
-        _TRAILING_SPACE,
-        _console,
-        _summary_line,
-        _Writer,
+        OUTCOMES,
+        TRAILING_SPACE,
+        Writer,
+        make_console,
         render_human,
+        summary_line,
     )
 
-    w = _Writer(out)
-    console = _console(out, options)
-    word, style = _OUTCOMES.get(combined.headline, (combined.headline.upper(), "bold"))
+    w = Writer(out)
+    console = make_console(out, options)
+    word, style = OUTCOMES.get(combined.headline, (combined.headline.upper(), "bold"))
     closing = Text()
     closing.append(word, style=style)
     closing.append(f"  {'both eras' if combined.kind == 'eras' else 'suite'}: {w.s(combined.summary)}")
@@ -266,7 +266,7 @@ def _human(combined: Combined, out: TextIO, options: ReportOptions) -> None:
                 out.write("\n")
             with console.capture() as capture:
                 console.rule(Text(f"era {w.s(_era_label(run))}", style="bold"), characters=w.glyph("━", "="))
-            out.write(_TRAILING_SPACE.sub(r"\1", capture.get()))
+            out.write(TRAILING_SPACE.sub(r"\1", capture.get()))
             if _missing_era(run):
                 out.write(f"{_MISSING_ERA.format(era=run.era)}\n\n")
             render_human(run.result, out, options=options)
@@ -276,11 +276,11 @@ def _human(combined: Combined, out: TextIO, options: ReportOptions) -> None:
         pad = max((len(w.s(_label(run), 80)) for run in combined.runs), default=0)
         for run in combined.runs:
             line = Text(f"{w.s(_label(run), 80):<{pad}}  ", style="bold")
-            console.print(line + _summary_line(run.result, w), soft_wrap=True)
+            console.print(line + summary_line(run.result, w), soft_wrap=True)
         if combined.kind == "suite" and not options.quiet:
             _human_failures(console, combined, w, options.verbose)
         console.print(closing, soft_wrap=True)
-    out.write(_TRAILING_SPACE.sub(r"\1", capture.get()))
+    out.write(TRAILING_SPACE.sub(r"\1", capture.get()))
 
 
 def _human_failures(console: Any, combined: Combined, w: Any, verbose: bool) -> None:

@@ -33,7 +33,7 @@ _BUCKETS: dict[str, tuple[str, str, str, str]] = {
     "known": ("~", "~", "known", "magenta"),  # a failure a --baseline entry accepts
 }
 # headline (RunResult.headline: the outcome, or "interrupted") -> (word, style)
-_OUTCOMES: dict[str, tuple[str, str]] = {
+OUTCOMES: dict[str, tuple[str, str]] = {
     "passed": ("PASSED", "bold green"),
     "failed": ("FAILED", "bold red"),
     "incomplete": ("INCOMPLETE", "bold yellow"),
@@ -46,7 +46,7 @@ MAX_VERBOSE_FRAME = 1000  # characters of one frame shown under a failed check w
 # A link never wraps. A URL short enough to fit any column is left to rich (it moves a word that
 # does not fit to the next line whole); a longer one gets a line of its own, where rich lays out a
 # short placeholder (U+2063 is escaped by `_text.visible` in any value, so only placeholders hold
-# it), and `_Writer.links` puts the URL back, whole, once the text is drawn. A line that is only a
+# it), and `Writer.links` puts the URL back, whole, once the text is drawn. A line that is only a
 # URL moves left as far as it must to fit, and is wider than the console only when the URL is.
 _URL = re.compile(r"https?://\S+?(?=[.,;:!?)\]'\"]*(?:\s|$))")
 _FITS = 40
@@ -56,7 +56,7 @@ _LEAD = re.compile(r"(?:\x1b\[[0-9;]*m| )*")
 _BREAK = re.compile(r" *\n")
 
 
-class _Writer:
+class Writer:
     """Makes every value safe for the terminal and for the stream's encoding."""
 
     def __init__(self, out: TextIO) -> None:
@@ -105,7 +105,7 @@ class _Writer:
         return fancy if self.unicode else plain
 
 
-def _console(out: TextIO, options: ReportOptions) -> Console:
+def make_console(out: TextIO, options: ReportOptions) -> Console:
     from rich.console import Console
 
     return Console(
@@ -123,10 +123,10 @@ def _console(out: TextIO, options: ReportOptions) -> Console:
     )
 
 
-def _summary_line(result: RunResult, w: _Writer) -> Text:
+def summary_line(result: RunResult, w: Writer) -> Text:
     from rich.text import Text
 
-    word, style = _OUTCOMES.get(result.headline, (result.headline.upper(), "bold"))
+    word, style = OUTCOMES.get(result.headline, (result.headline.upper(), "bold"))
     line = Text()
     line.append(w.s(word), style=style)
     line.append("  ")
@@ -146,7 +146,7 @@ def _server_name(info: dict[str, Any] | None) -> str | None:
     return " ".join(parts) or None
 
 
-def _header(result: RunResult, w: _Writer) -> Any:
+def _header(result: RunResult, w: Writer) -> Any:
     from rich.table import Table
     from rich.text import Text
 
@@ -185,14 +185,14 @@ def _header(result: RunResult, w: _Writer) -> Any:
     return grid
 
 
-def _status_cell(check: CheckResult, w: _Writer) -> Text:
+def _status_cell(check: CheckResult, w: Writer) -> Text:
     from rich.text import Text
 
     glyph, plain, word, style = _BUCKETS.get(check.bucket, ("?", "?", check.bucket, ""))
     return Text(f"{w.glyph(glyph, plain)} {w.s(word)}", style=style, no_wrap=True)
 
 
-def _checks_table(result: RunResult, w: _Writer, width: int, verbose: bool = False) -> Any:
+def _checks_table(result: RunResult, w: Writer, width: int, verbose: bool = False) -> Any:
     pointers = result.cause_pointers("below")
     from rich.table import Table
     from rich.text import Text
@@ -251,23 +251,23 @@ def _checks_table(result: RunResult, w: _Writer, width: int, verbose: bool = Fal
 
 
 # Trailing padding that rich adds to table cells, possibly followed by closing style codes.
-_TRAILING_SPACE = re.compile(r" +((?:\x1b\[[0-9;]*m)*)$", re.MULTILINE)
+TRAILING_SPACE = re.compile(r" +((?:\x1b\[[0-9;]*m)*)$", re.MULTILINE)
 
 
 def render_human(result: RunResult, out: TextIO, *, options: ReportOptions = PLAIN) -> None:
-    console = _console(out, options)
-    w = _Writer(out)
+    console = make_console(out, options)
+    w = Writer(out)
     with console.capture() as capture:
         _draw(console, result, w, options)
-    out.write(w.links(_TRAILING_SPACE.sub(r"\1", capture.get()), console.width))
+    out.write(w.links(TRAILING_SPACE.sub(r"\1", capture.get()), console.width))
 
 
-def _draw(console: Console, result: RunResult, w: _Writer, options: ReportOptions) -> None:
+def _draw(console: Console, result: RunResult, w: Writer, options: ReportOptions) -> None:
     from rich.text import Text
 
     if options.quiet:
         # --quiet prints one line, however narrow the terminal.
-        console.print(_summary_line(result, w), soft_wrap=True)
+        console.print(summary_line(result, w), soft_wrap=True)
         return
     console.print(Text("MCP Tasks conformance", style="bold"))
     console.print(_header(result, w))
@@ -298,7 +298,7 @@ def _draw(console: Console, result: RunResult, w: _Writer, options: ReportOption
         console.print(Text(f"baseline {w.s(result.baseline.path if result.baseline else '', 300)}: "
                            f"not used in this run: {w.s(', '.join(unused), 2000)}", style="dim"))
     console.print()
-    console.print(_summary_line(result, w))
+    console.print(summary_line(result, w))
     if causes or result.incompleteReason:
         # The causes are above, each once; this closing line only counts them.
         n = len(causes)

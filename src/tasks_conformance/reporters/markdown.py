@@ -2,7 +2,7 @@
 
 GitHub renders this Markdown, HTML included, so server text must not be able to leave its table
 cell, start a new row, open an HTML element, draw a link or image, or mention a user. Every
-value goes through `_cell`: control characters are shown as escapes, `&`, `<` and `>` become
+value goes through `cell`: control characters are shown as escapes, `&`, `<` and `>` become
 entities, Markdown punctuation (including `|` and backticks) is backslash-escaped, and newlines
 become `<br>` (the only HTML this reporter writes itself).
 
@@ -50,7 +50,7 @@ _LABEL = re.compile(r"[A-Z]+(?:-[A-Z]+)*-\d{2}")
 _TARGET = re.compile(r"(https://[A-Za-z0-9._~:/?#@!$&'*+,;=%-]+|docs/policies\.md#p-\d{2})")
 
 
-def _cell(value: object, limit: int = MAX_CELL) -> str:
+def cell(value: object, limit: int = MAX_CELL) -> str:
     text = "" if value is None else value if isinstance(value, str) else str(value)
     # Keep line breaks as <br>; everything else invisible or dangerous becomes a visible escape.
     lines = [one_line(line) for line in text.replace("\r\n", "\n").split("\n")]
@@ -69,12 +69,12 @@ def _cell(value: object, limit: int = MAX_CELL) -> str:
     return "<br>".join(escaped)
 
 
-def _code(value: str) -> str:
+def code(value: str) -> str:
     """An identifier in a code span when that is safe, else as escaped text."""
     safe = one_line(value, 120)
     if re.fullmatch(r"[A-Za-z0-9_.:/\-]+", safe):
         return f"`{safe}`"
-    return _cell(safe)
+    return cell(safe)
 
 
 def _row(check: CheckResult, pointer: str | None = None) -> str:
@@ -82,10 +82,10 @@ def _row(check: CheckResult, pointer: str | None = None) -> str:
     message = pointer or check.message or check.title
     if check.baseline is not None:  # the baseline's word first (a long message is cut): known (why), expired, fixed
         message = f"baseline: {check.baseline.note}\n{message}"
-    return f"| {emoji} {word} | {_code(check.id)} | {_cell(check.category, 60)} | {_cell(message)} |"
+    return f"| {emoji} {word} | {code(check.id)} | {cell(check.category, 60)} | {cell(message)} |"
 
 
-class _Links:
+class Links:
     """Reference-style link definitions, collected while writing and appended at the end."""
 
     def __init__(self) -> None:
@@ -94,7 +94,7 @@ class _Links:
     def ref(self, label: str, target: str) -> str:
         """`[label]` as a link when both are ours and well-formed, else the escaped label."""
         if not (_LABEL.fullmatch(label) and _TARGET.fullmatch(target)):
-            return _cell(label, 120)
+            return cell(label, 120)
         self.targets.setdefault(label, target)
         return f"[{label}]"
 
@@ -102,17 +102,17 @@ class _Links:
         return [f"[{label}]: {target}" for label, target in self.targets.items()]
 
 
-def _failure_lines(check: CheckResult, links: _Links) -> list[str]:
-    lines = [f"- ❌ {_code(check.id)}: {_cell(check.message or check.title)}"]
+def failure_lines(check: CheckResult, links: Links) -> list[str]:
+    lines = [f"- ❌ {code(check.id)}: {cell(check.message or check.title)}"]
     broken, others = broken_rules(check)
     for rule in broken:
-        ref = links.ref(rule.id, rule.url) if rule.url else _cell(rule.id, 120)
-        lines.append(f"  - {ref} **{_cell(rule.level, 20)}**: {_cell(rule.text)}")
+        ref = links.ref(rule.id, rule.url) if rule.url else cell(rule.id, 120)
+        lines.append(f"  - {ref} **{cell(rule.level, 20)}**: {cell(rule.text)}")
     if others:
-        lines.append("  - also judged here: " + ", ".join(_code(r.id) for r in others))
+        lines.append("  - also judged here: " + ", ".join(code(r.id) for r in others))
     pairs = expected_actual(check)
     if pairs:
-        lines.append("  - " + "; ".join(f"{key}: {_cell(value)}" for key, value in pairs))
+        lines.append("  - " + "; ".join(f"{key}: {cell(value)}" for key, value in pairs))
     if check.evidence:
         seqs = ", ".join(f"#{n}" for n in check.evidence[:12])
         lines.append(f"  - evidence: wire frames {seqs} (the json and junit-xml reports show them)")
@@ -127,52 +127,52 @@ def _words(text: str, limit: int = MAX_REASON) -> str:
     return f"{cut} …"
 
 
-def _incomplete_lines(result: RunResult) -> list[str]:
+def incomplete_lines(result: RunResult) -> list[str]:
     """Each cause once, whole (never cut mid-word): what it was, what to change, which checks.
     A failed run whose other checks could not run gets them too."""
     causes = result.incompleteCauses
     if not causes:  # a hand-made result with a reason but no could-not-run check
-        return [f"> **Incomplete:** {_cell(result.incompleteReason, MAX_REASON)}"]
+        return [f"> **Incomplete:** {cell(result.incompleteReason, MAX_REASON)}"]
     n = sum(len(c.checks) for c in causes)
     lines = [f"> **Incomplete:** Could not establish conformance — {n} check{'' if n == 1 else 's'} could not run"]
     for n, cause in enumerate(causes, 1):
         lines.append(">")
         label = f"**Cause {n}:** " if len(causes) > 1 else ""
-        lines.append(f"> - {label}{_cell(_words(cause.cause), MAX_REASON + 2)}")
-        lines.append(f">   **Fix:** {_cell(_words(cause.fix), MAX_REASON + 2)}")
+        lines.append(f"> - {label}{cell(_words(cause.cause), MAX_REASON + 2)}")
+        lines.append(f">   **Fix:** {cell(_words(cause.fix), MAX_REASON + 2)}")
         if cause.checks:
-            lines.append(f">   **Blocked:** {', '.join(_code(i) for i in cause.checks)}")
+            lines.append(f">   **Blocked:** {', '.join(code(i) for i in cause.checks)}")
     return lines
 
 
 def render_markdown(result: RunResult, out: TextIO, *, options: ReportOptions = PLAIN) -> None:
     d = result.discovery
     emoji = _OUTCOMES.get(result.headline, "❔")
-    lines = [f"## {emoji} MCP Tasks conformance: {_cell(result.headline, 40)}", ""]
-    lines.append(f"**{_cell(result.summary)}**")
+    lines = [f"## {emoji} MCP Tasks conformance: {cell(result.headline, 40)}", ""]
+    lines.append(f"**{cell(result.summary)}**")
     lines.append("")
     score = result.score
-    profile = f"`{result.profile}`" if _PROFILE_ID.fullmatch(result.profile) else _cell(result.profile, 80)
+    profile = f"`{result.profile}`" if _PROFILE_ID.fullmatch(result.profile) else cell(result.profile, 80)
     lines.append(f"score **{score if score is not None else 'n/a'}/100** · profile {profile}")
     lines.append("")
-    facts = [f"target {_cell(result.target, 300)}"]
+    facts = [f"target {cell(result.target, 300)}"]
     if d.protocolVersion:
-        facts.append(f"protocol {_cell(d.protocolVersion, 60)}")
-    facts.append(f"wire {_cell(d.wire, 40)}")
+        facts.append(f"protocol {cell(d.protocolVersion, 60)}")
+    facts.append(f"wire {cell(d.wire, 40)}")
     if d.probedTool is not None:
-        facts.append(f"tool {_cell(d.probedTool, 120)}")
+        facts.append(f"tool {cell(d.probedTool, 120)}")
     if d.createdTaskId is not None:
-        facts.append(f"task {_cell(d.createdTaskId, 120)}")
+        facts.append(f"task {cell(d.createdTaskId, 120)}")
     if result.toolVersion:
-        facts.append(f"tasks\\-conformance {_cell(result.toolVersion, 40)}")
+        facts.append(f"tasks\\-conformance {cell(result.toolVersion, 40)}")
     lines.append(" · ".join(facts))
     lines.append("")
-    roles = [f"{_cell(role, 20)} {_cell(r.get('tool'), 120) if r.get('tool') else 'none'}"
+    roles = [f"{cell(role, 20)} {cell(r.get('tool'), 120) if r.get('tool') else 'none'}"
              for role, r in d.roles.items() if role != "task"]
     if roles:  # which tool took each probe role (the reasons are in the JSON report)
         lines += ["probe roles: " + " · ".join(roles), ""]
     if (result.incompleteCauses or result.incompleteReason) and not options.quiet:  # whatever the outcome
-        lines.extend(_incomplete_lines(result))
+        lines.extend(incomplete_lines(result))
         lines.append("")
     if options.quiet:
         out.write("\n".join(lines).rstrip("\n") + "\n")
@@ -183,13 +183,13 @@ def render_markdown(result: RunResult, out: TextIO, *, options: ReportOptions = 
         pointers = result.cause_pointers("above")
         lines.extend(_row(c, pointers.get(c.id)) for c in result.checks)
         lines.append("")
-    links = _Links()
+    links = Links()
     failures = [c for c in result.checks if explains(c)]
     if failures:
         lines.append("**Failures**")
         lines.append("")
         for check in failures:
-            lines.extend(_failure_lines(check, links))
+            lines.extend(failure_lines(check, links))
         lines.append("")
     warned = [c for c in result.checks if c.warnings]
     if warned:
@@ -199,7 +199,7 @@ def render_markdown(result: RunResult, out: TextIO, *, options: ReportOptions = 
             for warning in check.warnings:
                 cited = [links.ref(p.id, p.url) for p in policy_refs(warning)]
                 see = f" (see {', '.join(cited)})" if cited else ""
-                lines.append(f"- {_code(check.id)}: {_cell(warning)}{see}")
+                lines.append(f"- {code(check.id)}: {cell(warning)}{see}")
         lines.append("")
     if links.targets:
         lines.extend(links.definitions())
