@@ -8,6 +8,8 @@ from typing import Any
 
 from conftest import BROKEN, REFERENCE, http_server, run, stdio
 
+from tasks_conformance.wirelog import Purpose
+
 
 def test_poll_timeout_is_a_hard_deadline_even_with_15s_intervals() -> None:
     ex = run(**stdio([*BROKEN, "--break", "slow-poll-interval"]), tool_name="slow_compute",
@@ -32,7 +34,7 @@ def test_parked_input_required_stops_after_three_polls_without_answers() -> None
     assert c["tasks-inline-result"].bucket == "could-not-run"
     assert "confirm-1" in c["tasks-inline-result"].message and "--input-responses" in c["tasks-inline-result"].message
     gets = [f for f in ex.wire if f.direction == "out" and (f.json() or {}).get("method") == "tasks/get"
-            and "poll #" in (f.note or "")]
+            and f.tag is not None and f.tag.purpose is Purpose.POLL]
     assert len(gets) == 3
 
 
@@ -94,37 +96,3 @@ def test_without_notifications_the_ended_task_is_read_twice_after_the_poll_that_
     assert c.bucket == "passed" and "notification" not in c.message, c.message
     notes = [(f.note or "") for f in _gets_of(ex, _task_id(ex))]
     assert notes[-2:] == ["terminal re-read (1 of 2 after the end)", "terminal re-read (2 of 2 after the end)"]
-
-
-def test_the_reports_registry_is_read_while_the_run_waits_between_polls(monkeypatch: Any) -> None:
-    # The work the reports need (ProbeContext.idle_work) is done once, inside a wait between
-    # polls: after a poll went out and before the next, which still keeps its interval.
-    import time
-
-    from tasks_conformance import runner
-
-    done_at: list[float] = []
-    monkeypatch.setattr(runner, "_load_requirements", lambda: done_at.append(time.monotonic()))
-    ex = run(**stdio(REFERENCE), tool_name="slow_compute", check_ids=["tasks-terminal-status-immutable"])
-    log_opened = time.monotonic() - ex.wire.elapsed()  # the wire log's clock, on time.monotonic's
-    assert len(done_at) == 1, done_at
-    done = done_at[0] - log_opened
-    polls = [f.time for f in _gets_of(ex, _task_id(ex)) if (f.note or "").startswith("poll #")]
-    assert any(a < done < b for a, b in itertools.pairwise(polls)), (done, polls)
-    assert all(b - a >= 0.0999 for a, b in itertools.pairwise(polls))
-
-
-def test_idle_work_runs_each_job_once_and_a_failing_one_stops_nothing() -> None:
-    from tasks_conformance.probes.context import ProbeContext
-
-    ran: list[str] = []
-
-    def fails() -> None:
-        ran.append("fails")
-        raise ValueError("a broken registry is reported where the report reads it")
-
-    ctx = ProbeContext.__new__(ProbeContext)
-    ctx.idle_work = [fails, lambda: ran.append("next")]
-    ctx.do_idle_work()
-    ctx.do_idle_work()
-    assert ran == ["fails", "next"] and ctx.idle_work == []

@@ -43,14 +43,6 @@ MAX_FRAMES_PER_CHECK = 20
 Progress = Callable[[str], None]
 
 
-def _load_requirements() -> None:
-    """The registry every report reads (see ProbeContext.idle_work); imported here, not above,
-    so that it is not on the way to the first frame either."""
-    from tasks_conformance.requirements import load
-
-    load()
-
-
 @dataclass
 class Execution:
     result: RunResult
@@ -243,8 +235,7 @@ class Traffic:
             self.roles = assign_roles(roles, probes=self.config.probes, probe_args=self.config.probe_args,
                                       input_responses=self.config.input_responses, d=d, dialect=dialect, task=task)
         ctx = ProbeContext(session=self.conn.session, config=self.config, discovery=d, dialect=dialect,
-                           wire_log=self.conn.wire, tool=self.tool, records=self.records, roles=self.roles,
-                           idle_work=[_load_requirements])
+                           wire_log=self.conn.wire, tool=self.tool, records=self.records, roles=self.roles)
 
         async def run_probe(spec: ProbeSpec) -> None:
             await self._run_probe(ctx, spec)

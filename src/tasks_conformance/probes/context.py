@@ -36,19 +36,6 @@ class ProbeContext:
     tool: ToolChoice | None = None
     records: dict[str, ProbeRecord] = field(default_factory=dict)
     roles: dict[str, ToolChoice] = field(default_factory=dict)  # the other probe roles (roles.py)
-    # Work the run's end needs and its traffic does not (the requirements registry the reports
-    # cite): done in the first wait between polls with room for it (Poller._wait), so that it is
-    # not between the run's last frame and its exit. Each job runs once; one that fails is left
-    # to fail again where its result is needed, and be reported there.
-    idle_work: list[Callable[[], object]] = field(default_factory=list)
-
-    def do_idle_work(self) -> None:
-        while self.idle_work:
-            job = self.idle_work.pop(0)
-            try:
-                job()
-            except Exception:
-                pass  # see idle_work
 
     def record(self, kind: type[R]) -> R:
         """The probe's record, created on first use."""

@@ -21,11 +21,10 @@ from tasks_conformance.protocol import (
     get_path,
 )
 from tasks_conformance.rpc.peer import Reply
+from tasks_conformance.wirelog import FrameTag
 
 DEFAULT_POLL_INTERVAL_S = 0.25
 MIN_POLL_INTERVAL_S = 0.05
-# A wait between polls shorter than this is left alone by the context's idle work.
-IDLE_WORK_MIN_WAIT_S = 0.04
 STUCK_INPUT_POLLS = 3
 MAX_POLLS = 2_000
 # Errors a poll may retry as a rate limit (S-EXT-MAY-02), in one polling run: a server that keeps
@@ -97,7 +96,8 @@ class Poller:
 
     async def run(self) -> StopReason:
         for n in range(MAX_POLLS):
-            reply = await self.ctx.session.request("tasks/get", {"taskId": self.task_id}, purpose=f"poll #{n + 1}")
+            reply = await self.ctx.session.request("tasks/get", {"taskId": self.task_id}, purpose=f"poll #{n + 1}",
+                                                   tag=FrameTag.polling(n + 1))
             sent = self.ctx.wire_log.get(reply.request_seq)
             self.sent_at = sent.time if sent is not None else self.ctx.wire_log.elapsed()
             if self._rate_limited(reply):
@@ -179,11 +179,6 @@ class Poller:
         so the answer's own time is not added to it); False when the deadline leaves no room."""
         if self.deadline - time.monotonic() <= 0:
             return False
-        if self.ctx.idle_work and self._until_due() >= IDLE_WORK_MIN_WAIT_S:
-            # Halfway, when the answers to what went out with the last poll are in: the work
-            # blocks the event loop for a few ms, and the next poll is still far off.
-            await anyio.sleep(self._until_due() / 2)
-            self.ctx.do_idle_work()
         await anyio.sleep(self._until_due())
         # One last look exactly at the deadline would overrun it; stop here.
         return time.monotonic() < self.deadline
