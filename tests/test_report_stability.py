@@ -70,6 +70,8 @@ pytestmark = [pytest.mark.slow, pytest.mark.timeout(900)]
 DEMO_INPUT = '{"confirm-1": {"action": "accept", "content": {"confirm": true}}}'
 ROLE_PROBES = ["required=long_job", "tool-error=tool_error", "fault=rpc_error", "sync=echo"]  # the demo's
 
+# The settings of the recorded runs, frozen with the recording (tests/test_breaking_fixtures.py's
+# may change; a recorded case must be run again exactly as it was recorded).
 EXT = {"tool_name": "slow_compute"}
 EXT_INPUT = {"tool_name": "confirm_action", "input_responses": DEMO_INPUT}
 EXT_REQUIRED = {"tool_name": "long_job"}
@@ -324,7 +326,10 @@ def env_for(src: Path) -> dict[str, str]:
 
 
 class _HttpServer:
-    """A server process that prints `READY <url>` once it listens on an ephemeral 127.0.0.1 port."""
+    """A server process that prints `READY <url>` once it listens on an ephemeral 127.0.0.1 port.
+
+    Not conftest's HttpServer: scripts/record_reports.py loads this module on its own to record
+    from another tree (--src), so it imports nothing of conftest or of the package."""
 
     def __init__(self, argv: list[str], env: dict[str, str], cwd: Path) -> None:
         self.proc = subprocess.Popen(argv, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, stdin=subprocess.DEVNULL,
