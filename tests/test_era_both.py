@@ -131,10 +131,9 @@ def _result(outcome: str, interrupted: bool = False) -> RunResult:
 
 
 def _combined(*outcomes: str, interrupted: bool = False) -> Combined:
-    from tasks_conformance.config import RunConfig
 
-    runs = tuple(NamedRun(name=era, era=era, target=None, result=_result(o), wire=None,
-                          config=RunConfig(transport="stdio")) for era, o in zip(ERAS, outcomes, strict=False))
+    runs = tuple(NamedRun(name=era, era=era, target=None, result=_result(o), wire=None)
+                 for era, o in zip(ERAS, outcomes, strict=False))
     return Combined(kind="eras", runs=runs, interrupted=interrupted)
 
 

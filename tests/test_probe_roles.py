@@ -17,7 +17,7 @@ from tasks_conformance.cli import run_cli
 from tasks_conformance.config import build_config
 from tasks_conformance.errors import UsageError
 from tasks_conformance.reporters import render, schema_text
-from tasks_conformance.roles import ROLES
+from tasks_conformance.role_flags import ROLES
 
 LEGACY = {"protocol_version": "2025-11-25"}
 ROLE_CHECKS = ("tasks-required-tool-needs-task", "tasks-forbidden-tool-task-refused", "tasks-tool-error-outcome",

@@ -16,7 +16,6 @@ import pytest
 from conftest import cli, free_port, stop_process, wait_listening
 
 from tasks_conformance.causes import Cause, CauseKind, setting
-from tasks_conformance.config import RunConfig
 from tasks_conformance.multirun_result import Combined, NamedRun
 from tasks_conformance.reporters import ReportOptions, render, schema_text
 from tasks_conformance.reporters.combined import render_combined
@@ -56,7 +55,7 @@ def _text(name: str, result: RunResult, options: ReportOptions | None = None) ->
 def _combined(*results: RunResult, interrupted: bool = False) -> Combined:
     eras = ("2025-11-25", "2026-07-28")
     return Combined(kind="eras", interrupted=interrupted, runs=tuple(
-        NamedRun(name=era, era=era, target=None, result=r, wire=None, config=RunConfig(transport="stdio"))
+        NamedRun(name=era, era=era, target=None, result=r, wire=None)
         for era, r in zip(eras, results, strict=False)))
 
 

@@ -26,7 +26,7 @@ from tasks_conformance.flag_values import (
 from tasks_conformance.oauth_settings import OAuthCredentials, oauth_credentials
 from tasks_conformance.profiles import DEFAULT_PROFILE, PROFILES
 from tasks_conformance.redact import SECRET_NAME, Named
-from tasks_conformance.roles import merge_task_role, parse_probe_args, parse_probes, stdin_readers
+from tasks_conformance.role_flags import merge_task_role, parse_probe_args, parse_probes, stdin_readers
 from tasks_conformance.settings import DEFAULT_MAX_MESSAGE_BYTES, RunOptions
 from tasks_conformance.settings.masking import masked_url, query_secrets, url_passwords
 

@@ -124,7 +124,7 @@ def explain_check(spec: CheckSpec) -> str:
 
 
 def _role_text(spec: CheckSpec) -> str:
-    from tasks_conformance.roles import ROLE_HELP, role_flag
+    from tasks_conformance.role_flags import ROLE_HELP, role_flag
 
     role = spec.probe_role
     if role is None:

@@ -141,7 +141,7 @@ async def run_all(planned: Sequence[Planned], kind: Kind, *, jobs: int = 1, say:
 
 
 def _named(p: Planned, result: RunResult, wire: WireLog | None) -> NamedRun:
-    return NamedRun(name=p.name, era=p.era, target=p.target, result=result, wire=wire, config=p.config)
+    return NamedRun(name=p.name, era=p.era, target=p.target, result=result, wire=wire)
 
 
 def _unfinished(config: RunConfig, reason: str) -> RunResult:

@@ -14,7 +14,6 @@ from typing import TYPE_CHECKING, Literal
 from tasks_conformance.result import EXIT_CODES, EXIT_INTERRUPTED, RunResult
 
 if TYPE_CHECKING:
-    from tasks_conformance.config import RunConfig
     from tasks_conformance.wirelog import WireLog
 
 Kind = Literal["eras", "suite"]
@@ -32,7 +31,6 @@ class NamedRun:
     target: str | None
     result: RunResult
     wire: WireLog | None  # None: the run never started (interrupted before its turn)
-    config: RunConfig
 
 
 def worst(outcomes: Sequence[str]) -> str:

@@ -31,7 +31,8 @@ from tasks_conformance.protocol import get_path
 from tasks_conformance.redact import Redactor
 from tasks_conformance.result import CheckResult, RunResult, decide_outcome, incomplete_reason
 from tasks_conformance.result import Discovery as DiscoveryReport
-from tasks_conformance.roles import ROLE_HELP, assign_roles, role_flag
+from tasks_conformance.role_flags import ROLE_HELP, role_flag
+from tasks_conformance.roles import assign_roles
 from tasks_conformance.session.connect import Connection
 from tasks_conformance.session.factory import TransportFactory
 from tasks_conformance.wirelog import Frame, FrameFlag, WireLog

@@ -12,7 +12,7 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Literal
 
 from tasks_conformance.causes import Cause, cause_of
-from tasks_conformance.roles import ROLES
+from tasks_conformance.role_flags import ROLES
 from tasks_conformance.wires import Wire
 
 if TYPE_CHECKING:

@@ -10,7 +10,7 @@ from tasks_conformance.causes import setting
 from tasks_conformance.checks.common import _why_not_terminal
 from tasks_conformance.checks.registry import Verdict, could_not_run
 from tasks_conformance.evidence import Evidence, RoleTask, StopReason
-from tasks_conformance.roles import role_flag
+from tasks_conformance.role_flags import role_flag
 
 R = TypeVar("R", bound=RoleTask)
 
