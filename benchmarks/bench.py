@@ -15,7 +15,7 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
 PY = sys.executable
-REF = f"{PY} -m tasks_conformance.reference --transport stdio"
+REF = f"{PY} -m tasks_conformance.server.reference --transport stdio"
 BROKEN = f"{PY} {ROOT / 'fixtures' / 'broken_server.py'}"
 TC = [PY, "-m", "tasks_conformance"]
 

@@ -26,7 +26,7 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
 FIXTURE = ROOT / "fixtures" / "hostile" / "server.py"
-REFERENCE = [sys.executable, "-m", "tasks_conformance.reference"]
+REFERENCE = [sys.executable, "-m", "tasks_conformance.server.reference"]
 
 # Runs the CLI in this interpreter and writes its own peak RSS (KiB on Linux) at exit.
 _WRAPPER = """
@@ -37,7 +37,7 @@ def _peak():
         fh.write(str(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss))
 atexit.register(_peak)
 sys.argv[0] = "tasks-conformance"
-from tasks_conformance.cli import main
+from tasks_conformance.entry.cli import main
 main()
 """
 

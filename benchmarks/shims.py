@@ -31,7 +31,7 @@ import time
 from pathlib import Path
 
 PY = sys.executable
-REF_STDIO = f"{PY} -m tasks_conformance.reference --transport stdio"
+REF_STDIO = f"{PY} -m tasks_conformance.server.reference --transport stdio"
 
 # argv: MODE, then the command line's own arguments. A mode names (module, what to do to it).
 LAUNCHER = """
@@ -40,7 +40,8 @@ mode = sys.argv[1]
 del sys.argv[1]
 sys.argv[0] = "tasks_conformance"
 OFF = {
-    "lean-httpx off": ("tasks_conformance.transports.lean_httpx", lambda m: setattr(m, "import_httpx", lambda: None)),
+    "lean-httpx off": ("tasks_conformance.core.transports.lean_httpx",
+                       lambda m: setattr(m, "import_httpx", lambda: None)),
 }
 if mode in OFF:
     name, switch_off = OFF[mode]

@@ -37,7 +37,8 @@ from urllib.parse import urlsplit
 
 PY = sys.executable
 TOOL_MS = 300
-SERVER = [PY, "-m", "tasks_conformance.reference", "--task-duration-ms", str(TOOL_MS), "--poll-interval-ms", "100"]
+SERVER = [PY, "-m", "tasks_conformance.server.reference", "--task-duration-ms", str(TOOL_MS),
+          "--poll-interval-ms", "100"]
 TC = [PY, "-m", "tasks_conformance", "--tool-name", "slow_compute", "--format", "json"]
 READY_TIMEOUT_S = 20.0
 # What an installed package runs with: the bytecode cache on (see the module doc).
@@ -176,10 +177,10 @@ def transport_exchange_ms(url: str, n: int = 300) -> float:
     flight): what the transport costs per exchange, without the queueing of overlapped probes."""
     import anyio
 
-    from tasks_conformance.redact import Redactor
-    from tasks_conformance.transports.base import ExchangeEnded
-    from tasks_conformance.transports.http import HttpTransport
-    from tasks_conformance.wirelog import WireLog
+    from tasks_conformance.core.redact import Redactor
+    from tasks_conformance.core.transports.base import ExchangeEnded
+    from tasks_conformance.core.transports.http import HttpTransport
+    from tasks_conformance.core.wirelog import WireLog
 
     async def run() -> list[float]:
         transport = HttpTransport(WireLog(Redactor(())), url=url, max_message_bytes=1 << 24)

@@ -2,7 +2,7 @@
 """The official MCP conformance suite as a second oracle: run it and tasks-conformance against
 every HTTP extension-wire server of the interop suite and write ``docs/oracle-agreement.md``.
 
-For each rule that both tools judge (a requirement id of ``src/tasks_conformance/requirements.toml``
+For each rule that both tools judge (a requirement id of ``src/tasks_conformance/core/requirements.toml``
 that one of our checks cites, and that one or more checks of ``@modelcontextprotocol/conformance``
 test), the table says what each tool concluded and whether they agree. Every disagreement must
 be explained in ``EXPLAINED`` below (whose bug, and why, with the spec text); ``--check``

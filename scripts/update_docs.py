@@ -1,6 +1,6 @@
 """Regenerate what is derived from the registry, the requirements file and the fixtures: the
 README's table of checks, docs/requirements.md (the coverage matrix) and
-src/tasks_conformance/fixture_index.py (the breaking fixture of each check, which `explain` names,
+src/tasks_conformance/server/fixture_index.py (the breaking fixture of each check, which `explain` names,
 from the declarations in fixtures/broken_server.py: the wheel ships no fixtures).
 
     python scripts/update_docs.py          # rewrite what is stale
@@ -15,8 +15,8 @@ from collections.abc import Callable, Mapping
 from pathlib import Path
 from types import ModuleType
 
-from tasks_conformance.checks.catalogue import checks_table, replace_section
-from tasks_conformance.coverage import markdown
+from tasks_conformance.server.checks.catalogue import checks_table, replace_section
+from tasks_conformance.server.coverage import markdown
 
 ROOT = Path(__file__).resolve().parent.parent
 FIXTURES = ROOT / "fixtures" / "broken_server.py"
@@ -68,7 +68,7 @@ def fixture_index(text: str) -> str:
 GENERATED: dict[str, Callable[[str], str]] = {
     "README.md": lambda text: replace_section(text, checks_table()),
     "docs/requirements.md": lambda _text: markdown(),
-    "src/tasks_conformance/fixture_index.py": fixture_index,
+    "src/tasks_conformance/server/fixture_index.py": fixture_index,
 }
 
 

@@ -20,13 +20,13 @@ from typing import Any
 import anyio
 import pytest
 
-from tasks_conformance.config import build_config
-from tasks_conformance.runner import Execution, execute
+from tasks_conformance.server.runner import Execution, execute
+from tasks_conformance.settings.config import build_config
 
 ROOT = Path(__file__).resolve().parent.parent
 FIXTURES = ROOT / "fixtures"
 SHARED = ROOT.parent / "shared"
-REFERENCE = [sys.executable, "-m", "tasks_conformance.reference"]
+REFERENCE = [sys.executable, "-m", "tasks_conformance.server.reference"]
 BROKEN = [sys.executable, str(FIXTURES / "broken_server.py")]
 DEMO_INPUT = '{"confirm-1": {"action": "accept", "content": {"confirm": true}}}'
 
@@ -80,7 +80,7 @@ def run(**kwargs: Any) -> Execution:
     """Build a RunConfig from flag-like keywords and execute it in this process."""
     kwargs.setdefault("timeout_ms", 5_000)
     kwargs.setdefault("poll_timeout_ms", 5_000)
-    from tasks_conformance.checks import CATEGORIES, CHECKS
+    from tasks_conformance.server.checks import CATEGORIES, CHECKS
 
     config = build_config(known_check_ids=tuple(CHECKS), known_categories=CATEGORIES, **kwargs)
     return anyio.run(execute, config)

@@ -8,9 +8,9 @@ from typing import Any, TypeVar
 
 import anyio
 
-from tasks_conformance.rpc.peer import Peer, ServerRequestHandler
-from tasks_conformance.transports.base import Inbound, Transport
-from tasks_conformance.transports.memory import Reaction, Sent
+from tasks_conformance.core.rpc.peer import Peer, ServerRequestHandler
+from tasks_conformance.core.transports.base import Inbound, Transport
+from tasks_conformance.core.transports.memory import Reaction, Sent
 
 T = TypeVar("T")
 

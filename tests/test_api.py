@@ -22,8 +22,8 @@ from conftest import BROKEN, REFERENCE, ROOT
 
 import tasks_conformance
 from tasks_conformance import ConfigError, RunReport, run, run_async
-from tasks_conformance.cli import run_cli
-from tasks_conformance.config import RunOptions
+from tasks_conformance.entry.cli import run_cli
+from tasks_conformance.settings.config import RunOptions
 
 REFERENCE_STDIO = [*REFERENCE, "--transport", "stdio"]
 FAST = {"timeout_ms": 5_000, "poll_timeout_ms": 5_000}
@@ -137,7 +137,7 @@ def test_a_bad_setting_raises_config_error_with_the_cli_message(
 
 
 def test_python_forms_of_the_settings_become_the_same_config() -> None:
-    from tasks_conformance.api import build_config
+    from tasks_conformance.entry.api import build_config
 
     config = build_config(
         command=[sys.executable, "-m", "srv"], args=["--x"], env={"A": "1"}, tool_args={"n": 2},

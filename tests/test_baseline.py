@@ -18,10 +18,10 @@ from conftest import BROKEN, REFERENCE, ROOT
 from test_cli_inprocess import invoke, usage_error
 
 import tasks_conformance
-from tasks_conformance.baseline import PLACEHOLDER_REASON, Baseline, BaselineEntry, apply, parse
-from tasks_conformance.errors import UsageError
+from tasks_conformance.core.baseline import PLACEHOLDER_REASON, Baseline, BaselineEntry, apply, parse
+from tasks_conformance.core.errors import UsageError
+from tasks_conformance.core.result import CheckResult, Discovery, RunResult, decide_outcome
 from tasks_conformance.reporters import schema_text
-from tasks_conformance.result import CheckResult, Discovery, RunResult, decide_outcome
 
 pytest_plugins = ["pytester"]
 

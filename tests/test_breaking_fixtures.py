@@ -10,7 +10,7 @@ import pytest
 from broken_variants import BROKEN_SERVER
 from conftest import BROKEN, DEMO_INPUT, FIXTURES, REFERENCE, cli, http_server, run, stdio
 
-from tasks_conformance.checks import CHECKS
+from tasks_conformance.server.checks import CHECKS
 
 EXT = {"tool_name": "slow_compute"}
 EXT_INPUT = {"tool_name": "confirm_action", "input_responses": DEMO_INPUT}
@@ -192,8 +192,8 @@ def test_a_legacy_server_without_the_optional_cancel_capability_passes() -> None
 
 
 def test_the_fixture_index_explain_shows_is_generated_from_these_declarations() -> None:
-    """`explain CHECK` names its breaking fixtures from tasks_conformance.fixture_index, which
+    """`explain CHECK` names its breaking fixtures from tasks_conformance.server.fixture_index, which
     scripts/update_docs.py writes from the declarations above: it must be current."""
-    from tasks_conformance.fixture_index import BREAKING
+    from tasks_conformance.server.fixture_index import BREAKING
 
     assert dict(BREAKING) == BROKEN_SERVER.breaking_index(), "stale: run python scripts/update_docs.py"

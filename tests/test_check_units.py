@@ -10,10 +10,14 @@ from typing import Any
 
 import pytest
 
-from tasks_conformance.checks import CHECKS, catalogue, registry_problems
-from tasks_conformance.checks.registry import CheckSpec, Verdict, check, passed, validate
-from tasks_conformance.checks.shapes import timestamp_problem
-from tasks_conformance.evidence import (
+from tasks_conformance.core.requirements import load
+from tasks_conformance.core.rpc.peer import Reply, RpcError
+from tasks_conformance.core.wirelog import Frame, FrameFlag, WireLog
+from tasks_conformance.core.wires import CreatedTask, Wire
+from tasks_conformance.server.checks import CHECKS, catalogue, registry_problems
+from tasks_conformance.server.checks.registry import CheckSpec, Verdict, check, passed, validate
+from tasks_conformance.server.checks.shapes import timestamp_problem
+from tasks_conformance.server.evidence import (
     DeclaredCall,
     Discovery,
     Evidence,
@@ -28,12 +32,8 @@ from tasks_conformance.evidence import (
     UndeclaredCall,
     UndeclaredProbe,
 )
-from tasks_conformance.fixture_index import BREAKING
-from tasks_conformance.requirements import load
-from tasks_conformance.rpc.peer import Reply, RpcError
-from tasks_conformance.runner import judge
-from tasks_conformance.wirelog import Frame, FrameFlag, WireLog
-from tasks_conformance.wires import CreatedTask, Wire
+from tasks_conformance.server.fixture_index import BREAKING
+from tasks_conformance.server.runner import judge
 
 EXT_CAPS = {"extensions": {"io.modelcontextprotocol/tasks": {}}}
 
@@ -64,7 +64,7 @@ class Builder:
         else:
             e = answer["error"]
             reply.error = RpcError(e.get("code"), e.get("message"), e.get("data"), "data" in e)
-        self.intents.append(Intent(out.seq, method, self.discovery.era or "", declared, ""))
+        self.intents.append(Intent(out.seq, method, self.discovery.era or "", declared))
         return reply
 
     def call(self, kind: type[DeclaredCall] | type[UndeclaredCall], answer: dict[str, Any],
@@ -362,7 +362,7 @@ def test_after_the_notification_of_the_end_its_own_stream_is_judged_and_no_other
 
 
 def test_the_sighting_is_the_first_terminal_notification_about_the_task_inside_the_window() -> None:
-    from tasks_conformance.probes.rereads import terminal_sighting
+    from tasks_conformance.server.probes.rereads import terminal_sighting
 
     b = Builder()
     early = _status_notification(b, "completed")  # before the previous poll was sent: outside

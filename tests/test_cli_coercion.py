@@ -9,8 +9,8 @@ from typing import Any
 import pytest
 import typer.main
 
-from tasks_conformance import cli_coercion
-from tasks_conformance.cli import app
+from tasks_conformance.entry import cli_coercion
+from tasks_conformance.entry.cli import app
 
 typer_coercion = pytest.importorskip("typer._coercion")
 if cli_coercion.RuntimeParam is None:  # pragma: no cover - a typer without the pydantic layer

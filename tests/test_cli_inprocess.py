@@ -15,11 +15,11 @@ import pytest
 from typer.testing import CliRunner
 
 from tasks_conformance import __version__
-from tasks_conformance.checks import CATEGORIES, ordered_checks
-from tasks_conformance.cli import demo_options, reference_command, run_cli
-from tasks_conformance.config import Catalog, RunOptions, build_config, build_run_config
-from tasks_conformance.errors import UsageError
-from tasks_conformance.flag_values import ReporterSpec
+from tasks_conformance.core.errors import UsageError
+from tasks_conformance.core.flag_values import ReporterSpec
+from tasks_conformance.entry.cli import demo_options, reference_command, run_cli
+from tasks_conformance.server.checks import CATEGORIES, ordered_checks
+from tasks_conformance.settings.config import Catalog, RunOptions, build_config, build_run_config
 
 PREFIX = "tasks-conformance: error: "
 ALL_IDS = ", ".join(c.id for c in ordered_checks())
@@ -215,13 +215,14 @@ def test_flags_become_a_run_config(tmp_path: Path, monkeypatch: pytest.MonkeyPat
     caps.write_text('{"roots": {}}', encoding="utf-8")
     monkeypatch.setattr(sys, "stdin", io.StringIO('{"k": {"action": "accept"}}'))
     config = build_run_config(RunOptions(
-        command=f"{sys.executable} -m tasks_conformance.reference", args=("--transport",), command_args=("stdio",),
+        command=f"{sys.executable} -m tasks_conformance.server.reference", args=("--transport",),
+        command_args=("stdio",),
         env=("A=1", "B=x=y"), cwd=str(tmp_path), client_capabilities=f"@{caps}", input_responses="-",
         tool_name="t", tool_args='{"n": 1}', check_ids=("a", "b", "a"), categories=("creation",),
         reporters=("markdown", "junit-xml=r.xml"), timeout_ms=5, poll_timeout_ms=7, format="json",
     ))
     assert config.transport == "stdio"
-    assert config.command == (sys.executable, "-m", "tasks_conformance.reference", "--transport", "stdio")
+    assert config.command == (sys.executable, "-m", "tasks_conformance.server.reference", "--transport", "stdio")
     assert config.env == {"A": "1", "B": "x=y"} and config.cwd == str(tmp_path)
     assert config.client_capabilities == {"roots": {}}
     assert config.input_responses == {"k": {"action": "accept"}}
@@ -271,7 +272,7 @@ def test_the_keyword_form_still_builds_the_same_config() -> None:
 
 def test_builder_steps_stay_short() -> None:
     # The builder was one 138-line function; keep each step small enough to read at a glance.
-    import tasks_conformance.config as module
+    import tasks_conformance.settings.config as module
 
     tree = ast.parse(Path(module.__file__).read_text(encoding="utf-8"))
     lengths = {f.name: (f.end_lineno or f.lineno) - f.lineno + 1 for f in ast.walk(tree)

@@ -11,9 +11,9 @@ import pytest
 from test_cli_inprocess import invoke
 
 import tasks_conformance
-from tasks_conformance import coverage
-from tasks_conformance.reference.config import ServerConfig, build_parser, parse_args
-from tasks_conformance.requirements import load
+from tasks_conformance.core.requirements import load
+from tasks_conformance.server import coverage
+from tasks_conformance.server.reference.config import ServerConfig, build_parser, parse_args
 
 # -- `requirements`: the rule itself, not only its id ------------------------------------------------
 
@@ -92,7 +92,7 @@ def test_serve_reference_help_is_in_the_style_of_the_other_commands() -> None:
 def test_serve_reference_declares_exactly_the_servers_flags_and_defaults() -> None:
     from typer.main import get_command
 
-    from tasks_conformance.cli import app
+    from tasks_conformance.entry.cli import app
 
     group = get_command(app)
     command = group.commands["serve-reference"]  # type: ignore[attr-defined]
@@ -108,7 +108,7 @@ def test_serve_reference_declares_exactly_the_servers_flags_and_defaults() -> No
 
 
 def test_serve_reference_hands_the_flags_given_to_the_server(monkeypatch: pytest.MonkeyPatch) -> None:
-    import tasks_conformance.reference as reference
+    import tasks_conformance.server.reference as reference
 
     seen: list[list[str] | None] = []
 

@@ -17,8 +17,8 @@ import pytest
 from conftest import BROKEN, FIXTURES, REFERENCE, cli
 from test_cli_inprocess import invoke
 
-from tasks_conformance.checks import CHECKS
 from tasks_conformance.reporters import schema_text
+from tasks_conformance.server.checks import CHECKS
 
 REF = " ".join(REFERENCE)
 
@@ -87,8 +87,8 @@ def test_an_explicit_format_json_wins_in_ci_and_with_report_files(env: dict[str,
 
 
 def test_the_stdout_rule() -> None:
-    from tasks_conformance.config import RunOptions, build_run_config
-    from tasks_conformance.report_output import in_ci, stdout_report
+    from tasks_conformance.reporters.output import in_ci, stdout_report
+    from tasks_conformance.settings.config import RunOptions, build_run_config
 
     def pick(*, tty: bool = False, ci: bool = False, **flags: Any) -> str:
         config = build_run_config(RunOptions(command=sys.executable, **flags))

@@ -19,9 +19,9 @@ from conftest import BROKEN, REFERENCE, ROOT
 from test_cli_inprocess import PREFIX, invoke, usage_error
 
 import tasks_conformance
-from tasks_conformance.cli import app
-from tasks_conformance.config import RunOptions
-from tasks_conformance.config_file import BY_FIELD, FLAG_ONLY, KEYS, find
+from tasks_conformance.entry.cli import app
+from tasks_conformance.settings.config import RunOptions
+from tasks_conformance.settings.config_file import BY_FIELD, FLAG_ONLY, KEYS, find
 
 TWO_CHECKS = ["tasks-wire-resolvable", "tasks-inline-result"]
 
@@ -103,7 +103,7 @@ OUR_TABLE_SPELLINGS = [
 ]
 ONLY_THE_NAME = [
     '[project]\nname = "tasks-conformance"\ndependencies = ["tasks-conformance>=1"]\n',
-    '[project.scripts]\ntasks-conformance = "tasks_conformance.cli:main"\n[tool.ruff]\nline-length = 100\n',
+    '[project.scripts]\ntasks-conformance = "tasks_conformance.entry.cli:main"\n[tool.ruff]\nline-length = 100\n',
     '[tool.hatch.envs.default]\ndependencies = ["tasks-conformance"]\n',
 ]
 
@@ -124,7 +124,7 @@ def test_a_pyproject_that_only_names_the_tool_is_not_parsed(tmp_path: Path, monk
                                                             text: str) -> None:
     import tomllib
 
-    from tasks_conformance import config_file
+    from tasks_conformance.settings import config_file
 
     assert "tasks-conformance" not in tomllib.loads(text).get("tool", {})
     assert not config_file._may_hold_our_table(text.encode())
@@ -135,7 +135,7 @@ def test_a_pyproject_that_only_names_the_tool_is_not_parsed(tmp_path: Path, monk
 
 def test_our_own_pyproject_is_not_parsed_for_a_run_from_the_checkout() -> None:
     # The benchmark and every run from a checkout start here: no tomllib before the first frame.
-    from tasks_conformance import config_file
+    from tasks_conformance.settings import config_file
 
     assert not config_file._may_hold_our_table((ROOT / "pyproject.toml").read_bytes())
 
@@ -369,8 +369,8 @@ def test_the_readme_config_and_baseline_examples_run(tmp_path: Path, monkeypatch
 
 def test_probe_roles_from_the_file_become_the_flags_values(tmp_path: Path) -> None:
     """`probe` and `probe-args` tables mean what --probe ROLE=TOOL and --probe-args ROLE=JSON mean."""
-    from tasks_conformance.config import Catalog, build_run_config
-    from tasks_conformance.config_file import resolve
+    from tasks_conformance.settings.config import Catalog, build_run_config
+    from tasks_conformance.settings.config_file import resolve
 
     path = tmp_path / "c.toml"
     path.write_text('url = "http://127.0.0.1:9/mcp"\n[probe]\ninput = "confirm_action"\nfault = "rpc_error"\n'

@@ -9,8 +9,11 @@ from typing import Any
 
 from test_check_units import Builder, verdict
 
-from tasks_conformance.checks.security import read_ids
-from tasks_conformance.evidence import (
+from tasks_conformance.core.rpc.peer import Reply
+from tasks_conformance.core.wirelog import HttpMeta
+from tasks_conformance.core.wires import Wire
+from tasks_conformance.server.checks.security import read_ids
+from tasks_conformance.server.evidence import (
     BaseHttp,
     DeclaredCall,
     Durability,
@@ -24,9 +27,6 @@ from tasks_conformance.evidence import (
     UndeclaredInput,
     Update,
 )
-from tasks_conformance.rpc.peer import Reply
-from tasks_conformance.wirelog import HttpMeta
-from tasks_conformance.wires import Wire
 
 TASK = {"taskId": "t1", "status": "working", "createdAt": "2026-01-01T00:00:00Z",
         "lastUpdatedAt": "2026-01-01T00:00:00Z", "ttlMs": 60000}

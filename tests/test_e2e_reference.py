@@ -7,7 +7,7 @@ import json
 import pytest
 from conftest import DEMO_INPUT, REFERENCE, HttpServer, cli, run, stdio, verdicts
 
-from tasks_conformance.checks import CHECKS
+from tasks_conformance.server.checks import CHECKS
 
 # Checks whose probe role has no tool in these runs (not applicable under the standard profile),
 # and the legacy-only check of the sync role.

@@ -18,9 +18,9 @@ from conftest import DEMO_INPUT, REFERENCE, cli, interrupt_once_started
 from referencing import Registry, Resource
 from test_cli_inprocess import usage_error
 
-from tasks_conformance.multirun_result import Combined, NamedRun, worst
+from tasks_conformance.core.multirun_result import Combined, NamedRun, worst
+from tasks_conformance.core.result import CheckResult, Discovery, RunResult
 from tasks_conformance.reporters import schema_text
-from tasks_conformance.result import CheckResult, Discovery, RunResult
 
 JUNIT_XSD = Path(__file__).resolve().parent / "data" / "junit.xsd"
 ERAS = ["2025-11-25", "2026-07-28"]

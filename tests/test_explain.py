@@ -11,11 +11,11 @@ import sys
 import pytest
 from conftest import ROOT
 
-from tasks_conformance import coverage
-from tasks_conformance.checks import CHECKS, ordered_checks
-from tasks_conformance.cli import run_cli
-from tasks_conformance.requirements import load
-from tasks_conformance.wires import Wire
+from tasks_conformance.core.requirements import load
+from tasks_conformance.core.wires import Wire
+from tasks_conformance.entry.cli import run_cli
+from tasks_conformance.server import coverage
+from tasks_conformance.server.checks import CHECKS, ordered_checks
 
 LEGACY_SPEC = "/specification/2025-11-25/"
 EXTENSION_SPECS = ("modelcontextprotocol.io/specification/2026-07-28/", "ext-tasks/specification/2026-07-28/")
@@ -38,7 +38,7 @@ def test_explain_every_check(capsys: pytest.CaptureFixture[str], check_id: str) 
     spec = CHECKS[check_id]
     assert out.startswith(f"{check_id}: {spec.title}")
     assert "Precondition:" in out and "What it sends:" in out and "What it expects:" in out
-    from tasks_conformance.probes import load_probes
+    from tasks_conformance.server.probes import load_probes
 
     for probe in spec.probes:
         assert f"- {probe}: {load_probes()[probe].description}" in out
@@ -174,7 +174,7 @@ def test_docs_requirements_md_is_current() -> None:
 
 def test_every_policy_a_check_cites_has_a_section_in_docs_policies() -> None:
     cited = set()
-    for path in (ROOT / "src" / "tasks_conformance" / "checks").glob("*.py"):
+    for path in (ROOT / "src" / "tasks_conformance" / "server" / "checks").glob("*.py"):
         cited |= set(re.findall(r"\bP-\d{2}\b", path.read_text(encoding="utf-8")))
     headings = set(re.findall(r"^## (P-\d{2}) ", (ROOT / "docs" / "policies.md").read_text(encoding="utf-8"), re.M))
     assert cited and cited <= headings

@@ -19,11 +19,11 @@ import jsonschema  # type: ignore[import-untyped,unused-ignore]
 import pytest
 from conftest import BROKEN, cli, run, stdio
 
+from tasks_conformance.core.requirements import load
+from tasks_conformance.core.result import CheckResult, RunResult
+from tasks_conformance.core.text import one_line
 from tasks_conformance.reporters import ReportOptions, render, schema_text
-from tasks_conformance.reporters._text import one_line
 from tasks_conformance.reporters.markdown import cell
-from tasks_conformance.requirements import load
-from tasks_conformance.result import CheckResult, RunResult
 
 FAILING = "tasks-inline-result"
 REPORTERS = ("human", "json", "json-summary", "junit-xml", "markdown")

@@ -12,8 +12,8 @@ from pathlib import Path
 import pytest
 from conftest import REFERENCE, HttpServer, cli
 
-from tasks_conformance.config import RunOptions, build_run_config, show_env
-from tasks_conformance.redact import Redactor
+from tasks_conformance.core.redact import Redactor
+from tasks_conformance.settings.config import RunOptions, build_run_config, show_env
 
 REF = " ".join(REFERENCE)
 REPORTS = ("json", "json-summary", "junit-xml", "markdown")
@@ -83,7 +83,7 @@ def test_every_env_value_is_a_secret_unless_shown() -> None:
 
 
 def test_show_env_must_name_an_env_variable() -> None:
-    from tasks_conformance.errors import UsageError
+    from tasks_conformance.core.errors import UsageError
 
     with pytest.raises(UsageError, match="--show-env NOPE: no -e NAME=VALUE gives it"):
         show_env(build_run_config(RunOptions(command="true", env=("A=b",))), ("NOPE",))
@@ -141,7 +141,7 @@ def test_access_token_from_a_file_or_stdin(tmp_path: Path, monkeypatch: pytest.M
     import io
     import sys
 
-    from tasks_conformance.errors import UsageError
+    from tasks_conformance.core.errors import UsageError
 
     token_file = tmp_path / "token"
     token_file.write_text("tok-from-file-123\n")
@@ -184,7 +184,7 @@ def test_credentials_come_from_the_environment_when_the_flags_are_absent(
 
 
 def test_a_flag_wins_over_the_environment(monkeypatch: pytest.MonkeyPatch) -> None:
-    from tasks_conformance.cli import _credentials_from_environment
+    from tasks_conformance.entry.cli import _credentials_from_environment
 
     monkeypatch.setenv("TASKS_CONFORMANCE_ACCESS_TOKEN", "from-env-token")
     monkeypatch.setenv("TASKS_CONFORMANCE_HEADERS", "X-A: env")

@@ -13,7 +13,7 @@ import psutil
 import pytest
 from conftest import BROKEN, FIXTURES, REFERENCE, HttpServer, cli, http_server, run, stdio
 
-from tasks_conformance.reference.tools import TOOLS
+from tasks_conformance.server.reference.tools import TOOLS
 
 RECORDING = [sys.executable, str(FIXTURES / "recording_server.py")]
 WIRE_ONLY = ["tasks-wire-resolvable"]
@@ -157,7 +157,7 @@ def test_no_child_process_is_left_behind(flag: str) -> None:
 
 def test_help_version_and_list_checks_do_not_import_heavy_modules() -> None:
     code = (
-        "import sys\nfrom tasks_conformance.cli import app\n"
+        "import sys\nfrom tasks_conformance.entry.cli import app\n"
         "for argv in (['--help'], ['--version'], ['--list-checks'], ['--list-checks', '--format', 'json']):\n"
         "    try:\n        app(argv, standalone_mode=False)\n    except BaseException:\n        pass\n"
         "bad = [m for m in sys.modules if m.split('.')[0] in ('pydantic', 'mcp_types', 'mcp', 'httpx')]\n"
@@ -183,8 +183,8 @@ def test_verdicts_rest_on_raw_bytes_even_when_a_secret_appears_in_them(tmp_path:
 
 
 def test_secrets_are_hidden_in_their_json_escaped_and_cookie_forms() -> None:
-    from tasks_conformance.config import RunOptions, build_run_config
-    from tasks_conformance.redact import Redactor
+    from tasks_conformance.core.redact import Redactor
+    from tasks_conformance.settings.config import RunOptions, build_run_config
 
     config = build_run_config(RunOptions(url="http://bob:hunter2hunter2@127.0.0.1:9/mcp",
                                          access_token="tok/abc-123456",
@@ -201,7 +201,7 @@ def test_a_server_slower_to_start_than_the_era_probe_is_judged_right(tmp_path: P
     # the modern era nor count as a stray response.
     script = tmp_path / "slow.sh"
     script.write_text(
-        f"#!/bin/sh\nsleep 5.5\nexec {sys.executable} -m tasks_conformance.reference --era {era} \"$@\"\n"
+        f"#!/bin/sh\nsleep 5.5\nexec {sys.executable} -m tasks_conformance.server.reference --era {era} \"$@\"\n"
     )
     script.chmod(0o755)
     ex = run(command=str(script), args=["--transport", "stdio"], tool_name="slow_compute", timeout_ms=10_000)

@@ -11,15 +11,15 @@ from typing import Any
 import anyio
 from conftest import REFERENCE, run, stdio
 
-from tasks_conformance.checks.routing import mcp_name_routing
-from tasks_conformance.evidence import DeclaredCall, Discovery, Evidence, Intent, NameRouting, ToolChoice
-from tasks_conformance.progress import CONNECTING_SESSION, STARTING_SESSION, RunProgress
-from tasks_conformance.protocol import HEADER_METHOD, HEADER_NAME
-from tasks_conformance.rpc.peer import Peer, Reply, RpcError
-from tasks_conformance.session.modern import ModernSession
-from tasks_conformance.transports.memory import ScriptedTransport
-from tasks_conformance.wirelog import FrameTag, HttpMeta, Purpose, WireLog, tagging
-from tasks_conformance.wires import Wire
+from tasks_conformance.core.protocol import HEADER_METHOD, HEADER_NAME
+from tasks_conformance.core.rpc.peer import Peer, Reply, RpcError
+from tasks_conformance.core.transports.memory import ScriptedTransport
+from tasks_conformance.core.wirelog import FrameTag, HttpMeta, Purpose, WireLog, tagging
+from tasks_conformance.core.wires import Wire
+from tasks_conformance.reporters.progress import CONNECTING_SESSION, STARTING_SESSION, RunProgress
+from tasks_conformance.server.checks.routing import mcp_name_routing
+from tasks_conformance.server.evidence import DeclaredCall, Discovery, Evidence, Intent, NameRouting, ToolChoice
+from tasks_conformance.server.session.modern import ModernSession
 
 
 def _rpc(**message: Any) -> bytes:
@@ -172,9 +172,9 @@ def test_only_the_requests_tagged_as_header_mismatch_probes_may_carry_wrong_rout
     # A request of another probe whose note happens to end in "mismatch": its headers must be right.
     other = _tasks_get_over_http(wire, 3, FrameTag(Purpose.PROBE, connection=1), "t2", "tasks/get")
     intents = (
-        Intent(name_probe.request_seq, "tasks/get", "2026-07-28", True, "deliberately wrong Mcp-Name"),
-        Intent(method_probe.request_seq, "tasks/get", "2026-07-28", True, "deliberately wrong Mcp-Method"),
-        Intent(other.request_seq, "tasks/get", "2026-07-28", True, "read after a status mismatch"),
+        Intent(name_probe.request_seq, "tasks/get", "2026-07-28", True),
+        Intent(method_probe.request_seq, "tasks/get", "2026-07-28", True),
+        Intent(other.request_seq, "tasks/get", "2026-07-28", True),
     )
     routing = NameRouting(ran=True, task_id="t1", sent_name="not-t1", name_mismatch=name_probe,
                           method_mismatch=method_probe)

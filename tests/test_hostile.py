@@ -336,7 +336,7 @@ def test_hostile_case(case_id: str, runs: _Runs) -> None:
     wire_log = run.dir / "wire.ndjson"
     if case.name == "flood":
         # Bounded: the peer keeps 10 000 notifications and the WireLog lets go of the rest.
-        from tasks_conformance.rpc.peer import MAX_KEPT_NOTIFICATIONS
+        from tasks_conformance.core.rpc.peer import MAX_KEPT_NOTIFICATIONS
 
         frames = len(run.file("wire.ndjson").splitlines())
         assert frames <= MAX_KEPT_NOTIFICATIONS + 500, f"{frames} frames kept from a flood"
@@ -428,9 +428,9 @@ def test_sigint_after_handshake_reports_and_reaps(tmp_path: Path) -> None:
 
 
 def test_stderr_tail_never_shows_part_of_a_secret() -> None:
-    from tasks_conformance.redact import Redactor
-    from tasks_conformance.transports.stdio import StdioTransport
-    from tasks_conformance.wirelog import WireLog
+    from tasks_conformance.core.redact import Redactor
+    from tasks_conformance.core.transports.stdio import StdioTransport
+    from tasks_conformance.core.wirelog import WireLog
 
     t = StdioTransport(WireLog(Redactor([ENV_TOKEN])), command=["true"], max_message_bytes=1024)
     lines = b"".join(f"state {n} API_TOKEN={ENV_TOKEN}\n".encode() for n in range(40))

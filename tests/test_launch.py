@@ -11,9 +11,9 @@ import anyio
 import pytest
 from conftest import REFERENCE
 
-from tasks_conformance import launch
-from tasks_conformance.checks import CATEGORIES, CHECKS
-from tasks_conformance.config import RunConfig, build_config
+from tasks_conformance.entry import launch
+from tasks_conformance.server.checks import CATEGORIES, CHECKS
+from tasks_conformance.settings.config import RunConfig, build_config
 
 
 def _config(**flags: Any) -> RunConfig:
@@ -54,7 +54,7 @@ def test_a_command_that_cannot_start_reads_as_before(tmp_path: Path, monkeypatch
     script.chmod(0o755)
     config = _config(command=str(script), check_ids=["tasks-wire-resolvable"])
     ex = anyio.run(launch.execute_soon, config)
-    from tasks_conformance.runner import execute
+    from tasks_conformance.server.runner import execute
 
     plain = anyio.run(execute, config)  # what the runner alone reports
     assert ex.result.outcome == plain.result.outcome == "incomplete"
@@ -65,7 +65,7 @@ def test_a_command_that_cannot_start_reads_as_before(tmp_path: Path, monkeypatch
 
 def test_a_process_never_adopted_is_stopped_and_reaped(monkeypatch: pytest.MonkeyPatch) -> None:
     made = _spy(monkeypatch)
-    import tasks_conformance.runner as runner
+    import tasks_conformance.server.runner as runner
 
     async def broken_execute(*_a: Any, **_k: Any) -> Any:
         raise RuntimeError("the runner failed before connecting")
@@ -93,7 +93,7 @@ def test_the_server_is_spawned_before_the_checks_and_runner_are_imported() -> No
         "events = []\n"
         "class Watch:\n"
         "    def find_spec(self, name, path=None, target=None):\n"
-        "        if name in ('tasks_conformance.checks', 'tasks_conformance.runner'):\n"
+        "        if name in ('tasks_conformance.server.checks', 'tasks_conformance.server.runner'):\n"
         "            events.append(name)\n"
         "sys.meta_path.insert(0, Watch())\n"
         "import anyio\n"
@@ -102,14 +102,14 @@ def test_the_server_is_spawned_before_the_checks_and_runner_are_imported() -> No
         "    events.append('spawn')\n"
         "    return await real(*a, **k)\n"
         "anyio.open_process = spy\n"
-        "from tasks_conformance.cli import run_cli\n"
+        "from tasks_conformance.entry.cli import run_cli\n"
         "run_cli(sys.argv[1:])\n"
         "print(events)\n"
     )
     import subprocess
 
-    server = f"{sys.executable} -m tasks_conformance.reference --transport stdio"
+    server = f"{sys.executable} -m tasks_conformance.server.reference --transport stdio"
     proc = subprocess.run([sys.executable, "-c", code, "--command", server, "--format", "json", "--quiet"],
                           capture_output=True, text=True, timeout=120, stdin=subprocess.DEVNULL)
     last = proc.stdout.splitlines()[-1]
-    assert last == "['spawn', 'tasks_conformance.runner', 'tasks_conformance.checks']", proc.stderr[-800:]
+    assert last == "['spawn', 'tasks_conformance.server.runner', 'tasks_conformance.server.checks']", proc.stderr[-800:]

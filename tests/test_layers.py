@@ -1,5 +1,6 @@
-"""The layers of the package: no import cycle between its files, and reporters use one another's
-public names only.
+"""The layers of the package: no import cycle between its files, no layer importing one above
+it, a package root that stays small, modules that stay short, and reporters that use one
+another's public names only.
 
 Every module is parsed with `ast` (nothing is imported), and every import counts: at the top, in
 a function, or under `if TYPE_CHECKING:`. A function-local or type-only import hides a cycle from
@@ -179,6 +180,74 @@ def test_reporters_import_no_private_name_of_another_module() -> None:
             if private and target != name:
                 offences.append(f"{path.relative_to(ROOT)}:{line}: {imported} from {target}")
     assert not offences, "reporters use each other's public names only:\n" + "\n".join(offences)
+
+
+# The layers, lowest first. A module may import its own layer and the ones below, never one above;
+# the two subjects share a layer and never import each other (the client mode must not grow on
+# the server's internals). The package root (the API facade and `python -m`) is above them all.
+LAYERS: dict[str, int] = {"core": 0, "settings": 1, "server": 2, "client": 2, "reporters": 3, "entry": 4}
+SUBJECTS = ("server", "client")
+ROOT_MODULES_MAX = 8
+LINES_MAX, REFERENCE_LINES_MAX = 450, 500
+
+
+def _unit(module: str) -> str:
+    """The top-level package of the layout a module belongs to ("" for the package root)."""
+    parts = module.split(".")
+    return parts[1] if len(parts) > 2 or (len(parts) == 2 and parts[1] in LAYERS) else ""
+
+
+def _layer(module: str) -> int:
+    return LAYERS.get(_unit(module), len(LAYERS))
+
+
+def layer_violations(graph: dict[str, dict[str, int]]) -> list[str]:
+    out = []
+    for a, targets in graph.items():
+        for b, line in targets.items():
+            if b == VERSION:
+                continue
+            ua, ub = _unit(a), _unit(b)
+            upward = _layer(b) > _layer(a)
+            across = ua != ub and ua in SUBJECTS and ub in SUBJECTS
+            if upward or across:
+                out.append(f"{a} (line {line}) -> {b}: {ua or 'root'} may not import {ub or 'root'}")
+    return out
+
+
+def test_no_layer_imports_one_above_it() -> None:
+    graph = import_graph(ROOT)
+    units = {_unit(m) for m in graph if m != VERSION}
+    assert units == {"", *LAYERS}, f"a package outside the layers: {sorted(units - {'', *LAYERS})}"
+    found = layer_violations(graph)
+    assert not found, "\n".join(found)
+
+
+def test_the_package_root_holds_at_most_eight_modules() -> None:
+    modules = sorted(p.name for p in ROOT.glob("*.py"))
+    assert len(modules) <= ROOT_MODULES_MAX, modules
+
+
+def test_no_module_is_over_its_length_limit() -> None:
+    long = []
+    for path in sorted(ROOT.rglob("*.py")):
+        rel = path.relative_to(ROOT).as_posix()
+        limit = REFERENCE_LINES_MAX if rel.startswith("server/reference/") else LINES_MAX
+        n = len(path.read_text(encoding="utf-8").splitlines())
+        if n > limit:
+            long.append(f"{rel}: {n} lines (limit {limit})")
+    assert not long, "\n".join(long)
+
+
+def test_the_layer_rule_catches_an_upward_and_a_sideways_import() -> None:
+    graph = {
+        "tasks_conformance.core.result": {"tasks_conformance.server.runner": 3},
+        "tasks_conformance.server.runner": {"tasks_conformance.core.result": 1, "tasks_conformance.client.x": 2},
+        "tasks_conformance.entry.cli": {"tasks_conformance.server.runner": 1, VERSION: 2},
+        "tasks_conformance.client.x": {"tasks_conformance.core.result": 1},
+    }
+    found = layer_violations(graph)
+    assert [f.split(" ")[0] for f in found] == ["tasks_conformance.core.result", "tasks_conformance.server.runner"]
 
 
 # -- the detector itself ---------------------------------------------------------------------

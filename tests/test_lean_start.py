@@ -13,13 +13,13 @@ from typing import Any
 import pytest
 from conftest import REFERENCE, HttpServer, http_server
 
-from tasks_conformance.transports.http_tuning import http_transport, tls_context
+from tasks_conformance.core.transports.http_tuning import http_transport, tls_context
 
-WATCHED = ("pydantic", "httpx", "httpx._main", "importlib.metadata", "rich", "tasks_conformance.reference")
+WATCHED = ("pydantic", "httpx", "httpx._main", "importlib.metadata", "rich", "tasks_conformance.server.reference")
 
 _PROBE = (
     "import json, sys\n"
-    "from tasks_conformance.cli import run_cli\n"
+    "from tasks_conformance.entry.cli import run_cli\n"
     "rc = run_cli(sys.argv[1:])\n"
     f"print(json.dumps([rc, sorted(m for m in {WATCHED!r} if m in sys.modules)]))\n"
 )
@@ -45,7 +45,8 @@ def reference_tcp() -> Any:
 
 
 def test_a_stdio_run_loads_neither_httpx_nor_pydantic_nor_entry_points() -> None:
-    rc, loaded = loaded_after_run("--command", f"{sys.executable} -m tasks_conformance.reference --transport stdio")
+    server = f"{sys.executable} -m tasks_conformance.server.reference --transport stdio"
+    rc, loaded = loaded_after_run("--command", server)
     assert (rc, loaded) == (0, [])
 
 
@@ -65,7 +66,7 @@ def test_an_http_run_imports_httpx_without_its_command_line_client() -> None:
 
 def test_httpx_command_line_client_stays_importable_afterwards() -> None:
     code = (
-        "from tasks_conformance.transports.lean_httpx import import_httpx\n"
+        "from tasks_conformance.core.transports.lean_httpx import import_httpx\n"
         "import_httpx()\n"
         "import sys, httpx\n"
         "assert 'httpx._main' not in sys.modules\n"

@@ -6,9 +6,12 @@ import json
 from dataclasses import replace
 from typing import Any
 
-from tasks_conformance.checks import CHECKS
-from tasks_conformance.checks.registry import Verdict
-from tasks_conformance.evidence import (
+from tasks_conformance.core.rpc.peer import Reply, RpcError
+from tasks_conformance.core.wirelog import HttpMeta, WireLog
+from tasks_conformance.core.wires import CreatedTask, Wire
+from tasks_conformance.server.checks import CHECKS
+from tasks_conformance.server.checks.registry import Verdict
+from tasks_conformance.server.evidence import (
     Cancel,
     DeclaredCall,
     Discovery,
@@ -23,10 +26,7 @@ from tasks_conformance.evidence import (
     TaskProgress,
     ToolChoice,
 )
-from tasks_conformance.rpc.peer import Reply, RpcError
-from tasks_conformance.runner import judge
-from tasks_conformance.wirelog import HttpMeta, WireLog
-from tasks_conformance.wires import CreatedTask, Wire
+from tasks_conformance.server.runner import judge
 
 LEGACY_CAPS = {"tasks": {"list": {}, "cancel": {}, "requests": {"tools": {"call": {}}}}}
 TS = "2026-01-01T00:00:00Z"

@@ -7,13 +7,13 @@ from typing import Any
 
 from scripted import run
 
-from tasks_conformance.config import RunConfig
-from tasks_conformance.evidence import Discovery
-from tasks_conformance.session.connect import Connection
-from tasks_conformance.transports.base import Transport
-from tasks_conformance.transports.memory import Reaction, ScriptedTransport, Sent
-from tasks_conformance.wirelog import WireLog
-from tasks_conformance.wires import Wire
+from tasks_conformance.core.transports.base import Transport
+from tasks_conformance.core.transports.memory import Reaction, ScriptedTransport, Sent
+from tasks_conformance.core.wirelog import WireLog
+from tasks_conformance.core.wires import Wire
+from tasks_conformance.server.evidence import Discovery
+from tasks_conformance.server.session.connect import Connection
+from tasks_conformance.settings.config import RunConfig
 
 EXT = "io.modelcontextprotocol/tasks"
 TOOLS = {"tools": [{"name": "slow", "inputSchema": {"type": "object"}, "execution": {"taskSupport": "optional"}}]}

@@ -23,17 +23,17 @@ from urllib.parse import unquote
 import pytest
 from conftest import DEMO_INPUT, FIXTURES, HttpServer, cli
 
-from tasks_conformance.checks import CHECKS
-from tasks_conformance.config import RunOptions, build_run_config
-from tasks_conformance.errors import UsageError
-from tasks_conformance.oauth import (
+from tasks_conformance.core.errors import UsageError
+from tasks_conformance.core.oauth import (
     authorization_server_candidates,
     canonical_resource,
     grant_request,
     protected_resource_candidates,
     resource_metadata_url,
 )
-from tasks_conformance.redact import Redactor
+from tasks_conformance.core.redact import Redactor
+from tasks_conformance.server.checks import CHECKS
+from tasks_conformance.settings.config import RunOptions, build_run_config
 
 REPORTS = ("json", "json-summary", "junit-xml", "markdown")
 FULL_SUITE = ("--tool-name", "confirm_action", "--input-responses", DEMO_INPUT)
@@ -210,10 +210,10 @@ def test_the_python_api_takes_the_same_settings(oauth_server: OAuthServer) -> No
 
 def test_a_run_without_oauth_flags_never_imports_the_oauth_module() -> None:
     code = ("import sys, tasks_conformance as t\n"
-            "r = t.run(command=[sys.executable, '-m', 'tasks_conformance.reference', '--transport', 'stdio'],"
+            "r = t.run(command=[sys.executable, '-m', 'tasks_conformance.server.reference', '--transport', 'stdio'],"
             " check_ids=['tasks-wire-resolvable'])\n"
             "assert r.passed\n"
-            "print(sorted(m for m in sys.modules if m == 'tasks_conformance.oauth'))\n")
+            "print(sorted(m for m in sys.modules if m == 'tasks_conformance.core.oauth'))\n")
     proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60,
                           stdin=subprocess.DEVNULL)
     assert proc.returncode == 0, proc.stderr
@@ -282,12 +282,12 @@ def test_a_bad_credentials_file_never_quotes_its_content(tmp_path: Path, content
 
 
 def test_the_environment_token_gives_way_to_a_refresh_but_its_headers_stay(monkeypatch: pytest.MonkeyPatch) -> None:
-    from tasks_conformance.cli import app
+    from tasks_conformance.entry.cli import app
 
     seen: list[Any] = []
     monkeypatch.setenv("TASKS_CONFORMANCE_ACCESS_TOKEN", "env-token-123456")
     monkeypatch.setenv("TASKS_CONFORMANCE_HEADERS", "X-Tenant: blue")
-    monkeypatch.setattr("tasks_conformance.cli._run", lambda config: seen.append(config) or 0)
+    monkeypatch.setattr("tasks_conformance.entry.cli._run", lambda config: seen.append(config) or 0)
     with pytest.raises(SystemExit) as info:
         app(["--url", "http://127.0.0.1:1/mcp", "--refresh-token", "r-123456", "--client-id", "c"])
     assert info.value.code == 0
@@ -357,9 +357,9 @@ def test_secrets_learnt_during_the_run_are_redacted_from_then_on() -> None:
 def test_credentials_never_go_to_a_plain_http_endpoint_elsewhere() -> None:
     import anyio
 
-    from tasks_conformance.oauth import Endpoint, OAuthFailed, TokenSource
-    from tasks_conformance.oauth_settings import OAuthCredentials
-    from tasks_conformance.wirelog import WireLog
+    from tasks_conformance.core.oauth import Endpoint, OAuthFailed, TokenSource
+    from tasks_conformance.core.oauth_settings import OAuthCredentials
+    from tasks_conformance.core.wirelog import WireLog
 
     creds = OAuthCredentials(refresh_token="refresh-123456", client_id="c", client_secret="secret-123456")
     source = TokenSource(creds, "https://mcp.example/mcp", WireLog(), timeout_s=5)
@@ -369,7 +369,7 @@ def test_credentials_never_go_to_a_plain_http_endpoint_elsewhere() -> None:
 
 
 def test_metadata_for_another_server_or_issuer_is_not_trusted() -> None:
-    from tasks_conformance.oauth import issuer_matches, resource_allowed
+    from tasks_conformance.core.oauth import issuer_matches, resource_allowed
 
     assert resource_allowed("https://h.example/mcp", "https://h.example/mcp")
     assert resource_allowed("https://h.example", "https://h.example/mcp")
@@ -387,7 +387,7 @@ def test_a_library_warning_never_reaches_the_users_stderr(debug: bool) -> None:
     # Any dependency that warns during a command-line run stands in for the one that did
     # (authlib's deprecation of its httpx client, printed on every OAuth run).
     code = ("import sys, warnings\n"
-            "from tasks_conformance import cli\n"
+            "from tasks_conformance.entry import cli\n"
             "cli.run_cli = lambda: (warnings.warn('a dependency speaks', UserWarning), 0)[1]\n"
             f"sys.argv = {['tasks-conformance', *(['--debug'] if debug else [])]!r}\n"
             "cli.main()\n")

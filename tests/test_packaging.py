@@ -52,11 +52,12 @@ def test_the_built_wheel_installs_and_runs_in_a_fresh_environment(tmp_path: Path
     with zipfile.ZipFile(wheel) as zf:
         names = set(zf.namelist())
         entry_points = zf.read(f"tasks_conformance-{version}.dist-info/entry_points.txt").decode()
-    for shipped in ("py.typed", "requirements.toml", "schemas/json.schema.json", "schemas/json-summary.schema.json",
-                    "api.py", "pytest_plugin.py", "reference/__main__.py"):
+    for shipped in ("py.typed", "core/requirements.toml", "schemas/json.schema.json",
+                    "schemas/json-summary.schema.json", "entry/api.py", "entry/pytest_plugin.py",
+                    "server/reference/__main__.py", "client/__init__.py"):
         assert f"tasks_conformance/{shipped}" in names, shipped
-    assert "[pytest11]\ntasks_conformance = tasks_conformance.pytest_plugin" in entry_points
-    assert "tasks-conformance = tasks_conformance.cli:main" in entry_points
+    assert "[pytest11]\ntasks_conformance = tasks_conformance.entry.pytest_plugin" in entry_points
+    assert "tasks-conformance = tasks_conformance.entry.cli:main" in entry_points
 
     venv = tmp_path / "venv"
     sh(sys.executable, "-m", "venv", venv, cwd=tmp_path)
@@ -72,8 +73,9 @@ def test_the_built_wheel_installs_and_runs_in_a_fresh_environment(tmp_path: Path
     demo = sh(cli, "demo", "--format", "human", "--quiet", cwd=tmp_path, timeout=120).stdout
     assert demo.startswith("PASSED"), demo
     assert '"$schema"' in sh(cli, "schema", "json", cwd=tmp_path).stdout
-    sh(python, "-c", "import tasks_conformance.requirements as r; assert r.load()", cwd=tmp_path)
+    sh(python, "-c", "import tasks_conformance.core.requirements as r; assert r.load()", cwd=tmp_path)
     api = sh(python, "-c", "import sys, tasks_conformance as t; r = t.run(command=[sys.executable, '-m', "
-             "'tasks_conformance.reference', '--transport', 'stdio'], tool_name='slow_compute'); print(r.outcome)",
+             "'tasks_conformance.server.reference', '--transport', 'stdio'], tool_name='slow_compute'); "
+             "print(r.outcome)",
              cwd=tmp_path)
     assert api.stdout == "passed\n"

@@ -9,10 +9,10 @@ import anyio
 import pytest
 from scripted import answer_pings, as_dict, barrier, run, running
 
-from tasks_conformance.rpc import peer as peer_module
-from tasks_conformance.rpc.codec import NO_ID, encode, sniff_id
-from tasks_conformance.transports.memory import Reaction, ScriptedTransport, Sent
-from tasks_conformance.wirelog import FrameFlag, WireLog
+from tasks_conformance.core.rpc import peer as peer_module
+from tasks_conformance.core.rpc.codec import NO_ID, encode, sniff_id
+from tasks_conformance.core.transports.memory import Reaction, ScriptedTransport, Sent
+from tasks_conformance.core.wirelog import FrameFlag, WireLog
 
 NOTE = {"jsonrpc": "2.0", "method": "notifications/message", "params": {"level": "info"}}
 

@@ -8,7 +8,7 @@ from typing import Any
 
 from conftest import BROKEN, REFERENCE, http_server, run, stdio
 
-from tasks_conformance.wirelog import Purpose
+from tasks_conformance.core.wirelog import Purpose
 
 
 def test_poll_timeout_is_a_hard_deadline_even_with_15s_intervals() -> None:

@@ -11,9 +11,9 @@ import sys
 import pytest
 from conftest import REFERENCE, cli, http_server, run, stdio
 
-from tasks_conformance.config import build_config
-from tasks_conformance.errors import UsageError
+from tasks_conformance.core.errors import UsageError
 from tasks_conformance.reporters import ReportOptions, render, write_wire_log
+from tasks_conformance.settings.config import build_config
 
 MAIN, OTHER = "main-principal-secret-1", "other-principal-secret-2"
 CHECK = "tasks-task-bound-to-principal"
@@ -107,8 +107,8 @@ def test_on_2025_11_25_the_second_principal_gets_a_session_of_its_own_and_no_tas
 
 
 def test_config_show_masks_the_second_principal(tmp_path, monkeypatch) -> None:  # type: ignore[no-untyped-def]
-    from tasks_conformance.config import RunOptions
-    from tasks_conformance.config_file import resolve, show
+    from tasks_conformance.settings.config import RunOptions
+    from tasks_conformance.settings.config_file import resolve, show
 
     monkeypatch.chdir(tmp_path)  # no config file around
     options = RunOptions(url="http://127.0.0.1:1/mcp", other_access_token=OTHER,

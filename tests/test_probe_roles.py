@@ -12,12 +12,12 @@ import jsonschema  # type: ignore[import-untyped,unused-ignore]
 import pytest
 from conftest import BROKEN, DEMO_INPUT, REFERENCE, run, stdio
 
-from tasks_conformance.checks import CHECKS
-from tasks_conformance.cli import run_cli
-from tasks_conformance.config import build_config
-from tasks_conformance.errors import UsageError
+from tasks_conformance.core.errors import UsageError
+from tasks_conformance.entry.cli import run_cli
 from tasks_conformance.reporters import render, schema_text
-from tasks_conformance.role_flags import ROLES
+from tasks_conformance.server.checks import CHECKS
+from tasks_conformance.settings.config import build_config
+from tasks_conformance.settings.role_flags import ROLES
 
 LEGACY = {"protocol_version": "2025-11-25"}
 ROLE_CHECKS = ("tasks-required-tool-needs-task", "tasks-forbidden-tool-task-refused", "tasks-tool-error-outcome",
@@ -233,7 +233,7 @@ def test_a_fault_task_that_completes_warns_with_its_policy() -> None:
 
 
 def test_the_api_takes_roles_as_mappings() -> None:
-    from tasks_conformance.api import build_config as api_config
+    from tasks_conformance.entry.api import build_config as api_config
 
     config = api_config(command="python", probes={"fault": "rpc_error"}, probe_args={"fault": {"durationMs": 1}})
     assert config.probes == {"fault": "rpc_error"} and config.probe_args == {"fault": {"durationMs": 1}}
@@ -252,8 +252,8 @@ def _builder(wire: Any) -> Any:
 def _judge(check_id: str, b: Any, profile: str = "standard", roles: dict[str, Any] | None = None) -> Any:
     from dataclasses import replace
 
-    from tasks_conformance.evidence import ToolChoice
-    from tasks_conformance.runner import judge
+    from tasks_conformance.server.evidence import ToolChoice
+    from tasks_conformance.server.runner import judge
 
     given = roles if roles is not None else {CHECKS[check_id].role: ToolChoice("t", "test", source="flag")}
     return judge(CHECKS[check_id], replace(b.ev, roles=given, profile=profile), interrupted=False)
@@ -266,8 +266,8 @@ def _judge(check_id: str, b: Any, profile: str = "standard", roles: dict[str, An
     ({"result": {"content": [{"type": "text", "text": "-32601"}], "isError": True}}, "failed", False),
 ])
 def test_legacy_required_tool_judge(answer: dict[str, Any], status: str, warns: bool) -> None:
-    from tasks_conformance.evidence import RequiredUndeclared
-    from tasks_conformance.wires import CreatedTask, Wire
+    from tasks_conformance.core.wires import CreatedTask, Wire
+    from tasks_conformance.server.evidence import RequiredUndeclared
 
     b = _builder(Wire.LEGACY)
     reply = b.exchange("tools/call", {"name": "t"}, answer, declared=False)
@@ -286,8 +286,8 @@ def test_legacy_required_tool_judge(answer: dict[str, Any], status: str, warns: 
     ({"result": {"resultType": "task", "taskId": "x", "status": "working"}}, "failed", "S-EXT-MUST-01"),
 ])
 def test_extension_required_tool_judge(answer: dict[str, Any], status: str, says: str) -> None:
-    from tasks_conformance.evidence import RequiredUndeclared
-    from tasks_conformance.wires import CreatedTask, Wire
+    from tasks_conformance.core.wires import CreatedTask, Wire
+    from tasks_conformance.server.evidence import RequiredUndeclared
 
     b = _builder(Wire.EXTENSION)
     reply = b.exchange("tools/call", {"name": "t"}, answer, declared=False)
@@ -303,8 +303,8 @@ def test_extension_required_tool_judge(answer: dict[str, Any], status: str, says
     ({"status": "completed", "result": {"content": []}}, "skipped"),  # not an isError tool: the role is wrong
 ])
 def test_extension_tool_error_judge(final: dict[str, Any], status: str) -> None:
-    from tasks_conformance.evidence import StopReason, ToolErrorTask
-    from tasks_conformance.wires import CreatedTask, Wire
+    from tasks_conformance.core.wires import CreatedTask, Wire
+    from tasks_conformance.server.evidence import StopReason, ToolErrorTask
 
     b = _builder(Wire.EXTENSION)
     created = {"resultType": "task", "taskId": "t1", "status": "working", "createdAt": "2026-01-01T00:00:00Z",
@@ -324,8 +324,8 @@ def test_extension_tool_error_judge(final: dict[str, Any], status: str) -> None:
 
 
 def test_a_role_without_a_tool_by_profile_on_hand_built_evidence() -> None:
-    from tasks_conformance.evidence import ToolChoice
-    from tasks_conformance.wires import Wire
+    from tasks_conformance.core.wires import Wire
+    from tasks_conformance.server.evidence import ToolChoice
 
     b = _builder(Wire.LEGACY)
     cid = "tasks-fault-outcome"

@@ -8,7 +8,7 @@ from typing import Any
 import anyio
 import pytest
 
-from tasks_conformance.probes import BRIEF_AT_ONCE, PROBES, ProbeSpec, every_wire, load_probes, run_schedule
+from tasks_conformance.server.probes import BRIEF_AT_ONCE, PROBES, ProbeSpec, every_wire, load_probes, run_schedule
 
 
 def _spec(name: str, *, brief: bool = False, last: bool = False, needs: tuple[Any, ...] = ()) -> ProbeSpec:

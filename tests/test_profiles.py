@@ -7,14 +7,14 @@ from typing import Any
 
 import pytest
 
-from tasks_conformance.checks import CATEGORIES, CHECKS, ordered_checks
-from tasks_conformance.cli import run_cli
-from tasks_conformance.config import build_config
-from tasks_conformance.errors import UsageError
-from tasks_conformance.profiles import CORE_CHECKS, MUST_WEIGHT, PROFILES, score
-from tasks_conformance.result import CheckResult, RunResult
-from tasks_conformance.result import Discovery as DiscoveryReport
-from tasks_conformance.runner import select_checks
+from tasks_conformance.core.errors import UsageError
+from tasks_conformance.core.profiles import CORE_CHECKS, MUST_WEIGHT, PROFILES, score
+from tasks_conformance.core.result import CheckResult, RunResult
+from tasks_conformance.core.result import Discovery as DiscoveryReport
+from tasks_conformance.entry.cli import run_cli
+from tasks_conformance.server.checks import CATEGORIES, CHECKS, ordered_checks
+from tasks_conformance.server.runner import select_checks
+from tasks_conformance.settings.config import build_config
 
 MUST = "S-EXT-MUST-03"  # level MUST
 SHOULD = "S-EXT-SHOULD-08"  # level SHOULD

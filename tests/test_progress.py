@@ -16,9 +16,9 @@ from typing import Any
 
 import pytest
 
-from tasks_conformance.progress import RunProgress
+from tasks_conformance.core.wirelog import FrameTag, Purpose, WireLog
 from tasks_conformance.reporters import ProgressLine
-from tasks_conformance.wirelog import FrameTag, Purpose, WireLog
+from tasks_conformance.reporters.progress import RunProgress
 
 
 class Clock:

@@ -13,7 +13,7 @@ from importlib import metadata
 import pytest
 from conftest import BROKEN, REFERENCE
 
-from tasks_conformance.checks import ordered_checks
+from tasks_conformance.server.checks import ordered_checks
 
 pytest_plugins = ["pytester"]
 
@@ -29,18 +29,18 @@ def target(command: str, tool: str = "slow_compute") -> tuple[str, ...]:
 
 
 def test_the_plugin_is_registered_as_a_pytest11_entry_point() -> None:
-    eps = [ep for ep in metadata.entry_points(group="pytest11") if ep.value == "tasks_conformance.pytest_plugin"]
+    eps = [ep for ep in metadata.entry_points(group="pytest11") if ep.value == "tasks_conformance.entry.pytest_plugin"]
     assert len(eps) == 1, "reinstall (pip install -e .) after changing entry points"
 
 
 def test_loading_the_plugin_imports_nothing_of_the_runner() -> None:
     code = (
-        "import sys, tasks_conformance.pytest_plugin\n"
+        "import sys, tasks_conformance.entry.pytest_plugin\n"
         "print(sorted(m for m in sys.modules if m.startswith('tasks_conformance.') or m.split('.')[0] in "
         "('anyio', 'httpx', 'pydantic', 'typer', 'rich')))\n"
     )
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60, check=True)
-    assert out.stdout.strip() == "['tasks_conformance.pytest_plugin']"
+    assert out.stdout.strip() == "['tasks_conformance.entry', 'tasks_conformance.entry.pytest_plugin']"
 
 
 def test_without_its_options_the_plugin_collects_nothing(pytester: pytest.Pytester) -> None:
@@ -185,7 +185,7 @@ def test_docs_api_md_lists_every_option_of_the_plugin() -> None:
 
     from conftest import ROOT
 
-    from tasks_conformance.pytest_plugin import pytest_addoption
+    from tasks_conformance.entry.pytest_plugin import pytest_addoption
 
     # The options the plugin registers (derived from the settings schema), as pytest sees them.
     declared: set[str] = set()

@@ -31,7 +31,7 @@ from conftest import stop_process
 ROOT = Path(__file__).resolve().parent.parent
 SRC = ROOT / "src"
 BROKEN_SCRIPT = ROOT / "fixtures" / "broken_server.py"
-REFERENCE_CMD = [sys.executable, "-m", "tasks_conformance.reference"]
+REFERENCE_CMD = [sys.executable, "-m", "tasks_conformance.server.reference"]
 BROKEN_CMD = [sys.executable, str(BROKEN_SCRIPT)]
 
 MODERN = "2026-07-28"

@@ -15,12 +15,12 @@ import jsonschema
 import pytest
 from conftest import cli, free_port, stop_process, wait_listening
 
-from tasks_conformance.causes import Cause, CauseKind, setting
-from tasks_conformance.multirun_result import Combined, NamedRun
+from tasks_conformance.core.causes import Cause, CauseKind, setting
+from tasks_conformance.core.multirun_result import Combined, NamedRun
+from tasks_conformance.core.result import CheckResult, Discovery, RunResult, decide_outcome, incomplete_reason
 from tasks_conformance.reporters import ReportOptions, render, schema_text
 from tasks_conformance.reporters.combined import render_combined
 from tasks_conformance.reporters.json_report import summary_document
-from tasks_conformance.result import CheckResult, Discovery, RunResult, decide_outcome, incomplete_reason
 
 SGR = re.compile(r"\x1b\[[0-9;]*m")
 URL = re.compile(r"https?://\S+")

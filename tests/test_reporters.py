@@ -21,7 +21,17 @@ import jsonschema  # type: ignore[import-untyped,unused-ignore]
 import pytest
 import xmlschema
 
-from tasks_conformance.causes import Cause, CauseKind, setting
+from tasks_conformance.core.causes import Cause, CauseKind, setting
+from tasks_conformance.core.requirements import load as load_requirements
+from tasks_conformance.core.result import (
+    CheckResult,
+    Discovery,
+    RunResult,
+    decide_outcome,
+    incomplete_reason,
+)
+from tasks_conformance.core.text import one_line, visible
+from tasks_conformance.core.wirelog import WireLog
 from tasks_conformance.reporters import (
     BUILTIN_NAMES,
     ENTRY_POINT_GROUP,
@@ -36,18 +46,8 @@ from tasks_conformance.reporters import (
     schema_text,
     write_wire_log,
 )
-from tasks_conformance.reporters._text import one_line, visible
 from tasks_conformance.reporters.json_report import summary_document
 from tasks_conformance.reporters.junit import MAX_FRAME_BYTES, MAX_FRAMES, MAX_MESSAGE, suite_name
-from tasks_conformance.requirements import load as load_requirements
-from tasks_conformance.result import (
-    CheckResult,
-    Discovery,
-    RunResult,
-    decide_outcome,
-    incomplete_reason,
-)
-from tasks_conformance.wirelog import WireLog
 
 TESTS = Path(__file__).parent
 JUNIT_XSD = TESTS / "data" / "junit.xsd"
@@ -506,7 +506,7 @@ def test_junit_is_well_formed_and_valid(run: str) -> None:
     assert [c.get("name") for c in cases] == [c.id for c in result.checks]
     assert len(cases) == counts["total"]  # nothing injected by ]]> or markup
     for case, check in zip(cases, result.checks, strict=True):
-        assert case.get("classname") == f"tasks_conformance.{check.category}"
+        assert case.get("classname") == f"tasks_conformance.{check.area or check.category}"
         assert case.get("time") == "0.012"
         outcome = [e.tag for e in case if e.tag in ("failure", "error", "skipped")]
         expected = {"passed": [], "failed": ["failure"], "could-not-run": ["error"]}
@@ -871,7 +871,7 @@ def test_visible_escapes_and_keeps_ordinary_text() -> None:
 
 
 def test_dumps_is_always_valid_json() -> None:
-    from tasks_conformance.reporters._text import dumps
+    from tasks_conformance.core.text import dumps
 
     value = {"s": "\x00\x1b\x9b\u202e\ud800\U000e0041", "n": float("inf"), "l": [float("nan")]}
     text = dumps(value)
@@ -886,8 +886,8 @@ def test_dumps_is_always_valid_json() -> None:
 def test_narrow_human_report_puts_each_message_under_its_check_id() -> None:
     import io
 
+    from tasks_conformance.core.result import CheckResult, Discovery, RunResult
     from tasks_conformance.reporters import ReportOptions, render
-    from tasks_conformance.result import CheckResult, Discovery, RunResult
 
     check = CheckResult(id="tasks-undeclared-capability-names-requirements", category="lifecycle", title="t",
                         description="d", requirements=[], status="passed",

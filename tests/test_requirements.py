@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 
-from tasks_conformance.requirements import Requirement, get, load, parse
+from tasks_conformance.core.requirements import Requirement, get, load, parse
 
 ROOT = Path(__file__).resolve().parents[1]
 PACKAGE = ROOT / "src" / "tasks_conformance"
@@ -84,7 +84,7 @@ def test_get_returns_an_entry_and_suggests_close_ids_for_a_typo() -> None:
 
 def test_importing_the_module_parses_nothing() -> None:
     code = (
-        "import sys, tasks_conformance.requirements as r\n"
+        "import sys, tasks_conformance.core.requirements as r\n"
         "assert 'tomllib' not in sys.modules, 'tomllib imported at import time'\n"
         "assert r.load.cache_info().currsize == 0, 'the registry was loaded at import time'\n"
     )
@@ -229,7 +229,7 @@ def test_the_policies_page_has_every_policy_in_order_with_its_parts() -> None:
 
 
 def test_the_policies_page_names_only_real_checks() -> None:
-    known = {cid for path in (PACKAGE / "checks").glob("*.py") for cid in CHECK_ID.findall(path.read_text())}
+    known = {cid for path in (PACKAGE / "server" / "checks").glob("*.py") for cid in CHECK_ID.findall(path.read_text())}
     named = set(re.findall(r"\btasks-(?!conformance\b)[a-z0-9]+(?:-[a-z0-9]+)+", POLICIES.read_text()))
     assert named, "the page names no checks"
     assert named <= known, sorted(named - known)
@@ -262,15 +262,15 @@ def test_the_registry_read_as_a_file_is_the_package_resource() -> None:
     # back to for a package it cannot read as a file): both must be the same bytes.
     from importlib.resources import files
 
-    from tasks_conformance.requirements import RESOURCE, _packaged_text
+    from tasks_conformance.core.requirements import RESOURCE, _packaged_text
 
-    assert _packaged_text() == (files("tasks_conformance") / RESOURCE).read_text(encoding="utf-8")
+    assert _packaged_text() == (files("tasks_conformance.core") / RESOURCE).read_text(encoding="utf-8")
 
 
 def test_the_registry_falls_back_to_importlib_resources(monkeypatch: pytest.MonkeyPatch) -> None:
     import builtins
 
-    from tasks_conformance import requirements
+    from tasks_conformance.core import requirements
 
     real_open = builtins.open
 

@@ -11,8 +11,8 @@ from pathlib import Path
 import pytest
 from conftest import cli
 
-from tasks_conformance.config import RunOptions, build_run_config, show_env
-from tasks_conformance.redact import REDACTED, Redactor
+from tasks_conformance.core.redact import REDACTED, Redactor
+from tasks_conformance.settings.config import RunOptions, build_run_config, show_env
 
 R = REDACTED
 
@@ -45,7 +45,7 @@ def test_show_env_still_shows_a_harmless_name(name: str) -> None:
 
 @pytest.mark.parametrize("name", ["MY_PASS", "DB_PWD"])
 def test_config_show_masks_a_pass_or_pwd_name_even_when_shown(name: str) -> None:
-    from tasks_conformance.config_file import _masked
+    from tasks_conformance.settings.config_file import _masked
 
     options = RunOptions(command="true", env=(f"{name}=hunter2", "LOG_LEVEL=debug"), show_env=(name, "LOG_LEVEL"))
     assert _masked("env", options.env, options) == (f"{name}={R}", "LOG_LEVEL=debug")

@@ -13,9 +13,9 @@ from typing import Any
 import typer.main
 
 import tasks_conformance
-from tasks_conformance import config_file, suite
-from tasks_conformance.cli import app
-from tasks_conformance.pytest_plugin import plugin_options
+from tasks_conformance.entry import suite
+from tasks_conformance.entry.cli import app
+from tasks_conformance.entry.pytest_plugin import plugin_options
 from tasks_conformance.settings import (
     API,
     DEMO,
@@ -28,6 +28,7 @@ from tasks_conformance.settings import (
     TARGET,
     RunOptions,
     applying,
+    config_file,
 )
 from tasks_conformance.settings.__main__ import current, typed_keywords
 
@@ -78,7 +79,7 @@ def test_the_api_keywords_are_the_api_settings_and_their_types_are_generated_and
     # change to it: python -m tasks_conformance.settings
     with open(inspect.getfile(RunOptions), encoding="utf-8") as fh:
         assert current(fh.read()) == typed_keywords(), "stale: run python -m tasks_conformance.settings"
-    from tasks_conformance.api import RunSettings
+    from tasks_conformance.entry.api import RunSettings
 
     assert list(RunSettings.__annotations__) == [s.name for s in applying(API)]
 
@@ -92,14 +93,14 @@ def test_the_pytest_options_are_the_settings_marked_for_the_plugin() -> None:
 def test_suite_does_not_import_the_command_line_and_config_does_not_import_the_file_reader() -> None:
     code = (
         "import sys\n"
-        "import tasks_conformance.suite\n"
-        "from tasks_conformance.config import RunOptions, build_run_config\n"
-        "from tasks_conformance.errors import UsageError\n"
+        "import tasks_conformance.entry.suite\n"
+        "from tasks_conformance.settings.config import RunOptions, build_run_config\n"
+        "from tasks_conformance.core.errors import UsageError\n"
         "try:\n"
         "    build_run_config(RunOptions(url='ftp://user:pw@example.test/'))\n"
         "except UsageError as exc:\n"
         "    print(exc)\n"
-        "watched = ('tasks_conformance.cli', 'tasks_conformance.config_file', 'typer')\n"
+        "watched = ('tasks_conformance.entry.cli', 'tasks_conformance.settings.config_file', 'typer')\n"
         "print(sorted(m for m in watched if m in sys.modules))\n"
     )
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60, check=True)

@@ -11,7 +11,7 @@ import jsonschema
 import pytest
 from conftest import BROKEN, DEMO_INPUT, REFERENCE, SHARED, run, stdio
 
-from tasks_conformance.protocol import TASK_STATUSES
+from tasks_conformance.core.protocol import TASK_STATUSES
 
 SPEC = SHARED / "spec-data"
 pytestmark = pytest.mark.skipif(not SPEC.is_dir(), reason="../shared/spec-data is not present")

@@ -5,10 +5,10 @@ from __future__ import annotations
 import pytest
 from scripted import as_dict, run, running
 
-from tasks_conformance.rpc.codec import encode
-from tasks_conformance.transports.memory import Answer, Reaction, ScriptedHttpTransport, Sent
-from tasks_conformance.transports.sse import SseEvent, SseParser
-from tasks_conformance.wirelog import FrameFlag, WireLog
+from tasks_conformance.core.rpc.codec import encode
+from tasks_conformance.core.transports.memory import Answer, Reaction, ScriptedHttpTransport, Sent
+from tasks_conformance.core.transports.sse import SseEvent, SseParser
+from tasks_conformance.core.wirelog import FrameFlag, WireLog
 
 STREAM = (
     b": a comment\n"

@@ -11,7 +11,7 @@ from pathlib import Path
 
 from conftest import cli
 
-from tasks_conformance.transports.stdio import NOISE_HEAD_CHARS
+from tasks_conformance.core.transports.stdio import NOISE_HEAD_CHARS
 
 HELLO = ["--command", sys.executable, "--args", "-c", "--args", 'print("hello")', "--timeout", "5000"]
 RESOLVABLE = ["--check-id", "tasks-wire-resolvable"]

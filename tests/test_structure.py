@@ -7,7 +7,7 @@ import subprocess
 import sys
 from pathlib import Path
 
-from tasks_conformance.checks.catalogue import END, START, checks_table
+from tasks_conformance.server.checks.catalogue import END, START, checks_table
 
 ROOT = Path(__file__).resolve().parent.parent
 SRC = ROOT / "src" / "tasks_conformance"
@@ -18,14 +18,14 @@ ERA_COMPARISON = re.compile(
 )
 # wires/ is the home of era knowledge and session/ speaks each era; the reference server is an
 # independent implementation that shares no code with the checker on purpose.
-ERA_HOMES = ("wires", "session", "reference")
+ERA_HOMES = ("core/wires", "server/session", "server/reference")
 
 
 def test_no_era_comparison_outside_wires_and_session() -> None:
     found = []
     for path in SRC.rglob("*.py"):
         rel = path.relative_to(SRC)
-        if rel.parts[0] in ERA_HOMES:
+        if any(rel.as_posix().startswith(home + "/") for home in ERA_HOMES):
             continue
         for n, line in enumerate(path.read_text(encoding="utf-8").splitlines(), start=1):
             if ERA_COMPARISON.search(line):
@@ -52,8 +52,8 @@ def test_update_docs_check_mode_agrees() -> None:
 
 
 def test_every_probe_has_its_typed_record_and_every_record_a_probe() -> None:
-    from tasks_conformance.evidence.records import RECORD_TYPES
-    from tasks_conformance.probes import load_probes
+    from tasks_conformance.server.evidence.records import RECORD_TYPES
+    from tasks_conformance.server.probes import load_probes
 
     probes = load_probes()
     assert set(probes) == set(RECORD_TYPES)
@@ -61,7 +61,24 @@ def test_every_probe_has_its_typed_record_and_every_record_a_probe() -> None:
 
 
 def test_listing_the_checks_loads_no_network_layer() -> None:
-    code = ("import sys; import tasks_conformance.checks; "
-            "print(sorted(m for m in sys.modules if m.startswith(('anyio', 'httpx', 'tasks_conformance.rpc'))))")
+    code = ("import sys; import tasks_conformance.server.checks; "
+            "print(sorted(m for m in sys.modules if m.startswith(('anyio', 'httpx', 'tasks_conformance.core.rpc'))))")
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60, check=True).stdout
     assert out.strip() == "[]"
+
+
+def test_every_check_belongs_to_a_spec_area_which_names_its_junit_class() -> None:
+    from xml.etree import ElementTree as ET
+
+    from tasks_conformance.core.result import CheckResult, Discovery, RunResult
+    from tasks_conformance.reporters.junit import to_xml
+    from tasks_conformance.server.checks import AREAS, CHECKS
+
+    assert {spec.area for spec in CHECKS.values()} == set(AREAS)  # every area holds a check, every check an area
+    assert CHECKS["tasks-legacy-list-includes-task"].area == "listing"
+    assert CHECKS["tasks-legacy-status-transitions"].area == "status"
+    check = CheckResult(id="tasks-legacy-list-includes-task", category="lifecycle", area="listing", title="t",
+                        description="d", requirements=["S-LEG-MUST-17"], status="passed")
+    result = RunResult(outcome="passed", target="x", durationMs=1, discovery=Discovery(), checks=[check])
+    xml = to_xml(result, "UTF-8", None)
+    assert [c.get("classname") for c in ET.fromstring(xml).iter("testcase")] == ["tasks_conformance.listing"]

@@ -20,8 +20,8 @@ from conftest import BROKEN, DEMO_INPUT, REFERENCE, HttpServer, cli, interrupt_o
 from test_cli_inprocess import invoke, usage_error
 from test_era_both import JUNIT_XSD, multi_validator
 
-from tasks_conformance.multirun import MultiProgress, Planned, run_all
-from tasks_conformance.suite import load
+from tasks_conformance.entry.multirun import MultiProgress, Planned, run_all
+from tasks_conformance.entry.suite import load
 
 WIRE = "tasks-wire-resolvable"
 SECRET = "s3cr3t-suite-token-value"

@@ -17,8 +17,8 @@ import httpcore
 import httpx
 import pytest
 
-from tasks_conformance.transports import http_tuning, tcp_tuning
-from tasks_conformance.transports.http_tuning import QuickAckBackend, QuickAckStream
+from tasks_conformance.core.transports import http_tuning, tcp_tuning
+from tasks_conformance.core.transports.http_tuning import QuickAckBackend, QuickAckStream
 
 linux_only = pytest.mark.skipif(tcp_tuning.TCP_QUICKACK is None, reason="TCP_QUICKACK exists on Linux only")
 
@@ -238,8 +238,8 @@ def test_the_full_suite_passes_against_the_reference_server_without_tcp_nodelay(
 
 
 def test_the_reference_server_leaves_nagle_on_only_when_asked() -> None:
-    from tasks_conformance.reference.config import parse_args
-    from tasks_conformance.reference.http_serve import _bind
+    from tasks_conformance.server.reference.config import parse_args
+    from tasks_conformance.server.reference.http_serve import _bind
 
     assert parse_args([]).tcp_nodelay and not parse_args(["--no-tcp-nodelay"]).tcp_nodelay
     # asyncio turns TCP_NODELAY on only for sockets whose proto is TCP; accepted ones inherit it.

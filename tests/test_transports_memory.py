@@ -9,9 +9,8 @@ import json
 import pytest
 from scripted import next_inbound, run
 
-from tasks_conformance.reporters import write_wire_log
-from tasks_conformance.transports.base import Closed, ExchangeEnded, Message
-from tasks_conformance.transports.memory import (
+from tasks_conformance.core.transports.base import Closed, ExchangeEnded, Message
+from tasks_conformance.core.transports.memory import (
     Answer,
     Reaction,
     ScriptedHttpTransport,
@@ -19,8 +18,9 @@ from tasks_conformance.transports.memory import (
     ScriptExhausted,
     Sent,
 )
-from tasks_conformance.transports.stream import Line, LineFramer, Oversize
-from tasks_conformance.wirelog import FrameFlag, WireLog
+from tasks_conformance.core.transports.stream import Line, LineFramer, Oversize
+from tasks_conformance.core.wirelog import FrameFlag, WireLog
+from tasks_conformance.reporters import write_wire_log
 
 PING = b'{"jsonrpc":"2.0","id":1,"method":"ping"}'
 PONG = {"jsonrpc": "2.0", "id": 1, "result": {}}

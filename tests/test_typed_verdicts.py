@@ -6,10 +6,10 @@ from __future__ import annotations
 import pytest
 from conftest import BROKEN, run, stdio
 
-from tasks_conformance.causes import Cause, CauseKind, Reason, setting
-from tasks_conformance.checks.registry import could_not_run
+from tasks_conformance.core.causes import Cause, CauseKind, Reason, setting
+from tasks_conformance.core.result import CheckResult, incomplete_causes
 from tasks_conformance.reporters._failure import broken_rules
-from tasks_conformance.result import CheckResult, incomplete_causes
+from tasks_conformance.server.checks.registry import could_not_run
 
 
 def _failure(variant: str, check_id: str) -> CheckResult:

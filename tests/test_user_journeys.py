@@ -227,8 +227,8 @@ def test_update_baseline_with_era_both_keeps_the_failure_of_an_era_the_server_do
 def test_the_live_table_of_several_runs_reads_like_the_single_run_line() -> None:
     import io
 
-    from tasks_conformance.multirun import MultiProgress
-    from tasks_conformance.progress import RunProgress
+    from tasks_conformance.entry.multirun import MultiProgress
+    from tasks_conformance.reporters.progress import RunProgress
 
     now = [100.0]
     state = RunProgress(30.0, clock=lambda: now[0])
@@ -285,7 +285,7 @@ def test_one_failure_that_blocks_the_rest_states_the_cause_once(tmp_path: Path) 
     proc = cli_in(tmp_path, "--command", noisy, "--tool-name", "x", "--format", "human")
     assert proc.returncode == 1, proc.stdout + proc.stderr
     assert "✗ FAIL     tasks-wire-framing" in proc.stdout
-    from tasks_conformance.checks import CHECKS
+    from tasks_conformance.server.checks import CHECKS
 
     blocked = len(CHECKS) - 1  # all but tasks-wire-framing
     assert proc.stdout.count("see the cause below") == blocked

@@ -7,6 +7,7 @@ The Python API (see docs/api.md), loaded on first use so that importing the pack
     ConfigError                               a setting the command line would refuse (a ValueError)
     RunReport                                 .result (the RunResult reporters read), .wire (the wire log)
     RunResult, CheckResult                    the result model
+    RunSettings                               the keywords of run/run_async, as a TypedDict (for editors)
 """
 
 # No `from __future__ import annotations` and no names imported from typing: every name bound
@@ -18,18 +19,20 @@ __version__ = "0.1.0"
 if _typing.TYPE_CHECKING:
     from typing import Any as _Any
 
-    from tasks_conformance.api import ConfigError, RunReport, run, run_async
-    from tasks_conformance.result import CheckResult, RunResult
+    from tasks_conformance.core.result import CheckResult, RunResult
+    from tasks_conformance.entry.api import ConfigError, RunReport, run, run_async
+    from tasks_conformance.settings import RunSettings
 
-__all__ = ["CheckResult", "ConfigError", "RunReport", "RunResult", "__version__", "run", "run_async"]
+__all__ = ["CheckResult", "ConfigError", "RunReport", "RunResult", "RunSettings", "__version__", "run", "run_async"]
 
 _LAZY = {
-    "ConfigError": "tasks_conformance.api",
-    "RunReport": "tasks_conformance.api",
-    "run": "tasks_conformance.api",
-    "run_async": "tasks_conformance.api",
-    "CheckResult": "tasks_conformance.result",
-    "RunResult": "tasks_conformance.result",
+    "ConfigError": "tasks_conformance.entry.api",
+    "RunReport": "tasks_conformance.entry.api",
+    "run": "tasks_conformance.entry.api",
+    "run_async": "tasks_conformance.entry.api",
+    "CheckResult": "tasks_conformance.core.result",
+    "RunResult": "tasks_conformance.core.result",
+    "RunSettings": "tasks_conformance.settings",
 }
 
 

@@ -1,4 +1,4 @@
-from tasks_conformance.cli import main
+from tasks_conformance.entry.cli import main
 
 if __name__ == "__main__":
     main()

@@ -134,7 +134,7 @@ def test_our_failure_counts_only_against_the_rules_it_cites() -> None:
 
 
 def test_every_rule_names_checks_that_exist() -> None:
-    from tasks_conformance.checks import CHECKS
+    from tasks_conformance.server.checks import CHECKS
 
     for rule in O.RULES:
         assert rule.official and rule.ours, rule.id

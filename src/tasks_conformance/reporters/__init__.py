@@ -34,13 +34,13 @@ from dataclasses import dataclass
 from types import TracebackType
 from typing import TYPE_CHECKING, Any, Literal, Protocol, TextIO, cast
 
-from tasks_conformance.reporters._text import dumps
+from tasks_conformance.core.text import dumps
 
 if TYPE_CHECKING:
     from importlib.metadata import EntryPoint
 
-    from tasks_conformance.result import RunResult
-    from tasks_conformance.wirelog import WireLog
+    from tasks_conformance.core.result import RunResult
+    from tasks_conformance.core.wirelog import WireLog
 
 __all__ = [
     "BUILTIN_NAMES",
@@ -358,7 +358,7 @@ class ProgressLine:
     def _renderable(text: str) -> Any:
         from rich.text import Text
 
-        from tasks_conformance.reporters._text import one_line
+        from tasks_conformance.core.text import one_line
 
         # A Text object is never parsed as markup; one_line shows control characters as escapes.
         return Text(one_line(text, 200), no_wrap=True, overflow="ellipsis")

@@ -9,10 +9,10 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from tasks_conformance.reporters._text import dumps, one_line
+from tasks_conformance.core.text import dumps, one_line
 
 if TYPE_CHECKING:
-    from tasks_conformance.result import CheckResult, RuleRef
+    from tasks_conformance.core.result import CheckResult, RuleRef
 
 MAX_VALUE = 200  # characters of one expected/actual value
 

@@ -21,11 +21,11 @@ import io
 import xml.etree.ElementTree as ET
 from typing import TYPE_CHECKING, Any, TextIO
 
+from tasks_conformance.core.text import dumps, one_line
 from tasks_conformance.reporters import PLAIN, render
-from tasks_conformance.reporters._text import dumps, one_line
 
 if TYPE_CHECKING:
-    from tasks_conformance.multirun_result import Combined, NamedRun
+    from tasks_conformance.core.multirun_result import Combined, NamedRun
     from tasks_conformance.reporters import ReportOptions
 
 MULTI_SCHEMA_VERSION = "1"

@@ -12,17 +12,17 @@ from __future__ import annotations
 import re
 from typing import TYPE_CHECKING, Any, TextIO
 
+from tasks_conformance.core.result import policy_refs
+from tasks_conformance.core.text import encodable, one_line
 from tasks_conformance.reporters import PLAIN
 from tasks_conformance.reporters._failure import broken_rules, expected_actual, explains, rule_line
-from tasks_conformance.reporters._text import encodable, one_line
-from tasks_conformance.result import policy_refs
 
 if TYPE_CHECKING:
     from rich.console import Console
     from rich.text import Text
 
+    from tasks_conformance.core.result import CheckResult, RunResult
     from tasks_conformance.reporters import ReportOptions
-    from tasks_conformance.result import CheckResult, RunResult
 
 # bucket -> (glyph, ascii glyph, word, style)
 _BUCKETS: dict[str, tuple[str, str, str, str]] = {

@@ -16,12 +16,12 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any, TextIO
 
+from tasks_conformance.core.text import dumps
 from tasks_conformance.reporters import PLAIN
-from tasks_conformance.reporters._text import dumps
 
 if TYPE_CHECKING:
+    from tasks_conformance.core.result import RunResult
     from tasks_conformance.reporters import ReportOptions
-    from tasks_conformance.result import RunResult
 
 SUMMARY_SCHEMA_VERSION = "2"
 SUMMARY_KIND = "tasks-conformance"

@@ -22,8 +22,9 @@ The `<testsuite>` is named `tasks-conformance: TARGET (ERA)` (or `--junit-suite-
 carries `timestamp` (the run's start, UTC) and `hostname`.
 
 Mapping: testcase `name` is the check id (what users put in `--check-id`), `classname` is
-`tasks_conformance.<category>`. A failed check is a `<failure>` whose `type` lists the
-requirement ids and whose `message` starts with the id, level and rule of each requirement broken
+`tasks_conformance.<spec area>` (the checks module that defines the check: `results`,
+`listing`, …; the category for a result made without one). A failed check is a `<failure>`
+whose `type` lists the requirement ids and whose `message` starts with the id, level and rule of each requirement broken
 (those the check's message names, else all it judges), then the check's message; its body adds
 each rule's spec link, expected/actual, warnings (with the policies they cite), evidence and
 details; not-applicable is `<skipped message="not-applicable: ...">`; could-not-run is
@@ -36,14 +37,14 @@ from __future__ import annotations
 import xml.etree.ElementTree as ET
 from typing import TYPE_CHECKING, TextIO
 
+from tasks_conformance.core.result import causes_text, policy_refs
+from tasks_conformance.core.text import dumps, one_line, visible
 from tasks_conformance.reporters import PLAIN
 from tasks_conformance.reporters._failure import broken_rules, expected_actual, explains, rule_line
-from tasks_conformance.reporters._text import dumps, one_line, visible
-from tasks_conformance.result import causes_text, policy_refs
 
 if TYPE_CHECKING:
+    from tasks_conformance.core.result import CheckResult, RunResult
     from tasks_conformance.reporters import ReportOptions
-    from tasks_conformance.result import CheckResult, RunResult
 
 SUITE_NAME = "tasks-conformance"
 MAX_FRAMES = 20
@@ -161,7 +162,7 @@ def _testcase(parent: ET.Element, check: CheckResult) -> None:
         "testcase",
         {
             "name": _attr(check.id, 200),
-            "classname": f"tasks_conformance.{_attr(check.category, 100)}",
+            "classname": f"tasks_conformance.{_attr(check.area or check.category, 100)}",
             "time": _seconds(check.durationMs),
         },
     )

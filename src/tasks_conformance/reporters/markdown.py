@@ -17,14 +17,14 @@ from __future__ import annotations
 import re
 from typing import TYPE_CHECKING, TextIO
 
+from tasks_conformance.core.result import policy_refs
+from tasks_conformance.core.text import one_line
 from tasks_conformance.reporters import PLAIN
 from tasks_conformance.reporters._failure import broken_rules, expected_actual, explains
-from tasks_conformance.reporters._text import one_line
-from tasks_conformance.result import policy_refs
 
 if TYPE_CHECKING:
+    from tasks_conformance.core.result import CheckResult, RunResult
     from tasks_conformance.reporters import ReportOptions
-    from tasks_conformance.result import CheckResult, RunResult
 
 _BUCKETS: dict[str, tuple[str, str]] = {
     "passed": ("✅", "passed"),

@@ -25,7 +25,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field, fields
 from typing import TYPE_CHECKING, Any, Final, NamedTuple, TypedDict, TypeVar
 
-from tasks_conformance.profiles import DEFAULT_PROFILE
+from tasks_conformance.core.profiles import DEFAULT_PROFILE
 
 T = TypeVar("T")
 

@@ -8,7 +8,7 @@ import re
 from typing import Any
 from urllib.parse import urlsplit
 
-from tasks_conformance.redact import SECRET_NAME, Named
+from tasks_conformance.core.redact import SECRET_NAME, Named
 from tasks_conformance.settings import SETTINGS, RunOptions
 
 # Query parameter names whose values are secrets (api_key, access_token, X-Amz-Signature, sig,
@@ -48,7 +48,7 @@ def masked_url(url: str) -> str:
     """`url` with its password and secret-looking query values replaced by [REDACTED]."""
     from urllib.parse import urlunsplit
 
-    from tasks_conformance.redact import REDACTED
+    from tasks_conformance.core.redact import REDACTED
 
     parts = urlsplit(url)
     netloc = parts.netloc
@@ -63,7 +63,7 @@ def masked_url(url: str) -> str:
 
 def masked(field: str, value: Any, options: RunOptions) -> Any:
     """`value` as `config show` may print it: secrets replaced by [REDACTED]."""
-    from tasks_conformance.redact import REDACTED, SENSITIVE_HEADERS
+    from tasks_conformance.core.redact import REDACTED, SENSITIVE_HEADERS
 
     if value is None or value == () or value == "":
         return value

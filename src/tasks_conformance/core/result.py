@@ -1,0 +1,409 @@
+"""The result model: the contract every reporter reads.
+
+Plain dataclasses with no heavy imports, so reporters, the CLI and tests can use them cheaply.
+`to_json()` produces the exact JSON field names CI users already parse.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any, Final, Literal
+
+from tasks_conformance.core.causes import INTERRUPTED_CAUSE, INTERRUPTED_FIX, Cause, CauseKind
+from tasks_conformance.core.profiles import DEFAULT_PROFILE, profile_id
+
+if TYPE_CHECKING:
+    from tasks_conformance.core.baseline_marks import BaselineMark, BaselineReport
+
+Status = Literal["passed", "failed", "skipped"]
+SkipReason = Literal["not-applicable", "could-not-run"]
+Outcome = Literal["passed", "failed", "incomplete"]
+Wire = Literal["legacy", "extension", "none"]
+
+EXIT_CODES: dict[str, int] = {"passed": 0, "failed": 1, "incomplete": 3}
+EXIT_USAGE = 2
+EXIT_INTERRUPTED = 130
+
+# Where a warning's `policy P-NN` is explained: a path relative to the repository root, so that
+# it resolves on any host (GitHub, a fork, a local clone). Each policy section has the anchor p-nn.
+POLICIES_DOC: Final = "docs/policies.md"
+_POLICY = re.compile(r"(?<![\w-])P-(\d{2})(?![\w-])")
+
+
+@dataclass(frozen=True)
+class RuleRef:
+    """One requirement a check judges, as reports show it: id, level, the rule, the spec link."""
+
+    id: str
+    level: str  # MUST | MUST NOT | SHOULD | SHOULD NOT | MAY; "unknown" for an id not in the registry
+    text: str
+    url: str
+
+    def to_json(self) -> dict[str, str]:
+        return {"id": self.id, "level": self.level, "text": self.text, "url": self.url}
+
+
+@dataclass(frozen=True)
+class PolicyRef:
+    """A policy of docs/policies.md that a check's message or warning cites."""
+
+    id: str  # P-NN
+    url: str  # docs/policies.md#p-nn
+
+    def to_json(self) -> dict[str, str]:
+        return {"id": self.id, "url": self.url}
+
+
+def rule_refs(ids: list[str]) -> list[RuleRef]:
+    """The registry entries of `ids`, in order (requirements.toml is read once per process)."""
+    from tasks_conformance.core.requirements import load
+
+    registry = load()
+    out: list[RuleRef] = []
+    for rid in ids:
+        req = registry.get(rid)
+        if req is None:
+            out.append(RuleRef(rid, "unknown", "not in the requirements registry", ""))
+        else:
+            out.append(RuleRef(req.id, req.level, req.text, req.url))
+    return out
+
+
+def policy_url(policy_id: str) -> str:
+    return f"{POLICIES_DOC}#{policy_id.lower()}"
+
+
+def policy_refs(*texts: str) -> list[PolicyRef]:
+    """Every `P-NN` the texts cite, once each, in order of first mention."""
+    seen: dict[str, None] = {}
+    for text in texts:
+        seen.update(dict.fromkeys(f"P-{m.group(1)}" for m in _POLICY.finditer(text)))
+    return [PolicyRef(p, policy_url(p)) for p in seen]
+
+
+@dataclass
+class Discovery:
+    protocolVersion: str | None = None
+    wire: Wire = "none"
+    toolCount: int | None = None
+    taskCapableToolCount: int | None = None
+    probedTool: str | None = None
+    probedToolReason: str | None = None
+    createdTaskId: str | None = None
+    serverInfo: dict[str, Any] | None = None
+    # Probe roles (roles.py): role -> {tool, source, reason}; which tool took which role and why.
+    roles: dict[str, dict[str, str | None]] = field(default_factory=dict)
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "protocolVersion": self.protocolVersion,
+            "wire": self.wire,
+            "toolCount": self.toolCount,
+            "taskCapableToolCount": self.taskCapableToolCount,
+            "probedTool": self.probedTool,
+            "probedToolReason": self.probedToolReason,
+            "createdTaskId": self.createdTaskId,
+            "serverInfo": self.serverInfo,
+            "roles": self.roles,
+        }
+
+
+@dataclass
+class CheckResult:
+    id: str
+    category: str
+    title: str
+    description: str
+    requirements: list[str]
+    status: Status
+    skipReason: SkipReason | None = None
+    message: str = ""
+    warnings: list[str] = field(default_factory=list)
+    evidence: list[int] = field(default_factory=list)
+    details: dict[str, Any] = field(default_factory=dict)
+    durationMs: int = 0
+    # Frames the verdict rests on, as text (already redacted, bounded); filled by the runner. The
+    # json report writes them as `evidenceFrames`, JUnit in <system-out>, human under -v.
+    frames: list[str] = field(default_factory=list)
+    # What a --baseline entry made of this result (baseline.py): known, expired or fixed; None
+    # without a baseline entry for this check.
+    baseline: BaselineMark | None = None
+    # A failure's broken requirement ids (a subset of `requirements`); empty: all of them. Typed
+    # for reporters (the rule a failure is about), not a field of the JSON documents.
+    broken: list[str] = field(default_factory=list)
+    # The spec area the check belongs to (the JUnit classname); "" for a result made by hand.
+    area: str = ""
+    # A could-not-run's typed cause (causes.py): what the fix list and the cause pointers read.
+    cause: Cause | None = None
+
+    @property
+    def rules(self) -> list[RuleRef]:
+        """The requirements this check judged, resolved in requirements.toml."""
+        return rule_refs(self.requirements)
+
+    @property
+    def broken_rules(self) -> tuple[list[RuleRef], list[RuleRef]]:
+        """(the rules this failure is about, the check's other rules)."""
+        rules = self.rules
+        named = [r for r in rules if r.id in self.broken]
+        if not named:
+            return rules, []
+        return named, [r for r in rules if r.id not in self.broken]
+
+    @property
+    def policies(self) -> list[PolicyRef]:
+        """The policies its message and warnings cite."""
+        return policy_refs(self.message, *self.warnings)
+
+    @property
+    def bucket(self) -> str:
+        """passed | failed | known | not-applicable | could-not-run: the one classification
+        reporters use. `known`: a failure a --baseline entry accepts (it does not fail the run)."""
+        if self.status == "skipped":
+            return self.skipReason or "could-not-run"
+        if self.status == "failed" and self.baseline is not None and self.baseline.state == "known":
+            return "known"
+        return self.status
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "id": self.id,
+            "category": self.category,
+            "title": self.title,
+            "description": self.description,
+            # Objects since json-summary schema 2; `requirementIds` keeps the plain id list.
+            "requirements": [r.to_json() for r in self.rules],
+            "requirementIds": list(self.requirements),
+            "status": self.status,
+            "skipReason": self.skipReason,
+            "message": self.message,
+            "warnings": list(self.warnings),
+            "policies": [p.to_json() for p in self.policies],
+            "evidence": list(self.evidence),
+            "evidenceFrames": list(self.frames),
+            "details": self.details,
+            "durationMs": self.durationMs,
+            **({"baseline": self.baseline.to_json()} if self.baseline is not None else {}),
+        }
+
+
+@dataclass
+class CategoryCounts:
+    total: int = 0
+    passed: int = 0
+    failed: int = 0
+    skipped: int = 0
+    couldNotRun: int = 0
+
+    def to_json(self) -> dict[str, int]:
+        return {
+            "total": self.total,
+            "passed": self.passed,
+            "failed": self.failed,
+            "skipped": self.skipped,
+            "couldNotRun": self.couldNotRun,
+        }
+
+
+@dataclass
+class RunResult:
+    outcome: Outcome
+    target: str
+    durationMs: int
+    discovery: Discovery
+    checks: list[CheckResult]
+    incompleteReason: str | None = None
+    interrupted: bool = False
+    toolVersion: str = ""
+    profile: str = field(default_factory=lambda: profile_id(DEFAULT_PROFILE))  # versioned id (profiles.py)
+    # When the run started, UTC, "YYYY-MM-DDTHH:MM:SS" (JUnit's timestamp); "" for a hand-made result.
+    startedAt: str = ""
+    # The --baseline file as applied to this run (baseline.py); None without one.
+    baseline: BaselineReport | None = None
+
+    @property
+    def score(self) -> int | None:
+        """0–100, defined in profiles.score; None when no check was applicable."""
+        from tasks_conformance.core.profiles import score
+
+        return score(self.checks)
+
+    @property
+    def passed(self) -> bool:
+        return self.outcome == "passed"
+
+    def counts(self) -> dict[str, int]:
+        buckets = [c.bucket for c in self.checks]
+        out = {
+            "total": len(buckets),
+            "passed": buckets.count("passed"),
+            "failed": buckets.count("failed"),
+            "couldNotRun": buckets.count("could-not-run"),
+            "notApplicable": buckets.count("not-applicable"),
+        }
+        # Only with a baseline: without one, the documents stay exactly what they were.
+        if self.baseline is not None:
+            out["known"] = buckets.count("known")  # failures the baseline accepts (not in `failed`)
+        return out
+
+    @property
+    def summary(self) -> str:
+        n = self.counts()
+        ran = n["total"]
+        text = (
+            f"{n['passed']}/{ran} checks passed, {n['failed']} failed, "
+            f"{n['couldNotRun']} could not run, {n['notApplicable']} not applicable"
+        )
+        if n.get("known"):
+            text += f", {n['known']} known (baseline)"
+        fixed = self.baseline.count("fixed") if self.baseline is not None else 0
+        if fixed:
+            text += f", {fixed} baseline entr{'y' if fixed == 1 else 'ies'} fixed"
+        return text + (" (interrupted)" if self.interrupted else "")
+
+    def category_summary(self) -> dict[str, CategoryCounts]:
+        out: dict[str, CategoryCounts] = {}
+        for c in self.checks:
+            cc = out.setdefault(c.category, CategoryCounts())
+            cc.total += 1
+            if c.status == "passed":
+                cc.passed += 1
+            elif c.status == "failed":
+                cc.failed += 1
+            else:
+                cc.skipped += 1
+                if c.skipReason == "could-not-run":
+                    cc.couldNotRun += 1
+        return out
+
+    @property
+    def headline(self) -> str:
+        """The word reports lead with: the outcome, or "interrupted" when SIGINT/SIGTERM ended the
+        run (`outcome` stays failed or incomplete, as the JSON says; the exit code is 130)."""
+        return "interrupted" if self.interrupted else self.outcome
+
+    @property
+    def incompleteCauses(self) -> list[IncompleteCause]:  # named as the JSON field
+        """Why checks could not run, each cause once, whatever the outcome: a failed run whose
+        other checks could not run lists them too. Empty when every check ran and the run was
+        not interrupted."""
+        return incomplete_causes(self.checks, self.interrupted, self.target)
+
+    def cause_pointers(self, where: str) -> dict[str, str]:
+        """check id -> "see the cause below" (or "see cause N below") for each check blocked by a
+        cause it shares with another: reports state that cause once, not in every row. `where`:
+        "below" or "above", where the report lists the causes."""
+        causes = self.incompleteCauses
+        out: dict[str, str] = {}
+        for n, cause in enumerate(causes, 1):
+            if len(cause.checks) > 1:
+                label = f"see the cause {where}" if len(causes) == 1 else f"see cause {n} {where}"
+                out.update(dict.fromkeys(cause.checks, label))
+        return out
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "passed": self.passed,
+            "outcome": self.outcome,
+            "incompleteReason": self.incompleteReason,
+            "incompleteCauses": [c.to_json() for c in self.incompleteCauses],
+            "interrupted": self.interrupted,
+            "target": self.target,
+            "toolVersion": self.toolVersion,
+            "profile": self.profile,
+            "score": self.score,
+            "durationMs": self.durationMs,
+            "summary": self.summary,
+            "counts": self.counts(),
+            "discovery": self.discovery.to_json(),
+            "categorySummary": {k: v.to_json() for k, v in self.category_summary().items()},
+            "checks": [self._check_json(c) for c in self.checks],
+            **({"baseline": self.baseline.to_json()} if self.baseline is not None else {}),
+        }
+
+    def _check_json(self, check: CheckResult) -> dict[str, Any]:
+        """A check's document; with a baseline, every check has `baseline` (null when no entry names it)."""
+        doc = check.to_json()
+        if self.baseline is not None:
+            doc.setdefault("baseline", None)
+        return doc
+
+
+def decide_outcome(checks: list[CheckResult], interrupted: bool = False) -> Outcome:
+    """any failed -> failed; else any could-not-run (or an interrupted run) -> incomplete; else
+    passed. A known failure (accepted by a --baseline entry) does not fail the run."""
+    if any(c.bucket == "failed" for c in checks):
+        return "failed"
+    if interrupted or any(c.bucket == "could-not-run" for c in checks):
+        return "incomplete"
+    return "passed"
+
+
+@dataclass(frozen=True)
+class IncompleteCause:
+    """One reason checks could not run, stated once: the checks it blocked and the one thing to change."""
+
+    cause: str
+    fix: str
+    checks: tuple[str, ...]
+
+    def to_json(self) -> dict[str, Any]:
+        return {"cause": self.cause, "fix": self.fix, "checks": list(self.checks)}
+
+
+def _root(check: CheckResult, by_id: dict[str, CheckResult]) -> CheckResult:
+    """The check whose own message explains `check`: follow `blockedBy` while it is could-not-run."""
+    seen = {check.id}
+    while True:
+        blocker = by_id.get(str(check.details.get("blockedBy", "")))
+        if blocker is None or blocker.bucket != "could-not-run" or blocker.id in seen:
+            return check
+        seen.add(blocker.id)
+        check = blocker
+
+
+def _cause_and_fix(root: CheckResult, target: str) -> tuple[str, str]:
+    """The cause in the root check's typed words, and the one thing to change."""
+    cause = root.cause or Cause(root.message.strip())
+    text = cause.statement()
+    blocked = root.details.get("blockedBy")
+    if blocked and cause.kind is not CauseKind.INTERRUPTED:
+        text = f"{text} (see {blocked})"
+    return text or root.title, cause.fix_for(root.id, target)
+
+
+def incomplete_causes(checks: list[CheckResult], interrupted: bool = False, target: str = "") -> list[IncompleteCause]:
+    """Each distinct reason checks could not run, once, with the checks it blocked (in run order).
+    A check blocked by another (`details.blockedBy`) counts under that check's cause."""
+    by_id = {c.id: c for c in checks}
+    grouped: dict[tuple[str, str], list[str]] = {}
+    for check in checks:
+        if check.bucket != "could-not-run":
+            continue
+        grouped.setdefault(_cause_and_fix(_root(check, by_id), target), []).append(check.id)
+    out = [IncompleteCause(cause, fix, tuple(ids)) for (cause, fix), ids in grouped.items()]
+    if interrupted and not any(c.cause == INTERRUPTED_CAUSE for c in out):
+        out.insert(0, IncompleteCause(INTERRUPTED_CAUSE, INTERRUPTED_FIX, ()))
+    return out
+
+
+def _count(n: int, noun: str) -> str:
+    return f"{n} {noun}" + ("" if n == 1 else "s")
+
+
+def causes_text(causes: list[IncompleteCause]) -> str:
+    """The causes in one line, each once: the cause, the fix, the checks it blocked."""
+    parts = []
+    for c in causes:
+        blocked = f" [{_count(len(c.checks), 'check')}: {', '.join(c.checks)}]" if c.checks else ""
+        parts.append(f"{c.cause} (to fix: {c.fix}){blocked}")
+    return "; ".join(parts)
+
+
+def incomplete_reason(checks: list[CheckResult], interrupted: bool = False, target: str = "") -> str | None:
+    """One sentence per distinct cause (never one per check): the cause, the fix, the checks."""
+    causes = incomplete_causes(checks, interrupted, target)
+    if not causes:
+        return None
+    return "Could not establish conformance — " + causes_text(causes)

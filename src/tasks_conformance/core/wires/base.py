@@ -1,0 +1,162 @@
+"""What every tasks wire has in common: the Wire names, a created task read leniently, and the
+WireDialect interface that each era's module fills in."""
+
+from __future__ import annotations
+
+import enum
+from dataclasses import dataclass
+from typing import Any, ClassVar
+
+from tasks_conformance.core.protocol import EXT_TASKS, META_CLIENT_CAPS, get_path
+
+
+class Wire(enum.StrEnum):
+    """Which tasks wire a connection speaks. The values are the ones reports carry."""
+
+    LEGACY = "legacy"
+    EXTENSION = "extension"
+    NONE = "none"
+
+
+class Level(enum.StrEnum):
+    MUST = "MUST"
+    SHOULD = "SHOULD"
+
+
+def task_object(result: Any) -> dict[str, Any]:
+    """The task object inside a result, whichever way it is shaped (flat or under `task`)."""
+    if not isinstance(result, dict):
+        return {}
+    if "taskId" not in result and isinstance(result.get("task"), dict):
+        return dict(result["task"])
+    return result
+
+
+@dataclass(frozen=True)
+class CreatedTask:
+    """A task read from a creation result. Lenient on purpose: a wrongly shaped task is still
+    followed, so each later check judges only its own rule. `shape` is flat, nested or none."""
+
+    task_id: str | None
+    shape: str
+    fields: dict[str, Any]
+
+    @classmethod
+    def read(cls, result: Any) -> CreatedTask:
+        if not isinstance(result, dict):
+            return cls(None, "none", {})
+        tid = result.get("taskId")
+        if isinstance(tid, str):
+            return cls(tid, "flat", task_object(result))
+        nested = result.get("task")
+        if isinstance(nested, dict) and isinstance(nested.get("taskId"), str):
+            return cls(nested["taskId"], "nested", task_object(result))
+        return cls(None, "none", {})
+
+
+def declares_extension(params: Any) -> bool:
+    """Whether request params declare the tasks extension in their per-request capabilities."""
+    return get_path(params, "_meta", META_CLIENT_CAPS, "extensions", EXT_TASKS) is not None
+
+
+def has_task_param(params: Any) -> bool:
+    return isinstance(params, dict) and "task" in params
+
+
+@dataclass(frozen=True)
+class UnknownIdProbe:
+    """One request a probe sends with a task id the server never issued, and how strongly the
+    wire requires -32602 for it."""
+
+    method: str
+    params: dict[str, Any]
+    level: Level
+
+
+class WireDialect:
+    """Everything that differs between the tasks wires, in one place per era.
+
+    Probes and checks ask the dialect instead of comparing era names, so a third wire is one
+    more module in this package.
+    """
+
+    wire: ClassVar[Wire]
+    protocol_version: ClassVar[str]
+    label: ClassVar[str]  # for messages: "2026-07-28 extension"
+    ttl_field: ClassVar[str]
+    poll_interval_field: ClassVar[str]
+    # Where the server declares tasks, for messages.
+    server_declaration: ClassVar[str]
+    # The error a task-only request gets when it was sent without the declaration.
+    undeclared_refusal_code: ClassVar[int]
+    # True when the client learns which tools run as tasks from tools/list (legacy taskSupport).
+    tools_declare_task_support: ClassVar[bool]
+    # How input reaches a task: on the tasks/result stream (legacy) or by tasks/update.
+    input_via_result_stream: ClassVar[bool]
+    # The outcome is fetched with tasks/result (legacy) rather than inlined in tasks/get.
+    outcome_via_result_method: ClassVar[bool]
+    # tasks/cancel returns the task (legacy) rather than an empty ack.
+    cancel_returns_task: ClassVar[bool]
+    # Cancel is tried on a second, fresh task (legacy: the probe task is terminal by then and a
+    # terminal cancel is an error there), else on the probe task itself.
+    cancel_on_fresh_task: ClassVar[bool]
+    # Cancelling a task that already ended is an error (-32602) rather than a no-op ack.
+    terminal_cancel_is_error: ClassVar[bool]
+    # Methods of an earlier era that this wire removed: they must be unknown to the server.
+    removed_methods: ClassVar[tuple[str, ...]]
+    # Task notifications come through subscriptions/listen (extension only).
+    has_subscriptions: ClassVar[bool]
+    # Every request declares its capabilities itself (so a request may leave tasks out), and
+    # HTTP requests carry the Mcp-Method/Mcp-Name routing headers.
+    per_request_declaration: ClassVar[bool]
+    # tasks/list exists (legacy, when capabilities.tasks.list is declared).
+    has_task_list: ClassVar[bool] = False
+    # A tasks/get sooner than the task's poll interval may be refused (a rate limit), so the poller
+    # waits one interval and asks again before it believes an error (extension, S-EXT-MAY-02).
+    polls_may_be_rate_limited: ClassVar[bool] = False
+    # The related-task _meta key means something on this wire (legacy), so a request may carry one.
+    has_related_task_meta: ClassVar[bool] = False
+    # A progressToken on the creating request stays valid for the task's life (legacy; the
+    # extension does not support progress for tasks).
+    task_progress: ClassVar[bool] = False
+
+    @property
+    def foreign_fields(self) -> tuple[str, ...]:
+        """The TTL and poll-interval names of the other eras: seeing one here is a mistake."""
+        return tuple(
+            name for d in DIALECT_TYPES if d.wire is not self.wire
+            for name in (d.ttl_field, d.poll_interval_field)
+        )
+
+    def era_of_field(self, name: str) -> str:
+        for d in DIALECT_TYPES:
+            if name in (d.ttl_field, d.poll_interval_field):
+                return d.label
+        return "unknown"
+
+    def task_call_params(self, params: dict[str, Any]) -> dict[str, Any]:
+        """tools/call params that ask for a task, beyond the per-request declaration."""
+        return params
+
+    def declaration_mistakes(self, method: str, params: Any, meant: bool) -> list[str]:
+        """How an outbound request's declaration differs from what the probe meant to send."""
+        raise NotImplementedError
+
+    def can_cancel(self, server_capabilities: Any) -> bool:
+        return True
+
+    def can_list(self, server_capabilities: Any) -> bool:
+        return False
+
+    def unknown_id_probes(self, task_id: str, server_capabilities: Any) -> tuple[UnknownIdProbe, ...]:
+        raise NotImplementedError
+
+    def poll_interval_ms(self, task: Any) -> float | None:
+        value = get_path(task, self.poll_interval_field)
+        if isinstance(value, (int, float)) and not isinstance(value, bool) and value > 0:
+            return float(value)
+        return None
+
+
+# Filled by wires/__init__.py once every era's module is imported (no import cycle).
+DIALECT_TYPES: list[type[WireDialect]] = []

@@ -1,0 +1,54 @@
+"""The 2026-07-28 tasks extension (io.modelcontextprotocol/tasks, SEP-2663): per-request `_meta`
+declaration, flat CreateTaskResult, inlined results, tasks/update, subscriptions."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from tasks_conformance.core.protocol import ERR_MISSING_CAPABILITY, EXT_TASKS
+from tasks_conformance.core.wires.base import (
+    Level,
+    UnknownIdProbe,
+    Wire,
+    WireDialect,
+    declares_extension,
+    has_task_param,
+)
+
+
+class ExtensionDialect(WireDialect):
+    wire = Wire.EXTENSION
+    protocol_version = "2026-07-28"
+    label = "2026-07-28 extension"
+    ttl_field = "ttlMs"
+    poll_interval_field = "pollIntervalMs"
+    server_declaration = f'extensions["{EXT_TASKS}"]'
+    undeclared_refusal_code = ERR_MISSING_CAPABILITY
+    tools_declare_task_support = False
+    input_via_result_stream = False
+    outcome_via_result_method = False
+    cancel_returns_task = False
+    cancel_on_fresh_task = False
+    terminal_cancel_is_error = False
+    removed_methods = ("tasks/result", "tasks/list")
+    has_subscriptions = True
+    per_request_declaration = True
+    polls_may_be_rate_limited = True
+
+    def unknown_id_probes(self, task_id: str, server_capabilities: Any) -> tuple[UnknownIdProbe, ...]:
+        return (
+            UnknownIdProbe("tasks/get", {"taskId": task_id}, Level.MUST),
+            UnknownIdProbe("tasks/update", {"taskId": task_id, "inputResponses": {}}, Level.SHOULD),
+            UnknownIdProbe("tasks/cancel", {"taskId": task_id}, Level.SHOULD),
+        )
+
+    def declaration_mistakes(self, method: str, params: Any, meant: bool) -> list[str]:
+        out = []
+        if has_task_param(params):
+            out.append("carries a legacy params.task on the extension wire")
+        if declares_extension(params) != meant:
+            out.append(
+                f"{'lacks' if meant else 'carries'} the extension declaration the probe "
+                f"{'meant' if meant else 'did not mean'} to send"
+            )
+        return out

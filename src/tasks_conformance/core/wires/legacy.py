@@ -1,0 +1,74 @@
+"""The 2025-11-25 wire (tasks in core): capabilities.tasks at initialize, tool-level
+execution.taskSupport, params.task on tools/call, nested CreateTaskResult, tasks/result."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from tasks_conformance.core.protocol import ERR_METHOD_NOT_FOUND, get_path
+from tasks_conformance.core.wires.base import (
+    Level,
+    UnknownIdProbe,
+    Wire,
+    WireDialect,
+    declares_extension,
+    has_task_param,
+)
+
+# The TTL the probes ask for; the server may grant another.
+REQUESTED_TTL_MS = 60_000
+
+
+def declared_tasks(server_capabilities: Any) -> Any:
+    """The tasks capability, where 2025-11-25 puts it or where pre-release servers did."""
+    return get_path(server_capabilities, "tasks") or get_path(server_capabilities, "experimental", "tasks")
+
+
+class LegacyDialect(WireDialect):
+    wire = Wire.LEGACY
+    protocol_version = "2025-11-25"
+    label = "2025-11-25 legacy"
+    ttl_field = "ttl"
+    poll_interval_field = "pollInterval"
+    server_declaration = "capabilities.tasks.requests.tools.call"
+    undeclared_refusal_code = ERR_METHOD_NOT_FOUND
+    tools_declare_task_support = True
+    input_via_result_stream = True
+    outcome_via_result_method = True
+    cancel_returns_task = True
+    cancel_on_fresh_task = True
+    terminal_cancel_is_error = True
+    removed_methods = ()
+    has_subscriptions = False
+    per_request_declaration = False
+    has_task_list = True
+    has_related_task_meta = True
+    task_progress = True
+
+    def task_call_params(self, params: dict[str, Any]) -> dict[str, Any]:
+        return {**params, "task": {"ttl": REQUESTED_TTL_MS}}
+
+    def can_cancel(self, server_capabilities: Any) -> bool:
+        """tasks/cancel is optional on 2025-11-25: only a server declaring tasks.cancel is asked."""
+        return get_path(declared_tasks(server_capabilities), "cancel") is not None
+
+    def can_list(self, server_capabilities: Any) -> bool:
+        """tasks/list is optional on 2025-11-25: only a server declaring tasks.list is asked."""
+        return get_path(declared_tasks(server_capabilities), "list") is not None
+
+    def unknown_id_probes(self, task_id: str, server_capabilities: Any) -> tuple[UnknownIdProbe, ...]:
+        probes = [
+            UnknownIdProbe("tasks/get", {"taskId": task_id}, Level.MUST),
+            UnknownIdProbe("tasks/result", {"taskId": task_id}, Level.MUST),
+        ]
+        if self.can_cancel(server_capabilities):
+            probes.append(UnknownIdProbe("tasks/cancel", {"taskId": task_id}, Level.MUST))
+        return tuple(probes)
+
+    def declaration_mistakes(self, method: str, params: Any, meant: bool) -> list[str]:
+        out = []
+        if declares_extension(params):
+            out.append("carries the extension declaration on 2025-11-25")
+        if method == "tools/call" and has_task_param(params) != meant:
+            out.append("params.task does not match the probe's intent")
+        return out

@@ -1,0 +1,419 @@
+"""The command line. Thin: flags -> RunOptions -> build_run_config() -> cli_run (runner, reporters)
+-> exit code.
+
+Exit codes, chosen here and (for one run's result) in cli_run: 0 passed, 1 failed, 2 usage error,
+3 incomplete, 130 interrupted. `--help`, `--version` and `--list-checks` import neither httpx nor
+pydantic; the run path imports what it needs when it runs.
+
+No `from __future__ import annotations` here, unlike the rest of the package: typer reads every
+command's parameters from its annotations when it builds the command line, on every start, and
+string annotations would be compiled and evaluated there (about 5 ms of each run's start-up)
+instead of coming ready-made from the module's bytecode.
+"""
+
+import contextlib
+import inspect
+import json
+import os
+import sys
+from collections.abc import Callable, Iterator, Sequence
+from dataclasses import replace
+from typing import Annotated, Any, NoReturn
+
+import typer
+from typer.core import TyperArgument, TyperCommand, TyperGroup
+
+from tasks_conformance import __version__
+from tasks_conformance.core.errors import UsageError
+from tasks_conformance.core.result import EXIT_CODES, EXIT_INTERRUPTED, EXIT_USAGE
+from tasks_conformance.entry.cli_coercion import install as install_plain_coercion
+from tasks_conformance.entry.cli_run import run_one as _run
+from tasks_conformance.server.check_catalog import catalog
+from tasks_conformance.settings import DEMO, ERA, RUN, SETTINGS, SUITE, RunOptions
+from tasks_conformance.settings.command_line import many as _many
+from tasks_conformance.settings.command_line import options_from, takes_settings, typer_option
+from tasks_conformance.settings.config import Catalog, build_run_config
+
+_RAW_ARGS = "tasks_conformance.raw_args"
+
+
+class _MainGroup(TyperGroup):
+    """The main command, keeping its raw arguments for the eager --list-checks (see there)."""
+
+    # `Any`: typer's Context base class lives in a private module; Any keeps the override valid.
+    def parse_args(self, ctx: Any, args: list[str]) -> list[str]:
+        ctx.meta[_RAW_ARGS] = tuple(args)
+        # Plain flag values are converted without pydantic (see cli_coercion: ~70 ms a start).
+        install_plain_coercion([*self.get_params(ctx), *(p for cmd in self.commands.values() for p in cmd.params)])
+        return super().parse_args(ctx, args)
+
+
+class _MetavarCommand(TyperCommand):
+    """A subcommand whose arguments show their metavar alone ("ID", not "ID <str>")."""
+
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        for param in self.params:
+            if isinstance(param, TyperArgument) and param.metavar:
+                param.display_type_rich = lambda ctx: None  # type: ignore[method-assign]
+
+
+app = typer.Typer(
+    cls=_MainGroup,
+    add_completion=True,
+    no_args_is_help=False,
+    invoke_without_command=True,
+    rich_markup_mode=None,
+    pretty_exceptions_enable=False,
+    context_settings={"help_option_names": ["-h", "--help"]},
+    help=(
+        "Check an MCP server's Tasks behaviour on the 2025-11-25 legacy wire and the 2026-07-28 "
+        "io.modelcontextprotocol/tasks extension wire. Exit codes: 0 passed, 1 failed, 2 usage error, "
+        "3 incomplete, 130 interrupted."
+    ),
+)
+
+def _version(value: bool) -> None:
+    if value:
+        typer.echo(f"tasks-conformance {__version__}")
+        raise typer.Exit(0)
+
+
+def _list_checks_seen(ctx: typer.Context, value: bool) -> None:
+    # Eager, like --version: it prints before typer converts the other flags, because that
+    # conversion imports pydantic, a cost --list-checks must not pay. So --format is read from
+    # the raw arguments with the command's own parser, wherever on the line it was given.
+    if value:
+        opts, _rest, _order = ctx.command.make_parser(ctx).parse_args(list(ctx.meta.get(_RAW_ARGS, ())))
+        fmt = opts.get("format")
+        _list_checks(fmt if isinstance(fmt, str) else None)
+
+
+def _list_checks(format: str | None) -> NoReturn:
+    """--list-checks: a table for people, or with --format json the registry for scripts."""
+    from tasks_conformance.server.check_catalog import listing
+
+    if format not in (None, "human", "json"):
+        usage_exit(f"--format must be human or json, got {format!r}")
+    typer.echo(listing(as_json=format == "json"))
+    raise typer.Exit(0)
+
+
+def usage_exit(message: str) -> NoReturn:
+    typer.echo(f"tasks-conformance: error: {message}", err=True)
+    raise typer.Exit(EXIT_USAGE)
+
+
+@contextlib.contextmanager
+def _usage_errors() -> Iterator[None]:
+    try:
+        yield
+    except UsageError as exc:
+        usage_exit(str(exc))
+
+
+def _run_options(options: RunOptions, era: str = "auto") -> NoReturn:
+    """Build the RunConfig (usage errors exit 2 here), run it and exit with its code."""
+    with _usage_errors():
+        # The catalog is read only to check --check-id/--category names; without them, the checks
+        # are first imported by the runner, while a stdio server boots (see launch.py).
+        known = catalog() if options.check_ids or options.categories else Catalog()
+        config = build_run_config(options, known)
+        if era == "auto":
+            code = _run(config)
+        else:
+            from tasks_conformance.entry.multirun import era_plan, run_combined
+
+            planned = era_plan(config, era)  # --era both: one run per era, reported together
+            code = _run(config) if len(planned) == 1 else run_combined(config, planned, "eras")
+    raise typer.Exit(code)
+
+
+def _eager(flag: str, callback: Callable[..., None], help: str) -> inspect.Parameter:
+    option = typer.Option(flag, callback=callback, is_eager=True, help=help)
+    return inspect.Parameter(flag[2:].replace("-", "_"), inspect.Parameter.KEYWORD_ONLY, default=False,
+                             annotation=Annotated[bool, option])
+
+
+@app.callback()
+@takes_settings(RUN, _eager("--version", _version, "Print the version"),
+                 _eager("--list-checks", _list_checks_seen, "List the checks and exit (as JSON with --format json)"))
+def main_command(ctx: typer.Context, **flags: Any) -> None:
+    """Run the conformance checks against one server."""
+    era = flags[ERA.name]
+    options = options_from(flags)
+    given = _given(ctx)
+    if ctx.invoked_subcommand is not None:
+        ctx.obj = (options, given)  # for `config show`, which reports these flags
+        ctx.meta[_ERA_FLAG] = era if "era" in given else None
+        return
+    from tasks_conformance.settings.config_file import resolve
+
+    with _usage_errors():
+        # Credentials from the environment apply to an HTTP target only (resolve checks the url).
+        resolved = resolve(options, given, environ=os.environ, era=era if "era" in given else None)
+    _run_options(resolved.options, resolved.era)
+
+
+_ERA_FLAG = "tasks_conformance.era"  # ctx.meta: --era as given before `config show` (None: not given)
+
+
+def _given(ctx: typer.Context) -> frozenset[str]:
+    """The RunOptions fields given on the command line (not left at their defaults)."""
+    out = set()
+    for name in ctx.params:
+        source = ctx.get_parameter_source(name)
+        if source is not None and source.name != "DEFAULT":
+            out.add(name)
+    return frozenset(out)
+
+
+def _credentials_from_environment(
+    access_token: str | None, oauth_access_token: str | None, headers: list[str] | None,
+) -> tuple[str | None, list[str] | None]:
+    """Credentials kept off the command line (and out of `ps` and shell history): without
+    --access-token/--oauth-access-token, the token is $TASKS_CONFORMANCE_ACCESS_TOKEN (in the
+    flag's forms: the token, @FILE or -); without --header, the headers are the non-empty lines
+    of $TASKS_CONFORMANCE_HEADERS ("Name: value" each). A flag given always wins. The values
+    are secrets like the flags'. (config_file.resolve applies this to the merged settings.)"""
+    from tasks_conformance.settings.config_file import credentials_from_environment
+
+    return credentials_from_environment(access_token, oauth_access_token, headers)
+
+
+def reference_command(extra: list[str] | None = None) -> list[str]:
+    return [sys.executable, "-m", "tasks_conformance.server.reference", "--transport", "stdio", *(extra or [])]
+
+
+# The reference server's confirm_action asks for input under the key confirm-1; accepting lets
+# the input-required checks run to completion.
+DEMO_INPUT_RESPONSES = '{"confirm-1": {"action": "accept", "content": {"confirm": true}}}'
+
+
+def demo_options(options: RunOptions) -> RunOptions:
+    """`options` aimed at the bundled reference server over stdio, with the tool and answer it
+    needs, and a tool for every probe role, so that the demo shows every check it can."""
+    from tasks_conformance.server.reference.hint import ROLE_PROBES
+
+    cmd = reference_command()
+    return replace(
+        options, command=cmd[0], args=tuple(cmd[1:]), tool_name="confirm_action",
+        input_responses=DEMO_INPUT_RESPONSES, probes=ROLE_PROBES,
+    )
+
+
+@app.command("demo")
+@takes_settings(DEMO)
+def demo_command(**flags: Any) -> None:
+    """Run the whole suite against the bundled reference server over stdio (it should pass)."""
+    _run_options(demo_options(options_from(flags)), era=flags[ERA.name])
+
+
+# `serve-reference` declares the reference server's flags (reference/config.py) for its help, in
+# the style of every other command; the reference server's own parser still reads them (a test
+# keeps the two lists the same), so its checks and defaults stay in one place.
+_REFERENCE_FLAGS = (
+    ("transport", "--transport"), ("host", "--host"), ("port", "--port"), ("unix_path", "--unix-path"),
+    ("task_duration_ms", "--task-duration-ms"), ("poll_interval_ms", "--poll-interval-ms"), ("ttl_ms", "--ttl-ms"),
+    ("era", "--era"), ("bearer_tokens", "--bearer-token"), ("no_tcp_nodelay", "--no-tcp-nodelay"),
+)
+
+
+@app.command("serve-reference")
+def serve_reference_command(
+    ctx: typer.Context,
+    transport: Annotated[str, typer.Option("--transport", metavar="stdio|http|tcp|unix", help="stdio; http = Streamable HTTP at /mcp; tcp / unix = newline-delimited JSON-RPC on a socket. A listening transport prints a READY line, then the command that runs the whole suite against the server")] = "stdio",
+    host: Annotated[str, typer.Option("--host", metavar="HOST", help="HTTP/TCP bind address")] = "127.0.0.1",
+    port: Annotated[int, typer.Option("--port", metavar="N", help="HTTP/TCP port; 0 picks an ephemeral port")] = 0,
+    unix_path: Annotated[str | None, typer.Option("--unix-path", metavar="PATH", help="Socket path for --transport unix (default: a file in the temp directory)")] = None,
+    task_duration_ms: Annotated[int, typer.Option("--task-duration-ms", metavar="MS", help="Default run time of the task-capable tools")] = 150,
+    poll_interval_ms: Annotated[int, typer.Option("--poll-interval-ms", metavar="MS", help="pollIntervalMs / pollInterval announced on tasks")] = 100,
+    ttl_ms: Annotated[int, typer.Option("--ttl-ms", metavar="MS", help="Task time-to-live in ms")] = 60_000,
+    era: Annotated[str, typer.Option("--era", metavar="both|legacy|modern", help="Which protocol eras to serve: both, 2025-11-25 only (legacy) or 2026-07-28 only (modern)")] = "both",
+    bearer_tokens: Annotated[list[str] | None, typer.Option("--bearer-token", metavar="TOKEN", help="HTTP: accept this bearer token (repeatable); with any, requests need one and each token sees only its own tasks")] = None,
+    no_tcp_nodelay: Annotated[bool, typer.Option("--no-tcp-nodelay", help="HTTP: keep Nagle's algorithm on, as Python's http.server family does; a response's head and body go out in two writes, so a client that delays its ACKs waits about 40 ms for each body")] = False,
+) -> None:
+    """Serve the bundled reference server, both tasks wires, until stopped (the demo command runs
+    the whole suite against it over stdio)."""
+    from tasks_conformance.server.reference import serve
+    from tasks_conformance.server.reference.config import build_parser
+
+    argv = _reference_argv(ctx)
+    parser = build_parser("tasks-conformance serve-reference")
+
+    def one_line(message: str) -> NoReturn:  # argparse would print its whole usage first
+        usage_exit(f"serve-reference: {message} (see --help)")
+
+    parser.error = one_line  # type: ignore[method-assign]
+    parser.parse_args(argv)  # the reference server's own checks (a port in range, durations >= 0...)
+    raise typer.Exit(serve(argv))
+
+
+def _reference_argv(ctx: typer.Context) -> list[str]:
+    """The reference server's arguments for the flags given (its own defaults stand for the rest)."""
+    argv: list[str] = []
+    for name, flag in _REFERENCE_FLAGS:
+        source = ctx.get_parameter_source(name)
+        value = ctx.params[name]
+        if source is None or source.name == "DEFAULT" or value is None:
+            continue
+        if isinstance(value, bool):
+            argv += [flag] if value else []
+        elif isinstance(value, (list, tuple)):  # a repeated flag (a tuple on typer before 0.29)
+            argv += [f"{flag}={item}" for item in value]
+        else:
+            argv.append(f"{flag}={value}")
+    return argv
+
+
+@app.command("explain", cls=_MetavarCommand)
+def explain_command(
+    ident: Annotated[str, typer.Argument(metavar="ID", help="A check id (tasks-inline-result) or a requirement id (S-EXT-MUST-03)")],
+) -> None:
+    """Explain a check (what it sends, its precondition, what it expects on each wire) or a requirement
+    (the rule, its level and spec link, the checks that judge it)."""
+    from tasks_conformance.entry.explain import UnknownId, explain
+
+    try:
+        text = explain(ident)
+    except UnknownId as exc:
+        usage_exit(f"{exc}; `tasks-conformance --list-checks` and `tasks-conformance requirements` list them")
+    typer.echo(text)
+
+
+@app.command("requirements")
+def requirements_command(
+    format: Annotated[str | None, typer.Option("--format", metavar="human|json", help="human (default) or json")] = None,
+) -> None:
+    """The coverage matrix: every requirement, its level, the checks that judge it (or why none does)
+    and the rule in our words (json: with its spec link too)."""
+    from tasks_conformance.server import coverage
+
+    if format == "json":
+        typer.echo(json.dumps(coverage.document(), indent=2, ensure_ascii=False))
+    elif format in (None, "human"):
+        import shutil
+
+        # As wide as the terminal (COLUMNS off one), up to a width a rule stays readable at.
+        typer.echo(coverage.text(min(shutil.get_terminal_size((coverage.DEFAULT_WIDTH, 24)).columns, 120)))
+    else:
+        usage_exit(f"--format must be human or json, got {format!r}")
+
+
+@app.command("schema", cls=_MetavarCommand)
+def schema_command(kind: Annotated[str, typer.Argument(metavar="json|json-summary|multi", help="json, json-summary, or multi (their shape for --era both and suite)")]) -> None:
+    """Print the JSON Schema of the json or json-summary report (multi: of several runs at once)."""
+    if kind not in ("json", "json-summary", "multi"):
+        usage_exit(f"schema: expected json, json-summary or multi, got {kind!r}")
+    from tasks_conformance.reporters import schema_text
+
+    typer.echo(schema_text(kind))  # type: ignore[arg-type]
+
+
+config_app = typer.Typer(help="The config file: `config show` prints the effective settings.",
+                          rich_markup_mode=None, no_args_is_help=True)
+app.add_typer(config_app, name="config")
+
+
+@config_app.command("show")
+def config_show_command(
+    ctx: typer.Context,
+    format: Annotated[str | None, typer.Option("--format", metavar="human|json", help="human (default) or json")] = None,
+    config: Annotated[str | None, typer_option(SETTINGS["config"])] = None,
+) -> None:
+    """Print the effective settings (the flags before `config`, the environment, the config file,
+    the defaults) and where each came from; secrets masked."""
+    from tasks_conformance.settings.config_file import resolve, show, show_text
+
+    if format not in (None, "human", "json"):
+        usage_exit(f"--format must be human or json, got {format!r}")
+    root = ctx.find_root()
+    options, given = root.obj if isinstance(root.obj, tuple) else (RunOptions(), frozenset())
+    if config is not None:  # `config show --config FILE` as well as `--config FILE config show`
+        options, given = replace(options, config=config), given | {"config"}
+    with _usage_errors():
+        resolved = resolve(options, given, environ=os.environ, era=ctx.meta.get(_ERA_FLAG))
+    rows = show(resolved)
+    if format == "json":
+        typer.echo(json.dumps({"file": resolved.file, "settings": rows}, indent=2, ensure_ascii=False))
+    else:
+        typer.echo(show_text(rows, resolved.file))
+
+
+@app.command("suite", cls=_MetavarCommand)
+@takes_settings(SUITE)
+def suite_command(
+    file: Annotated[str, typer.Argument(metavar="FILE", help="A .toml or .json file listing the targets: [[targets]] tables with a name and the main command's flags as keys")],
+    jobs: Annotated[int | None, typer.Option("--jobs", "-j", metavar="N", help="Run at most N targets at once (default: the CPU count)")] = None,
+    shard: Annotated[str | None, typer.Option("--shard", metavar="I/N", help="Run only the targets whose position in FILE (from 0) modulo N is I-1: split one file across N CI jobs")] = None,
+    **flags: Any,
+) -> None:
+    """Run every target listed in FILE, each an independent run, and write one combined report
+    (json: one result per target; junit-xml: one testsuite per target; markdown: a check x target
+    matrix). Exit code: the worst of all runs (incomplete, then failed, then passed)."""
+    from tasks_conformance.entry.suite import run_suite
+
+    with _usage_errors():
+        code = run_suite(file, jobs=jobs, shard=shard, format=flags["format"], reporters=_many(flags["reporters"]),
+                         quiet=flags["quiet"], verbose=flags["verbose"], debug=flags["debug"])
+    raise typer.Exit(code)
+
+
+def run_cli(argv: Sequence[str] | None = None) -> int:
+    """Run the command line and return its exit code: one line for usage errors, no traceback
+    unless --debug. main() is this plus leaving the process; tests call it in-process."""
+    args = list(sys.argv[1:] if argv is None else argv)
+    try:
+        rv = app(args, standalone_mode=False)
+        code = rv if isinstance(rv, int) else 0
+    except typer.Exit as exc:
+        code = exc.exit_code
+    except typer.Abort:
+        typer.echo("tasks-conformance: interrupted", err=True)
+        code = EXIT_INTERRUPTED
+    except typer.TyperException as exc:
+        # Typer's own (vendored click) usage errors: unknown option, missing value, bad type.
+        text = exc.format_message() if hasattr(exc, "format_message") else str(exc)
+        msg = text.splitlines()[0] if text else "usage error"
+        typer.echo(f"tasks-conformance: error: {msg} (see --help)", err=True)
+        code = int(getattr(exc, "exit_code", EXIT_USAGE) or EXIT_USAGE)
+    except KeyboardInterrupt:
+        typer.echo("tasks-conformance: interrupted", err=True)
+        code = EXIT_INTERRUPTED
+    except Exception as exc:  # the tool itself failed: incomplete, not a server failure
+        _internal_error(exc, debug="--debug" in args)
+        code = EXIT_CODES["incomplete"]
+    sys.stdout.flush()
+    return code
+
+
+def _internal_error(exc: Exception, *, debug: bool) -> None:
+    if debug:
+        import traceback
+
+        traceback.print_exc()
+    typer.echo(
+        f"tasks-conformance: internal error: {type(exc).__name__}: {exc}"
+        + ("" if debug else " (run with --debug for the traceback)"),
+        err=True,
+    )
+
+
+def main() -> None:
+    """Console-script entry."""
+    if not sys.warnoptions and "--debug" not in sys.argv:
+        import warnings
+
+        # A dependency's warning (a deprecation in a new release, say) is not the user's business
+        # and must not reach their stderr between our lines; -W, PYTHONWARNINGS and --debug show them.
+        warnings.simplefilter("ignore")
+    code = run_cli()
+    import gc
+
+    # The process is leaving: everything the run built is garbage the OS takes back at once.
+    # Frozen, it is skipped by the collections of the interpreter's shutdown (tens of ms).
+    gc.freeze()
+    sys.exit(code)
+
+
+__all__ = ["app", "main", "run_cli"]

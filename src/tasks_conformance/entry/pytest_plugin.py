@@ -1,0 +1,243 @@
+"""The pytest plugin (entry point `pytest11`): conformance inside a server project's own tests.
+
+Two ways in, both inert until used (importing this module loads only pytest and the stdlib):
+
+* the `tasks_conformance` fixture, whose `check(...)` runs the checks with `tasks_conformance.run`'s
+  keywords and fails the test with a summary of what failed:
+
+      def test_tasks(tasks_conformance):
+          tasks_conformance.check(command=["python", "server.py"], tool_name="long_job")
+
+* `pytest --tasks-conformance-command "python server.py" --tasks-conformance-tool long_job` (or
+  `--tasks-conformance-url URL`): every selected check becomes its own test item,
+  `tasks-conformance::<check id>`, passed, failed with the check's message and evidence frames, or
+  skipped with the reason (with --tasks-conformance-strict a check that could not run fails).
+  One run serves them all; it starts with the first of them that runs. Without one of those two
+  options no item is collected.
+"""
+
+from __future__ import annotations
+
+import shlex
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+import pytest
+
+if TYPE_CHECKING:
+    from collections.abc import Iterable
+
+    from _pytest._code.code import ExceptionInfo, TerminalRepr
+
+    from tasks_conformance.core.result import CheckResult
+    from tasks_conformance.entry.api import RunReport
+    from tasks_conformance.settings import Setting
+
+GROUP = "tasks-conformance"
+COLLECTOR_NAME = "tasks-conformance"
+
+
+# The plugin's wording for its target options (the rest is the command line's help, word for word).
+_NOTES = {"command": " (split like a shell would); collects one item per check", "url": "; collects one item per check"}
+
+
+def plugin_options() -> list[tuple[str, Setting]]:
+    """The run settings the plugin has an option for (settings/: `pytest=`), with the option."""
+    from tasks_conformance.settings import SETTINGS
+
+    return [(f"--{GROUP}-{spec.pytest}", spec) for spec in SETTINGS.values() if spec.pytest]
+
+
+def pytest_addoption(parser: pytest.Parser) -> None:
+    from tasks_conformance.settings import INT, MS
+
+    group = parser.getgroup(GROUP, "MCP Tasks conformance (one test item per check)")
+    for option, spec in plugin_options():
+        help = spec.help + _NOTES.get(spec.name, "")
+        if spec.kind.repeatable:
+            group.addoption(option, metavar=spec.metavar, action="append", default=[], help=help)
+        elif spec.kind in (INT, MS):
+            group.addoption(option, metavar=spec.metavar, type=int, default=spec.default, help=help)
+        else:
+            group.addoption(option, metavar=spec.metavar, default=spec.default, help=help)
+    group.addoption(STRICT, action="store_true", default=False,
+                    help="A check that could not run fails its item instead of skipping (conformance not established)")
+
+
+STRICT = f"--{GROUP}-strict"
+
+
+def _settings(config: pytest.Config) -> dict[str, Any] | None:
+    """The run settings the options give, or None when no target option (nor a config file) was given."""
+    given = {spec.name: config.getoption(option) for option, spec in plugin_options()}
+    if given["command"] is None and given["url"] is None and given["config"] is None:
+        return None
+    settings = {name: value for name, value in given.items() if name != "command"}
+    if given["command"] is not None:
+        try:
+            settings["command"] = shlex.split(given["command"])
+        except ValueError as exc:
+            raise pytest.UsageError(f"--{GROUP}-command: {exc}") from None
+    return settings
+
+
+@dataclass
+class _Session:
+    """The one conformance run behind every item: settings checked at configure time, run once."""
+
+    settings: dict[str, Any]
+    check_ids: tuple[str, ...]
+    report: RunReport | None = None
+    error: BaseException | None = None
+    ran: bool = field(default=False)
+
+    def result(self) -> RunReport:
+        if not self.ran:
+            self.ran = True
+            from tasks_conformance.entry.api import run
+
+            try:
+                self.report = run(**self.settings)
+            except Exception as exc:  # every item reports it, not only the first
+                self.error = exc
+        if self.error is not None:
+            raise RuntimeError(f"tasks-conformance could not run: {type(self.error).__name__}: {self.error}")
+        assert self.report is not None
+        if self.report.result.interrupted:
+            raise KeyboardInterrupt  # Ctrl-C during the run stops pytest as it would anywhere else
+        return self.report
+
+
+_SESSION = pytest.StashKey[_Session]()
+
+
+@pytest.hookimpl(trylast=True)
+def pytest_configure(config: pytest.Config) -> None:
+    settings = _settings(config)
+    if settings is None:
+        return
+    from tasks_conformance.entry.api import ConfigError, build_config
+    from tasks_conformance.server.runner import select_checks
+
+    try:
+        run_config = build_config(**settings)
+    except ConfigError as exc:
+        raise pytest.UsageError(f"tasks-conformance: {exc}") from None
+    config.stash[_SESSION] = _Session(settings, tuple(spec.id for spec in select_checks(run_config)))
+
+
+@pytest.hookimpl(tryfirst=True)  # before -k/-m deselection, so they apply to the checks too
+def pytest_collection_modifyitems(session: pytest.Session, config: pytest.Config, items: list[pytest.Item]) -> None:
+    state = config.stash.get(_SESSION, None)
+    if state is None:
+        return
+    # A path of its own (never opened) so that reports place the checks under "tasks-conformance".
+    collector = ConformanceCollector.from_parent(
+        session, name=COLLECTOR_NAME, nodeid=COLLECTOR_NAME, path=config.rootpath / COLLECTOR_NAME
+    )
+    checks = list(collector.collect())
+    # Reported like any collected node, so "collected N items" and the collect hooks count them.
+    nodes: list[pytest.Item | pytest.Collector] = list(checks)
+    session.ihook.pytest_collectreport(report=pytest.CollectReport(collector.nodeid, "passed", None, nodes))
+    items.extend(checks)
+
+
+def pytest_terminal_summary(terminalreporter: Any, config: pytest.Config) -> None:
+    state = config.stash.get(_SESSION, None)
+    if state is None or state.report is None:
+        return
+    result = state.report.result
+    terminalreporter.write_sep("-", "tasks-conformance")
+    terminalreporter.write_line(f"{result.outcome}: {result.summary} ({result.target})")
+    if result.incompleteReason:
+        terminalreporter.write_line(result.incompleteReason)
+
+
+class ConformanceCollector(pytest.Collector):
+    """The checks of the run, one item each."""
+
+    def collect(self) -> Iterable[pytest.Item]:
+        state = self.config.stash[_SESSION]
+        return [ConformanceItem.from_parent(self, name=check_id) for check_id in state.check_ids]
+
+    def reportinfo(self) -> tuple[Path, int | None, str]:
+        return self.path, None, COLLECTOR_NAME
+
+
+class CheckFailed(Exception):
+    """A conformance check failed; carries its result for the failure report."""
+
+    def __init__(self, check: CheckResult) -> None:
+        super().__init__(check.message)
+        self.check = check
+
+
+class ConformanceItem(pytest.Item):
+    """One conformance check: its verdict, from the run it shares with the other items."""
+
+    def runtest(self) -> None:
+        check = self.config.stash[_SESSION].result().check(self.name)
+        self.user_properties.append(("category", check.category))
+        if check.requirements:
+            self.user_properties.append(("requirements", " ".join(check.requirements)))
+        if check.bucket == "could-not-run" and self.config.getoption(STRICT):
+            pytest.fail(f"could-not-run: {check.message}", pytrace=False)
+        if check.status == "skipped":
+            # Reported at the item (as a skip mark would be), not at this line of the plugin.
+            raise pytest.skip.Exception(f"{check.skipReason}: {check.message}", _use_item_location=True)
+        if check.bucket == "known" and check.baseline is not None:
+            raise pytest.skip.Exception(f"known failure: {check.baseline.reason}", _use_item_location=True)
+        if check.status == "failed":
+            raise CheckFailed(check)
+
+    def repr_failure(self, excinfo: ExceptionInfo[BaseException], style: Any = None) -> str | TerminalRepr:
+        if isinstance(excinfo.value, CheckFailed):
+            return describe_failure(excinfo.value.check)
+        if isinstance(excinfo.value, RuntimeError) and str(excinfo.value).startswith("tasks-conformance"):
+            return str(excinfo.value)
+        return super().repr_failure(excinfo, style=style)
+
+    def reportinfo(self) -> tuple[Path, int, str]:
+        return self.path, 0, f"{COLLECTOR_NAME}: {self.name}"
+
+
+def describe_failure(check: CheckResult) -> str:
+    """A failed check for a person: id and title, message, requirement ids, warnings, frames."""
+    lines = [f"{check.id}: {check.title}", f"  {check.message}"]
+    if check.requirements:
+        lines.append(f"  requirements: {', '.join(check.requirements)}")
+    lines += [f"  warning: {w}" for w in check.warnings]
+    if check.frames:
+        lines.append("  evidence frames:")
+        lines += [f"    {frame}" for frame in check.frames]
+    return "\n".join(lines)
+
+
+class ConformanceFixture:
+    """What the `tasks_conformance` fixture gives a test: `check` (run and fail on a failure) and
+    `run` (run and return the report). Both take `tasks_conformance.run`'s keywords."""
+
+    def run(self, **settings: Any) -> RunReport:
+        """Run and return the report; a setting the command line would refuse fails the test."""
+        from tasks_conformance.entry.api import ConfigError, run
+
+        try:
+            report: RunReport = run(**settings)
+        except ConfigError as exc:
+            pytest.fail(f"tasks-conformance: {exc}", pytrace=False)
+        return report
+
+    def check(self, *, allow_incomplete: bool = False, **settings: Any) -> RunReport:
+        """Run, and fail the test unless every selected check passed (or was not applicable).
+        An incomplete run (a check could not run) fails too, unless `allow_incomplete`."""
+        report = self.run(**settings)
+        if report.outcome == "failed" or (report.outcome == "incomplete" and not allow_incomplete):
+            pytest.fail(report.failure_summary(), pytrace=False)
+        return report
+
+
+@pytest.fixture
+def tasks_conformance() -> ConformanceFixture:
+    """Run MCP Tasks conformance checks from a test: `tasks_conformance.check(command=[...], tool_name=...)`."""
+    return ConformanceFixture()

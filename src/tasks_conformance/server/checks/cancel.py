@@ -1,0 +1,127 @@
+"""Cancel: tasks/cancel answers in its era's shape, and a terminal task stays terminal."""
+
+from __future__ import annotations
+
+from tasks_conformance.core.protocol import ERR_INVALID_PARAMS, TASK_STATUSES, TERMINAL_STATUSES, get_path
+from tasks_conformance.core.wires import Wire
+from tasks_conformance.server.checks.common import got
+from tasks_conformance.server.checks.registry import Verdict, check, could_not_run, failed, not_applicable, passed
+from tasks_conformance.server.checks.shapes import reply_seqs, result_of
+from tasks_conformance.server.evidence import Cancel, DeclaredCall, Evidence
+
+CANCEL_ACK_SHAPE = check(
+    id="tasks-cancel-ack-shape",
+    category="lifecycle",
+    title="tasks/cancel answers with its era's shape",
+    description=(
+        'Extension: an empty ack {resultType: "complete"} (cancelling a terminal task is not an error, and '
+        "does not change its status). Legacy: the running task comes back already cancelled, and "
+        "cancelling a finished task gets -32602."
+    ),
+    probes=(DeclaredCall, Cancel),
+    needs="task",
+    # A cancel ack promises nothing about the outcome: the task may run on, or end completed or failed;
+    # a cancelled legacy task may be deleted at once (the read after the cancel is not judged), and an
+    # ended one once its TTL has run out.
+    permits=("S-EXT-MAY-04", "S-EXT-MAY-07", "S-LEG-MAY-06"),
+)
+
+
+def _sent_cancel(ev: Evidence) -> tuple[Cancel, list[int], Verdict | None]:
+    rec = ev.get(Cancel)
+    if rec.no_cancel_capability:
+        return rec, [], not_applicable(
+            "the server does not declare capabilities.tasks.cancel (optional on 2025-11-25)")
+    if rec.cancel is None:
+        return rec, [], could_not_run(rec.not_run or "tasks/cancel was not sent")
+    seqs = reply_seqs(rec.create, rec.cancel, rec.after)
+    if not rec.cancel.answered:
+        return rec, seqs, failed(f"tasks/cancel got {rec.cancel.describe()}", evidence=seqs,
+                                 details={"expected": "an answer", "actual": rec.cancel.describe()})
+    return rec, seqs, None
+
+
+def _status_after(rec: Cancel) -> object:
+    return get_path(rec.after.result, "status") if rec.after is not None and rec.after.ok else None
+
+
+@CANCEL_ACK_SHAPE.judge(Wire.EXTENSION, requires=("S-EXT-MUST-16", "S-EXT-MUST-32", "S-EXT-MUST-11"))
+def extension_cancel(ev: Evidence) -> Verdict:
+    rec, seqs, early = _sent_cancel(ev)
+    if early is not None:
+        return early
+    assert rec.cancel is not None
+    gone = rec.after is not None and rec.after.error_code == ERR_INVALID_PARAMS
+    if rec.cancel.error_code == ERR_INVALID_PARAMS and rec.status_before in TERMINAL_STATUSES and gone:
+        # An ended task may be deleted once its TTL has run out (S-EXT-MAY-04): "not found", to the
+        # cancel and to the tasks/get after it, is then the right answer, and there is no ack to judge.
+        # (A task still found afterwards was refused, not deleted: that fails below.)
+        return could_not_run(got(f"the task had ended ({rec.status_before}) and tasks/cancel found it no longer "
+                             f"({rec.cancel.describe()}); a task may be deleted once its TTL has run out "
+                             "(S-EXT-MAY-04), so there is no ack to judge", rec.cancel), evidence=seqs)
+    if rec.cancel.error is not None:
+        return failed(f"tasks/cancel on a known task got {rec.cancel.describe()}; it MUST ack (S-EXT-MUST-16)",
+                      broken=("S-EXT-MUST-16",),
+                      evidence=seqs, details={"expected": {"resultType": "complete"}, "actual": rec.cancel.describe()})
+    result = result_of(ev, rec.cancel)
+    extra = sorted(k for k in result if k not in ("resultType", "_meta")) if isinstance(result, dict) else []
+    if not isinstance(result, dict) or result.get("resultType") != "complete" or extra:
+        return failed(
+            f'tasks/cancel must answer an empty ack {{"resultType": "complete"}}; got resultType '
+            f"{get_path(result, 'resultType')!r}" + (f" and extra fields {', '.join(extra[:6])}" if extra else ""),
+            evidence=seqs, details={"expected": {"resultType": "complete"}, "actual": str(result)[:200]},
+        )
+    before, now = rec.status_before, _status_after(rec)
+    if before in TERMINAL_STATUSES and now is not None and now != before:
+        return failed(
+            f"the task was already {before} when tasks/cancel arrived, and afterwards tasks/get says {now!r}; "
+            "a terminal status never changes (S-EXT-MUST-32, derived from the state diagram)",
+            broken=("S-EXT-MUST-32",),
+            evidence=seqs, details={"expected": before, "actual": now},
+        )
+    if before not in TERMINAL_STATUSES and isinstance(now, str) and now not in TASK_STATUSES:
+        # The task was running when cancelled; it may still be running or have ended otherwise
+        # (S-EXT-MAY-07), but a status outside the enum ("canceled") is no status at all.
+        return failed(
+            f'after tasks/cancel of the running task, tasks/get says {now!r}; a cancelled task reads as "cancelled" '
+            f"(S-EXT-MUST-11), and any status is one of {', '.join(TASK_STATUSES)}", broken=("S-EXT-MUST-11",),
+            evidence=seqs, details={"expected": "cancelled (or, per S-EXT-MAY-07, still working or ended)",
+                                    "actual": now},
+        )
+    note = ""
+    if before not in TERMINAL_STATUSES and now in ("working", "input_required", "completed", "failed"):
+        note = f"; the task reads {now} afterwards, which a cancel ack allows (S-EXT-MAY-07)"
+    return passed('tasks/cancel answered the empty ack {"resultType": "complete"}' + note, evidence=seqs)
+
+
+@CANCEL_ACK_SHAPE.judge(Wire.LEGACY, requires=("S-LEG-MUST-18", "S-LEG-MUST-19"))
+def legacy_cancel(ev: Evidence) -> Verdict:
+    rec, seqs, early = _sent_cancel(ev)
+    if early is not None:
+        return early
+    assert rec.cancel is not None
+    if rec.cancel.error is not None:
+        st = _status_after(rec)
+        if rec.cancel.error_code == ERR_INVALID_PARAMS and st in ("completed", "failed"):
+            return not_applicable(f"the task was already {st} when tasks/cancel arrived (-32602 is right then); "
+                                  "use a longer running tool to test cancel", evidence=seqs)
+        return failed(f"tasks/cancel on a running task got {rec.cancel.describe()}", evidence=seqs,
+                      details={"expected": "the task, cancelled", "actual": rec.cancel.describe()})
+    result = rec.cancel.result
+    if result.get("status") != "cancelled":
+        return failed(f"tasks/cancel returned status {result.get('status')!r}; the task MUST be cancelled before "
+                      "the response (S-LEG-MUST-19)", broken=("S-LEG-MUST-19",), evidence=seqs,
+                      details={"expected": "cancelled", "actual": result.get("status")})
+    if result.get("taskId") != rec.task_id:
+        return failed("tasks/cancel returned a different taskId", evidence=seqs,
+                      details={"expected": rec.task_id, "actual": result.get("taskId")})
+    terminal = rec.cancel_terminal
+    if terminal is None:
+        return passed("tasks/cancel returned the task in status cancelled", evidence=seqs)
+    seqs += terminal.seqs()
+    if terminal.error_code != ERR_INVALID_PARAMS:
+        return failed(f"tasks/cancel of the task that had already ended got {terminal.describe()}; 2025-11-25 "
+                      "requires -32602 (S-LEG-MUST-18)", broken=("S-LEG-MUST-18",), evidence=seqs,
+                      details={"expected": ERR_INVALID_PARAMS, "actual": terminal.describe()})
+    return passed("tasks/cancel returned the running task in status cancelled and refused the finished one "
+                  "with -32602", evidence=seqs)

@@ -1,0 +1,97 @@
+"""Discovery: does the server speak a tasks wire at all, and in its era's place?"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from tasks_conformance.core.causes import Cause, CauseKind
+from tasks_conformance.core.protocol import EXT_TASKS
+from tasks_conformance.core.wires import Wire, dialect_for
+from tasks_conformance.server.checks.registry import Verdict, check, could_not_run, failed, passed
+from tasks_conformance.server.evidence import Evidence
+
+# The details key holding the HTTP status the handshake got when it got no JSON-RPC answer.
+HTTP_STATUS = "httpStatus"
+
+WIRE_RESOLVABLE = check(
+    id="tasks-wire-resolvable",
+    category="dispatch",
+    title="The server speaks a tasks wire (legacy 2025-11-25 or the 2026-07-28 extension)",
+    description=(
+        "Negotiates the era, then looks for capabilities.tasks.requests.tools.call after a 2025-11-25 "
+        f'initialize or extensions["{EXT_TASKS}"] in a 2026-07-28 server/discover. A server with '
+        "neither fails: a tasks checker must not pass a server without tasks."
+    ),
+)
+
+
+def _context(ev: Evidence) -> tuple[list[int], dict[str, Any]]:
+    d = ev.discovery
+    seqs = [r.response_seq or r.request_seq for r in (d.discover_reply, d.initialize_reply) if r is not None]
+    return seqs, {"lookedFor": list(d.looked_for), "negotiation": list(d.negotiation_notes)}
+
+
+def _unreachable_or_unexpected(ev: Evidence) -> Verdict | None:
+    seqs, details = _context(ev)
+    d = ev.discovery
+    if d.connection_problem is not None:
+        # An HTTP status with no JSON-RPC in it: something answered, but not as an MCP endpoint
+        # (the incomplete cause's fix says so instead of "nothing answered").
+        status = next((r.status for r in (d.initialize_reply, d.discover_reply)
+                       if r is not None and not r.answered and r.status is not None), None)
+        kind = d.connection_problem_kind
+        if status is not None:
+            details = {**details, HTTP_STATUS: status}
+            if kind is CauseKind.UNREACHABLE:
+                kind = CauseKind.HTTP_STATUS
+        cause = Cause(f"could not talk to the server: {d.connection_problem}", kind, http_status=status)
+        return could_not_run(cause, evidence=seqs, details=details)
+    if d.wire is not Wire.NONE and ev.expect_wire != "any" and d.wire != ev.expect_wire:
+        return failed(
+            f"--expect-wire {ev.expect_wire}, but the server speaks the {d.wire} wire (protocol {d.era})",
+            evidence=seqs, details=details,
+        )
+    return None
+
+
+@WIRE_RESOLVABLE.judge(Wire.NONE, requires=("S-LEG-MUST-01",))
+def no_wire(ev: Evidence) -> Verdict:
+    seqs, details = _context(ev)
+    d = ev.discovery
+    if d.other_wire is not Wire.NONE:
+        # --expect-wire asked for an era the server does not speak; it speaks the other one.
+        asked = dialect_for(Wire(ev.expect_wire))
+        return failed(
+            f"--expect-wire {ev.expect_wire} asked for the {asked.label if asked else ev.expect_wire} wire, but the "
+            f"server speaks the {d.other_wire} wire (protocol {d.other_era}); drop --expect-wire or point it at "
+            f"{d.other_wire}",
+            evidence=seqs, details={**details, "expected": ev.expect_wire, "actual": d.other_wire.value},
+        )
+    looked = "; ".join(d.looked_for) or "no era answered"
+    return _unreachable_or_unexpected(ev) or failed(f"no tasks wire found — {looked}", evidence=seqs,
+                                                    details=details)
+
+
+@WIRE_RESOLVABLE.judge(Wire.LEGACY, requires=("S-LEG-MUST-01",))
+def legacy_wire(ev: Evidence) -> Verdict:
+    seqs, details = _context(ev)
+    if ev.discovery.legacy_placement == "capabilities.experimental.tasks":
+        return _unreachable_or_unexpected(ev) or failed(
+            "the tasks capability is declared under capabilities.experimental.tasks (a pre-2026 placement); "
+            "S-LEG-MUST-01 requires capabilities.tasks", broken=("S-LEG-MUST-01",),
+            evidence=seqs, details=details,
+        )
+    return _found(ev)
+
+
+@WIRE_RESOLVABLE.judge(Wire.EXTENSION, requires=("S-CORE-MUST-08",))
+def extension_wire(ev: Evidence) -> Verdict:
+    return _found(ev)
+
+
+def _found(ev: Evidence) -> Verdict:
+    seqs, details = _context(ev)
+    d = ev.discovery
+    return _unreachable_or_unexpected(ev) or passed(
+        f"{d.wire} wire on protocol {d.era} ({ev.dialect.server_declaration})", evidence=seqs, details=details
+    )

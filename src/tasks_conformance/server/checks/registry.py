@@ -1,0 +1,200 @@
+"""The check registry: definitions only, read-only once the checks are imported.
+
+A check is an id, a title, a description, the probes whose records it reads, a precondition,
+and one judge per wire it applies to; each judge names the requirements it judges. Run state
+lives in the runner.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any, Literal
+
+from tasks_conformance.core.causes import Cause, cause_of
+from tasks_conformance.core.wires import Wire
+from tasks_conformance.settings.role_flags import ROLES
+
+if TYPE_CHECKING:
+    from tasks_conformance.server.evidence import Evidence
+    from tasks_conformance.server.evidence.records import ProbeRecord
+
+Need = Literal["wire", "tool", "task", "terminal"]
+NEEDS: tuple[Need, ...] = ("wire", "tool", "task", "terminal")
+
+
+@dataclass(frozen=True)
+class Verdict:
+    status: str  # passed | failed | skipped
+    message: str  # for people; nothing decides by reading it
+    skip_reason: str | None = None
+    warnings: tuple[str, ...] = ()
+    evidence: tuple[int, ...] = ()
+    details: dict[str, Any] = field(default_factory=dict)
+    blocked_by: str | None = None
+    # A failure: the requirement ids it found broken; empty means every rule the judge judges.
+    broken: tuple[str, ...] = ()
+    cause: Cause | None = None  # a could-not-run: why, and the one thing to change
+
+
+Seqs = list[int] | tuple[int, ...]
+
+
+def passed(message: str, *, evidence: Seqs = (), warnings: list[str] | tuple[str, ...] = (),
+           details: dict[str, Any] | None = None) -> Verdict:
+    return Verdict("passed", message, None, tuple(warnings), tuple(evidence), details or {})
+
+
+def failed(message: str, *, broken: tuple[str, ...] = (), evidence: Seqs = (),
+           warnings: list[str] | tuple[str, ...] = (), details: dict[str, Any] | None = None) -> Verdict:
+    """A failure of the rules in `broken` (requirement ids; none named: every rule the judge
+    judges). The message says it in words and may cite the ids; reports read `broken`."""
+    return Verdict("failed", message, None, tuple(warnings), tuple(evidence), details or {}, broken=broken)
+
+
+def not_applicable(message: str, *, evidence: Seqs = ()) -> Verdict:
+    return Verdict("skipped", message, "not-applicable", (), tuple(evidence))
+
+
+def could_not_run(cause: str | Cause, *, blocked_by: str | None = None, evidence: Seqs = (),
+                  details: dict[str, Any] | None = None) -> Verdict:
+    """The check could not run: `cause` says why and what to change (a plain sentence is a cause
+    the check's `explain` text covers; a Reason from a probe record brings its own)."""
+    typed = cause_of(cause)
+    message = typed.message
+    if blocked_by:
+        message = f"{message} (see {blocked_by})"
+    return Verdict("skipped", message, "could-not-run", (), tuple(evidence), details or {}, blocked_by,
+                   cause=typed)
+
+
+CheckFn = Callable[["Evidence"], Verdict]
+
+
+@dataclass(frozen=True)
+class Judge:
+    fn: CheckFn
+    requirements: tuple[str, ...]
+
+
+@dataclass(frozen=True)
+class CheckSpec:
+    id: str
+    category: str
+    title: str
+    description: str
+    probes: tuple[str, ...]  # the probe records the judges read (and the runner plans)
+    judges: dict[Wire, Judge]  # filled by @spec.judge while the check's module is imported
+    transports: frozenset[str] | None = None  # None: any transport
+    needs: Need | None = None  # the precondition the runner checks before judging
+    # The probe role (roles.py) whose tool the check needs beyond the task tool; without one the
+    # check is not-applicable (standard profile) or could-not-run (full).
+    role: str | None = None
+    # The MAY requirements whose behaviour the check accepts: a server that uses the freedom
+    # must not fail it. Listed so the coverage matrix can show each freedom as honoured.
+    permits: tuple[str, ...] = ()
+
+    @property
+    def probe_role(self) -> str | None:
+        """The role whose tool the check's traffic uses: its own, or the task role when it needs
+        the task tool; None when it needs no tool."""
+        if self.role is not None:
+            return self.role
+        return "task" if self.needs in ("tool", "task", "terminal") else None
+
+    @property
+    def area(self) -> str:
+        """The spec area the check belongs to: the checks/ module that defines it (and its judges)."""
+        return next((j.fn.__module__.rsplit(".", 1)[-1] for j in self.judges.values()), "")
+
+    @property
+    def wires(self) -> frozenset[Wire]:
+        return frozenset(self.judges)
+
+    @property
+    def requirements(self) -> dict[Wire, tuple[str, ...]]:
+        return {w: j.requirements for w, j in self.judges.items()}
+
+    def requirement_ids(self, wire: Wire) -> list[str]:
+        """The requirements judged on a wire; on a wire the check does not judge, all of them."""
+        if wire in self.judges:
+            return list(self.judges[wire].requirements)
+        seen: dict[str, None] = {}
+        for j in self.judges.values():
+            seen.update(dict.fromkeys(j.requirements))
+        return list(seen)
+
+    def judge(self, *wires: Wire, requires: tuple[str, ...]) -> Callable[[CheckFn], CheckFn]:
+        """Register the judge of this check on the given wires, with the requirements it judges."""
+        def register(fn: CheckFn) -> CheckFn:
+            for w in wires:
+                if w in self.judges:
+                    raise ValueError(f"check {self.id!r} has two judges for the {w} wire")
+                self.judges[w] = Judge(fn, requires)
+            return fn
+
+        return register
+
+    def judge_each(self, requires: Mapping[Wire, tuple[str, ...]]) -> Callable[[CheckFn], CheckFn]:
+        """One judge for several wires, each judging its own requirements (the judge asks
+        `ev.dialect` for what differs, such as field names)."""
+        def register(fn: CheckFn) -> CheckFn:
+            for wire, ids in requires.items():
+                self.judge(wire, requires=ids)(fn)
+            return fn
+
+        return register
+
+
+CHECKS: dict[str, CheckSpec] = {}
+
+
+def check(
+    *, id: str, category: str, title: str, description: str,
+    probes: tuple[type[ProbeRecord], ...] = (), transports: tuple[str, ...] | None = None, needs: Need | None = None,
+    role: str | None = None, permits: tuple[str, ...] = (),
+) -> CheckSpec:
+    if id in CHECKS:
+        raise ValueError(f"check id {id!r} registered twice")
+    spec = CheckSpec(
+        id=id, category=category, title=title, description=description, probes=tuple(p.probe for p in probes),
+        judges={}, transports=frozenset(transports) if transports else None, needs=needs, role=role,
+        permits=tuple(permits),
+    )
+    CHECKS[id] = spec
+    return spec
+
+
+# The probes a precondition reads, so a check with that need must declare them.
+NEED_PROBES: Mapping[Need, tuple[str, ...]] = {
+    "wire": (), "tool": (), "task": ("declared-call",), "terminal": ("declared-call", "poll"),
+}
+
+
+def validate(checks: Mapping[str, CheckSpec], probes: set[str], requirement_ids: set[str],
+             may_ids: set[str] | None = None) -> list[str]:
+    """Everything wrong with the registry, as sentences (empty when it is sound). `may_ids`, when
+    given, are the MAY requirements: the only ones a check can permit."""
+    problems: list[str] = []
+    for spec in checks.values():
+        for r in spec.permits:
+            if r not in requirement_ids:
+                problems.append(f"{spec.id}: permits unknown requirement {r!r}")
+            elif may_ids is not None and r not in may_ids:
+                problems.append(f"{spec.id}: permits {r!r}, which is not a MAY (a check judges it instead)")
+        if not spec.judges:
+            problems.append(f"{spec.id}: no judge registered")
+        problems += [f"{spec.id}: unknown probe {p!r}" for p in spec.probes if p not in probes]
+        if spec.role is not None and spec.role not in ROLES:
+            problems.append(f"{spec.id}: unknown probe role {spec.role!r}")
+        if spec.needs is not None and spec.needs not in NEEDS:
+            problems.append(f"{spec.id}: unknown need {spec.needs!r}")
+        elif spec.needs is not None:
+            problems += [f"{spec.id}: needs {spec.needs} but does not declare probe {p!r}"
+                         for p in NEED_PROBES[spec.needs] if p not in spec.probes]
+        for wire, judge in spec.judges.items():
+            if not judge.requirements and wire is not Wire.NONE:
+                problems.append(f"{spec.id}: the {wire} judge names no requirement")
+            problems += [f"{spec.id}: unknown requirement {r!r}" for r in judge.requirements
+                         if r not in requirement_ids]
+    return problems

@@ -1,0 +1,163 @@
+"""Status: once a task has ended, its status never changes — not on later reads, not in
+notifications."""
+
+from __future__ import annotations
+
+from itertools import pairwise
+from typing import TYPE_CHECKING, Any
+
+from tasks_conformance.core.protocol import (
+    TASK_STATUSES,
+    TERMINAL_STATUSES,
+    get_path,
+)
+from tasks_conformance.core.wires import Wire
+from tasks_conformance.server.checks.registry import Verdict, check, could_not_run, failed, passed
+from tasks_conformance.server.checks.shapes import reply_seqs, result_of
+from tasks_conformance.server.evidence import (
+    Cancel,
+    DeclaredCall,
+    Evidence,
+    Poll,
+)
+
+if TYPE_CHECKING:
+    pass
+
+
+
+from tasks_conformance.server.evidence import Listen, TerminalRereads
+
+TERMINAL_STATUS_IMMUTABLE = check(
+    id="tasks-terminal-status-immutable",
+    category="lifecycle",
+    title="A task that has ended keeps its terminal status",
+    description=(
+        "Once completed, failed or cancelled is seen (by polling, or first by a notification about the "
+        "task), two later tasks/get (spaced by its poll interval) and every later notifications/tasks about "
+        "it (on a notification's own stream from that notification on) are looked at: none may show "
+        "another status."
+    ),
+    probes=(DeclaredCall, Poll, TerminalRereads, Listen),
+    needs="terminal",
+    # A task deleted after its TTL (not found) shows no status at all: it is not judged as a change.
+    permits=('S-EXT-MAY-04', 'S-LEG-MAY-03'),
+)
+
+
+def _later_notifications(ev: Evidence, after_seq: int, task_id: str | None,
+                         sighted_seq: int | None) -> list[tuple[int, Any]]:
+    """notifications/tasks about the task after frame `after_seq`, and after the notification that
+    first showed the end when one did: on its own stream only, since order holds within a stream
+    and not across them."""
+    sighted = ev.wire_log.get(sighted_seq) if sighted_seq else None
+    out = []
+    for seq in ev.get(Listen).frames:
+        if seq <= after_seq and (sighted is None or seq <= sighted.seq or _stream(ev, seq) != sighted.reply_to):
+            continue
+        msg = ev.frame_json(seq)
+        if get_path(msg, "method") == "notifications/tasks" and get_path(msg, "params", "taskId") == task_id:
+            out.append((seq, get_path(msg, "params", "status")))
+    return out
+
+
+def _stream(ev: Evidence, seq: int) -> int | None:
+    """The request a frame came in answer to (None on stdio, one stream)."""
+    frame = ev.wire_log.get(seq)
+    return frame.reply_to if frame is not None else None
+
+
+@TERMINAL_STATUS_IMMUTABLE.judge(Wire.EXTENSION, requires=("S-EXT-MUST-32",))
+@TERMINAL_STATUS_IMMUTABLE.judge(Wire.LEGACY, requires=("S-LEG-MUST-07", "S-LEG-MUST-20"))
+def terminal_status_immutable(ev: Evidence) -> Verdict:
+    rec = ev.get(TerminalRereads)
+    if not rec.ran:
+        return could_not_run(rec.not_run or rec.harness_problem or "the task was not read again after it ended")
+    ended = rec.terminal_status
+    last = ev.get(Poll).last_get
+    ended_at = (last.response_seq or 0) if last is not None else 0
+    seqs = sorted({*([rec.sighted_seq] if rec.sighted_seq else []), *(last.seqs() if last is not None else []),
+                   *reply_seqs(*rec.gets)})
+    if rec.sighted_status is not None and rec.sighted_status != ended:
+        shown = f"notifications/tasks (frame {rec.sighted_seq}) showed the task {rec.sighted_status!r}"
+        return failed(f"{shown}, then a tasks/get sent after it says {ended!r} — a terminal status never changes",
+                      evidence=seqs, details={"expected": rec.sighted_status, "actual": [f"tasks/get says {ended!r}"]})
+    seen: list[tuple[str, Any]] = []
+    for n, reply in enumerate(rec.gets, start=1):
+        status = get_path(result_of(ev, reply), "status") if reply.ok else None
+        if not reply.ok:
+            seen.append((f"tasks/get #{n} after the end got {reply.describe()}", None))
+        elif status != ended:
+            seen.append((f"tasks/get #{n} after the end says {status!r}", status))
+    seen += [(f"notifications/tasks (frame {seq}) says {status!r}", status)
+             for seq, status in _later_notifications(ev, ended_at, rec.task_id, rec.sighted_seq) if status != ended]
+    changed = [text for text, status in seen if status is not None]
+    if changed:
+        return failed(f"the task ended {ended!r}, then " + "; ".join(changed[:3]) + " — a terminal status never "
+                      "changes", evidence=seqs, details={"expected": ended, "actual": changed[:3]})
+    if seen:
+        # A task that vanished (expired, purged) says nothing about its status: not this rule.
+        return could_not_run("; ".join(text for text, _ in seen[:2]) + " (a task may be deleted once its TTL has "
+                             "run out, so there is no later status to judge)", evidence=seqs)
+    seen_by = f" after notification frame {rec.sighted_seq} showed it end" if rec.gets and rec.gets[0] is last else ""
+    return passed(f"the task stayed {ended!r} on {len(rec.gets)} later reads{seen_by}", evidence=seqs)
+
+
+STATUS_TRANSITIONS = check(
+    id="tasks-legacy-status-transitions",
+    category="lifecycle",
+    title="Status changes follow the allowed paths; a cancelled task stays cancelled",
+    description=(
+        "Across the CreateTaskResult and every poll of the task, each change of status is an allowed one "
+        "(working to input_required or a terminal status, input_required back to working or to a terminal "
+        "status). The task cancelled by the cancel probe must still read cancelled afterwards (or be gone)."
+    ),
+    probes=(DeclaredCall, Poll, Cancel),
+    needs="task",
+)
+
+ALLOWED = {
+    "working": {"input_required", *TERMINAL_STATUSES},
+    "input_required": {"working", *TERMINAL_STATUSES},
+}
+
+
+def _illegal_changes(chain: list[tuple[int, Any]]) -> list[str]:
+    out: list[str] = []
+    valid = [(seq, st) for seq, st in chain if isinstance(st, str) and st in TASK_STATUSES]
+    for (_, a), (seq, b) in pairwise(valid):
+        if a != b and b not in ALLOWED.get(a, set()):
+            out.append(f"{a} → {b} (frame {seq})")
+    return out
+
+
+@STATUS_TRANSITIONS.judge(Wire.LEGACY, requires=("S-LEG-MUST-07", "S-LEG-MUST-20"))
+def status_transitions(ev: Evidence) -> Verdict:
+    created = ev.get(DeclaredCall)
+    poll = ev.get(Poll)
+    first = created.call.response_seq if created.call is not None else None
+    # Only sequential request/response pairs: a notification on another stream may overtake them.
+    chain = [(first or 0, created.created.fields.get("status"))]
+    chain += [(g.response_seq or 0, get_path(g.result, "status")) for g in poll.gets if g.ok]
+    problems = [f"the task went {p}" for p in _illegal_changes(chain)]
+    broken = ["S-LEG-MUST-07"] if problems else []
+    seqs = [seq for seq, _ in chain if seq]
+    cancel = ev.get(Cancel)
+    said = get_path(cancel.cancel.result, "status") if cancel.cancel is not None and cancel.cancel.ok else None
+    after = cancel.after
+    cancel_note = ""
+    if said == "cancelled" and after is not None and after.answered:
+        seqs += reply_seqs(cancel.cancel, after)
+        now = get_path(after.result, "status") if after.ok else None
+        if after.ok and now != "cancelled":
+            problems.append(f"tasks/cancel answered the task cancelled, then tasks/get says {now!r}: a cancelled "
+                            "task stays cancelled (S-LEG-MUST-20)")
+            broken.append("S-LEG-MUST-20")
+        cancel_note = "; the cancelled task stayed cancelled" if after.ok else "; the cancelled task was then gone"
+    if problems:
+        return failed("; ".join(problems[:3]) + (" — only the allowed transitions may occur (S-LEG-MUST-07)"
+                                                 if not problems[0].startswith("tasks/cancel") else ""),
+                      broken=tuple(broken), evidence=seqs,
+                      details={"expected": "allowed transitions only", "actual": problems[:5]})
+    path = " → ".join(str(st) for n, (_, st) in enumerate(chain) if n == 0 or chain[n - 1][1] != st)
+    return passed(f"every status change was allowed ({path}){cancel_note}", evidence=seqs)

@@ -1,0 +1,155 @@
+"""Probes send the traffic, once, and record what they saw in their typed record. They never
+judge. Each probe module registers its probes on import; `plan` imports them all.
+
+Probes run as a schedule, not a sequence: each starts as soon as the probes it needs have
+finished, so independent traffic (the undeclared call, unknown ids, header probes, the task
+subscription) overlaps the task's own run and the waits between polls. A probe marked `last`
+starts only when every other probe has finished: the undeclared tasks/* requests could change the
+task if a server wrongly obeyed them.
+
+A probe marked `brief` is a few quick exchanges that wait on nothing (no task's end, no stream)
+and do not read the created task (a server that rate-limits reads, S-EXT-MAY-02, allows the
+reads beyond the poll cadence only in its first burst, which a probe waiting for its turn would
+miss): brief probes take turns, BRIEF_AT_ONCE at a time. Sent all at once, they queue at the
+server in front of the task's own reads, and every exchange of the burst waits for the others
+(against the reference server, the median exchange of a full run over HTTP was about twice what
+it is in turns); in turns they are still done long before a task of a few hundred ms ends.
+Every other probe starts the moment its needs are met.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Awaitable, Callable
+from contextlib import nullcontext
+from dataclasses import dataclass
+from typing import TYPE_CHECKING
+
+from tasks_conformance.core.wires import WireDialect
+from tasks_conformance.server.evidence.records import ProbeRecord
+
+if TYPE_CHECKING:
+    from tasks_conformance.server.probes.context import ProbeContext
+
+ProbeFn = Callable[["ProbeContext"], Awaitable[None]]
+Applies = Callable[[WireDialect], bool]
+
+# How many brief probes run at once (see the module's doc).
+BRIEF_AT_ONCE = 2
+
+
+def every_wire(_dialect: WireDialect) -> bool:
+    return True
+
+
+@dataclass(frozen=True)
+class ProbeSpec:
+    record: type[ProbeRecord]
+    order: int  # probes that change server state run later; the undeclared probes run last
+    needs: tuple[type[ProbeRecord], ...]
+    applies: Applies  # on which wires the probe has something to ask
+    needs_tool: bool
+    needs_task: bool  # the runner skips it, saying why, when the declared call created no task
+    description: str
+    fn: ProbeFn
+    last: bool = False
+    # Probes that must finish first when they are planned too, without being planned for it.
+    after: tuple[type[ProbeRecord], ...] = ()
+    # The probe role whose tool it calls (roles.py); the runner skips it, saying why, when the
+    # role has no tool.
+    role: str | None = None
+    brief: bool = False  # takes turns with the other brief probes (see the module's doc)
+
+    @property
+    def name(self) -> str:
+        return self.record.probe
+
+
+PROBES: dict[str, ProbeSpec] = {}
+
+
+def probe(
+    record: type[ProbeRecord], *, order: int, description: str, needs: tuple[type[ProbeRecord], ...] = (),
+    applies: Applies = every_wire, needs_tool: bool = False, needs_task: bool = False, last: bool = False,
+    after: tuple[type[ProbeRecord], ...] = (), role: str | None = None, brief: bool = False,
+) -> Callable[[ProbeFn], ProbeFn]:
+    def register(fn: ProbeFn) -> ProbeFn:
+        if record.probe in PROBES:
+            raise ValueError(f"probe {record.probe!r} registered twice")
+        PROBES[record.probe] = ProbeSpec(
+            record, order, needs, applies, needs_tool, needs_task, description, fn, last, after, role, brief
+        )
+        return fn
+
+    return register
+
+
+def load_probes() -> dict[str, ProbeSpec]:
+    """Every probe, registered (the modules register on import)."""
+    from tasks_conformance.server.probes import (  # noqa: F401
+        base_http,
+        calls,
+        cancel,
+        dual_era,
+        durability,
+        envelope,
+        input_depth,
+        legacy,
+        listen,
+        other_principal,
+        poll,
+        removed,
+        rereads,
+        roles,
+        routing,
+        task_ids,
+        unknown_ids,
+    )
+
+    return PROBES
+
+
+def plan(wanted: set[str], dialect: WireDialect) -> list[ProbeSpec]:
+    """The probes to run for the wanted ones, with their dependencies, in order."""
+    probes = load_probes()
+    selected: set[str] = set()
+    stack = [w for w in wanted if w in probes]
+    while stack:
+        name = stack.pop()
+        if name in selected:
+            continue
+        spec = probes[name]
+        if not spec.applies(dialect):
+            continue
+        selected.add(name)
+        stack.extend(n.probe for n in spec.needs)
+    return sorted((probes[n] for n in selected), key=lambda s: (s.order, s.name))
+
+
+ProbeRunner = Callable[[ProbeSpec], Awaitable[None]]
+
+
+async def run_schedule(planned: list[ProbeSpec], run: ProbeRunner) -> None:
+    """Run the planned probes, each as soon as what it needs has finished (see the module's doc).
+
+    `run` must not raise: the runner contains a probe's failure in its record.
+    """
+    import anyio
+
+    done = {spec.name: anyio.Event() for spec in planned}
+    others = [done[spec.name] for spec in planned if not spec.last]
+    brief_turns = anyio.Semaphore(BRIEF_AT_ONCE)
+
+    async def one(spec: ProbeSpec) -> None:
+        try:
+            first = (*spec.needs, *spec.after)
+            waits = others if spec.last else [done[n.probe] for n in first if n.probe in done]
+            for event in waits:
+                await event.wait()
+            async with brief_turns if spec.brief else nullcontext():
+                await run(spec)
+        finally:
+            done[spec.name].set()
+
+    async with anyio.create_task_group() as tg:
+        for spec in planned:
+            tg.start_soon(one, spec)

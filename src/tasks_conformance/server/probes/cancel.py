@@ -1,0 +1,49 @@
+"""tasks/cancel: on the probe task (extension), or on a fresh task (legacy, where the probe task
+has ended by now and is then asked once more, since cancelling a finished task is an error)."""
+
+from __future__ import annotations
+
+from tasks_conformance.core.wires import CreatedTask
+from tasks_conformance.server.evidence import Cancel, DeclaredCall, Poll, StopReason, TerminalRereads
+from tasks_conformance.server.probes import probe
+from tasks_conformance.server.probes.context import ProbeContext
+
+
+# After the re-reads of the ended task, so a server that wrongly lets cancel change a terminal
+# status fails the cancel check alone, not the immutability check as well.
+@probe(Cancel, order=60, needs=(DeclaredCall, Poll), after=(TerminalRereads,),
+       description="tasks/cancel on a task (extension: the probe task; legacy: a fresh task)")
+async def cancel(ctx: ProbeContext) -> None:
+    rec = ctx.record(Cancel)
+    if not ctx.dialect.can_cancel(ctx.discovery.server_capabilities):
+        rec.not_run = "the server does not declare capabilities.tasks.cancel"
+        rec.no_cancel_capability = True
+        return
+    tid = await _task_to_cancel(ctx, rec)
+    if tid is None:
+        return
+    poll = ctx.record(Poll)
+    rec.task_id = tid
+    rec.status_before = poll.final_status
+    rec.cancel = await ctx.session.request("tasks/cancel", {"taskId": tid}, purpose="cancel")
+    rec.after = await ctx.session.request("tasks/get", {"taskId": tid}, purpose="after cancel")
+    probe_task = ctx.created_task_id
+    if ctx.dialect.terminal_cancel_is_error and probe_task and poll.stop is StopReason.TERMINAL:
+        rec.cancel_terminal = await ctx.session.request(
+            "tasks/cancel", {"taskId": probe_task}, purpose="cancel a terminal task"
+        )
+    rec.ran = True
+
+
+async def _task_to_cancel(ctx: ProbeContext, rec: Cancel) -> str | None:
+    if not ctx.dialect.cancel_on_fresh_task:
+        tid = ctx.created_task_id
+        if tid is None:
+            rec.not_run = "no task was created by the declared tools/call"
+        return tid
+    params = ctx.dialect.task_call_params(ctx.tool_params())
+    rec.create = await ctx.session.request("tools/call", params, purpose="second task, to cancel")
+    created = CreatedTask.read(rec.create.result if rec.create.ok else None)
+    if created.task_id is None:
+        rec.not_run = "the second declared tools/call created no task"
+    return created.task_id

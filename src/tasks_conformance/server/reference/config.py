@@ -1,0 +1,138 @@
+"""Command-line flags of the reference server and the frozen config they produce."""
+
+from __future__ import annotations
+
+import argparse
+from dataclasses import dataclass
+from typing import Literal, cast
+
+Era = Literal["both", "legacy", "modern"]
+Transport = Literal["stdio", "http", "tcp", "unix"]
+
+
+@dataclass(frozen=True)
+class ServerConfig:
+    transport: Transport = "stdio"
+    host: str = "127.0.0.1"
+    port: int = 0
+    task_duration_ms: int = 150
+    poll_interval_ms: int = 100
+    ttl_ms: int = 60_000
+    era: Era = "both"
+    unix_path: str | None = None
+    # HTTP: when any is given, every request needs "Authorization: Bearer <one of them>", and a
+    # 2026-07-28 task belongs to the token that created it (S-EXT-MUST-23).
+    bearer_tokens: tuple[str, ...] = ()
+    # HTTP: leave Nagle's algorithm on, as Python's http.server family does (see http_serve._bind).
+    tcp_nodelay: bool = True
+    # Bounds (not flags): nothing in the server waits or buffers without a limit.
+    max_line_bytes: int = 4 * 1024 * 1024
+    max_body_bytes: int = 4 * 1024 * 1024
+    max_tasks: int = 10_000
+    max_running_tasks: int = 256
+    max_sessions: int = 1_000
+    max_in_flight: int = 256
+    max_wait_s: float = 600.0  # tasks/result blocking, listen streams, input waits
+    ask_timeout_s: float = 300.0  # a server->client request (legacy elicitation)
+    max_tool_duration_ms: int = 600_000
+    body_read_timeout_s: float = 30.0
+
+    @property
+    def legacy_enabled(self) -> bool:
+        return self.era in ("both", "legacy")
+
+    @property
+    def modern_enabled(self) -> bool:
+        return self.era in ("both", "modern")
+
+
+def _non_negative_int(text: str) -> int:
+    try:
+        value = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"not an integer: {text!r}") from None
+    if value < 0:
+        raise argparse.ArgumentTypeError(f"must be >= 0: {value}")
+    return value
+
+
+def _port(text: str) -> int:
+    value = _non_negative_int(text)
+    if value > 65535:
+        raise argparse.ArgumentTypeError(f"not a TCP port: {value}")
+    return value
+
+
+def build_parser(prog: str = "python -m tasks_conformance.server.reference") -> argparse.ArgumentParser:
+    p = argparse.ArgumentParser(
+        prog=prog,
+        description="Reference MCP server for MCP Tasks: the 2025-11-25 legacy wire and the "
+        "io.modelcontextprotocol/tasks extension (2026-07-28), on stdio or Streamable HTTP.",
+    )
+    p.add_argument(
+        "--transport",
+        choices=("stdio", "http", "tcp", "unix"),
+        default="stdio",
+        help="stdio (default); http = Streamable HTTP at /mcp; tcp / unix = newline-delimited "
+        "JSON-RPC on a socket. Listening transports print one READY line.",
+    )
+    p.add_argument("--host", default="127.0.0.1", help="HTTP/TCP bind address (default 127.0.0.1)")
+    p.add_argument("--port", type=_port, default=0, help="HTTP/TCP port; 0 picks an ephemeral port (default 0)")
+    p.add_argument(
+        "--unix-path", default=None, help="socket path for --transport unix (default: a file in the temp directory)"
+    )
+    p.add_argument(
+        "--task-duration-ms",
+        type=_non_negative_int,
+        default=150,
+        help="default run time of the task-capable tools (default 150)",
+    )
+    p.add_argument(
+        "--poll-interval-ms",
+        type=_non_negative_int,
+        default=100,
+        help="pollIntervalMs / pollInterval announced on tasks (default 100)",
+    )
+    p.add_argument("--ttl-ms", type=_non_negative_int, default=60_000, help="task time-to-live in ms (default 60000)")
+    p.add_argument(
+        "--era",
+        choices=("both", "legacy", "modern"),
+        default="both",
+        help="which protocol eras to serve (default both)",
+    )
+    p.add_argument(
+        "--bearer-token",
+        dest="bearer_tokens",
+        action="append",
+        default=[],
+        metavar="TOKEN",
+        help="HTTP: accept this bearer token (repeatable); with any, requests need one and each token sees "
+        "only its own tasks",
+    )
+    p.add_argument(
+        "--no-tcp-nodelay",
+        dest="tcp_nodelay",
+        action="store_false",
+        help="HTTP: keep Nagle's algorithm on, as Python's http.server family does; a response's head and "
+        "body go out in two writes, so a client that delays its ACKs waits about 40 ms for each body",
+    )
+    return p
+
+
+def config_from_namespace(ns: argparse.Namespace) -> ServerConfig:
+    return ServerConfig(
+        transport=cast(Transport, ns.transport),
+        host=str(ns.host),
+        port=int(ns.port),
+        task_duration_ms=int(ns.task_duration_ms),
+        poll_interval_ms=int(ns.poll_interval_ms),
+        ttl_ms=int(ns.ttl_ms),
+        era=cast(Era, ns.era),
+        unix_path=ns.unix_path,
+        bearer_tokens=tuple(ns.bearer_tokens),
+        tcp_nodelay=bool(ns.tcp_nodelay),
+    )
+
+
+def parse_args(argv: list[str] | None = None) -> ServerConfig:
+    return config_from_namespace(build_parser().parse_args(argv))

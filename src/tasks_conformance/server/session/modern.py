@@ -1,0 +1,108 @@
+"""The 2026-07-28 session: stateless; every request carries its own envelope in `_meta`."""
+
+from __future__ import annotations
+
+import copy
+from collections.abc import Mapping
+from typing import Any
+
+from tasks_conformance import __version__
+from tasks_conformance.core.protocol import (
+    EXT_TASKS,
+    HEADER_METHOD,
+    HEADER_NAME,
+    HEADER_PROTOCOL_VERSION,
+    META_CLIENT_CAPS,
+    META_CLIENT_INFO,
+    META_PROTOCOL_VERSION,
+    encode_header_value,
+    mcp_name_for,
+)
+from tasks_conformance.core.rpc.peer import Peer, Reply
+from tasks_conformance.core.transports.base import Transport
+from tasks_conformance.core.wirelog import FrameTag
+from tasks_conformance.server.evidence.records import Intent
+from tasks_conformance.server.session.base import Session
+
+CLIENT_INFO = {"name": "tasks-conformance", "version": __version__}
+
+
+def modern_envelope(
+    version: str, capabilities: Mapping[str, Any], *, declare_tasks: bool
+) -> dict[str, Any]:
+    caps = copy.deepcopy(dict(capabilities))
+    extensions = dict(caps.get("extensions") or {})
+    if declare_tasks:
+        extensions[EXT_TASKS] = {}
+    else:
+        extensions.pop(EXT_TASKS, None)
+    if extensions:
+        caps["extensions"] = extensions
+    else:
+        caps.pop("extensions", None)
+    return {
+        META_PROTOCOL_VERSION: version,
+        META_CLIENT_CAPS: caps,
+        META_CLIENT_INFO: dict(CLIENT_INFO),
+    }
+
+
+class ModernSession(Session):
+    def __init__(
+        self,
+        transport: Transport,
+        peer: Peer,
+        *,
+        version: str,
+        capabilities: Mapping[str, Any],
+    ) -> None:
+        super().__init__(transport, peer)
+        self.era = version
+        self.version = version
+        self.capabilities = dict(capabilities)
+
+    def base_headers(self, method: str, params: Any) -> dict[str, str]:
+        if not self.transport.uses_headers:
+            return {}
+        headers = {HEADER_PROTOCOL_VERSION: self.version, HEADER_METHOD: method}
+        name = mcp_name_for(method, params)
+        if name is not None:
+            headers[HEADER_NAME] = encode_header_value(name)
+        return headers
+
+    def build_params(
+        self,
+        params: dict[str, Any] | None,
+        *,
+        declare_tasks: bool,
+        meta: Mapping[str, Any] | None,
+    ) -> dict[str, Any]:
+        out = dict(params or {})
+        envelope = dict(out.get("_meta") or {})
+        envelope.update(modern_envelope(self.version, self.capabilities, declare_tasks=declare_tasks))
+        for k, v in (meta or {}).items():
+            if v is None:
+                envelope.pop(k, None)
+            else:
+                envelope[k] = v
+        out["_meta"] = envelope
+        return out
+
+    async def request(
+        self,
+        method: str,
+        params: dict[str, Any] | None = None,
+        *,
+        declare_tasks: bool = True,
+        meta: Mapping[str, Any] | None = None,
+        headers: Mapping[str, str | None] | None = None,
+        timeout_s: float | None = None,
+        purpose: str = "",
+        tag: FrameTag | None = None,
+    ) -> Reply:
+        full = self.build_params(params, declare_tasks=declare_tasks, meta=meta)
+        hdrs = self._merge_headers(self.base_headers(method, full), headers)
+        reply = await self.peer.request(method, full, headers=hdrs, timeout_s=timeout_s, note=purpose or None,
+                                        tag=self.frame_tag(tag))
+        self.intents.append(Intent(reply.request_seq, method, self.era, declare_tasks))
+        return reply

@@ -1,0 +1,421 @@
+"""The config file: settings kept with the project instead of on every command line.
+
+    # tasks-conformance.toml (or [tool.tasks-conformance] in pyproject.toml)
+    command = ["python", "server.py"]
+    tool-name = "long_job"
+    timeout = 10000
+    reporter = ["junit-xml=conformance.xml"]
+    baseline = "conformance-baseline.toml"
+
+Keys are the long flag names (`--tool-name` is `tool-name`, `--header` is `header`, `--check-id`
+is `check-id`); each maps to a `RunOptions` field. Without --config, the file is
+`tasks-conformance.toml` in the working directory, else `pyproject.toml` there if it has a
+`[tool.tasks-conformance]` table. Precedence: flag > environment (the credential variables) >
+file > default; a flag replaces the file's value, lists included. Paths in the file are relative
+to the working directory, as on the command line.
+
+`resolve` merges and says where each setting came from (`tasks-conformance config show`).
+Stdlib only (tomllib, imported when there is a file to read), cheap to import.
+"""
+
+from __future__ import annotations
+
+import difflib
+import json
+import os
+import re
+from collections.abc import Callable, Iterable, Mapping
+from dataclasses import dataclass, fields, replace
+from typing import Any
+
+from tasks_conformance.core.errors import UsageError
+from tasks_conformance.settings import (
+    ACCESS_TOKEN_ENV,
+    BOOL,
+    ENV,
+    ERA,
+    ERAS,
+    FILE,
+    HEADERS,
+    HEADERS_ENV,
+    INT,
+    JSON,
+    MANY,
+    MS,
+    PATH,
+    PROBE_ARGS,
+    PROBES,
+    SETTINGS,
+    TEXT,
+    RunOptions,
+)
+from tasks_conformance.settings import COMMAND as COMMAND_KIND
+from tasks_conformance.settings.masking import masked
+
+FILE_NAME = "tasks-conformance.toml"
+PYPROJECT = "pyproject.toml"
+TABLE = "tasks-conformance"  # [tool.tasks-conformance]
+MAX_CONFIG_BYTES = 1024 * 1024
+
+# What a value may be in the file: a name for messages, and a converter to the RunOptions form
+# (None when the value has the wrong type).
+_Convert = Callable[[Any], Any]
+
+
+def _string(v: Any) -> Any:
+    return v if isinstance(v, str) else None
+
+
+def _integer(v: Any) -> Any:
+    return v if isinstance(v, int) and not isinstance(v, bool) else None
+
+
+def _boolean(v: Any) -> Any:
+    return v if isinstance(v, bool) else None
+
+
+def _strings(v: Any) -> Any:
+    if isinstance(v, list) and all(isinstance(x, str) for x in v):
+        return tuple(v)
+    return None
+
+
+def _json_value(v: Any) -> Any:
+    # A TOML table is the JSON object itself; a string is what the flag takes (JSON, @file, -).
+    if isinstance(v, dict):
+        return json.dumps(v)
+    return v if isinstance(v, str) else None
+
+
+def _pairs(separator: str) -> _Convert:
+    def convert(v: Any) -> Any:
+        if isinstance(v, dict) and all(isinstance(x, str) for x in v.values()):
+            return tuple(f"{k}{separator}{x}" for k, x in v.items())
+        return _strings(v)
+
+    return convert
+
+
+def _probe_args(v: Any) -> Any:
+    """`probe-args`: per role, the tool's arguments as a table or JSON text (as --probe-args ROLE=JSON)."""
+    if isinstance(v, dict) and all(isinstance(x, str | dict) for x in v.values()):
+        return tuple(f"{k}={x if isinstance(x, str) else json.dumps(x)}" for k, x in v.items())
+    return _strings(v)
+
+
+def _command(v: Any) -> Any:
+    if isinstance(v, str):
+        return v
+    if isinstance(v, list) and v and all(isinstance(x, str) for x in v):
+        return tuple(v)  # an argv: split into command and args by _to_options
+    return None
+
+
+STRING, INTEGER, BOOLEAN, STRINGS = "a string", "an integer", "true or false", "an array of strings"
+TABLE_OR_STRING = "a table or a JSON string"
+PAIRS_ENV = "a table of NAME = \"value\" or an array of \"NAME=VALUE\" strings"
+PAIRS_HEADER = "a table of Name = \"value\" or an array of \"Name: value\" strings"
+COMMAND = "a string or an array of strings (the argv)"
+PAIRS_PROBE = "a table of ROLE = \"TOOL\" or an array of \"ROLE=TOOL\" strings"
+PAIRS_PROBE_ARGS = "a table of ROLE = {arguments} (or a JSON string) or an array of \"ROLE=JSON\" strings"
+
+
+# A kind of setting (settings.py) as the file writes it: how it is worded in a message, and the
+# converter to the RunOptions form.
+_FORMS: dict[str, tuple[str, _Convert]] = {
+    TEXT.name: (STRING, _string), PATH.name: (STRING, _string), COMMAND_KIND.name: (COMMAND, _command),
+    JSON.name: (TABLE_OR_STRING, _json_value), INT.name: (INTEGER, _integer),
+    MS.name: (INTEGER + " (milliseconds)", _integer), BOOL.name: (BOOLEAN, _boolean), MANY.name: (STRINGS, _strings),
+    ENV.name: (PAIRS_ENV, _pairs("=")), HEADERS.name: (PAIRS_HEADER, _pairs(": ")),
+    PROBES.name: (PAIRS_PROBE, _pairs("=")), PROBE_ARGS.name: (PAIRS_PROBE_ARGS, _probe_args),
+}
+
+
+@dataclass(frozen=True)
+class Key:
+    name: str  # in the file: the long flag without its dashes
+    field: str  # the RunOptions field
+    expected: str
+    convert: _Convert
+    secret: bool = False
+
+
+KEYS: tuple[Key, ...] = tuple(Key(s.key, s.name, *_FORMS[s.kind.name], secret=s.secret)
+                              for s in SETTINGS.values() if FILE in s.applies)
+BY_NAME = {k.name: k for k in KEYS}
+BY_FIELD = {k.field: k for k in KEYS}
+# Command-line settings with no file key: a one-off action, or the file itself.
+FLAG_ONLY = {s.name: s.key for s in SETTINGS.values() if FILE not in s.applies}
+# The target, and what belongs to the file's target only: a target given as a flag replaces all
+# of these in the file (`--url` must not meet the file's `command`, nor its `args`).
+TARGETS = ("url", "command", "tcp", "unix")
+TARGET_FIELDS = (*TARGETS, "transport", "args", "command_args", "cwd", "env", "show_env")
+
+
+
+
+@dataclass(frozen=True)
+class ConfigFile:
+    path: str
+    values: dict[str, Any]  # RunOptions field -> value, converted
+    era: str | None = None  # `era`: --era is no RunOptions field (it chooses how many runs are made)
+
+
+@dataclass(frozen=True)
+class Resolved:
+    """The effective settings and, per RunOptions field, where its value came from."""
+
+    options: RunOptions
+    sources: dict[str, str]
+    file: str | None
+    era: str = "auto"  # --era, or the file's era
+    era_source: str = "default"
+
+
+def find(cwd: str | None = None) -> str | None:
+    """tasks-conformance.toml in `cwd`, else its pyproject.toml if that has our table."""
+    where = cwd or os.getcwd()
+    own = os.path.join(where, FILE_NAME)
+    if os.path.isfile(own):
+        return own
+    pyproject = os.path.join(where, PYPROJECT)
+    if os.path.isfile(pyproject):
+        try:
+            with open(pyproject, "rb") as fh:
+                data = fh.read()
+        except OSError:
+            return None
+        if not _may_hold_our_table(data):
+            return None
+        import tomllib
+
+        try:
+            doc = tomllib.loads(data.decode("utf-8"))
+        except (UnicodeDecodeError, tomllib.TOMLDecodeError):
+            return None  # not ours to judge: only a pyproject with our table is a config file
+        if isinstance(doc.get("tool"), dict) and TABLE in doc["tool"]:
+            return pyproject
+    return None
+
+
+# Where a TOML document can open tool.tasks-conformance: a key path `tool.tasks-conformance` (a
+# table header or a dotted key; parts may be quoted), a `[tool]` table (any of its keys), or a
+# `tool = {...}` inline table.
+_OUR_TABLE_MAY_OPEN = (
+    rb"""["']?tool["']?\s*\.\s*["']?tasks-conformance"""
+    rb"""|^\s*\[\s*["']?tool["']?\s*\]"""
+    rb"""|^\s*["']?tool["']?\s*="""
+)
+
+
+def _may_hold_our_table(data: bytes) -> bool:
+    """False when the pyproject cannot hold [tool.tasks-conformance], so it need not be parsed.
+
+    Most pyprojects (ours included) have other [tool.*] tables only, and every run looks for a
+    config file before its first frame: parsing one costs the import of tomllib and the parse,
+    a few ms. A key spelled with escapes ("tasks\\u002Dconformance") is not seen; TOML allows
+    it, no pyproject writes it."""
+    return re.search(_OUR_TABLE_MAY_OPEN, data, re.MULTILINE) is not None
+
+
+def _display(path: str) -> str:
+    rel = os.path.relpath(path) if os.path.isabs(path) else path
+    return rel if not rel.startswith("..") else path
+
+
+def load(path: str) -> ConfigFile:
+    """Read a config file; a missing file, bad TOML, an unknown key or a wrong type is a
+    UsageError of one line naming the file and the key."""
+    shown = _display(path)
+    from tasks_conformance.core.flag_values import read_small_file
+
+    data = read_small_file("--config", path, MAX_CONFIG_BYTES, shown)
+    import tomllib
+
+    try:
+        doc = tomllib.loads(data.decode("utf-8"))
+    except (UnicodeDecodeError, tomllib.TOMLDecodeError) as exc:
+        raise UsageError(f"{shown}: not valid TOML: {str(exc).splitlines()[0]}") from None
+    table: Any = doc
+    tool_table = doc.get("tool")
+    if os.path.basename(path) == PYPROJECT or (isinstance(tool_table, dict) and TABLE in tool_table):
+        tool = doc.get("tool")
+        table = tool.get(TABLE) if isinstance(tool, dict) else None
+        if table is None:
+            raise UsageError(f"{shown}: no [tool.{TABLE}] table")
+        if not isinstance(table, dict):
+            raise UsageError(f"{shown}: tool.{TABLE} must be a table")
+        shown = f"{shown} [tool.{TABLE}]"
+    era = table.get(ERA.key)
+    if era is not None and era not in ERAS:
+        got = repr(era[:40]) if isinstance(era, str) else _toml_type(era)
+        raise UsageError(f"{shown}: {ERA.key} must be {' or '.join(repr(e) for e in ERAS)}, got {got}")
+    return ConfigFile(path, _values({k: v for k, v in table.items() if k != ERA.key}, shown), era)
+
+
+def _values(table: Mapping[str, Any], shown: str) -> dict[str, Any]:
+    out: dict[str, Any] = {}
+    for name, raw in table.items():
+        key = BY_NAME.get(name)
+        if key is None:
+            if name in FLAG_ONLY.values():
+                raise UsageError(f"{shown}: {name} cannot be set in a config file; give --{name} on the command line")
+            close = difflib.get_close_matches(name, [*BY_NAME, ERA.key], n=1)
+            hint = f"; did you mean {close[0]}?" if close else "; keys are the long flag names, e.g. tool-name"
+            raise UsageError(f"{shown}: unknown key {name[:60]!r}{hint}")
+        value = key.convert(raw)
+        if value is None:
+            raise UsageError(f"{shown}: {name} must be {key.expected}, got {_toml_type(raw)}")
+        out[key.field] = value
+    return out
+
+
+def _toml_type(value: Any) -> str:
+    if isinstance(value, bool):
+        return "a boolean"
+    if isinstance(value, int):
+        return "an integer"
+    if isinstance(value, float):
+        return "a float"
+    if isinstance(value, str):
+        return "a string"
+    if isinstance(value, list):
+        return "an array" if all(isinstance(v, str) for v in value) and value else "an array of other values"
+    if isinstance(value, dict):
+        return "a table"
+    return type(value).__name__
+
+
+def credentials_from_environment(
+    access_token: str | None, oauth_access_token: str | None, headers: Iterable[str] | None,
+    environ: Mapping[str, str] | None = None,
+) -> tuple[str | None, list[str] | None]:
+    """Without a token, $TASKS_CONFORMANCE_ACCESS_TOKEN; without headers, the non-empty lines
+    of $TASKS_CONFORMANCE_HEADERS. A value given always wins."""
+    env = os.environ if environ is None else environ
+    if access_token is None and oauth_access_token is None:
+        access_token = env.get(ACCESS_TOKEN_ENV, "").strip() or None
+    header_list = list(headers) if headers else None
+    if not header_list:
+        header_list = [line.strip() for line in env.get(HEADERS_ENV, "").splitlines() if line.strip()] or None
+    return access_token, header_list
+
+
+def _flag(field: str) -> str:
+    key = BY_FIELD.get(field)
+    return f"--{key.name}" if key else f"--{FLAG_ONLY.get(field, field.replace('_', '-'))}"
+
+
+def resolve(
+    flags: RunOptions,
+    given: Iterable[str],
+    *,
+    cwd: str | None = None,
+    environ: Mapping[str, str] | None = None,
+    discover: bool = True,
+    era: str | None = None,
+) -> Resolved:
+    """The effective RunOptions: `given` (RunOptions fields set on the command line) from
+    `flags`, then the credential variables of `environ` (only for an HTTP target; None: no
+    environment), then the config file (`flags.config`, or found in `cwd` when `discover`),
+    then the defaults. `era`: --era when given on the command line (it wins over the file's)."""
+    given = set(given)
+    target_flag = any(name in given for name in TARGETS)
+    path = flags.config
+    if path is None and discover:
+        path = find(cwd)
+    file = load(path) if path is not None else None
+    label = f"file {_display(path)}" if path is not None else ""
+    values: dict[str, Any] = {}
+    sources: dict[str, str] = {}
+    defaults = RunOptions()
+    for f in fields(RunOptions):
+        if f.name in given:
+            values[f.name], sources[f.name] = getattr(flags, f.name), f"flag {_flag(f.name)}"
+        elif file is not None and f.name in file.values and not (target_flag and f.name in TARGET_FIELDS):
+            values[f.name], sources[f.name] = file.values[f.name], label
+        else:
+            values[f.name], sources[f.name] = getattr(defaults, f.name), "default"
+    # A command given as an argv in the file: its first item is the program, never split.
+    if isinstance(values["command"], tuple):
+        import shlex
+
+        argv = values["command"]
+        values["command"] = shlex.quote(argv[0]) if " " in argv[0] else argv[0]
+        if "args" not in given:
+            values["args"] = tuple(argv[1:]) + tuple(values["args"])
+            if sources["args"] == "default" and len(argv) > 1:
+                sources["args"] = label
+    if environ is not None and values["url"]:
+        token, headers = credentials_from_environment(
+            values["access_token"], values["oauth_access_token"], values["headers"] or None, environ,
+        )
+        oauth = any(values[name] for name in ("refresh_token", "client_id", "client_secret", "credentials_file"))
+        # An OAuth refresh gets the access token: $TASKS_CONFORMANCE_ACCESS_TOKEN is not used then.
+        if token is not None and token != values["access_token"] and not oauth:
+            values["access_token"], sources["access_token"] = token, f"environment ${ACCESS_TOKEN_ENV}"
+        if headers and tuple(headers) != values["headers"]:
+            values["headers"], sources["headers"] = tuple(headers), f"environment ${HEADERS_ENV}"
+    if path is not None and "config" not in given:
+        values["config"], sources["config"] = path, "found in the working directory"
+    era_value, era_source = "auto", "default"
+    if era is not None:
+        era_value, era_source = era, "flag --era"
+    elif file is not None and file.era is not None:
+        era_value, era_source = file.era, label
+    return Resolved(replace(defaults, **values), sources, path, era_value, era_source)
+
+
+# ---------------------------------------------------------------------------------------------
+# `tasks-conformance config show`
+
+
+_masked = masked  # `config show`'s masking, in settings/masking.py (tests reach it here)
+
+
+def show(resolved: Resolved, environ: Mapping[str, str] | None = None) -> list[dict[str, Any]]:
+    """Every setting: its file key, effective value (secrets masked) and source."""
+    from tasks_conformance.core.redact import Redactor
+    from tasks_conformance.settings.config import RunConfig
+    from tasks_conformance.settings.masking import url_passwords
+
+    o = resolved.options
+    # A second fence: every secret the run itself would hide, wherever it shows up.
+    env = dict(item.partition("=")[::2] for item in o.env)
+    headers = dict((h.partition(":")[0].strip(), h.partition(":")[2].strip()) for h in o.headers)
+    import shlex
+
+    try:
+        words = tuple(shlex.split(o.command)) if o.command and " " in o.command else (o.command or "",)
+    except ValueError:
+        words = (o.command or "",)
+    lenient = RunConfig(transport="stdio", url=o.url, command=(*words, *o.args, *o.command_args),
+                        env=env, show_env=o.show_env, headers=headers)
+    secrets = lenient.secrets() + [v for v in (o.access_token, o.oauth_access_token, o.other_access_token) if v]
+    secrets += [h.partition(":")[2].strip() for h in o.other_headers if h.partition(":")[2].strip()]
+    secrets += [pw for v in env.values() for pw in url_passwords(v)]
+    redactor = Redactor(secrets)
+    rows = []
+    for f in fields(RunOptions):
+        key = BY_FIELD[f.name].name if f.name in BY_FIELD else FLAG_ONLY[f.name]
+        value = masked(f.name, getattr(o, f.name), o)
+        rows.append({"key": key, "value": redactor.json(list(value) if isinstance(value, tuple) else value),
+                     "source": resolved.sources.get(f.name, "default")})
+    rows.append({"key": "era", "value": resolved.era, "source": resolved.era_source})
+    return rows
+
+
+def show_text(rows: list[dict[str, Any]], file: str | None) -> str:
+    """`config show` for people: one line per setting, `key = value` as TOML would write it."""
+    from tasks_conformance.core.text import one_line
+
+    none = f"none ({FILE_NAME} or [tool.{TABLE}] in {PYPROJECT})"
+    head = f"# config file: {_display(file) if file else none}"
+    lines = [head, "# precedence: flag > environment > file > default"]
+    shown = [(r["key"], "(not set)" if r["value"] in (None, []) else json.dumps(r["value"], ensure_ascii=False),
+              r["source"]) for r in rows]
+    width = max(len(k) for k, _v, _s in shown)
+    value_width = min(48, max(len(v) for _k, v, _s in shown))
+    for key, value, source in shown:
+        lines.append(one_line(f"{key:<{width}} = {value:<{value_width}}  # {source}"))
+    return "\n".join(lines)
