@@ -30,8 +30,9 @@ from tasks_conformance.server.checks import CHECKS, CheckSpec, ordered_checks
 from tasks_conformance.server.checks.common import NO_TASKS_WIRE, PRECONDITIONS, need_wire
 from tasks_conformance.server.checks.registry import Verdict, could_not_run, not_applicable
 from tasks_conformance.server.evidence import Discovery, Evidence, ProbeRecord, ToolChoice
-from tasks_conformance.server.probes import ProbeSpec, plan, run_schedule
+from tasks_conformance.server.probes import ProbeSpec, plan
 from tasks_conformance.server.probes.context import ProbeContext
+from tasks_conformance.server.probes.schedule import ScheduleTrace, run_schedule
 from tasks_conformance.server.roles import assign_roles
 from tasks_conformance.server.session.connect import Connection
 from tasks_conformance.server.session.factory import TransportFactory
@@ -48,6 +49,7 @@ Progress = Callable[[str], None]
 class Execution:
     result: RunResult
     wire: WireLog
+    schedule: ScheduleTrace = field(default_factory=ScheduleTrace)
 
 
 def select_checks(config: RunConfig) -> list[CheckSpec]:
@@ -212,6 +214,7 @@ class Traffic:
     records: dict[str, ProbeRecord] = field(default_factory=dict)
     tool: ToolChoice | None = None
     roles: dict[str, ToolChoice] = field(default_factory=dict)  # every role but task (that is `tool`)
+    schedule: ScheduleTrace = field(default_factory=ScheduleTrace)  # when each probe ran (benchmarks read it)
 
     async def run(self) -> None:
         self.say("connecting and negotiating the protocol era")
@@ -241,7 +244,7 @@ class Traffic:
         async def run_probe(spec: ProbeSpec) -> None:
             await self._run_probe(ctx, spec)
 
-        await run_schedule(probes, run_probe)
+        self.schedule = await run_schedule(probes, run_probe)
 
     async def _run_probe(self, ctx: ProbeContext, spec: ProbeSpec) -> None:
         if spec.needs_tool and (self.tool is None or self.tool.name is None):
@@ -402,4 +405,5 @@ async def execute(
             startedAt=started_at,
         ),
         wire=wire,
+        schedule=traffic.schedule,
     )

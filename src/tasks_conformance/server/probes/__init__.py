@@ -4,8 +4,9 @@ judge. Each probe module registers its probes on import; `plan` imports them all
 Probes run as a schedule, not a sequence: each starts as soon as the probes it needs have
 finished, so independent traffic (the undeclared call, unknown ids, header probes, the task
 subscription) overlaps the task's own run and the waits between polls. A probe marked `last`
-starts only when every other probe has finished: the undeclared tasks/* requests could change the
-task if a server wrongly obeyed them.
+starts only when every probe that reads the probe task has finished: the undeclared tasks/*
+requests could change the task if a server wrongly obeyed them. Probes that never touch that task
+(a second connection, unknown ids, the undeclared call) do not hold it back (schedule.py).
 
 A probe marked `brief` is a few quick exchanges that wait on nothing (no task's end, no stream)
 and do not read the created task (a server that rate-limits reads, S-EXT-MAY-02, allows the
@@ -20,7 +21,6 @@ Every other probe starts the moment its needs are met.
 from __future__ import annotations
 
 from collections.abc import Awaitable, Callable
-from contextlib import nullcontext
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
@@ -32,10 +32,6 @@ if TYPE_CHECKING:
 
 ProbeFn = Callable[["ProbeContext"], Awaitable[None]]
 Applies = Callable[[WireDialect], bool]
-
-# How many brief probes run at once (see the module's doc).
-BRIEF_AT_ONCE = 2
-
 
 def every_wire(_dialect: WireDialect) -> bool:
     return True
@@ -51,7 +47,7 @@ class ProbeSpec:
     needs_task: bool  # the runner skips it, saying why, when the declared call created no task
     description: str
     fn: ProbeFn
-    last: bool = False
+    last: bool = False  # after every probe that reads the probe task (see the module's doc)
     # Probes that must finish first when they are planned too, without being planned for it.
     after: tuple[type[ProbeRecord], ...] = ()
     # The probe role whose tool it calls (roles.py); the runner skips it, saying why, when the
@@ -123,33 +119,3 @@ def plan(wanted: set[str], dialect: WireDialect) -> list[ProbeSpec]:
         selected.add(name)
         stack.extend(n.probe for n in spec.needs)
     return sorted((probes[n] for n in selected), key=lambda s: (s.order, s.name))
-
-
-ProbeRunner = Callable[[ProbeSpec], Awaitable[None]]
-
-
-async def run_schedule(planned: list[ProbeSpec], run: ProbeRunner) -> None:
-    """Run the planned probes, each as soon as what it needs has finished (see the module's doc).
-
-    `run` must not raise: the runner contains a probe's failure in its record.
-    """
-    import anyio
-
-    done = {spec.name: anyio.Event() for spec in planned}
-    others = [done[spec.name] for spec in planned if not spec.last]
-    brief_turns = anyio.Semaphore(BRIEF_AT_ONCE)
-
-    async def one(spec: ProbeSpec) -> None:
-        try:
-            first = (*spec.needs, *spec.after)
-            waits = others if spec.last else [done[n.probe] for n in first if n.probe in done]
-            for event in waits:
-                await event.wait()
-            async with brief_turns if spec.brief else nullcontext():
-                await run(spec)
-        finally:
-            done[spec.name].set()
-
-    async with anyio.create_task_group() as tg:
-        for spec in planned:
-            tg.start_soon(one, spec)
