@@ -38,59 +38,14 @@ from typing import Any
 import pytest
 import servers
 
+from tasks_conformance.server.checks import ordered_checks
+
 pytestmark = [pytest.mark.interop, pytest.mark.timeout(300)]
 
 TRANSPORTS = ("stdio", "http")
 
-#: Every check, in the order tasks-conformance reports them.
-ALL_CHECKS = (
-    "tasks-wire-resolvable",
-    "tasks-declaration-hygiene",
-    "tasks-wire-framing",
-    "tasks-result-type-discipline",
-    "tasks-undeclared-creation-refused",
-    "tasks-required-tool-needs-task",
-    "tasks-forbidden-tool-task-refused",
-    "tasks-ttl-shape",
-    "tasks-ttl-integer-shape",
-    "tasks-status-payload-shape",
-    "tasks-terminal-status-immutable",
-    "tasks-inline-result",
-    "tasks-tool-error-outcome",
-    "tasks-fault-outcome",
-    "tasks-mcp-name-routing",
-    "tasks-invalid-task-id-rejected",
-    "tasks-removed-methods-not-found",
-    "tasks-cancel-ack-shape",
-    "tasks-subscription-notifications",
-    "tasks-input-required-update-completes",
-    "tasks-undeclared-capability-rejected",
-    "tasks-undeclared-capability-names-requirements",
-    "tasks-base-result-type-present",
-    "tasks-base-unsupported-version",
-    "tasks-base-capabilities-required",
-    "tasks-created-task-durable",
-    "tasks-subscription-no-progress-or-message",
-    "tasks-task-id-entropy",
-    "tasks-input-request-keys-unique",
-    "tasks-input-requests-declared-only",
-    "tasks-input-stale-responses-ignored",
-    "tasks-extension-in-initialize-ignored",
-    "tasks-task-bound-to-principal",
-    "tasks-base-unknown-method-not-found",
-    "tasks-base-notification-accepted",
-    "tasks-base-foreign-origin-forbidden",
-    "tasks-base-mcp-name-base64",
-    "tasks-base-input-required-where-allowed",
-    "tasks-legacy-result-blocks",
-    "tasks-legacy-list-includes-task",
-    "tasks-legacy-list-invalid-cursor",
-    "tasks-legacy-task-id-wins",
-    "tasks-legacy-status-transitions",
-    "tasks-legacy-related-meta-absent",
-    "tasks-legacy-get-plain-json",
-    "tasks-legacy-progress-token",
-)
+#: Every check, in the order tasks-conformance reports them (from the registry, not a copy of it).
+ALL_CHECKS = tuple(spec.id for spec in ordered_checks())
 
 P, F, NA, CNR = "passed", "failed", "not-applicable", "could-not-run"
 EXIT_FOR = {"passed": 0, "failed": 1, "incomplete": 3}
