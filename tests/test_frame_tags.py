@@ -11,6 +11,7 @@ from typing import Any
 import anyio
 from conftest import REFERENCE, run, stdio
 
+from tasks_conformance.core import steps
 from tasks_conformance.core.protocol import HEADER_METHOD, HEADER_NAME
 from tasks_conformance.core.rpc.peer import Peer, Reply, RpcError
 from tasks_conformance.core.transports.memory import ScriptedTransport
@@ -100,10 +101,10 @@ def _progress() -> tuple[RunProgress, WireLog]:
     state = RunProgress(30.0, clock=lambda: 100.0)
     wire = WireLog()
     wire.observer = state.on_frame
-    state.say("connecting and negotiating the protocol era")
+    state.say(steps.CONNECTING)
     wire.record("out", "stdio", _rpc(id=1, method="server/discover"), tag=FrameTag(Purpose.ERA_PROBE, connection=1))
     wire.record("in", "stdio", _rpc(id=1, result={}))
-    state.say("probe: call the probe tool declaring tasks support")
+    state.say(steps.probing("call the probe tool declaring tasks support"))
     wire.record("out", "stdio", _rpc(id=2, method="tools/call"), tag=FrameTag(Purpose.TASK_CREATE, connection=1))
     wire.record("in", "stdio", _rpc(id=2, result={"resultType": "task", "taskId": "t", "status": "working"}))
     return state, wire

@@ -16,6 +16,7 @@ from typing import Any
 
 import pytest
 
+from tasks_conformance.core import steps
 from tasks_conformance.core.wirelog import FrameTag, Purpose, WireLog
 from tasks_conformance.reporters import ProgressLine
 from tasks_conformance.reporters.progress import RunProgress
@@ -51,14 +52,14 @@ def _run_to_a_task(poll_timeout_s: float = 30.0) -> tuple[RunProgress, WireLog, 
     state = RunProgress(poll_timeout_s, clock=clock)
     wire = WireLog()
     wire.observer = state.on_frame
-    state.say("connecting and negotiating the protocol era")
+    state.say(steps.CONNECTING)
     assert state.line() == "connecting · 0.0s"
     clock.now += 0.4
     wire.record("out", "stdio", _rpc(id=1, method="server/discover"), note="era probe (server/discover)",
                 tag=ERA_PROBE)
     wire.record("in", "stdio", _rpc(id=1, result={"supportedVersions": ["2026-07-28"]}))
     assert state.line() == "discovering · 0.4s"
-    state.say("probe: tools/call declaring the extension")
+    state.say(steps.probing("tools/call declaring the extension"))
     wire.record("out", "stdio", _rpc(id=3, method="tools/call"), note="declared tools/call", tag=CREATE)
     wire.record("in", "stdio", _rpc(id=3, result={"resultType": "task", "taskId": "t1", "status": "working"}))
     return state, wire, clock
@@ -80,9 +81,9 @@ def test_the_line_follows_the_task_through_its_polls() -> None:
     clock.now += 1.0
     wire.record("out", "stdio", _rpc(id=10, method="tasks/get"), note="poll #3", tag=_poll(3))
     wire.record("in", "stdio", _rpc(id=10, result={"taskId": "t1", "status": "completed"}))
-    state.say("probe: tasks/get twice more after the task ended")
+    state.say(steps.probing("tasks/get twice more after the task ended"))
     assert state.line() == "probes · 4.4s · task completed, poll 3 · tasks/get twice more after the task ended"
-    state.say("judging")
+    state.say(steps.JUDGING)
     assert state.line() == "reporting · 4.4s · task completed, poll 3"
 
 
@@ -201,7 +202,7 @@ STARTING_SESSION = "starting a second session"  # a 2025-11-25 session: its init
 CONNECTING_SESSION = "connecting a new session"  # a 2026-07-28 connection: the request it was opened for
 # The connections probes open of their own (a session each), numbered after the main one.
 DUAL_ERA, DURABILITY, SECOND_PRINCIPAL = 2, 3, 4
-CANCEL = "probe: tasks/cancel on a task (extension: the probe task; legacy: a fresh task)"
+CANCEL = steps.probing("tasks/cancel on a task (extension: the probe task; legacy: a fresh task)")
 
 
 def _run_past_the_cancel(channel: str = "stdio") -> tuple[RunProgress, WireLog, Clock]:
@@ -211,16 +212,16 @@ def _run_past_the_cancel(channel: str = "stdio") -> tuple[RunProgress, WireLog, 
     state = RunProgress(30.0, clock=clock)
     wire = WireLog()
     wire.observer = state.on_frame
-    state.say("connecting and negotiating the protocol era")
+    state.say(steps.CONNECTING)
     wire.record("out", channel, _rpc(id=1, method="server/discover"), note="era probe (server/discover)",
                 tag=ERA_PROBE)
     wire.record("in", channel, _rpc(id=1, result={"supportedVersions": ["2026-07-28"]}))
     wire.record("out", channel, _rpc(id=2, method="tools/list"), note="discovery", tag=DISCOVERY)
     wire.record("in", channel, _rpc(id=2, result={"tools": []}))
-    state.say("probe: call the probe tool declaring tasks support")
+    state.say(steps.probing("call the probe tool declaring tasks support"))
     wire.record("out", channel, _rpc(id=3, method="tools/call"), note="declared tools/call", tag=CREATE)
     wire.record("in", channel, _rpc(id=3, result={"resultType": "task", "taskId": "t1", "status": "working"}))
-    state.say("probe: second connection: 2025-11-25 initialize listing the tasks extension")
+    state.say(steps.probing("second connection: 2025-11-25 initialize listing the tasks extension"))
     # The main session's requests overlap: ids go out of order without being another session.
     wire.record("out", channel, _rpc(id=5, method="tasks/get"), note="unknown id", tag=PROBE)
     wire.record("out", channel, _rpc(id=4, method="tasks/get"), note="poll #1", tag=_poll(1))
@@ -270,7 +271,7 @@ def test_a_session_never_answered_is_not_shown_once_judging() -> None:
     state, wire, _clock = _run_past_the_cancel()
     wire.record("out", "stdio", _rpc(id=2_000_001, method="initialize", params={}),
                 tag=FrameTag(Purpose.HANDSHAKE, connection=DUAL_ERA))
-    state.say("judging")
+    state.say(steps.JUDGING)
     assert state.line() == "reporting · 1.0s · task completed, poll 1"
 
 
@@ -279,12 +280,26 @@ def test_the_first_session_and_notifications_are_never_a_second_session() -> Non
     state = RunProgress(30.0, clock=clock)
     wire = WireLog()
     wire.observer = state.on_frame
-    state.say("connecting and negotiating the protocol era")
+    state.say(steps.CONNECTING)
     wire.record("out", "http", _rpc(id=1, method="initialize", params={}),
                 tag=FrameTag(Purpose.HANDSHAKE, connection=MAIN))
     assert state.line() == "discovering · 0.0s"
     wire.record("in", "http", _rpc(id=1, result={}))
     wire.record("out", "http", _rpc(method="notifications/initialized"))
-    state.say("probe: something")
+    state.say(steps.probing("something"))
     wire.record("out", "http", _rpc(id="srv-1", result={}))  # our answer to a server's request
     assert state.line() == "probes · 0.0s · something"
+
+
+def test_the_line_follows_the_steps_phase_not_its_wording() -> None:
+    # A reworded sentence changes nothing: the phase travels as a field. A plain string that
+    # merely looks like a step is only a detail.
+    state = RunProgress(poll_timeout_s=10, clock=lambda: 0.0)
+    state.say(steps.Step("negotiating (reworded)", steps.Phase.CONNECTING))
+    assert state.phase == "connecting"
+    state.say(steps.Step("looking at something", steps.Phase.PROBE, "a probe's description"))
+    assert (state.phase, state.detail) == ("probes", "a probe's description")
+    state.say("judging")
+    assert state.phase == "probes" and state.detail == "judging"
+    state.say(steps.Step("done (reworded)", steps.Phase.JUDGING))
+    assert state.phase == "reporting"

@@ -227,17 +227,18 @@ def test_update_baseline_with_era_both_keeps_the_failure_of_an_era_the_server_do
 def test_the_live_table_of_several_runs_reads_like_the_single_run_line() -> None:
     import io
 
+    from tasks_conformance.core import steps
     from tasks_conformance.entry.multirun import MultiProgress
     from tasks_conformance.reporters.progress import RunProgress
 
     now = [100.0]
     state = RunProgress(30.0, clock=lambda: now[0])
-    state.say("connecting and negotiating the protocol era")
+    state.say(steps.CONNECTING)
     now[0] = 102.5
     out = io.StringIO()
     with MultiProgress(["2025-11-25", "2026-07-28"], enabled=True, file=out) as progress:
         progress.follow(0, state)
-        progress.update(0, "connecting and negotiating the protocol era")
+        progress.update(0, steps.CONNECTING)
         progress.update(1, "done: passed")
     drawn = out.getvalue()
     assert "connecting · 2.5s" in drawn and "done: passed" in drawn

@@ -21,6 +21,7 @@ import time
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
+from tasks_conformance.core.steps import Phase, Step
 from tasks_conformance.core.wirelog import Purpose
 
 if TYPE_CHECKING:
@@ -60,14 +61,16 @@ class RunProgress:
     # -- input ----------------------------------------------------------------------------------
 
     def say(self, text: str) -> None:
-        """The runner's progress text."""
-        if text.startswith("connecting"):
+        """The runner's progress: a Step's phase decides; any other text is shown as the detail."""
+        step = text if isinstance(text, Step) else None
+        phase = step.phase if step is not None else None
+        if phase is Phase.CONNECTING:
             self.phase = "connecting"
-        elif text.startswith("probe: "):
-            self.detail = text[len("probe: "):]
+        elif step is not None and phase is Phase.PROBE:
+            self.detail = step.detail
             if self.phase in ("connecting", "discovering"):
                 self.phase = "probes"
-        elif text == "judging":
+        elif phase is Phase.JUDGING:
             self.phase, self.detail = "reporting", ""
             self._starting.clear()
         else:

@@ -18,6 +18,7 @@ from datetime import UTC, datetime
 import anyio
 
 from tasks_conformance import __version__
+from tasks_conformance.core import steps
 from tasks_conformance.core.causes import Cause, CauseKind, Reason, cause_of, setting
 from tasks_conformance.core.profiles import PROFILES
 from tasks_conformance.core.protocol import get_path
@@ -217,7 +218,7 @@ class Traffic:
     schedule: ScheduleTrace = field(default_factory=ScheduleTrace)  # when each probe ran (benchmarks read it)
 
     async def run(self) -> None:
-        self.say("connecting and negotiating the protocol era")
+        self.say(steps.CONNECTING)
         try:
             await self.conn.open()
         except Exception as exc:  # our own bug: the run is incomplete, never a crash
@@ -257,7 +258,7 @@ class Traffic:
         if spec.needs_task and ctx.created_task_id is None:
             ctx.record(spec.record).not_run = "no task was created by the declared tools/call"
             return
-        self.say(f"probe: {spec.description}")
+        self.say(steps.probing(spec.description))
         t0 = time.monotonic()
         try:
             await spec.fn(ctx)
@@ -392,7 +393,7 @@ async def execute(
     traffic = Traffic(config, Connection(config, wire, transport_factory=transport_factory), selected, say)
     interrupted = await _run_until_interrupted(traffic, interrupt)
     ev = traffic.evidence()
-    say("judging")
+    say(steps.JUDGING)
     results = [_check_result(spec, ev, interrupted) for spec in selected]
     outcome = decide_outcome(results, interrupted)
     target = wire.redactor.text(config.target())
