@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass, field
+from enum import StrEnum
 from typing import TYPE_CHECKING, Any, Final, Literal
 
 from tasks_conformance.core.causes import INTERRUPTED_CAUSE, INTERRUPTED_FIX, Cause, CauseKind
@@ -16,7 +17,16 @@ from tasks_conformance.core.profiles import DEFAULT_PROFILE, profile_id
 if TYPE_CHECKING:
     from tasks_conformance.core.baseline_marks import BaselineMark, BaselineReport
 
-Status = Literal["passed", "failed", "skipped"]
+
+class CheckStatus(StrEnum):
+    """What a check concluded. A StrEnum: equal to its value ("passed" == CheckStatus.PASSED) and
+    written as it in every JSON document."""
+
+    PASSED = "passed"
+    FAILED = "failed"
+    SKIPPED = "skipped"  # not applicable, or could not run: `skipReason` says which
+
+
 SkipReason = Literal["not-applicable", "could-not-run"]
 Outcome = Literal["passed", "failed", "incomplete"]
 Wire = Literal["legacy", "extension", "none"]
@@ -116,7 +126,7 @@ class CheckResult:
     title: str
     description: str
     requirements: list[str]
-    status: Status
+    status: CheckStatus  # a plain "passed"/"failed"/"skipped" given by hand becomes the enum
     skipReason: SkipReason | None = None
     message: str = ""
     warnings: list[str] = field(default_factory=list)
@@ -136,6 +146,9 @@ class CheckResult:
     area: str = ""
     # A could-not-run's typed cause (causes.py): what the fix list and the cause pointers read.
     cause: Cause | None = None
+
+    def __post_init__(self) -> None:
+        self.status = CheckStatus(self.status)
 
     @property
     def rules(self) -> list[RuleRef]:
@@ -164,7 +177,7 @@ class CheckResult:
             return self.skipReason or "could-not-run"
         if self.status == "failed" and self.baseline is not None and self.baseline.state == "known":
             return "known"
-        return self.status
+        return self.status.value
 
     def to_json(self) -> dict[str, Any]:
         return {
@@ -175,7 +188,7 @@ class CheckResult:
             # Objects since json-summary schema 2; `requirementIds` keeps the plain id list.
             "requirements": [r.to_json() for r in self.rules],
             "requirementIds": list(self.requirements),
-            "status": self.status,
+            "status": self.status.value,
             "skipReason": self.skipReason,
             "message": self.message,
             "warnings": list(self.warnings),

@@ -54,7 +54,7 @@ def summary_document(result: RunResult) -> dict[str, Any]:
             {
                 "id": c.id,
                 "category": c.category,
-                "status": c.status,
+                "status": c.status.value,
                 "skipReason": c.skipReason,
                 "message": c.message,
                 "warnings": list(c.warnings),

@@ -335,7 +335,7 @@ def _check_result(spec: CheckSpec, ev: Evidence, interrupted: bool) -> CheckResu
     return CheckResult(
         id=spec.id, category=spec.category, area=spec.area, title=spec.title, description=spec.description,
         requirements=requirements, broken=[r for r in requirements if r in verdict.broken], cause=verdict.cause,
-        status=verdict.status,  # type: ignore[arg-type]
+        status=verdict.status,
         skipReason=verdict.skip_reason,  # type: ignore[arg-type]
         message=redactor.text(verdict.message), warnings=[redactor.text(w) for w in verdict.warnings],
         evidence=seqs, details=redactor.json(details),

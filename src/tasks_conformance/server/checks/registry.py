@@ -12,6 +12,7 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Literal
 
 from tasks_conformance.core.causes import Cause, cause_of
+from tasks_conformance.core.result import CheckStatus
 from tasks_conformance.core.wires import Wire
 from tasks_conformance.settings.role_flags import ROLES
 
@@ -25,7 +26,7 @@ NEEDS: tuple[Need, ...] = ("wire", "tool", "task", "terminal")
 
 @dataclass(frozen=True)
 class Verdict:
-    status: str  # passed | failed | skipped
+    status: CheckStatus
     message: str  # for people; nothing decides by reading it
     skip_reason: str | None = None
     warnings: tuple[str, ...] = ()
@@ -42,18 +43,18 @@ Seqs = list[int] | tuple[int, ...]
 
 def passed(message: str, *, evidence: Seqs = (), warnings: list[str] | tuple[str, ...] = (),
            details: dict[str, Any] | None = None) -> Verdict:
-    return Verdict("passed", message, None, tuple(warnings), tuple(evidence), details or {})
+    return Verdict(CheckStatus.PASSED, message, None, tuple(warnings), tuple(evidence), details or {})
 
 
 def failed(message: str, *, broken: tuple[str, ...] = (), evidence: Seqs = (),
            warnings: list[str] | tuple[str, ...] = (), details: dict[str, Any] | None = None) -> Verdict:
     """A failure of the rules in `broken` (requirement ids; none named: every rule the judge
     judges). The message says it in words and may cite the ids; reports read `broken`."""
-    return Verdict("failed", message, None, tuple(warnings), tuple(evidence), details or {}, broken=broken)
+    return Verdict(CheckStatus.FAILED, message, None, tuple(warnings), tuple(evidence), details or {}, broken=broken)
 
 
 def not_applicable(message: str, *, evidence: Seqs = ()) -> Verdict:
-    return Verdict("skipped", message, "not-applicable", (), tuple(evidence))
+    return Verdict(CheckStatus.SKIPPED, message, "not-applicable", (), tuple(evidence))
 
 
 def could_not_run(cause: str | Cause, *, blocked_by: str | None = None, evidence: Seqs = (),
@@ -64,7 +65,7 @@ def could_not_run(cause: str | Cause, *, blocked_by: str | None = None, evidence
     message = typed.message
     if blocked_by:
         message = f"{message} (see {blocked_by})"
-    return Verdict("skipped", message, "could-not-run", (), tuple(evidence), details or {}, blocked_by,
+    return Verdict(CheckStatus.SKIPPED, message, "could-not-run", (), tuple(evidence), details or {}, blocked_by,
                    cause=typed)
 
 
