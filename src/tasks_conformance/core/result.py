@@ -6,7 +6,7 @@ Plain dataclasses with no heavy imports, so reporters, the CLI and tests can use
 
 from __future__ import annotations
 
-import re
+from collections.abc import Iterable
 from dataclasses import dataclass, field
 from enum import StrEnum
 from typing import TYPE_CHECKING, Any, Final, Literal
@@ -35,10 +35,9 @@ EXIT_CODES: dict[str, int] = {"passed": 0, "failed": 1, "incomplete": 3}
 EXIT_USAGE = 2
 EXIT_INTERRUPTED = 130
 
-# Where a warning's `policy P-NN` is explained: a path relative to the repository root, so that
-# it resolves on any host (GitHub, a fork, a local clone). Each policy section has the anchor p-nn.
+# Where a cited policy P-NN is explained: a path relative to the repository root, so that it
+# resolves on any host (GitHub, a fork, a local clone). Each policy section has the anchor p-nn.
 POLICIES_DOC: Final = "docs/policies.md"
-_POLICY = re.compile(r"(?<![\w-])P-(\d{2})(?![\w-])")
 
 
 @dataclass(frozen=True)
@@ -56,7 +55,7 @@ class RuleRef:
 
 @dataclass(frozen=True)
 class PolicyRef:
-    """A policy of docs/policies.md that a check's message or warning cites."""
+    """A policy of docs/policies.md that a check's message or a warning cites."""
 
     id: str  # P-NN
     url: str  # docs/policies.md#p-nn
@@ -84,12 +83,27 @@ def policy_url(policy_id: str) -> str:
     return f"{POLICIES_DOC}#{policy_id.lower()}"
 
 
-def policy_refs(*texts: str) -> list[PolicyRef]:
-    """Every `P-NN` the texts cite, once each, in order of first mention."""
-    seen: dict[str, None] = {}
-    for text in texts:
-        seen.update(dict.fromkeys(f"P-{m.group(1)}" for m in _POLICY.finditer(text)))
-    return [PolicyRef(p, policy_url(p)) for p in seen]
+def policy_refs(ids: Iterable[str]) -> list[PolicyRef]:
+    """The policies `ids` name (P-NN), once each, in order."""
+    return [PolicyRef(p, policy_url(p)) for p in dict.fromkeys(ids)]
+
+
+@dataclass(frozen=True)
+class CheckWarning:
+    """One warning of a check: the sentence for people, and the policies it cites as data.
+
+    The sentence names them too ("… (policy P-15)"); reports link `policies`, never the words.
+    (Not a Python warning category: a plain value.)"""
+
+    text: str
+    policies: tuple[str, ...] = ()  # ids of docs/policies.md, P-NN
+
+    @property
+    def refs(self) -> list[PolicyRef]:
+        return policy_refs(self.policies)
+
+    def __str__(self) -> str:
+        return self.text
 
 
 @dataclass
@@ -129,7 +143,7 @@ class CheckResult:
     status: CheckStatus  # a plain "passed"/"failed"/"skipped" given by hand becomes the enum
     skipReason: SkipReason | None = None
     message: str = ""
-    warnings: list[str] = field(default_factory=list)
+    warnings: list[CheckWarning] = field(default_factory=list)
     evidence: list[int] = field(default_factory=list)
     details: dict[str, Any] = field(default_factory=dict)
     durationMs: int = 0
@@ -146,6 +160,8 @@ class CheckResult:
     area: str = ""
     # A could-not-run's typed cause (causes.py): what the fix list and the cause pointers read.
     cause: Cause | None = None
+    # The policy ids the message cites (each warning carries its own); typed, like `broken`.
+    message_policies: list[str] = field(default_factory=list)
 
     def __post_init__(self) -> None:
         self.status = CheckStatus(self.status)
@@ -166,8 +182,8 @@ class CheckResult:
 
     @property
     def policies(self) -> list[PolicyRef]:
-        """The policies its message and warnings cite."""
-        return policy_refs(self.message, *self.warnings)
+        """The policies its message and warnings cite, once each, the message's first."""
+        return policy_refs([*self.message_policies, *(p for w in self.warnings for p in w.policies)])
 
     @property
     def bucket(self) -> str:
@@ -191,7 +207,7 @@ class CheckResult:
             "status": self.status.value,
             "skipReason": self.skipReason,
             "message": self.message,
-            "warnings": list(self.warnings),
+            "warnings": [w.text for w in self.warnings],
             "policies": [p.to_json() for p in self.policies],
             "evidence": list(self.evidence),
             "evidenceFrames": list(self.frames),
