@@ -20,7 +20,7 @@ import pytest
 from conftest import BROKEN, cli, run, stdio
 
 from tasks_conformance.core.requirements import load
-from tasks_conformance.core.result import CheckResult, RunResult
+from tasks_conformance.core.result import CheckResult, CheckWarning, RunResult
 from tasks_conformance.core.text import one_line
 from tasks_conformance.reporters import ReportOptions, render, schema_text
 from tasks_conformance.reporters.markdown import cell
@@ -204,7 +204,8 @@ def test_legacy_failure_in_every_report_and_score_by_hand(legacy_reports: dict[s
 def test_a_warning_citing_a_policy_links_to_it_in_every_report(extension_run: RunResult) -> None:
     from dataclasses import replace
 
-    warned = replace(extension_run.checks[0], warnings=["the extension capability value is odd (policy P-15)"])
+    odd = CheckWarning("the extension capability value is odd (policy P-15)", ("P-15",))
+    warned = replace(extension_run.checks[0], warnings=[odd])
     result = replace(extension_run, checks=[warned, *extension_run.checks[1:]])
     assert "P-15: docs/policies.md#p-15" in _render("human", result)
     assert "(see [P-15])" in (md := _render("markdown", result)) and "\n[P-15]: docs/policies.md#p-15\n" in md

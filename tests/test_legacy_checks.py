@@ -200,10 +200,10 @@ def test_a_listing_cut_short_by_our_bound_does_not_fail() -> None:
     rec = _listing(w, ["a"])
     rec.stopped = "20 pages read"
     v = verdict("tasks-legacy-list-includes-task", w.ev)
-    assert v.skip_reason == "could-not-run" and "P-27" in v.message
+    assert v.skip_reason == "could-not-run" and v.message_policies == ("P-27",)
     rec.pages.append(w.exchange("tasks/list", {"cursor": "c1"}, {"result": {"tasks": [task("working")]}}))
     v = verdict("tasks-legacy-list-includes-task", w.ev)
-    assert v.status == "passed" and "P-27" in v.warnings[0]
+    assert v.status == "passed" and v.warnings[0].policies == ("P-27",)
 
 
 def test_a_made_up_cursor_must_get_invalid_params() -> None:
@@ -295,12 +295,12 @@ def test_a_related_task_meta_on_results_or_status_notifications_warns() -> None:
     rec.gets.append(w.exchange("tasks/get", {"taskId": "t1"}, {"result": {
         **task("completed"), "_meta": {"io.modelcontextprotocol/related-task": {"taskId": "t1"}}}}))
     v = verdict("tasks-legacy-related-meta-absent", w.ev)
-    assert v.status == "passed" and len(v.warnings) == 1 and "S-LEG-SHOULD-04" in v.warnings[0]
-    assert "tasks/get #2" in v.warnings[0]
+    assert v.status == "passed" and len(v.warnings) == 1 and "S-LEG-SHOULD-04" in v.warnings[0].text
+    assert "tasks/get #2" in v.warnings[0].text
     note = w.log.record("in", "stdio", json.dumps({"jsonrpc": "2.0", "method": "notifications/tasks/status",
                                                      "params": {"status": "done"}}).encode())
     v = verdict("tasks-legacy-related-meta-absent", replace(w.ev, notifications=(note,)))
-    assert v.status == "passed" and any("has no taskId" in x for x in v.warnings)
+    assert v.status == "passed" and any("has no taskId" in x.text for x in v.warnings)
 
 
 def _poll_over_http(w: Wire2025, content_type: str) -> None:
@@ -322,7 +322,7 @@ def test_a_tasks_get_answered_as_sse_warns_over_http() -> None:
     assert verdict("tasks-legacy-get-plain-json", http_ev).warnings == ()
     _poll_over_http(w, "text/event-stream")
     v = verdict("tasks-legacy-get-plain-json", replace(w.ev, transport="http"))
-    assert v.status == "passed" and "1 of 2" in v.warnings[0] and "S-LEG-SHOULD-08" in v.warnings[0]
+    assert v.status == "passed" and "1 of 2" in v.warnings[0].text and "S-LEG-SHOULD-08" in v.warnings[0].text
     assert verdict("tasks-legacy-get-plain-json", w.ev).skip_reason == "not-applicable"  # stdio
 
 
@@ -388,7 +388,8 @@ def test_legacy_sequential_ids_fail_without_credentials_and_warn_with_them() -> 
     w = Wire2025()
     _legacy_ids(w, ["t2", "t3"], credentials=True)
     v = verdict("tasks-task-id-entropy", w.ev)
-    assert v.status == "passed" and any("P-31" in x and "S-LEG-MUST-22" in x for x in v.warnings), v.warnings
+    assert v.status == "passed" and any(x.policies == ("P-31",) and "S-LEG-MUST-22" in x.text
+                                        for x in v.warnings), v.warnings
 
 
 def test_legacy_random_ids_pass_without_a_warning() -> None:

@@ -9,7 +9,7 @@ import pytest
 
 from tasks_conformance.core.errors import UsageError
 from tasks_conformance.core.profiles import CORE_CHECKS, MUST_WEIGHT, PROFILES, score
-from tasks_conformance.core.result import CheckResult, RunResult
+from tasks_conformance.core.result import CheckResult, CheckWarning, RunResult
 from tasks_conformance.core.result import Discovery as DiscoveryReport
 from tasks_conformance.entry.cli import run_cli
 from tasks_conformance.server.checks import CATEGORIES, CHECKS, ordered_checks
@@ -22,7 +22,8 @@ SHOULD = "S-EXT-SHOULD-08"  # level SHOULD
 
 def _c(status: str, reqs: list[str], *, skip: str | None = None, warnings: list[str] | None = None) -> CheckResult:
     return CheckResult(id=f"c{id(reqs)}", category="dispatch", title="t", description="d", requirements=reqs,
-                       status=status, skipReason=skip, warnings=warnings or [])  # type: ignore[arg-type]
+                       status=status, skipReason=skip,
+                       warnings=[CheckWarning(w) for w in warnings or []])  # type: ignore[arg-type]
 
 
 def _config(**flags: Any) -> Any:

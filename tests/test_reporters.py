@@ -25,6 +25,7 @@ from tasks_conformance.core.causes import Cause, CauseKind, setting
 from tasks_conformance.core.requirements import load as load_requirements
 from tasks_conformance.core.result import (
     CheckResult,
+    CheckWarning,
     Discovery,
     RunResult,
     decide_outcome,
@@ -109,7 +110,7 @@ def _check(
         status=status,  # type: ignore[arg-type]
         skipReason=skip,  # type: ignore[arg-type]
         message=message or (cause.message if cause is not None else f"{check_id} message"),
-        warnings=warnings or [],
+        warnings=[CheckWarning(w) for w in warnings or []],
         evidence=evidence or [],
         details=details or {},
         durationMs=duration,
@@ -436,7 +437,7 @@ def test_json_summary_matches_the_schema(run: str) -> None:
             "id", "category", "status", "skipReason", "message", "warnings", "policies", "requirements",
             "requirementIds", "durationMs",
         }  # fmt: skip
-        assert got["skipReason"] == check.skipReason and got["warnings"] == check.warnings
+        assert got["skipReason"] == check.skipReason and got["warnings"] == [w.text for w in check.warnings]
         assert got["requirementIds"] == check.requirements
         assert [r["id"] for r in got["requirements"]] == check.requirements
 

@@ -1,15 +1,21 @@
 """Verdicts carry their meaning as fields: reports find the rule a failure broke in the check's
-typed `broken` ids, never by reading its message (issue: one core for two subjects)."""
+typed `broken` ids, and the policies a warning cites in its typed `policies`, never by reading
+its message (issue: one core for two subjects; issue 21, a typed verdict)."""
 
 from __future__ import annotations
 
+import io
+from pathlib import Path
+
 import pytest
 from conftest import BROKEN, run, stdio
+from policy_citations import scan
 
 from tasks_conformance.core.causes import Cause, CauseKind, Reason, setting
-from tasks_conformance.core.result import CheckResult, incomplete_causes
+from tasks_conformance.core.result import CheckResult, CheckStatus, Discovery, RunResult, incomplete_causes
+from tasks_conformance.reporters import render
 from tasks_conformance.reporters._failure import broken_rules
-from tasks_conformance.server.checks.registry import could_not_run
+from tasks_conformance.server.checks.registry import could_not_run, warn
 
 
 def _failure(variant: str, check_id: str) -> CheckResult:
@@ -73,3 +79,43 @@ def test_a_reason_kept_in_a_record_carries_its_cause_to_the_verdict() -> None:
     verdict = could_not_run(reason)
     assert verdict.cause is not None and verdict.cause.flags == ("--other-access-token",)
     assert verdict.cause.fix_for("x", "") == "change the flag this names (--other-access-token)"
+
+
+# -- policies: cited as data (warn(text, "P-NN"), policies=(…)), never found in the words -----
+
+
+def test_every_policy_a_check_cites_in_a_sentence_it_cites_as_data() -> None:
+    citations, stray = scan()
+    # A P-NN in a string outside warn(…)/a verdict's message (and outside descriptions and docstrings).
+    assert not stray, stray
+    # The sentence names exactly the ids given as data: none in the words only, none in the data only.
+    assert not [c for c in citations if c.typed != c.prose], [c for c in citations if c.typed != c.prose]
+    assert {c.call for c in citations} == {"warn", "failed", "could_not_run"}
+
+
+def test_the_scan_finds_a_policy_cited_only_in_prose(tmp_path: Path) -> None:
+    sample = tmp_path / "sample.py"
+    sample.write_text(
+        'def judge(ev):\n'
+        '    bare = ["odd (policy P-15)"]\n'  # a plain warning naming a policy: prose only
+        '    worded = warn("short (policy P-06)")\n'  # warn() without the id
+        '    typed = warn("short (policy P-06)", "P-06")\n'
+        '    return failed(f"{ev} (policy P-21)", policies=("P-21",), warnings=[*bare, worded, typed])\n',
+        encoding="utf-8")
+    citations, stray = scan([sample])
+    assert stray == ["sample.py:2: 'odd (policy P-15)'"]
+    assert sorted((c.where, c.typed == c.prose) for c in citations) == [
+        ("sample.py:3", False), ("sample.py:4", True), ("sample.py:5", True)]
+
+
+def test_reports_link_the_policies_given_as_data_not_those_in_the_words() -> None:
+    check = CheckResult(
+        id="tasks-ttl-shape", category="lifecycle", title="t", description="d", requirements=[],
+        status="passed", message="passed (policy P-01 in the words only)", message_policies=["P-28"],
+        warnings=[warn("the server said P-99"), warn("short ttl (policy P-06)", "P-06")])
+    assert [p.id for p in check.policies] == ["P-28", "P-06"]
+    assert check.status is CheckStatus.PASSED and check.to_json()["status"] == "passed"
+    assert check.to_json()["warnings"] == ["the server said P-99", "short ttl (policy P-06)"]
+    out = io.StringIO()
+    render("human", RunResult("passed", "t", 1, Discovery(), [check]), out)
+    assert "P-06: docs/policies.md#p-06" in out.getvalue() and "#p-99" not in out.getvalue()

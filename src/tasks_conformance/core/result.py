@@ -6,8 +6,9 @@ Plain dataclasses with no heavy imports, so reporters, the CLI and tests can use
 
 from __future__ import annotations
 
-import re
+from collections.abc import Iterable
 from dataclasses import dataclass, field
+from enum import StrEnum
 from typing import TYPE_CHECKING, Any, Final, Literal
 
 from tasks_conformance.core.causes import INTERRUPTED_CAUSE, INTERRUPTED_FIX, Cause, CauseKind
@@ -16,7 +17,16 @@ from tasks_conformance.core.profiles import DEFAULT_PROFILE, profile_id
 if TYPE_CHECKING:
     from tasks_conformance.core.baseline_marks import BaselineMark, BaselineReport
 
-Status = Literal["passed", "failed", "skipped"]
+
+class CheckStatus(StrEnum):
+    """What a check concluded. A StrEnum: equal to its value ("passed" == CheckStatus.PASSED) and
+    written as it in every JSON document."""
+
+    PASSED = "passed"
+    FAILED = "failed"
+    SKIPPED = "skipped"  # not applicable, or could not run: `skipReason` says which
+
+
 SkipReason = Literal["not-applicable", "could-not-run"]
 Outcome = Literal["passed", "failed", "incomplete"]
 Wire = Literal["legacy", "extension", "none"]
@@ -25,10 +35,9 @@ EXIT_CODES: dict[str, int] = {"passed": 0, "failed": 1, "incomplete": 3}
 EXIT_USAGE = 2
 EXIT_INTERRUPTED = 130
 
-# Where a warning's `policy P-NN` is explained: a path relative to the repository root, so that
-# it resolves on any host (GitHub, a fork, a local clone). Each policy section has the anchor p-nn.
+# Where a cited policy P-NN is explained: a path relative to the repository root, so that it
+# resolves on any host (GitHub, a fork, a local clone). Each policy section has the anchor p-nn.
 POLICIES_DOC: Final = "docs/policies.md"
-_POLICY = re.compile(r"(?<![\w-])P-(\d{2})(?![\w-])")
 
 
 @dataclass(frozen=True)
@@ -46,7 +55,7 @@ class RuleRef:
 
 @dataclass(frozen=True)
 class PolicyRef:
-    """A policy of docs/policies.md that a check's message or warning cites."""
+    """A policy of docs/policies.md that a check's message or a warning cites."""
 
     id: str  # P-NN
     url: str  # docs/policies.md#p-nn
@@ -74,12 +83,27 @@ def policy_url(policy_id: str) -> str:
     return f"{POLICIES_DOC}#{policy_id.lower()}"
 
 
-def policy_refs(*texts: str) -> list[PolicyRef]:
-    """Every `P-NN` the texts cite, once each, in order of first mention."""
-    seen: dict[str, None] = {}
-    for text in texts:
-        seen.update(dict.fromkeys(f"P-{m.group(1)}" for m in _POLICY.finditer(text)))
-    return [PolicyRef(p, policy_url(p)) for p in seen]
+def policy_refs(ids: Iterable[str]) -> list[PolicyRef]:
+    """The policies `ids` name (P-NN), once each, in order."""
+    return [PolicyRef(p, policy_url(p)) for p in dict.fromkeys(ids)]
+
+
+@dataclass(frozen=True)
+class CheckWarning:
+    """One warning of a check: the sentence for people, and the policies it cites as data.
+
+    The sentence names them too ("… (policy P-15)"); reports link `policies`, never the words.
+    (Not a Python warning category: a plain value.)"""
+
+    text: str
+    policies: tuple[str, ...] = ()  # ids of docs/policies.md, P-NN
+
+    @property
+    def refs(self) -> list[PolicyRef]:
+        return policy_refs(self.policies)
+
+    def __str__(self) -> str:
+        return self.text
 
 
 @dataclass
@@ -116,10 +140,10 @@ class CheckResult:
     title: str
     description: str
     requirements: list[str]
-    status: Status
+    status: CheckStatus  # a plain "passed"/"failed"/"skipped" given by hand becomes the enum
     skipReason: SkipReason | None = None
     message: str = ""
-    warnings: list[str] = field(default_factory=list)
+    warnings: list[CheckWarning] = field(default_factory=list)
     evidence: list[int] = field(default_factory=list)
     details: dict[str, Any] = field(default_factory=dict)
     durationMs: int = 0
@@ -136,6 +160,11 @@ class CheckResult:
     area: str = ""
     # A could-not-run's typed cause (causes.py): what the fix list and the cause pointers read.
     cause: Cause | None = None
+    # The policy ids the message cites (each warning carries its own); typed, like `broken`.
+    message_policies: list[str] = field(default_factory=list)
+
+    def __post_init__(self) -> None:
+        self.status = CheckStatus(self.status)
 
     @property
     def rules(self) -> list[RuleRef]:
@@ -153,8 +182,8 @@ class CheckResult:
 
     @property
     def policies(self) -> list[PolicyRef]:
-        """The policies its message and warnings cite."""
-        return policy_refs(self.message, *self.warnings)
+        """The policies its message and warnings cite, once each, the message's first."""
+        return policy_refs([*self.message_policies, *(p for w in self.warnings for p in w.policies)])
 
     @property
     def bucket(self) -> str:
@@ -164,7 +193,7 @@ class CheckResult:
             return self.skipReason or "could-not-run"
         if self.status == "failed" and self.baseline is not None and self.baseline.state == "known":
             return "known"
-        return self.status
+        return self.status.value
 
     def to_json(self) -> dict[str, Any]:
         return {
@@ -175,10 +204,10 @@ class CheckResult:
             # Objects since json-summary schema 2; `requirementIds` keeps the plain id list.
             "requirements": [r.to_json() for r in self.rules],
             "requirementIds": list(self.requirements),
-            "status": self.status,
+            "status": self.status.value,
             "skipReason": self.skipReason,
             "message": self.message,
-            "warnings": list(self.warnings),
+            "warnings": [w.text for w in self.warnings],
             "policies": [p.to_json() for p in self.policies],
             "evidence": list(self.evidence),
             "evidenceFrames": list(self.frames),

@@ -207,7 +207,7 @@ def describe_failure(check: CheckResult) -> str:
     lines = [f"{check.id}: {check.title}", f"  {check.message}"]
     if check.requirements:
         lines.append(f"  requirements: {', '.join(check.requirements)}")
-    lines += [f"  warning: {w}" for w in check.warnings]
+    lines += [f"  warning: {w.text}" for w in check.warnings]
     if check.frames:
         lines.append("  evidence frames:")
         lines += [f"    {frame}" for frame in check.frames]

@@ -12,7 +12,6 @@ from __future__ import annotations
 import re
 from typing import TYPE_CHECKING, Any, TextIO
 
-from tasks_conformance.core.result import policy_refs
 from tasks_conformance.core.text import encodable, one_line
 from tasks_conformance.reporters import PLAIN
 from tasks_conformance.reporters._failure import broken_rules, expected_actual, explains, rule_line
@@ -236,8 +235,8 @@ def _checks_table(result: RunResult, w: Writer, width: int, verbose: bool = Fals
             style = "bold red" if check.baseline.state == "expired" else "magenta"
             add("", "", "", Text(f"baseline: {w.u(check.baseline.note, 2000)}", style=style))
         for warning in check.warnings:
-            add("", "", "", Text(f"{warn} {w.u(warning, 2000)}", style="yellow"))
-            for policy in policy_refs(warning):
+            add("", "", "", Text(f"{warn} {w.u(warning.text, 2000)}", style="yellow"))
+            for policy in warning.refs:
                 add("", "", "", Text(f"  {policy.id}: {policy.url}", style="dim"))
         if check.bucket == "failed" and check.evidence:
             seqs = ", ".join(f"#{n}" for n in check.evidence[:12])

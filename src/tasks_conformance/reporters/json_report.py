@@ -54,10 +54,10 @@ def summary_document(result: RunResult) -> dict[str, Any]:
             {
                 "id": c.id,
                 "category": c.category,
-                "status": c.status,
+                "status": c.status.value,
                 "skipReason": c.skipReason,
                 "message": c.message,
-                "warnings": list(c.warnings),
+                "warnings": [w.text for w in c.warnings],
                 "policies": [p.to_json() for p in c.policies],
                 "requirements": [r.to_json() for r in c.rules],
                 "requirementIds": list(c.requirements),

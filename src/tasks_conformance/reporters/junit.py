@@ -37,7 +37,7 @@ from __future__ import annotations
 import xml.etree.ElementTree as ET
 from typing import TYPE_CHECKING, TextIO
 
-from tasks_conformance.core.result import causes_text, policy_refs
+from tasks_conformance.core.result import causes_text
 from tasks_conformance.core.text import dumps, one_line, visible
 from tasks_conformance.reporters import PLAIN
 from tasks_conformance.reporters._failure import broken_rules, expected_actual, explains, rule_line
@@ -100,8 +100,8 @@ def _evidence(check: CheckResult, limit: int = 40) -> str | None:
 def _warning_lines(check: CheckResult) -> list[str]:
     lines = ["warnings:"]
     for warning in check.warnings:
-        lines.append(f"  - {_body(warning)}")
-        lines.extend(f"    see {p.id}: {p.url}" for p in policy_refs(warning))
+        lines.append(f"  - {_body(warning.text)}")
+        lines.extend(f"    see {p.id}: {p.url}" for p in warning.refs)
     return lines
 
 

@@ -17,7 +17,6 @@ from __future__ import annotations
 import re
 from typing import TYPE_CHECKING, TextIO
 
-from tasks_conformance.core.result import policy_refs
 from tasks_conformance.core.text import one_line
 from tasks_conformance.reporters import PLAIN
 from tasks_conformance.reporters._failure import broken_rules, expected_actual, explains
@@ -197,9 +196,9 @@ def render_markdown(result: RunResult, out: TextIO, *, options: ReportOptions = 
         lines.append("")
         for check in warned:
             for warning in check.warnings:
-                cited = [links.ref(p.id, p.url) for p in policy_refs(warning)]
+                cited = [links.ref(p.id, p.url) for p in warning.refs]
                 see = f" (see {', '.join(cited)})" if cited else ""
-                lines.append(f"- {code(check.id)}: {cell(warning)}{see}")
+                lines.append(f"- {code(check.id)}: {cell(warning.text)}{see}")
         lines.append("")
     if links.targets:
         lines.extend(links.definitions())

@@ -339,9 +339,10 @@ def _check_result(spec: CheckSpec, ev: Evidence, interrupted: bool) -> CheckResu
     return CheckResult(
         id=spec.id, category=spec.category, area=spec.area, title=spec.title, description=spec.description,
         requirements=requirements, broken=[r for r in requirements if r in verdict.broken], cause=verdict.cause,
-        status=verdict.status,  # type: ignore[arg-type]
+        status=verdict.status,
         skipReason=verdict.skip_reason,  # type: ignore[arg-type]
-        message=redactor.text(verdict.message), warnings=[redactor.text(w) for w in verdict.warnings],
+        message=redactor.text(verdict.message), message_policies=list(verdict.message_policies),
+        warnings=[replace(w, text=redactor.text(w.text)) for w in verdict.warnings],  # the typed ids kept
         evidence=seqs, details=redactor.json(details),
         durationMs=probe_ms + int((time.monotonic() - t0) * 1000), frames=_frames_text(ev.wire_log, seqs),
     )

@@ -10,9 +10,10 @@ from tasks_conformance.core.protocol import (
     TASK_STATUSES,
     get_path,
 )
+from tasks_conformance.core.result import CheckWarning
 from tasks_conformance.core.wires import Wire
 from tasks_conformance.server.checks.common import got
-from tasks_conformance.server.checks.registry import Verdict, check, could_not_run, failed, passed
+from tasks_conformance.server.checks.registry import Verdict, check, could_not_run, failed, passed, warn
 from tasks_conformance.server.checks.shapes import reply_seqs, result_of
 from tasks_conformance.server.evidence import (
     Cancel,
@@ -140,15 +141,16 @@ def related_meta_absent(ev: Evidence) -> Verdict:
     malformed = _malformed_notifications(ev)
     if not read:
         return could_not_run("no tasks/get, tasks/list or tasks/cancel result was read")
-    warnings = []
+    warnings: list[CheckWarning] = []
     if found:
         where = ", ".join(dict.fromkeys(w for w, _ in found))
-        warnings.append(f'{len(found)} of {read} results and status notifications carry _meta["{META_RELATED_TASK}"] '
-                        f"({where}); they already carry the task and should not (S-LEG-SHOULD-04)")
+        warnings.append(warn(f'{len(found)} of {read} results and status notifications carry '
+                             f'_meta["{META_RELATED_TASK}"] ({where}); they already carry the task and should not '
+                             "(S-LEG-SHOULD-04)"))
     if malformed:
-        warnings.append(f"{len(malformed)} {STATUS_NOTIFICATION} " + "; ".join(
+        warnings.append(warn(f"{len(malformed)} {STATUS_NOTIFICATION} " + "; ".join(
             f"(frame {seq}) {why}" for why, seq in malformed[:3]) + ": the notification carries the task itself "
-            "(policy P-26)")
+            "(policy P-26)", "P-26"))
     seqs = [seq for _, seq in [*found, *malformed]][:20]
     return passed(f"read {read} results and status notifications for the related-task _meta", evidence=seqs,
                   warnings=warnings)

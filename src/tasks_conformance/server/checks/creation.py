@@ -16,7 +16,7 @@ from tasks_conformance.core.protocol import (
 )
 from tasks_conformance.core.wires import Wire
 from tasks_conformance.server.checks.common import got
-from tasks_conformance.server.checks.registry import Verdict, check, could_not_run, failed, passed
+from tasks_conformance.server.checks.registry import Verdict, check, could_not_run, failed, passed, warn
 from tasks_conformance.server.checks.shapes import draft_code_hint, missing_task_fields, result_of, status_problem
 from tasks_conformance.server.evidence import DeclaredCall, Evidence, RequiredUndeclared, SyncWithTask, UndeclaredCall
 
@@ -260,8 +260,8 @@ def legacy_undeclared_creation(ev: Evidence) -> Verdict:
                       "S-LEG-MAY-01 allows", evidence=seqs)
     if code == ERR_INVALID_REQUEST:
         return passed("tools/call without params.task got -32600", evidence=seqs,
-                      warnings=["-32600 is allowed by the error-handling text but the tool-level rule says -32601 "
-                                "(policy P-01)"])
+                      warnings=[warn("-32600 is allowed by the error-handling text but the tool-level rule says "
+                                     "-32601 (policy P-01)", "P-01")])
     if support == "required":
         return failed(f"the task-required tool {tool!r} called without params.task got {code}; S-LEG-MUST-02 "
                       "requires -32601",
@@ -330,8 +330,8 @@ def legacy_required_needs_task(ev: Evidence) -> Verdict:
         return passed(f"the task-required tool {tool!r} called without params.task got -32601", evidence=seqs)
     if code == ERR_INVALID_REQUEST:
         return passed(f"the task-required tool {tool!r} called without params.task got -32600", evidence=seqs,
-                      warnings=["-32600 is allowed by the error-handling text but the tool-level rule says -32601 "
-                                "(policy P-01)"])
+                      warnings=[warn("-32600 is allowed by the error-handling text but the tool-level rule says "
+                                     "-32601 (policy P-01)", "P-01")])
     return failed(f"the task-required tool {tool!r} called without params.task got {code}; S-LEG-MUST-02 requires "
                   "-32601", broken=("S-LEG-MUST-02",), evidence=seqs,
                   details={"expected": f"error.code {ERR_METHOD_NOT_FOUND}", "actual": f"error.code {code}"})

@@ -4,9 +4,10 @@ server declares."""
 from __future__ import annotations
 
 from tasks_conformance.core.protocol import EXT_TASKS, get_path
+from tasks_conformance.core.result import CheckWarning
 from tasks_conformance.core.wires import Wire
 from tasks_conformance.core.wires.legacy import declared_tasks
-from tasks_conformance.server.checks.registry import Verdict, check, could_not_run, failed, passed
+from tasks_conformance.server.checks.registry import Verdict, check, could_not_run, failed, passed, warn
 from tasks_conformance.server.evidence import DeclaredCall, Evidence
 
 TASK_SUPPORT_VALUES = (None, "forbidden", "optional", "required")
@@ -60,13 +61,13 @@ def extension_declarations(ev: Evidence) -> Verdict:
             f'declare only extensions["{EXT_TASKS}"]', broken=("S-EXT-MUST-26",),
             evidence=disc_seqs, details={"expected": f'only extensions["{EXT_TASKS}"]', "actual": "capabilities.tasks"},
         )
-    warnings: list[str] = []
+    warnings: list[CheckWarning] = []
     value = get_path(caps, "extensions", EXT_TASKS)
     if value != {}:
-        warnings.append(
+        warnings.append(warn(
             f"the extension capability value is {str(value)[:80]}, not {{}}: strict clients treat tasks as "
-            "unsupported (policy P-15)"
-        )
+            "unsupported (policy P-15)", "P-15",
+        ))
     return passed(
         f"{len(seqs)} outbound requests carried the extension declaration exactly where intended and no "
         "params.task; the server declares only the extension",
@@ -80,12 +81,13 @@ def legacy_declarations(ev: Evidence) -> Verdict:
     if harness is not None:
         return harness
     d = ev.discovery
-    warnings: list[str] = []
+    warnings: list[CheckWarning] = []
     requests = get_path(declared_tasks(d.server_capabilities), "requests")
     if isinstance(requests, dict):
         extra = sorted(k for k in requests if k != "tools")
         if extra:
-            warnings.append(f"non-standard task-augmentable request types declared: {', '.join(extra)} (policy P-18)")
+            warnings.append(warn(f"non-standard task-augmentable request types declared: {', '.join(extra)} "
+                                 "(policy P-18)", "P-18"))
     bad = [
         f"{str(t.get('name'))[:60]}: {get_path(t, 'execution', 'taskSupport')!r}"
         for t in d.tools if get_path(t, "execution", "taskSupport") not in TASK_SUPPORT_VALUES

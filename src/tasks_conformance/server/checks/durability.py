@@ -67,7 +67,7 @@ def created_task_durable(ev: Evidence) -> Verdict:
             f"the same tasks/get from a brand-new HTTP connection (same credentials and headers, no cookies) got "
             f"{problem}: the 2026-07-28 wire is stateless and a task is addressed by its id alone, so the task "
             "must not be bound to the connection or a cookie (S-EXT-MUST-05, derived; policy P-28)",
-            broken=("S-EXT-MUST-05",),
+            broken=("S-EXT-MUST-05",), policies=("P-28",),
             evidence=seqs, details={"expected": "the task, from any connection", "actual": problem},
         )
     return passed("tasks/get straight after the CreateTaskResult found the task, and so did a brand-new HTTP "

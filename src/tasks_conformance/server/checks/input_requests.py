@@ -8,9 +8,10 @@ from collections.abc import Iterator
 from typing import TYPE_CHECKING, Any
 
 from tasks_conformance.core.protocol import ERR_INVALID_PARAMS, META_CLIENT_CAPS, get_path
+from tasks_conformance.core.result import CheckWarning
 from tasks_conformance.core.wires import Wire
 from tasks_conformance.server.checks.common import got
-from tasks_conformance.server.checks.registry import Verdict, check, could_not_run, failed, not_applicable, passed
+from tasks_conformance.server.checks.registry import Verdict, check, could_not_run, failed, not_applicable, passed, warn
 from tasks_conformance.server.evidence import DeclaredCall, Evidence, Poll, StaleInput, UndeclaredInput
 
 if TYPE_CHECKING:
@@ -116,7 +117,7 @@ def _covers(caps: dict[str, Any], request: Any) -> bool | None:
 
 
 def _judge_task(ev: Evidence, creation: Reply | None, gets: list[Reply], label: str,
-                fails: list[str], warns: list[str], seqs: list[int]) -> int:
+                fails: list[str], warns: list[CheckWarning], seqs: list[int]) -> int:
     """Judge one task's inputRequests; returns how many it asked."""
     create_caps = _declared(ev, creation) if creation is not None else {}
     polled: list[dict[str, Any]] = []
@@ -137,8 +138,8 @@ def _judge_task(ev: Evidence, creation: Reply | None, gets: list[Reply], label: 
                              "request nor any polling request declared")
                 seqs.append(seq)
             elif not (in_create and all(_covers(c, request) for c in polled)):
-                warns.append(f"{label}: key {key[:60]!r} asks {method} (frame {seq}), which only some of the "
-                             "task's requests declared (S-EXT-MUST-34, policy P-08)")
+                warns.append(warn(f"{label}: key {key[:60]!r} asks {method} (frame {seq}), which only some of "
+                                  "the task's requests declared (S-EXT-MUST-34, policy P-08)", "P-08"))
                 seqs.append(seq)
     return asked
 
@@ -150,7 +151,7 @@ def input_declared_only(ev: Evidence) -> Verdict:
         return could_not_run(rec.not_run or rec.harness_problem
                              or "the task without input capabilities was not created")
     fails: list[str] = []
-    warns: list[str] = []
+    warns: list[CheckWarning] = []
     seqs: list[int] = list(rec.create.seqs())
     bare = _judge_task(ev, rec.create, rec.gets, "the task created without input capabilities", fails, warns, seqs)
     mine = _judge_task(ev, ev.get(DeclaredCall).call, poll.gets, "the probe task", fails, warns, seqs)
@@ -199,13 +200,14 @@ def stale_input_ignored(ev: Evidence) -> Verdict:
         return failed(f"tasks/update with keys the task was not waiting for ({keys}) got {upd.describe()}; "
                       "they should be ignored and the update acked (S-EXT-SHOULD-03), and an internal error is "
                       "no answer to a well-formed request (policy P-21)",
-                      broken=("S-EXT-SHOULD-03",), evidence=upd.seqs(),
+                      broken=("S-EXT-SHOULD-03",), evidence=upd.seqs(), policies=("P-21",),
                       details={"expected": {"resultType": "complete"}, "actual": upd.describe()})
     if upd.error is not None:
         code = "-32602" if upd.error_code == ERR_INVALID_PARAMS else "an error"
         return passed(f"tasks/update with stale keys was refused with {code}", evidence=upd.seqs(),
-                      warnings=[f"tasks/update with keys the task was not waiting for ({keys}) got {upd.describe()}; "
-                                "they should be ignored and the update acked (S-EXT-SHOULD-03, policy P-21)"])
+                      warnings=[warn(f"tasks/update with keys the task was not waiting for ({keys}) got "
+                                     f"{upd.describe()}; they should be ignored and the update acked "
+                                     "(S-EXT-SHOULD-03, policy P-21)", "P-21")])
     if get_path(upd.result, "resultType") != "complete":
         return failed(f"tasks/update with stale keys ({keys}) answered resultType "
                       f"{get_path(upd.result, 'resultType')!r}, not \"complete\" (S-EXT-SHOULD-03)",

@@ -10,7 +10,7 @@ from tasks_conformance.core.protocol import (
 )
 from tasks_conformance.core.wires import Wire
 from tasks_conformance.server.checks.common import got
-from tasks_conformance.server.checks.registry import Verdict, check, could_not_run, failed, not_applicable, passed
+from tasks_conformance.server.checks.registry import Verdict, check, could_not_run, failed, not_applicable, passed, warn
 from tasks_conformance.server.checks.shapes import reply_seqs
 from tasks_conformance.server.evidence import (
     DeclaredCall,
@@ -75,11 +75,12 @@ def list_includes_task(ev: Evidence) -> Verdict:
             return failed(f"tasks/list page {n} has no tasks array", evidence=seqs,
                           details={"expected": "tasks: [...]", "actual": sorted(page.result)[:10]})
     ids = listed_ids(rec)
-    warnings = [f"paging stopped before the last page: {rec.stopped} (policy P-27)"] if rec.stopped else []
+    warnings = ([warn(f"paging stopped before the last page: {rec.stopped} (policy P-27)", "P-27")]
+                if rec.stopped else [])
     if rec.task_id not in ids:
         if rec.stopped:
             return could_not_run(f"our task was not among the {len(ids)} tasks read before paging stopped "
-                                 f"({rec.stopped}; policy P-27)", evidence=seqs)
+                                 f"({rec.stopped}; policy P-27)", evidence=seqs, policies=("P-27",))
         return failed(f"tasks/get reads our task {rec.task_id}, but it is not among the {len(ids)} tasks of "
                       f"tasks/list ({len(rec.pages)} page(s), read to the end): a task the requestor can fetch "
                       "must be listed (S-LEG-MUST-17)", broken=("S-LEG-MUST-17",), evidence=seqs,

@@ -7,11 +7,12 @@ lives in the runner.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Literal
 
 from tasks_conformance.core.causes import Cause, cause_of
+from tasks_conformance.core.result import CheckStatus, CheckWarning
 from tasks_conformance.core.wires import Wire
 from tasks_conformance.settings.role_flags import ROLES
 
@@ -25,47 +26,64 @@ NEEDS: tuple[Need, ...] = ("wire", "tool", "task", "terminal")
 
 @dataclass(frozen=True)
 class Verdict:
-    status: str  # passed | failed | skipped
+    status: CheckStatus
     message: str  # for people; nothing decides by reading it
     skip_reason: str | None = None
-    warnings: tuple[str, ...] = ()
+    warnings: tuple[CheckWarning, ...] = ()
     evidence: tuple[int, ...] = ()
     details: dict[str, Any] = field(default_factory=dict)
     blocked_by: str | None = None
     # A failure: the requirement ids it found broken; empty means every rule the judge judges.
     broken: tuple[str, ...] = ()
     cause: Cause | None = None  # a could-not-run: why, and the one thing to change
+    # The policies (P-NN) the message cites, as the words of the message do; each warning carries its own.
+    message_policies: tuple[str, ...] = ()
 
 
 Seqs = list[int] | tuple[int, ...]
+# A warning: a sentence that cites no policy, or `warn(sentence, "P-NN", …)`.
+Warnings = Sequence[str | CheckWarning]
 
 
-def passed(message: str, *, evidence: Seqs = (), warnings: list[str] | tuple[str, ...] = (),
-           details: dict[str, Any] | None = None) -> Verdict:
-    return Verdict("passed", message, None, tuple(warnings), tuple(evidence), details or {})
+def warn(text: str, *policies: str) -> CheckWarning:
+    """A warning that cites `policies` (ids of docs/policies.md): the text names them in words for
+    people, `warn("… (policy P-15)", "P-15")`, and reports link the ids given here."""
+    return CheckWarning(text, policies)
 
 
-def failed(message: str, *, broken: tuple[str, ...] = (), evidence: Seqs = (),
-           warnings: list[str] | tuple[str, ...] = (), details: dict[str, Any] | None = None) -> Verdict:
+def _warnings(warnings: Warnings) -> tuple[CheckWarning, ...]:
+    return tuple(w if isinstance(w, CheckWarning) else CheckWarning(w) for w in warnings)
+
+
+def passed(message: str, *, evidence: Seqs = (), warnings: Warnings = (), details: dict[str, Any] | None = None,
+           policies: tuple[str, ...] = ()) -> Verdict:
+    return Verdict(CheckStatus.PASSED, message, None, _warnings(warnings), tuple(evidence), details or {},
+                   message_policies=policies)
+
+
+def failed(message: str, *, broken: tuple[str, ...] = (), evidence: Seqs = (), warnings: Warnings = (),
+           details: dict[str, Any] | None = None, policies: tuple[str, ...] = ()) -> Verdict:
     """A failure of the rules in `broken` (requirement ids; none named: every rule the judge
-    judges). The message says it in words and may cite the ids; reports read `broken`."""
-    return Verdict("failed", message, None, tuple(warnings), tuple(evidence), details or {}, broken=broken)
+    judges). The message says it in words and may cite the ids; reports read `broken`. A message
+    that cites a policy names its id in `policies` too."""
+    return Verdict(CheckStatus.FAILED, message, None, _warnings(warnings), tuple(evidence), details or {},
+                   broken=broken, message_policies=policies)
 
 
 def not_applicable(message: str, *, evidence: Seqs = ()) -> Verdict:
-    return Verdict("skipped", message, "not-applicable", (), tuple(evidence))
+    return Verdict(CheckStatus.SKIPPED, message, "not-applicable", (), tuple(evidence))
 
 
 def could_not_run(cause: str | Cause, *, blocked_by: str | None = None, evidence: Seqs = (),
-                  details: dict[str, Any] | None = None) -> Verdict:
+                  details: dict[str, Any] | None = None, policies: tuple[str, ...] = ()) -> Verdict:
     """The check could not run: `cause` says why and what to change (a plain sentence is a cause
     the check's `explain` text covers; a Reason from a probe record brings its own)."""
     typed = cause_of(cause)
     message = typed.message
     if blocked_by:
         message = f"{message} (see {blocked_by})"
-    return Verdict("skipped", message, "could-not-run", (), tuple(evidence), details or {}, blocked_by,
-                   cause=typed)
+    return Verdict(CheckStatus.SKIPPED, message, "could-not-run", (), tuple(evidence), details or {}, blocked_by,
+                   cause=typed, message_policies=policies)
 
 
 CheckFn = Callable[["Evidence"], Verdict]

@@ -11,9 +11,10 @@ from tasks_conformance.core.protocol import (
     TERMINAL_STATUSES,
     get_path,
 )
+from tasks_conformance.core.result import CheckWarning
 from tasks_conformance.core.wires import Wire
 from tasks_conformance.server.checks.common import got
-from tasks_conformance.server.checks.registry import Verdict, check, could_not_run, failed, not_applicable, passed
+from tasks_conformance.server.checks.registry import Verdict, check, could_not_run, failed, not_applicable, passed, warn
 from tasks_conformance.server.checks.shapes import reply_seqs, result_of
 from tasks_conformance.server.evidence import (
     DeclaredCall,
@@ -70,15 +71,15 @@ def _completed(result: Any, seqs: list[int]) -> Verdict:
     if inner in ("task", "input_required"):
         return failed(f"the inlined result says resultType {inner!r}; a final result cannot", evidence=seqs,
                       details={"expected": "complete or absent", "actual": inner})
-    warnings = []
+    warnings: list[CheckWarning] = []
     if inner is None:
-        warnings.append('the inlined result has no resultType; accepted, but some clients expect "complete" '
-                        "(policy P-04)")
+        warnings.append(warn('the inlined result has no resultType; accepted, but some clients expect "complete" '
+                             "(policy P-04)", "P-04"))
     if not isinstance(result.get("content"), list):
         return failed("the inlined result has no content array, so it is not a CallToolResult", evidence=seqs,
                       details={"expected": "content: [...]", "actual": sorted(result)[:10]})
     if META_RELATED_TASK in (get_path(result, "_meta") or {}):
-        warnings.append("the inlined result carries the legacy related-task _meta")
+        warnings.append(warn("the inlined result carries the legacy related-task _meta"))
     note = " (a tool isError result, correctly kept completed)" if result.get("isError") else ""
     return passed(f"the completed task inlines its CallToolResult{note}", evidence=seqs, warnings=warnings)
 
@@ -133,12 +134,12 @@ def legacy_result_method(ev: Evidence) -> Verdict:
     if not isinstance(reply.result.get("content"), list):
         return failed("tasks/result returned no CallToolResult (no content array)", evidence=seqs,
                       details={"expected": "content: [...]", "actual": sorted(reply.result)[:10]})
-    warnings = []
+    warnings: list[CheckWarning] = []
     if reply.result.get("isError") is True and status == "completed":
-        warnings.append(
+        warnings.append(warn(
             "the tool result has isError: true but the task ended completed; on 2025-11-25 it should be "
-            "failed (a SHOULD; the extension later reversed this rule — policy P-17)"
-        )
+            "failed (a SHOULD; the extension later reversed this rule — policy P-17)", "P-17",
+        ))
     return passed(f"tasks/result returned the CallToolResult with the related-task _meta ({status})",
                   evidence=seqs, warnings=warnings)
 
@@ -231,9 +232,9 @@ def legacy_tool_error_outcome(ev: Evidence) -> Verdict:
         return _not_an_error_tool(rec, f"ended {status} with a result that has no isError: true")
     if status == "completed":
         return passed("tasks/result returned the tool's isError result", evidence=seqs,
-                      warnings=["the tool result has isError: true but the task ended completed; on 2025-11-25 it "
-                                "should be failed (S-LEG-SHOULD-07; the extension later reversed this rule — "
-                                "policy P-17)"])
+                      warnings=[warn("the tool result has isError: true but the task ended completed; on "
+                                     "2025-11-25 it should be failed (S-LEG-SHOULD-07; the extension later "
+                                     "reversed this rule — policy P-17)", "P-17")])
     last = poll.last_get
     return passed("the tool-error task ended failed and tasks/result returned its isError result", evidence=seqs,
                   warnings=_status_message_warning(last.result if last else None, "S-LEG-SHOULD-07"))
@@ -254,9 +255,9 @@ FAULT_OUTCOME = check(
     role="fault",
 )
 
-_FAULT_COMPLETED = (
+_FAULT_COMPLETED = warn(
     "the fault tool's task ended completed: either the tool did not fail this time, or the server reported "
-    "its JSON-RPC error as a result; from outside the two look alike (policy P-25)"
+    "its JSON-RPC error as a result; from outside the two look alike (policy P-25)", "P-25",
 )
 
 

@@ -11,9 +11,10 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
+from tasks_conformance.core.result import CheckWarning
 from tasks_conformance.core.wires import Wire
 from tasks_conformance.server.checks.common import got
-from tasks_conformance.server.checks.registry import Verdict, check, could_not_run, failed, not_applicable, passed
+from tasks_conformance.server.checks.registry import Verdict, check, could_not_run, failed, not_applicable, passed, warn
 from tasks_conformance.server.evidence import DeclaredCall, Evidence, OtherPrincipal, TaskIds
 
 if TYPE_CHECKING:
@@ -117,8 +118,8 @@ def legacy_task_id_entropy(ev: Evidence) -> Verdict:
     if verdict.status == "failed" and ev.get(TaskIds).credentials:
         return passed("the task ids can be guessed, but the run sent credentials the tasks may be bound to",
                       evidence=verdict.evidence,
-                      warnings=[verdict.message + "; with credentials the server may bind tasks to them instead "
-                                "(S-LEG-MUST-21; policy P-31)"])
+                      warnings=[warn(verdict.message + "; with credentials the server may bind tasks to them "
+                                     "instead (S-LEG-MUST-21; policy P-31)", "P-31")])
     return verdict
 
 
@@ -141,14 +142,14 @@ def _task_id_entropy(ev: Evidence, rule: str) -> Verdict:
         return failed(f"the task ids are sequential ({_shown(ids)}, created one after the other): the next one can "
                       f"be guessed, and every task enumerated ({rule})", broken=(rule,), evidence=seqs,
                       details={"expected": "unguessable ids", "actual": ids})
-    warnings = []
+    warnings: list[CheckWarning] = []
     if reading.increasing:
-        warnings.append(f"the task ids end in a number that grows with each task ({_shown(ids)}); ids derived from "
-                        f"a counter or a clock can be guessed ({rule}, policy P-30)")
+        warnings.append(warn(f"the task ids end in a number that grows with each task ({_shown(ids)}); ids derived "
+                             f"from a counter or a clock can be guessed ({rule}, policy P-30)", "P-30"))
     if reading.bits < MIN_BITS:
-        warnings.append(f"the part of the task ids that varies is {reading.varying_chars} characters of a "
-                        f"{reading.alphabet}-symbol alphabet, about {reading.bits:.0f} bits, under {MIN_BITS} "
-                        f"({_shown(ids)}); such ids may be guessed ({rule}, policy P-30)")
+        warnings.append(warn(f"the part of the task ids that varies is {reading.varying_chars} characters of a "
+                             f"{reading.alphabet}-symbol alphabet, about {reading.bits:.0f} bits, under {MIN_BITS} "
+                             f"({_shown(ids)}); such ids may be guessed ({rule}, policy P-30)", "P-30"))
     return passed(f"{len(ids)} task ids, none sequential; about {reading.bits:.0f} bits vary between them",
                   evidence=seqs, warnings=warnings)
 

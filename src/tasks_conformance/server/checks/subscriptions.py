@@ -8,7 +8,7 @@ from typing import TYPE_CHECKING, Any
 from tasks_conformance.core.protocol import ERR_METHOD_NOT_FOUND, META_SUBSCRIPTION_ID, get_path
 from tasks_conformance.core.wires import Wire
 from tasks_conformance.server.checks.common import got
-from tasks_conformance.server.checks.registry import Verdict, check, could_not_run, failed, not_applicable, passed
+from tasks_conformance.server.checks.registry import Verdict, check, could_not_run, failed, not_applicable, passed, warn
 from tasks_conformance.server.checks.shapes import missing_task_fields, status_problem
 from tasks_conformance.server.evidence import DeclaredCall, Evidence, Listen
 
@@ -173,9 +173,10 @@ def subscription_stream_clean(ev: Evidence) -> Verdict:
                                "actual": f"{len(on_stream)} on the stream"})
     warnings = []
     if unsure:
-        warnings.append(f"{len(unsure)} untagged notifications/progress or notifications/message arrived on the "
-                        f"shared stream while the task subscription was open (frames "
-                        f"{', '.join(map(str, unsure[:5]))}); they may belong to it (S-EXT-MUST-21, policy P-29)")
+        warnings.append(warn(f"{len(unsure)} untagged notifications/progress or notifications/message arrived on "
+                             f"the shared stream while the task subscription was open (frames "
+                             f"{', '.join(map(str, unsure[:5]))}); they may belong to it (S-EXT-MUST-21, "
+                             "policy P-29)", "P-29"))
     how = "until it closed" if reply.answered else f"for {reply.elapsed_ms} ms"
     return passed(f"no notifications/progress or notifications/message on the task subscription {how}",
                   evidence=seqs, warnings=warnings)
