@@ -12,10 +12,11 @@ import pytest
 
 from tasks_conformance.core.requirements import load
 from tasks_conformance.core.rpc.peer import Reply, RpcError
+from tasks_conformance.core.verdict import Verdict, passed
 from tasks_conformance.core.wirelog import Frame, FrameFlag, WireLog
 from tasks_conformance.core.wires import CreatedTask, Wire
 from tasks_conformance.server.checks import CHECKS, catalogue, registry_problems
-from tasks_conformance.server.checks.registry import CheckSpec, Verdict, check, passed, validate
+from tasks_conformance.server.checks.registry import CheckSpec, check, validate
 from tasks_conformance.server.checks.shapes import timestamp_problem
 from tasks_conformance.server.evidence import (
     DeclaredCall,

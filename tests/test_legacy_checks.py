@@ -7,10 +7,10 @@ from dataclasses import replace
 from typing import Any
 
 from tasks_conformance.core.rpc.peer import Reply, RpcError
+from tasks_conformance.core.verdict import Verdict
 from tasks_conformance.core.wirelog import HttpMeta, WireLog
 from tasks_conformance.core.wires import CreatedTask, Wire
 from tasks_conformance.server.checks import CHECKS
-from tasks_conformance.server.checks.registry import Verdict
 from tasks_conformance.server.evidence import (
     Cancel,
     DeclaredCall,

@@ -29,7 +29,7 @@ FAMILIES = {
     "S-LEG-MAY": 7,
     "S-WIRE": 3,
 }
-POLICY_COUNT = 31
+POLICY_COUNT = 37
 SPEC_HOSTS = ("https://modelcontextprotocol.io/", "https://modelcontextprotocol.github.io/ext-tasks/")
 
 # A cited id, optionally followed by "/NN" shorthands for siblings ("S-EXT-MUST-18/19").
@@ -229,7 +229,8 @@ def test_the_policies_page_has_every_policy_in_order_with_its_parts() -> None:
 
 
 def test_the_policies_page_names_only_real_checks() -> None:
-    known = {cid for path in (PACKAGE / "server" / "checks").glob("*.py") for cid in CHECK_ID.findall(path.read_text())}
+    modules = [*(PACKAGE / "server" / "checks").glob("*.py"), *(PACKAGE / "client" / "checks").glob("*.py")]
+    known = {cid for path in modules for cid in CHECK_ID.findall(path.read_text())}
     named = set(re.findall(r"\btasks-(?!conformance\b)[a-z0-9]+(?:-[a-z0-9]+)+", POLICIES.read_text()))
     assert named, "the page names no checks"
     assert named <= known, sorted(named - known)

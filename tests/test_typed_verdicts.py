@@ -13,9 +13,9 @@ from policy_citations import scan
 
 from tasks_conformance.core.causes import Cause, CauseKind, Reason, setting
 from tasks_conformance.core.result import CheckResult, CheckStatus, Discovery, RunResult, incomplete_causes
+from tasks_conformance.core.verdict import could_not_run, warn
 from tasks_conformance.reporters import render
 from tasks_conformance.reporters._failure import broken_rules
-from tasks_conformance.server.checks.registry import could_not_run, warn
 
 
 def _failure(variant: str, check_id: str) -> CheckResult:

@@ -322,3 +322,30 @@ class WireLog:
     def redacted_text(self, frame: Frame) -> str:
         """A frame's bytes as text for a report, with the run's secrets scrubbed."""
         return self._redactor.text(frame.text())
+
+
+# What a check result shows of the frames it rests on (the wire log export has them all).
+MAX_FRAME_TEXT = 2_000
+MAX_FRAMES_PER_CHECK = 20
+
+
+def frames_text(wire: WireLog, seqs: list[int]) -> list[str]:
+    """The frames a verdict rests on, as text for a report (redacted, at most MAX_FRAMES_PER_CHECK,
+    each cut at MAX_FRAME_TEXT characters)."""
+    out: list[str] = []
+    for seq in seqs[:MAX_FRAMES_PER_CHECK]:
+        f = wire.get(seq)
+        if f is None:
+            continue
+        text = wire.redacted_text(f)
+        if len(text) > MAX_FRAME_TEXT:
+            text = text[:MAX_FRAME_TEXT] + f"… ({len(f.data)} bytes)"
+        head = f"#{f.seq} {f.direction} {f.channel}"
+        if f.http is not None:
+            head += f" {f.http.method} {f.http.status or ''}".rstrip()
+        if f.note:
+            head += f" [{f.note}]"
+        out.append(f"{head}: {text}")
+    if len(seqs) > MAX_FRAMES_PER_CHECK:
+        out.append(f"… {len(seqs) - MAX_FRAMES_PER_CHECK} more frames in the wire log")
+    return out

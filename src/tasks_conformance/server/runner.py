@@ -25,11 +25,11 @@ from tasks_conformance.core.protocol import get_path
 from tasks_conformance.core.redact import Redactor
 from tasks_conformance.core.result import CheckResult, RunResult, decide_outcome, incomplete_reason
 from tasks_conformance.core.result import Discovery as DiscoveryReport
-from tasks_conformance.core.wirelog import Frame, FrameFlag, WireLog
+from tasks_conformance.core.verdict import Verdict, could_not_run, not_applicable
+from tasks_conformance.core.wirelog import Frame, FrameFlag, WireLog, frames_text
 from tasks_conformance.core.wires import Wire, WireDialect
 from tasks_conformance.server.checks import CHECKS, CheckSpec, ordered_checks
 from tasks_conformance.server.checks.common import NO_TASKS_WIRE, PRECONDITIONS, need_wire
-from tasks_conformance.server.checks.registry import Verdict, could_not_run, not_applicable
 from tasks_conformance.server.evidence import Discovery, Evidence, ProbeRecord, ToolChoice
 from tasks_conformance.server.probes import ProbeSpec, plan
 from tasks_conformance.server.probes.context import ProbeContext
@@ -39,9 +39,6 @@ from tasks_conformance.server.session.connect import Connection
 from tasks_conformance.server.session.factory import TransportFactory
 from tasks_conformance.settings.config import RunConfig
 from tasks_conformance.settings.role_flags import ROLE_HELP, role_flag
-
-MAX_FRAME_TEXT = 2_000
-MAX_FRAMES_PER_CHECK = 20
 
 Progress = Callable[[str], None]
 
@@ -116,26 +113,6 @@ def _picked_tool(config: RunConfig, d: Discovery, shown: str) -> ToolChoice:
     why = (f"taskSupport {'required' if support_rank == 0 else 'optional'}"
            f"{', readOnlyHint' if ro_rank == 0 else ''}; destructive tools skipped")
     return ToolChoice(str(tool.get("name")), f"picked automatically ({why})", dict(config.tool_args))
-
-
-def _frames_text(wire: WireLog, seqs: list[int]) -> list[str]:
-    out: list[str] = []
-    for seq in seqs[:MAX_FRAMES_PER_CHECK]:
-        f = wire.get(seq)
-        if f is None:
-            continue
-        text = wire.redacted_text(f)
-        if len(text) > MAX_FRAME_TEXT:
-            text = text[:MAX_FRAME_TEXT] + f"… ({len(f.data)} bytes)"
-        head = f"#{f.seq} {f.direction} {f.channel}"
-        if f.http is not None:
-            head += f" {f.http.method} {f.http.status or ''}".rstrip()
-        if f.note:
-            head += f" [{f.note}]"
-        out.append(f"{head}: {text}")
-    if len(seqs) > MAX_FRAMES_PER_CHECK:
-        out.append(f"… {len(seqs) - MAX_FRAMES_PER_CHECK} more frames in the wire log")
-    return out
 
 
 def _not_kept(frame: Frame | None) -> bool:
@@ -344,7 +321,7 @@ def _check_result(spec: CheckSpec, ev: Evidence, interrupted: bool) -> CheckResu
         message=redactor.text(verdict.message), message_policies=list(verdict.message_policies),
         warnings=[replace(w, text=redactor.text(w.text)) for w in verdict.warnings],  # the typed ids kept
         evidence=seqs, details=redactor.json(details),
-        durationMs=probe_ms + int((time.monotonic() - t0) * 1000), frames=_frames_text(ev.wire_log, seqs),
+        durationMs=probe_ms + int((time.monotonic() - t0) * 1000), frames=frames_text(ev.wire_log, seqs),
     )
 
 

@@ -13,9 +13,10 @@ from tasks_conformance.core.protocol import (
     META_SERVER_INFO,
     get_path,
 )
+from tasks_conformance.core.verdict import Verdict, could_not_run, failed, passed
 from tasks_conformance.core.wires import Wire
 from tasks_conformance.server.checks.common import got
-from tasks_conformance.server.checks.registry import Verdict, check, could_not_run, failed, passed
+from tasks_conformance.server.checks.registry import check
 from tasks_conformance.server.evidence import Base64Name, BaseHttp, BentEnvelope, DeclaredCall, Evidence
 
 if TYPE_CHECKING:

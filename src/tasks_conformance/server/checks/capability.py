@@ -6,8 +6,9 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 from tasks_conformance.core.protocol import ERR_METHOD_NOT_FOUND, ERR_MISSING_CAPABILITY, EXT_TASKS, get_path
+from tasks_conformance.core.verdict import Verdict, could_not_run, failed, passed
 from tasks_conformance.core.wires import Wire
-from tasks_conformance.server.checks.registry import Verdict, check, could_not_run, failed, passed
+from tasks_conformance.server.checks.registry import check
 from tasks_conformance.server.checks.shapes import draft_code_hint, reply_seqs
 from tasks_conformance.server.evidence import DeclaredCall, Evidence, UndeclaredCall, UndeclaredTasks
 

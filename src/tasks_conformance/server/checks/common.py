@@ -6,8 +6,9 @@ from collections.abc import Callable
 from typing import TYPE_CHECKING
 
 from tasks_conformance.core.causes import Cause, CauseKind, setting
+from tasks_conformance.core.verdict import Verdict, could_not_run
 from tasks_conformance.core.wires import Wire
-from tasks_conformance.server.checks.registry import Need, Verdict, could_not_run
+from tasks_conformance.server.checks.registry import Need
 from tasks_conformance.server.evidence import DeclaredCall, Evidence, Poll, StopReason
 from tasks_conformance.server.evidence.records import POLL_BYTE_BUDGET_MIB
 

@@ -14,9 +14,10 @@ from tasks_conformance.core.protocol import (
     ERR_UNSUPPORTED_VERSION,
     get_path,
 )
+from tasks_conformance.core.verdict import Verdict, could_not_run, failed, passed, warn
 from tasks_conformance.core.wires import Wire
 from tasks_conformance.server.checks.common import got
-from tasks_conformance.server.checks.registry import Verdict, check, could_not_run, failed, passed, warn
+from tasks_conformance.server.checks.registry import check
 from tasks_conformance.server.checks.shapes import draft_code_hint, missing_task_fields, result_of, status_problem
 from tasks_conformance.server.evidence import DeclaredCall, Evidence, RequiredUndeclared, SyncWithTask, UndeclaredCall
 

@@ -5,9 +5,10 @@ from __future__ import annotations
 
 from tasks_conformance.core.protocol import EXT_TASKS, get_path
 from tasks_conformance.core.result import CheckWarning
+from tasks_conformance.core.verdict import Verdict, could_not_run, failed, passed, warn
 from tasks_conformance.core.wires import Wire
 from tasks_conformance.core.wires.legacy import declared_tasks
-from tasks_conformance.server.checks.registry import Verdict, check, could_not_run, failed, passed, warn
+from tasks_conformance.server.checks.registry import check
 from tasks_conformance.server.evidence import DeclaredCall, Evidence
 
 TASK_SUPPORT_VALUES = (None, "forbidden", "optional", "required")

@@ -4,9 +4,10 @@ connection that names its id, since the 2026-07-28 wire keeps no per-connection 
 from __future__ import annotations
 
 from tasks_conformance.core.protocol import get_path
+from tasks_conformance.core.verdict import Verdict, could_not_run, failed, passed
 from tasks_conformance.core.wires import Wire
 from tasks_conformance.server.checks.common import got
-from tasks_conformance.server.checks.registry import Verdict, check, could_not_run, failed, passed
+from tasks_conformance.server.checks.registry import check
 from tasks_conformance.server.evidence import DeclaredCall, Durability, Evidence
 
 TASK_DURABLE = check(

@@ -7,8 +7,9 @@ from typing import TYPE_CHECKING, Any
 from tasks_conformance.core.protocol import (
     get_path,
 )
+from tasks_conformance.core.verdict import Verdict, could_not_run, failed, passed
 from tasks_conformance.core.wires import Wire
-from tasks_conformance.server.checks.registry import Verdict, check, could_not_run, failed, passed
+from tasks_conformance.server.checks.registry import check
 from tasks_conformance.server.checks.shapes import reply_seqs
 from tasks_conformance.server.evidence import (
     DeclaredCall,

@@ -6,8 +6,9 @@ from __future__ import annotations
 
 from tasks_conformance.core.causes import setting
 from tasks_conformance.core.protocol import META_RELATED_TASK, TERMINAL_STATUSES, get_path
+from tasks_conformance.core.verdict import Verdict, could_not_run, failed, not_applicable, passed
 from tasks_conformance.core.wires import Wire
-from tasks_conformance.server.checks.registry import Verdict, check, could_not_run, failed, not_applicable, passed
+from tasks_conformance.server.checks.registry import check
 from tasks_conformance.server.checks.role_tasks import role_task
 from tasks_conformance.server.checks.shapes import reply_seqs, result_of
 from tasks_conformance.server.evidence import Evidence, InputTask, Poll, StopReason

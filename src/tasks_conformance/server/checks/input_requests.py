@@ -9,9 +9,10 @@ from typing import TYPE_CHECKING, Any
 
 from tasks_conformance.core.protocol import ERR_INVALID_PARAMS, META_CLIENT_CAPS, get_path
 from tasks_conformance.core.result import CheckWarning
+from tasks_conformance.core.verdict import Verdict, could_not_run, failed, not_applicable, passed, warn
 from tasks_conformance.core.wires import Wire
 from tasks_conformance.server.checks.common import got
-from tasks_conformance.server.checks.registry import Verdict, check, could_not_run, failed, not_applicable, passed, warn
+from tasks_conformance.server.checks.registry import check
 from tasks_conformance.server.evidence import DeclaredCall, Evidence, Poll, StaleInput, UndeclaredInput
 
 if TYPE_CHECKING:

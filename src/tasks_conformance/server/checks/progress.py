@@ -9,9 +9,10 @@ from tasks_conformance.core.protocol import (
     TERMINAL_STATUSES,
     get_path,
 )
+from tasks_conformance.core.verdict import Verdict, could_not_run, failed, not_applicable, passed
 from tasks_conformance.core.wires import Wire
 from tasks_conformance.server.checks.common import got
-from tasks_conformance.server.checks.registry import Verdict, check, could_not_run, failed, not_applicable, passed
+from tasks_conformance.server.checks.registry import check
 from tasks_conformance.server.checks.shapes import reply_seqs
 from tasks_conformance.server.evidence import (
     DeclaredCall,

@@ -7,12 +7,11 @@ lives in the runner.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any, Literal
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Literal
 
-from tasks_conformance.core.causes import Cause, cause_of
-from tasks_conformance.core.result import CheckStatus, CheckWarning
+from tasks_conformance.core.verdict import Verdict
 from tasks_conformance.core.wires import Wire
 from tasks_conformance.settings.role_flags import ROLES
 
@@ -22,68 +21,6 @@ if TYPE_CHECKING:
 
 Need = Literal["wire", "tool", "task", "terminal"]
 NEEDS: tuple[Need, ...] = ("wire", "tool", "task", "terminal")
-
-
-@dataclass(frozen=True)
-class Verdict:
-    status: CheckStatus
-    message: str  # for people; nothing decides by reading it
-    skip_reason: str | None = None
-    warnings: tuple[CheckWarning, ...] = ()
-    evidence: tuple[int, ...] = ()
-    details: dict[str, Any] = field(default_factory=dict)
-    blocked_by: str | None = None
-    # A failure: the requirement ids it found broken; empty means every rule the judge judges.
-    broken: tuple[str, ...] = ()
-    cause: Cause | None = None  # a could-not-run: why, and the one thing to change
-    # The policies (P-NN) the message cites, as the words of the message do; each warning carries its own.
-    message_policies: tuple[str, ...] = ()
-
-
-Seqs = list[int] | tuple[int, ...]
-# A warning: a sentence that cites no policy, or `warn(sentence, "P-NN", …)`.
-Warnings = Sequence[str | CheckWarning]
-
-
-def warn(text: str, *policies: str) -> CheckWarning:
-    """A warning that cites `policies` (ids of docs/policies.md): the text names them in words for
-    people, `warn("… (policy P-15)", "P-15")`, and reports link the ids given here."""
-    return CheckWarning(text, policies)
-
-
-def _warnings(warnings: Warnings) -> tuple[CheckWarning, ...]:
-    return tuple(w if isinstance(w, CheckWarning) else CheckWarning(w) for w in warnings)
-
-
-def passed(message: str, *, evidence: Seqs = (), warnings: Warnings = (), details: dict[str, Any] | None = None,
-           policies: tuple[str, ...] = ()) -> Verdict:
-    return Verdict(CheckStatus.PASSED, message, None, _warnings(warnings), tuple(evidence), details or {},
-                   message_policies=policies)
-
-
-def failed(message: str, *, broken: tuple[str, ...] = (), evidence: Seqs = (), warnings: Warnings = (),
-           details: dict[str, Any] | None = None, policies: tuple[str, ...] = ()) -> Verdict:
-    """A failure of the rules in `broken` (requirement ids; none named: every rule the judge
-    judges). The message says it in words and may cite the ids; reports read `broken`. A message
-    that cites a policy names its id in `policies` too."""
-    return Verdict(CheckStatus.FAILED, message, None, _warnings(warnings), tuple(evidence), details or {},
-                   broken=broken, message_policies=policies)
-
-
-def not_applicable(message: str, *, evidence: Seqs = ()) -> Verdict:
-    return Verdict(CheckStatus.SKIPPED, message, "not-applicable", (), tuple(evidence))
-
-
-def could_not_run(cause: str | Cause, *, blocked_by: str | None = None, evidence: Seqs = (),
-                  details: dict[str, Any] | None = None, policies: tuple[str, ...] = ()) -> Verdict:
-    """The check could not run: `cause` says why and what to change (a plain sentence is a cause
-    the check's `explain` text covers; a Reason from a probe record brings its own)."""
-    typed = cause_of(cause)
-    message = typed.message
-    if blocked_by:
-        message = f"{message} (see {blocked_by})"
-    return Verdict(CheckStatus.SKIPPED, message, "could-not-run", (), tuple(evidence), details or {}, blocked_by,
-                   cause=typed, message_policies=policies)
 
 
 CheckFn = Callable[["Evidence"], Verdict]

@@ -15,9 +15,10 @@ from tasks_conformance.core.protocol import (
     get_path,
     mcp_name_for,
 )
+from tasks_conformance.core.verdict import Verdict, could_not_run, failed, passed
 from tasks_conformance.core.wirelog import Purpose
 from tasks_conformance.core.wires import Level, Wire
-from tasks_conformance.server.checks.registry import Verdict, check, could_not_run, failed, passed
+from tasks_conformance.server.checks.registry import check
 from tasks_conformance.server.checks.shapes import draft_code_hint, reply_seqs
 from tasks_conformance.server.evidence import DeclaredCall, Evidence, InvalidId, NameRouting, RemovedMethods
 

@@ -6,9 +6,10 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Any
 
 from tasks_conformance.core.protocol import ERR_METHOD_NOT_FOUND, META_SUBSCRIPTION_ID, get_path
+from tasks_conformance.core.verdict import Verdict, could_not_run, failed, not_applicable, passed, warn
 from tasks_conformance.core.wires import Wire
 from tasks_conformance.server.checks.common import got
-from tasks_conformance.server.checks.registry import Verdict, check, could_not_run, failed, not_applicable, passed, warn
+from tasks_conformance.server.checks.registry import check
 from tasks_conformance.server.checks.shapes import missing_task_fields, status_problem
 from tasks_conformance.server.evidence import DeclaredCall, Evidence, Listen
 

@@ -7,8 +7,9 @@ from collections.abc import Callable
 from typing import Any
 
 from tasks_conformance.core.protocol import TASK_STATUSES
+from tasks_conformance.core.verdict import Verdict, could_not_run, failed, passed
 from tasks_conformance.core.wires import Wire
-from tasks_conformance.server.checks.registry import Verdict, check, could_not_run, failed, passed
+from tasks_conformance.server.checks.registry import check
 from tasks_conformance.server.checks.shapes import (
     TaskFrame,
     describe_value,

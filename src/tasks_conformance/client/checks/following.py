@@ -1,0 +1,276 @@
+"""Client checks of how a task is followed: polymorphic results, polling and its cadence, input,
+cancellation, the end of a task, and what the client surfaced (its optional outcome line)."""
+
+from __future__ import annotations
+
+import itertools
+from collections.abc import Iterator
+
+from tasks_conformance.client.checks.registry import client_check
+from tasks_conformance.client.evidence import Exchange, ScenarioRun
+from tasks_conformance.client.scripted import PROMPT_TASK_ID
+from tasks_conformance.core.causes import setting
+from tasks_conformance.core.protocol import TERMINAL_STATUSES, get_path
+from tasks_conformance.core.verdict import Verdict, could_not_run, failed, not_applicable, passed, warn
+
+TASK_METHODS = ("tasks/get", "tasks/update", "tasks/cancel")
+SHOWN = 3
+MAX_EVIDENCE = 40
+# A poll this much earlier than the interval is still on time (policy P-33): max(50 ms, 10 %).
+EARLY_SLACK_S, EARLY_SLACK_SHARE = 0.050, 0.10
+
+
+def _gets(run: ScenarioRun, task_id: str) -> list[Exchange]:
+    return [e for e in run.sent("tasks/get") if e.is_request and e.task_id == task_id]
+
+
+def _status(e: Exchange) -> str | None:
+    value = get_path(e.result, "status")
+    return value if isinstance(value, str) else None
+
+
+def _task_runs(runs: list[ScenarioRun]) -> Iterator[tuple[ScenarioRun, str]]:
+    for run in runs:
+        for task_id in dict.fromkeys(run.created_task_ids()):
+            if task_id != PROMPT_TASK_ID:
+                yield run, task_id
+
+
+@client_check(
+    id="tasks-client-follows-task",
+    title="A declared tools/call is followed to its end whichever shape it gets",
+    description="A CreateTaskResult is followed through tasks/get; a plain CallToolResult is the outcome and is "
+                "not followed.",
+    requirements=("C-EXT-MUST-02",),
+    scenarios=("tasks-client-lifecycle", "tasks-client-sync-result"),
+)
+def follows_task(runs: list[ScenarioRun]) -> Verdict:
+    for run in runs:
+        if run.name == "tasks-client-sync-result":
+            stray = [e for e in run.sent(*TASK_METHODS) if e.is_request]
+            if stray:
+                return failed(f"after a plain CallToolResult the client sent {stray[0].method} (frame #{stray[0].seq}) "
+                              "although there was no task", evidence=[e.seq for e in stray][:MAX_EVIDENCE])
+            said = run.client.outcome
+            if said is not None and said.get("status") != "completed":
+                return failed(f"the plain CallToolResult was not the outcome: the client reported status "
+                              f"{str(said.get('status'))[:40]!r}")
+        else:
+            for task_id in run.created_task_ids():
+                listened = [e for e in run.sent("subscriptions/listen")
+                            if task_id in (get_path(e.params, "notifications", "taskIds") or [])]
+                if not _gets(run, task_id) and not listened:
+                    create = next(e for e in run.exchanges if get_path(e.result, "taskId") == task_id)
+                    return failed(f"the CreateTaskResult for task {task_id!r} (frame #{create.reply_seq}) was never "
+                                  "followed: no tasks/get or subscription for it", evidence=create.seqs)
+    return passed("the task was followed through tasks/get, and the plain result was taken as the outcome")
+
+
+@client_check(
+    id="tasks-client-no-task-on-other-methods",
+    title="A task reply to a method other than tools/call is invalid and is not followed",
+    description="In 2026-07-28 only tools/call may create a task: a resultType \"task\" reply to prompts/get is an "
+                "invalid response, surfaced as an error, and no tasks/* is sent for its taskId.",
+    requirements=("C-EXT-MUST-03",),
+    scenarios=("tasks-client-task-on-prompt",),
+)
+def no_task_on_other_methods(runs: list[ScenarioRun]) -> Verdict:
+    for run in runs:
+        asked = [e for e in run.sent("prompts/get") if e.is_request]
+        if not asked:
+            return could_not_run(setting(f"the client sent no prompts/get in {run.name}",
+                                         "have the harness send MCP_CONFORMANCE_CONTEXT's `request` instead of "
+                                         "tools/call"))
+        followed = [e for e in run.sent(*TASK_METHODS) if e.task_id == PROMPT_TASK_ID]
+        if followed:
+            return failed(f"the client sent {followed[0].method} for the task a prompts/get reply named "
+                          f"(frame #{followed[0].seq}): only tools/call creates tasks",
+                          evidence=[asked[0].seq, *(e.seq for e in followed)][:MAX_EVIDENCE])
+        said = run.client.outcome
+        if said is not None and not said.get("error"):
+            return failed("the client reported the prompts/get as a success although its reply was an invalid "
+                          "task result", evidence=asked[0].seqs)
+    return passed("the task reply to prompts/get was not followed")
+
+
+@client_check(
+    id="tasks-client-cancels-with-tasks-cancel",
+    title="A task is cancelled with tasks/cancel, never with notifications/cancelled",
+    description="Asked to cancel, the client sends tasks/cancel for the task; no notifications/cancelled names "
+                "the creating tools/call once the CreateTaskResult has arrived.",
+    requirements=("C-EXT-MUST-06",),
+)
+def cancels_with_tasks_cancel(runs: list[ScenarioRun]) -> Verdict:
+    warnings = []
+    for run in runs:
+        creates = {e.message.get("id"): e for e in run.sent("tools/call") if get_path(e.result, "resultType") == "task"}
+        for n in run.sent("notifications/cancelled"):
+            create = creates.get(get_path(n.params, "requestId"))
+            if create is not None and create.reply_time is not None and n.time >= create.reply_time:
+                return failed(f"notifications/cancelled (frame #{n.seq}, {run.name}) names the tools/call that "
+                              "created a task: a task is cancelled with tasks/cancel", evidence=(*create.seqs, n.seq))
+            warnings.append(warn(f"a notifications/cancelled in {run.name} (frame #{n.seq}) names no task's tools/call "
+                                 "(request-level cancellation, policy P-35)", "P-35"))
+    asked = [run for run in runs if run.name == "tasks-client-cancel"]
+    for run in asked:
+        if not any(e.is_request for e in run.sent("tasks/cancel")):
+            return could_not_run(setting("asked to cancel (MCP_CONFORMANCE_CONTEXT cancel: true), the client sent no "
+                                         "tasks/cancel (policy P-35)",
+                                         "have the harness cancel the task once it reads working when the context "
+                                         "says cancel: true"), policies=("P-35",))
+    if not asked:
+        return not_applicable("the cancel scenario did not run")
+    return passed("the task was cancelled with tasks/cancel", warnings=warnings)
+
+
+def _gaps(run: ScenarioRun, task_id: str) -> Iterator[tuple[Exchange, Exchange, float, int, int | None]]:
+    """(previous read, next read, gap s, interval in force ms, the interval before it) for each pair of
+    tasks/get of a task, where the previous read said how long to wait and no tasks/update came between."""
+    gets = [e for e in _gets(run, task_id) if e.reply_time is not None]
+    create = next((e for e in run.exchanges if get_path(e.result, "taskId") == task_id), None)
+    before = get_path(create.result, "pollIntervalMs") if create is not None else None
+    updates = [e.time for e in run.sent("tasks/update")]
+    for prev, nxt in itertools.pairwise(gets):
+        interval = get_path(prev.result, "pollIntervalMs")
+        assert prev.reply_time is not None
+        if _status(prev) in TERMINAL_STATUSES or not isinstance(interval, int) or interval <= 0:
+            before = interval
+            continue
+        if not any(prev.reply_time <= t <= nxt.time for t in updates):  # after an answer: not judged (P-33)
+            yield prev, nxt, nxt.time - prev.reply_time, interval, before if isinstance(before, int) else None
+        before = interval
+
+
+@client_check(
+    id="tasks-client-poll-interval",
+    title="tasks/get polls wait at least the latest pollIntervalMs",
+    description="Between a tasks/get answer and the next tasks/get of the same task the client waits the "
+                "pollIntervalMs of the most recent snapshot, and follows a changed value. Early polls warn "
+                "(SHOULD; policy P-33: measured answer to request, max(50 ms, 10 %) slack, the first poll and "
+                "a poll after tasks/update not judged).",
+    requirements=("C-EXT-SHOULD-01", "C-EXT-SHOULD-02"),
+    scenarios=("tasks-client-lifecycle", "tasks-client-interval-change"),
+)
+def poll_interval(runs: list[ScenarioRun]) -> Verdict:
+    early: list[tuple[ScenarioRun, Exchange, float, int, bool]] = []
+    judged = 0
+    for run, task_id in _task_runs(runs):
+        for _prev, nxt, gap, interval, before in _gaps(run, task_id):
+            judged += 1
+            if gap < interval / 1000 - max(EARLY_SLACK_S, EARLY_SLACK_SHARE * interval / 1000):
+                stale = before is not None and before != interval and gap >= before / 1000 - EARLY_SLACK_S
+                early.append((run, nxt, gap, interval, stale))
+    if not judged:
+        return not_applicable("no two consecutive tasks/get of a task with a pollIntervalMs to judge")
+    if not early:
+        return passed(f"all {judged} polls waited the latest pollIntervalMs")
+    changed = any(stale for *_rest, stale in early)
+    rule = "C-EXT-SHOULD-02" if changed else "C-EXT-SHOULD-01"
+    text = "; ".join(f"{r.name} frame #{e.seq}: {gap * 1000:.0f} ms after the last answer, pollIntervalMs {iv}"
+                     for r, e, gap, iv, _s in early[:SHOWN])
+    return passed(f"{len(early)} of {judged} polls came early", evidence=[e.seq for _r, e, *_x in early][:MAX_EVIDENCE],
+                  warnings=[warn(f"polls sooner than pollIntervalMs ({rule}"
+                                 f"{', still on the old value' if changed else ''}; policy P-33): {text}", "P-33")])
+
+
+@client_check(
+    id="tasks-client-stops-at-terminal",
+    title="Polling stops once a terminal status was read",
+    description="Terminal statuses never change, so a tasks/get after one read completed, failed or cancelled is "
+                "wasted; it warns (SHOULD).",
+    requirements=("C-EXT-SHOULD-04",),
+)
+def stops_at_terminal(runs: list[ScenarioRun]) -> Verdict:
+    extra: list[tuple[ScenarioRun, Exchange]] = []
+    for run, task_id in _task_runs(runs):
+        gets = _gets(run, task_id)
+        ended = next((i for i, e in enumerate(gets) if _status(e) in TERMINAL_STATUSES), None)
+        if ended is not None:
+            extra += [(run, e) for e in gets[ended + 1:]]
+    if extra:
+        shown = "; ".join(f"{r.name} frame #{e.seq}" for r, e in extra[:SHOWN])
+        said = warn(f"{len(extra)} tasks/get after the task was read terminal (C-EXT-SHOULD-04; policy P-34): "
+                    f"{shown}", "P-34")
+        return passed(f"{len(extra)} tasks/get after a terminal status",
+                      evidence=[e.seq for _r, e in extra][:MAX_EVIDENCE], warnings=[said])
+    return passed("no task was polled after a terminal status")
+
+
+@client_check(
+    id="tasks-client-keeps-observing",
+    title="A live task is observed to its end or cancelled, never abandoned",
+    description="The client keeps polling (or listening) until the task is completed, failed or cancelled, or it "
+                "sends tasks/cancel; a client that exits while its task was last read live warns (SHOULD).",
+    requirements=("C-EXT-SHOULD-03",),
+)
+def keeps_observing(runs: list[ScenarioRun]) -> Verdict:
+    abandoned = []
+    for run, task_id in _task_runs(runs):
+        reads = [e for e in _gets(run, task_id) if _status(e) is not None]
+        cancelled = any(e.task_id == task_id for e in run.sent("tasks/cancel"))
+        last = _status(reads[-1]) if reads else "working"
+        if last not in TERMINAL_STATUSES and not cancelled and not run.client.timed_out:
+            abandoned.append(f"{run.name}: task {task_id!r} last read {last}")
+    if abandoned:
+        return passed("a live task was left", warnings=[
+            "the client ended while a task was live, without tasks/cancel (C-EXT-SHOULD-03): "
+            + "; ".join(abandoned[:SHOWN])])
+    return passed("every task was followed to a terminal status or cancelled")
+
+
+@client_check(
+    id="tasks-client-input-answered",
+    title="Task input is answered through tasks/update, once per key",
+    description="An input_required task's inputRequests are answered with tasks/update inputResponses under the "
+                "same keys, never by re-sending tools/call with inputResponses (that is MRTR), and a key already "
+                "answered is not answered again when a stale snapshot lists it (policy P-37).",
+    requirements=("C-EXT-MUST-09", "C-EXT-SHOULD-06", "C-EXT-SHOULD-08"),
+    scenarios=("tasks-client-input",),
+)
+def input_answered(runs: list[ScenarioRun]) -> Verdict:
+    for run in runs:
+        retried = [e for e in run.sent("tools/call") if "inputResponses" in e.params or "requestState" in e.params]
+        if retried:
+            return failed(f"the client re-sent tools/call with inputResponses (frame #{retried[0].seq}) to answer a "
+                          "task's input: task input goes through tasks/update", broken=("C-EXT-MUST-09",),
+                          evidence=[e.seq for e in retried][:MAX_EVIDENCE])
+        answers = [(e, k) for e in run.sent("tasks/update")
+                   for k in (e.params.get("inputResponses") or {}) if isinstance(e.params.get("inputResponses"), dict)]
+        keys = [k for _e, k in answers]
+        if "k1" not in keys:
+            return passed("the input request was not answered", warnings=[
+                "the task's input request k1 got no tasks/update inputResponses (C-EXT-SHOULD-06)"])
+        if keys.count("k1") > 1:
+            again = [e.seq for e, k in answers if k == "k1"]
+            return passed("k1 was answered more than once", evidence=again, warnings=[warn(
+                f"the key k1 was answered {keys.count('k1')} times (frames {', '.join(f'#{s}' for s in again)}); "
+                "an answered key is not answered again (C-EXT-SHOULD-08; policy P-37)", "P-37")])
+    return passed("the input request was answered once, through tasks/update")
+
+
+@client_check(
+    id="tasks-client-surfaces-outcome",
+    title="The client surfaces a task's outcome as the call's: isError stays completed, a failure keeps its error",
+    description="From the harness's TASKS-CONFORMANCE-OUTCOME line: a completed task whose result has isError true "
+                "is a completed call carrying a tool error, and a failed task's JSON-RPC error reaches the user "
+                "with its code. Without the line these rules are not applicable (policy P-36).",
+    requirements=("C-EXT-MUST-15", "C-EXT-MUST-16"),
+    scenarios=("tasks-client-tool-error", "tasks-client-failed"),
+)
+def surfaces_outcome(runs: list[ScenarioRun]) -> Verdict:
+    told = [run for run in runs if run.client.outcome is not None]
+    if not told:
+        return not_applicable("the harness printed no TASKS-CONFORMANCE-OUTCOME line (policy P-36)",
+                              policies=("P-36",))
+    for run in told:
+        said = run.client.outcome or {}
+        tool_error_kept = said.get("status") == "completed" and said.get("isError") is True
+        if run.name == "tasks-client-tool-error" and not tool_error_kept:
+            return failed(f"a completed task whose result has isError true was reported as status "
+                          f"{str(said.get('status'))[:40]!r}, isError {said.get('isError')!r}",
+                          broken=("C-EXT-MUST-15",))
+        code = get_path(said, "error", "code")
+        if run.name == "tasks-client-failed" and (said.get("status") != "failed" or code != -32000):
+            return failed(f"a task that failed with JSON-RPC error -32000 was reported as status "
+                          f"{str(said.get('status'))[:40]!r}, error code {code!r}", broken=("C-EXT-MUST-16",))
+    return passed("the outcome the client reported matches the task's")

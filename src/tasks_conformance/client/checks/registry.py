@@ -1,0 +1,46 @@
+"""The client checks' registry: each check an id, the client rules it judges, the scenarios whose
+runs it reads, and its judge. A judge returns a Verdict (core/verdict.py), as a server check does.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass
+
+from tasks_conformance.client.evidence import ScenarioRun
+from tasks_conformance.core.verdict import Verdict
+
+Judge = Callable[[list[ScenarioRun]], Verdict]
+CATEGORY = "client"
+
+
+@dataclass(frozen=True)
+class ClientCheck:
+    id: str
+    title: str
+    description: str
+    requirements: tuple[str, ...]
+    scenarios: tuple[str, ...]  # the scenarios whose runs it reads; empty: every scenario
+    judge: Judge
+
+    @property
+    def area(self) -> str:
+        return self.judge.__module__.rsplit(".", 1)[-1]
+
+    def reads(self, scenario: str) -> bool:
+        return not self.scenarios or scenario in self.scenarios
+
+
+CLIENT_CHECKS: dict[str, ClientCheck] = {}
+
+
+def client_check(*, id: str, title: str, description: str, requirements: tuple[str, ...],
+                 scenarios: tuple[str, ...] = ()) -> Callable[[Judge], Judge]:
+    def register(fn: Judge) -> Judge:
+        if id in CLIENT_CHECKS:
+            raise ValueError(f"client check {id!r} registered twice")
+        CLIENT_CHECKS[id] = ClientCheck(id, title, description, requirements, scenarios, fn)
+        return fn
+
+    return register
+

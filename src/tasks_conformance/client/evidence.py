@@ -1,0 +1,107 @@
+"""What a client did in one scenario, read back from the wire log's bytes: each JSON-RPC message
+it sent (with its HTTP headers and arrival time) beside what the scripted server answered, and
+what its process did. Checks read these and never the scripted server's state.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+from tasks_conformance.client.launch import ClientRun
+from tasks_conformance.client.scenarios import Era, Scenario
+from tasks_conformance.core.protocol import decode_header_value, get_path
+from tasks_conformance.core.wirelog import Frame, HttpMeta, WireLog
+
+MAX_EXCHANGES = 10_000  # a client that floods the scripted server is judged on its first requests
+
+
+@dataclass(frozen=True)
+class Exchange:
+    """One message the client sent and, for a request, the answer it got."""
+
+    seq: int  # the frame of the client's message
+    time: float  # when it arrived, seconds into the scenario
+    message: dict[str, Any]
+    http: HttpMeta | None
+    reply_seq: int | None = None
+    reply_time: float | None = None
+    reply: dict[str, Any] | None = None
+
+    @property
+    def method(self) -> str:
+        return str(self.message.get("method"))
+
+    @property
+    def params(self) -> dict[str, Any]:
+        params = self.message.get("params")
+        return params if isinstance(params, dict) else {}
+
+    @property
+    def is_request(self) -> bool:
+        return "id" in self.message
+
+    @property
+    def result(self) -> Any:
+        return (self.reply or {}).get("result")
+
+    @property
+    def task_id(self) -> str | None:
+        value = self.params.get("taskId")
+        return value if isinstance(value, str) else None
+
+    def header(self, name: str) -> str | None:
+        return self.http.header(name) if self.http is not None else None
+
+    def decoded_header(self, name: str) -> str | None:
+        value = self.header(name)
+        return decode_header_value(value) if value is not None else None
+
+    @property
+    def seqs(self) -> tuple[int, ...]:
+        return (self.seq,) if self.reply_seq is None else (self.seq, self.reply_seq)
+
+
+@dataclass(frozen=True)
+class ScenarioRun:
+    """One scenario on one era: the client's process and its exchanges."""
+
+    scenario: Scenario
+    era: Era
+    client: ClientRun
+    exchanges: tuple[Exchange, ...] = field(default=())
+    reached: bool = False  # the client sent the scripted server at least one message
+    server_problem: str | None = None  # the scripted server could not serve (our side)
+
+    def sent(self, *methods: str) -> Iterator[Exchange]:
+        return (e for e in self.exchanges if e.method in methods)
+
+    def created_task_ids(self) -> list[str]:
+        """Task ids the scripted server handed out in a CreateTaskResult."""
+        return [str(e.result["taskId"]) for e in self.exchanges
+                if get_path(e.result, "resultType") == "task" and isinstance(get_path(e.result, "taskId"), str)]
+
+    @property
+    def name(self) -> str:
+        return self.scenario.name
+
+
+def exchanges_of(wire: WireLog, seqs: Sequence[int]) -> tuple[Exchange, ...]:
+    """The client's messages among the frames `seqs` (one scenario's), in arrival order, each with
+    the answer that replied to it."""
+    frames = [f for f in (wire.get(s) for s in seqs) if f is not None]
+    replies: dict[int, Frame] = {f.reply_to: f for f in frames if f.direction == "out" and f.reply_to is not None}
+    out: list[Exchange] = []
+    for frame in frames:
+        if frame.direction != "in" or len(out) >= MAX_EXCHANGES:
+            continue
+        message = frame.json()
+        if not isinstance(message, dict):
+            continue
+        reply = replies.get(frame.seq)
+        body = reply.json() if reply is not None else None
+        out.append(Exchange(frame.seq, frame.time, message, frame.http,
+                            reply.seq if reply is not None else None, reply.time if reply is not None else None,
+                            body if isinstance(body, dict) else None))
+    return tuple(out)

@@ -1,0 +1,139 @@
+"""The client runner: every scenario once per era, each with its own scripted server and client
+process (several at a time), then every client check judged on the runs it reads."""
+
+from __future__ import annotations
+
+import os
+import time
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+from datetime import UTC, datetime
+
+from tasks_conformance.client.checks import CLIENT_CHECKS, ClientCheck
+from tasks_conformance.client.checks.registry import CATEGORY
+from tasks_conformance.client.evidence import ScenarioRun, exchanges_of
+from tasks_conformance.client.launch import ClientRun, harness_env, run_client
+from tasks_conformance.client.scenarios import PROTOCOL_VERSION, SCENARIOS, Era, Scenario
+from tasks_conformance.client.scripted import ScriptedServer, serving
+from tasks_conformance.core.causes import Cause, CauseKind
+from tasks_conformance.core.result import CheckResult, Discovery, RunResult, decide_outcome, incomplete_reason
+from tasks_conformance.core.verdict import Verdict, could_not_run
+from tasks_conformance.core.wirelog import WireLog, frames_text
+
+DEFAULT_TIMEOUT_S = 30.0
+
+
+@dataclass(frozen=True)
+class ClientConfig:
+    """One client run: the command that starts the client under test and what to run it through."""
+
+    command: tuple[str, ...]
+    eras: tuple[Era, ...] = ("extension",)
+    scenarios: tuple[str, ...] = ()  # empty: every scenario of the chosen eras
+    timeout_s: float = DEFAULT_TIMEOUT_S  # per scenario
+    jobs: int = field(default_factory=lambda: os.cpu_count() or 2)
+    cwd: str | None = None
+
+    def planned(self) -> list[tuple[Scenario, Era]]:
+        return [(s, era) for s in SCENARIOS for era in self.eras
+                if era in s.eras and (not self.scenarios or s.name in self.scenarios)]
+
+    def target(self) -> str:
+        return " ".join(self.command)
+
+
+@dataclass
+class ClientExecution:
+    result: RunResult
+    runs: list[ScenarioRun]
+    wire: WireLog  # every scenario's frames, in one log (frame numbers are unique in the run)
+
+
+async def run_one(scenario: Scenario, era: Era, config: ClientConfig, wire: WireLog) -> ScenarioRun:
+    app = ScriptedServer(scenario.script, wire)
+    env = harness_env(scenario.name, PROTOCOL_VERSION[era], scenario.context_for(era))
+    try:
+        async with serving(app) as url:
+            client = await run_client(config.command, url, env, config.timeout_s, cwd=config.cwd)
+    except OSError as exc:
+        empty = ClientRun(tuple(config.command), False, None, False, 0.0, "", "", None)
+        return ScenarioRun(scenario, era, empty, server_problem=f"the scripted server could not listen: {exc}")
+    return ScenarioRun(scenario, era, client, exchanges_of(wire, app.seqs), reached=app.requests > 0)
+
+
+async def execute_client(config: ClientConfig, progress: Callable[[str], None] | None = None) -> ClientExecution:
+    import anyio
+
+    started = time.monotonic()
+    started_at = datetime.now(UTC).replace(microsecond=0, tzinfo=None).isoformat()
+    planned = config.planned()
+    done: dict[int, ScenarioRun] = {}
+    wire = WireLog()
+    limiter = anyio.Semaphore(max(1, config.jobs))
+    say = progress or (lambda _text: None)
+
+    async def one(i: int, scenario: Scenario, era: Era) -> None:
+        async with limiter:
+            say(f"scenario: {scenario.name} ({era})")
+            done[i] = await run_one(scenario, era, config, wire)
+
+    async with anyio.create_task_group() as tg:
+        for i, (scenario, era) in enumerate(planned):
+            tg.start_soon(one, i, scenario, era)
+    runs = [done[i] for i in range(len(planned))]
+    checks = [judge(check, runs, wire) for check in CLIENT_CHECKS.values()]
+    target = config.target()
+    outcome = decide_outcome(checks)
+    result = RunResult(
+        outcome=outcome, target=target, durationMs=int((time.monotonic() - started) * 1000),
+        discovery=Discovery(protocolVersion=", ".join(PROTOCOL_VERSION[e] for e in config.eras)), checks=checks,
+        incompleteReason=incomplete_reason(checks, False, target) if outcome == "incomplete" else None,
+        startedAt=started_at,
+    )
+    return ClientExecution(result, runs, wire)
+
+
+def _unreached(runs: Sequence[ScenarioRun]) -> Cause:
+    """Why no run of a check's scenarios reached the scripted server, said once for all checks."""
+    run = runs[0]
+    c = run.client
+    if run.server_problem:
+        return Cause(run.server_problem, CauseKind.HARNESS, "")
+    if not c.started:
+        return Cause(f"the client command could not be started: {c.start_error}", CauseKind.SETTING,
+                     "check --command", ("--command",))
+    if c.timed_out:
+        what = f"the client sent nothing to the scripted server and was stopped after --timeout {c.duration_s:.0f} s"
+    else:
+        what = f"the client exited with code {c.exit_code} without sending anything to the scripted server"
+    tail = c.stderr_tail.strip().splitlines()[-1:] if c.stderr_tail.strip() else []
+    if tail:
+        what += f"; its stderr ends: {tail[0][:200]}"
+    return Cause(what, CauseKind.SETTING,
+                 "check that --command starts the client and that it connects to the URL given as its last argument",
+                 ("--command",))
+
+
+def judge(check: ClientCheck, runs: list[ScenarioRun], wire: WireLog) -> CheckResult:
+    t0 = time.monotonic()
+    mine = [r for r in runs if check.reads(r.name)]
+    reached = [r for r in mine if r.reached]
+    if not mine:
+        verdict = Verdict("skipped", "none of its scenarios was selected", "not-applicable")  # type: ignore[arg-type]
+    elif not reached:
+        verdict = could_not_run(_unreached(mine))
+    else:
+        try:
+            verdict = check.judge(reached)
+        except Exception as exc:  # our own bug: this check is incomplete, never a crash
+            verdict = could_not_run(Cause(f"internal error in this check (a tasks-conformance bug): "
+                                          f"{type(exc).__name__}: {exc}", CauseKind.HARNESS, ""))
+    seqs = sorted(set(verdict.evidence))
+    return CheckResult(
+        id=check.id, category=CATEGORY, area=check.area, title=check.title, description=check.description,
+        requirements=list(check.requirements), broken=[r for r in check.requirements if r in verdict.broken],
+        cause=verdict.cause, status=verdict.status, skipReason=verdict.skip_reason,  # type: ignore[arg-type]
+        message=verdict.message, warnings=list(verdict.warnings), evidence=seqs,
+        details=dict(verdict.details), durationMs=int((time.monotonic() - t0) * 1000),
+        frames=frames_text(wire, seqs),
+    )

@@ -1,0 +1,139 @@
+"""The client scenarios: what the scripted server does in each, what it tells the client's harness
+(the context), and which client rules the scenario lets the checks judge.
+
+A scenario is data. The scripted server (scripted.py) plays its `Script`; the harness receives its
+name, the protocol version of its era and its context (the official conformance suite's client
+harness convention: `MCP_CONFORMANCE_SCENARIO`, `MCP_CONFORMANCE_PROTOCOL_VERSION`,
+`MCP_CONFORMANCE_CONTEXT`, the server URL as the last argument).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any, Final, Literal
+
+Era = Literal["extension", "legacy"]
+# The protocol version a harness is told for each era (pinned: harnesses depend on it).
+PROTOCOL_VERSION: Final[dict[str, str]] = {"extension": "2026-07-28", "legacy": "2025-11-25"}
+
+TOOL = "scripted_task"
+
+
+@dataclass(frozen=True)
+class Snapshot:
+    """What one tasks/get reads. The last snapshot of a script repeats."""
+
+    status: str
+    poll_interval_ms: int | None = 200
+    input_key: str | None = None  # input_required: the one outstanding elicitation's key
+
+
+@dataclass(frozen=True)
+class Script:
+    """The scripted server's side of one scenario (extension era)."""
+
+    # "task": tools/call gets a CreateTaskResult; "complete": a plain CallToolResult.
+    answer: Literal["task", "complete"] = "task"
+    # The task's reads, in order; `create` is what the CreateTaskResult says.
+    create: Snapshot = Snapshot("working")
+    reads: tuple[Snapshot, ...] = (Snapshot("working"), Snapshot("completed"))
+    # A completed task's inlined CallToolResult, or a failed task's JSON-RPC error.
+    result: dict[str, Any] = field(default_factory=lambda: {"content": [{"type": "text", "text": "done"}],
+                                                            "isError": False})
+    error: dict[str, Any] | None = None
+    # After the answer to an input key, the next read repeats the stale input_required once.
+    stale_input_after_update: bool = False
+    # The task never ends by itself (a cancel scenario): working until tasks/cancel.
+    until_cancelled: bool = False
+    # prompts/get is answered with a CreateTaskResult (not a task-capable method in 2026-07-28).
+    task_on_prompt: bool = False
+    task_id: str = "task-1"
+
+
+@dataclass(frozen=True)
+class Scenario:
+    name: str
+    description: str
+    eras: tuple[Era, ...]
+    script: Script
+    # Extra context keys beyond toolName and arguments (cancel, request).
+    context: dict[str, Any] = field(default_factory=dict)
+    # The client rules the scenario lets the checks judge (documentation; checks declare their own).
+    rules: tuple[str, ...] = ()
+
+    def context_for(self, era: Era) -> dict[str, Any]:
+        """MCP_CONFORMANCE_CONTEXT: toolName and arguments always, then the scenario's keys."""
+        return {"toolName": TOOL, "arguments": {"seconds": 1}, **self.context}
+
+
+_WORKING_TWICE = (Snapshot("working"), Snapshot("working"), Snapshot("completed"))
+
+SCENARIOS: Final[tuple[Scenario, ...]] = (
+    Scenario(
+        "tasks-client-lifecycle",
+        "a task that completes after two polls; pollIntervalMs 200",
+        ("extension",), Script(reads=_WORKING_TWICE),
+        rules=("C-EXT-MUST-01", "C-EXT-MUST-02", "C-EXT-MUST-04", "C-EXT-MUST-05", "C-EXT-MUST-11",
+               "C-EXT-MUST-12", "C-EXT-SHOULD-01", "C-EXT-SHOULD-03", "C-EXT-SHOULD-04", "C-CORE-MUST-01",
+               "C-CORE-MUST-04"),
+    ),
+    Scenario(
+        "tasks-client-sync-result",
+        "a plain CallToolResult although the client declared tasks: nothing to poll",
+        ("extension",), Script(answer="complete"),
+        rules=("C-EXT-MUST-02",),
+    ),
+    Scenario(
+        "tasks-client-interval-change",
+        "pollIntervalMs 150 at creation, 400 from the first read on",
+        ("extension",),
+        Script(create=Snapshot("working", 150),
+               reads=(Snapshot("working", 400), Snapshot("working", 400), Snapshot("completed", 400))),
+        rules=("C-EXT-SHOULD-01", "C-EXT-SHOULD-02"),
+    ),
+    Scenario(
+        "tasks-client-input",
+        "input_required with one elicitation (key k1), a stale snapshot after the answer, then completed",
+        ("extension",),
+        Script(reads=(Snapshot("input_required", input_key="k1"), Snapshot("working"), Snapshot("completed")),
+               stale_input_after_update=True),
+        rules=("C-EXT-MUST-09", "C-EXT-SHOULD-06", "C-EXT-SHOULD-08"),
+    ),
+    Scenario(
+        "tasks-client-cancel",
+        "a task that runs until cancelled; the harness is asked to cancel it once it is seen working",
+        ("extension",), Script(reads=(Snapshot("working"),), until_cancelled=True),
+        context={"cancel": True},
+        rules=("C-EXT-MUST-06",),
+    ),
+    Scenario(
+        "tasks-client-tool-error",
+        "a task that completes with a CallToolResult whose isError is true",
+        ("extension",),
+        Script(result={"content": [{"type": "text", "text": "the tool reported an error"}], "isError": True}),
+        rules=("C-EXT-MUST-15",),
+    ),
+    Scenario(
+        "tasks-client-failed",
+        "a task that fails with a JSON-RPC error (-32000) and a statusMessage",
+        ("extension",),
+        Script(reads=(Snapshot("working"), Snapshot("failed")),
+               error={"code": -32000, "message": "the scripted tool failed"}),
+        rules=("C-EXT-MUST-16",),
+    ),
+    Scenario(
+        "tasks-client-task-on-prompt",
+        "prompts/get answered with a CreateTaskResult, which no 2026-07-28 method but tools/call may get",
+        ("extension",), Script(task_on_prompt=True),
+        context={"request": {"method": "prompts/get", "params": {"name": "scripted_prompt"}}},
+        rules=("C-EXT-MUST-03",),
+    ),
+    Scenario(
+        "tasks-client-unsafe-task-id",
+        "a task id that is not header-safe, so Mcp-Name must carry it base64-encoded",
+        ("extension",), Script(task_id=" task é-1 "),
+        rules=("C-EXT-MUST-04", "C-CORE-MUST-06"),
+    ),
+)
+
+BY_NAME: Final[dict[str, Scenario]] = {s.name: s for s in SCENARIOS}
