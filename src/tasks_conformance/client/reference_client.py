@@ -1,0 +1,160 @@
+"""The compliant reference tasks client, the client mode's counterpart of the reference server:
+it calls one tool (or sends one request) over Streamable HTTP on either tasks wire and reports
+how the call ended. The breaking fixture clients (fixtures/broken_client.py) are this client
+with one `Deviations` flag set.
+
+    await call(url, era="extension", tool_name="slow", arguments={}) -> Outcome
+
+As a process it follows the official conformance harness's convention (the server URL is the
+last argument; MCP_CONFORMANCE_SCENARIO, MCP_CONFORMANCE_PROTOCOL_VERSION and
+MCP_CONFORMANCE_CONTEXT in the environment) and prints one line:
+
+    python -m tasks_conformance.client.reference_client URL
+    TASKS-CONFORMANCE-OUTCOME {"status":"completed","isError":false,"error":null}
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import sys
+import time
+from collections.abc import Callable, Mapping
+from functools import partial
+from typing import TYPE_CHECKING, Any, Literal, cast
+
+import anyio
+
+from tasks_conformance.client.reference_extension import ExtensionFlow
+from tasks_conformance.client.reference_legacy import LegacyFlow
+from tasks_conformance.client.reference_wire import (
+    INTERNAL_ERROR,
+    NO_DEVIATIONS,
+    CallOptions,
+    ClientFailure,
+    Clock,
+    Deviations,
+    Flow,
+    Link,
+    Outcome,
+    Sleep,
+)
+from tasks_conformance.core.text import one_line
+from tasks_conformance.core.transports.lean_httpx import import_httpx
+from tasks_conformance.core.wires import DIALECTS, Wire
+
+if TYPE_CHECKING:
+    import httpx
+
+__all__ = ["NO_DEVIATIONS", "Deviations", "Outcome", "call", "main"]
+
+Era = Literal["extension", "legacy"]
+FLOWS: dict[Wire, type[Flow]] = {Wire.EXTENSION: ExtensionFlow, Wire.LEGACY: LegacyFlow}
+OUTCOME_PREFIX = "TASKS-CONFORMANCE-OUTCOME "
+# The official runner kills a client after 30 s by default: finish first, the live task cancelled.
+HARNESS_TIMEOUT_S = 25.0
+
+
+async def call(
+    url: str,
+    *,
+    era: Era,
+    tool_name: str,
+    arguments: dict[str, Any],
+    cancel_after_ms: int | None = None,
+    cancel_when_working: bool = False,
+    input_responses: Mapping[str, Any] | None = None,
+    request: dict[str, Any] | None = None,
+    timeout_s: float = 30,
+    transport: httpx.AsyncBaseTransport | None = None,
+    on_status: Callable[[str], None] | None = None,
+    deviations: Deviations = NO_DEVIATIONS,
+    clock: Clock | None = None,
+    sleep: Sleep | None = None,
+) -> Outcome:
+    """Call `tool_name` (or send `request`, {"method", "params"}) and follow a task if one comes
+    back, until it ends, `timeout_s` runs out (a live task is then cancelled) or the server's
+    replies cannot be read (status "unknown"). `cancel_when_working` cancels the task once it is
+    seen working, `cancel_after_ms` that long after it was created; polling goes on to a terminal
+    status. `input_responses` answers input requests by key (else an elicitation is accepted
+    with empty content). `clock` and `sleep` replace time.monotonic and anyio.sleep (tests)."""
+    flow_type = {wire.value: flow for wire, flow in FLOWS.items()}.get(era)
+    if flow_type is None:
+        raise ValueError(f"era must be one of {sorted(w.value for w in FLOWS)}, not {era!r}")
+    if request is not None and not isinstance(request.get("method"), str):
+        raise ValueError("request needs a method")
+    options = CallOptions(
+        tool_name=tool_name, arguments=dict(arguments), cancel_after_ms=cancel_after_ms,
+        cancel_when_working=cancel_when_working, input_responses=dict(input_responses or {}), request=request,
+        timeout_s=timeout_s, on_status=on_status, deviations=deviations, clock=clock or time.monotonic,
+        sleep=sleep or anyio.sleep)
+    import_httpx()
+    import httpx
+
+    async with httpx.AsyncClient(transport=transport, timeout=timeout_s, trust_env=False) as http:
+        flow = flow_type(Link(url, http, timeout_s), options)
+        try:
+            return await flow.run()
+        except ClientFailure as exc:
+            await flow.leave()
+            return Outcome("unknown", error={"code": INTERNAL_ERROR, "message": one_line(exc, 300)})
+
+
+class UsageProblem(Exception):
+    """The harness gave the client something it cannot run."""
+
+
+def _era(version: str | None) -> Era:
+    """The era of MCP_CONFORMANCE_PROTOCOL_VERSION (unset: the newest, 2026-07-28)."""
+    wanted = version or DIALECTS[Wire.EXTENSION].protocol_version
+    for wire, dialect in DIALECTS.items():
+        if dialect.protocol_version == wanted:
+            return cast(Era, wire.value)
+    raise UsageProblem(f"MCP_CONFORMANCE_PROTOCOL_VERSION {wanted!r} is not a tasks protocol version "
+                       f"({', '.join(d.protocol_version for d in DIALECTS.values())})")
+
+
+def _context(raw: str | None) -> dict[str, Any]:
+    """MCP_CONFORMANCE_CONTEXT as call() keywords: toolName, arguments, cancel, request,
+    inputResponses (other keys, the scenario's name among them, are ignored)."""
+    try:
+        ctx = json.loads(raw) if raw else {}
+    except ValueError as exc:
+        raise UsageProblem(f"MCP_CONFORMANCE_CONTEXT is not JSON: {exc}") from None
+    if not isinstance(ctx, dict):
+        raise UsageProblem("MCP_CONFORMANCE_CONTEXT is not a JSON object")
+    request, tool = ctx.get("request"), ctx.get("toolName")
+    if request is not None and not (isinstance(request, dict) and isinstance(request.get("method"), str)):
+        raise UsageProblem("MCP_CONFORMANCE_CONTEXT request needs a method")
+    if request is None and not isinstance(tool, str):
+        raise UsageProblem("MCP_CONFORMANCE_CONTEXT names no toolName (nor a request)")
+    arguments, answers = ctx.get("arguments", {}), ctx.get("inputResponses", {})
+    if not isinstance(arguments, dict) or not isinstance(answers, dict):
+        raise UsageProblem("MCP_CONFORMANCE_CONTEXT arguments and inputResponses must be objects")
+    return {"tool_name": tool if isinstance(tool, str) else "", "arguments": arguments, "request": request,
+            "cancel_when_working": ctx.get("cancel") is True, "input_responses": answers}
+
+
+def main(argv: list[str] | None = None, *, deviations: Deviations = NO_DEVIATIONS) -> int:
+    """The harness entry: the URL is the last argument. Prints the outcome line and returns 0;
+    returns 1 after a one-line message on stderr when it could not run."""
+    args = sys.argv[1:] if argv is None else argv
+    try:
+        if not args or not args[-1].startswith(("http://", "https://")):
+            raise UsageProblem("usage: python -m tasks_conformance.client.reference_client URL")
+        era = _era(os.environ.get("MCP_CONFORMANCE_PROTOCOL_VERSION"))
+        keywords = _context(os.environ.get("MCP_CONFORMANCE_CONTEXT"))
+        outcome = anyio.run(partial(call, args[-1], era=era, timeout_s=HARNESS_TIMEOUT_S, deviations=deviations,
+                                    **keywords))
+    except KeyboardInterrupt:
+        print("reference client: interrupted", file=sys.stderr)
+        return 130
+    except Exception as exc:  # one line, never a traceback
+        print(f"reference client: {one_line(exc, 500)}", file=sys.stderr)
+        return 1
+    print(OUTCOME_PREFIX + json.dumps(outcome.to_json(), separators=(",", ":")), flush=True)
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

@@ -1,0 +1,226 @@
+"""The reference client on the 2026-07-28 tasks extension (io.modelcontextprotocol/tasks):
+every request declares the extension and elicitation in its own `_meta`, carries Mcp-Method and
+Mcp-Name, and a `resultType: "task"` reply to tools/call is followed with tasks/get, its input
+answered with tasks/update, its outcome read from the inlined result or error.
+
+https://modelcontextprotocol.github.io/ext-tasks/specification/2026-07-28/tasks.html
+"""
+
+from __future__ import annotations
+
+from tasks_conformance.client.reference_wire import (
+    ACCEPT,
+    CLIENT_INFO,
+    INTERNAL_ERROR,
+    JSON,
+    MAX_INPUT_KEYS,
+    MAX_INPUT_ROUNDS,
+    MAX_POLLS,
+    Flow,
+    Headers,
+    Outcome,
+    Reply,
+    encode_name,
+    invalid,
+    plain_outcome,
+    rpc_error,
+)
+from tasks_conformance.core.protocol import (
+    EXT_TASKS,
+    HEADER_METHOD,
+    HEADER_NAME,
+    HEADER_PROTOCOL_VERSION,
+    META_CLIENT_CAPS,
+    META_CLIENT_INFO,
+    META_PROTOCOL_VERSION,
+    TERMINAL_STATUSES,
+    mcp_name_for,
+)
+from tasks_conformance.core.wires import DIALECTS, Wire
+
+VERSION = DIALECTS[Wire.EXTENSION].protocol_version
+TASK_CAPABLE = "tools/call"  # the one task-capable method of this revision (C-EXT-MUST-03)
+GENERIC_FAILURE: JSON = {"code": INTERNAL_ERROR, "message": "task failed"}
+
+
+class ExtensionFlow(Flow):
+    dialect = DIALECTS[Wire.EXTENSION]
+
+    # -- one request: its _meta and headers --------------------------------------------------
+
+    def meta(self, method: str) -> JSON:
+        """The per-request `_meta` (C-CORE-MUST-01/02, C-CORE-SHOULD-01): the extension and
+        elicitation are declared on every request, never only on an earlier one (C-EXT-MUST-01)."""
+        caps: JSON = {"elicitation": {}}
+        if not (self.dev.no_extension_on_get and method == "tasks/get"):
+            caps["extensions"] = {EXT_TASKS: {}}
+        return {META_PROTOCOL_VERSION: VERSION, META_CLIENT_CAPS: caps, META_CLIENT_INFO: dict(CLIENT_INFO)}
+
+    def headers(self, method: str, params: JSON) -> Headers:
+        """Accept, the protocol version, Mcp-Method and Mcp-Name (C-CORE-MUST-03..06,
+        C-EXT-MUST-04/05)."""
+        tasks_method = method.startswith("tasks/")
+        out: Headers = {"Accept": ACCEPT, "Content-Type": "application/json", HEADER_PROTOCOL_VERSION: VERSION}
+        if not (tasks_method and self.dev.no_mcp_method):
+            out[HEADER_METHOD] = method
+        name = mcp_name_for(method, params)
+        if name is not None and not (tasks_method and self.dev.no_mcp_name):
+            raw = tasks_method and self.dev.raw_unsafe_mcp_name
+            out[HEADER_NAME] = name.encode("utf-8", "surrogatepass") if raw else encode_name(name)
+        return out
+
+    def with_meta(self, method: str, params: JSON) -> JSON:
+        given = params.get("_meta")
+        return {**params, "_meta": {**(given if isinstance(given, dict) else {}), **self.meta(method)}}
+
+    async def rpc(self, method: str, params: JSON) -> Reply:
+        full = self.with_meta(method, params)
+        return await self.link.request(method, full, self.headers(method, full))
+
+    # -- the call --------------------------------------------------------------------------
+
+    def first_request(self) -> tuple[str, JSON]:
+        request = self.opt.request
+        if request is not None:
+            given = request.get("params")
+            return str(request["method"]), dict(given) if isinstance(given, dict) else {}
+        params: JSON = {"name": self.opt.tool_name, "arguments": self.opt.arguments}
+        if self.dev.params_task:
+            params["task"] = {}
+        return TASK_CAPABLE, params
+
+    async def run(self) -> Outcome:
+        method, params = self.first_request()
+        reply = await self.call_with_input(method, params)
+        if isinstance(reply, Outcome):
+            return reply
+        if reply.error is not None:
+            return Outcome("failed", error=reply.error)
+        result = reply.result or {}
+        kind = result.get("resultType", "complete")
+        if kind == "task":
+            if method != TASK_CAPABLE and not self.dev.polls_non_tool_task:
+                return invalid(f"resultType task on {method}")  # and no tasks/* for it
+            if self.dev.polymorphic_ignored:
+                return Outcome("completed", result=result)
+            return await self.follow(result)
+        if kind == "complete":
+            return plain_outcome(result)
+        return invalid(f"resultType {kind} on {method}")
+
+    async def call_with_input(self, method: str, params: JSON) -> Reply | Outcome:
+        """The request, retried while it answers InputRequiredResult (MRTR, C-CORE-MUST-08): a
+        new id, the same params plus inputResponses for every key and requestState as given."""
+        for _ in range(MAX_INPUT_ROUNDS):
+            reply = await self.rpc(method, params)
+            self.call_id = reply.id
+            if reply.result is None or reply.result.get("resultType") != "input_required":
+                return reply
+            retry = {k: v for k, v in params.items() if k not in ("inputResponses", "requestState")}
+            requests = reply.result.get("inputRequests")
+            if isinstance(requests, dict) and requests:
+                if len(requests) > MAX_INPUT_KEYS:
+                    return invalid(f"more than {MAX_INPUT_KEYS} inputRequests")
+                answers: JSON = {}
+                for key, request in requests.items():
+                    answer = self.answer_for(key, request)
+                    if answer is None:
+                        return Outcome("unknown", error={"code": INTERNAL_ERROR,
+                                                         "message": f"cannot answer input request {key}"})
+                    answers[key] = answer
+                retry["inputResponses"] = answers
+            if "requestState" in reply.result:
+                retry["requestState"] = reply.result["requestState"]
+            params = retry
+        return invalid(f"more than {MAX_INPUT_ROUNDS} input_required rounds")
+
+    # -- the task --------------------------------------------------------------------------
+
+    async def follow(self, created: JSON) -> Outcome:
+        """Poll tasks/get, waiting the latest pollIntervalMs between a reply and the next poll,
+        until a snapshot is terminal; answer new input keys once; cancel when asked."""
+        task_id = created.get("taskId")
+        if not isinstance(task_id, str):
+            return invalid("a CreateTaskResult without a taskId")
+        self.begin(task_id, created)
+        answered: set[str] = set()
+        snapshot: JSON | None = None  # the created task carries no result: read one snapshot at least
+        errors = 0
+        for _ in range(MAX_POLLS):
+            if snapshot is not None and self.status in TERMINAL_STATUSES:
+                break
+            await self.maybe_cancel()
+            await self.wait(self.poll_wait_s())
+            if self.expired():
+                await self.leave()
+                return Outcome(self.status)
+            reply = await self.rpc("tasks/get", {"taskId": task_id})
+            if reply.error is not None:
+                errors += 1  # once may be a refused early poll; twice, the task is gone
+                if errors >= 2:
+                    await self.leave()
+                    return Outcome("unknown", error=reply.error)
+                continue
+            errors, snapshot = 0, reply.result or {}
+            self.observe(snapshot)
+            if self.dev.abandons and self.status not in TERMINAL_STATUSES:
+                return Outcome("abandoned")
+            if self.status == "input_required" and not self.cancel_sent:
+                await self.answer(snapshot, answered)
+        else:
+            await self.leave()
+            return Outcome(self.status)
+        outcome = self.final(snapshot or {})
+        await self.after_terminal(task_id)
+        return outcome
+
+    async def answer(self, snapshot: JSON, answered: set[str]) -> None:
+        """One tasks/update for the keys not answered yet (C-EXT-SHOULD-06/08); a request this
+        client cannot answer is cancelled rather than left waiting (C-EXT-SHOULD-03)."""
+        requests = snapshot.get("inputRequests")
+        if not isinstance(requests, dict):
+            return
+        new = {k: v for k, v in requests.items() if self.dev.reanswers_key or k not in answered}
+        if not new:
+            return
+        answers: JSON = {}
+        for key, request in new.items():
+            answer = self.answer_for(key, request)
+            if answer is None or len(answered) + len(answers) >= MAX_INPUT_KEYS:
+                await self.send_cancel()
+                return
+            answers[key] = answer
+        answered.update(answers)
+        await self.rpc("tasks/update", {"taskId": self.task_id, "inputResponses": answers})
+
+    def final(self, snapshot: JSON) -> Outcome:
+        """The terminal snapshot as the call's outcome: a completed task's result as it is, isError
+        included (C-EXT-MUST-15); a failed task's error, code and message exactly (C-EXT-MUST-16)."""
+        if self.status == "completed":
+            result = snapshot.get("result")
+            result = result if isinstance(result, dict) else None
+            is_error = result is not None and result.get("isError") is True
+            failed = is_error and self.dev.is_error_as_failed
+            return Outcome("failed" if failed else "completed", is_error=is_error, result=result)
+        if self.status == "failed":
+            return Outcome("failed", error=dict(GENERIC_FAILURE) if self.dev.generic_error
+                           else rpc_error(snapshot.get("error")))
+        return Outcome(self.status)
+
+    async def after_terminal(self, task_id: str) -> None:
+        """Nothing: a terminal status never changes (C-EXT-SHOULD-04) and tasks/result is gone
+        (C-EXT-MUST-11). Two deviations do something here."""
+        if self.dev.polls_after_terminal:
+            for _ in range(2):
+                await self.opt.sleep(self.interval_s)
+                await self.rpc("tasks/get", {"taskId": task_id})
+        if self.dev.calls_tasks_result:
+            await self.rpc("tasks/result", {"taskId": task_id})
+
+    async def cancel(self) -> None:
+        """tasks/cancel, never notifications/cancelled (C-EXT-MUST-06)."""
+        if self.dev.cancel_notification:
+            params = self.with_meta("notifications/cancelled", {"requestId": self.call_id, "reason": "cancelled"})
+            await self.link.notify("notifications/cancelled", params, self.headers("notifications/cancelled", params))
+            return
+        await self.rpc("tasks/cancel", {"taskId": self.task_id})

@@ -1,0 +1,194 @@
+"""The reference client on the 2025-11-25 wire (tasks in core): initialize as a pure requestor,
+params.task only where the server's capability and the tool's execution.taskSupport allow it,
+tasks/get at pollInterval, the outcome fetched with tasks/result, elicitations that arrive on
+its stream answered with the related-task `_meta`, tasks/cancel only when declared.
+
+https://modelcontextprotocol.io/specification/2025-11-25/basic/utilities/tasks
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from tasks_conformance.client.reference_wire import (
+    ACCEPT,
+    CLIENT_INFO,
+    ELICIT_ACCEPT,
+    JSON,
+    MAX_PAGES,
+    MAX_POLLS,
+    Flow,
+    Headers,
+    Outcome,
+    Reply,
+    StreamEnded,
+    plain_outcome,
+)
+from tasks_conformance.core.protocol import (
+    ERR_METHOD_NOT_FOUND,
+    HEADER_PROTOCOL_VERSION,
+    HEADER_SESSION,
+    META_RELATED_TASK,
+    TERMINAL_STATUSES,
+    get_path,
+)
+from tasks_conformance.core.wires import DIALECTS, Wire
+
+VERSION = DIALECTS[Wire.LEGACY].protocol_version
+TASK_TOOLS = ("required", "optional")  # the taskSupport values that allow params.task
+FETCH_ON = frozenset({"input_required", "completed", "failed"})  # tasks/result has something to give
+MAX_FETCHES = 10
+
+
+class LegacyFlow(Flow):
+    dialect = DIALECTS[Wire.LEGACY]
+
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        self.session_id: str | None = None
+        self.version_header: str | None = None  # sent once initialize has negotiated it
+        self.capabilities: Any = None
+        self.link.on_server_request = self.on_server_request
+
+    def headers(self) -> Headers:
+        out: Headers = {"Accept": ACCEPT, "Content-Type": "application/json"}
+        if self.version_header is not None:
+            out[HEADER_PROTOCOL_VERSION] = self.version_header
+        if self.session_id is not None:
+            out[HEADER_SESSION] = self.session_id
+        return out
+
+    async def rpc(self, method: str, params: JSON) -> Reply:
+        return await self.link.request(method, params, self.headers())
+
+    async def run(self) -> Outcome:
+        init = await self.rpc("initialize", {"protocolVersion": VERSION, "capabilities": {"elicitation": {}},
+                                             "clientInfo": dict(CLIENT_INFO)})
+        if init.error is not None or init.result is None:
+            return Outcome("unknown", error=init.error)
+        session = init.headers.get(HEADER_SESSION)
+        self.session_id = session if session else None
+        version = init.result.get("protocolVersion")
+        self.version_header = version if isinstance(version, str) else VERSION
+        self.capabilities = init.result.get("capabilities")
+        await self.link.notify("notifications/initialized", None, self.headers())
+        request = self.opt.request
+        if request is not None:
+            given = request.get("params")
+            reply = await self.rpc(str(request["method"]), dict(given) if isinstance(given, dict) else {})
+            if reply.error is not None:
+                return Outcome("failed", error=reply.error)
+            return plain_outcome(reply.result or {})
+        params: JSON = {"name": self.opt.tool_name, "arguments": self.opt.arguments}
+        if self.augments(await self.task_support()):
+            params["task"] = {}
+        reply = await self.rpc("tools/call", params)
+        self.call_id = reply.id
+        if reply.error is not None:
+            return Outcome("failed", error=reply.error)
+        result = reply.result or {}
+        task = result.get("task")
+        if isinstance(task, dict) and isinstance(task.get("taskId"), str):
+            return await self.follow(task)
+        return plain_outcome(result)  # the server may process an augmented call normally (C-LEG-MUST-04)
+
+    def augments(self, task_support: Any) -> bool:
+        """params.task only when the server declared tasks.requests.tools.call (C-LEG-MUST-01) and
+        the tool is "required" (C-LEG-MUST-03) or "optional"; never when absent or "forbidden"
+        (C-LEG-MUST-02)."""
+        if get_path(self.capabilities, "tasks", "requests", "tools", "call") is None:
+            return False
+        if task_support == "required":
+            return not self.dev.legacy_no_task_on_required
+        return task_support in TASK_TOOLS or self.dev.legacy_task_on_forbidden
+
+    async def task_support(self) -> Any:
+        """The tool's execution.taskSupport from tools/list (None: absent, which means forbidden)."""
+        cursor: Any = None
+        for _ in range(MAX_PAGES):
+            reply = await self.rpc("tools/list", {"cursor": cursor} if isinstance(cursor, str) else {})
+            tools = get_path(reply.result, "tools")
+            for tool in tools if isinstance(tools, list) else []:
+                if isinstance(tool, dict) and tool.get("name") == self.opt.tool_name:
+                    return get_path(tool, "execution", "taskSupport")
+            cursor = get_path(reply.result, "nextCursor")
+            if not isinstance(cursor, str):
+                return None
+        return None
+
+    async def follow(self, task: JSON) -> Outcome:
+        """Poll tasks/get at pollInterval; on input_required or a terminal status the outcome is
+        what tasks/result answers (C-LEG-MUST-05, C-LEG-SHOULD-04)."""
+        self.begin(str(task["taskId"]), task)
+        fetches = errors = 0
+        for _ in range(MAX_POLLS):
+            await self.maybe_cancel()
+            if self.status == "cancelled":
+                return Outcome("cancelled")
+            if self.status in FETCH_ON and not self.dev.legacy_no_result_fetch and fetches < MAX_FETCHES:
+                fetches += 1
+                outcome = await self.fetch_result()
+                if outcome is not None:
+                    return outcome
+            elif self.status in TERMINAL_STATUSES:
+                return Outcome(self.status)
+            await self.wait(self.interval_s)
+            if self.expired():
+                await self.leave()
+                return Outcome(self.status)
+            params: JSON = {"taskId": self.task_id}  # no related-task _meta on tasks/* (C-LEG-SHOULD-05)
+            if self.dev.legacy_related_meta_on_get:
+                params["_meta"] = {META_RELATED_TASK: {"taskId": self.task_id}}
+            reply = await self.rpc("tasks/get", params)
+            if reply.error is not None:
+                errors += 1
+                if errors >= 2:
+                    await self.leave()
+                    return Outcome("unknown", error=reply.error)
+                continue
+            errors = 0
+            self.observe(reply.result or {})
+        await self.leave()
+        return Outcome(self.status)
+
+    async def fetch_result(self) -> Outcome | None:
+        """tasks/result: the call's own result or JSON-RPC error; None when its stream closed
+        before the response (polling resumes)."""
+        try:
+            reply = await self.rpc("tasks/result", {"taskId": self.task_id})
+        except StreamEnded:
+            return None
+        if reply.error is not None:
+            return Outcome("failed", error=reply.error)
+        return plain_outcome(reply.result or {})
+
+    async def on_server_request(self, message: JSON) -> None:
+        """A request the server sent on a response stream: elicitation/create is answered (with
+        the related-task `_meta` when it carried one, C-LEG-MUST-08), ping too, the rest refused."""
+        method = message.get("method")
+        response: JSON = {"jsonrpc": "2.0", "id": message.get("id")}
+        if method == "elicitation/create":
+            given = list(self.opt.input_responses.values())  # a legacy elicitation has no key
+            answer = dict(given[0]) if len(given) == 1 and isinstance(given[0], dict) else dict(ELICIT_ACCEPT)
+            related = get_path(message, "params", "_meta", META_RELATED_TASK)
+            if isinstance(related, dict):
+                answer["_meta"] = {META_RELATED_TASK: {"taskId": related.get("taskId")}}
+            response["result"] = answer
+        elif method == "ping":
+            response["result"] = {}
+        else:
+            response["error"] = {"code": ERR_METHOD_NOT_FOUND, "message": f"{method} is not supported"}
+        await self.link.respond(response, self.headers())
+
+    async def cancel(self) -> None:
+        """tasks/cancel, only when the server declared tasks.cancel (C-LEG-SHOULD-07); never
+        notifications/cancelled (C-LEG-MUST-07)."""
+        if self.dev.legacy_cancel_notification:
+            await self.link.notify("notifications/cancelled", {"requestId": self.call_id, "reason": "cancelled"},
+                                   self.headers())
+            return
+        if get_path(self.capabilities, "tasks", "cancel") is None:
+            return
+        reply = await self.rpc("tasks/cancel", {"taskId": self.task_id})
+        if reply.result is not None:
+            self.observe(reply.result)

@@ -1,0 +1,348 @@
+"""The reference client's parts both eras share: the outcome it reports, the deviations the
+breaking fixtures switch on, one JSON-RPC peer over Streamable HTTP (each message its own POST,
+a reply read as JSON or from an SSE stream), and the polling loop's clock, waits and cancel.
+
+Every network wait is bounded by the call's timeout, and so is every loop over what the server
+sends (polls, input keys, input rounds, pages)."""
+
+from __future__ import annotations
+
+import base64
+import contextlib
+import itertools
+import json
+import time
+from collections.abc import Awaitable, Callable, Mapping
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any, ClassVar
+
+import anyio
+
+from tasks_conformance import __version__
+from tasks_conformance.core.protocol import TERMINAL_STATUSES, get_path
+from tasks_conformance.core.transports.lean_httpx import import_httpx
+from tasks_conformance.core.transports.sse import SseParser
+from tasks_conformance.core.wires import WireDialect
+
+if TYPE_CHECKING:
+    import httpx
+
+JSON = dict[str, Any]
+Headers = dict[str, str | bytes]
+Clock = Callable[[], float]
+Sleep = Callable[[float], Awaitable[None]]
+
+OUTCOME_STATUSES = ("completed", "failed", "cancelled", "working", "input_required", "abandoned", "unknown")
+INTERNAL_ERROR = -32603
+ACCEPT = "application/json, text/event-stream"
+CLIENT_INFO: JSON = {"name": "tasks-conformance-reference-client", "version": __version__}
+DEFAULT_POLL_INTERVAL_MS = 1000  # the spec sets none; used only when the server sends no interval
+MAX_REPLY_BYTES = 16 * 1024 * 1024
+MAX_POLLS = 10_000
+MAX_INPUT_KEYS = 1_000
+MAX_INPUT_ROUNDS = 100
+MAX_PAGES = 100
+ELICIT_ACCEPT: JSON = {"action": "accept", "content": {}}
+SENTINEL_PREFIX, SENTINEL_SUFFIX = "=?base64?", "?="
+
+
+@dataclass(frozen=True)
+class Outcome:
+    """How the call ended, as the client surfaces it: `status` is one of OUTCOME_STATUSES
+    (`working`/`input_required`: what was last seen when the wait ran out)."""
+
+    status: str
+    is_error: bool = False
+    error: JSON | None = None  # {"code", "message"}, kept exactly as the server sent them
+    result: JSON | None = None
+
+    def to_json(self) -> JSON:
+        return {"status": self.status, "isError": self.is_error, "error": self.error}
+
+
+@dataclass(frozen=True)
+class Deviations:
+    """One rule broken on purpose, for the breaking fixture clients (fixtures/broken_client.py).
+    All false: the compliant reference client."""
+
+    no_extension_on_get: bool = False  # tasks/get without the extension declared (C-EXT-MUST-01)
+    polymorphic_ignored: bool = False  # a CreateTaskResult taken as the final result (C-EXT-MUST-02)
+    polls_non_tool_task: bool = False  # a task reply to a method other than tools/call followed (C-EXT-MUST-03)
+    no_mcp_name: bool = False  # no Mcp-Name on tasks/* (C-EXT-MUST-04)
+    raw_unsafe_mcp_name: bool = False  # the taskId raw in Mcp-Name, never base64 (C-CORE-MUST-06)
+    no_mcp_method: bool = False  # no Mcp-Method on tasks/* (C-EXT-MUST-05)
+    cancel_notification: bool = False  # notifications/cancelled for the tools/call id (C-EXT-MUST-06)
+    calls_tasks_result: bool = False  # tasks/result after the task ended (C-EXT-MUST-11)
+    params_task: bool = False  # legacy params.task on the tools/call (C-EXT-MUST-13)
+    polls_fast: bool = False  # polls every 20 ms whatever pollIntervalMs says (C-EXT-SHOULD-01)
+    stale_interval: bool = False  # keeps the first pollIntervalMs it saw (C-EXT-SHOULD-02)
+    reanswers_key: bool = False  # no ledger: a key a stale snapshot lists is answered again (C-EXT-SHOULD-08)
+    polls_after_terminal: bool = False  # two more tasks/get after a terminal status (C-EXT-SHOULD-04)
+    abandons: bool = False  # leaves a live task after its first poll (C-EXT-SHOULD-03)
+    is_error_as_failed: bool = False  # a completed isError result reported as failed (C-EXT-MUST-15)
+    generic_error: bool = False  # a failed task reported as -32603 "task failed" (C-EXT-MUST-16)
+    legacy_task_on_forbidden: bool = False  # params.task to a forbidden or unmarked tool (C-LEG-MUST-02)
+    legacy_no_task_on_required: bool = False  # a required tool called plainly (C-LEG-MUST-03)
+    legacy_no_result_fetch: bool = False  # never calls tasks/result (C-LEG-MUST-05)
+    legacy_cancel_notification: bool = False  # notifications/cancelled instead of tasks/cancel (C-LEG-MUST-07)
+    legacy_related_meta_on_get: bool = False  # related-task _meta on tasks/get (C-LEG-SHOULD-05)
+
+
+NO_DEVIATIONS = Deviations()
+POLLS_FAST_S = 0.02
+
+
+@dataclass(frozen=True)
+class CallOptions:
+    """What `call` was asked to do, read by both eras' flows."""
+
+    tool_name: str
+    arguments: JSON
+    cancel_after_ms: int | None = None
+    cancel_when_working: bool = False
+    input_responses: Mapping[str, Any] = field(default_factory=dict)
+    request: JSON | None = None  # {"method", "params"} sent instead of tools/call
+    timeout_s: float = 30
+    on_status: Callable[[str], None] | None = None
+    deviations: Deviations = NO_DEVIATIONS
+    clock: Clock = time.monotonic
+    sleep: Sleep = anyio.sleep
+
+
+def invalid(what: str) -> Outcome:
+    return Outcome("unknown", error={"code": INTERNAL_ERROR, "message": f"invalid response: {what}"})
+
+
+def rpc_error(error: Any) -> JSON:
+    """A JSON-RPC error's code and message, exactly as sent."""
+    code, message = get_path(error, "code"), get_path(error, "message")
+    if isinstance(code, int) and not isinstance(code, bool) and isinstance(message, str):
+        return {"code": code, "message": message}
+    return {"code": INTERNAL_ERROR, "message": "invalid response: a malformed JSON-RPC error"}
+
+
+def plain_outcome(result: JSON) -> Outcome:
+    """A call's own result (no task): completed, carrying its tool error if it has one."""
+    return Outcome("completed", is_error=result.get("isError") is True, result=result)
+
+
+def encode_name(value: str) -> str:
+    """A header value as Streamable HTTP carries it (C-CORE-MUST-06): as it is when it is plain
+    visible ASCII without surrounding whitespace, otherwise, or when it looks like the sentinel,
+    =?base64?<base64 of its UTF-8 bytes>?=."""
+    plain = (all(0x20 <= ord(c) <= 0x7E for c in value) and value == value.strip(" \t")
+             and not (value.startswith(SENTINEL_PREFIX) and value.endswith(SENTINEL_SUFFIX)))
+    if plain:
+        return value
+    return SENTINEL_PREFIX + base64.b64encode(value.encode("utf-8", "surrogatepass")).decode("ascii") + SENTINEL_SUFFIX
+
+
+class ClientFailure(Exception):
+    """An exchange that could not be completed: a transport error, a timeout, an unreadable reply."""
+
+
+class StreamEnded(ClientFailure):
+    """A response stream that closed before it carried the response."""
+
+
+@dataclass(frozen=True)
+class Reply:
+    """A JSON-RPC response: its request's id and either a result object or an error."""
+
+    id: int
+    result: JSON | None = None
+    error: JSON | None = None
+    headers: Mapping[str, str] = field(default_factory=dict)
+
+
+ServerRequestHandler = Callable[[JSON], Awaitable[None]]
+
+
+class Link:
+    """A JSON-RPC peer over Streamable HTTP: every message is its own POST; a request's reply is
+    a JSON body or an SSE stream on which the response has the request's id."""
+
+    def __init__(self, url: str, http: httpx.AsyncClient, timeout_s: float) -> None:
+        self.url, self.http, self.timeout_s = url, http, timeout_s
+        self._ids = itertools.count(1)
+        self.on_server_request: ServerRequestHandler | None = None  # requests met on a stream
+
+    async def request(self, method: str, params: JSON, headers: Headers) -> Reply:
+        rid = next(self._ids)
+        message, reply_headers = await self._post(
+            {"jsonrpc": "2.0", "id": rid, "method": method, "params": params}, headers, rid)
+        if "error" in message:
+            return Reply(rid, error=rpc_error(message["error"]), headers=reply_headers)
+        result = message.get("result")
+        if not isinstance(result, dict):
+            raise ClientFailure(f"invalid response to {method}: the result is not an object")
+        return Reply(rid, result=result, headers=reply_headers)
+
+    async def notify(self, method: str, params: JSON | None, headers: Headers) -> None:
+        body: JSON = {"jsonrpc": "2.0", "method": method}
+        if params is not None:
+            body["params"] = params
+        await self._post(body, headers, None)
+
+    async def respond(self, message: JSON, headers: Headers) -> None:
+        await self._post(message, headers, None)
+
+    async def _post(self, body: JSON, headers: Headers, want: int | None) -> tuple[JSON, Mapping[str, str]]:
+        import_httpx()
+        import httpx
+
+        try:
+            raw = [(k.encode(), v if isinstance(v, bytes) else v.encode()) for k, v in headers.items()]
+            with anyio.fail_after(self.timeout_s):
+                async with self.http.stream("POST", self.url, content=json.dumps(body).encode(), headers=raw) as resp:
+                    if want is None:  # a notification or a response: the server only acknowledges
+                        return {}, resp.headers
+                    ctype = resp.headers.get("content-type", "").partition(";")[0].strip().lower()
+                    if ctype == "text/event-stream":
+                        return await self._from_stream(resp, want), resp.headers
+                    found = _find(await _read(resp), want)
+                    if found is None:
+                        raise ClientFailure(f"HTTP {resp.status_code} without the JSON-RPC response")
+                    return found, resp.headers
+        except TimeoutError:
+            raise ClientFailure(f"no reply within {self.timeout_s:g} s") from None
+        except httpx.HTTPError as exc:
+            raise ClientFailure(f"HTTP error: {type(exc).__name__}: {exc}") from None
+
+    async def _from_stream(self, resp: httpx.Response, want: int) -> JSON:
+        parser = SseParser(MAX_REPLY_BYTES)
+        async for chunk in resp.aiter_bytes():
+            for event in parser.feed(chunk):
+                found = await self._event(event.data, want)
+                if found is not None:
+                    return found
+            if parser.oversize:
+                raise ClientFailure(f"an SSE event over {MAX_REPLY_BYTES} bytes")
+        for event in parser.end():
+            found = await self._event(event.data, want)
+            if found is not None:
+                return found
+        raise StreamEnded("the response stream ended without the response")
+
+    async def _event(self, data: bytes, want: int) -> JSON | None:
+        found = _find(data, want)
+        if found is not None:
+            return found
+        with contextlib.suppress(ValueError):
+            message = json.loads(data)
+            if (isinstance(message, dict) and isinstance(message.get("method"), str) and "id" in message
+                    and self.on_server_request is not None):
+                await self.on_server_request(message)
+        return None
+
+
+async def _read(resp: httpx.Response) -> bytes:
+    body = bytearray()
+    async for chunk in resp.aiter_bytes():
+        body.extend(chunk)
+        if len(body) > MAX_REPLY_BYTES:
+            raise ClientFailure(f"a reply over {MAX_REPLY_BYTES} bytes")
+    return bytes(body)
+
+
+def _find(raw: bytes, want: int) -> JSON | None:
+    """The response to request `want` in a JSON body (a message or a batch), if it is there."""
+    try:
+        decoded = json.loads(raw)
+    except ValueError:
+        return None
+    for message in decoded if isinstance(decoded, list) else [decoded]:
+        if (isinstance(message, dict) and message.get("id") == want and not isinstance(message.get("id"), bool)
+                and ("result" in message or "error" in message)):
+            return message
+    return None
+
+
+class Flow:
+    """One call on one era: what both eras' flows share (the task being followed, its poll
+    interval, the waits, cancelling on time and never leaving a live task silently)."""
+
+    dialect: ClassVar[WireDialect]
+
+    def __init__(self, link: Link, options: CallOptions) -> None:
+        self.link, self.opt, self.dev = link, options, options.deviations
+        self.deadline = options.clock() + options.timeout_s
+        self.task_id: str | None = None
+        self.call_id: int | None = None  # the JSON-RPC id of the request that created the task
+        self.status = "unknown"
+        self.interval_s = DEFAULT_POLL_INTERVAL_MS / 1000
+        self.interval_seen = False
+        self.cancel_at: float | None = None
+        self.cancel_sent = False
+
+    async def run(self) -> Outcome:
+        raise NotImplementedError
+
+    async def cancel(self) -> None:
+        """Ask the server to cancel the task (each era its own way)."""
+        raise NotImplementedError
+
+    def now(self) -> float:
+        return self.opt.clock()
+
+    def expired(self) -> bool:
+        return self.now() >= self.deadline
+
+    def live(self) -> bool:
+        return self.task_id is not None and self.status not in TERMINAL_STATUSES
+
+    def begin(self, task_id: str, task: JSON) -> None:
+        self.task_id = task_id
+        self.observe(task)
+        if self.opt.cancel_after_ms is not None:
+            self.cancel_at = self.now() + self.opt.cancel_after_ms / 1000
+
+    def observe(self, task: JSON) -> None:
+        """A task snapshot: its status, and its poll interval when it gives one (the latest wins)."""
+        status = task.get("status")
+        if isinstance(status, str):
+            self.status = status
+            if self.opt.on_status is not None:
+                self.opt.on_status(status)
+        ms = self.dialect.poll_interval_ms(task)
+        if ms is not None and not (self.dev.stale_interval and self.interval_seen):
+            self.interval_s, self.interval_seen = ms / 1000, True
+
+    def poll_wait_s(self) -> float:
+        return POLLS_FAST_S if self.dev.polls_fast else self.interval_s
+
+    async def maybe_cancel(self) -> None:
+        if self.cancel_sent or not self.live():
+            return
+        when_working = self.opt.cancel_when_working and self.status == "working"
+        if when_working or (self.cancel_at is not None and self.now() >= self.cancel_at):
+            await self.send_cancel()
+
+    async def send_cancel(self) -> None:
+        self.cancel_sent = True
+        await self.cancel()
+
+    async def wait(self, seconds: float) -> None:
+        """Wait `seconds` (never past the deadline), sending a cancel due meanwhile on time."""
+        end = min(self.now() + seconds, self.deadline)
+        if self.cancel_at is not None and not self.cancel_sent and self.cancel_at < end:
+            await self.opt.sleep(max(0.0, self.cancel_at - self.now()))
+            await self.maybe_cancel()
+        await self.opt.sleep(max(0.0, end - self.now()))
+
+    async def leave(self) -> None:
+        """Before giving up on a live task (deadline, transport failure): cancel it rather than
+        abandon it silently (C-EXT-SHOULD-03). Best effort."""
+        if self.live() and not self.cancel_sent:
+            with contextlib.suppress(ClientFailure):
+                await self.send_cancel()
+
+    def answer_for(self, key: str, request: Any) -> JSON | None:
+        """The answer to one input request: the one given for its key, else an accepted
+        elicitation; None for a request this client cannot answer (it declares elicitation only)."""
+        given = self.opt.input_responses.get(key)
+        if isinstance(given, dict):
+            return given
+        if get_path(request, "method") == "elicitation/create":
+            return dict(ELICIT_ACCEPT)
+        return None

@@ -1,0 +1,737 @@
+"""The reference tasks client and its breaking variants (fixtures/broken_client.py), against
+scripted servers held in memory (httpx.MockTransport) on a fake clock: the client's sleeps
+advance the clock, every request is recorded with the time it was sent, so poll spacing is read
+from recorded timestamps and nothing here waits or measures wall time. One test runs the client
+as a process against a small HTTP server on 127.0.0.1.
+
+The detectors below are a small, independent reading of the client rules (C-EXT-…, C-CORE-…,
+C-LEG-…): the compliant client trips none of them in any scenario, and each break trips its own
+rule (and those its `Break.also` names) and nothing else."""
+
+from __future__ import annotations
+
+import base64
+import importlib.util
+import json
+import os
+import subprocess
+import sys
+import threading
+from collections import Counter
+from collections.abc import AsyncIterator, Callable
+from dataclasses import dataclass, field
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from typing import Any
+
+import anyio
+import httpx
+import pytest
+from conftest import FIXTURES, ROOT
+
+from tasks_conformance.client.reference_client import NO_DEVIATIONS, Deviations, Outcome, call, main
+from tasks_conformance.client.reference_wire import encode_name
+from tasks_conformance.core.protocol import (
+    EXT_TASKS,
+    META_CLIENT_CAPS,
+    META_CLIENT_INFO,
+    META_PROTOCOL_VERSION,
+    META_RELATED_TASK,
+    TERMINAL_STATUSES,
+    get_path,
+)
+
+JSON = dict[str, Any]
+_spec = importlib.util.spec_from_file_location("broken_client", FIXTURES / "broken_client.py")
+assert _spec is not None and _spec.loader is not None
+broken_client = importlib.util.module_from_spec(_spec)
+_spec.loader.exec_module(broken_client)
+BREAKS: dict[str, Any] = broken_client.BREAKS
+
+EXT, LEG = "2026-07-28", "2025-11-25"
+TOOL, TASK = "work", "task-1"
+ACK: JSON = {"result": {"resultType": "complete"}}
+RESULT: JSON = {"content": [{"type": "text", "text": "done"}], "isError": False}
+ELICIT: JSON = {"method": "elicitation/create",
+                "params": {"mode": "form", "message": "Confirm?", "requestedSchema": {"type": "object"}}}
+EPS = 1e-9
+
+
+def task(status: str, interval: int | None = 300, task_id: str = TASK, **extra: Any) -> JSON:
+    out = {"taskId": task_id, "status": status, "createdAt": "2026-07-28T00:00:00Z",
+           "lastUpdatedAt": "2026-07-28T00:00:00Z", "ttlMs": 600_000, **extra}
+    if interval is not None:
+        out["pollIntervalMs"] = interval
+    return out
+
+
+def created(**kw: Any) -> JSON:
+    return {"result": {"resultType": "task", **task("working", **kw)}}
+
+
+def snap(status: str, interval: int | None = 300, **extra: Any) -> JSON:
+    return {"result": {"resultType": "complete", **task(status, interval, **extra)}}
+
+
+# -- a scripted server on a fake clock ------------------------------------------------------
+
+
+@dataclass
+class Rec:
+    t: float
+    body: JSON
+    headers: list[tuple[bytes, bytes]]
+    reply: JSON | None = None
+
+    @property
+    def method(self) -> str | None:
+        return self.body.get("method")
+
+    @property
+    def params(self) -> JSON:
+        return self.body.get("params") or {}
+
+    def header(self, name: str) -> bytes | None:
+        return next((v for k, v in self.headers if k.lower() == name.lower().encode()), None)
+
+
+Step = JSON | Callable[["Server", JSON], Any]
+
+
+@dataclass
+class Server:
+    """Answers each method from its script (a list of replies, the last repeated; a reply may be
+    a function of the server and the request), records every POST with the fake time."""
+
+    script: dict[str, list[Step]]
+    era: str = EXT
+    sse: bool = False
+    tool_support: str | None = None  # legacy: the tool's execution.taskSupport
+    capabilities: JSON = field(default_factory=dict)  # legacy: the initialize result's
+    now: float = 0.0
+    log: list[Rec] = field(default_factory=list)
+    cancelled: bool = False
+    answered: anyio.Event | None = None
+    counts: Counter[str] = field(default_factory=Counter)
+
+    def clock(self) -> float:
+        return self.now
+
+    async def sleep(self, seconds: float) -> None:
+        self.now += seconds
+
+    async def handle(self, request: httpx.Request) -> httpx.Response:
+        body = json.loads(request.content)
+        rec = Rec(self.now, body, list(request.headers.raw))
+        self.log.append(rec)
+        if "method" not in body:  # the client's response to a server request
+            if self.answered is not None:
+                self.answered.set()
+            return httpx.Response(202)
+        if "id" not in body:
+            return httpx.Response(202)
+        if self.era == EXT and body["method"].startswith("tasks/") and not _declares(rec):
+            reply: Any = {"error": {"code": -32021, "message": "Missing required client capability"}}
+        else:
+            steps = self.script.get(body["method"], [{"error": {"code": -32601, "message": "Method not found"}}])
+            step = steps[min(self.counts[body["method"]], len(steps) - 1)]
+            self.counts[body["method"]] += 1
+            reply = step(self, body) if callable(step) else step
+        if isinstance(reply, httpx.Response):
+            return reply
+        rec.reply = reply
+        message = {"jsonrpc": "2.0", "id": body["id"], **reply}
+        headers = {"Mcp-Session-Id": "sess-1"} if body["method"] == "initialize" else {}
+        if self.sse:
+            note = {"jsonrpc": "2.0", "method": "notifications/message", "params": {"level": "info", "data": "x"}}
+            content = b"".join(b"data: " + json.dumps(m).encode() + b"\n\n" for m in (note, message))
+            return httpx.Response(200, headers={**headers, "content-type": "text/event-stream"}, content=content)
+        status = 404 if get_path(reply, "error", "code") == -32601 else 200
+        return httpx.Response(status, json=message, headers=headers)
+
+    async def run(self, deviations: Deviations = NO_DEVIATIONS, **kw: Any) -> Run:
+        kw.setdefault("tool_name", TOOL)
+        kw.setdefault("arguments", {"n": 1})
+        outcome = await call("http://mock/mcp", era="extension" if self.era == EXT else "legacy",
+                             transport=httpx.MockTransport(self.handle), clock=self.clock, sleep=self.sleep,
+                             deviations=deviations, **kw)
+        return Run(self, outcome)
+
+
+def _declares(rec: Rec) -> bool:
+    return get_path(rec.params, "_meta", META_CLIENT_CAPS, "extensions", EXT_TASKS) is not None
+
+
+def run_sync(server: Server, deviations: Deviations = NO_DEVIATIONS, **kw: Any) -> Run:
+    async def go() -> Run:
+        return await server.run(deviations, **kw)
+    return anyio.run(go)
+
+
+# -- scenarios --------------------------------------------------------------------------------
+
+
+def endless_get(server: Server, body: JSON) -> JSON:
+    return snap("cancelled" if server.cancelled else "working")
+
+
+def cancel_ack(server: Server, body: JSON) -> JSON:
+    server.cancelled = True
+    return ACK
+
+
+def ext(gets: list[Step] | None = None, *, task_id: str = TASK, **kw: Any) -> Server:
+    gets = gets or [snap("working", 300, task_id=task_id), snap("working", 600, task_id=task_id),
+                    snap("completed", 600, task_id=task_id, result=RESULT)]
+    return Server({"tools/call": [created(task_id=task_id)], "tasks/get": gets, "tasks/update": [ACK],
+                   "tasks/cancel": [cancel_ack]}, **kw)
+
+
+def legacy(support: str | None = "optional", *, declared: bool = True, cancel: bool = True,
+           gets: list[Step] | None = None, result: list[Step] | None = None) -> Server:
+    tasks: JSON = {"requests": {"tools": {"call": {}}}} if declared else {}
+    if cancel:
+        tasks["cancel"] = {}
+    tool: JSON = {"name": TOOL, "inputSchema": {"type": "object"}}
+    if support is not None:
+        tool["execution"] = {"taskSupport": support}
+
+    def tools_call(server: Server, body: JSON) -> JSON:
+        asked = "task" in body["params"]
+        if support == "required" and declared and not asked:
+            return {"error": {"code": -32601, "message": "task augmentation required"}}
+        if asked and declared and support in ("required", "optional"):
+            return {"result": {"task": {k: v for k, v in task("working", None).items() if k != "ttlMs"}
+                               | {"ttl": 600_000, "pollInterval": 200}}}
+        return {"result": RESULT}
+
+    def legacy_get(status: str) -> JSON:
+        return {"result": {k: v for k, v in task(status, None).items() if k != "ttlMs"}
+                | {"ttl": 600_000, "pollInterval": 200}}
+
+    def get(server: Server, body: JSON) -> JSON:
+        steps = gets or [legacy_get("working"), legacy_get("completed")]
+        n = server.counts["tasks/get"] - 1
+        step = steps[min(n, len(steps) - 1)]
+        return legacy_get("cancelled") if server.cancelled else (step if isinstance(step, dict) else step(server, body))
+
+    def cancel_task(server: Server, body: JSON) -> JSON:
+        server.cancelled = True
+        return legacy_get("cancelled")
+
+    return Server({
+        "initialize": [{"result": {"protocolVersion": LEG, "capabilities": {"tasks": tasks, "tools": {}},
+                                   "serverInfo": {"name": "fake", "version": "1"}}}],
+        "tools/list": [{"result": {"tools": [tool]}}],
+        "tools/call": [tools_call], "tasks/get": [get], "tasks/result": result or [{"result": RESULT}],
+        "tasks/cancel": [cancel_task]}, era=LEG, tool_support=support, capabilities={"tasks": tasks})
+
+
+def legacy_status(status: str) -> JSON:
+    return {"result": {"taskId": TASK, "status": status, "createdAt": "x", "lastUpdatedAt": "x",
+                       "ttl": 600_000, "pollInterval": 200}}
+
+
+def elicit_on_stream(server: Server, body: JSON) -> httpx.Response:
+    """tasks/result as an SSE stream: an elicitation for the task, then (once the client has
+    answered it) the call's result."""
+    server.answered = anyio.Event()
+    request = {"jsonrpc": "2.0", "id": "e-1", "method": "elicitation/create",
+               "params": {**ELICIT["params"], "_meta": {META_RELATED_TASK: {"taskId": TASK}}}}
+    related = {META_RELATED_TASK: {"taskId": TASK}}
+    response = {"jsonrpc": "2.0", "id": body["id"], "result": {**RESULT, "_meta": related}}
+
+    async def stream() -> AsyncIterator[bytes]:
+        yield b"data: " + json.dumps(request).encode() + b"\n\n"
+        assert server.answered is not None
+        with anyio.fail_after(10):
+            await server.answered.wait()
+        yield b"data: " + json.dumps(response).encode() + b"\n\n"
+
+    return httpx.Response(200, headers={"content-type": "text/event-stream"}, content=stream())
+
+
+SCENARIOS: dict[str, Callable[[], tuple[Server, JSON]]] = {
+    "task": lambda: (ext(), {}),
+    "task-sse": lambda: (ext(sse=True), {}),
+    "unsafe-task": lambda: (ext(task_id="tâche 1"), {}),
+    "input": lambda: (ext([snap("input_required", inputRequests={"k1": ELICIT}),
+                           snap("input_required", inputRequests={"k1": ELICIT}),
+                           snap("completed", result=RESULT)]), {}),
+    "is-error": lambda: (ext([snap("completed", result={**RESULT, "isError": True})]), {}),
+    "failed": lambda: (ext([snap("failed", error={"code": -31000, "message": "quota exceeded"})]), {}),
+    "endless-cancel": lambda: (ext([endless_get]), {"cancel_when_working": True, "timeout_s": 3}),
+    "prompt-task": lambda: (Server({"prompts/get": [created()], "tasks/get": [snap("completed", result=RESULT)]}),
+                            {"request": {"method": "prompts/get", "params": {"name": "greet"}}}),
+    "mrtr": lambda: (Server({"tools/call": [{"result": {"resultType": "input_required", "inputRequests": {"m1": ELICIT},
+                                                         "requestState": "state-\u00fc-\u2603"}}, created()],
+                             "tasks/get": [snap("completed", result=RESULT)]}), {}),
+    "legacy-task": lambda: (legacy(), {}),
+    "legacy-input": lambda: (legacy(gets=[legacy_status("input_required")], result=[elicit_on_stream]), {}),
+    "legacy-forbidden": lambda: (legacy("forbidden"), {}),
+    "legacy-required": lambda: (legacy("required"), {}),
+    "legacy-endless-cancel": lambda: (legacy(gets=[legacy_status("working")]),
+                                      {"cancel_when_working": True, "timeout_s": 3}),
+}
+
+
+@dataclass
+class Run:
+    server: Server
+    outcome: Outcome
+
+    @property
+    def log(self) -> list[Rec]:
+        return self.server.log
+
+    def requests(self, *methods: str) -> list[Rec]:
+        return [r for r in self.log if r.method in methods]
+
+
+# -- detectors: one small reading of each rule, over a recorded run --------------------------
+
+
+TASK_METHODS = ("tasks/get", "tasks/update", "tasks/cancel")
+
+
+def _created(run: Run) -> list[str]:
+    """The task ids tools/call created."""
+    return [str(get_path(r.reply, "result", "taskId")) for r in run.requests("tools/call")
+            if get_path(r.reply, "result", "resultType") == "task"]
+
+
+def _gaps(run: Run) -> list[tuple[float, float, float]]:
+    """Per tasks/get: (time since the previous create or tasks/get reply, the latest interval
+    announced before it, the smallest announced), in seconds."""
+    out, prev, latest, announced = [], None, None, []
+    for r in run.log:
+        if r.method not in ("tools/call", "tasks/get") or r.reply is None:
+            continue
+        if r.method == "tasks/get" and prev is not None and latest is not None:
+            out.append((r.t - prev, latest, min(announced)))
+        ms = get_path(r.reply, "result", "pollIntervalMs")
+        if isinstance(ms, int):
+            latest = ms / 1000
+            announced.append(latest)
+        if r.method == "tasks/get" or get_path(r.reply, "result", "resultType") == "task":
+            prev = r.t
+    return out
+
+
+def _terminal_reply(run: Run) -> JSON | None:
+    return next((get_path(r.reply, "result") for r in run.requests("tasks/get")
+                 if get_path(r.reply, "result", "status") in TERMINAL_STATUSES), None)
+
+
+def _answered_keys(run: Run) -> Counter[str]:
+    return Counter(k for r in run.requests("tasks/update") for k in r.params.get("inputResponses", {}))
+
+
+def _after_terminal(run: Run) -> bool:
+    ended = False
+    for r in run.requests("tasks/get"):
+        if ended:
+            return True
+        ended = get_path(r.reply, "result", "status") in TERMINAL_STATUSES
+    return False
+
+
+def _abandoned(run: Run) -> bool:
+    return bool(_created(run)) and _terminal_reply(run) is None and not run.requests("tasks/cancel")
+
+
+def _non_tool_task_followed(run: Run) -> bool:
+    ids = {get_path(r.reply, "result", "taskId") for r in run.log
+           if r.method not in ("tools/call", *TASK_METHODS) and get_path(r.reply, "result", "resultType") == "task"}
+    return any(r.params.get("taskId") in ids for r in run.requests(*TASK_METHODS))
+
+
+def _failed_error_changed(run: Run) -> bool:
+    end = _terminal_reply(run)
+    return end is not None and end["status"] == "failed" and run.outcome.error != end["error"]
+
+
+def _resent_after_task(run: Run) -> bool:
+    calls = run.requests("tools/call")
+    return any(get_path(r.reply, "result", "resultType") == "task" for r in calls[:-1])
+
+
+def _ids_unique(run: Run) -> bool:
+    ids = [r.body["id"] for r in run.log if "method" in r.body and "id" in r.body]
+    return all(isinstance(i, int) for i in ids) and len(ids) == len(set(ids))
+
+
+EXT_RULES: dict[str, Callable[[Run], bool]] = {
+    "C-EXT-MUST-01": lambda run: any(not _declares(r) for r in run.requests("tools/call", *TASK_METHODS)),
+    "C-EXT-MUST-02": lambda run: bool(_created(run)) and not run.requests("tasks/get"),
+    "C-EXT-MUST-03": _non_tool_task_followed,
+    "C-EXT-MUST-04": lambda run: any(r.header("mcp-name") is None for r in run.requests(*TASK_METHODS)),
+    "C-CORE-MUST-06": lambda run: any(r.header("mcp-name") not in (None, encode_name(r.params["taskId"]).encode())
+                                      for r in run.requests(*TASK_METHODS)),
+    "C-EXT-MUST-05": lambda run: any(r.header("mcp-method") != str(r.method).encode()
+                                     for r in run.requests(*TASK_METHODS)),
+    "C-EXT-MUST-06": lambda run: bool(run.requests("notifications/cancelled")),
+    "C-EXT-MUST-09": _resent_after_task,
+    "C-EXT-MUST-11": lambda run: bool(run.requests("tasks/result")),
+    "C-EXT-MUST-12": lambda run: bool(run.requests("tasks/list")),
+    "C-EXT-MUST-13": lambda run: any("task" in r.params for r in run.requests("tools/call")),
+    "C-EXT-MUST-14": lambda run: any(get_path(r.params, "_meta", META_CLIENT_CAPS, "tasks") is not None
+                                     for r in run.log),
+    "C-EXT-MUST-15": lambda run: get_path(_terminal_reply(run), "status") == "completed"
+                                 and run.outcome.status == "failed",
+    "C-EXT-MUST-16": _failed_error_changed,
+    "C-EXT-SHOULD-01": lambda run: any(gap < smallest - EPS for gap, _latest, smallest in _gaps(run)),
+    "C-EXT-SHOULD-02": lambda run: any(smallest - EPS <= gap < latest - EPS for gap, latest, smallest in _gaps(run)),
+    "C-EXT-SHOULD-03": _abandoned,
+    "C-EXT-SHOULD-04": _after_terminal,
+    "C-EXT-SHOULD-08": lambda run: any(n > 1 for n in _answered_keys(run).values()),
+    "C-CORE-MUST-01": lambda run: any(get_path(r.params, "_meta", META_PROTOCOL_VERSION) != EXT
+                                      or not isinstance(get_path(r.params, "_meta", META_CLIENT_CAPS), dict)
+                                      for r in run.log if "id" in r.body),
+    "C-CORE-MUST-04": lambda run: any(r.header("mcp-protocol-version") != EXT.encode() for r in run.log),
+    "C-CORE-MUST-05": lambda run: any(r.header("mcp-name") != encode_name(r.params["name"]).encode()
+                                      for r in run.requests("tools/call", "prompts/get")),
+    "C-CORE-MUST-11": lambda run: not _ids_unique(run),
+    "C-CORE-SHOULD-01": lambda run: any(get_path(r.params, "_meta", META_CLIENT_INFO) is None
+                                        for r in run.log if "id" in r.body),
+}
+
+
+def _legacy_task_param(run: Run, allowed: Callable[[Server], bool]) -> bool:
+    return any(("task" in r.params) != allowed(run.server) for r in run.requests("tools/call"))
+
+
+def _fetch_skipped(run: Run) -> bool:
+    needs = any(get_path(r.reply, "result", "status") in ("completed", "failed", "input_required")
+                for r in run.requests("tasks/get"))
+    return needs and not run.requests("tasks/result")
+
+
+def _elicitation_unrelated(run: Run) -> bool:
+    answers = [r for r in run.log if "method" not in r.body]
+    return any(get_path(r.body, "result", "_meta", META_RELATED_TASK, "taskId") != TASK for r in answers)
+
+
+def _declared_call(server: Server) -> bool:
+    return get_path(server.capabilities, "tasks", "requests", "tools", "call") is not None
+
+
+LEGACY_RULES: dict[str, Callable[[Run], bool]] = {
+    "C-LEG-MUST-01": lambda run: not _declared_call(run.server) and _legacy_task_param(run, lambda s: False),
+    "C-LEG-MUST-02": lambda run: any("task" in r.params for r in run.requests("tools/call"))
+                                 and run.server.tool_support not in ("required", "optional"),
+    "C-LEG-MUST-03": lambda run: _declared_call(run.server) and run.server.tool_support == "required"
+                                 and any("task" not in r.params for r in run.requests("tools/call")),
+    "C-LEG-MUST-05": _fetch_skipped,
+    "C-LEG-MUST-07": lambda run: bool(run.requests("notifications/cancelled")),
+    "C-LEG-MUST-08": _elicitation_unrelated,
+    "C-LEG-MUST-10": lambda run: bool(run.requests("tasks/update")) or any(_declares(r) for r in run.log),
+    "C-LEG-MUST-12": lambda run: any("tasks" in r.params.get("capabilities", {}) for r in run.requests("initialize")),
+    "C-LEG-SHOULD-05": lambda run: any(get_path(r.params, "_meta", META_RELATED_TASK) is not None
+                                       for r in run.requests("tasks/get", "tasks/result", "tasks/cancel")),
+    "C-LEG-SHOULD-07": lambda run: bool(run.requests("tasks/cancel"))
+                                   and get_path(run.server.capabilities, "tasks", "cancel") is None,
+}
+
+
+def broken(run: Run) -> set[str]:
+    rules = EXT_RULES if run.server.era == EXT else LEGACY_RULES
+    return {rule for rule, detect in rules.items() if detect(run)}
+
+
+# -- the compliant client in every scenario -------------------------------------------------
+
+EXPECTED = {
+    "task": Outcome("completed", result=RESULT),
+    "task-sse": Outcome("completed", result=RESULT),
+    "unsafe-task": Outcome("completed", result=RESULT),
+    "input": Outcome("completed", result=RESULT),
+    "is-error": Outcome("completed", is_error=True, result={**RESULT, "isError": True}),
+    "failed": Outcome("failed", error={"code": -31000, "message": "quota exceeded"}),
+    "endless-cancel": Outcome("cancelled"),
+    "prompt-task": Outcome("unknown", error={"code": -32603,
+                                             "message": "invalid response: resultType task on prompts/get"}),
+    "mrtr": Outcome("completed", result=RESULT),
+    "legacy-task": Outcome("completed", result=RESULT),
+    "legacy-input": Outcome("completed", result={**RESULT, "_meta": {META_RELATED_TASK: {"taskId": TASK}}}),
+    "legacy-forbidden": Outcome("completed", result=RESULT),
+    "legacy-required": Outcome("completed", result=RESULT),
+    "legacy-endless-cancel": Outcome("cancelled"),
+}
+
+
+@pytest.mark.parametrize("scenario", sorted(SCENARIOS))
+def test_the_compliant_client_breaks_no_rule_and_reports_the_outcome(scenario: str) -> None:
+    server, kw = SCENARIOS[scenario]()
+    run = run_sync(server, **kw)
+    assert broken(run) == set(), [(r.method, r.params) for r in run.log]
+    assert run.outcome == EXPECTED[scenario]
+
+
+def test_every_scenario_has_its_expected_outcome() -> None:
+    assert set(EXPECTED) == set(SCENARIOS)
+
+
+# -- each break shows on the wire (or in the outcome) and breaks nothing else ------------------
+
+CASES = {
+    "no-extension-on-get": "task", "polymorphic-ignored": "task", "polls-non-tool-task": "prompt-task",
+    "no-mcp-name": "task", "raw-unsafe-mcp-name": "unsafe-task", "no-mcp-method": "task",
+    "cancel-notification": "endless-cancel", "calls-tasks-result": "task", "params-task": "task",
+    "polls-fast": "task", "stale-interval": "task", "reanswers-key": "input", "polls-after-terminal": "task",
+    "abandons": "task", "isError-as-failed": "is-error", "generic-error": "failed",
+    "legacy-task-on-forbidden": "legacy-forbidden", "legacy-no-task-on-required": "legacy-required",
+    "legacy-no-result-fetch": "legacy-task", "legacy-cancel-notification": "legacy-endless-cancel",
+    "legacy-related-meta-on-get": "legacy-task",
+}
+
+
+def test_every_break_has_a_case_a_detector_and_its_era() -> None:
+    assert set(CASES) == set(BREAKS)
+    for name, brk in BREAKS.items():
+        server, _kw = SCENARIOS[CASES[name]]()
+        assert brk.rule in (EXT_RULES if brk.era == "extension" else LEGACY_RULES), name
+        assert (server.era == EXT) == (brk.era == "extension"), name
+
+
+@pytest.mark.parametrize("name", sorted(BREAKS))
+def test_each_break_breaks_its_rule_and_no_other(name: str) -> None:
+    brk = BREAKS[name]
+    server, kw = SCENARIOS[CASES[name]]()
+    run = run_sync(server, broken_client.deviations(name), **kw)
+    assert broken(run) == {brk.rule, *brk.also}, [(r.method, r.params) for r in run.log]
+
+
+# -- the compliant behaviour, spelled out -----------------------------------------------------
+
+
+def test_every_extension_request_carries_its_headers_and_meta() -> None:
+    run = run_sync(ext())
+    assert [r.method for r in run.log] == ["tools/call", "tasks/get", "tasks/get", "tasks/get"]
+    for r in run.log:
+        assert r.header("accept") == b"application/json, text/event-stream"
+        assert r.header("content-type") == b"application/json"
+        assert r.header("mcp-protocol-version") == EXT.encode()
+        assert r.header("mcp-method") == str(r.method).encode()
+        assert r.header("mcp-name") == (TOOL if r.method == "tools/call" else TASK).encode()
+        meta = r.params["_meta"]
+        assert meta[META_PROTOCOL_VERSION] == EXT
+        assert meta[META_CLIENT_CAPS] == {"extensions": {EXT_TASKS: {}}, "elicitation": {}}
+        assert meta[META_CLIENT_INFO]["name"]
+        assert "task" not in r.params
+    assert [r.body["id"] for r in run.log] == [1, 2, 3, 4]
+
+
+def test_polls_wait_the_latest_interval_from_each_reply() -> None:
+    statuses: list[str] = []
+    run = run_sync(ext(), on_status=statuses.append)
+    # create at 0 (300 ms), polls at 0.3 (300 ms), 0.6 (600 ms), 1.2: completed, then no more polls
+    assert [r.t for r in run.requests("tasks/get")] == pytest.approx([0.3, 0.6, 1.2])
+    assert statuses == ["working", "working", "working", "completed"]
+
+
+def test_without_an_interval_the_client_waits_one_second() -> None:
+    run = run_sync(Server({"tools/call": [created(interval=None)],
+                           "tasks/get": [snap("working", None), snap("completed", None, result=RESULT)]}))
+    assert [r.t for r in run.requests("tasks/get")] == pytest.approx([1.0, 2.0])
+    assert run.outcome.status == "completed"
+
+
+def test_a_plain_result_is_the_outcome_without_polling() -> None:
+    result = {"resultType": "complete", **RESULT, "isError": True}
+    run = run_sync(Server({"tools/call": [{"result": result}]}))
+    assert run.outcome == Outcome("completed", is_error=True, result=result)
+    assert [r.method for r in run.log] == ["tools/call"]
+
+
+def test_an_input_key_is_answered_once_with_the_given_response() -> None:
+    server, _ = SCENARIOS["input"]()
+    answer = {"action": "accept", "content": {"confirm": True}}
+    run = run_sync(server, input_responses={"k1": answer})
+    updates = run.requests("tasks/update")
+    assert [u.params["inputResponses"] for u in updates] == [{"k1": answer}]
+    assert updates[0].params["taskId"] == TASK and _declares(updates[0])
+
+
+def test_mrtr_retries_with_a_new_id_the_answers_and_the_request_state_as_given() -> None:
+    server, _ = SCENARIOS["mrtr"]()
+    run = run_sync(server, input_responses={"m1": {"action": "decline"}})
+    first, retry = run.requests("tools/call")
+    assert retry.body["id"] != first.body["id"]
+    assert retry.params["inputResponses"] == {"m1": {"action": "decline"}}
+    assert retry.params["requestState"] == "state-\u00fc-\u2603"
+    assert {k: v for k, v in retry.params.items() if k not in ("inputResponses", "requestState")} == first.params
+    assert not run.requests("tasks/update")
+    assert run.outcome.status == "completed"
+
+
+def test_cancel_after_ms_sends_tasks_cancel_on_time_then_polls_to_the_end() -> None:
+    run = run_sync(ext([endless_get]), cancel_after_ms=500)
+    (cancel,) = run.requests("tasks/cancel")
+    assert cancel.t == pytest.approx(0.5) and cancel.params == {"taskId": TASK, "_meta": cancel.params["_meta"]}
+    assert cancel.header("mcp-name") == TASK.encode() and cancel.header("mcp-method") == b"tasks/cancel"
+    assert run.requests("tasks/get")[-1].t == pytest.approx(0.6)
+    assert run.outcome.status == "cancelled" and not run.requests("notifications/cancelled")
+
+
+def test_a_task_still_live_at_the_timeout_is_cancelled_not_abandoned() -> None:
+    run = run_sync(Server({"tools/call": [created()], "tasks/get": [snap("working")], "tasks/cancel": [ACK]}),
+                   timeout_s=2)
+    assert run.log[-1].method == "tasks/cancel"
+    assert run.outcome.status == "working"
+    assert all(r.t <= 2 + EPS for r in run.log)
+
+
+def test_a_task_reply_to_prompts_get_is_refused_and_never_polled() -> None:
+    server, kw = SCENARIOS["prompt-task"]()
+    run = run_sync(server, **kw)
+    assert [r.method for r in run.log] == ["prompts/get"]
+    assert run.log[0].header("mcp-name") == b"greet"
+    assert run.outcome.to_json() == {"status": "unknown", "isError": False, "error": {
+        "code": -32603, "message": "invalid response: resultType task on prompts/get"}}
+
+
+@pytest.mark.parametrize(("value", "sent"), [
+    ("task-1", "task-1"),
+    ("tâche 1", "=?base64?" + base64.b64encode("tâche 1".encode()).decode() + "?="),
+    (" padded", "=?base64?IHBhZGRlZA==?="),
+    ("tab\tinside", "=?base64?" + base64.b64encode(b"tab\tinside").decode() + "?="),
+    ("=?base64?dGFzaw==?=", "=?base64?" + base64.b64encode(b"=?base64?dGFzaw==?=").decode() + "?="),
+    ("has space", "has space"),
+])
+def test_mcp_name_values_that_are_not_plain_ascii_travel_as_base64(value: str, sent: str) -> None:
+    assert encode_name(value) == sent
+
+
+def test_an_unsafe_task_id_is_sent_as_the_base64_sentinel() -> None:
+    run = run_sync(ext(task_id="tâche 1"))
+    for r in run.requests("tasks/get"):
+        value = r.header("mcp-name")
+        assert value is not None and value.startswith(b"=?base64?") and value.endswith(b"?=")
+        assert base64.b64decode(value[9:-2]).decode() == "tâche 1"
+
+
+def test_sse_replies_are_read_for_the_response_with_the_request_id() -> None:
+    run = run_sync(ext(sse=True))
+    assert run.outcome == Outcome("completed", result=RESULT)
+
+
+def test_an_unreadable_reply_is_an_unknown_outcome_and_the_live_task_is_cancelled() -> None:
+    def garbage(server: Server, body: JSON) -> httpx.Response:
+        return httpx.Response(500, text="oops")
+    run = run_sync(Server({"tools/call": [created()], "tasks/get": [garbage], "tasks/cancel": [ACK]}))
+    assert run.outcome.status == "unknown" and run.outcome.error is not None
+    assert "HTTP 500" in run.outcome.error["message"]
+    assert run.log[-1].method == "tasks/cancel"
+
+
+# -- the 2025-11-25 wire ----------------------------------------------------------------------
+
+
+def test_legacy_initializes_as_a_pure_requestor_and_keeps_the_session() -> None:
+    run = run_sync(legacy())
+    init, note, *rest = run.log
+    assert init.method == "initialize" and init.params["capabilities"] == {"elicitation": {}}
+    assert init.params["protocolVersion"] == LEG and init.header("mcp-protocol-version") is None
+    assert note.method == "notifications/initialized"
+    for r in [note, *rest]:
+        assert r.header("mcp-protocol-version") == LEG.encode() and r.header("mcp-session-id") == b"sess-1"
+        assert r.header("mcp-method") is None and "_meta" not in r.params
+    assert [r.method for r in rest] == ["tools/list", "tools/call", "tasks/get", "tasks/get", "tasks/result"]
+    assert [r.t for r in run.requests("tasks/get")] == pytest.approx([0.2, 0.4])
+
+
+@pytest.mark.parametrize(("declared", "support", "augmented"), [
+    (True, "required", True), (True, "optional", True), (True, "forbidden", False), (True, None, False),
+    (False, "required", False), (False, "optional", False),
+])
+def test_legacy_sends_params_task_only_where_capability_and_tool_allow(
+        declared: bool, support: str | None, augmented: bool) -> None:
+    run = run_sync(legacy(support, declared=declared))
+    (tool_call,) = run.requests("tools/call")
+    assert ("task" in tool_call.params) is augmented
+    assert bool(run.requests("tasks/get")) is augmented
+
+
+def test_legacy_elicitation_on_the_result_stream_is_answered_with_the_related_task() -> None:
+    server, _ = SCENARIOS["legacy-input"]()
+    answer = {"action": "accept", "content": {"confirm": True}}
+    run = run_sync(server, input_responses={"confirm": answer})
+    (response,) = [r for r in run.log if "method" not in r.body]
+    assert response.body["id"] == "e-1"
+    assert response.body["result"] == {**answer, "_meta": {META_RELATED_TASK: {"taskId": TASK}}}
+    assert run.outcome.status == "completed"
+
+
+def test_legacy_failed_task_outcome_is_the_error_tasks_result_gives() -> None:
+    error = {"code": -31000, "message": "quota exceeded"}
+    run = run_sync(legacy(gets=[legacy_status("failed")], result=[{"error": error}]))
+    assert run.outcome == Outcome("failed", error=error)
+
+
+def test_legacy_cancel_is_not_sent_to_a_server_without_tasks_cancel() -> None:
+    run = run_sync(legacy(cancel=False, gets=[legacy_status("working")]), cancel_when_working=True, timeout_s=2)
+    assert not run.requests("tasks/cancel") and not run.requests("notifications/cancelled")
+    assert run.outcome.status == "working"
+
+
+# -- the harness entry --------------------------------------------------------------------------
+
+
+def test_main_refuses_a_context_without_a_tool_in_one_line(monkeypatch: pytest.MonkeyPatch,
+                                                           capsys: pytest.CaptureFixture[str]) -> None:
+    monkeypatch.setenv("MCP_CONFORMANCE_PROTOCOL_VERSION", EXT)
+    monkeypatch.setenv("MCP_CONFORMANCE_CONTEXT", '{"name": "tasks-client"}')
+    assert main(["http://127.0.0.1:9/mcp"]) == 1
+    out, err = capsys.readouterr()
+    assert out == "" and err.count("\n") == 1 and "toolName" in err and "Traceback" not in err
+    monkeypatch.setenv("MCP_CONFORMANCE_PROTOCOL_VERSION", "2025-06-18")
+    assert main(["http://127.0.0.1:9/mcp"]) == 1
+    assert "2025-06-18" in capsys.readouterr().err
+
+
+def test_the_broken_client_lists_its_breaks_with_their_rules(capsys: pytest.CaptureFixture[str]) -> None:
+    assert broken_client.run(["--list"]) == 0
+    lines = capsys.readouterr().out.splitlines()
+    assert len(lines) == len(BREAKS) and all(BREAKS[line.split()[0]].rule in line for line in lines)
+
+
+class _TinyServer(BaseHTTPRequestHandler):
+    """A 2026-07-28 server with one task tool that completes on its first poll (50 ms interval)."""
+
+    def do_POST(self) -> None:
+        body = json.loads(self.rfile.read(int(self.headers["Content-Length"])))
+        if "id" not in body:
+            self.send_response(202)
+            self.end_headers()
+            return
+        result = created(interval=50)["result"] if body["method"] == "tools/call" else \
+            snap("completed", 50, result=RESULT)["result"]
+        data = json.dumps({"jsonrpc": "2.0", "id": body["id"], "result": result}).encode()
+        self.send_response(200)
+        self.send_header("Content-Type", "application/json")
+        self.send_header("Content-Length", str(len(data)))
+        self.end_headers()
+        self.wfile.write(data)
+
+    def log_message(self, *args: Any) -> None:
+        pass
+
+
+def test_the_harness_entry_prints_one_outcome_line() -> None:
+    httpd = ThreadingHTTPServer(("127.0.0.1", 0), _TinyServer)
+    thread = threading.Thread(target=httpd.serve_forever, daemon=True)
+    thread.start()
+    try:
+        env = {**os.environ, "MCP_CONFORMANCE_SCENARIO": "tasks-client-lifecycle",
+               "MCP_CONFORMANCE_PROTOCOL_VERSION": EXT,
+               "MCP_CONFORMANCE_CONTEXT": json.dumps({"name": "x", "toolName": TOOL, "arguments": {}, "other": 1}),
+               "PYTHONPATH": str(ROOT / "src")}
+        url = f"http://127.0.0.1:{httpd.server_address[1]}/mcp"
+        proc = subprocess.run([sys.executable, "-m", "tasks_conformance.client.reference_client", url],
+                              env=env, capture_output=True, text=True, timeout=60)
+    finally:
+        httpd.shutdown()
+        httpd.server_close()
+        thread.join(timeout=10)
+    assert proc.returncode == 0, proc.stderr
+    assert proc.stdout.splitlines() == ['TASKS-CONFORMANCE-OUTCOME {"status":"completed","isError":false,"error":null}']
