@@ -86,7 +86,8 @@ async def execute_client(config: ClientConfig, progress: Callable[[str], None] |
     outcome = decide_outcome(checks)
     result = RunResult(
         outcome=outcome, target=target, durationMs=int((time.monotonic() - started) * 1000),
-        discovery=Discovery(protocolVersion=", ".join(PROTOCOL_VERSION[e] for e in config.eras)), checks=checks,
+        discovery=Discovery(protocolVersion=", ".join(PROTOCOL_VERSION[e] for e in config.eras),
+                            wire=config.eras[0] if len(config.eras) == 1 else "none"), checks=checks,
         incompleteReason=incomplete_reason(checks, False, target) if outcome == "incomplete" else None,
         startedAt=started_at,
     )

@@ -131,7 +131,7 @@ SCENARIOS: Final[tuple[Scenario, ...]] = (
     Scenario(
         "tasks-client-unsafe-task-id",
         "a task id that is not header-safe, so Mcp-Name must carry it base64-encoded",
-        ("extension",), Script(task_id=" task é-1 "),
+        ("extension",), Script(task_id="tâche-1"),
         rules=("C-EXT-MUST-04", "C-CORE-MUST-06"),
     ),
 )

@@ -28,6 +28,7 @@ from tasks_conformance.core.errors import UsageError
 from tasks_conformance.core.result import EXIT_CODES, EXIT_INTERRUPTED, EXIT_USAGE
 from tasks_conformance.entry.cli_coercion import install as install_plain_coercion
 from tasks_conformance.entry.cli_run import run_one as _run
+from tasks_conformance.entry.client_cli import client_app
 from tasks_conformance.server.check_catalog import catalog
 from tasks_conformance.settings import DEMO, ERA, RUN, SETTINGS, SUITE, RunOptions
 from tasks_conformance.settings.command_line import many as _many
@@ -313,6 +314,7 @@ def schema_command(kind: Annotated[str, typer.Argument(metavar="json|json-summar
 config_app = typer.Typer(help="The config file: `config show` prints the effective settings.",
                           rich_markup_mode=None, no_args_is_help=True)
 app.add_typer(config_app, name="config")
+app.add_typer(client_app, name="client")
 
 
 @config_app.command("show")

@@ -29,6 +29,11 @@ def _status(e: Exchange) -> str | None:
     return value if isinstance(value, str) else None
 
 
+def _read_ended(run: ScenarioRun) -> bool:
+    """Did the client read a task's end (a tasks/get answered with a terminal status)?"""
+    return any(_status(e) in TERMINAL_STATUSES for e in run.sent("tasks/get"))
+
+
 def _task_runs(runs: list[ScenarioRun]) -> Iterator[tuple[ScenarioRun, str]]:
     for run in runs:
         for task_id in dict.fromkeys(run.created_task_ids()):
@@ -114,6 +119,10 @@ def cancels_with_tasks_cancel(runs: list[ScenarioRun]) -> Verdict:
     asked = [run for run in runs if run.name == "tasks-client-cancel"]
     for run in asked:
         if not any(e.is_request for e in run.sent("tasks/cancel")):
+            if not any(_status(e) == "working" for e in run.sent("tasks/get")):
+                return could_not_run(setting("the client never read the cancel scenario's task working, so it had "
+                                             "nothing to cancel", "see tasks-client-follows-task"),
+                                     blocked_by="tasks-client-follows-task")
             return could_not_run(setting("asked to cancel (MCP_CONFORMANCE_CONTEXT cancel: true), the client sent no "
                                          "tasks/cancel (policy P-35)",
                                          "have the harness cancel the task once it reads working when the context "
@@ -237,7 +246,8 @@ def input_answered(runs: list[ScenarioRun]) -> Verdict:
         answers = [(e, k) for e in run.sent("tasks/update")
                    for k in (e.params.get("inputResponses") or {}) if isinstance(e.params.get("inputResponses"), dict)]
         keys = [k for _e, k in answers]
-        if "k1" not in keys:
+        asked = any("k1" in (get_path(e.result, "inputRequests") or {}) for e in run.sent("tasks/get"))
+        if asked and "k1" not in keys:
             return passed("the input request was not answered", warnings=[
                 "the task's input request k1 got no tasks/update inputResponses (C-EXT-SHOULD-06)"])
         if keys.count("k1") > 1:
@@ -262,6 +272,11 @@ def surfaces_outcome(runs: list[ScenarioRun]) -> Verdict:
     if not told:
         return not_applicable("the harness printed no TASKS-CONFORMANCE-OUTCOME line (policy P-36)",
                               policies=("P-36",))
+    # What a client reports before it read the task's end is not about the end: following the task
+    # is tasks-client-follows-task's and tasks-client-keeps-observing's to judge.
+    told = [run for run in told if _read_ended(run)]
+    if not told:
+        return not_applicable("the client never read the task's end, so its outcome line is not about it")
     for run in told:
         said = run.client.outcome or {}
         tool_error_kept = said.get("status") == "completed" and said.get("isError") is True

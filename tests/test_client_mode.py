@@ -1,0 +1,158 @@
+"""`tasks-conformance client`: the reference client passes every scenario, each breaking client
+(fixtures/broken_client.py) breaks exactly the check that owns its rule, and a client that never
+connects, hangs or is misnamed is stated once, never a traceback."""
+
+from __future__ import annotations
+
+import importlib.util
+import json
+import subprocess
+import sys
+from pathlib import Path
+from types import ModuleType
+from typing import Any
+
+import anyio
+import pytest
+
+from tasks_conformance.client.checks import CLIENT_CHECKS
+from tasks_conformance.client.runner import ClientConfig, execute_client
+from tasks_conformance.client.scenarios import SCENARIOS
+
+ROOT = Path(__file__).resolve().parent.parent
+BROKEN = ROOT / "fixtures" / "broken_client.py"
+REFERENCE = (sys.executable, "-m", "tasks_conformance.client.reference_client")
+# C-EXT-MUST-13/14 are server duties on the wire; a client sending the legacy task wire beside the
+# extension warns (policy P-32), it does not fail.
+WARN_ONLY = frozenset({"C-EXT-MUST-13", "C-EXT-MUST-14"})
+
+
+def _load_broken() -> ModuleType:
+    spec = importlib.util.spec_from_file_location("broken_client", BROKEN)
+    assert spec is not None and spec.loader is not None
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+BREAKS: dict[str, Any] = {name: b for name, b in _load_broken().BREAKS.items() if not name.startswith("legacy-")}
+
+
+def _owner(rule: str) -> str:
+    (owner,) = [c.id for c in CLIENT_CHECKS.values() if rule in c.requirements]
+    return owner
+
+
+def _run(command: tuple[str, ...], *scenarios: str, timeout_s: float = 20) -> Any:
+    config = ClientConfig(command=command, scenarios=scenarios, timeout_s=timeout_s, jobs=4)
+    return anyio.run(execute_client, config).result
+
+
+def _cli(*args: str, timeout: float = 120) -> subprocess.CompletedProcess[str]:
+    return subprocess.run([sys.executable, "-m", "tasks_conformance", "client", *args], capture_output=True,
+                          text=True, timeout=timeout, cwd=ROOT)
+
+
+def test_every_client_rule_a_break_names_has_one_owning_check() -> None:
+    for name, b in BREAKS.items():
+        assert _owner(b.rule), name
+
+
+def test_the_reference_client_passes_every_scenario_with_no_warning() -> None:
+    result = _run(REFERENCE)
+    assert result.outcome == "passed", [(c.id, c.bucket, c.message) for c in result.checks if c.bucket != "passed"]
+    assert [c.id for c in result.checks if c.warnings] == []
+    assert {c.bucket for c in result.checks} == {"passed"}
+
+
+def _scenarios_of(check_id: str) -> tuple[str, ...]:
+    """The scenarios the owning check reads (all, when it reads every one)."""
+    return CLIENT_CHECKS[check_id].scenarios or tuple(s.name for s in SCENARIOS)
+
+
+@pytest.mark.parametrize("name", sorted(BREAKS))
+def test_a_breaking_client_breaks_exactly_the_check_that_owns_its_rule(name: str) -> None:
+    b = BREAKS[name]
+    owner = _owner(b.rule)
+    result = _run((sys.executable, str(BROKEN), "--break", name), *_scenarios_of(owner))
+    by_id = {c.id: c for c in result.checks}
+    failed = sorted(c.id for c in result.checks if c.bucket == "failed")
+    must = "-MUST-" in b.rule and b.rule not in WARN_ONLY
+    if must:
+        assert failed == [owner], (name, [(c.id, c.message) for c in result.checks if c.bucket == "failed"])
+        assert b.rule in by_id[owner].broken or not by_id[owner].broken
+    else:
+        assert failed == [], (name, failed)
+        assert any(b.rule in str(w) for w in by_id[owner].warnings), (name, by_id[owner].warnings)
+    assert [c.id for c in result.checks if c.bucket == "could-not-run"] == [], name
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("name", sorted(BREAKS))
+def test_over_every_scenario_nothing_but_the_owner_fails(name: str) -> None:
+    b = BREAKS[name]
+    result = _run((sys.executable, str(BROKEN), "--break", name))
+    failed = sorted(c.id for c in result.checks if c.bucket == "failed")
+    expected = [_owner(b.rule)] if "-MUST-" in b.rule and b.rule not in WARN_ONLY else []
+    assert failed == expected, (name, [(c.id, c.message) for c in result.checks if c.bucket == "failed"])
+
+
+def test_a_client_that_never_connects_is_one_cause_and_exit_3() -> None:
+    proc = _cli("--command", f"{sys.executable} -c pass", "--scenario", "tasks-client-lifecycle",
+                "--format", "json")
+    assert proc.returncode == 3, proc.stderr
+    doc = json.loads(proc.stdout)
+    causes = doc["incompleteCauses"]
+    assert len(causes) == 1 and "exited with code 0 without sending anything" in causes[0]["cause"]
+    assert "Traceback" not in proc.stderr
+
+
+def test_a_client_that_hangs_is_stopped_at_the_timeout(tmp_path: Path) -> None:
+    marker = tmp_path / "child.pid"
+    # The client starts a child of its own and hangs: both must be gone afterwards.
+    hang = (f"{sys.executable} -c \"import subprocess,sys,time; p=subprocess.Popen([sys.executable,'-c',"
+            f"'import time; time.sleep(60)']); open({str(marker)!r},'w').write(str(p.pid)); time.sleep(60)\"")
+    proc = _cli("--command", hang, "--scenario", "tasks-client-lifecycle", "--timeout", "1500", "--format", "json")
+    assert proc.returncode == 3, proc.stderr
+    assert "stopped after --timeout" in json.loads(proc.stdout)["incompleteCauses"][0]["cause"]
+    import psutil
+
+    child = int(marker.read_text())
+    assert not psutil.pid_exists(child) or psutil.Process(child).status() == psutil.STATUS_ZOMBIE
+
+
+@pytest.mark.parametrize(("args", "says"), [
+    ((), "--command is required"),
+    (("--command", "x", "--era", "legacy"), "not built yet"),
+    (("--command", "x", "--transport", "stdio"), "not built yet"),
+    (("--command", "x", "--scenario", "nope"), "unknown 'nope'"),
+    (("--command", "x", "--timeout", "0"), "--timeout must be"),
+    (("--command", "x", "--reporter", "nope=out.txt"), "unknown reporter"),
+])
+def test_usage_errors_are_one_line_and_exit_2(args: tuple[str, ...], says: str) -> None:
+    proc = _cli(*args)
+    assert proc.returncode == 2 and says in proc.stderr, proc.stderr
+    assert "Traceback" not in proc.stderr and len(proc.stderr.strip().splitlines()) == 1
+
+
+def test_the_scenarios_are_listed_with_their_context_and_rules() -> None:
+    proc = _cli("--list-scenarios", "--format", "json")
+    assert proc.returncode == 0
+    rows = json.loads(proc.stdout)["scenarios"]
+    assert [r["name"] for r in rows] == [s.name for s in SCENARIOS]
+    for row in rows:
+        assert row["name"].startswith("tasks-client-") and row["protocolVersions"] == ["2026-07-28"]
+        assert {"toolName", "arguments"} <= set(row["context"]) and row["rules"] and row["checks"]
+    assert {r["name"]: r["context"].get("cancel") for r in rows}["tasks-client-cancel"] is True
+
+
+def test_client_demo_passes_and_writes_reports(tmp_path: Path) -> None:
+    junit, wire = tmp_path / "client.xml", tmp_path / "wire.jsonl"
+    proc = _cli("--command", " ".join(REFERENCE), "--format", "json", "--reporter", f"junit-xml={junit}",
+                "--wire-log", str(wire))
+    assert proc.returncode == 0, proc.stdout[-2000:]
+    doc = json.loads(proc.stdout)
+    assert doc["outcome"] == "passed" and doc["counts"]["passed"] == len(CLIENT_CHECKS)
+    assert 'classname="tasks_conformance.requests"' in junit.read_text()
+    frames = [json.loads(line) for line in wire.read_text().splitlines()]
+    assert any(f.get("http", {}).get("method") == "POST" for f in frames)
