@@ -9,6 +9,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 
+from tasks_conformance import __version__
 from tasks_conformance.client.checks import CLIENT_CHECKS, ClientCheck
 from tasks_conformance.client.checks.registry import CATEGORY
 from tasks_conformance.client.evidence import ScenarioRun, exchanges_of
@@ -89,7 +90,7 @@ async def execute_client(config: ClientConfig, progress: Callable[[str], None] |
         discovery=Discovery(protocolVersion=", ".join(PROTOCOL_VERSION[e] for e in config.eras),
                             wire=config.eras[0] if len(config.eras) == 1 else "none"), checks=checks,
         incompleteReason=incomplete_reason(checks, False, target) if outcome == "incomplete" else None,
-        startedAt=started_at,
+        startedAt=started_at, toolVersion=__version__,
     )
     return ClientExecution(result, runs, wire)
 
