@@ -19,6 +19,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Any
 
 from tasks_conformance.core.causes import Reason, setting
+from tasks_conformance.core.wires import task_support
 from tasks_conformance.settings.role_flags import FLAG_ONLY, ROLES, role_flag
 
 if TYPE_CHECKING:
@@ -57,17 +58,10 @@ def assign_roles(
     return out
 
 
-def _support(tool: dict[str, Any] | None) -> str | None:
-    from tasks_conformance.core.protocol import get_path
-
-    value = get_path(tool or {}, "execution", "taskSupport")
-    return value if isinstance(value, str) else None
-
-
 def _lists_task_support(d: Discovery, dialect: WireDialect) -> bool:
-    """Whether tools/list says which tools run as tasks: always on 2025-11-25; on the extension
-    only when the server still lists execution.taskSupport."""
-    return dialect.tools_declare_task_support or any(_support(t) is not None for t in d.tools)
+    """Whether tools/list says which tools run as tasks: always where the wire negotiates task
+    support per tool (2025-11-25); elsewhere only when the server still lists execution.taskSupport."""
+    return dialect.task_capable_tools(d.tools) is not None or any(task_support(t) is not None for t in d.tools)
 
 
 def _named(role: str, name: str, args: dict[str, Any], d: Discovery, dialect: WireDialect,
@@ -78,8 +72,8 @@ def _named(role: str, name: str, args: dict[str, Any], d: Discovery, dialect: Wi
         shown = ", ".join(listed[:10]) + (f" (+{len(listed) - 10} more)" if len(listed) > 10 else "")
         return ToolChoice(None, Reason(setting(f"--probe {role}={name!r} is not among the listed tools: "
                                                f"{shown or 'none'}", "", "--probe")), source="flag")
-    if dialect.tools_declare_task_support and d.tools_replies:
-        support = _support(d.tool_named(name)) or "forbidden"
+    if dialect.task_capable_tools(d.tools) is not None and d.tools_replies:
+        support = task_support(d.tool_named(name)) or "forbidden"
         # A client MUST NOT send params.task for a forbidden tool, and a required tool called
         # without one is refused: a role that contradicts the metadata would judge our mistake.
         if role == "required" and support != "required":
@@ -111,7 +105,7 @@ def _inferred(role: str, args: dict[str, Any], d: Discovery, dialect: WireDialec
     for t in d.tools:
         if not isinstance(t.get("name"), str) or get_path(t, "annotations", "destructiveHint") is True:
             continue
-        if _support(t) in want:
+        if task_support(t) in want:
             candidates.append((0 if get_path(t, "annotations", "readOnlyHint") is True else 1, t))
     if not candidates:
         what = "required" if role == "required" else "forbidden or absent"
@@ -119,6 +113,6 @@ def _inferred(role: str, args: dict[str, Any], d: Discovery, dialect: WireDialec
                                                "destructiveHint", f"pass {role_flag(role)}")), source="none")
     candidates.sort(key=lambda c: c[0])
     rank, tool = candidates[0]
-    support = _support(tool) or "absent"
+    support = task_support(tool) or "absent"
     why = f"inferred: execution.taskSupport {support}{', readOnlyHint' if rank == 0 else ''}; destructive tools skipped"
     return ToolChoice(str(tool["name"]), why, args)

@@ -14,6 +14,7 @@ import traceback
 from collections.abc import Callable
 from dataclasses import dataclass, field, replace
 from datetime import UTC, datetime
+from typing import Any
 
 import anyio
 
@@ -27,7 +28,7 @@ from tasks_conformance.core.result import CheckResult, RunResult, decide_outcome
 from tasks_conformance.core.result import Discovery as DiscoveryReport
 from tasks_conformance.core.verdict import Verdict, could_not_run, not_applicable
 from tasks_conformance.core.wirelog import Frame, FrameFlag, WireLog, frames_text
-from tasks_conformance.core.wires import Wire, WireDialect
+from tasks_conformance.core.wires import Wire, WireDialect, listed_task_support, task_support
 from tasks_conformance.server.checks import CHECKS, CheckSpec, ordered_checks
 from tasks_conformance.server.checks.common import NO_TASKS_WIRE, PRECONDITIONS, need_wire
 from tasks_conformance.server.evidence import Discovery, Evidence, ProbeRecord, ToolChoice
@@ -69,37 +70,39 @@ def choose_tool(config: RunConfig, d: Discovery, dialect: WireDialect) -> ToolCh
     shown = ", ".join(listed[:10]) + (f" (+{len(listed) - 10} more)" if len(listed) > 10 else "")
     if config.tool_name:
         return _named_tool(config, d, dialect, listed, shown)
-    if not dialect.tools_declare_task_support:
+    capable = dialect.task_capable_tools(d.tools)
+    if capable is None:
         return ToolChoice(None, Reason(setting(
             "on the extension wire tools carry no task metadata, so tasks-conformance cannot guess which tool "
             "runs as a task", f"name one with --tool-name (listed: {shown or 'none'})",
         )))
-    return _picked_tool(config, d, shown)
+    return _picked_tool(config, capable, shown)
 
 
 def _named_tool(config: RunConfig, d: Discovery, dialect: WireDialect, listed: list[str], shown: str) -> ToolChoice:
     if d.tools_listed and config.tool_name not in listed:
         return ToolChoice(None, Reason(setting(
             f"--tool-name {config.tool_name!r} is not among the listed tools: {shown or 'none'}", "", "--tool-name")))
-    if dialect.tools_declare_task_support and d.tools_replies:
-        support = get_path(d.tool_named(config.tool_name) or {}, "execution", "taskSupport")
-        if support not in ("optional", "required"):
-            capable = [str(t.get("name")) for t in d.task_capable_tools][:10]
-            # A client MUST NOT send params.task for it; doing so would judge our mistake.
-            return ToolChoice(None, Reason(setting(
-                f"--tool-name {config.tool_name!r} has execution.taskSupport {support or 'absent (forbidden)'!r}, "
-                "so it cannot run as a task on 2025-11-25; name one of: "
-                + (", ".join(capable) or "none of the listed tools is task-capable"), "", "--tool-name",
-            )))
+    capable = dialect.task_capable_tools(d.tools)
+    tool = d.tool_named(config.tool_name)
+    if capable is not None and d.tools_replies and tool not in capable:
+        support = listed_task_support(tool)
+        names = [str(t.get("name")) for t in capable][:10]
+        # A client MUST NOT send params.task for it; doing so would judge our mistake.
+        return ToolChoice(None, Reason(setting(
+            f"--tool-name {config.tool_name!r} has execution.taskSupport {support or 'absent (forbidden)'!r}, "
+            "so it cannot run as a task on 2025-11-25; name one of: "
+            + (", ".join(names) or "none of the listed tools is task-capable"), "", "--tool-name",
+        )))
     return ToolChoice(config.tool_name, "chosen with --tool-name", dict(config.tool_args), source="flag")
 
 
-def _picked_tool(config: RunConfig, d: Discovery, shown: str) -> ToolChoice:
+def _picked_tool(config: RunConfig, capable: list[dict[str, Any]], shown: str) -> ToolChoice:
     """The first task-capable tool: required before optional, read-only first, never destructive."""
     candidates = []
-    for t in d.tools:
-        support = get_path(t, "execution", "taskSupport")
-        if support not in ("required", "optional") or get_path(t, "annotations", "destructiveHint") is True:
+    for t in capable:
+        support = task_support(t)
+        if get_path(t, "annotations", "destructiveHint") is True:
             continue
         read_only = get_path(t, "annotations", "readOnlyHint") is True
         candidates.append(((0 if support == "required" else 1, 0 if read_only else 1), t))
@@ -327,11 +330,11 @@ def _check_result(spec: CheckSpec, ev: Evidence, interrupted: bool) -> CheckResu
 
 def _discovery_report(ev: Evidence) -> DiscoveryReport:
     d = ev.discovery
-    dialect = d.dialect
+    capable = d.dialect.task_capable_tools(d.tools) if d.dialect is not None else None
     return DiscoveryReport(
         protocolVersion=d.era, wire=d.wire.value,
         toolCount=len(d.tools) if d.tools_replies else None,
-        taskCapableToolCount=len(d.task_capable_tools) if dialect and dialect.tools_declare_task_support else None,
+        taskCapableToolCount=len(capable) if capable is not None else None,
         probedTool=ev.tool.name if ev.tool else None, probedToolReason=ev.tool.reason if ev.tool else None,
         createdTaskId=ev.created_task_id, roles=_roles_report(ev),
         serverInfo=ev.wire_log.redactor.json(d.server_info) if d.server_info is not None else None,

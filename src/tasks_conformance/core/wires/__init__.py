@@ -5,12 +5,15 @@ from __future__ import annotations
 
 from tasks_conformance.core.wires.base import (
     DIALECT_TYPES,
+    TASK_SUPPORT_VALUES,
     CreatedTask,
     Level,
     UnknownIdProbe,
     Wire,
     WireDialect,
+    listed_task_support,
     task_object,
+    task_support,
 )
 from tasks_conformance.core.wires.extension import ExtensionDialect
 from tasks_conformance.core.wires.legacy import LegacyDialect
@@ -31,6 +34,7 @@ def dialect_for_version(protocol_version: str | None) -> WireDialect | None:
 
 __all__ = [
     "DIALECTS",
+    "TASK_SUPPORT_VALUES",
     "TASK_WIRES",
     "CreatedTask",
     "ExtensionDialect",
@@ -41,5 +45,7 @@ __all__ = [
     "WireDialect",
     "dialect_for",
     "dialect_for_version",
+    "listed_task_support",
     "task_object",
+    "task_support",
 ]

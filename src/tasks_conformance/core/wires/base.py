@@ -4,6 +4,7 @@ WireDialect interface that each era's module fills in."""
 from __future__ import annotations
 
 import enum
+from collections.abc import Iterable
 from dataclasses import dataclass
 from typing import Any, ClassVar
 
@@ -54,6 +55,30 @@ class CreatedTask:
         return cls(None, "none", {})
 
 
+# Tool-level negotiation: a listed tool's execution.taskSupport. The 2025-11-25 wire defines it; a
+# 2026-07-28 server may still list it. Both read the same field, so these read it for either era.
+TASK_SUPPORT_VALUES: tuple[str, ...] = ("forbidden", "optional", "required")
+TASK_CAPABLE: tuple[str, ...] = ("optional", "required")
+
+
+def listed_task_support(tool: Any) -> Any:
+    """A listed tool's execution.taskSupport exactly as it came (any JSON value; None when absent)."""
+    return get_path(tool, "execution", "taskSupport")
+
+
+def task_support(tool: Any) -> str | None:
+    """A listed tool's execution.taskSupport when it is a string ("required", "optional" or
+    "forbidden" from a server that keeps the rule; messages show any other string as it came),
+    else None: absent, which 2025-11-25 reads as forbidden."""
+    value = listed_task_support(tool)
+    return value if isinstance(value, str) else None
+
+
+def may_run_as_task(tool: Any) -> bool:
+    """Whether the tool's execution.taskSupport lets a client call it as a task (optional or required)."""
+    return task_support(tool) in TASK_CAPABLE
+
+
 def declares_extension(params: Any) -> bool:
     """Whether request params declare the tasks extension in their per-request capabilities."""
     return get_path(params, "_meta", META_CLIENT_CAPS, "extensions", EXT_TASKS) is not None
@@ -89,8 +114,6 @@ class WireDialect:
     server_declaration: ClassVar[str]
     # The error a task-only request gets when it was sent without the declaration.
     undeclared_refusal_code: ClassVar[int]
-    # True when the client learns which tools run as tasks from tools/list (legacy taskSupport).
-    tools_declare_task_support: ClassVar[bool]
     # How input reaches a task: on the tasks/result stream (legacy) or by tasks/update.
     input_via_result_stream: ClassVar[bool]
     # The outcome is fetched with tasks/result (legacy) rather than inlined in tasks/get.
@@ -133,6 +156,12 @@ class WireDialect:
             if name in (d.ttl_field, d.poll_interval_field):
                 return d.label
         return "unknown"
+
+    def task_capable_tools(self, tools: Iterable[dict[str, Any]]) -> list[dict[str, Any]] | None:
+        """Tool-level negotiation: the listed tools a client may call as tasks, in their order.
+        None on a wire without it, where the client declares tasks per request and the server
+        decides (a client then cannot tell from tools/list which tool runs as a task)."""
+        return None
 
     def task_call_params(self, params: dict[str, Any]) -> dict[str, Any]:
         """tools/call params that ask for a task, beyond the per-request declaration."""

@@ -24,7 +24,6 @@ class ExtensionDialect(WireDialect):
     poll_interval_field = "pollIntervalMs"
     server_declaration = f'extensions["{EXT_TASKS}"]'
     undeclared_refusal_code = ERR_MISSING_CAPABILITY
-    tools_declare_task_support = False
     input_via_result_stream = False
     outcome_via_result_method = False
     cancel_returns_task = False

@@ -3,6 +3,7 @@ execution.taskSupport, params.task on tools/call, nested CreateTaskResult, tasks
 
 from __future__ import annotations
 
+from collections.abc import Iterable
 from typing import Any
 
 from tasks_conformance.core.protocol import ERR_METHOD_NOT_FOUND, get_path
@@ -13,6 +14,7 @@ from tasks_conformance.core.wires.base import (
     WireDialect,
     declares_extension,
     has_task_param,
+    may_run_as_task,
 )
 
 # The TTL the probes ask for; the server may grant another.
@@ -32,7 +34,6 @@ class LegacyDialect(WireDialect):
     poll_interval_field = "pollInterval"
     server_declaration = "capabilities.tasks.requests.tools.call"
     undeclared_refusal_code = ERR_METHOD_NOT_FOUND
-    tools_declare_task_support = True
     input_via_result_stream = True
     outcome_via_result_method = True
     cancel_returns_task = True
@@ -44,6 +45,11 @@ class LegacyDialect(WireDialect):
     has_task_list = True
     has_related_task_meta = True
     task_progress = True
+
+    def task_capable_tools(self, tools: Iterable[dict[str, Any]]) -> list[dict[str, Any]]:
+        """The tools whose execution.taskSupport is optional or required: a client MUST NOT send
+        params.task for any other (absent means forbidden)."""
+        return [t for t in tools if may_run_as_task(t)]
 
     def task_call_params(self, params: dict[str, Any]) -> dict[str, Any]:
         return {**params, "task": {"ttl": REQUESTED_TTL_MS}}

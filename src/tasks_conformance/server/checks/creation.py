@@ -15,7 +15,7 @@ from tasks_conformance.core.protocol import (
     get_path,
 )
 from tasks_conformance.core.verdict import Verdict, could_not_run, failed, passed, warn
-from tasks_conformance.core.wires import Wire
+from tasks_conformance.core.wires import Wire, task_support
 from tasks_conformance.server.checks.common import got
 from tasks_conformance.server.checks.registry import check
 from tasks_conformance.server.checks.shapes import draft_code_hint, missing_task_fields, result_of, status_problem
@@ -275,8 +275,8 @@ def _task_support(ev: Evidence) -> str | None:
     named = ev.discovery.tool_named(ev.tool.name if ev.tool else None)
     if named is None:
         return None
-    value = get_path(named, "execution", "taskSupport")
-    return value if isinstance(value, str) else "forbidden"
+    support = task_support(named)
+    return support if support is not None else "forbidden"
 
 
 # ---------------------------------------------------------------------------------------------

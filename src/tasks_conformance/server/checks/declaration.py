@@ -6,12 +6,10 @@ from __future__ import annotations
 from tasks_conformance.core.protocol import EXT_TASKS, get_path
 from tasks_conformance.core.result import CheckWarning
 from tasks_conformance.core.verdict import Verdict, could_not_run, failed, passed, warn
-from tasks_conformance.core.wires import Wire
+from tasks_conformance.core.wires import TASK_SUPPORT_VALUES, Wire, listed_task_support
 from tasks_conformance.core.wires.legacy import declared_tasks
 from tasks_conformance.server.checks.registry import check
 from tasks_conformance.server.evidence import DeclaredCall, Evidence
-
-TASK_SUPPORT_VALUES = (None, "forbidden", "optional", "required")
 
 DECLARATION_HYGIENE = check(
     id="tasks-declaration-hygiene",
@@ -90,8 +88,8 @@ def legacy_declarations(ev: Evidence) -> Verdict:
             warnings.append(warn(f"non-standard task-augmentable request types declared: {', '.join(extra)} "
                                  "(policy P-18)", "P-18"))
     bad = [
-        f"{str(t.get('name'))[:60]}: {get_path(t, 'execution', 'taskSupport')!r}"
-        for t in d.tools if get_path(t, "execution", "taskSupport") not in TASK_SUPPORT_VALUES
+        f"{str(t.get('name'))[:60]}: {listed_task_support(t)!r}"
+        for t in d.tools if listed_task_support(t) not in (None, *TASK_SUPPORT_VALUES)
     ]
     tools_seqs = [r.response_seq for r in d.tools_replies if r.response_seq]
     if bad:

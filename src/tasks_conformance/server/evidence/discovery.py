@@ -7,7 +7,6 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from tasks_conformance.core.causes import CauseKind
-from tasks_conformance.core.protocol import get_path
 from tasks_conformance.core.wires import Wire, WireDialect, dialect_for
 
 if TYPE_CHECKING:
@@ -37,10 +36,6 @@ class Discovery:
     @property
     def dialect(self) -> WireDialect | None:
         return dialect_for(self.wire)
-
-    @property
-    def task_capable_tools(self) -> list[dict[str, Any]]:
-        return [t for t in self.tools if get_path(t, "execution", "taskSupport") in ("optional", "required")]
 
     @property
     def tools_listed(self) -> bool:

@@ -23,9 +23,10 @@ from tasks_conformance.server.probes.context import ProbeContext
 from tasks_conformance.server.probes.poll import Poller
 
 
-def _legacy_only(dialect: WireDialect) -> bool:
-    # params.task exists only on 2025-11-25; the extension ignores it (S-EXT-MUST-25).
-    return dialect.tools_declare_task_support
+def _negotiated_per_tool(dialect: WireDialect) -> bool:
+    """Only a wire whose tools say whether they run as tasks has a never-task tool to refuse a task
+    (2025-11-25's params.task; the extension ignores that param, S-EXT-MUST-25)."""
+    return dialect.task_capable_tools(()) is not None
 
 
 @probe(RequiredUndeclared, order=30, role="required",
@@ -41,7 +42,7 @@ async def required_undeclared(ctx: ProbeContext) -> None:
     rec.ran = True
 
 
-@probe(SyncWithTask, order=30, role="sync", applies=_legacy_only,
+@probe(SyncWithTask, order=30, role="sync", applies=_negotiated_per_tool,
        description="call the never-task tool with params.task")
 async def sync_with_task(ctx: ProbeContext) -> None:
     rec = ctx.record(SyncWithTask)
