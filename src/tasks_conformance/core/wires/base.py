@@ -114,10 +114,6 @@ class WireDialect:
     server_declaration: ClassVar[str]
     # The error a task-only request gets when it was sent without the declaration.
     undeclared_refusal_code: ClassVar[int]
-    # How input reaches a task: on the tasks/result stream (legacy) or by tasks/update.
-    input_via_result_stream: ClassVar[bool]
-    # The outcome is fetched with tasks/result (legacy) rather than inlined in tasks/get.
-    outcome_via_result_method: ClassVar[bool]
     # tasks/cancel returns the task (legacy) rather than an empty ack.
     cancel_returns_task: ClassVar[bool]
     # Cancel is tried on a second, fresh task (legacy: the probe task is terminal by then and a
@@ -125,15 +121,13 @@ class WireDialect:
     cancel_on_fresh_task: ClassVar[bool]
     # Cancelling a task that already ended is an error (-32602) rather than a no-op ack.
     terminal_cancel_is_error: ClassVar[bool]
+    # The task requests this wire defines, by method name (ask `defines`).
+    methods: ClassVar[frozenset[str]]
     # Methods of an earlier era that this wire removed: they must be unknown to the server.
     removed_methods: ClassVar[tuple[str, ...]]
-    # Task notifications come through subscriptions/listen (extension only).
-    has_subscriptions: ClassVar[bool]
     # Every request declares its capabilities itself (so a request may leave tasks out), and
     # HTTP requests carry the Mcp-Method/Mcp-Name routing headers.
     per_request_declaration: ClassVar[bool]
-    # tasks/list exists (legacy, when capabilities.tasks.list is declared).
-    has_task_list: ClassVar[bool] = False
     # A tasks/get sooner than the task's poll interval may be refused (a rate limit), so the poller
     # waits one interval and asks again before it believes an error (extension, S-EXT-MAY-02).
     polls_may_be_rate_limited: ClassVar[bool] = False
@@ -156,6 +150,18 @@ class WireDialect:
             if name in (d.ttl_field, d.poll_interval_field):
                 return d.label
         return "unknown"
+
+    def defines(self, method: str) -> bool:
+        """Whether this wire defines the request `method`: tasks/result (which blocks until the
+        task ends, returns its outcome and carries its input requests on its stream), tasks/list,
+        tasks/update, subscriptions/listen…"""
+        return method in self.methods
+
+    def input_requests(self, task: Any) -> dict[str, Any] | None:
+        """The input requests a task in input_required waits on, as its task object lists them; None
+        on a wire whose tasks do not list them (they come as server requests on the tasks/result
+        stream, which the client's peer answers)."""
+        return None
 
     def task_capable_tools(self, tools: Iterable[dict[str, Any]]) -> list[dict[str, Any]] | None:
         """Tool-level negotiation: the listed tools a client may call as tasks, in their order.

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from tasks_conformance.core.protocol import ERR_MISSING_CAPABILITY, EXT_TASKS
+from tasks_conformance.core.protocol import ERR_MISSING_CAPABILITY, EXT_TASKS, get_path
 from tasks_conformance.core.wires.base import (
     Level,
     UnknownIdProbe,
@@ -24,15 +24,18 @@ class ExtensionDialect(WireDialect):
     poll_interval_field = "pollIntervalMs"
     server_declaration = f'extensions["{EXT_TASKS}"]'
     undeclared_refusal_code = ERR_MISSING_CAPABILITY
-    input_via_result_stream = False
-    outcome_via_result_method = False
     cancel_returns_task = False
     cancel_on_fresh_task = False
     terminal_cancel_is_error = False
+    methods = frozenset({"tasks/get", "tasks/update", "tasks/cancel", "subscriptions/listen"})
     removed_methods = ("tasks/result", "tasks/list")
-    has_subscriptions = True
     per_request_declaration = True
     polls_may_be_rate_limited = True
+
+    def input_requests(self, task: Any) -> dict[str, Any]:
+        """The task's inputRequests, answered by tasks/update ({} when it lists none)."""
+        outstanding = get_path(task, "inputRequests")
+        return outstanding if isinstance(outstanding, dict) else {}
 
     def unknown_id_probes(self, task_id: str, server_capabilities: Any) -> tuple[UnknownIdProbe, ...]:
         return (

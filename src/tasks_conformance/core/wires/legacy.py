@@ -34,15 +34,12 @@ class LegacyDialect(WireDialect):
     poll_interval_field = "pollInterval"
     server_declaration = "capabilities.tasks.requests.tools.call"
     undeclared_refusal_code = ERR_METHOD_NOT_FOUND
-    input_via_result_stream = True
-    outcome_via_result_method = True
     cancel_returns_task = True
     cancel_on_fresh_task = True
     terminal_cancel_is_error = True
+    methods = frozenset({"tasks/get", "tasks/result", "tasks/list", "tasks/cancel"})
     removed_methods = ()
-    has_subscriptions = False
     per_request_declaration = False
-    has_task_list = True
     has_related_task_meta = True
     task_progress = True
 

@@ -122,7 +122,8 @@ def _findings(ev: Evidence, *, subscriptions: bool) -> Findings:
 @WIRE_FRAMING.judge(Wire.EXTENSION, requires=("S-WIRE-01", "S-WIRE-02", "S-WIRE-03", "S-EXT-MUST-30"))
 @WIRE_FRAMING.judge(Wire.LEGACY, requires=("S-WIRE-01", "S-WIRE-02", "S-WIRE-03"))
 def wire_framing(ev: Evidence) -> Verdict:
-    subscriptions = ev.dialect.has_subscriptions
+    # Where task notifications come through subscriptions/listen, one nobody subscribed to is unsolicited.
+    subscriptions = ev.dialect.defines("subscriptions/listen")
     findings = _findings(ev, subscriptions=subscriptions)
     if findings.by_kind:
         return _failure(ev, findings, subscriptions=subscriptions)

@@ -26,11 +26,11 @@ from tasks_conformance.server.probes.rereads import MAX_SPACING_S
 
 
 def _result_blocks(dialect: WireDialect) -> bool:
-    return dialect.outcome_via_result_method
+    return dialect.defines("tasks/result")
 
 
 def _lists_tasks(dialect: WireDialect) -> bool:
-    return dialect.has_task_list
+    return dialect.defines("tasks/list")
 
 
 def _has_related_meta(dialect: WireDialect) -> bool:

@@ -20,7 +20,7 @@ MAX_LISTEN_FRAMES = 200
 
 
 def _has_subscriptions(dialect: WireDialect) -> bool:
-    return dialect.has_subscriptions
+    return dialect.defines("subscriptions/listen")
 
 
 def _declares_per_request(dialect: WireDialect) -> bool:

@@ -144,15 +144,13 @@ class Poller:
         return StopReason.STUCK_INPUT_REQUIRED if self.stuck >= STUCK_INPUT_POLLS else None
 
     async def _on_input_required(self, task: dict[str, Any]) -> None:
-        if self.ctx.dialect.input_via_result_stream:
+        outstanding = self.ctx.dialect.input_requests(task)
+        if outstanding is None:
             # Input travels on the tasks/result stream as server requests, answered by the peer.
             await self.ask_result()
             self.stuck += 1
             return
         responses = self.ctx.config.input_responses
-        outstanding = get_path(task, "inputRequests")
-        if not isinstance(outstanding, dict):
-            outstanding = {}
         if not responses:
             # Named in the could-not-run message, so the user knows which keys to answer.
             self.rec.unanswered_keys = sorted(map(str, outstanding))[:20]
@@ -213,9 +211,10 @@ async def poll(ctx: ProbeContext) -> None:
     poller = Poller(ctx, rec, ctx.require_task_id())
     rec.stop = await poller.run()
     rec.elapsed_ms = int((time.monotonic() - poller.started) * 1000)
-    if ctx.dialect.outcome_via_result_method and rec.stop is StopReason.TERMINAL and not poller.asked_result:
-        await poller.ask_result()
-    if ctx.dialect.input_via_result_stream:
+    if ctx.dialect.defines("tasks/result"):
+        # tasks/get does not carry the ended task's outcome here: tasks/result does.
+        if rec.stop is StopReason.TERMINAL and not poller.asked_result:
+            await poller.ask_result()
         # Another tasks/result on the same task (one sent while it ran) may be the stream the
         # server chose for its input requests: keep those too. Only the ones naming the task, so a
         # synchronous call's elicitation meanwhile is not taken for the task's (a stdio client

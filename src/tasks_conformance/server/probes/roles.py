@@ -74,7 +74,8 @@ async def run_role_task(ctx: ProbeContext, rec: RoleTask, role: str) -> None:
     poller = Poller(ctx, poll, task_id, rec.created.fields)
     poll.stop = await poller.run()
     poll.elapsed_ms = int((time.monotonic() - poller.started) * 1000)
-    if ctx.dialect.outcome_via_result_method and poll.stop is StopReason.TERMINAL and not poller.asked_result:
+    # Where tasks/result exists, it carries the ended task's outcome.
+    if ctx.dialect.defines("tasks/result") and poll.stop is StopReason.TERMINAL and not poller.asked_result:
         await poller.ask_result()
 
 
