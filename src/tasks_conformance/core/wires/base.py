@@ -114,13 +114,9 @@ class WireDialect:
     server_declaration: ClassVar[str]
     # The error a task-only request gets when it was sent without the declaration.
     undeclared_refusal_code: ClassVar[int]
-    # tasks/cancel returns the task (legacy) rather than an empty ack.
-    cancel_returns_task: ClassVar[bool]
-    # Cancel is tried on a second, fresh task (legacy: the probe task is terminal by then and a
-    # terminal cancel is an error there), else on the probe task itself.
-    cancel_on_fresh_task: ClassVar[bool]
-    # Cancelling a task that already ended is an error (-32602) rather than a no-op ack.
-    terminal_cancel_is_error: ClassVar[bool]
+    # The error tasks/cancel gets for a task that already ended; None where that cancel is acked
+    # as a no-op. (A probe then cancels a task still running, and the ended one to see the error.)
+    terminal_cancel_error: ClassVar[int | None]
     # The task requests this wire defines, by method name (ask `defines`).
     methods: ClassVar[frozenset[str]]
     # Methods of an earlier era that this wire removed: they must be unknown to the server.
@@ -156,6 +152,10 @@ class WireDialect:
         task ends, returns its outcome and carries its input requests on its stream), tasks/list,
         tasks/update, subscriptions/listen…"""
         return method in self.methods
+
+    def cancelled_task(self, result: Any) -> dict[str, Any] | None:
+        """The task a tasks/cancel result returns; None where the result is an empty ack."""
+        return None
 
     def input_requests(self, task: Any) -> dict[str, Any] | None:
         """The input requests a task in input_required waits on, as its task object lists them; None

@@ -24,9 +24,7 @@ class ExtensionDialect(WireDialect):
     poll_interval_field = "pollIntervalMs"
     server_declaration = f'extensions["{EXT_TASKS}"]'
     undeclared_refusal_code = ERR_MISSING_CAPABILITY
-    cancel_returns_task = False
-    cancel_on_fresh_task = False
-    terminal_cancel_is_error = False
+    terminal_cancel_error = None
     methods = frozenset({"tasks/get", "tasks/update", "tasks/cancel", "subscriptions/listen"})
     removed_methods = ("tasks/result", "tasks/list")
     per_request_declaration = True

@@ -6,7 +6,7 @@ from __future__ import annotations
 from collections.abc import Iterable
 from typing import Any
 
-from tasks_conformance.core.protocol import ERR_METHOD_NOT_FOUND, get_path
+from tasks_conformance.core.protocol import ERR_INVALID_PARAMS, ERR_METHOD_NOT_FOUND, get_path
 from tasks_conformance.core.wires.base import (
     Level,
     UnknownIdProbe,
@@ -34,9 +34,7 @@ class LegacyDialect(WireDialect):
     poll_interval_field = "pollInterval"
     server_declaration = "capabilities.tasks.requests.tools.call"
     undeclared_refusal_code = ERR_METHOD_NOT_FOUND
-    cancel_returns_task = True
-    cancel_on_fresh_task = True
-    terminal_cancel_is_error = True
+    terminal_cancel_error = ERR_INVALID_PARAMS
     methods = frozenset({"tasks/get", "tasks/result", "tasks/list", "tasks/cancel"})
     removed_methods = ()
     per_request_declaration = False
@@ -50,6 +48,10 @@ class LegacyDialect(WireDialect):
 
     def task_call_params(self, params: dict[str, Any]) -> dict[str, Any]:
         return {**params, "task": {"ttl": REQUESTED_TTL_MS}}
+
+    def cancelled_task(self, result: Any) -> dict[str, Any] | None:
+        """tasks/cancel returns the task itself (CancelTaskResult is the Task)."""
+        return result if isinstance(result, dict) else None
 
     def can_cancel(self, server_capabilities: Any) -> bool:
         """tasks/cancel is optional on 2025-11-25: only a server declaring tasks.cancel is asked."""

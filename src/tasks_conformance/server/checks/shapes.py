@@ -93,12 +93,14 @@ def task_frames(ev: Evidence) -> list[TaskFrame]:
     cancel = ev.get(Cancel)
     if cancel.after is not None and cancel.after.ok:
         out.append(TaskFrame("tasks/get after cancel", cancel.after.response_seq or 0, cancel.after.result))
-    if ev.dialect.cancel_returns_task:
-        if cancel.cancel is not None and cancel.cancel.ok:
-            out.append(TaskFrame("tasks/cancel result", cancel.cancel.response_seq or 0, cancel.cancel.result))
-        if cancel.create is not None and cancel.create.ok:
-            out.append(TaskFrame("second CreateTaskResult", cancel.create.response_seq or 0,
-                                 task_object(cancel.create.result)))
+    if cancel.cancel is not None and cancel.cancel.ok:
+        cancelled = ev.dialect.cancelled_task(cancel.cancel.result)
+        if cancelled is not None:
+            out.append(TaskFrame("tasks/cancel result", cancel.cancel.response_seq or 0, cancelled))
+    # The task the cancel probe created to cancel, where it could not cancel the ended probe task.
+    if cancel.create is not None and cancel.create.ok:
+        out.append(TaskFrame("second CreateTaskResult", cancel.create.response_seq or 0,
+                             task_object(cancel.create.result)))
     for f in ev.notifications:
         msg = f.json()
         if isinstance(msg, dict) and msg.get("method") in TASK_NOTIFICATIONS:

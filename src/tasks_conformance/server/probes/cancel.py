@@ -28,7 +28,7 @@ async def cancel(ctx: ProbeContext) -> None:
     rec.cancel = await ctx.session.request("tasks/cancel", {"taskId": tid}, purpose="cancel")
     rec.after = await ctx.session.request("tasks/get", {"taskId": tid}, purpose="after cancel")
     probe_task = ctx.created_task_id
-    if ctx.dialect.terminal_cancel_is_error and probe_task and poll.stop is StopReason.TERMINAL:
+    if ctx.dialect.terminal_cancel_error is not None and probe_task and poll.stop is StopReason.TERMINAL:
         rec.cancel_terminal = await ctx.session.request(
             "tasks/cancel", {"taskId": probe_task}, purpose="cancel a terminal task"
         )
@@ -36,11 +36,13 @@ async def cancel(ctx: ProbeContext) -> None:
 
 
 async def _task_to_cancel(ctx: ProbeContext, rec: Cancel) -> str | None:
-    if not ctx.dialect.cancel_on_fresh_task:
+    if ctx.dialect.terminal_cancel_error is None:
+        # Cancelling a task that has ended is acked here: the probe task serves, whatever its status.
         tid = ctx.created_task_id
         if tid is None:
             rec.not_run = "no task was created by the declared tools/call"
         return tid
+    # The probe task has ended by now, and cancelling an ended task is an error here: a fresh one.
     params = ctx.dialect.task_call_params(ctx.tool_params())
     rec.create = await ctx.session.request("tools/call", params, purpose="second task, to cancel")
     created = CreatedTask.read(rec.create.result if rec.create.ok else None)
