@@ -124,14 +124,11 @@ class WireDialect:
     # Every request declares its capabilities itself (so a request may leave tasks out), and
     # HTTP requests carry the Mcp-Method/Mcp-Name routing headers.
     per_request_declaration: ClassVar[bool]
-    # A tasks/get sooner than the task's poll interval may be refused (a rate limit), so the poller
-    # waits one interval and asks again before it believes an error (extension, S-EXT-MAY-02).
-    polls_may_be_rate_limited: ClassVar[bool] = False
-    # The related-task _meta key means something on this wire (legacy), so a request may carry one.
-    has_related_task_meta: ClassVar[bool] = False
-    # A progressToken on the creating request stays valid for the task's life (legacy; the
-    # extension does not support progress for tasks).
-    task_progress: ClassVar[bool] = False
+    # The _meta key that names the task a request relates to; None where the wire has none.
+    related_task_meta: ClassVar[str | None] = None
+    # The _meta key of a progress token that stays valid for the task's whole life; None where
+    # tasks report no progress (the extension does not support progress for tasks).
+    task_progress_meta: ClassVar[str | None] = None
 
     @property
     def foreign_fields(self) -> tuple[str, ...]:
@@ -152,6 +149,12 @@ class WireDialect:
         task ends, returns its outcome and carries its input requests on its stream), tasks/list,
         tasks/update, subscriptions/listen…"""
         return method in self.methods
+
+    def may_rate_limit(self, method: str) -> bool:
+        """Whether the server may refuse a `method` request that comes sooner than the task's poll
+        interval (a rate limit), so the client waits one interval and asks again before it
+        believes the error."""
+        return False
 
     def cancelled_task(self, result: Any) -> dict[str, Any] | None:
         """The task a tasks/cancel result returns; None where the result is an empty ack."""

@@ -28,7 +28,10 @@ class ExtensionDialect(WireDialect):
     methods = frozenset({"tasks/get", "tasks/update", "tasks/cancel", "subscriptions/listen"})
     removed_methods = ("tasks/result", "tasks/list")
     per_request_declaration = True
-    polls_may_be_rate_limited = True
+
+    def may_rate_limit(self, method: str) -> bool:
+        """Polls that come faster than pollIntervalMs may be rate-limited (S-EXT-MAY-02)."""
+        return method == "tasks/get"
 
     def input_requests(self, task: Any) -> dict[str, Any]:
         """The task's inputRequests, answered by tasks/update ({} when it lists none)."""

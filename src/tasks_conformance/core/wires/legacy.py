@@ -6,7 +6,7 @@ from __future__ import annotations
 from collections.abc import Iterable
 from typing import Any
 
-from tasks_conformance.core.protocol import ERR_INVALID_PARAMS, ERR_METHOD_NOT_FOUND, get_path
+from tasks_conformance.core.protocol import ERR_INVALID_PARAMS, ERR_METHOD_NOT_FOUND, META_RELATED_TASK, get_path
 from tasks_conformance.core.wires.base import (
     Level,
     UnknownIdProbe,
@@ -38,8 +38,8 @@ class LegacyDialect(WireDialect):
     methods = frozenset({"tasks/get", "tasks/result", "tasks/list", "tasks/cancel"})
     removed_methods = ()
     per_request_declaration = False
-    has_related_task_meta = True
-    task_progress = True
+    related_task_meta = META_RELATED_TASK
+    task_progress_meta = "progressToken"
 
     def task_capable_tools(self, tools: Iterable[dict[str, Any]]) -> list[dict[str, Any]]:
         """The tools whose execution.taskSupport is optional or required: a client MUST NOT send

@@ -64,7 +64,7 @@ class ProbeContext:
         import anyio
 
         reply = await send()
-        if (reply.error is None or not self.dialect.polls_may_be_rate_limited
+        if (reply.error is None or not self.dialect.may_rate_limit("tasks/get")
                 or reply.error_code in NOT_RATE_LIMITS):
             return reply
         rec = self.records.get(DeclaredCall.probe)

@@ -9,7 +9,7 @@ import secrets
 
 import anyio
 
-from tasks_conformance.core.protocol import META_RELATED_TASK, get_path
+from tasks_conformance.core.protocol import get_path
 from tasks_conformance.core.wires import CreatedTask, WireDialect
 from tasks_conformance.server.evidence import (
     DeclaredCall,
@@ -34,7 +34,7 @@ def _lists_tasks(dialect: WireDialect) -> bool:
 
 
 def _has_related_meta(dialect: WireDialect) -> bool:
-    return dialect.has_related_task_meta
+    return dialect.related_task_meta is not None
 
 
 def made_up_id(kind: str) -> str:
@@ -106,17 +106,19 @@ META_PROBE_TIMEOUT_S = 3.0
 async def related_meta_override(ctx: ProbeContext) -> None:
     rec = ctx.record(RelatedMetaOverride)
     rec.task_id, rec.other_id = ctx.require_task_id(), made_up_id("other-task")
+    key = ctx.dialect.related_task_meta
+    assert key is not None  # the probe applies only where the wire has the key
     wait_s = min(ctx.config.timeout_s, META_PROBE_TIMEOUT_S)
 
     async def meta_names_other() -> None:
         rec.meta_names_other = await ctx.session.request(
-            "tasks/get", {"taskId": rec.task_id}, meta={META_RELATED_TASK: {"taskId": rec.other_id}},
+            "tasks/get", {"taskId": rec.task_id}, meta={key: {"taskId": rec.other_id}},
             timeout_s=wait_s, purpose="tasks/get, _meta naming another task",
         )
 
     async def params_names_other() -> None:
         rec.params_names_other = await ctx.session.request(
-            "tasks/get", {"taskId": rec.other_id}, meta={META_RELATED_TASK: {"taskId": rec.task_id}},
+            "tasks/get", {"taskId": rec.other_id}, meta={key: {"taskId": rec.task_id}},
             timeout_s=wait_s, purpose="tasks/get of an unknown id, _meta naming our task",
         )
 
@@ -129,7 +131,7 @@ async def related_meta_override(ctx: ProbeContext) -> None:
 
 
 def _task_progress(dialect: WireDialect) -> bool:
-    return dialect.task_progress
+    return dialect.task_progress_meta is not None
 
 
 # Its own task, so that the progressToken is carried by no other probe's request: without this
@@ -141,8 +143,10 @@ async def task_progress(ctx: ProbeContext) -> None:
     peer = ctx.session.peer
     first = len(peer.notifications)
     rec.token = made_up_id("progress")
+    key = ctx.dialect.task_progress_meta
+    assert key is not None  # the probe applies only where tasks report progress
     params = ctx.dialect.task_call_params(ctx.tool_params())
-    rec.create = await ctx.session.request("tools/call", params, meta={"progressToken": rec.token},
+    rec.create = await ctx.session.request("tools/call", params, meta={key: rec.token},
                                            purpose="a task with a progressToken")
     rec.task_id = CreatedTask.read(rec.create.result if rec.create.ok else None).task_id
     if rec.task_id is None:

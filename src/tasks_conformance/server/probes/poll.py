@@ -119,7 +119,7 @@ class Poller:
     def _rate_limited(self, reply: Reply) -> bool:
         """An error that may be a rate limit: on a wire that allows one, not an unknown-task (-32602)
         or undeclared (-32021) answer, and within the retry budget."""
-        return (self.ctx.dialect.polls_may_be_rate_limited and reply.error is not None
+        return (self.ctx.dialect.may_rate_limit("tasks/get") and reply.error is not None
                 and reply.error_code not in (ERR_INVALID_PARAMS, ERR_MISSING_CAPABILITY)
                 and len(self.rec.rate_limited) < MAX_RATE_LIMIT_RETRIES)
 
