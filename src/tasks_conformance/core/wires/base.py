@@ -121,9 +121,6 @@ class WireDialect:
     methods: ClassVar[frozenset[str]]
     # Methods of an earlier era that this wire removed: they must be unknown to the server.
     removed_methods: ClassVar[tuple[str, ...]]
-    # Every request declares its capabilities itself (so a request may leave tasks out), and
-    # HTTP requests carry the Mcp-Method/Mcp-Name routing headers.
-    per_request_declaration: ClassVar[bool]
     # The _meta key that names the task a request relates to; None where the wire has none.
     related_task_meta: ClassVar[str | None] = None
     # The _meta key of a progress token that stays valid for the task's whole life; None where
@@ -172,9 +169,17 @@ class WireDialect:
         decides (a client then cannot tell from tools/list which tool runs as a task)."""
         return None
 
-    def task_call_params(self, params: dict[str, Any]) -> dict[str, Any]:
-        """tools/call params that ask for a task, beyond the per-request declaration."""
-        return params
+    def declare(self, method: str, params: dict[str, Any], *, tasks: bool) -> dict[str, Any]:
+        """The params of a `method` request as this wire sends them with the tasks declaration
+        (`tasks`) or without it. Sessions ask it for every request; a new dict, `params` untouched."""
+        raise NotImplementedError
+
+    def self_contained(self, method: str) -> bool:
+        """Whether a `method` request stands on its own: it carries the protocol version and the
+        client's capabilities (the tasks declaration among them, so one request may leave tasks
+        out) in its `_meta` and, over HTTP, the Mcp-Method/Mcp-Name routing headers, with no
+        session behind it. False where a session opened by initialize stands behind it."""
+        return False
 
     def declaration_mistakes(self, method: str, params: Any, meant: bool) -> list[str]:
         """How an outbound request's declaration differs from what the probe meant to send."""

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from tasks_conformance.core.protocol import ERR_MISSING_CAPABILITY, EXT_TASKS, get_path
+from tasks_conformance.core.protocol import ERR_MISSING_CAPABILITY, EXT_TASKS, META_CLIENT_CAPS, get_path
 from tasks_conformance.core.wires.base import (
     Level,
     UnknownIdProbe,
@@ -14,6 +14,22 @@ from tasks_conformance.core.wires.base import (
     declares_extension,
     has_task_param,
 )
+
+
+def with_extension(capabilities: Any, *, declared: bool) -> dict[str, Any]:
+    """Client capabilities with the tasks extension listed (`declared`) or left out; an
+    `extensions` member left empty is dropped."""
+    caps = dict(capabilities) if isinstance(capabilities, dict) else {}
+    extensions = dict(caps.get("extensions") or {})
+    if declared:
+        extensions[EXT_TASKS] = {}
+    else:
+        extensions.pop(EXT_TASKS, None)
+    if extensions:
+        caps["extensions"] = extensions
+    else:
+        caps.pop("extensions", None)
+    return caps
 
 
 class ExtensionDialect(WireDialect):
@@ -27,7 +43,16 @@ class ExtensionDialect(WireDialect):
     terminal_cancel_error = None
     methods = frozenset({"tasks/get", "tasks/update", "tasks/cancel", "subscriptions/listen"})
     removed_methods = ("tasks/result", "tasks/list")
-    per_request_declaration = True
+
+    def declare(self, method: str, params: dict[str, Any], *, tasks: bool) -> dict[str, Any]:
+        """Every request declares the extension itself, among the client capabilities in its `_meta`
+        (`extensions["io.modelcontextprotocol/tasks"]`); left out, the request is undeclared."""
+        meta = dict(params.get("_meta") or {})
+        meta[META_CLIENT_CAPS] = with_extension(meta.get(META_CLIENT_CAPS), declared=tasks)
+        return {**params, "_meta": meta}
+
+    def self_contained(self, method: str) -> bool:
+        return True
 
     def may_rate_limit(self, method: str) -> bool:
         """Polls that come faster than pollIntervalMs may be rate-limited (S-EXT-MAY-02)."""

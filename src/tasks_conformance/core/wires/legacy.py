@@ -37,7 +37,6 @@ class LegacyDialect(WireDialect):
     terminal_cancel_error = ERR_INVALID_PARAMS
     methods = frozenset({"tasks/get", "tasks/result", "tasks/list", "tasks/cancel"})
     removed_methods = ()
-    per_request_declaration = False
     related_task_meta = META_RELATED_TASK
     task_progress_meta = "progressToken"
 
@@ -46,8 +45,14 @@ class LegacyDialect(WireDialect):
         params.task for any other (absent means forbidden)."""
         return [t for t in tools if may_run_as_task(t)]
 
-    def task_call_params(self, params: dict[str, Any]) -> dict[str, Any]:
-        return {**params, "task": {"ttl": REQUESTED_TTL_MS}}
+    def declare(self, method: str, params: dict[str, Any], *, tasks: bool) -> dict[str, Any]:
+        """A task-augmented tools/call carries params.task (the TTL the probes ask for); every
+        other request relies on the capabilities initialize declared for the session."""
+        if method != "tools/call" or (tasks and "task" in params):
+            return dict(params)
+        if tasks:
+            return {**params, "task": {"ttl": REQUESTED_TTL_MS}}
+        return {k: v for k, v in params.items() if k != "task"}
 
     def cancelled_task(self, result: Any) -> dict[str, Any] | None:
         """tasks/cancel returns the task itself (CancelTaskResult is the Task)."""

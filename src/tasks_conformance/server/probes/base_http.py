@@ -14,7 +14,7 @@ from tasks_conformance.core.wires import WireDialect
 from tasks_conformance.server.evidence import Base64Name, BaseHttp, DeclaredCall, HttpOutcome
 from tasks_conformance.server.probes import probe
 from tasks_conformance.server.probes.context import ProbeContext
-from tasks_conformance.server.session.modern import ModernSession, modern_envelope
+from tasks_conformance.server.session.modern import ModernSession
 
 if TYPE_CHECKING:
     from tasks_conformance.core.transports.http import HttpTransport
@@ -27,7 +27,8 @@ RAW_DEADLINE_S = 3.0
 
 
 def _stateless(dialect: WireDialect) -> bool:
-    return dialect.per_request_declaration
+    # Where a request stands on its own, no session stands behind the endpoint either.
+    return dialect.self_contained("tools/list")
 
 
 def _http(ctx: ProbeContext) -> tuple[HttpTransport, ModernSession] | None:
@@ -68,8 +69,8 @@ async def base_http(ctx: ProbeContext) -> None:
     rec.foreign_origin = await session.request("tools/list", {}, headers={"Origin": FOREIGN_ORIGIN},
                                                purpose="a foreign Origin")
     method = "notifications/cancelled"
-    params = {"requestId": "tasks-conformance-never-sent", "reason": "probe",
-              "_meta": modern_envelope(session.version, session.capabilities, declare_tasks=False)}
+    params = session.build_params(method, {"requestId": "tasks-conformance-never-sent", "reason": "probe"},
+                                  declare_tasks=False, meta=None)
     body = json.dumps({"jsonrpc": "2.0", "method": method, "params": params}).encode()
     # Outside the peer, on a connection of its own: these exchanges carry no JSON-RPC answer to wait for.
     raw = transport.fresh()

@@ -13,7 +13,7 @@ from tasks_conformance.server.probes.context import ProbeContext
        description="call the probe tool declaring tasks support (extension _meta / legacy params.task)")
 async def declared_call(ctx: ProbeContext) -> None:
     rec = ctx.record(DeclaredCall)
-    params = ctx.dialect.task_call_params(ctx.tool_params())
+    params = ctx.tool_params()
     reply = await ctx.session.request("tools/call", params, declare_tasks=True, purpose="declared tools/call",
                                       tag=FrameTag(Purpose.TASK_CREATE))
     rec.call = reply

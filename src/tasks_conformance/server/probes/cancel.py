@@ -43,7 +43,7 @@ async def _task_to_cancel(ctx: ProbeContext, rec: Cancel) -> str | None:
             rec.not_run = "no task was created by the declared tools/call"
         return tid
     # The probe task has ended by now, and cancelling an ended task is an error here: a fresh one.
-    params = ctx.dialect.task_call_params(ctx.tool_params())
+    params = ctx.tool_params()
     rec.create = await ctx.session.request("tools/call", params, purpose="second task, to cancel")
     created = CreatedTask.read(rec.create.result if rec.create.ok else None)
     if created.task_id is None:

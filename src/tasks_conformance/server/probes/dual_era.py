@@ -22,7 +22,9 @@ FIRST_ID = 2_000_001
 
 
 def _extension(dialect: WireDialect) -> bool:
-    return dialect.per_request_declaration
+    # Where every request declares the extension itself, a session that lists it at initialize
+    # must not switch it on.
+    return dialect.self_contained("tools/call")
 
 
 @probe(LegacyDeclaresExtension, order=14, applies=_extension, needs_tool=True,

@@ -23,7 +23,8 @@ FIRST_ID = 1_000_001
 
 
 def _stateless(dialect: WireDialect) -> bool:
-    return dialect.per_request_declaration
+    # A self-contained tasks/get needs no session: any connection must find the task by its id.
+    return dialect.self_contained("tasks/get")
 
 
 async def _read_on_fresh_connection(ctx: ProbeContext, session: ModernSession, transport: HttpTransport,

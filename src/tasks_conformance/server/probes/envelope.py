@@ -14,7 +14,7 @@ UNSERVED_VERSION = "1999-01-01"
 
 
 def _per_request_envelope(dialect: WireDialect) -> bool:
-    return dialect.per_request_declaration
+    return dialect.self_contained("tools/list")
 
 
 @probe(BentEnvelope, brief=True, order=46, applies=_per_request_envelope,

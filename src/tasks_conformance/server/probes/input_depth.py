@@ -21,8 +21,9 @@ MAX_SPACING_S = 0.5
 UNKNOWN_KEY = "tasks-conformance-never-asked"
 
 
-def _extension(dialect: WireDialect) -> bool:
-    return dialect.per_request_declaration
+def _answers_by_update(dialect: WireDialect) -> bool:
+    # The task lists its inputRequests and tasks/update answers them.
+    return dialect.defines("tasks/update")
 
 
 def _no_input_capabilities() -> dict[str, Any]:
@@ -30,13 +31,13 @@ def _no_input_capabilities() -> dict[str, Any]:
     return {META_CLIENT_CAPS: {"extensions": {EXT_TASKS: {}}}}
 
 
-@probe(UndeclaredInput, order=13, needs=(DeclaredCall,), applies=_extension, needs_tool=True, needs_task=True,
+@probe(UndeclaredInput, order=13, needs=(DeclaredCall,), applies=_answers_by_update, needs_tool=True, needs_task=True,
        description="a second task whose requests declare no elicitation, sampling or roots, read a few times "
                    "(then cancelled)")
 async def undeclared_input(ctx: ProbeContext) -> None:
     rec = ctx.record(UndeclaredInput)
     s, meta = ctx.session, _no_input_capabilities()
-    params = ctx.dialect.task_call_params(ctx.tool_params())
+    params = ctx.tool_params()
     rec.create = await s.request("tools/call", params, meta=meta, purpose="task without input capabilities")
     created = CreatedTask.read(rec.create.result if rec.create.ok else None)
     rec.task_id = tid = created.task_id
@@ -61,7 +62,7 @@ async def undeclared_input(ctx: ProbeContext) -> None:
                                      purpose="cancel the task without input capabilities")
 
 
-@probe(StaleInput, brief=True, order=56, needs=(DeclaredCall, Poll), applies=_extension, needs_task=True,
+@probe(StaleInput, brief=True, order=56, needs=(DeclaredCall, Poll), applies=_answers_by_update, needs_task=True,
        description="tasks/update after polling with a key already answered and one never asked")
 async def stale_input(ctx: ProbeContext) -> None:
     rec = ctx.record(StaleInput)

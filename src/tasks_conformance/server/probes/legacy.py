@@ -145,7 +145,7 @@ async def task_progress(ctx: ProbeContext) -> None:
     rec.token = made_up_id("progress")
     key = ctx.dialect.task_progress_meta
     assert key is not None  # the probe applies only where tasks report progress
-    params = ctx.dialect.task_call_params(ctx.tool_params())
+    params = ctx.tool_params()
     rec.create = await ctx.session.request("tools/call", params, meta={key: rec.token},
                                            purpose="a task with a progressToken")
     rec.task_id = CreatedTask.read(rec.create.result if rec.create.ok else None).task_id

@@ -24,7 +24,8 @@ def _has_subscriptions(dialect: WireDialect) -> bool:
 
 
 def _declares_per_request(dialect: WireDialect) -> bool:
-    return dialect.per_request_declaration
+    # Only a request that declares its capabilities itself can leave the tasks declaration out.
+    return dialect.self_contained("tasks/get")
 
 
 async def _listen(ctx: ProbeContext, tid: str, *, declare: bool) -> tuple[Reply, list[Frame]]:

@@ -52,7 +52,7 @@ async def other_principal(ctx: ProbeContext) -> None:
         if initialize is None or initialize.ok:
             rec.replies["tasks/get"] = await session.request("tasks/get", {"taskId": tid},
                                                              purpose="second principal")
-            if ctx.dialect.per_request_declaration:
+            if ctx.dialect.defines("tasks/update"):
                 rec.replies["tasks/update"] = await session.request(
                     "tasks/update", {"taskId": tid, "inputResponses": {}}, purpose="second principal")
             rec.replies["tasks/cancel"] = await session.request("tasks/cancel", {"taskId": tid},

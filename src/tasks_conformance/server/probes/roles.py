@@ -48,7 +48,7 @@ async def sync_with_task(ctx: ProbeContext) -> None:
     rec = ctx.record(SyncWithTask)
     params = ctx.role_params("sync")
     rec.tool = str(params["name"])
-    reply = await ctx.session.request("tools/call", ctx.dialect.task_call_params(params), declare_tasks=True,
+    reply = await ctx.session.request("tools/call", params, declare_tasks=True,
                                       purpose="tools/call of the never-task tool with params.task")
     rec.call = reply
     rec.created = CreatedTask.read(reply.result if reply.ok else None)
@@ -60,7 +60,7 @@ async def run_role_task(ctx: ProbeContext, rec: RoleTask, role: str) -> None:
     call and poll do (legacy: tasks/result once it ended)."""
     params = ctx.role_params(role)
     rec.tool = str(params["name"])
-    reply = await ctx.session.request("tools/call", ctx.dialect.task_call_params(params), declare_tasks=True,
+    reply = await ctx.session.request("tools/call", params, declare_tasks=True,
                                       purpose=f"declared tools/call of the {role} tool")
     rec.call = reply
     rec.created = CreatedTask.read(reply.result if reply.ok else None)

@@ -12,7 +12,8 @@ from tasks_conformance.server.session.base import UnsupportedOverride
 
 
 def _routes_by_headers(dialect: WireDialect) -> bool:
-    return dialect.per_request_declaration
+    # A self-contained request names its method and target in the Mcp-Method/Mcp-Name headers.
+    return dialect.self_contained("tasks/get")
 
 
 @probe(NameRouting, order=50, needs=(DeclaredCall,), applies=_routes_by_headers, needs_task=True,

@@ -25,7 +25,7 @@ async def task_ids(ctx: ProbeContext) -> None:
     rec.ids.append(ctx.require_task_id())
     cfg = ctx.config
     rec.credentials = bool(cfg.access_token or cfg.oauth is not None or cfg.headers)
-    params = ctx.dialect.task_call_params(ctx.tool_params())
+    params = ctx.tool_params()
     # One after the other, so that the ids are in creation order.
     for n in range(EXTRA_TASKS):
         reply = await ctx.session.request("tools/call", params, purpose=f"task id sample #{n + 1}")

@@ -2,7 +2,8 @@
 
 Overrides exist for negative probes: `declare_tasks=False`, `meta` (set a `_meta` key, or
 remove it with None), `headers` (set a header, or remove it with None). A session that cannot
-honour an override raises UnsupportedOverride; it never drops one silently.
+honour an override raises UnsupportedOverride; it never drops one silently. The declaration
+itself is the dialect's: each session asks its wire's `WireDialect.declare` for every request.
 """
 
 from __future__ import annotations
@@ -14,6 +15,7 @@ from typing import Any
 from tasks_conformance.core.rpc.peer import Peer, Reply
 from tasks_conformance.core.transports.base import Transport
 from tasks_conformance.core.wirelog import FrameTag, Purpose
+from tasks_conformance.core.wires import WireDialect
 from tasks_conformance.server.evidence.records import Intent
 
 
@@ -23,6 +25,7 @@ class UnsupportedOverride(Exception):
 
 class Session(abc.ABC):
     era: str
+    dialect: WireDialect  # the wire whose declaration the session's requests carry
 
     def __init__(self, transport: Transport, peer: Peer) -> None:
         self.transport = transport

@@ -10,6 +10,7 @@ from tasks_conformance.core.protocol import HEADER_PROTOCOL_VERSION, HEADER_SESS
 from tasks_conformance.core.rpc.peer import Peer, Reply
 from tasks_conformance.core.transports.base import Transport
 from tasks_conformance.core.wirelog import FrameTag, Purpose
+from tasks_conformance.core.wires import DIALECTS, Wire
 from tasks_conformance.server.evidence.records import Intent
 from tasks_conformance.server.session.base import Session
 from tasks_conformance.settings.config import PROTOCOL_LEGACY
@@ -19,6 +20,7 @@ CLIENT_INFO = {"name": "tasks-conformance", "version": __version__}
 
 class LegacySession(Session):
     era = PROTOCOL_LEGACY
+    dialect = DIALECTS[Wire.LEGACY]
 
     def __init__(self, transport: Transport, peer: Peer, *, capabilities: Mapping[str, Any]) -> None:
         super().__init__(transport, peer)
@@ -71,7 +73,7 @@ class LegacySession(Session):
         purpose: str = "",
         tag: FrameTag | None = None,
     ) -> Reply:
-        full = dict(params or {})
+        full = self.dialect.declare(method, dict(params or {}), tasks=declare_tasks)
         if meta:
             envelope = dict(full.get("_meta") or {})
             for k, v in meta.items():
@@ -85,8 +87,7 @@ class LegacySession(Session):
             method, full or None, headers=hdrs, timeout_s=timeout_s, note=purpose or None,
             tag=self.frame_tag(tag),
         )
-        declared = method == "tools/call" and "task" in full
-        self.intents.append(Intent(reply.request_seq, method, self.era, declared))
+        self.intents.append(Intent(reply.request_seq, method, self.era, declare_tasks))
         return reply
 
     def response_headers(self) -> dict[str, str]:

@@ -8,7 +8,6 @@ from typing import Any
 
 from tasks_conformance import __version__
 from tasks_conformance.core.protocol import (
-    EXT_TASKS,
     HEADER_METHOD,
     HEADER_NAME,
     HEADER_PROTOCOL_VERSION,
@@ -21,33 +20,26 @@ from tasks_conformance.core.protocol import (
 from tasks_conformance.core.rpc.peer import Peer, Reply
 from tasks_conformance.core.transports.base import Transport
 from tasks_conformance.core.wirelog import FrameTag
+from tasks_conformance.core.wires import DIALECTS, Wire
 from tasks_conformance.server.evidence.records import Intent
 from tasks_conformance.server.session.base import Session
 
 CLIENT_INFO = {"name": "tasks-conformance", "version": __version__}
 
 
-def modern_envelope(
-    version: str, capabilities: Mapping[str, Any], *, declare_tasks: bool
-) -> dict[str, Any]:
-    caps = copy.deepcopy(dict(capabilities))
-    extensions = dict(caps.get("extensions") or {})
-    if declare_tasks:
-        extensions[EXT_TASKS] = {}
-    else:
-        extensions.pop(EXT_TASKS, None)
-    if extensions:
-        caps["extensions"] = extensions
-    else:
-        caps.pop("extensions", None)
+def modern_envelope(version: str, capabilities: Mapping[str, Any]) -> dict[str, Any]:
+    """The `_meta` every 2026-07-28 request carries: protocol version, client capabilities (as
+    configured: the dialect adds or removes the tasks declaration) and client info."""
     return {
         META_PROTOCOL_VERSION: version,
-        META_CLIENT_CAPS: caps,
+        META_CLIENT_CAPS: copy.deepcopy(dict(capabilities)),
         META_CLIENT_INFO: dict(CLIENT_INFO),
     }
 
 
 class ModernSession(Session):
+    dialect = DIALECTS[Wire.EXTENSION]
+
     def __init__(
         self,
         transport: Transport,
@@ -72,20 +64,23 @@ class ModernSession(Session):
 
     def build_params(
         self,
+        method: str,
         params: dict[str, Any] | None,
         *,
         declare_tasks: bool,
         meta: Mapping[str, Any] | None,
     ) -> dict[str, Any]:
+        """The params as sent: the envelope in `_meta`, declared (or not) by the dialect, then the
+        probe's `meta` overrides."""
         out = dict(params or {})
-        envelope = dict(out.get("_meta") or {})
-        envelope.update(modern_envelope(self.version, self.capabilities, declare_tasks=declare_tasks))
+        out["_meta"] = {**(out.get("_meta") or {}), **modern_envelope(self.version, self.capabilities)}
+        out = self.dialect.declare(method, out, tasks=declare_tasks)
+        envelope = out["_meta"]
         for k, v in (meta or {}).items():
             if v is None:
                 envelope.pop(k, None)
             else:
                 envelope[k] = v
-        out["_meta"] = envelope
         return out
 
     async def request(
@@ -100,7 +95,7 @@ class ModernSession(Session):
         purpose: str = "",
         tag: FrameTag | None = None,
     ) -> Reply:
-        full = self.build_params(params, declare_tasks=declare_tasks, meta=meta)
+        full = self.build_params(method, params, declare_tasks=declare_tasks, meta=meta)
         hdrs = self._merge_headers(self.base_headers(method, full), headers)
         reply = await self.peer.request(method, full, headers=hdrs, timeout_s=timeout_s, note=purpose or None,
                                         tag=self.frame_tag(tag))
