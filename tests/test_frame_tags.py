@@ -20,7 +20,7 @@ from tasks_conformance.core.wires import Wire
 from tasks_conformance.reporters.progress import CONNECTING_SESSION, STARTING_SESSION, RunProgress
 from tasks_conformance.server.checks.routing import mcp_name_routing
 from tasks_conformance.server.evidence import DeclaredCall, Discovery, Evidence, Intent, NameRouting, ToolChoice
-from tasks_conformance.server.session.modern import ModernSession
+from tasks_conformance.server.session.extension import ExtensionSession
 
 
 def _rpc(**message: Any) -> bytes:
@@ -199,7 +199,7 @@ def test_the_session_tags_its_requests_with_its_connection() -> None:
         transport = ScriptedTransport(wire, lambda sent: sent.result({}))
         await transport.start()
         async with Peer(transport, timeout_s=2.0) as peer:
-            session = ModernSession(transport, peer, version="2026-07-28", capabilities={})
+            session = ExtensionSession(transport, peer, version="2026-07-28", capabilities={})
             await session.request("tasks/get", {"taskId": "t"}, purpose="poll #1", tag=FrameTag.polling(1))
             await session.request("tasks/get", {"taskId": "t"}, purpose="poll #2")
         await transport.aclose()

@@ -21,7 +21,8 @@ from tasks_conformance.core.errors import UsageError
 # The combined result is plain data below this module and the reporters (reporters/combined.py reads it).
 from tasks_conformance.core.multirun_result import Combined, Kind, NamedRun
 from tasks_conformance.core.result import RunResult
-from tasks_conformance.settings.config import PROTOCOL_LEGACY, PROTOCOL_MODERN, RunConfig
+from tasks_conformance.core.wires import DIALECTS
+from tasks_conformance.settings.config import RunConfig
 
 if TYPE_CHECKING:
     from types import TracebackType
@@ -33,7 +34,7 @@ ERA_CHOICES = ("auto", "both")
 
 # `--era both`: each era's run is the single run with `--expect-wire` naming that era's wire, so
 # the session pins the era, and a server without it gets the same explained verdict as there.
-ERA_WIRES: tuple[tuple[str, str], ...] = ((PROTOCOL_LEGACY, "legacy"), (PROTOCOL_MODERN, "extension"))
+ERA_WIRES: tuple[tuple[str, str], ...] = tuple((d.protocol_version, str(wire)) for wire, d in DIALECTS.items())
 
 
 @dataclass(frozen=True)

@@ -26,6 +26,7 @@ from tasks_conformance.core.flag_values import (
 from tasks_conformance.core.oauth_settings import OAuthCredentials, oauth_credentials
 from tasks_conformance.core.profiles import DEFAULT_PROFILE, PROFILES
 from tasks_conformance.core.redact import SECRET_NAME, Named
+from tasks_conformance.core.wires import DIALECTS, TASK_WIRES
 from tasks_conformance.settings import DEFAULT_MAX_MESSAGE_BYTES, RunOptions
 from tasks_conformance.settings.masking import masked_url, query_secrets, url_passwords
 from tasks_conformance.settings.role_flags import merge_task_role, parse_probe_args, parse_probes, stdin_readers
@@ -36,13 +37,13 @@ if TYPE_CHECKING:
 __all__ = ["DEFAULT_MAX_MESSAGE_BYTES", "Catalog", "RunConfig", "RunOptions", "build_config", "build_run_config",
            "query_secrets", "show_env", "url_passwords"]
 
-PROTOCOL_LEGACY = "2025-11-25"
-PROTOCOL_MODERN = "2026-07-28"
-SUPPORTED_PROTOCOLS = (PROTOCOL_LEGACY, PROTOCOL_MODERN)
+SUPPORTED_PROTOCOLS = tuple(d.protocol_version for d in DIALECTS.values())
+EXPECT_WIRES = (*map(str, TASK_WIRES), "any")
 
 _SECRET_NAME = SECRET_NAME  # the names whose values --show-env never shows (redact.py)
 
 TransportKind = Literal["stdio", "http", "tcp", "unix"]
+# For typing; EXPECT_WIRES (from the dialect registry) is what is checked, and a test holds them equal.
 ExpectWire = Literal["legacy", "extension", "any"]
 
 
@@ -356,8 +357,9 @@ def _check_versions(o: RunOptions) -> None:
         raise UsageError(
             f"--protocol-version must be one of {', '.join(SUPPORTED_PROTOCOLS)}, got {o.protocol_version!r}"
         )
-    if o.expect_wire not in ("legacy", "extension", "any"):
-        raise UsageError(f"--expect-wire must be legacy, extension or any, got {o.expect_wire!r}")
+    if o.expect_wire not in EXPECT_WIRES:
+        raise UsageError(f"--expect-wire must be {', '.join(EXPECT_WIRES[:-1])} or {EXPECT_WIRES[-1]}, "
+                         f"got {o.expect_wire!r}")
 
 
 def _selection(o: RunOptions, catalog: Catalog) -> tuple[tuple[str, ...], tuple[str, ...]]:

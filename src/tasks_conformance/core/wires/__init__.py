@@ -21,6 +21,9 @@ from tasks_conformance.core.wires.legacy import LegacyDialect
 DIALECT_TYPES.extend([LegacyDialect, ExtensionDialect])
 DIALECTS: dict[Wire, WireDialect] = {d.wire: d() for d in DIALECT_TYPES}
 TASK_WIRES: tuple[Wire, ...] = tuple(DIALECTS)
+# The protocol version each tasks wire is spoken on, as sessions send it.
+PROTOCOL_LEGACY = LegacyDialect.protocol_version
+PROTOCOL_EXTENSION = ExtensionDialect.protocol_version
 
 
 def dialect_for(wire: Wire) -> WireDialect | None:
@@ -34,6 +37,8 @@ def dialect_for_version(protocol_version: str | None) -> WireDialect | None:
 
 __all__ = [
     "DIALECTS",
+    "PROTOCOL_EXTENSION",
+    "PROTOCOL_LEGACY",
     "TASK_SUPPORT_VALUES",
     "TASK_WIRES",
     "CreatedTask",

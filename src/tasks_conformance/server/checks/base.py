@@ -36,7 +36,7 @@ RESULT_TYPE_PRESENT = check(
 )
 
 
-def _modern_request_ids(ev: Evidence, version: str) -> set[str]:
+def _base_2026_request_ids(ev: Evidence, version: str) -> set[str]:
     ids: set[str] = set()
     for f in ev.wire_log:
         msg = f.json() if f.direction == "out" else None
@@ -64,7 +64,7 @@ def _should_warnings(no_info: list[int], reserved: list[int], judged: int) -> li
 
 @RESULT_TYPE_PRESENT.judge(Wire.EXTENSION, requires=("S-CORE-MUST-01", "S-CORE-SHOULD-01", "S-CORE-SHOULD-03"))
 def result_type_present(ev: Evidence) -> Verdict:
-    asked = _modern_request_ids(ev, ev.dialect.protocol_version)
+    asked = _base_2026_request_ids(ev, ev.dialect.protocol_version)
     lacking: list[int] = []
     no_info: list[int] = []
     reserved: list[int] = []
@@ -198,7 +198,7 @@ UNKNOWN_METHOD_NOT_FOUND = check(
 
 def _minted_session_ids(ev: Evidence, rec: BaseHttp) -> list[int]:
     """Frames whose response headers carry an Mcp-Session-Id (answers to 2026-07-28 requests)."""
-    asked = _modern_request_ids(ev, ev.dialect.protocol_version)
+    asked = _base_2026_request_ids(ev, ev.dialect.protocol_version)
     seqs = []
     for f in ev.wire_log:
         msg: Any = f.json() if f.direction == "in" and f.http is not None else None

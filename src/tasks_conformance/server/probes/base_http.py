@@ -14,7 +14,7 @@ from tasks_conformance.core.wires import WireDialect
 from tasks_conformance.server.evidence import Base64Name, BaseHttp, DeclaredCall, HttpOutcome
 from tasks_conformance.server.probes import probe
 from tasks_conformance.server.probes.context import ProbeContext
-from tasks_conformance.server.session.modern import ModernSession
+from tasks_conformance.server.session.extension import ExtensionSession
 
 if TYPE_CHECKING:
     from tasks_conformance.core.transports.http import HttpTransport
@@ -31,13 +31,13 @@ def _stateless(dialect: WireDialect) -> bool:
     return dialect.self_contained("tools/list")
 
 
-def _http(ctx: ProbeContext) -> tuple[HttpTransport, ModernSession] | None:
+def _http(ctx: ProbeContext) -> tuple[HttpTransport, ExtensionSession] | None:
     transport, session = ctx.session.transport, ctx.session
     if transport.kind != "http":
         return None
     from tasks_conformance.core.transports.http import HttpTransport  # httpx: HTTP runs only
 
-    if not isinstance(transport, HttpTransport) or not isinstance(session, ModernSession):
+    if not isinstance(transport, HttpTransport) or not isinstance(session, ExtensionSession):
         return None
     return transport, session
 

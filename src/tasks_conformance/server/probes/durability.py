@@ -11,8 +11,8 @@ from tasks_conformance.core.wires import WireDialect
 from tasks_conformance.server.evidence import DeclaredCall, Durability
 from tasks_conformance.server.probes import probe
 from tasks_conformance.server.probes.context import ProbeContext
+from tasks_conformance.server.session.extension import ExtensionSession
 from tasks_conformance.server.session.handlers import make_handlers
-from tasks_conformance.server.session.modern import ModernSession
 
 if TYPE_CHECKING:
     from tasks_conformance.core.transports.http import HttpTransport
@@ -27,14 +27,14 @@ def _stateless(dialect: WireDialect) -> bool:
     return dialect.self_contained("tasks/get")
 
 
-async def _read_on_fresh_connection(ctx: ProbeContext, session: ModernSession, transport: HttpTransport,
+async def _read_on_fresh_connection(ctx: ProbeContext, session: ExtensionSession, transport: HttpTransport,
                                     task_id: str) -> Reply:
     fresh = transport.fresh()
     await fresh.start()
     try:
         async with Peer(fresh, timeout_s=ctx.config.timeout_s, handlers=make_handlers(ctx.config),
                         first_id=FIRST_ID) as peer:
-            other = ModernSession(fresh, peer, version=session.version, capabilities=session.capabilities)
+            other = ExtensionSession(fresh, peer, version=session.version, capabilities=session.capabilities)
             reply = await other.request("tasks/get", {"taskId": task_id}, purpose="durability: fresh connection")
             # Declaration hygiene reads what every request meant to declare, this one included.
             session.intents.extend(other.intents)
@@ -57,7 +57,7 @@ async def durability(ctx: ProbeContext) -> None:
         # Imported here: httpx is loaded only by HTTP runs.
         from tasks_conformance.core.transports.http import HttpTransport
 
-        if not isinstance(transport, HttpTransport) or not isinstance(session, ModernSession):
+        if not isinstance(transport, HttpTransport) or not isinstance(session, ExtensionSession):
             rec.harness_problem = "the HTTP session cannot open a second connection"
         else:
             rec.fresh = await ctx.read_tolerating_rate_limit(

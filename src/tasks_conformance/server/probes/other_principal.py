@@ -16,10 +16,10 @@ from tasks_conformance.server.evidence import DeclaredCall, OtherPrincipal, Poll
 from tasks_conformance.server.probes import probe
 from tasks_conformance.server.probes.context import ProbeContext
 from tasks_conformance.server.session.base import Session
+from tasks_conformance.server.session.extension import ExtensionSession
 from tasks_conformance.server.session.factory import client_capabilities
 from tasks_conformance.server.session.handlers import make_handlers
 from tasks_conformance.server.session.legacy import LegacySession
-from tasks_conformance.server.session.modern import ModernSession
 
 if TYPE_CHECKING:
     from tasks_conformance.core.transports.http import HttpTransport
@@ -80,8 +80,8 @@ async def _session_as(ctx: ProbeContext, transport: HttpTransport,
                         first_id=first_id) as peer:
             session: Session
             initialize: Reply | None = None
-            if isinstance(ctx.session, ModernSession):
-                session = ModernSession(transport, peer, version=ctx.session.version,
+            if isinstance(ctx.session, ExtensionSession):
+                session = ExtensionSession(transport, peer, version=ctx.session.version,
                                         capabilities=ctx.session.capabilities)
             else:
                 legacy = LegacySession(transport, peer, capabilities=client_capabilities(ctx.config))

@@ -1,9 +1,10 @@
 """Open a connection and choose the era, then resolve the tasks wire.
 
 Automatic mode probes `server/discover` with the 2026-07-28 envelope. A DiscoverResult or a
-recognised modern error (-32020/-32021/-32022) means a modern server; anything else (timeout,
--32601, -32602, an HTTP error without a modern body, a dead process) falls back to
-`initialize` offering 2025-11-25. The decision never hinges on one error code.
+recognised 2026-07-28 error (-32020/-32021/-32022) means a server of the 2026-07-28 base protocol,
+with or without the tasks extension; anything else (timeout, -32601, -32602, an HTTP error
+without a 2026-07-28 body, a dead process) falls back to `initialize` offering 2025-11-25. The
+decision never hinges on one error code.
 
 What negotiation learns is a frozen Discovery, replaced step by step; going back on a step
 means keeping the earlier value, never undoing fields by hand.
@@ -29,21 +30,21 @@ from tasks_conformance.core.protocol import (
 from tasks_conformance.core.rpc.peer import Peer, Reply
 from tasks_conformance.core.transports.base import Transport
 from tasks_conformance.core.wirelog import FrameTag, Purpose, WireLog
-from tasks_conformance.core.wires import Wire
+from tasks_conformance.core.wires import DIALECTS, PROTOCOL_EXTENSION, PROTOCOL_LEGACY, Wire
 from tasks_conformance.server.evidence.discovery import Discovery
 from tasks_conformance.server.session.base import Session
+from tasks_conformance.server.session.extension import ExtensionSession
 from tasks_conformance.server.session.factory import TransportFactory, client_capabilities, make_transport
 from tasks_conformance.server.session.handlers import make_handlers
 from tasks_conformance.server.session.legacy import LegacySession
-from tasks_conformance.server.session.modern import ModernSession
-from tasks_conformance.settings.config import PROTOCOL_LEGACY, PROTOCOL_MODERN, RunConfig
+from tasks_conformance.settings.config import RunConfig
 
-MODERN_ERROR_CODES = frozenset({ERR_HEADER_MISMATCH, ERR_MISSING_CAPABILITY, ERR_UNSUPPORTED_VERSION})
+BASE_2026_ERROR_CODES = frozenset({ERR_HEADER_MISMATCH, ERR_MISSING_CAPABILITY, ERR_UNSUPPORTED_VERSION})
 # How long the era probe may wait before a silent server is taken for a legacy one.
 DISCOVER_PROBE_TIMEOUT_S = 5.0
 MAX_TOOL_PAGES = 20
 MAX_TOOLS = 10_000
-EXPECTED_VERSION = {"legacy": PROTOCOL_LEGACY, "extension": PROTOCOL_MODERN}
+EXPECTED_VERSION = {str(wire): d.protocol_version for wire, d in DIALECTS.items()}
 
 
 class Connection:
@@ -117,19 +118,19 @@ class Connection:
         # --expect-wire names an era too: on a server of both eras, test the one asked for.
         pinned = self.config.protocol_version or EXPECTED_VERSION.get(self.config.expect_wire)
         if pinned != PROTOCOL_LEGACY:
-            modern = await self._try_modern(pinned == PROTOCOL_MODERN)
-            if pinned == PROTOCOL_MODERN or (modern and self.discovery.wire is Wire.EXTENSION):
+            base_2026 = await self._try_base_2026(pinned == PROTOCOL_EXTENSION)
+            if pinned == PROTOCOL_EXTENSION or (base_2026 and self.discovery.wire is Wire.EXTENSION):
                 if self.config.protocol_version is None and self.discovery.wire is Wire.NONE:
-                    await self._look_at_other_era(PROTOCOL_MODERN)
+                    await self._look_at_other_era(PROTOCOL_EXTENSION)
                 return self.discovery
-            if modern:
-                # A modern server without the extension may still serve legacy tasks to an
+            if base_2026:
+                # A 2026-07-28 server without the extension may still serve legacy tasks to an
                 # initialize: look there too before saying there is no wire.
-                await self._legacy_after_modern()
+                await self._legacy_after_base_2026()
                 return self.discovery
         await self._legacy_handshake()
-        if pinned is None and self._modern_after_all():
-            await self._renegotiate_modern()
+        if pinned is None and self._base_2026_after_all():
+            await self._renegotiate_base_2026()
         elif self.config.protocol_version is None and pinned == PROTOCOL_LEGACY and self.discovery.wire is Wire.NONE:
             await self._look_at_other_era(PROTOCOL_LEGACY)
         return self.discovery
@@ -144,7 +145,7 @@ class Connection:
             if asked == PROTOCOL_LEGACY:
                 if self.peer is not None and self.peer.closed is not None:
                     await self._reopen()
-                await self._try_modern(True)
+                await self._try_base_2026(True)
             else:
                 await self._legacy_handshake(fresh=self.config.transport != "http")
         except ConnectFailed:
@@ -153,8 +154,8 @@ class Connection:
         self.discovery = replace(before, other_wire=found, other_era=era if found is not Wire.NONE else None)
         self.session, self._legacy = session, legacy
 
-    async def _renegotiate_modern(self) -> None:
-        """The era probe timed out on a slow starter, but the server turned out modern (a late
+    async def _renegotiate_base_2026(self) -> None:
+        """The era probe timed out on a slow starter, but the server turned out to speak 2026-07-28 (a late
         DiscoverResult, or initialize refused with -32022): ask again, waiting fully."""
         self._note("server/discover answered late; negotiating 2026-07-28 again")
         self._learn(looked_for=(), tools=(), tools_replies=(), legacy_placement=None, era=None)
@@ -162,10 +163,10 @@ class Connection:
         self._legacy = None
         if self.peer is not None and self.peer.closed is not None:
             await self._reopen()
-        await self._try_modern(True)
+        await self._try_base_2026(True)
 
-    def _modern_after_all(self) -> bool:
-        """After a timed-out era probe: should the modern era be asked again? Yes when no wire
+    def _base_2026_after_all(self) -> bool:
+        """After a timed-out era probe: should 2026-07-28 be asked again? Yes when no wire
         was found and initialize said -32022, or when a late DiscoverResult arrived that lists
         2026-07-28 and either nothing else was found or it offers the extension (preferred)."""
         d = self.discovery
@@ -175,13 +176,13 @@ class Connection:
         for method, frame in self.peer.late if self.peer is not None else ():
             result = get_path(frame.json(), "result")
             versions = get_path(result, "supportedVersions")
-            if method != "server/discover" or not isinstance(versions, list) or PROTOCOL_MODERN not in versions:
+            if method != "server/discover" or not isinstance(versions, list) or PROTOCOL_EXTENSION not in versions:
                 continue
             if d.wire is Wire.NONE or get_path(result, "capabilities", "extensions", EXT_TASKS) is not None:
                 return True
         return False
 
-    async def _legacy_after_modern(self) -> None:
+    async def _legacy_after_base_2026(self) -> None:
         before, session = self.discovery, self.session
         self._learn(tools=(), tools_replies=())
         # Over a stream, a server may have fixed this connection's era at the first request
@@ -190,7 +191,7 @@ class Connection:
         if self.discovery.wire is Wire.LEGACY:
             self._note("2026-07-28 has no tasks extension; the legacy wire answered initialize")
             return
-        # Keep what the modern era established; what the legacy attempt looked for stays too.
+        # Keep what 2026-07-28 established; what the legacy attempt looked for stays too.
         self._learn(era=before.era, server_info=before.server_info, server_capabilities=before.server_capabilities,
                     tools=before.tools, tools_replies=before.tools_replies, connection_problem=None)
         self.session = session
@@ -202,27 +203,29 @@ class Connection:
 
     # -- the 2026-07-28 era -------------------------------------------------------------------
 
-    async def _try_modern(self, pinned: bool) -> bool:
+    async def _try_base_2026(self, pinned: bool) -> bool:
+        """server/discover: True when the server speaks the 2026-07-28 base protocol, whether or
+        not it offers the tasks extension (the session declares it either way)."""
         assert self.transport is not None and self.peer is not None
-        session = ModernSession(
-            self.transport, self.peer, version=PROTOCOL_MODERN, capabilities=client_capabilities(self.config)
+        session = ExtensionSession(
+            self.transport, self.peer, version=PROTOCOL_EXTENSION, capabilities=client_capabilities(self.config)
         )
         timeout = self.config.timeout_s if pinned else min(self.config.timeout_s, DISCOVER_PROBE_TIMEOUT_S)
         reply = await session.request("server/discover", {}, declare_tasks=True, timeout_s=timeout,
                                       purpose="era probe (server/discover)", tag=FrameTag(Purpose.ERA_PROBE))
         self._learn(discover_reply=reply)
         result = reply.result if reply.ok else None
-        if not self._is_modern_answer(reply, result):
+        if not self._is_base_2026_answer(reply, result):
             what = reply.describe()
             if pinned:
                 self._looked_for(f"2026-07-28: server/discover gave {what}, not a DiscoverResult listing 2026-07-28")
                 self._learn(connection_problem=None if reply.answered else self._failure_text(reply),
-                            era=PROTOCOL_MODERN if reply.answered else None)
+                            era=PROTOCOL_EXTENSION if reply.answered else None)
                 self.session = session
             else:
                 self._note(f"server/discover gave {what}; falling back to initialize")
             return False
-        self._learn(era=PROTOCOL_MODERN)
+        self._learn(era=PROTOCOL_EXTENSION)
         self.session = session
         if isinstance(result, dict):
             caps = result.get("capabilities")
@@ -233,20 +236,20 @@ class Connection:
             self._learn(wire=Wire.EXTENSION)
         else:
             self._looked_for(f'2026-07-28: server/discover capabilities.extensions["{EXT_TASKS}"] is absent')
-        await self._list_tools(session, modern=True)
+        await self._list_tools(session, declare_tasks=True)
         return True
 
-    def _is_modern_answer(self, reply: Reply, result: Any) -> bool:
+    def _is_base_2026_answer(self, reply: Reply, result: Any) -> bool:
         versions = result.get("supportedVersions") if isinstance(result, dict) else None
-        if isinstance(versions, list) and PROTOCOL_MODERN in versions:
+        if isinstance(versions, list) and PROTOCOL_EXTENSION in versions:
             return True
         if reply.error_code == ERR_UNSUPPORTED_VERSION:
             supported = get_path(reply.error.data if reply.error else None, "supported")
-            if isinstance(supported, list) and PROTOCOL_MODERN not in supported:
-                # A server that knows the modern error but not our version.
+            if isinstance(supported, list) and PROTOCOL_EXTENSION not in supported:
+                # A server that knows the 2026-07-28 error but not our version.
                 self._note(f"server/discover answered -32022; the server supports {supported}")
                 return False
-        return reply.error_code in MODERN_ERROR_CODES
+        return reply.error_code in BASE_2026_ERROR_CODES
 
     # -- the 2025-11-25 era -------------------------------------------------------------------
 
@@ -276,7 +279,7 @@ class Connection:
                 self._learn(connection_problem=self._failure_text(reply))
             return
         self._read_initialize(reply.result)
-        await self._list_tools(session, modern=False)
+        await self._list_tools(session, declare_tasks=False)
 
     def _read_initialize(self, result: dict[str, Any]) -> None:
         era = str(result.get("protocolVersion") or PROTOCOL_LEGACY)
@@ -293,11 +296,11 @@ class Connection:
         else:
             self._looked_for("2025-11-25: initialize capabilities.tasks.requests.tools.call is absent")
 
-    async def _list_tools(self, session: Session, *, modern: bool) -> None:
+    async def _list_tools(self, session: Session, *, declare_tasks: bool) -> None:
         cursor: Any = None
         for _ in range(MAX_TOOL_PAGES):  # bounded pagination
             params: dict[str, Any] = {"cursor": cursor} if cursor is not None else {}
-            reply = await session.request("tools/list", params, declare_tasks=modern, purpose="discovery",
+            reply = await session.request("tools/list", params, declare_tasks=declare_tasks, purpose="discovery",
                                           tag=FrameTag(Purpose.DISCOVERY))
             self._learn(tools_replies=(*self.discovery.tools_replies, reply))
             if not reply.ok:

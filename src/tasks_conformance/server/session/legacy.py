@@ -10,10 +10,9 @@ from tasks_conformance.core.protocol import HEADER_PROTOCOL_VERSION, HEADER_SESS
 from tasks_conformance.core.rpc.peer import Peer, Reply
 from tasks_conformance.core.transports.base import Transport
 from tasks_conformance.core.wirelog import FrameTag, Purpose
-from tasks_conformance.core.wires import DIALECTS, Wire
+from tasks_conformance.core.wires import DIALECTS, PROTOCOL_LEGACY, Wire
 from tasks_conformance.server.evidence.records import Intent
 from tasks_conformance.server.session.base import Session
-from tasks_conformance.settings.config import PROTOCOL_LEGACY
 
 CLIENT_INFO = {"name": "tasks-conformance", "version": __version__}
 

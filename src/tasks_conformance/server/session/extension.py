@@ -1,4 +1,6 @@
-"""The 2026-07-28 session: stateless; every request carries its own envelope in `_meta`."""
+"""The session of the extension wire: the 2026-07-28 base protocol, stateless, every request
+carrying its own envelope in `_meta`, with the tasks extension declared there by the dialect. It
+also asks server/discover before the run knows whether the server offers the extension."""
 
 from __future__ import annotations
 
@@ -27,7 +29,7 @@ from tasks_conformance.server.session.base import Session
 CLIENT_INFO = {"name": "tasks-conformance", "version": __version__}
 
 
-def modern_envelope(version: str, capabilities: Mapping[str, Any]) -> dict[str, Any]:
+def extension_envelope(version: str, capabilities: Mapping[str, Any]) -> dict[str, Any]:
     """The `_meta` every 2026-07-28 request carries: protocol version, client capabilities (as
     configured: the dialect adds or removes the tasks declaration) and client info."""
     return {
@@ -37,7 +39,7 @@ def modern_envelope(version: str, capabilities: Mapping[str, Any]) -> dict[str, 
     }
 
 
-class ModernSession(Session):
+class ExtensionSession(Session):
     dialect = DIALECTS[Wire.EXTENSION]
 
     def __init__(
@@ -73,7 +75,7 @@ class ModernSession(Session):
         """The params as sent: the envelope in `_meta`, declared (or not) by the dialect, then the
         probe's `meta` overrides."""
         out = dict(params or {})
-        out["_meta"] = {**(out.get("_meta") or {}), **modern_envelope(self.version, self.capabilities)}
+        out["_meta"] = {**(out.get("_meta") or {}), **extension_envelope(self.version, self.capabilities)}
         out = self.dialect.declare(method, out, tasks=declare_tasks)
         envelope = out["_meta"]
         for k, v in (meta or {}).items():
