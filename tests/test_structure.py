@@ -39,6 +39,20 @@ def test_the_era_comparison_detector_detects() -> None:
     assert not ERA_COMPARISON.search("if ev.wire is Wire.NONE:")
 
 
+def test_the_era_literals_name_the_wires_of_the_dialect_registry() -> None:
+    """The values are built from core/wires; the Literals that type them must agree."""
+    from typing import get_args
+
+    from tasks_conformance.client.scenarios import Era as ClientEra
+    from tasks_conformance.core.requirements import ERAS, Era
+    from tasks_conformance.core.wires import TASK_WIRES
+    from tasks_conformance.settings.config import EXPECT_WIRES, ExpectWire
+
+    assert set(get_args(Era)) == ERAS
+    assert set(get_args(ExpectWire)) == set(EXPECT_WIRES)
+    assert set(get_args(ClientEra)) == {str(wire) for wire in TASK_WIRES}
+
+
 def test_readme_table_of_checks_is_generated_from_the_registry() -> None:
     readme = (ROOT / "README.md").read_text(encoding="utf-8")
     section = readme.split(START, 1)[1].split(END, 1)[0].strip()

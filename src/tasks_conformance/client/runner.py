@@ -20,6 +20,7 @@ from tasks_conformance.core.causes import Cause, CauseKind
 from tasks_conformance.core.result import CheckResult, Discovery, RunResult, decide_outcome, incomplete_reason
 from tasks_conformance.core.verdict import Verdict, could_not_run
 from tasks_conformance.core.wirelog import WireLog, frames_text
+from tasks_conformance.core.wires import Wire
 
 DEFAULT_TIMEOUT_S = 30.0
 
@@ -88,7 +89,7 @@ async def execute_client(config: ClientConfig, progress: Callable[[str], None] |
     result = RunResult(
         outcome=outcome, target=target, durationMs=int((time.monotonic() - started) * 1000),
         discovery=Discovery(protocolVersion=", ".join(PROTOCOL_VERSION[e] for e in config.eras),
-                            wire=config.eras[0] if len(config.eras) == 1 else "none"), checks=checks,
+                            wire=Wire(config.eras[0]) if len(config.eras) == 1 else Wire.NONE), checks=checks,
         incompleteReason=incomplete_reason(checks, False, target) if outcome == "incomplete" else None,
         startedAt=started_at, toolVersion=__version__,
     )

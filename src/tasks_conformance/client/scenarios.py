@@ -12,9 +12,11 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any, Final, Literal
 
+from tasks_conformance.core.wires import DIALECTS
+
 Era = Literal["extension", "legacy"]
 # The protocol version a harness is told for each era (pinned: harnesses depend on it).
-PROTOCOL_VERSION: Final[dict[str, str]] = {"extension": "2026-07-28", "legacy": "2025-11-25"}
+PROTOCOL_VERSION: Final[dict[str, str]] = {str(wire): d.protocol_version for wire, d in DIALECTS.items()}
 
 TOOL = "scripted_task"
 

@@ -15,28 +15,30 @@ from functools import cache
 from types import MappingProxyType
 from typing import Any, Final, Literal, cast, get_args
 
+from tasks_conformance.core.wires import DIALECTS
+
 Level = Literal["MUST", "MUST NOT", "SHOULD", "SHOULD NOT", "MAY"]
+# For typing; ERAS (from the dialect registry) is what is checked, and a test holds them equal.
 Era = Literal["extension", "legacy", "both"]
+# The era of the rules every wire shares (base JSON-RPC and transport).
+BOTH_WIRES: Final = "both"
 # T: black-box testable; P: partial, heuristic or needs a cooperating fixture; N: not observable.
 Testability = Literal["T", "P", "N"]
 
 LEVELS: Final[frozenset[str]] = frozenset(get_args(Level))
-ERAS: Final[frozenset[str]] = frozenset(get_args(Era))
+ERAS: Final[frozenset[str]] = frozenset({*(str(wire) for wire in DIALECTS), BOTH_WIRES})
 TESTABILITIES: Final[frozenset[str]] = frozenset(get_args(Testability))
 
 RESOURCE: Final = "requirements.toml"
 
-_ID = re.compile(r"^S-(EXT|LEG|CORE|WIRE)-(MUST|SHOULD|MAY)-\d{2}$")
-# Our own base JSON-RPC/transport rules carry no level in their id.
-_WIRE_ID = re.compile(r"^S-WIRE-\d{2}$")
-
 # The id's family fixes the era, so a copied entry that kept the wrong era is caught.
 _ERA_OF_FAMILY: Final[Mapping[str, str]] = {
-    "EXT": "extension",
-    "CORE": "extension",
-    "LEG": "legacy",
-    "WIRE": "both",
+    **{family: str(wire) for wire, d in DIALECTS.items() for family in d.requirement_families},
+    "WIRE": BOTH_WIRES,
 }
+_ID = re.compile(rf"^S-({'|'.join(_ERA_OF_FAMILY)})-(MUST|SHOULD|MAY)-\d{{2}}$")
+# Our own base JSON-RPC/transport rules carry no level in their id.
+_WIRE_ID = re.compile(r"^S-WIRE-\d{2}$")
 # The level word in the id bounds the level: an S-…-MUST-nn entry may be MUST or MUST NOT.
 _LEVELS_OF_WORD: Final[Mapping[str, frozenset[str]]] = {
     "MUST": frozenset({"MUST", "MUST NOT"}),

@@ -13,6 +13,7 @@ from typing import TYPE_CHECKING, Any, Final, Literal
 
 from tasks_conformance.core.causes import INTERRUPTED_CAUSE, INTERRUPTED_FIX, Cause, CauseKind
 from tasks_conformance.core.profiles import DEFAULT_PROFILE, profile_id
+from tasks_conformance.core.wires import Wire
 
 if TYPE_CHECKING:
     from tasks_conformance.core.baseline_marks import BaselineMark, BaselineReport
@@ -29,7 +30,6 @@ class CheckStatus(StrEnum):
 
 SkipReason = Literal["not-applicable", "could-not-run"]
 Outcome = Literal["passed", "failed", "incomplete"]
-Wire = Literal["legacy", "extension", "none"]
 
 EXIT_CODES: dict[str, int] = {"passed": 0, "failed": 1, "incomplete": 3}
 EXIT_USAGE = 2
@@ -109,7 +109,7 @@ class CheckWarning:
 @dataclass
 class Discovery:
     protocolVersion: str | None = None
-    wire: Wire = "none"
+    wire: Wire = Wire.NONE  # its value in reports: "legacy", "extension" or "none"
     toolCount: int | None = None
     taskCapableToolCount: int | None = None
     probedTool: str | None = None

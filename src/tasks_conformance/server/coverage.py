@@ -11,7 +11,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
-from tasks_conformance.core.requirements import Requirement, load
+from tasks_conformance.core.requirements import BOTH_WIRES, Requirement, load
+from tasks_conformance.core.wires import DIALECTS
 
 NO_CHECK_YET = "no check judges it yet"
 TESTABILITY_TEXT = {
@@ -19,10 +20,10 @@ TESTABILITY_TEXT = {
     "P": "partly testable (heuristic, or needs a cooperating tool)",
     "N": "not observable from outside",
 }
+# Each era's heading, the newest wire first (the order of the matrix's sections).
 ERA_TEXT = {
-    "extension": "2026-07-28 extension (io.modelcontextprotocol/tasks)",
-    "legacy": "2025-11-25 legacy tasks",
-    "both": "both wires (base JSON-RPC and transport)",
+    **{str(d.wire): d.title for d in sorted(DIALECTS.values(), key=lambda d: d.protocol_version, reverse=True)},
+    BOTH_WIRES: "both wires (base JSON-RPC and transport)",
 }
 
 
@@ -183,7 +184,7 @@ def markdown() -> str:
         "",
         _summary(n),
     ]
-    for era in ("extension", "legacy", "both"):
+    for era in ERA_TEXT:
         era_rows = [r for r in all_rows if r.requirement.era == era]
         if not era_rows:
             continue

@@ -108,6 +108,9 @@ class WireDialect:
     wire: ClassVar[Wire]
     protocol_version: ClassVar[str]
     label: ClassVar[str]  # for messages: "2026-07-28 extension"
+    title: ClassVar[str]  # for headings: "2026-07-28 extension (io.modelcontextprotocol/tasks)"
+    # The id families of this wire's rules in requirements.toml (S-EXT-…), which fix their era.
+    requirement_families: ClassVar[tuple[str, ...]]
     ttl_field: ClassVar[str]
     poll_interval_field: ClassVar[str]
     # Where the server declares tasks, for messages.

@@ -36,6 +36,8 @@ class ExtensionDialect(WireDialect):
     wire = Wire.EXTENSION
     protocol_version = "2026-07-28"
     label = "2026-07-28 extension"
+    title = f"2026-07-28 extension ({EXT_TASKS})"
+    requirement_families = ("EXT", "CORE")
     ttl_field = "ttlMs"
     poll_interval_field = "pollIntervalMs"
     server_declaration = f'extensions["{EXT_TASKS}"]'

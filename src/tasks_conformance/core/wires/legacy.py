@@ -30,6 +30,8 @@ class LegacyDialect(WireDialect):
     wire = Wire.LEGACY
     protocol_version = "2025-11-25"
     label = "2025-11-25 legacy"
+    title = "2025-11-25 legacy tasks"
+    requirement_families = ("LEG",)
     ttl_field = "ttl"
     poll_interval_field = "pollInterval"
     server_declaration = "capabilities.tasks.requests.tools.call"
