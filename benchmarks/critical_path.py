@@ -56,7 +56,7 @@ def env_for(src: str) -> dict[str, str]:
 
 def server_module(src: str) -> str:
     """Where the tree keeps the reference server (before issue 21: tasks_conformance.reference)."""
-    moved = Path(src, "tasks_conformance", "server", "reference").is_dir()
+    moved = Path(src, "tasks_conformance", "server", "reference", "__init__.py").is_file()
     return "tasks_conformance.server.reference" if moved else "tasks_conformance.reference"
 
 

@@ -295,7 +295,7 @@ REFERENCE_MODULES = ("tasks_conformance.server.reference", "tasks_conformance.re
 
 
 def reference_module(src: Path) -> str:
-    return next(m for m in REFERENCE_MODULES if (src / m.replace(".", "/")).is_dir())
+    return next(m for m in REFERENCE_MODULES if (src / m.replace(".", "/") / "__init__.py").is_file())
 
 
 def server_argv(server: str, root: Path, src: Path | None = None) -> list[str]:
