@@ -4,6 +4,7 @@
 # environment (never from ${{ }} text pasted into a script, so an input cannot inject shell):
 #
 #   TC_URL, TC_COMMAND       the target (one of them)
+#   TC_SERVER_COMMAND        with TC_URL: the HTTP server to start first and stop after
 #   TC_TOOL_NAME             --tool-name
 #   TC_ARGS                  further flags, split like a shell would (quotes allowed, no expansion)
 #   TC_PROFILE, TC_CONFIG    --profile / --config, passed only when not empty
@@ -30,6 +31,7 @@ argv=(--format human --reporter "junit-xml=$junit" --reporter "json=$json" --rep
       --wire-log "$wire")
 if [ -n "${TC_URL:-}" ]; then argv+=(--url "$TC_URL"); fi
 if [ -n "${TC_COMMAND:-}" ]; then argv+=(--command "$TC_COMMAND"); fi
+if [ -n "${TC_SERVER_COMMAND:-}" ]; then argv+=(--server-command "$TC_SERVER_COMMAND"); fi
 if [ -n "${TC_TOOL_NAME:-}" ]; then argv+=(--tool-name "$TC_TOOL_NAME"); fi
 if [ -n "${TC_PROFILE:-}" ]; then argv+=(--profile "$TC_PROFILE"); fi
 if [ -n "${TC_CONFIG:-}" ]; then argv+=(--config "$TC_CONFIG"); fi

@@ -132,22 +132,22 @@ def parse_reporter(value: str) -> ReporterSpec:
     return ReporterSpec(name=name, path=path if sep and path else None, append=append)
 
 
-def check_command(program: str, cwd: str | None, path: str | None = None) -> None:
+def check_command(program: str, cwd: str | None, path: str | None = None, flag: str = "--command") -> None:
     """A command that cannot be started is the user's mistake (exit 2), found before any traffic."""
     if cwd is not None and not os.path.isdir(cwd):
         raise UsageError(f"--cwd: {cwd!r} is not a directory")
     if os.sep in program or (os.altsep and os.altsep in program):
         path = program if os.path.isabs(program) or cwd is None else os.path.join(cwd, program)
         if not os.path.exists(path):
-            raise UsageError(f"--command: {program!r} not found")
+            raise UsageError(f"{flag}: {program!r} not found")
         if os.path.isdir(path):
-            raise UsageError(f"--command: {program!r} is a directory, not a program")
+            raise UsageError(f"{flag}: {program!r} is a directory, not a program")
         if not os.access(path, os.X_OK):
-            raise UsageError(f"--command: {program!r} is not executable")
+            raise UsageError(f"{flag}: {program!r} is not executable")
         return
     # The child is started with --env added to our environment, so look where it will look.
     if shutil.which(program, path=path) is None:
-        raise UsageError(f"--command: {program!r} not found on PATH")
+        raise UsageError(f"{flag}: {program!r} not found on PATH")
 
 
 def parse_hostport(value: str) -> tuple[str, int]:

@@ -32,6 +32,7 @@ from tasks_conformance.core.wires import Wire, WireDialect, listed_task_support,
 from tasks_conformance.server.checks import CHECKS, CheckSpec, ordered_checks
 from tasks_conformance.server.checks.common import NO_TASKS_WIRE, PRECONDITIONS, need_wire
 from tasks_conformance.server.evidence import Discovery, Evidence, ProbeRecord, ToolChoice
+from tasks_conformance.server.managed import managed_server
 from tasks_conformance.server.probes import ProbeSpec, plan
 from tasks_conformance.server.probes.context import ProbeContext
 from tasks_conformance.server.probes.schedule import ScheduleTrace, run_schedule
@@ -372,7 +373,12 @@ async def execute(
     wire.observer = on_frame
     say = progress or (lambda _text: None)
     traffic = Traffic(config, Connection(config, wire, transport_factory=transport_factory), selected, say)
-    interrupted = await _run_until_interrupted(traffic, interrupt)
+    async with managed_server(config, wire.redactor) as problem:  # --server-command, when given
+        if problem is None:
+            interrupted = await _run_until_interrupted(traffic, interrupt)
+        else:
+            traffic.conn.record_problem(problem)
+            interrupted = False
     ev = traffic.evidence()
     say(steps.JUDGING)
     results = [_check_result(spec, ev, interrupted) for spec in selected]

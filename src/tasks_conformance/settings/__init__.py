@@ -121,6 +121,8 @@ class RunOptions:
                  "Streamable HTTP endpoint, e.g. http://127.0.0.1:8000/mcp", pytest=True)
     command: str | None = setting(None, "--command", "CMD", COMMAND, CONN,
                  "Server command to spawn over stdio", pytest=True)
+    server_command: str | None = setting(None, "--server-command", "CMD", COMMAND, CONN,
+                 "Start this server first (the one --url, --tcp or --unix reaches), wait until it listens, stop it after the run", pytest=True)
     args: tuple[str, ...] = setting((), "--args", "ARG", MANY, CONN,
                  "Argument for --command (repeatable)")
     command_args: tuple[str, ...] = setting((), "--command-args", "ARG", MANY, CONN,
@@ -247,6 +249,7 @@ if TYPE_CHECKING:
 
         url: str | None
         command: str | Sequence[str | os.PathLike[str]] | None
+        server_command: str | Sequence[str | os.PathLike[str]] | None
         args: Sequence[str]
         command_args: Sequence[str]
         transport: str | None

@@ -1,13 +1,12 @@
 """RunOptions -> build_run_config -> RunConfig: flags in, a validated run description out (or a UsageError).
-RunOptions, the settings as given, is declared in settings/ (the schema).
-
-Pure and cheap to import: no pydantic, no httpx. Only cli.py turns a UsageError into exit 2.
-"""
+RunOptions, the settings as given, is declared in settings/ (the schema). Pure and cheap to
+import: no pydantic, no httpx. Only cli.py turns a UsageError into exit 2."""
 
 from __future__ import annotations
 
 import os
 import shlex
+from collections.abc import Sequence
 from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING, Any, Literal
 from urllib.parse import urlsplit
@@ -54,6 +53,7 @@ class RunConfig:
     transport: TransportKind
     url: str | None = None
     command: tuple[str, ...] = ()
+    server_command: tuple[str, ...] = ()  # --server-command: started before the run, stopped after (server/managed.py)
     cwd: str | None = None
     env: dict[str, str] = field(default_factory=dict)
     show_env: tuple[str, ...] = ()  # -e names whose values reports may show (--show-env)
@@ -192,12 +192,12 @@ def build_run_config(options: RunOptions, catalog: Catalog = Catalog()) -> RunCo
     values = _JsonValues.parse(options)
     probes, probe_args = parse_probes(options.probes), parse_probe_args(options.probe_args)
     tool_name, tool_args = merge_task_role(options.tool_name, values.tool_args, probes, probe_args)
-    reporters = tuple(parse_reporter(r) for r in options.reporters)
     baseline = _baseline(options, catalog)
     config = RunConfig(
         transport=kind,
         url=options.url,
         command=command,
+        server_command=_argv("--server-command", options.server_command, options) if options.server_command else (),
         cwd=options.cwd,
         env=env,
         tcp=tcp,
@@ -221,7 +221,7 @@ def build_run_config(options: RunOptions, catalog: Catalog = Catalog()) -> RunCo
         poll_timeout_ms=options.poll_timeout_ms,
         max_message_bytes=options.max_message_bytes,
         format=options.format,  # type: ignore[arg-type]  # checked in _check_limits
-        reporters=reporters,
+        reporters=tuple(parse_reporter(r) for r in options.reporters),
         quiet=options.quiet,
         verbose=options.verbose,
         wire_log=options.wire_log,
@@ -296,21 +296,30 @@ def _transport(o: RunOptions) -> TransportKind:
 
 def _server_command(o: RunOptions) -> tuple[str, ...]:
     """The argv to spawn, checked to be startable; the flags that only make sense with it."""
-    cmd: tuple[str, ...] = ()
-    if o.command:
-        # `--command "node server.js"` is common; split it like a shell would, then add --args.
-        try:
-            split = " " in o.command and not os.path.exists(o.command)
-            cmd = tuple(shlex.split(o.command)) if split else (o.command,)
-        except ValueError as exc:
-            raise UsageError(f"--command: {exc}") from None
-        cmd = cmd + o.args + o.command_args
-        env_path = next((e.partition("=")[2] for e in reversed(o.env) if e.startswith("PATH=")), None)
-        check_command(cmd[0], o.cwd, env_path)
+    if o.server_command and o.command:
+        raise UsageError("--server-command starts the server that --url, --tcp or --unix reaches; a --command "
+                         "server is started by the run itself")
+    if o.command:  # `--command "node server.js"` is common: split like a shell would, then add --args
+        cmd = _argv("--command", o.command, o) + o.args + o.command_args
     elif o.args or o.command_args:
         raise UsageError("--args/--command-args need --command")
-    if (o.cwd or o.env) and not o.command:
-        raise UsageError("--cwd and --env apply to --command only")
+    if (o.cwd or o.env) and not (o.command or o.server_command):
+        raise UsageError("--cwd and --env apply to --command and --server-command only")
+    return cmd if o.command else ()
+
+
+def _argv(flag: str, text: str | Sequence[str], o: RunOptions) -> tuple[str, ...]:
+    """A command split like a shell would (an existing path with spaces kept whole; an argv taken
+    as it is), its program checked to be startable with --cwd and the PATH of --env."""
+    try:
+        cmd = (tuple(os.fspath(a) for a in text) if not isinstance(text, str)
+               else tuple(shlex.split(text)) if " " in text and not os.path.exists(text) else (text,))
+    except ValueError as exc:
+        raise UsageError(f"{flag}: {exc}") from None
+    if not cmd:
+        raise UsageError(f"{flag} is empty")
+    path = next((e.partition("=")[2] for e in reversed(o.env) if e.startswith("PATH=")), None)
+    check_command(cmd[0], o.cwd, path, flag)
     return cmd
 
 

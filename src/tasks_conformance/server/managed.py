@@ -1,0 +1,119 @@
+"""--server-command: the server a run starts before its traffic and stops after it.
+
+For an HTTP, TCP or Unix target that a CI job would otherwise start in the background, wait for
+and kill by hand. The command is started in its own process group (with --cwd and -e), the run
+waits until the target accepts a connection (at most --timeout), and afterwards the whole group
+gets SIGTERM, then SIGKILL after a grace. A server that exits or never listens is the run's one
+connection problem, with the end of its output, never a traceback.
+"""
+
+from __future__ import annotations
+
+import os
+import signal
+import time
+from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager
+from urllib.parse import urlsplit
+
+import anyio
+from anyio.abc import ByteReceiveStream, Process
+
+from tasks_conformance.core.redact import Redactor
+from tasks_conformance.settings.config import RunConfig
+
+GRACE_S = 5.0  # between SIGTERM and SIGKILL of the server's process group
+POLL_S = 0.05  # between two attempts to connect while the server starts
+TAIL_BYTES = 4096  # the end of its output a problem quotes
+
+
+def _endpoint(config: RunConfig) -> tuple[str, int] | str:
+    """(host, port) to connect to, or a Unix socket path."""
+    if config.unix:
+        return config.unix
+    if config.tcp:
+        return config.tcp
+    parts = urlsplit(config.url or "")
+    return parts.hostname or "127.0.0.1", parts.port or (443 if parts.scheme == "https" else 80)
+
+
+async def _listening(endpoint: tuple[str, int] | str) -> bool:
+    try:
+        stream = await (anyio.connect_unix(endpoint) if isinstance(endpoint, str)
+                        else anyio.connect_tcp(*endpoint))
+    except OSError:
+        return False
+    await stream.aclose()
+    return True
+
+
+async def _drain(stream: ByteReceiveStream | None, tail: bytearray) -> None:
+    if stream is None:
+        return
+    async for chunk in stream:
+        tail.extend(chunk)
+        del tail[:-TAIL_BYTES]
+
+
+def _said(tail: bytearray, redactor: Redactor) -> str:
+    lines = tail.decode("utf-8", "replace").strip().splitlines()
+    return f"; its output ends: {redactor.text(' | '.join(lines[-3:]))[:400]}" if lines else ""
+
+
+async def _wait(config: RunConfig, proc: Process, tail: bytearray, redactor: Redactor) -> str | None:
+    """None once the target accepts a connection; else what went wrong."""
+    endpoint = _endpoint(config)
+    deadline = time.monotonic() + config.timeout_s
+    while time.monotonic() < deadline:
+        if await _listening(endpoint):
+            return None
+        if proc.returncode is not None:
+            return (f"the --server-command server exited with code {proc.returncode} before it listened"
+                    f"{_said(tail, redactor)}")
+        await anyio.sleep(POLL_S)
+    return (f"the --server-command server did not listen at the target within --timeout "
+            f"({config.timeout_s:g} s){_said(tail, redactor)}")
+
+
+async def _stop(proc: Process) -> None:
+    for sig, wait_s in ((signal.SIGTERM, GRACE_S), (signal.SIGKILL, GRACE_S)):
+        try:
+            os.killpg(proc.pid, sig)
+        except (ProcessLookupError, PermissionError):
+            break
+        with anyio.move_on_after(wait_s):
+            await proc.wait()
+        if proc.returncode is not None:
+            break
+    with anyio.move_on_after(GRACE_S):
+        await proc.aclose()
+
+
+@asynccontextmanager
+async def managed_server(config: RunConfig, redactor: Redactor) -> AsyncIterator[str | None]:
+    """Start --server-command for the block (yields None once it listens, or the problem); stop
+    its process group afterwards. Without --server-command, yields None and does nothing."""
+    if not config.server_command:
+        yield None
+        return
+    try:
+        proc = await anyio.open_process(list(config.server_command), cwd=config.cwd,
+                                        env={**os.environ, **config.env}, start_new_session=True)
+    except OSError as exc:
+        yield redactor.text(f"the --server-command server could not be started: {exc.strerror or exc}")
+        return
+    tail = bytearray()
+    try:
+        async with anyio.create_task_group() as tg:
+            tg.start_soon(_drain, proc.stdout, tail)
+            tg.start_soon(_drain, proc.stderr, tail)
+            try:
+                yield await _wait(config, proc, tail, redactor)
+            finally:
+                with anyio.CancelScope(shield=True):
+                    await _stop(proc)
+                tg.cancel_scope.cancel()
+    finally:
+        if proc.returncode is None:  # an error above: never leave the group behind
+            with anyio.CancelScope(shield=True):
+                await _stop(proc)
