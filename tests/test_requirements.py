@@ -157,7 +157,7 @@ def _second_entry(**changes: str | None) -> str:
         ({"text": '"  "'}, r"\(S-LEG-SHOULD-06\): text must be a non-empty string"),
         ({"derived": '"no"'}, r"\(S-LEG-SHOULD-06\): derived must be true or false"),
         ({"untestible": '"typo"'}, r"\(S-LEG-SHOULD-06\): unknown keys \['untestible'\]"),
-        ({"notTested": '"hidden"'}, r"\(S-LEG-SHOULD-06\): notTested is only for testability P"),
+        ({"notTested": '"hidden"'}, r"\(S-LEG-SHOULD-06\): notTested is only for testability P, or T on a client"),
         ({"testability": '"P"', "untestable": None, "notTested": '"  "'},
          r"\(S-LEG-SHOULD-06\): notTested must be a non-empty string"),
     ],
@@ -165,6 +165,69 @@ def _second_entry(**changes: str | None) -> str:
 def test_a_broken_entry_is_refused_naming_it(changes: dict[str, str | None], message: str) -> None:
     with pytest.raises(ValueError, match=message):
         parse(_second_entry(**changes))
+
+
+CLIENT = """
+[[requirement]]
+id = "C-EXT-MUST-10"
+level = "MUST"
+derived = true
+era = "extension"
+testability = "T"
+text = "A client rule."
+url = "https://modelcontextprotocol.github.io/ext-tasks/specification/2026-07-28/tasks.html#task-creation"
+notTested = "No scenario for it is built yet."
+"""
+
+
+def _client_entry(**changes: str | None) -> str:
+    """CLIENT with fields replaced (a value of None drops the line)."""
+    lines = []
+    for line in CLIENT.strip().splitlines():
+        key = line.split("=", 1)[0].strip()
+        if key in changes:
+            value = changes.pop(key)
+            if value is not None:
+                lines.append(f"{key} = {value}")
+        else:
+            lines.append(line)
+    lines.extend(f"{k} = {v}" for k, v in changes.items() if v is not None)
+    return GOOD + "\n" + "\n".join(lines) + "\n"
+
+
+def test_a_client_rule_parses_with_its_subject() -> None:
+    registry = parse(_client_entry())
+    assert registry["C-EXT-MUST-10"].subject == "client"
+    assert registry["S-EXT-MUST-01"].subject == "server" and registry["S-LEG-SHOULD-06"].subject == "server"
+    # A client T rule may say what is not built yet; so may a P one, of either subject.
+    assert registry["C-EXT-MUST-10"].not_tested == "No scenario for it is built yet."
+    legacy = parse(_client_entry(id='"C-LEG-SHOULD-02"', level='"SHOULD"', era='"legacy"', testability='"P"'))
+    assert legacy["C-LEG-SHOULD-02"].era == "legacy"
+
+
+@pytest.mark.parametrize(
+    "changes, message",
+    [
+        ({"id": '"C-EXT-MUST-1"'}, r"entry 3 \(C-EXT-MUST-1\): malformed id .*C-\(.*\)-\(MUST\|SHOULD\|MAY\)-nn"),
+        ({"id": '"C-WIRE-01"'}, r"malformed id 'C-WIRE-01'"),
+        ({"id": '"X-EXT-MUST-10"'}, r"malformed id 'X-EXT-MUST-10'"),
+        ({"id": '"c-ext-must-10"'}, r"malformed id 'c-ext-must-10'"),
+        ({"era": '"legacy"'}, r"C-EXT requirements belong to era 'extension', not 'legacy'"),
+        ({"id": '"C-LEG-MUST-10"'}, r"C-LEG requirements belong to era 'legacy', not 'extension'"),
+        ({"level": '"SHOULD"'}, r"level 'SHOULD' does not fit an id that says MUST"),
+        ({"testability": '"N"', "untestable": '"inside"'},
+         r"\(C-EXT-MUST-10\): notTested is only for testability P, or T on a client rule \(this one is N\)"),
+    ],
+)
+def test_a_broken_client_entry_is_refused_naming_it(changes: dict[str, str | None], message: str) -> None:
+    with pytest.raises(ValueError, match=message):
+        parse(_client_entry(**changes))
+
+
+def test_not_tested_on_a_server_t_rule_is_refused() -> None:
+    with pytest.raises(ValueError, match=r"\(S-LEG-SHOULD-06\): notTested is only for testability P, or T on a "
+                                         r"client rule \(this one is T\)"):
+        parse(_second_entry(testability='"T"', untestable=None, notTested='"hidden"'))
 
 
 @pytest.mark.parametrize(
