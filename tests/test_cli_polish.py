@@ -12,7 +12,7 @@ from test_cli_inprocess import invoke
 
 import tasks_conformance
 from tasks_conformance.core.requirements import load
-from tasks_conformance.server import coverage
+from tasks_conformance.entry import coverage
 from tasks_conformance.server.reference.config import ServerConfig, build_parser, parse_args
 
 # -- `requirements`: the rule itself, not only its id ------------------------------------------------

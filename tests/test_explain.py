@@ -14,8 +14,8 @@ from policy_citations import cited_policies
 
 from tasks_conformance.core.requirements import load
 from tasks_conformance.core.wires import Wire
+from tasks_conformance.entry import coverage
 from tasks_conformance.entry.cli import run_cli
-from tasks_conformance.server import coverage
 from tasks_conformance.server.checks import CHECKS, ordered_checks
 
 LEGACY_SPEC = "/specification/2025-11-25/"

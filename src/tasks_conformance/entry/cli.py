@@ -288,7 +288,7 @@ def requirements_command(
 ) -> None:
     """The coverage matrix: every requirement, its level, the checks that judge it (or why none does)
     and the rule in our words (json: with its spec link too)."""
-    from tasks_conformance.server import coverage
+    from tasks_conformance.entry import coverage
 
     if format == "json":
         typer.echo(json.dumps(coverage.document(), indent=2, ensure_ascii=False))

@@ -14,7 +14,7 @@ from typing import TYPE_CHECKING
 
 from tasks_conformance.core.profiles import PROFILES
 from tasks_conformance.core.requirements import Requirement, load
-from tasks_conformance.server.coverage import ERA_TEXT, NO_CHECK_YET, TESTABILITY_TEXT, judged_by, permitted_by
+from tasks_conformance.entry.coverage import ERA_TEXT, NO_CHECK_YET, TESTABILITY_TEXT, judged_by, permitted_by
 
 if TYPE_CHECKING:
     from tasks_conformance.server.checks.registry import CheckSpec
