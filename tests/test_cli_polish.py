@@ -25,7 +25,7 @@ def _blocks(out: str) -> dict[str, list[str]]:
     blocks: dict[str, list[str]] = {}
     current: list[str] | None = None
     for line in out.splitlines():
-        if line.startswith("S-"):
+        if line.startswith(("S-", "C-")):
             current = blocks.setdefault(line.split(" ", 1)[0], [])
         elif not line.strip():
             current = None

@@ -12,6 +12,7 @@ import pytest
 from conftest import ROOT
 from policy_citations import cited_policies
 
+from tasks_conformance.client.checks import CLIENT_CHECKS
 from tasks_conformance.core.requirements import load
 from tasks_conformance.core.wires import Wire
 from tasks_conformance.entry import coverage
@@ -61,7 +62,9 @@ def test_explain_every_requirement(capsys: pytest.CaptureFixture[str], rid: str)
     assert out.startswith(f"{rid} ({req.level})")
     assert req.text in out and req.url in out
     judges = [c.id for c in ordered_checks() if any(rid in j.requirements for j in c.judges.values())]
+    judges += [c.id for c in CLIENT_CHECKS.values() if rid in c.requirements]
     honour = [c.id for c in ordered_checks() if rid in c.permits]
+    honour += [c.id for c in CLIENT_CHECKS.values() if rid in c.permits]
     if judges:
         assert f"Judged by: {', '.join(judges)}" in out
     elif honour:
@@ -128,6 +131,11 @@ def test_requirements_matrix_text_and_json(capsys: pytest.CaptureFixture[str]) -
     assert [r["id"] for r in doc["requirements"]] == list(registry)
     n = doc["counts"]
     assert n["requirements"] == len(registry) == n["tested"] + n["permitted"] + n["untestable"] + n["notTestedYet"]
+    by_subject = doc["countsBySubject"]
+    assert set(by_subject) == {"server", "client"}
+    for key, value in n.items():
+        assert by_subject["server"][key] + by_subject["client"][key] == value, key
+    assert by_subject["client"]["requirements"] == sum(r.subject == "client" for r in registry.values()) > 0
     by_id = {r["id"]: r for r in doc["requirements"]}
     # tasks-inline-result judges S-EXT-MUST-10; an N row says why it is not tested.
     assert "tasks-inline-result" in by_id["S-EXT-MUST-10"]["checks"] and by_id["S-EXT-MUST-10"]["notTested"] is None
@@ -136,29 +144,76 @@ def test_requirements_matrix_text_and_json(capsys: pytest.CaptureFixture[str]) -
     assert _cli(capsys, "requirements", "--format", "xml")[0] == 2
 
 
+# What a client T rule's notTested must say: what is not built yet that would judge it.
+NOT_BUILT_YET = "Not built yet"
+
+
 def test_every_requirement_is_judged_permitted_or_explained(capsys: pytest.CaptureFixture[str]) -> None:
-    # The coverage bar: a T requirement is judged by a check, or (a MAY) honoured by one; a P one is
-    # judged, honoured, or carries the reason it is not judged; an N one says why it cannot be seen.
+    # The coverage bar, for SERVER rules: a T requirement is judged by a check, or (a MAY) honoured by
+    # one; a P one is judged, honoured, or carries the reason it is not judged; an N one says why it
+    # cannot be seen.
     code, out, _err = _cli(capsys, "requirements", "--format", "json")
     assert code == 0
     doc = json.loads(out)
+    explained = {r["id"]: r["notTested"] is not None and r["notTested"] != coverage.NO_CHECK_YET
+                 for r in doc["requirements"]}
     open_rows = []
-    for r in doc["requirements"]:
+    for r in (r for r in doc["requirements"] if r["subject"] == "server"):
         if r["testability"] == "T":
             ok = bool(r["checks"]) or (r["level"] == "MAY" and bool(r["permittedBy"]))
         else:
-            ok = bool(r["checks"]) or bool(r["permittedBy"]) or (
-                r["notTested"] is not None and r["notTested"] != coverage.NO_CHECK_YET)
+            ok = bool(r["checks"]) or bool(r["permittedBy"]) or explained[r["id"]]
         if not ok:
             open_rows.append(r["id"])
     assert not open_rows, open_rows
     assert doc["counts"]["notTestedYet"] == 0
     # Every visible MAY is honoured by at least one check: the freedom is declared where it could be misjudged.
-    mays = [r for r in doc["requirements"] if r["level"] == "MAY" and r["testability"] != "N"]
+    mays = [r for r in doc["requirements"] if r["level"] == "MAY" and r["testability"] != "N"
+            and r["subject"] == "server"]
     assert mays and all(r["permittedBy"] for r in mays), [r["id"] for r in mays if not r["permittedBy"]]
     text_out = _cli(capsys, "requirements")[1]
     assert coverage.NO_CHECK_YET not in text_out
     assert "permitted; honoured by: " in text_out
+
+
+def test_every_client_requirement_is_judged_permitted_or_says_what_is_not_built(
+        capsys: pytest.CaptureFixture[str]) -> None:
+    # The coverage bar, for CLIENT rules, kept honest while the client mode grows: a T rule is judged by
+    # a client check, or (a MAY) honoured by one, or its notTested says what is not built yet that
+    # would judge it; a P rule is judged, honoured or explained; an N one says why it cannot be seen.
+    # A rule a check judges or honours carries no notTested: a reason that outlived its check is stale.
+    doc = json.loads(_cli(capsys, "requirements", "--format", "json")[1])
+    registry = load()
+    explained = {r["id"]: r["notTested"] not in (None, coverage.NO_CHECK_YET) for r in doc["requirements"]}
+    client = [r for r in doc["requirements"] if r["subject"] == "client"]
+    assert client and {r["id"][:2] for r in client} == {"C-"}
+    open_rows, stale = [], []
+    for r in client:
+        req = registry[r["id"]]
+        covered = bool(r["checks"]) or bool(r["permittedBy"])
+        if covered and req.not_tested is not None:
+            stale.append(r["id"])
+        if r["testability"] == "T":
+            ok = covered or (req.not_tested or "").startswith(NOT_BUILT_YET)
+        else:
+            ok = covered or explained[r["id"]]
+        if not ok:
+            open_rows.append(r["id"])
+    assert not open_rows, open_rows
+    assert not stale, stale
+    assert doc["countsBySubject"]["client"]["notTestedYet"] == 0
+    # A visible client MAY a scenario lets a client use is honoured by the checks that see it; one no
+    # scenario shows yet says so (a T one), or why the wire cannot show it (a P one).
+    mays = [r for r in client if r["level"] == "MAY" and r["testability"] != "N"]
+    unhonoured = [r["id"] for r in mays if not r["permittedBy"] and not (
+        (registry[r["id"]].not_tested or "").startswith(NOT_BUILT_YET) if r["testability"] == "T"
+        else explained[r["id"]])]
+    assert mays and any(r["permittedBy"] for r in mays) and not unhonoured, unhonoured
+    # Every rule a client check cites, judged or permitted, is a client rule of the registry.
+    for check in CLIENT_CHECKS.values():
+        for rid in (*check.requirements, *check.permits):
+            assert rid in registry and registry[rid].subject == "client", (check.id, rid)
+        assert all(registry[rid].level == "MAY" for rid in check.permits), check.id
 
 
 def test_docs_requirements_md_is_current() -> None:

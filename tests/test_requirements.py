@@ -28,12 +28,22 @@ FAMILIES = {
     "S-LEG-SHOULD": 10,
     "S-LEG-MAY": 7,
     "S-WIRE": 3,
+    "C-EXT-MUST": 16,
+    "C-EXT-SHOULD": 12,
+    "C-EXT-MAY": 7,
+    "C-CORE-MUST": 11,
+    "C-CORE-SHOULD": 3,
+    "C-CORE-MAY": 1,
+    "C-LEG-MUST": 13,
+    "C-LEG-SHOULD": 9,
+    "C-LEG-MAY": 5,
 }
 POLICY_COUNT = 37
 SPEC_HOSTS = ("https://modelcontextprotocol.io/", "https://modelcontextprotocol.github.io/ext-tasks/")
 
-# A cited id, optionally followed by "/NN" shorthands for siblings ("S-EXT-MUST-18/19").
-CITED_ID = re.compile(r"\b(S-(?:(?:EXT|LEG|CORE|WIRE)-(?:MUST|SHOULD|MAY)|WIRE)-)(\d{2})((?:/\d{2})*)")
+# A cited id, server (S-) or client (C-), optionally followed by "/NN" shorthands for siblings
+# ("S-EXT-MUST-18/19").
+CITED_ID = re.compile(r"\b([SC]-(?:(?:EXT|LEG|CORE|WIRE)-(?:MUST|SHOULD|MAY)|WIRE)-)(\d{2})((?:/\d{2})*)")
 CITED_POLICY = re.compile(r"\bP-\d{2}\b")
 POLICY_HEADING = re.compile(r"^## (P-\d{2}) — \S", re.MULTILINE)
 CHECK_ID = re.compile(r"""\bid="(tasks-[a-z0-9-]+)\"""")
@@ -72,6 +82,7 @@ def test_every_requirement_is_well_formed_data() -> None:
         assert (r.untestable is not None) == (r.testability == "N"), r.id
         family = r.id.split("-")[1]
         assert r.era == {"EXT": "extension", "CORE": "extension", "LEG": "legacy", "WIRE": "both"}[family], r.id
+        assert r.subject == {"S": "server", "C": "client"}[r.id[0]], r.id
 
 
 def test_get_returns_an_entry_and_suggests_close_ids_for_a_typo() -> None:
@@ -261,6 +272,7 @@ def test_every_requirement_id_cited_in_the_source_exists() -> None:
 
 def test_the_citation_scanner_sees_shorthand_siblings() -> None:
     assert _cited_ids("(S-EXT-MUST-18/19) and S-WIRE-02") == {"S-EXT-MUST-18", "S-EXT-MUST-19", "S-WIRE-02"}
+    assert _cited_ids("C-EXT-MUST-13/14, C-CORE-MUST-06") == {"C-EXT-MUST-13", "C-EXT-MUST-14", "C-CORE-MUST-06"}
 
 
 # --- (d) every policy the source cites is a heading of docs/policies.md ----------------------
