@@ -1,6 +1,7 @@
-"""The client checks honour the freedoms they declare: for each MAY client rule a check lists in
-`permits`, a client that uses the freedom (hand-built exchanges, no process) passes that check with
-no warning, and every declaration here is tested. The rule a check judges beside them
+"""The client checks' rules resolve in the requirements registry (a report shows each one's level,
+text and link), and the checks honour the freedoms they declare: for each MAY client rule a check
+lists in `permits`, a client that uses the freedom (hand-built exchanges, no process) passes that
+check with no warning, and every declaration here is tested. The rule a check judges beside them
 (C-EXT-SHOULD-07 in tasks-client-keeps-observing) is named in its warning."""
 
 from __future__ import annotations
@@ -14,6 +15,7 @@ from tasks_conformance.client.evidence import Exchange, ScenarioRun
 from tasks_conformance.client.launch import ClientRun
 from tasks_conformance.client.scenarios import BY_NAME
 from tasks_conformance.core.protocol import EXT_TASKS, META_CLIENT_CAPS, META_PROTOCOL_VERSION
+from tasks_conformance.core.result import rule_refs
 from tasks_conformance.core.wirelog import HttpMeta
 
 TASK = "task-1"
@@ -99,6 +101,14 @@ FREEDOMS = [
     ("tasks-client-input-answered", "C-EXT-MAY-07", _answers_a_part_at_a_time),
     ("tasks-client-core-meta", "C-CORE-MAY-01", _discovers_first),
 ]
+
+
+@pytest.mark.parametrize("check_id", sorted(CLIENT_CHECKS))
+def test_every_rule_a_client_check_cites_resolves_in_the_registry(check_id: str) -> None:
+    check = CLIENT_CHECKS[check_id]
+    refs = rule_refs([*check.requirements, *check.permits])
+    assert refs and all(ref.level != "unknown" and ref.url.startswith("https://") for ref in refs), refs
+    assert all(ref.level == "MAY" for ref in refs[len(check.requirements):]), check_id
 
 
 def test_every_declared_freedom_is_exercised_here() -> None:

@@ -24,7 +24,8 @@ EXTENSION_SPECS = ("modelcontextprotocol.io/specification/2026-07-28/", "ext-tas
 # Extension rules that only SEP-2663 (the public proposal that introduced the extension) states,
 # in its backward-compatibility section; named one by one so that no other rule can drift there.
 SEP_2663_ONLY = {"S-EXT-MUST-24", "S-EXT-MUST-25", "S-EXT-MUST-26", "S-EXT-MUST-27", "S-EXT-MUST-28"}
-SEP_2663_COMPAT = "https://modelcontextprotocol.io/seps/2663-tasks-extension#backward-compatibility"
+SEP_2663 = "https://modelcontextprotocol.io/seps/2663-tasks-extension#"
+SEP_2663_COMPAT = SEP_2663 + "backward-compatibility"
 
 
 def _cli(capsys: pytest.CaptureFixture[str], *argv: str) -> tuple[int, str, str]:
@@ -234,6 +235,66 @@ def test_every_policy_a_check_cites_has_a_section_in_docs_policies() -> None:
     cited = cited_policies()
     headings = set(re.findall(r"^## (P-\d{2}) ", (ROOT / "docs" / "policies.md").read_text(encoding="utf-8"), re.M))
     assert cited and cited <= headings
+
+
+@pytest.mark.parametrize("check_id", sorted(CLIENT_CHECKS))
+def test_explain_every_client_check(capsys: pytest.CaptureFixture[str], check_id: str) -> None:
+    from tasks_conformance.client.scenarios import SCENARIOS
+
+    code, out, err = _cli(capsys, "explain", check_id)
+    assert code == 0, err
+    check = CLIENT_CHECKS[check_id]
+    assert out.startswith(f"{check_id}: {check.title}") and check.description in out
+    assert "client check (tasks-conformance client)" in out
+    for scenario in SCENARIOS:
+        assert (f"- {scenario.name} " in out) == check.reads(scenario.name), scenario.name
+    registry = load()
+    for rid in (*check.requirements, *check.permits):
+        assert f"{rid} ({registry[rid].level}): {registry[rid].text}" in out and registry[rid].url in out
+    assert ("What it permits" in out) == bool(check.permits)
+    assert "not in the requirements registry" not in out
+
+
+def test_explain_a_client_check_and_a_client_rule(capsys: pytest.CaptureFixture[str]) -> None:
+    out = _cli(capsys, "explain", "TASKS-CLIENT-INPUT-ANSWERED")[1]
+    assert out.startswith("tasks-client-input-answered: ")
+    assert "- tasks-client-input (extension): " in out and "- tasks-client-lifecycle " not in out
+    assert "C-EXT-MUST-09 (MUST): " in out and "What it permits" in out and "C-EXT-MAY-07 (MAY): " in out
+    assert "--scenario tasks-client-input" in out
+    out = _cli(capsys, "explain", "c-ext-must-2")[1]
+    assert out.startswith("C-EXT-MUST-02 (MUST) — Clients: 2026-07-28 extension")
+    assert "Judged by: tasks-client-follows-task" in out
+    assert "Client scenarios that show it: tasks-client-lifecycle, tasks-client-sync-result" in out
+    out = _cli(capsys, "explain", "C-EXT-MAY-07")[1]
+    assert "Permitted; honoured by: tasks-client-input-answered" in out
+    assert "A MAY is a freedom the client has" in out
+    legacy = _cli(capsys, "explain", "C-LEG-MUST-05")[1]
+    assert "Clients: 2025-11-25" in legacy and "Not tested: Not built yet: the 2025-11-25 client scenarios" in legacy
+    code, _out, err = _cli(capsys, "explain", "tasks-client-follows-tsk")
+    assert code == 2 and "close matches: tasks-client-follows-task" in err
+
+
+def test_the_coverage_matrix_includes_the_client_checks(capsys: pytest.CaptureFixture[str]) -> None:
+    judged, honoured = coverage.judged_by(), coverage.permitted_by()
+    for check in CLIENT_CHECKS.values():
+        assert all(check.id in judged[rid] for rid in check.requirements), check.id
+        assert all(check.id in honoured[rid] for rid in check.permits), check.id
+    by_id = {r["id"]: r for r in json.loads(_cli(capsys, "requirements", "--format", "json")[1])["requirements"]}
+    assert by_id["C-EXT-MUST-02"]["checks"] == ["tasks-client-follows-task"]
+    assert by_id["C-EXT-MUST-02"]["subject"] == "client" and by_id["S-EXT-MUST-10"]["subject"] == "server"
+    assert by_id["C-EXT-MAY-07"]["permittedBy"] == ["tasks-client-input-answered"]
+    text = coverage.markdown()
+    assert text.index("## Clients: ") > text.index("## both wires")  # the client sections come after the server ones
+
+
+def test_every_client_rule_links_to_its_own_eras_spec() -> None:
+    for rid, req in load().items():
+        if req.subject != "client":
+            continue
+        if req.era == "legacy":
+            assert LEGACY_SPEC in req.url or req.url == SEP_2663_COMPAT, (rid, req.url)
+        else:
+            assert any(s in req.url for s in EXTENSION_SPECS) or req.url.startswith(SEP_2663), (rid, req.url)
 
 
 def test_explain_a_check_lists_the_freedoms_it_permits(capsys: pytest.CaptureFixture[str]) -> None:
