@@ -15,8 +15,8 @@ from collections.abc import Callable, Mapping
 from pathlib import Path
 from types import ModuleType
 
+from tasks_conformance.entry.coverage import markdown
 from tasks_conformance.server.checks.catalogue import checks_table, replace_section
-from tasks_conformance.server.coverage import markdown
 
 ROOT = Path(__file__).resolve().parent.parent
 FIXTURES = ROOT / "fixtures" / "broken_server.py"

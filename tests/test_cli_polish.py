@@ -12,7 +12,7 @@ from test_cli_inprocess import invoke
 
 import tasks_conformance
 from tasks_conformance.core.requirements import load
-from tasks_conformance.server import coverage
+from tasks_conformance.entry import coverage
 from tasks_conformance.server.reference.config import ServerConfig, build_parser, parse_args
 
 # -- `requirements`: the rule itself, not only its id ------------------------------------------------
@@ -25,7 +25,7 @@ def _blocks(out: str) -> dict[str, list[str]]:
     blocks: dict[str, list[str]] = {}
     current: list[str] | None = None
     for line in out.splitlines():
-        if line.startswith("S-"):
+        if line.startswith(("S-", "C-")):
             current = blocks.setdefault(line.split(" ", 1)[0], [])
         elif not line.strip():
             current = None

@@ -28,12 +28,22 @@ FAMILIES = {
     "S-LEG-SHOULD": 10,
     "S-LEG-MAY": 7,
     "S-WIRE": 3,
+    "C-EXT-MUST": 16,
+    "C-EXT-SHOULD": 12,
+    "C-EXT-MAY": 7,
+    "C-CORE-MUST": 11,
+    "C-CORE-SHOULD": 3,
+    "C-CORE-MAY": 1,
+    "C-LEG-MUST": 13,
+    "C-LEG-SHOULD": 9,
+    "C-LEG-MAY": 5,
 }
 POLICY_COUNT = 37
 SPEC_HOSTS = ("https://modelcontextprotocol.io/", "https://modelcontextprotocol.github.io/ext-tasks/")
 
-# A cited id, optionally followed by "/NN" shorthands for siblings ("S-EXT-MUST-18/19").
-CITED_ID = re.compile(r"\b(S-(?:(?:EXT|LEG|CORE|WIRE)-(?:MUST|SHOULD|MAY)|WIRE)-)(\d{2})((?:/\d{2})*)")
+# A cited id, server (S-) or client (C-), optionally followed by "/NN" shorthands for siblings
+# ("S-EXT-MUST-18/19").
+CITED_ID = re.compile(r"\b([SC]-(?:(?:EXT|LEG|CORE|WIRE)-(?:MUST|SHOULD|MAY)|WIRE)-)(\d{2})((?:/\d{2})*)")
 CITED_POLICY = re.compile(r"\bP-\d{2}\b")
 POLICY_HEADING = re.compile(r"^## (P-\d{2}) — \S", re.MULTILINE)
 CHECK_ID = re.compile(r"""\bid="(tasks-[a-z0-9-]+)\"""")
@@ -72,6 +82,7 @@ def test_every_requirement_is_well_formed_data() -> None:
         assert (r.untestable is not None) == (r.testability == "N"), r.id
         family = r.id.split("-")[1]
         assert r.era == {"EXT": "extension", "CORE": "extension", "LEG": "legacy", "WIRE": "both"}[family], r.id
+        assert r.subject == {"S": "server", "C": "client"}[r.id[0]], r.id
 
 
 def test_get_returns_an_entry_and_suggests_close_ids_for_a_typo() -> None:
@@ -157,7 +168,7 @@ def _second_entry(**changes: str | None) -> str:
         ({"text": '"  "'}, r"\(S-LEG-SHOULD-06\): text must be a non-empty string"),
         ({"derived": '"no"'}, r"\(S-LEG-SHOULD-06\): derived must be true or false"),
         ({"untestible": '"typo"'}, r"\(S-LEG-SHOULD-06\): unknown keys \['untestible'\]"),
-        ({"notTested": '"hidden"'}, r"\(S-LEG-SHOULD-06\): notTested is only for testability P"),
+        ({"notTested": '"hidden"'}, r"\(S-LEG-SHOULD-06\): notTested is only for testability P, or T on a client"),
         ({"testability": '"P"', "untestable": None, "notTested": '"  "'},
          r"\(S-LEG-SHOULD-06\): notTested must be a non-empty string"),
     ],
@@ -165,6 +176,69 @@ def _second_entry(**changes: str | None) -> str:
 def test_a_broken_entry_is_refused_naming_it(changes: dict[str, str | None], message: str) -> None:
     with pytest.raises(ValueError, match=message):
         parse(_second_entry(**changes))
+
+
+CLIENT = """
+[[requirement]]
+id = "C-EXT-MUST-10"
+level = "MUST"
+derived = true
+era = "extension"
+testability = "T"
+text = "A client rule."
+url = "https://modelcontextprotocol.github.io/ext-tasks/specification/2026-07-28/tasks.html#task-creation"
+notTested = "No scenario for it is built yet."
+"""
+
+
+def _client_entry(**changes: str | None) -> str:
+    """CLIENT with fields replaced (a value of None drops the line)."""
+    lines = []
+    for line in CLIENT.strip().splitlines():
+        key = line.split("=", 1)[0].strip()
+        if key in changes:
+            value = changes.pop(key)
+            if value is not None:
+                lines.append(f"{key} = {value}")
+        else:
+            lines.append(line)
+    lines.extend(f"{k} = {v}" for k, v in changes.items() if v is not None)
+    return GOOD + "\n" + "\n".join(lines) + "\n"
+
+
+def test_a_client_rule_parses_with_its_subject() -> None:
+    registry = parse(_client_entry())
+    assert registry["C-EXT-MUST-10"].subject == "client"
+    assert registry["S-EXT-MUST-01"].subject == "server" and registry["S-LEG-SHOULD-06"].subject == "server"
+    # A client T rule may say what is not built yet; so may a P one, of either subject.
+    assert registry["C-EXT-MUST-10"].not_tested == "No scenario for it is built yet."
+    legacy = parse(_client_entry(id='"C-LEG-SHOULD-02"', level='"SHOULD"', era='"legacy"', testability='"P"'))
+    assert legacy["C-LEG-SHOULD-02"].era == "legacy"
+
+
+@pytest.mark.parametrize(
+    "changes, message",
+    [
+        ({"id": '"C-EXT-MUST-1"'}, r"entry 3 \(C-EXT-MUST-1\): malformed id .*C-\(.*\)-\(MUST\|SHOULD\|MAY\)-nn"),
+        ({"id": '"C-WIRE-01"'}, r"malformed id 'C-WIRE-01'"),
+        ({"id": '"X-EXT-MUST-10"'}, r"malformed id 'X-EXT-MUST-10'"),
+        ({"id": '"c-ext-must-10"'}, r"malformed id 'c-ext-must-10'"),
+        ({"era": '"legacy"'}, r"C-EXT requirements belong to era 'extension', not 'legacy'"),
+        ({"id": '"C-LEG-MUST-10"'}, r"C-LEG requirements belong to era 'legacy', not 'extension'"),
+        ({"level": '"SHOULD"'}, r"level 'SHOULD' does not fit an id that says MUST"),
+        ({"testability": '"N"', "untestable": '"inside"'},
+         r"\(C-EXT-MUST-10\): notTested is only for testability P, or T on a client rule \(this one is N\)"),
+    ],
+)
+def test_a_broken_client_entry_is_refused_naming_it(changes: dict[str, str | None], message: str) -> None:
+    with pytest.raises(ValueError, match=message):
+        parse(_client_entry(**changes))
+
+
+def test_not_tested_on_a_server_t_rule_is_refused() -> None:
+    with pytest.raises(ValueError, match=r"\(S-LEG-SHOULD-06\): notTested is only for testability P, or T on a "
+                                         r"client rule \(this one is T\)"):
+        parse(_second_entry(testability='"T"', untestable=None, notTested='"hidden"'))
 
 
 @pytest.mark.parametrize(
@@ -198,6 +272,7 @@ def test_every_requirement_id_cited_in_the_source_exists() -> None:
 
 def test_the_citation_scanner_sees_shorthand_siblings() -> None:
     assert _cited_ids("(S-EXT-MUST-18/19) and S-WIRE-02") == {"S-EXT-MUST-18", "S-EXT-MUST-19", "S-WIRE-02"}
+    assert _cited_ids("C-EXT-MUST-13/14, C-CORE-MUST-06") == {"C-EXT-MUST-13", "C-EXT-MUST-14", "C-CORE-MUST-06"}
 
 
 # --- (d) every policy the source cites is a heading of docs/policies.md ----------------------

@@ -99,7 +99,7 @@ SCENARIOS: Final[tuple[Scenario, ...]] = (
         ("extension",),
         Script(reads=(Snapshot("input_required", input_key="k1"), Snapshot("working"), Snapshot("completed")),
                stale_input_after_update=True),
-        rules=("C-EXT-MUST-09", "C-EXT-SHOULD-06", "C-EXT-SHOULD-08"),
+        rules=("C-EXT-MUST-09", "C-EXT-SHOULD-06", "C-EXT-SHOULD-07", "C-EXT-SHOULD-08"),
     ),
     Scenario(
         "tasks-client-cancel",

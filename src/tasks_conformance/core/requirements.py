@@ -1,4 +1,7 @@
-"""The server requirements the checks cite, loaded from requirements.toml (shipped in this package).
+"""The requirements the checks cite, loaded from requirements.toml (shipped in this package): the
+rules a tasks server keeps (ids S-…, judged by the server checks) and those a tasks client keeps
+(ids C-…, judged by `tasks-conformance client`'s checks). Each `Requirement` says which it is, its
+`subject`.
 
 The registry is data, not code, so that a reader can audit every rule, its level and its link to
 the public specification in one file. Importing this module parses nothing: the file is read and
@@ -24,6 +27,8 @@ Era = Literal["extension", "legacy", "both"]
 BOTH_WIRES: Final = "both"
 # T: black-box testable; P: partial, heuristic or needs a cooperating fixture; N: not observable.
 Testability = Literal["T", "P", "N"]
+# Who keeps the rule: a server (S- ids) or a client (C- ids).
+Subject = Literal["server", "client"]
 
 LEVELS: Final[frozenset[str]] = frozenset(get_args(Level))
 ERAS: Final[frozenset[str]] = frozenset({*(str(wire) for wire in DIALECTS), BOTH_WIRES})
@@ -37,8 +42,12 @@ _ERA_OF_FAMILY: Final[Mapping[str, str]] = {
     "WIRE": BOTH_WIRES,
 }
 _ID = re.compile(rf"^S-({'|'.join(_ERA_OF_FAMILY)})-(MUST|SHOULD|MAY)-\d{{2}}$")
+# Client rules come from the dialects' families only (no client WIRE rules of ours).
+_CLIENT_FAMILIES: Final = tuple(family for family in _ERA_OF_FAMILY if family != "WIRE")
+_CLIENT_ID = re.compile(rf"^C-({'|'.join(_CLIENT_FAMILIES)})-(MUST|SHOULD|MAY)-\d{{2}}$")
 # Our own base JSON-RPC/transport rules carry no level in their id.
 _WIRE_ID = re.compile(r"^S-WIRE-\d{2}$")
+_SUBJECT_OF_PREFIX: Final[Mapping[str, Subject]] = {"S": "server", "C": "client"}
 # The level word in the id bounds the level: an S-…-MUST-nn entry may be MUST or MUST NOT.
 _LEVELS_OF_WORD: Final[Mapping[str, frozenset[str]]] = {
     "MUST": frozenset({"MUST", "MUST NOT"}),
@@ -60,9 +69,11 @@ class Requirement:
     text: str
     url: str  # the public spec page, with the anchor of the section the rule comes from
     untestable: str | None = None  # why an N requirement cannot be observed from outside
-    # For a P requirement no check judges: why the part a client could see is not judged (what the
-    # wire cannot show, or the policy that keeps it open). A T requirement never has one.
+    # For a P requirement no check judges: why the part the other side could see is not judged (what
+    # the wire cannot show, or the policy that keeps it open). A server T requirement never has one; a
+    # client T requirement has one while what would judge it is not built yet (and says what that is).
     not_tested: str | None = None
+    subject: Subject = "server"  # who keeps it: "server" (S- ids) or "client" (C- ids)
 
 
 def parse(text: str, *, source: str = RESOURCE) -> Mapping[str, Requirement]:
@@ -140,7 +151,7 @@ def _entry(entry: Any, where: str) -> Requirement:
             raise ValueError(f"{where}: {key} must be a non-empty string")
     if not isinstance(entry["derived"], bool):
         raise ValueError(f"{where}: derived must be true or false")
-    family, word = _id_parts(entry["id"], where)
+    subject, family, word = _id_parts(entry["id"], where)
     level, era, testability = entry["level"], entry["era"], entry["testability"]
     if level not in LEVELS:
         raise ValueError(f"{where}: unknown level {level!r} (one of {', '.join(sorted(LEVELS))})")
@@ -149,7 +160,8 @@ def _entry(entry: Any, where: str) -> Requirement:
     if era not in ERAS:
         raise ValueError(f"{where}: unknown era {era!r} (one of {', '.join(sorted(ERAS))})")
     if era != _ERA_OF_FAMILY[family]:
-        raise ValueError(f"{where}: S-{family} requirements belong to era {_ERA_OF_FAMILY[family]!r}, not {era!r}")
+        family_id = f"{entry['id'][0]}-{family}"
+        raise ValueError(f"{where}: {family_id} requirements belong to era {_ERA_OF_FAMILY[family]!r}, not {era!r}")
     if testability not in TESTABILITIES:
         raise ValueError(f"{where}: unknown testability {testability!r} (one of T, P, N)")
     url = entry["url"]
@@ -165,8 +177,10 @@ def _entry(entry: Any, where: str) -> Requirement:
     not_tested = entry.get("notTested")
     if not_tested is not None and (not isinstance(not_tested, str) or not not_tested.strip()):
         raise ValueError(f"{where}: notTested must be a non-empty string")
-    if not_tested is not None and testability != "P":
-        raise ValueError(f"{where}: notTested is only for testability P (this one is {testability})")
+    # A client T rule may say what is not built yet to judge it; a server T rule never may.
+    if not_tested is not None and testability != "P" and not (subject == "client" and testability == "T"):
+        raise ValueError(f"{where}: notTested is only for testability P, or T on a client rule "
+                         f"(this one is {testability})")
     return Requirement(
         id=entry["id"],
         level=cast(Level, level),
@@ -177,16 +191,19 @@ def _entry(entry: Any, where: str) -> Requirement:
         url=url,
         untestable=untestable.strip() if untestable is not None else None,
         not_tested=not_tested.strip() if not_tested is not None else None,
+        subject=subject,
     )
 
 
-def _id_parts(rid: str, where: str) -> tuple[str, str | None]:
-    """(family, level word) of a well-formed id; the WIRE form has no level word."""
+def _id_parts(rid: str, where: str) -> tuple[Subject, str, str | None]:
+    """(subject, family, level word) of a well-formed id; the WIRE form has no level word."""
     if _WIRE_ID.match(rid):
-        return "WIRE", None
-    m = _ID.match(rid)
+        return "server", "WIRE", None
+    m = _ID.match(rid) or _CLIENT_ID.match(rid)
     if m is None:
+        families = "|".join(_CLIENT_FAMILIES)
         raise ValueError(
-            f"{where}: malformed id {rid!r} (expected S-(EXT|LEG|CORE|WIRE)-(MUST|SHOULD|MAY)-nn or S-WIRE-nn)"
+            f"{where}: malformed id {rid!r} (expected S-({families})-(MUST|SHOULD|MAY)-nn or S-WIRE-nn for a "
+            f"server rule, C-({families})-(MUST|SHOULD|MAY)-nn for a client rule)"
         )
-    return m.group(1), m.group(2)
+    return _SUBJECT_OF_PREFIX[rid[0]], m.group(1), m.group(2)

@@ -269,16 +269,18 @@ def _reference_argv(ctx: typer.Context) -> list[str]:
 
 @app.command("explain", cls=_MetavarCommand)
 def explain_command(
-    ident: Annotated[str, typer.Argument(metavar="ID", help="A check id (tasks-inline-result) or a requirement id (S-EXT-MUST-03)")],
+    ident: Annotated[str, typer.Argument(metavar="ID", help="A check id (tasks-inline-result, tasks-client-follows-task) or a requirement id (S-EXT-MUST-03, C-EXT-MUST-02)")],
 ) -> None:
-    """Explain a check (what it sends, its precondition, what it expects on each wire) or a requirement
-    (the rule, its level and spec link, the checks that judge it)."""
+    """Explain a check (a server check: what it sends, its precondition, what it expects on each wire; a
+    client check: the scenarios it reads and the client rules it judges) or a requirement (the rule, its
+    level and spec link, the checks that judge it)."""
     from tasks_conformance.entry.explain import UnknownId, explain
 
     try:
         text = explain(ident)
     except UnknownId as exc:
-        usage_exit(f"{exc}; `tasks-conformance --list-checks` and `tasks-conformance requirements` list them")
+        usage_exit(f"{exc}; `tasks-conformance --list-checks`, `tasks-conformance client --list-scenarios` and "
+                   "`tasks-conformance requirements` list them")
     typer.echo(text)
 
 
@@ -288,7 +290,7 @@ def requirements_command(
 ) -> None:
     """The coverage matrix: every requirement, its level, the checks that judge it (or why none does)
     and the rule in our words (json: with its spec link too)."""
-    from tasks_conformance.server import coverage
+    from tasks_conformance.entry import coverage
 
     if format == "json":
         typer.echo(json.dumps(coverage.document(), indent=2, ensure_ascii=False))

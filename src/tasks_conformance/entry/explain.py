@@ -1,22 +1,26 @@
 """`tasks-conformance explain ID`: what a check does, or what a requirement says, in plain text.
 
-For a check: what it sends (its probes' descriptions), its precondition, what it expects on each
-wire (its judges' requirements: level, rule, spec link) and the profiles that include it. For a
-requirement: the rule, its level, era and link, and the checks that judge it, or why none does.
-An unknown id raises `UnknownId` carrying the closest known ids (difflib).
+For a server check: what it sends (its probes' descriptions), its precondition, what it expects on
+each wire (its judges' requirements: level, rule, spec link) and the profiles that include it. For a
+client check (`tasks-conformance client`): what it judges, the scenarios whose runs it reads (what
+the scripted server does in each) and the client rules it judges or permits. For a requirement,
+server (S-…) or client (C-…): the rule, its level, era and link, and the checks that judge it, or
+why none does. An unknown id raises `UnknownId` carrying the closest known ids (difflib).
 """
 
 from __future__ import annotations
 
 import difflib
+import json
 import re
 from typing import TYPE_CHECKING
 
 from tasks_conformance.core.profiles import PROFILES
 from tasks_conformance.core.requirements import Requirement, load
-from tasks_conformance.server.coverage import ERA_TEXT, NO_CHECK_YET, TESTABILITY_TEXT, judged_by, permitted_by
+from tasks_conformance.entry.coverage import ERA_TEXT, NO_CHECK_YET, TESTABILITY_TEXT, heading, judged_by, permitted_by
 
 if TYPE_CHECKING:
+    from tasks_conformance.client.checks import ClientCheck
     from tasks_conformance.server.checks.registry import CheckSpec
 
 # What each precondition (CheckSpec.needs) asks of the run before the check judges anything.
@@ -39,19 +43,24 @@ class UnknownId(LookupError):
 
 
 def known_ids() -> list[str]:
+    from tasks_conformance.client.checks import CLIENT_CHECKS
     from tasks_conformance.server.checks import ordered_checks
 
-    return [c.id for c in ordered_checks()] + list(load())
+    return [c.id for c in ordered_checks()] + list(CLIENT_CHECKS) + list(load())
 
 
-def resolve(wanted: str) -> CheckSpec | Requirement:
-    """The check or requirement called `wanted` (case-insensitive), or UnknownId."""
+def resolve(wanted: str) -> CheckSpec | ClientCheck | Requirement:
+    """The server check, client check or requirement called `wanted` (case-insensitive), or UnknownId."""
+    from tasks_conformance.client.checks import CLIENT_CHECKS
     from tasks_conformance.server.checks import CHECKS
 
     key = wanted.strip()
     spec = CHECKS.get(key.lower())
     if spec is not None:
         return spec
+    client_check = CLIENT_CHECKS.get(key.lower())
+    if client_check is not None:
+        return client_check
     # S-EXT-MUST-3 means S-EXT-MUST-03: requirement numbers have two digits.
     req = load().get(re.sub(r"-(\d)$", r"-0\1", key.upper()))
     if req is not None:
@@ -63,9 +72,13 @@ def resolve(wanted: str) -> CheckSpec | Requirement:
 
 
 def explain(wanted: str) -> str:
+    from tasks_conformance.client.checks import ClientCheck
+
     found = resolve(wanted)
     if isinstance(found, Requirement):
         return explain_requirement(found)
+    if isinstance(found, ClientCheck):
+        return explain_client_check(found)
     return explain_check(found)
 
 
@@ -123,6 +136,37 @@ def explain_check(spec: CheckSpec) -> str:
     return "\n".join(lines)
 
 
+def explain_client_check(check: ClientCheck) -> str:
+    from tasks_conformance.client.scenarios import SCENARIOS
+
+    scenarios = [s for s in SCENARIOS if check.reads(s.name)]
+    lines = [
+        f"{check.id}: {check.title}",
+        f"client check (tasks-conformance client) · area {check.area}",
+        "",
+        check.description,
+        "",
+        "The scenarios it reads (what the scripted server does in each):" if check.scenarios
+        else "The scenarios it reads: every one (what the scripted server does in each):",
+    ]
+    for scenario in scenarios:
+        eras = ", ".join(scenario.eras)
+        lines.append(f"  - {scenario.name} ({eras}): {scenario.description}")
+        if scenario.context:
+            told = json.dumps(scenario.context, ensure_ascii=False)
+            lines.append(f"    MCP_CONFORMANCE_CONTEXT also carries {told}")
+    lines += ["", "What it expects (the client rules it judges):"]
+    for rid in check.requirements:
+        lines += _rule_lines(rid, "  ")
+    if check.permits:
+        lines += ["", "What it permits (freedoms the client has; using them never fails this check):"]
+        for rid in check.permits:
+            lines += _rule_lines(rid, "  ")
+    only = " ".join(f"--scenario {s.name}" for s in scenarios) if check.scenarios else ""
+    lines += ["", "Run only its scenarios: tasks-conformance client --command CMD" + (f" {only}" if only else "")]
+    return "\n".join(lines)
+
+
 def _role_text(spec: CheckSpec) -> str:
     from tasks_conformance.settings.role_flags import ROLE_HELP, role_flag
 
@@ -139,7 +183,7 @@ def _role_text(spec: CheckSpec) -> str:
 def explain_requirement(req: Requirement) -> str:
     checks = judged_by().get(req.id, ())
     lines = [
-        f"{req.id} ({req.level}) — {ERA_TEXT[req.era]}",
+        f"{req.id} ({req.level}) — {heading(req.subject, req.era)}",
         "",
         req.text,
         "",
@@ -154,6 +198,19 @@ def explain_requirement(req: Requirement) -> str:
         lines.append(f"Permitted; honoured by: {', '.join(honour)}")
     else:
         lines.append(f"Not tested: {req.untestable or req.not_tested or NO_CHECK_YET}")
+    if req.subject == "client":
+        lines += _client_scenario_lines(req)
     if req.level == "MAY":
-        lines.append("A MAY is a freedom the server has: checks accept the behaviour, never fail it.")
+        lines.append(f"A MAY is a freedom the {req.subject} has: checks accept the behaviour, never fail it.")
     return "\n".join(lines)
+
+
+def _client_scenario_lines(req: Requirement) -> list[str]:
+    """For a client rule: the scenarios that let the checks judge it, and how to run them."""
+    from tasks_conformance.client.scenarios import SCENARIOS
+
+    names = [s.name for s in SCENARIOS if req.id in s.rules]
+    if not names:
+        return []
+    return [f"Client scenarios that show it: {', '.join(names)} (tasks-conformance client --command CMD "
+            + " ".join(f"--scenario {n}" for n in names) + ")"]

@@ -48,6 +48,8 @@ def _task_runs(runs: list[ScenarioRun]) -> Iterator[tuple[ScenarioRun, str]]:
                 "not followed.",
     requirements=("C-EXT-MUST-02",),
     scenarios=("tasks-client-lifecycle", "tasks-client-sync-result"),
+    # A subscription for the task follows it as well as tasks/get does.
+    permits=("C-EXT-MAY-02",),
 )
 def follows_task(runs: list[ScenarioRun]) -> Verdict:
     for run in runs:
@@ -104,6 +106,8 @@ def no_task_on_other_methods(runs: list[ScenarioRun]) -> Verdict:
     description="Asked to cancel, the client sends tasks/cancel for the task; no notifications/cancelled names "
                 "the creating tools/call once the CreateTaskResult has arrived.",
     requirements=("C-EXT-MUST-06",),
+    # Once tasks/cancel is sent the check is satisfied: no poll until cancelled is asked for.
+    permits=("C-EXT-MAY-03",),
 )
 def cancels_with_tasks_cancel(runs: list[ScenarioRun]) -> Verdict:
     warnings = []
@@ -209,20 +213,27 @@ def stops_at_terminal(runs: list[ScenarioRun]) -> Verdict:
     id="tasks-client-keeps-observing",
     title="A live task is observed to its end or cancelled, never abandoned",
     description="The client keeps polling (or listening) until the task is completed, failed or cancelled, or it "
-                "sends tasks/cancel; a client that exits while its task was last read live warns (SHOULD).",
-    requirements=("C-EXT-SHOULD-03",),
+                "sends tasks/cancel, and after answering the task's input too; a client that exits while its task "
+                "was last read live warns (SHOULD).",
+    requirements=("C-EXT-SHOULD-03", "C-EXT-SHOULD-07"),
+    # After tasks/cancel nothing more is asked; any terminal status read ends the task, not only cancelled.
+    permits=("C-EXT-MAY-03", "C-EXT-MAY-04"),
 )
 def keeps_observing(runs: list[ScenarioRun]) -> Verdict:
     abandoned = []
+    rules: dict[str, None] = {}
     for run, task_id in _task_runs(runs):
         reads = [e for e in _gets(run, task_id) if _status(e) is not None]
         cancelled = any(e.task_id == task_id for e in run.sent("tasks/cancel"))
         last = _status(reads[-1]) if reads else "working"
         if last not in TERMINAL_STATUSES and not cancelled and not run.client.timed_out:
-            abandoned.append(f"{run.name}: task {task_id!r} last read {last}")
+            answered = any(e.task_id == task_id for e in run.sent("tasks/update"))
+            rules["C-EXT-SHOULD-07" if answered else "C-EXT-SHOULD-03"] = None
+            abandoned.append(f"{run.name}: task {task_id!r} last read {last}"
+                             + (" after the client answered its input" if answered else ""))
     if abandoned:
         return passed("a live task was left", warnings=[
-            "the client ended while a task was live, without tasks/cancel (C-EXT-SHOULD-03): "
+            f"the client ended while a task was live, without tasks/cancel ({', '.join(sorted(rules))}): "
             + "; ".join(abandoned[:SHOWN])])
     return passed("every task was followed to a terminal status or cancelled")
 
@@ -235,6 +246,8 @@ def keeps_observing(runs: list[ScenarioRun]) -> Verdict:
                 "answered is not answered again when a stale snapshot lists it (policy P-37).",
     requirements=("C-EXT-MUST-09", "C-EXT-SHOULD-06", "C-EXT-SHOULD-08"),
     scenarios=("tasks-client-input",),
+    # Keys are collected over every tasks/update, so answering them a part at a time is accepted.
+    permits=("C-EXT-MAY-07",),
 )
 def input_answered(runs: list[ScenarioRun]) -> Verdict:
     for run in runs:

@@ -1,5 +1,6 @@
-"""The client checks' registry: each check an id, the client rules it judges, the scenarios whose
-runs it reads, and its judge. A judge returns a Verdict (core/verdict.py), as a server check does.
+"""The client checks' registry: each check an id, the client rules it judges (and the freedoms it
+permits), the scenarios whose runs it reads, and its judge. A judge returns a Verdict
+(core/verdict.py), as a server check does.
 """
 
 from __future__ import annotations
@@ -22,6 +23,9 @@ class ClientCheck:
     requirements: tuple[str, ...]
     scenarios: tuple[str, ...]  # the scenarios whose runs it reads; empty: every scenario
     judge: Judge
+    # The freedoms (MAY client rules) the check accepts where it sees a client use them: using one
+    # never fails it. Listed so the coverage matrix can show each freedom as honoured.
+    permits: tuple[str, ...] = ()
 
     @property
     def area(self) -> str:
@@ -35,11 +39,11 @@ CLIENT_CHECKS: dict[str, ClientCheck] = {}
 
 
 def client_check(*, id: str, title: str, description: str, requirements: tuple[str, ...],
-                 scenarios: tuple[str, ...] = ()) -> Callable[[Judge], Judge]:
+                 scenarios: tuple[str, ...] = (), permits: tuple[str, ...] = ()) -> Callable[[Judge], Judge]:
     def register(fn: Judge) -> Judge:
         if id in CLIENT_CHECKS:
             raise ValueError(f"client check {id!r} registered twice")
-        CLIENT_CHECKS[id] = ClientCheck(id, title, description, requirements, scenarios, fn)
+        CLIENT_CHECKS[id] = ClientCheck(id, title, description, requirements, scenarios, fn, permits)
         return fn
 
     return register

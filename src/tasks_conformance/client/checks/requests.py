@@ -71,6 +71,8 @@ def declares_extension(runs: list[ScenarioRun]) -> Verdict:
                 "io.modelcontextprotocol/clientCapabilities; over HTTP each POST carries MCP-Protocol-Version "
                 "equal to that protocolVersion.",
     requirements=("C-CORE-MUST-01", "C-CORE-MUST-04"),
+    # A server/discover first is one more request, held to the same _meta and header as any other.
+    permits=("C-CORE-MAY-01",),
 )
 def core_meta(runs: list[ScenarioRun]) -> Verdict:
     no_meta: list[tuple[ScenarioRun, Exchange]] = []

@@ -1,5 +1,7 @@
 """The coverage matrix: every requirement in requirements.toml, its level, and the checks that
-judge it, or why none does ("not tested: …").
+judge it, or why none does ("not tested: …"). Both subjects: a server rule (S-…) is judged by the
+server checks, a client rule (C-…) by `tasks-conformance client`'s checks, so the matrix lives in
+entry/, the one layer that may read both.
 
 `tasks-conformance requirements` prints it (`--format json` for scripts), and
 `scripts/update_docs.py` writes `docs/requirements.md` from `markdown()`; a test fails
@@ -11,7 +13,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
-from tasks_conformance.core.requirements import BOTH_WIRES, Requirement, load
+from tasks_conformance.core.requirements import BOTH_WIRES, Requirement, Subject, load
 from tasks_conformance.core.wires import DIALECTS
 
 NO_CHECK_YET = "no check judges it yet"
@@ -25,6 +27,13 @@ ERA_TEXT = {
     **{str(d.wire): d.title for d in sorted(DIALECTS.values(), key=lambda d: d.protocol_version, reverse=True)},
     BOTH_WIRES: "both wires (base JSON-RPC and transport)",
 }
+# The subjects in the matrix's order: the server rules first, then the client rules.
+SUBJECTS: tuple[Subject, ...] = ("server", "client")
+
+
+def heading(subject: Subject, era: str) -> str:
+    """A section of the matrix: the era's heading, prefixed "Clients: " for the client rules."""
+    return ERA_TEXT[era] if subject == "server" else f"Clients: {ERA_TEXT[era]}"
 
 
 @dataclass(frozen=True)
@@ -63,6 +72,7 @@ class Row:
         r = self.requirement
         return {
             "id": r.id,
+            "subject": r.subject,
             "level": r.level,
             "era": r.era,
             "derived": r.derived,
@@ -76,7 +86,9 @@ class Row:
 
 
 def judged_by() -> dict[str, tuple[str, ...]]:
-    """Requirement id -> the ids of the checks that cite it on some wire, in report order."""
+    """Requirement id -> the ids of the checks that cite it (server checks on some wire, client checks),
+    in report order."""
+    from tasks_conformance.client.checks import CLIENT_CHECKS
     from tasks_conformance.server.checks import ordered_checks
 
     out: dict[str, dict[str, None]] = {}
@@ -84,17 +96,25 @@ def judged_by() -> dict[str, tuple[str, ...]]:
         for judge in spec.judges.values():
             for rid in judge.requirements:
                 out.setdefault(rid, {})[spec.id] = None
+    for client_check in CLIENT_CHECKS.values():
+        for rid in client_check.requirements:
+            out.setdefault(rid, {})[client_check.id] = None
     return {rid: tuple(ids) for rid, ids in out.items()}
 
 
 def permitted_by() -> dict[str, tuple[str, ...]]:
-    """MAY requirement id -> the ids of the checks that declare they honour it, in report order."""
+    """MAY requirement id -> the ids of the checks (server or client) that declare they honour it, in
+    report order."""
+    from tasks_conformance.client.checks import CLIENT_CHECKS
     from tasks_conformance.server.checks import ordered_checks
 
     out: dict[str, dict[str, None]] = {}
     for spec in ordered_checks():
         for rid in spec.permits:
             out.setdefault(rid, {})[spec.id] = None
+    for client_check in CLIENT_CHECKS.values():
+        for rid in client_check.permits:
+            out.setdefault(rid, {})[client_check.id] = None
     return {rid: tuple(ids) for rid, ids in out.items()}
 
 
@@ -107,7 +127,7 @@ def rows() -> list[Row]:
 
 def counts(all_rows: list[Row]) -> dict[str, int]:
     """Every row falls in exactly one count: judged, permitted (a MAY honoured), not judged with the
-    reason (untestable), or not judged yet."""
+    reason (untestable, or what is not built yet), or not judged yet."""
     return {
         "requirements": len(all_rows),
         "tested": sum(r.tested for r in all_rows),
@@ -120,7 +140,15 @@ def counts(all_rows: list[Row]) -> dict[str, int]:
 def document() -> dict[str, Any]:
     """The matrix as JSON (`tasks-conformance requirements --format json`)."""
     all_rows = rows()
-    return {"counts": counts(all_rows), "requirements": [r.to_json() for r in all_rows]}
+    return {
+        "counts": counts(all_rows),
+        "countsBySubject": {subject: counts(_of(all_rows, subject)) for subject in SUBJECTS},
+        "requirements": [r.to_json() for r in all_rows],
+    }
+
+
+def _of(all_rows: list[Row], subject: Subject) -> list[Row]:
+    return [r for r in all_rows if r.requirement.subject == subject]
 
 
 # The terminal layout: the id, the level, then the checks (or why none); the rule wraps beneath.
@@ -150,15 +178,17 @@ def text(width: int = DEFAULT_WIDTH) -> str:
         lines += textwrap.wrap(r.text, width, initial_indent=rule_at, subsequent_indent=rule_at,
                                break_on_hyphens=False, break_long_words=False)
         lines.append("")
-    n = counts(all_rows)
-    lines.append(f"{_summary(n)} `tasks-conformance explain ID` says more about one.")
+    lines.append(f"{_summary(all_rows)} `tasks-conformance explain ID` says more about one.")
     return "\n".join(lines)
 
 
-def _summary(n: dict[str, int]) -> str:
+def _summary(all_rows: list[Row]) -> str:
+    n = counts(all_rows)
+    by = ", ".join(f"{len(_of(all_rows, subject))} {subject}" for subject in SUBJECTS)
     return (
-        f"{n['requirements']} requirements: {n['tested']} judged by a check, {n['permitted']} freedoms (MAY) the "
-        f"checks honour, {n['untestable']} not judged for the reason given, {n['notTestedYet']} not tested yet."
+        f"{n['requirements']} requirements ({by}): {n['tested']} judged by a check, {n['permitted']} freedoms "
+        f"(MAY) the checks honour, {n['untestable']} not judged for the reason given, {n['notTestedYet']} not "
+        "tested yet."
     )
 
 
@@ -167,9 +197,9 @@ def _md(value: str) -> str:
 
 
 def markdown() -> str:
-    """docs/requirements.md: the whole matrix, grouped by era, every id linked to its spec section."""
+    """docs/requirements.md: the whole matrix, the server rules then the client rules, each grouped by era,
+    every id linked to its spec section."""
     all_rows = rows()
-    n = counts(all_rows)
     out = [
         "# Requirements and the checks that judge them",
         "",
@@ -177,18 +207,21 @@ def markdown() -> str:
         "and the check registry; do not edit by hand -->",
         "",
         "Every rule tasks-conformance knows, in our own words, linked to the section of the public specification "
-        "it comes from, with the checks that judge it, or why none does. The same matrix is printed by "
+        "it comes from, with the checks that judge it, or why none does: first the rules a tasks server keeps "
+        "(S-…, judged by the server checks), then those a tasks client keeps (C-…, judged by "
+        "`tasks-conformance client`). The same matrix is printed by "
         "`tasks-conformance requirements` (`--format json` for scripts); `tasks-conformance explain ID` explains "
         "one requirement or check. Where the specification is ambiguous, checks follow the policies in "
         "[policies.md](policies.md).",
         "",
-        _summary(n),
+        _summary(all_rows),
     ]
-    for era in ERA_TEXT:
-        era_rows = [r for r in all_rows if r.requirement.era == era]
+    sections = [(subject, era) for subject in SUBJECTS for era in ERA_TEXT]
+    for subject, era in sections:
+        era_rows = [r for r in _of(all_rows, subject) if r.requirement.era == era]
         if not era_rows:
             continue
-        out += ["", f"## {ERA_TEXT[era]}", "", "| id | level | rule | checks |", "|---|---|---|---|"]
+        out += ["", f"## {heading(subject, era)}", "", "| id | level | rule | checks |", "|---|---|---|---|"]
         for row in era_rows:
             r = row.requirement
             if row.checks:

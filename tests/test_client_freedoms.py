@@ -1,0 +1,137 @@
+"""The client checks' rules resolve in the requirements registry (a report shows each one's level,
+text and link), and the checks honour the freedoms they declare: for each MAY client rule a check
+lists in `permits`, a client that uses the freedom (hand-built exchanges, no process) passes that
+check with no warning, and every declaration here is tested. The rule a check judges beside them
+(C-EXT-SHOULD-07 in tasks-client-keeps-observing) is named in its warning."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+
+from tasks_conformance.client.checks import CLIENT_CHECKS
+from tasks_conformance.client.evidence import Exchange, ScenarioRun
+from tasks_conformance.client.launch import ClientRun
+from tasks_conformance.client.scenarios import BY_NAME
+from tasks_conformance.core.protocol import EXT_TASKS, META_CLIENT_CAPS, META_PROTOCOL_VERSION
+from tasks_conformance.core.result import rule_refs
+from tasks_conformance.core.wirelog import HttpMeta
+
+TASK = "task-1"
+
+
+def _meta(tasks: bool = True) -> dict[str, Any]:
+    caps: dict[str, Any] = {"extensions": {EXT_TASKS: {}}} if tasks else {}
+    return {META_PROTOCOL_VERSION: "2026-07-28", META_CLIENT_CAPS: caps}
+
+
+class _Run:
+    """The exchanges of one scenario, in order: each request with the answer it got."""
+
+    def __init__(self, scenario: str) -> None:
+        self.scenario = scenario
+        self.exchanges: list[Exchange] = []
+
+    def send(self, method: str, params: dict[str, Any], result: dict[str, Any] | None, *, at: float) -> _Run:
+        seq = 2 * len(self.exchanges) + 1
+        params = {**params, "_meta": _meta()}
+        headers = [("MCP-Protocol-Version", "2026-07-28"), ("Mcp-Method", method)]
+        if "taskId" in params:
+            headers.append(("Mcp-Name", params["taskId"]))
+        message = {"jsonrpc": "2.0", "id": seq, "method": method, "params": params}
+        reply = {"jsonrpc": "2.0", "id": seq, "result": result} if result is not None else None
+        self.exchanges.append(Exchange(seq, at, message, HttpMeta("POST", "http://127.0.0.1/mcp", 200,
+                                                                  tuple(headers)),
+                                       seq + 1 if reply else None, at + 0.01 if reply else None, reply))
+        return self
+
+    def create(self, *, at: float = 0.0) -> _Run:
+        return self.send("tools/call", {"name": "scripted_task", "arguments": {}},
+                         {"resultType": "task", "taskId": TASK, "status": "working", "pollIntervalMs": 200}, at=at)
+
+    def get(self, status: str, *, at: float, **fields: Any) -> _Run:
+        return self.send("tasks/get", {"taskId": TASK},
+                         {"resultType": "complete", "taskId": TASK, "status": status, "pollIntervalMs": 200,
+                          **fields}, at=at)
+
+    def done(self) -> ScenarioRun:
+        client = ClientRun(argv=("client",), started=True, exit_code=0, timed_out=False, duration_s=1.0,
+                           stderr_tail="", stdout_tail="", outcome=None)
+        return ScenarioRun(BY_NAME[self.scenario], "extension", client, tuple(self.exchanges), reached=True)
+
+
+def _subscribes_instead_of_polling() -> list[ScenarioRun]:
+    listen = {"notifications": {"taskIds": [TASK]}}
+    return [_Run("tasks-client-lifecycle").create().send("subscriptions/listen", listen, None, at=0.1).done(),
+            _Run("tasks-client-sync-result").send("tools/call", {"name": "scripted_task"},
+                                                  {"resultType": "complete", "content": []}, at=0.0).done()]
+
+
+def _cancels_and_forgets() -> list[ScenarioRun]:
+    return [_Run("tasks-client-cancel").create().get("working", at=0.3).send("tasks/cancel", {"taskId": TASK}, {},
+                                                                               at=0.4).done()]
+
+
+def _takes_completed_after_cancel() -> list[ScenarioRun]:
+    run = _Run("tasks-client-cancel").create().get("working", at=0.3).send("tasks/cancel", {"taskId": TASK}, {},
+                                                                          at=0.4)
+    return [run.get("completed", at=0.7, result={"content": [], "isError": False}).done()]
+
+
+def _answers_a_part_at_a_time() -> list[ScenarioRun]:
+    asks = {"k1": {"method": "elicitation/create", "params": {}}, "k2": {"method": "elicitation/create", "params": {}}}
+    run = _Run("tasks-client-input").create().get("input_required", at=0.3, inputRequests=asks)
+    run.send("tasks/update", {"taskId": TASK, "inputResponses": {"k1": {"action": "accept"}}}, {}, at=0.4)
+    run.send("tasks/update", {"taskId": TASK, "inputResponses": {"k2": {"action": "accept"}}}, {}, at=0.5)
+    return [run.get("completed", at=0.8, result={"content": [], "isError": False}).done()]
+
+
+def _discovers_first() -> list[ScenarioRun]:
+    run = _Run("tasks-client-lifecycle").send("server/discover", {}, {"resultType": "complete"}, at=0.0)
+    return [run.create(at=0.1).get("completed", at=0.4, result={"content": [], "isError": False}).done()]
+
+
+# (check, the freedom, a client that uses it)
+FREEDOMS = [
+    ("tasks-client-follows-task", "C-EXT-MAY-02", _subscribes_instead_of_polling),
+    ("tasks-client-cancels-with-tasks-cancel", "C-EXT-MAY-03", _cancels_and_forgets),
+    ("tasks-client-keeps-observing", "C-EXT-MAY-03", _cancels_and_forgets),
+    ("tasks-client-keeps-observing", "C-EXT-MAY-04", _takes_completed_after_cancel),
+    ("tasks-client-input-answered", "C-EXT-MAY-07", _answers_a_part_at_a_time),
+    ("tasks-client-core-meta", "C-CORE-MAY-01", _discovers_first),
+]
+
+
+@pytest.mark.parametrize("check_id", sorted(CLIENT_CHECKS))
+def test_every_rule_a_client_check_cites_resolves_in_the_registry(check_id: str) -> None:
+    check = CLIENT_CHECKS[check_id]
+    refs = rule_refs([*check.requirements, *check.permits])
+    assert refs and all(ref.level != "unknown" and ref.url.startswith("https://") for ref in refs), refs
+    assert all(ref.level == "MAY" for ref in refs[len(check.requirements):]), check_id
+
+
+def test_every_declared_freedom_is_exercised_here() -> None:
+    declared = {(c.id, rid) for c in CLIENT_CHECKS.values() for rid in c.permits}
+    assert declared == {(check, rid) for check, rid, _runs in FREEDOMS}
+
+
+@pytest.mark.parametrize(("check_id", "rule", "runs"), FREEDOMS, ids=[f"{c}-{r}" for c, r, _x in FREEDOMS])
+def test_a_client_using_the_freedom_passes_with_no_warning(check_id: str, rule: str, runs: Any) -> None:
+    check = CLIENT_CHECKS[check_id]
+    assert rule in check.permits
+    verdict = check.judge([r for r in runs() if check.reads(r.name)])
+    assert verdict.status == "passed" and not verdict.warnings, (verdict.message, verdict.warnings)
+
+
+def test_keeps_observing_names_should_07_for_a_task_left_after_its_input_was_answered() -> None:
+    asks = {"k1": {"method": "elicitation/create", "params": {}}}
+    run = _Run("tasks-client-input").create().get("input_required", at=0.3, inputRequests=asks)
+    run.send("tasks/update", {"taskId": TASK, "inputResponses": {"k1": {"action": "accept"}}}, {}, at=0.4)
+    verdict = CLIENT_CHECKS["tasks-client-keeps-observing"].judge([run.done()])
+    assert verdict.status == "passed" and len(verdict.warnings) == 1
+    said = str(verdict.warnings[0])
+    assert "C-EXT-SHOULD-07" in said and "C-EXT-SHOULD-03" not in said and "after the client answered" in said
+    left = _Run("tasks-client-lifecycle").create().get("working", at=0.3)
+    said = str(CLIENT_CHECKS["tasks-client-keeps-observing"].judge([left.done()]).warnings[0])
+    assert "C-EXT-SHOULD-03" in said and "C-EXT-SHOULD-07" not in said
