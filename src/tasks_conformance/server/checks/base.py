@@ -13,7 +13,7 @@ from tasks_conformance.core.protocol import (
     META_SERVER_INFO,
     get_path,
 )
-from tasks_conformance.core.verdict import Verdict, could_not_run, failed, passed
+from tasks_conformance.core.verdict import Verdict, could_not_run, failed, not_applicable, passed
 from tasks_conformance.core.wires import Wire
 from tasks_conformance.server.checks.common import got
 from tasks_conformance.server.checks.registry import check
@@ -268,8 +268,10 @@ def notification_accepted(ev: Evidence) -> Verdict:
     if out.status is None:
         return could_not_run(f"the notification got no HTTP answer ({out.problem or 'none'})", evidence=seqs)
     if out.status >= 400:
-        return could_not_run(f"the notification was not accepted (HTTP {out.status}), so how an accepted one is "
-                             "answered could not be seen", evidence=seqs)
+        # The transport lets a server that cannot accept a message answer an HTTP error; the rule is
+        # about an accepted one, so there is nothing to judge, and nothing the user could change.
+        return not_applicable(f"the server did not accept the notification (HTTP {out.status}), which the "
+                              "transport allows; the rule is about how an accepted one is answered", evidence=seqs)
     if out.status != 202 or out.body:
         what = f"HTTP {out.status}" + (" with a body" if out.body else "")
         return failed(f"an accepted notification got {what}; it must be 202 with no body (S-CORE-MUST-10)",
