@@ -12,7 +12,7 @@
 #   TC_REPORT_DIR            where the reports go (default: tasks-conformance-report)
 #   TC_BIN, TC_PYTHON        the tasks-conformance program and a Python (defaults: from PATH)
 #
-# It writes JUnit, JSON, Markdown and the wire log into TC_REPORT_DIR, appends the Markdown report
+# It writes JUnit, JSON, Markdown, an SVG badge and the wire log into TC_REPORT_DIR, appends the Markdown report
 # to $GITHUB_STEP_SUMMARY (the reporter itself would overwrite the file), names the files in
 # $GITHUB_OUTPUT, and exits with the tool's exit code.
 set -uo pipefail
@@ -25,10 +25,11 @@ junit="$dir/junit.xml"
 json="$dir/report.json"
 markdown="$dir/report.md"
 wire="$dir/wire.ndjson"
-rm -f "$junit" "$json" "$markdown" "$wire"
+badge="$dir/badge.svg"
+rm -f "$junit" "$json" "$markdown" "$wire" "$badge"
 
 argv=(--format human --reporter "junit-xml=$junit" --reporter "json=$json" --reporter "markdown=$markdown"
-      --wire-log "$wire")
+      --reporter "badge=$badge" --wire-log "$wire")
 if [ -n "${TC_URL:-}" ]; then argv+=(--url "$TC_URL"); fi
 if [ -n "${TC_COMMAND:-}" ]; then argv+=(--command "$TC_COMMAND"); fi
 if [ -n "${TC_SERVER_COMMAND:-}" ]; then argv+=(--server-command "$TC_SERVER_COMMAND"); fi
@@ -67,6 +68,7 @@ if [ -n "${GITHUB_OUTPUT:-}" ]; then
     echo "json=$(present "$json")"
     echo "markdown=$(present "$markdown")"
     echo "wire-log=$(present "$wire")"
+    echo "badge=$(present "$badge")"
   } >>"$GITHUB_OUTPUT"
 fi
 exit "$code"

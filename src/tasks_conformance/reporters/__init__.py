@@ -64,7 +64,7 @@ ReporterFn = Callable[["RunResult", TextIO], None]
 
 ENTRY_POINT_GROUP = "tasks_conformance.reporters"
 
-BUILTIN_NAMES: tuple[str, ...] = ("human", "json", "json-summary", "junit-xml", "markdown")
+BUILTIN_NAMES: tuple[str, ...] = ("human", "json", "json-summary", "junit-xml", "markdown", "badge")
 
 # The built-ins' entry points, as pyproject.toml declares them (a test keeps the two equal).
 # Used only when the installed metadata lacks them: a source checkout whose package metadata
@@ -75,6 +75,7 @@ _BUILTIN_FALLBACK: dict[str, str] = {
     "json-summary": "tasks_conformance.reporters.json_report:render_json_summary",
     "junit-xml": "tasks_conformance.reporters.junit:render_junit",
     "markdown": "tasks_conformance.reporters.markdown:render_markdown",
+    "badge": "tasks_conformance.reporters.badge:render_badge",
 }
 
 

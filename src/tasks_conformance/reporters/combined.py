@@ -315,5 +315,17 @@ def _human_failures(console: Any, combined: Combined, w: Any, verbose: bool) -> 
             console.print(Text(f"  ! {w.s(result.incompleteReason, 2000)}", style="yellow"), soft_wrap=True)
 
 
+def _badge(combined: Combined, out: TextIO, _options: ReportOptions) -> None:
+    """One badge for every run: the checks passed of those judged, coloured by the worst outcome."""
+    from tasks_conformance.reporters.badge import COLOURS, LABEL, svg
+
+    counts = [r.result.counts() for r in combined.runs]
+    passed = sum(n["passed"] for n in counts)
+    judged = sum(n["total"] - n["notApplicable"] for n in counts)
+    word = combined.headline
+    text = "interrupted" if word == "interrupted" else f"{passed}/{judged} passed"
+    out.write(svg(LABEL, text, COLOURS.get(word, COLOURS["interrupted"])))
+
+
 _WRITERS = {"json": _json, "json-summary": _json_summary, "junit-xml": _junit, "markdown": _markdown,
-            "human": _human}
+            "human": _human, "badge": _badge}
