@@ -8,12 +8,15 @@ from collections.abc import Iterator
 
 from tasks_conformance.client.checks.registry import client_check
 from tasks_conformance.client.evidence import Exchange, ScenarioRun
+from tasks_conformance.client.scenarios import scenario_names
 from tasks_conformance.client.scripted import PROMPT_TASK_ID
 from tasks_conformance.core.causes import setting
 from tasks_conformance.core.protocol import TERMINAL_STATUSES, get_path
 from tasks_conformance.core.verdict import Verdict, could_not_run, failed, not_applicable, passed, warn
+from tasks_conformance.core.wires import Wire
 
 TASK_METHODS = ("tasks/get", "tasks/update", "tasks/cancel")
+EXTENSION = scenario_names(Wire.EXTENSION)  # these checks judge the 2026-07-28 runs only
 SHOWN = 3
 MAX_EVIDENCE = 40
 # A poll this much earlier than the interval is still on time (policy P-33): max(50 ms, 10 %).
@@ -104,6 +107,7 @@ def no_task_on_other_methods(runs: list[ScenarioRun]) -> Verdict:
     description="Asked to cancel, the client sends tasks/cancel for the task; no notifications/cancelled names "
                 "the creating tools/call once the CreateTaskResult has arrived.",
     requirements=("C-EXT-MUST-06",),
+    scenarios=EXTENSION,
 )
 def cancels_with_tasks_cancel(runs: list[ScenarioRun]) -> Verdict:
     warnings = []
@@ -188,6 +192,7 @@ def poll_interval(runs: list[ScenarioRun]) -> Verdict:
     description="Terminal statuses never change, so a tasks/get after one read completed, failed or cancelled is "
                 "wasted; it warns (SHOULD).",
     requirements=("C-EXT-SHOULD-04",),
+    scenarios=EXTENSION,
 )
 def stops_at_terminal(runs: list[ScenarioRun]) -> Verdict:
     extra: list[tuple[ScenarioRun, Exchange]] = []
@@ -211,6 +216,7 @@ def stops_at_terminal(runs: list[ScenarioRun]) -> Verdict:
     description="The client keeps polling (or listening) until the task is completed, failed or cancelled, or it "
                 "sends tasks/cancel; a client that exits while its task was last read live warns (SHOULD).",
     requirements=("C-EXT-SHOULD-03",),
+    scenarios=EXTENSION,
 )
 def keeps_observing(runs: list[ScenarioRun]) -> Verdict:
     abandoned = []
