@@ -13,6 +13,7 @@ from tasks_conformance.client.launch import ClientRun
 from tasks_conformance.client.scenarios import Era, Scenario
 from tasks_conformance.core.protocol import decode_header_value, get_path
 from tasks_conformance.core.wirelog import Frame, HttpMeta, WireLog
+from tasks_conformance.core.wires import CreatedTask
 
 MAX_EXCHANGES = 10_000  # a client that floods the scripted server is judged on its first requests
 
@@ -78,9 +79,15 @@ class ScenarioRun:
         return (e for e in self.exchanges if e.method in methods)
 
     def created_task_ids(self) -> list[str]:
-        """Task ids the scripted server handed out in a CreateTaskResult."""
-        return [str(e.result["taskId"]) for e in self.exchanges
-                if get_path(e.result, "resultType") == "task" and isinstance(get_path(e.result, "taskId"), str)]
+        """Task ids the scripted server handed out in a CreateTaskResult (flat with resultType
+        "task", or the task nested under `task`)."""
+        out = []
+        for e in self.exchanges:
+            created = CreatedTask.read(e.result)
+            flat_task = get_path(e.result, "resultType") == "task"
+            if created.task_id is not None and (created.shape == "nested" or flat_task):
+                out.append(created.task_id)
+        return out
 
     @property
     def name(self) -> str:
