@@ -188,7 +188,8 @@ def cancels_with_tasks_cancel(runs: list[ScenarioRun]) -> Verdict:
             create = creates.get(get_path(n.params, "requestId"))
             if create is not None and create.reply_time is not None and n.time >= create.reply_time:
                 return failed(f"notifications/cancelled (frame #{n.seq}, {run.name}) names the tools/call that "
-                              "created a task: a task is cancelled with tasks/cancel", evidence=(*create.seqs, n.seq))
+                              "created a task: a task is cancelled with tasks/cancel", broken=("C-LEG-MUST-07",),
+                              evidence=(*create.seqs, n.seq))
             warnings.append(warn(f"a notifications/cancelled in {run.name} (frame #{n.seq}) names no task's tools/call "
                                  "(request-level cancellation, policy P-35)", "P-35"))
     asked = [run for run in runs if run.name == CANCEL]
