@@ -404,3 +404,72 @@ def test_a_notification_naming_no_task_call_warns_and_one_naming_it_fails() -> N
     run = _evidence("tasks-client-legacy-cancel", _init(DECLARED),
                     _call(1, {"name": "scripted_task", "arguments": {}, "task": {}}, created), named)
     assert _judge("tasks-client-legacy-cancels-with-tasks-cancel", run).status == "failed"
+
+
+# -- task input on the tasks/result stream ------------------------------------------------------
+
+
+def test_an_elicitation_comes_on_the_tasks_result_stream_and_the_answer_lets_the_task_end() -> None:
+    async def body(peer: Peer) -> None:
+        await peer.send("initialize", {"protocolVersion": "2025-11-25", "capabilities": {"elicitation": {}}})
+        _, created = await peer.send("tools/call", {"name": "scripted_task", "arguments": {}, "task": {}})
+        task_id = created["result"]["task"]["taskId"]
+        statuses = [(await peer.send("tasks/get", {"taskId": task_id}))[1]["result"]["status"] for _ in range(3)]
+        assert statuses == ["working", "input_required", "input_required"]  # it waits for its answer
+        request = {"jsonrpc": "2.0", "id": 99, "method": "tasks/result", "params": {"taskId": task_id}}
+        async with peer.http.stream("POST", peer.url, json=request) as resp:
+            events = (json.loads(line[6:]) async for line in resp.aiter_lines() if line.startswith("data: "))
+            elicit = await anext(events)
+            assert elicit["method"] == "elicitation/create"
+            assert elicit["params"]["_meta"][META_RELATED_TASK] == {"taskId": task_id}
+            accept = {"action": "accept", "content": {"colour": "red"}}
+            answer = {"jsonrpc": "2.0", "id": elicit["id"], "result": accept}
+            assert (await peer.http.post(peer.url, json=answer)).status_code == 202
+            final = await anext(events)
+        assert final["id"] == 99 and final["result"]["_meta"][META_RELATED_TASK] == {"taskId": task_id}
+    _serve(BY_NAME["tasks-client-legacy-input"].script, body)  # type: ignore[arg-type]
+
+
+def test_no_elicitation_goes_to_a_client_that_declared_none_and_the_task_gives_up(
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(scripted_legacy, "GIVE_UP_S", 0.5)
+
+    async def body(peer: Peer) -> None:
+        await peer.send("initialize", {"protocolVersion": "2025-11-25", "capabilities": {}})
+        _, created = await peer.send("tools/call", {"name": "scripted_task", "arguments": {}, "task": {}})
+        with anyio.fail_after(5):
+            resp, result = await peer.send("tasks/result", {"taskId": created["result"]["task"]["taskId"]})
+        assert "elicitation/create" not in resp.text and result["error"]["code"] == -32603
+    _serve(BY_NAME["tasks-client-legacy-input"].script, body)  # type: ignore[arg-type]
+
+
+def _input_run(answer: JSON | None, *, fetch: bool = True) -> ScenarioRun:
+    created = {"result": {"task": {"taskId": "t1", "status": "working", "pollInterval": 200}}}
+    read = ({"jsonrpc": "2.0", "id": 2, "method": "tasks/get", "params": {"taskId": "t1"}},
+            {"result": {"taskId": "t1", "status": "input_required", "pollInterval": 200}})
+    fetched = ({"jsonrpc": "2.0", "id": 3, "method": "tasks/result", "params": {"taskId": "t1"}},
+               {"result": {"content": [], "isError": False}})
+    run = _evidence("tasks-client-legacy-input", _init(DECLARED, {"elicitation": {}}),
+                    _call(1, {"name": "scripted_task", "arguments": {}, "task": {}}, created), read,
+                    *([fetched] if fetch else []))
+    if not fetch:
+        return run
+    elicit = {"jsonrpc": "2.0", "id": "elicitation-1", "method": "elicitation/create",
+              "params": {"message": "?", "_meta": {META_RELATED_TASK: {"taskId": "t1"}}}}
+    reply = None if answer is None else {"jsonrpc": "2.0", "id": "elicitation-1", **answer}
+    asked = Exchange(90, 2.5, elicit, None, 91 if reply else None, 2.6 if reply else None, reply)
+    return ScenarioRun(run.scenario, "legacy", run.client, run.exchanges, True, server_requests=(asked,))
+
+
+@pytest.mark.parametrize(("answer", "fetch", "rule"), [
+    ({"result": {"action": "accept", "content": {}}}, True, "C-LEG-MUST-08"),
+    (None, True, "C-LEG-MUST-13"),
+    ({"error": {"code": -32601, "message": "no"}}, True, "C-LEG-MUST-13"),
+    (None, False, "C-LEG-SHOULD-04"),
+])
+def test_task_input_not_fetched_answered_or_tagged_warns(answer: JSON | None, fetch: bool, rule: str) -> None:
+    verdict = _judge("tasks-client-legacy-input-answered", _input_run(answer, fetch=fetch))
+    assert verdict.status == "passed" and len(verdict.warnings) == 1 and rule in verdict.warnings[0].text
+    assert verdict.warnings[0].policies == (() if rule.startswith("C-LEG-SHOULD") else ("P-40",))
+    tagged = {"result": {"action": "accept", "content": {}, "_meta": {META_RELATED_TASK: {"taskId": "t1"}}}}
+    assert _judge("tasks-client-legacy-input-answered", _input_run(tagged)).warnings == ()

@@ -29,7 +29,7 @@ FAMILIES = {
     "S-LEG-MAY": 7,
     "S-WIRE": 3,
 }
-POLICY_COUNT = 39
+POLICY_COUNT = 40
 SPEC_HOSTS = ("https://modelcontextprotocol.io/", "https://modelcontextprotocol.github.io/ext-tasks/")
 
 # A cited id, optionally followed by "/NN" shorthands for siblings ("S-EXT-MUST-18/19").

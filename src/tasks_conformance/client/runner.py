@@ -12,7 +12,7 @@ from datetime import UTC, datetime
 from tasks_conformance import __version__
 from tasks_conformance.client.checks import CLIENT_CHECKS, ClientCheck
 from tasks_conformance.client.checks.registry import CATEGORY
-from tasks_conformance.client.evidence import ScenarioRun, exchanges_of
+from tasks_conformance.client.evidence import ScenarioRun, exchanges_of, server_requests_of
 from tasks_conformance.client.launch import ClientRun, harness_env, run_client
 from tasks_conformance.client.scenarios import BY_NAME, PROTOCOL_VERSION, SCENARIOS, Era, LegacyScript, Scenario
 from tasks_conformance.client.scripted import ScriptedServer
@@ -75,7 +75,8 @@ async def run_one(scenario: Scenario, era: Era, config: ClientConfig, wire: Wire
     except OSError as exc:
         empty = ClientRun(tuple(config.command), False, None, False, 0.0, "", "", None)
         return ScenarioRun(scenario, era, empty, server_problem=f"the scripted server could not listen: {exc}")
-    return ScenarioRun(scenario, era, client, exchanges_of(wire, app.seqs), reached=app.requests > 0)
+    return ScenarioRun(scenario, era, client, exchanges_of(wire, app.seqs), reached=app.requests > 0,
+                       server_requests=server_requests_of(wire, app.seqs))
 
 
 async def execute_client(config: ClientConfig, progress: Callable[[str], None] | None = None) -> ClientExecution:

@@ -204,6 +204,15 @@ LEGACY_SCENARIOS: Final[tuple[Scenario, ...]] = (
         rules=("C-LEG-MUST-05",),
     ),
     Scenario(
+        "tasks-client-legacy-input",
+        "a task that reads input_required; its elicitation comes on the tasks/result stream, and the "
+        "client's answer lets it complete",
+        ("legacy",),
+        LegacyScript(reads=(Snapshot("working"), Snapshot("input_required", input_key="colour"), Snapshot("working"),
+                            Snapshot("completed"))),
+        rules=("C-LEG-MUST-05", "C-LEG-MUST-08", "C-LEG-MUST-13", "C-LEG-SHOULD-04"),
+    ),
+    Scenario(
         "tasks-client-legacy-cancel",
         "a task that runs until cancelled; the harness is asked to cancel it once it is seen working",
         ("legacy",), LegacyScript(reads=(Snapshot("working"),), until_cancelled=True),

@@ -13,7 +13,12 @@ SHOULD); where it did not, `params.task` is ignored and the call processed norma
 task has ended, and on a task still running it blocks (an SSE stream) while the task's reads go by
 at their pollInterval. `tasks/cancel` and `tasks/list` exist where they are declared.
 
-Every wait is bounded: a task that would run until cancelled fails on its own after GIVE_UP_S.
+A task that needs input reads `input_required`; the elicitation comes as an `elicitation/create`
+request on the stream of the client's `tasks/result` (tagged with the related-task `_meta`), once,
+and the client's JSON-RPC response (its own POST) lets the task go on.
+
+Every wait is bounded: a task that would wait forever (for a cancel or an answer) fails on its own
+after GIVE_UP_S.
 
 https://modelcontextprotocol.io/specification/2025-11-25/basic/utilities/tasks
 """
@@ -46,8 +51,11 @@ LEGACY = DIALECTS[Wire.LEGACY]
 TTL_MS = 600_000  # far beyond any scenario: TTL behaviour is never judged here
 GIVE_UP_S = 6.0  # a task that would wait forever (for a cancel) fails after this long
 DEFAULT_STEP_S = 0.2  # how fast a blocked tasks/result sees a read go by without a pollInterval
-GAVE_UP: dict[str, Any] = {"code": ERR_INTERNAL, "message": f"the scripted task was not cancelled within "
-                                                            f"{GIVE_UP_S:g} s and gave up"}
+GAVE_UP: dict[str, Any] = {"code": ERR_INTERNAL, "message": "the scripted task waited for a cancel or an answer "
+                                                            "that did not come, and gave up"}
+ELICITATION_ID = "elicitation-1"  # the id of the scripted server's one elicitation/create
+ELICITATION: dict[str, Any] = {"mode": "form", "message": "Which colour?", "requestedSchema": {
+    "type": "object", "properties": {"colour": {"type": "string"}}}}
 CANCELLED: dict[str, Any] = {"code": ERR_INTERNAL, "message": "the task was cancelled: it has no result"}
 
 
@@ -68,16 +76,27 @@ class LegacyScriptedServer(ScriptedHttp):
         self.script = script
         self.tasks: dict[str, LegacyTask] = {}
         self.session = secrets.token_hex(16)
+        self.client_capabilities: Any = None  # what initialize declared
+        self.asked: set[str] = set()  # input keys whose elicitation was sent
+        self.answers: dict[Any, Any] = {}  # the client's responses to our requests, by id
+        self.answered: Any = None  # an anyio.Event, set when a response arrives (made in the loop)
 
     async def respond(self, message: Any) -> Answer:
         if not isinstance(message, dict):
             return Answer(400, rpc_error(None, ERR_INVALID_REQUEST, "not a JSON-RPC message"))
         method, rid = message.get("method"), message.get("id")
+        if not isinstance(method, str) and ("result" in message or "error" in message):
+            if isinstance(rid, str | int):
+                self.answers.setdefault(rid, message)  # the client's response to a request of ours
+            if self.answered is not None:
+                self.answered.set()
+            return Answer(202)
         if not isinstance(method, str) or "id" not in message:
-            return Answer(202)  # a notification, or the client's response to a request of ours: accepted
+            return Answer(202)  # a notification: accepted
         params = message.get("params") if isinstance(message.get("params"), dict) else {}
         assert isinstance(params, dict)
         if method == "initialize":
+            self.client_capabilities = params.get("capabilities")
             return Answer(200, rpc_result(rid, self._initialize()), ((HEADER_SESSION, self.session),))
         if method == "tasks/result":
             return self._tasks_result(rid, params)
@@ -146,7 +165,8 @@ class LegacyScriptedServer(ScriptedHttp):
 
     def read(self, state: LegacyTask) -> Snapshot:
         """The task's next read; a task that would otherwise wait forever fails after GIVE_UP_S."""
-        if self.script.until_cancelled and not state.ended and time.monotonic() - state.started > GIVE_UP_S:
+        waits = self.script.until_cancelled or state.last.status == "input_required"
+        if waits and not state.ended and time.monotonic() - state.started > GIVE_UP_S:
             state.gave_up = state.ended = True
             state.last = Snapshot("failed", state.last.poll_interval_ms)
             return state.last
@@ -210,9 +230,33 @@ class LegacyScriptedServer(ScriptedHttp):
 
         while not state.ended:
             snap = self.read(state)
+            key = snap.input_key
+            if snap.status == "input_required" and key is not None and key not in self.asked:
+                self.asked.add(key)
+                if get_path(self.client_capabilities, "elicitation") is not None:  # else the task gives up
+                    yield self.elicitation(state)
+                    if await self.answer_to(ELICITATION_ID, state):
+                        state.answered.add(key)
+                        state.read += 1  # past the input_required read
+                    continue
             if not state.ended:
                 await anyio.sleep((snap.poll_interval_ms or DEFAULT_STEP_S * 1000) / 1000)
         yield self.payload(rid, state)
+
+    def elicitation(self, state: LegacyTask) -> dict[str, Any]:
+        """The task's input request, sent on the tasks/result stream with the related-task _meta."""
+        params = {**ELICITATION, "_meta": {META_RELATED_TASK: {"taskId": state.task_id}}}
+        return {"jsonrpc": "2.0", "id": ELICITATION_ID, "method": "elicitation/create", "params": params}
+
+    async def answer_to(self, request_id: str, state: LegacyTask) -> bool:
+        """Wait (until the task would give up) for the client's response to one of our requests."""
+        import anyio
+
+        with anyio.move_on_after(max(0.0, GIVE_UP_S - (time.monotonic() - state.started))):
+            while request_id not in self.answers:
+                self.answered = anyio.Event()
+                await self.answered.wait()
+        return request_id in self.answers
 
 
 _METHODS: dict[str, Callable[[LegacyScriptedServer, dict[str, Any]], dict[str, Any] | Fault]] = {

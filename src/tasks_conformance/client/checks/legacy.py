@@ -1,7 +1,7 @@
 """Client checks of the 2025-11-25 wire (tasks in core): params.task where the server and the tool
-allow it, the payload fetched with tasks/result, cancellation with tasks/cancel, what the server
-declared, the poll cadence, and nothing of the 2026-07-28 extension on a 2025-11-25 session. They
-judge the tasks-client-legacy-* runs only.
+allow it, the payload fetched with tasks/result, task input answered on its stream, cancellation
+with tasks/cancel, what the server declared, the poll cadence, and nothing of the 2026-07-28
+extension on a 2025-11-25 session. They judge the tasks-client-legacy-* runs only.
 
 https://modelcontextprotocol.io/specification/2025-11-25/basic/utilities/tasks
 """
@@ -24,6 +24,7 @@ from tasks_conformance.core.wires.base import TASK_CAPABLE, has_task_param
 LEGACY_RUNS = scenario_names(Wire.LEGACY)
 TASK_METHODS = ("tasks/get", "tasks/result", "tasks/cancel")
 CANCEL = "tasks-client-legacy-cancel"  # the harness is asked to cancel, and the server can
+INPUT = "tasks-client-legacy-input"  # the task asks for input on the tasks/result stream
 SHOWN = 3
 MAX_EVIDENCE = 40
 LEGACY_CADENCE = Cadence(DIALECTS[Wire.LEGACY].poll_interval_field, ("tasks/result",),
@@ -137,7 +138,7 @@ def _outcome_mismatch(said: dict[str, Any], reply: dict[str, Any]) -> str | None
                 "derived, so a missing fetch or an outcome line that differs from the answer warns (policy P-38).",
     requirements=("C-LEG-MUST-05",),
     scenarios=("tasks-client-legacy-lifecycle", "tasks-client-legacy-required", "tasks-client-legacy-failed",
-               "tasks-client-legacy-tool-error", "tasks-client-legacy-cancel-undeclared"),
+               "tasks-client-legacy-tool-error", "tasks-client-legacy-cancel-undeclared", INPUT),
 )
 def fetches_result(runs: list[ScenarioRun]) -> Verdict:
     unfetched: list[str] = []
@@ -292,3 +293,54 @@ def no_related_meta(runs: list[ScenarioRun]) -> Verdict:
 )
 def poll_interval(runs: list[ScenarioRun]) -> Verdict:
     return judge_cadence(runs, LEGACY_CADENCE)
+
+
+def _input_problems(run: ScenarioRun) -> tuple[bool, list[str], list[CheckWarning]]:
+    """(whether the task asked for input, SHOULD warnings, policy warnings) of one input run."""
+    reads = [e for e in _requests(run, "tasks/get") if get_path(e.result, "status") == "input_required"]
+    asked = [e for e in run.server_requests if e.method == "elicitation/create"]
+    if not reads and not asked:
+        return False, [], []
+    first = min(e.time for e in reads) if reads else 0.0
+    plain: list[str] = []
+    if reads and not asked and not [e for e in _requests(run, "tasks/result") if e.time >= first]:
+        plain.append(f"{run.name}: the task read input_required (frame #{reads[0].seq}) but no tasks/result followed, "
+                     "the stream its elicitation comes on (C-LEG-SHOULD-04)")
+    cited: list[CheckWarning] = []
+    for e in asked:
+        task_id = get_path(e.params, "_meta", META_RELATED_TASK, "taskId")
+        where = f"the elicitation/create of frame #{e.seq} ({run.name})"
+        if e.reply is None:
+            cited.append(warn(f"{where} was never answered (C-LEG-MUST-13; policy P-40)", "P-40"))
+        elif "error" in e.reply:
+            cited.append(warn(f"{where} was answered with JSON-RPC error {get_path(e.reply, 'error', 'code')!r} "
+                              "although the client declared elicitation (C-LEG-MUST-13; policy P-40)", "P-40"))
+        elif get_path(e.reply, "result", "_meta", META_RELATED_TASK, "taskId") != task_id:
+            cited.append(warn(f"the response to {where} (frame #{e.reply_seq}) does not carry the related-task _meta "
+                              "of its task (C-LEG-MUST-08; policy P-40)", "P-40"))
+    return True, plain, cited
+
+
+@client_check(
+    id="tasks-client-legacy-input-answered",
+    title="Task input: tasks/result on input_required, and the elicitation answered, tagged with its task",
+    description="On input_required the client calls tasks/result (SHOULD), on whose stream the server sends its "
+                "elicitation/create with the related-task _meta; the client answers it as the ordinary request it "
+                "is, and its response carries the same related-task _meta. Those two rules are derived or read "
+                "from text no client follows yet, so they warn (policy P-40).",
+    requirements=("C-LEG-MUST-08", "C-LEG-MUST-13", "C-LEG-SHOULD-04"),
+    scenarios=(INPUT,),
+)
+def input_answered(runs: list[ScenarioRun]) -> Verdict:
+    judged = False
+    plain: list[str] = []
+    cited: list[CheckWarning] = []
+    for run in runs:
+        asked, should, policy = _input_problems(run)
+        judged, plain, cited = judged or asked, plain + should, cited + policy
+    if not judged:
+        return not_applicable("the client never saw the task ask for input (it created no task, or never read it)")
+    warnings: list[str | CheckWarning] = [*plain, *cited]
+    if warnings:
+        return passed("the task's input was not asked for and answered as 2025-11-25 says", warnings=warnings)
+    return passed("tasks/result was called on input_required and the elicitation answered with its task's _meta")
