@@ -92,8 +92,19 @@ def _discovers_first() -> list[ScenarioRun]:
     return [run.create(at=0.1).get("completed", at=0.4, result={"content": [], "isError": False}).done()]
 
 
+def _calls_an_optional_tool_plainly() -> list[ScenarioRun]:
+    # 2025-11-25: the server declares tasks.requests.tools.call and the tool is optional; the client
+    # calls it without params.task (C-LEG-MAY-01) and takes the plain result.
+    caps = {"capabilities": {"tasks": {"requests": {"tools": {"call": {}}}}}, "protocolVersion": "2025-11-25"}
+    run = _Run("tasks-client-legacy-lifecycle").send("initialize", {"protocolVersion": "2025-11-25"}, caps, at=0.0)
+    run.send("tools/call", {"name": "scripted_task", "arguments": {}}, {"content": [], "isError": False}, at=0.1)
+    done = run.done()
+    return [ScenarioRun(done.scenario, "legacy", done.client, done.exchanges, reached=True)]
+
+
 # (check, the freedom, a client that uses it)
 FREEDOMS = [
+    ("tasks-client-legacy-task-augmentation", "C-LEG-MAY-01", _calls_an_optional_tool_plainly),
     ("tasks-client-follows-task", "C-EXT-MAY-02", _subscribes_instead_of_polling),
     ("tasks-client-cancels-with-tasks-cancel", "C-EXT-MAY-03", _cancels_and_forgets),
     ("tasks-client-keeps-observing", "C-EXT-MAY-03", _cancels_and_forgets),

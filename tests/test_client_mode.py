@@ -123,7 +123,7 @@ def test_a_client_that_hangs_is_stopped_at_the_timeout(tmp_path: Path) -> None:
 
 @pytest.mark.parametrize(("args", "says"), [
     ((), "--command is required"),
-    (("--command", "x", "--era", "legacy"), "not built yet"),
+    (("--command", "x", "--era", "nope"), "--era must be one of"),
     (("--command", "x", "--transport", "stdio"), "not built yet"),
     (("--command", "x", "--scenario", "nope"), "unknown 'nope'"),
     (("--command", "x", "--timeout", "0"), "--timeout must be"),
@@ -141,7 +141,8 @@ def test_the_scenarios_are_listed_with_their_context_and_rules() -> None:
     rows = json.loads(proc.stdout)["scenarios"]
     assert [r["name"] for r in rows] == [s.name for s in SCENARIOS]
     for row in rows:
-        assert row["name"].startswith("tasks-client-") and row["protocolVersions"] == ["2026-07-28"]
+        assert row["name"].startswith("tasks-client-")
+        assert row["protocolVersions"] == [{"extension": "2026-07-28", "legacy": "2025-11-25"}[e] for e in row["eras"]]
         assert {"toolName", "arguments"} <= set(row["context"]) and row["rules"] and row["checks"]
     assert {r["name"]: r["context"].get("cancel") for r in rows}["tasks-client-cancel"] is True
 
@@ -152,7 +153,8 @@ def test_client_demo_passes_and_writes_reports(tmp_path: Path) -> None:
                 "--wire-log", str(wire))
     assert proc.returncode == 0, proc.stdout[-2000:]
     doc = json.loads(proc.stdout)
-    assert doc["outcome"] == "passed" and doc["counts"]["passed"] == len(CLIENT_CHECKS)
+    extension_checks = [c for c in CLIENT_CHECKS.values() if ClientConfig(command=()).judges(c)]  # the default era
+    assert doc["outcome"] == "passed" and doc["counts"]["passed"] == len(extension_checks)
     assert 'classname="tasks_conformance.requests"' in junit.read_text()
     frames = [json.loads(line) for line in wire.read_text().splitlines()]
     assert any(f.get("http", {}).get("method") == "POST" for f in frames)

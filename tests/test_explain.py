@@ -269,7 +269,9 @@ def test_explain_a_client_check_and_a_client_rule(capsys: pytest.CaptureFixture[
     assert "Permitted; honoured by: tasks-client-input-answered" in out
     assert "A MAY is a freedom the client has" in out
     legacy = _cli(capsys, "explain", "C-LEG-MUST-05")[1]
-    assert "Clients: 2025-11-25" in legacy and "Not tested: Not built yet: the 2025-11-25 client scenarios" in legacy
+    assert "Clients: 2025-11-25" in legacy and "Judged by: tasks-client-legacy-fetches-result" in legacy
+    legacy = _cli(capsys, "explain", "C-LEG-MUST-06")[1]
+    assert "Not tested: Not built yet: no 2025-11-25 client scenario" in legacy
     code, _out, err = _cli(capsys, "explain", "tasks-client-follows-tsk")
     assert code == 2 and "close matches: tasks-client-follows-task" in err
 

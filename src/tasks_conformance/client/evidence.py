@@ -13,6 +13,7 @@ from tasks_conformance.client.launch import ClientRun
 from tasks_conformance.client.scenarios import Era, Scenario
 from tasks_conformance.core.protocol import decode_header_value, get_path
 from tasks_conformance.core.wirelog import Frame, HttpMeta, WireLog
+from tasks_conformance.core.wires import CreatedTask
 
 MAX_EXCHANGES = 10_000  # a client that floods the scripted server is judged on its first requests
 
@@ -73,14 +74,23 @@ class ScenarioRun:
     exchanges: tuple[Exchange, ...] = field(default=())
     reached: bool = False  # the client sent the scripted server at least one message
     server_problem: str | None = None  # the scripted server could not serve (our side)
+    # The scripted server's own requests to the client (an elicitation on a response stream), each
+    # with the client's response as its reply.
+    server_requests: tuple[Exchange, ...] = field(default=())
 
     def sent(self, *methods: str) -> Iterator[Exchange]:
         return (e for e in self.exchanges if e.method in methods)
 
     def created_task_ids(self) -> list[str]:
-        """Task ids the scripted server handed out in a CreateTaskResult."""
-        return [str(e.result["taskId"]) for e in self.exchanges
-                if get_path(e.result, "resultType") == "task" and isinstance(get_path(e.result, "taskId"), str)]
+        """Task ids the scripted server handed out in a CreateTaskResult (flat with resultType
+        "task", or the task nested under `task`)."""
+        out = []
+        for e in self.exchanges:
+            created = CreatedTask.read(e.result)
+            flat_task = get_path(e.result, "resultType") == "task"
+            if created.task_id is not None and (created.shape == "nested" or flat_task):
+                out.append(created.task_id)
+        return out
 
     @property
     def name(self) -> str:
@@ -104,4 +114,26 @@ def exchanges_of(wire: WireLog, seqs: Sequence[int]) -> tuple[Exchange, ...]:
         out.append(Exchange(frame.seq, frame.time, message, frame.http,
                             reply.seq if reply is not None else None, reply.time if reply is not None else None,
                             body if isinstance(body, dict) else None))
+    return tuple(out)
+
+
+def server_requests_of(wire: WireLog, seqs: Sequence[int]) -> tuple[Exchange, ...]:
+    """The requests the scripted server sent the client among the frames `seqs`, each with the
+    message the client answered it with (a response with the same id), in the order they were sent."""
+    frames = [f for f in (wire.get(s) for s in seqs) if f is not None]
+    responses: dict[Any, Frame] = {}
+    for frame in frames:
+        message = frame.json()
+        if (frame.direction == "in" and isinstance(message, dict) and "method" not in message
+                and isinstance(message.get("id"), str | int)):
+            responses.setdefault(message["id"], frame)
+    out: list[Exchange] = []
+    for frame in frames:
+        message = frame.json()
+        if frame.direction != "out" or not isinstance(message, dict) or not isinstance(message.get("method"), str):
+            continue
+        answer = responses.get(message.get("id")) if isinstance(message.get("id"), str | int) else None
+        body = answer.json() if answer is not None else None
+        out.append(Exchange(frame.seq, frame.time, message, frame.http, answer.seq if answer else None,
+                            answer.time if answer else None, body if isinstance(body, dict) else None))
     return tuple(out)

@@ -12,10 +12,12 @@ from datetime import UTC, datetime
 from tasks_conformance import __version__
 from tasks_conformance.client.checks import CLIENT_CHECKS, ClientCheck
 from tasks_conformance.client.checks.registry import CATEGORY
-from tasks_conformance.client.evidence import ScenarioRun, exchanges_of
+from tasks_conformance.client.evidence import ScenarioRun, exchanges_of, server_requests_of
 from tasks_conformance.client.launch import ClientRun, harness_env, run_client
-from tasks_conformance.client.scenarios import PROTOCOL_VERSION, SCENARIOS, Era, Scenario
-from tasks_conformance.client.scripted import ScriptedServer, serving
+from tasks_conformance.client.scenarios import BY_NAME, PROTOCOL_VERSION, SCENARIOS, Era, LegacyScript, Scenario
+from tasks_conformance.client.scripted import ScriptedServer
+from tasks_conformance.client.scripted_http import ScriptedHttp, serving
+from tasks_conformance.client.scripted_legacy import LegacyScriptedServer
 from tasks_conformance.core.causes import Cause, CauseKind
 from tasks_conformance.core.result import CheckResult, Discovery, RunResult, decide_outcome, incomplete_reason
 from tasks_conformance.core.verdict import Verdict, could_not_run
@@ -43,6 +45,13 @@ class ClientConfig:
     def target(self) -> str:
         return " ".join(self.command)
 
+    def judges(self, check: ClientCheck) -> bool:
+        """Whether a check belongs to this run: it reads a scenario of one of the chosen eras (a
+        check of another era is left out of the report; one whose scenarios were not selected is
+        reported not applicable)."""
+        names = check.scenarios or tuple(BY_NAME)
+        return any(era in BY_NAME[name].eras for name in names if name in BY_NAME for era in self.eras)
+
 
 @dataclass
 class ClientExecution:
@@ -51,8 +60,14 @@ class ClientExecution:
     wire: WireLog  # every scenario's frames, in one log (frame numbers are unique in the run)
 
 
+def scripted_server(scenario: Scenario, wire: WireLog) -> ScriptedHttp:
+    """The scripted server that plays the scenario's script (each era's script its own type)."""
+    script = scenario.script
+    return LegacyScriptedServer(script, wire) if isinstance(script, LegacyScript) else ScriptedServer(script, wire)
+
+
 async def run_one(scenario: Scenario, era: Era, config: ClientConfig, wire: WireLog) -> ScenarioRun:
-    app = ScriptedServer(scenario.script, wire)
+    app = scripted_server(scenario, wire)
     env = harness_env(scenario.name, PROTOCOL_VERSION[era], scenario.context_for(era))
     try:
         async with serving(app) as url:
@@ -60,7 +75,8 @@ async def run_one(scenario: Scenario, era: Era, config: ClientConfig, wire: Wire
     except OSError as exc:
         empty = ClientRun(tuple(config.command), False, None, False, 0.0, "", "", None)
         return ScenarioRun(scenario, era, empty, server_problem=f"the scripted server could not listen: {exc}")
-    return ScenarioRun(scenario, era, client, exchanges_of(wire, app.seqs), reached=app.requests > 0)
+    return ScenarioRun(scenario, era, client, exchanges_of(wire, app.seqs), reached=app.requests > 0,
+                       server_requests=server_requests_of(wire, app.seqs))
 
 
 async def execute_client(config: ClientConfig, progress: Callable[[str], None] | None = None) -> ClientExecution:
@@ -83,7 +99,7 @@ async def execute_client(config: ClientConfig, progress: Callable[[str], None] |
         for i, (scenario, era) in enumerate(planned):
             tg.start_soon(one, i, scenario, era)
     runs = [done[i] for i in range(len(planned))]
-    checks = [judge(check, runs, wire) for check in CLIENT_CHECKS.values()]
+    checks = [judge(check, runs, wire) for check in CLIENT_CHECKS.values() if config.judges(check)]
     target = config.target()
     outcome = decide_outcome(checks)
     result = RunResult(

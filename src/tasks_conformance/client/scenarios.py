@@ -1,7 +1,8 @@
 """The client scenarios: what the scripted server does in each, what it tells the client's harness
 (the context), and which client rules the scenario lets the checks judge.
 
-A scenario is data. The scripted server (scripted.py) plays its `Script`; the harness receives its
+A scenario is data. The scripted server of its era plays its script (scripted.py a `Script`,
+scripted_legacy.py a `LegacyScript`); the harness receives its
 name, the protocol version of its era and its context (the official conformance suite's client
 harness convention: `MCP_CONFORMANCE_SCENARIO`, `MCP_CONFORMANCE_PROTOCOL_VERSION`,
 `MCP_CONFORMANCE_CONTEXT`, the server URL as the last argument).
@@ -12,13 +13,20 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any, Final, Literal
 
-from tasks_conformance.core.wires import DIALECTS
+from tasks_conformance.core.wires import DIALECTS, Wire
 
 Era = Literal["extension", "legacy"]
 # The protocol version a harness is told for each era (pinned: harnesses depend on it).
 PROTOCOL_VERSION: Final[dict[str, str]] = {str(wire): d.protocol_version for wire, d in DIALECTS.items()}
 
 TOOL = "scripted_task"
+# The tools the 2025-11-25 scripted server lists, by their execution.taskSupport (None: absent,
+# which 2025-11-25 reads as forbidden).
+REQUIRED_TOOL, FORBIDDEN_TOOL = "required_task", "plain_tool"
+LEGACY_TOOLS: Final[dict[str, str | None]] = {TOOL: "optional", REQUIRED_TOOL: "required", FORBIDDEN_TOOL: "forbidden",
+                                             "unmarked_tool": None}
+# What the 2025-11-25 scripted server declares under capabilities.tasks unless a scenario says otherwise.
+LEGACY_TASKS: Final[dict[str, Any]] = {"list": {}, "cancel": {}, "requests": {"tools": {"call": {}}}}
 
 
 @dataclass(frozen=True)
@@ -53,6 +61,17 @@ class Script:
 
 
 @dataclass(frozen=True)
+class LegacyScript(Script):
+    """The 2025-11-25 scripted server's side of one scenario. Of `Script` it plays `create`,
+    `reads` (each tasks/get is the next read; a client blocked in tasks/result sees the reads go by
+    at their pollInterval), `result` and `error` (what tasks/result answers once the task ended) and
+    `until_cancelled`; task ids are random, as a server without an authorization context makes them."""
+
+    # capabilities.tasks of the initialize result.
+    tasks: dict[str, Any] = field(default_factory=lambda: dict(LEGACY_TASKS))
+
+
+@dataclass(frozen=True)
 class Scenario:
     name: str
     description: str
@@ -62,15 +81,16 @@ class Scenario:
     context: dict[str, Any] = field(default_factory=dict)
     # The client rules the scenario lets the checks judge (documentation; checks declare their own).
     rules: tuple[str, ...] = ()
+    tool: str = TOOL  # the tool the harness is asked to call
 
     def context_for(self, era: Era) -> dict[str, Any]:
         """MCP_CONFORMANCE_CONTEXT: toolName and arguments always, then the scenario's keys."""
-        return {"toolName": TOOL, "arguments": {"seconds": 1}, **self.context}
+        return {"toolName": self.tool, "arguments": {"seconds": 1}, **self.context}
 
 
 _WORKING_TWICE = (Snapshot("working"), Snapshot("working"), Snapshot("completed"))
 
-SCENARIOS: Final[tuple[Scenario, ...]] = (
+EXTENSION_SCENARIOS: Final[tuple[Scenario, ...]] = (
     Scenario(
         "tasks-client-lifecycle",
         "a task that completes after two polls; pollIntervalMs 200",
@@ -138,4 +158,82 @@ SCENARIOS: Final[tuple[Scenario, ...]] = (
     ),
 )
 
+_LEGACY_WORKING_TWICE = (Snapshot("working"), Snapshot("working"), Snapshot("completed"))
+_NO_CANCEL: Final[dict[str, Any]] = {"list": {}, "requests": {"tools": {"call": {}}}}
+
+LEGACY_SCENARIOS: Final[tuple[Scenario, ...]] = (
+    Scenario(
+        "tasks-client-legacy-lifecycle",
+        "an optional tool called as a task that completes after two polls; pollInterval 200",
+        ("legacy",), LegacyScript(reads=_LEGACY_WORKING_TWICE),
+        rules=("C-LEG-MUST-01", "C-LEG-MUST-02", "C-LEG-MUST-05", "C-LEG-MUST-10", "C-LEG-SHOULD-01",
+               "C-LEG-SHOULD-02", "C-LEG-SHOULD-05", "C-EXT-SHOULD-12"),
+    ),
+    Scenario(
+        "tasks-client-legacy-required",
+        "a tool whose taskSupport is required: it must be called with params.task (-32601 without)",
+        ("legacy",), LegacyScript(), tool=REQUIRED_TOOL,
+        rules=("C-LEG-MUST-03", "C-LEG-MUST-05", "C-LEG-SHOULD-02"),
+    ),
+    Scenario(
+        "tasks-client-legacy-forbidden",
+        "a tool whose taskSupport is forbidden: it must be called plainly (-32601 with params.task)",
+        ("legacy",), LegacyScript(), tool=FORBIDDEN_TOOL,
+        rules=("C-LEG-MUST-02",),
+    ),
+    Scenario(
+        "tasks-client-legacy-undeclared",
+        "a server whose capabilities.tasks has no requests.tools.call: no tool may get params.task",
+        ("legacy",), LegacyScript(tasks={"list": {}, "cancel": {}}),
+        rules=("C-LEG-MUST-01",),
+    ),
+    Scenario(
+        "tasks-client-legacy-failed",
+        "a task that fails; tasks/result answers its JSON-RPC error (-32000)",
+        ("legacy",),
+        LegacyScript(reads=(Snapshot("working"), Snapshot("failed")),
+                     error={"code": -32000, "message": "the scripted tool failed"}),
+        rules=("C-LEG-MUST-05",),
+    ),
+    Scenario(
+        "tasks-client-legacy-tool-error",
+        "a task whose CallToolResult has isError true: it ends failed, and tasks/result answers that result",
+        ("legacy",),
+        LegacyScript(reads=(Snapshot("working"), Snapshot("failed")),
+                     result={"content": [{"type": "text", "text": "the tool reported an error"}], "isError": True}),
+        rules=("C-LEG-MUST-05",),
+    ),
+    Scenario(
+        "tasks-client-legacy-input",
+        "a task that reads input_required; its elicitation comes on the tasks/result stream, and the "
+        "client's answer lets it complete",
+        ("legacy",),
+        LegacyScript(reads=(Snapshot("working"), Snapshot("input_required", input_key="colour"), Snapshot("working"),
+                            Snapshot("completed"))),
+        rules=("C-LEG-MUST-05", "C-LEG-MUST-08", "C-LEG-MUST-13", "C-LEG-SHOULD-04"),
+    ),
+    Scenario(
+        "tasks-client-legacy-cancel",
+        "a task that runs until cancelled; the harness is asked to cancel it once it is seen working",
+        ("legacy",), LegacyScript(reads=(Snapshot("working"),), until_cancelled=True),
+        context={"cancel": True},
+        rules=("C-LEG-MUST-07", "C-LEG-SHOULD-05", "C-LEG-SHOULD-07"),
+    ),
+    Scenario(
+        "tasks-client-legacy-cancel-undeclared",
+        "the harness is asked to cancel, but the server declares no tasks.cancel; the task completes "
+        "after two polls",
+        ("legacy",), LegacyScript(reads=_LEGACY_WORKING_TWICE, tasks=_NO_CANCEL),
+        context={"cancel": True},
+        rules=("C-LEG-MUST-07", "C-LEG-SHOULD-07"),
+    ),
+)
+
+SCENARIOS: Final[tuple[Scenario, ...]] = (*EXTENSION_SCENARIOS, *LEGACY_SCENARIOS)
 BY_NAME: Final[dict[str, Scenario]] = {s.name: s for s in SCENARIOS}
+
+
+def scenario_names(wire: Wire) -> tuple[str, ...]:
+    """The names of the scenarios spoken on one tasks wire (a check's `scenarios`, so that it
+    judges that wire's runs only)."""
+    return tuple(s.name for s in SCENARIOS if wire in s.eras)

@@ -9,15 +9,12 @@ plain JSON; the checks read the client's requests and these answers from the wir
 
 from __future__ import annotations
 
-import contextlib
-import json
-import socket
-from collections.abc import AsyncIterator, Awaitable, Callable, Iterator, MutableMapping
+from collections.abc import Callable
 from dataclasses import dataclass, field
-from datetime import UTC, datetime
 from typing import Any
 
 from tasks_conformance.client.scenarios import TOOL, Script, Snapshot
+from tasks_conformance.client.scripted_http import Answer, Fault, ScriptedHttp, now_iso, rpc_error, rpc_result
 from tasks_conformance.core.protocol import (
     ERR_INVALID_PARAMS,
     ERR_METHOD_NOT_FOUND,
@@ -27,18 +24,11 @@ from tasks_conformance.core.protocol import (
     TERMINAL_STATUSES,
     get_path,
 )
-from tasks_conformance.core.wirelog import HttpMeta, WireLog
+from tasks_conformance.core.wirelog import WireLog
 
-ENDPOINT = "/mcp"
 VERSION = "2026-07-28"
 TTL_MS = 600_000  # far beyond any scenario: TTL behaviour is never judged here
-MAX_BODY = 1024 * 1024  # a client's request is small; a larger body is not read on
 PROMPT_TASK_ID = "prompt-task-1"
-
-Scope = MutableMapping[str, Any]
-Message = MutableMapping[str, Any]
-Receive = Callable[[], Awaitable[Message]]
-Send = Callable[[Message], Awaitable[None]]
 
 
 def declares_extension(params: Any) -> bool:
@@ -46,16 +36,12 @@ def declares_extension(params: Any) -> bool:
     return isinstance(extensions, dict) and EXT_TASKS in extensions
 
 
-def _now() -> str:
-    return datetime.now(UTC).isoformat(timespec="milliseconds").replace("+00:00", "Z")
-
-
 @dataclass
 class TaskState:
     """One task of the script: which read comes next, what was answered, whether it was cancelled."""
 
     task_id: str
-    created_at: str = field(default_factory=_now)
+    created_at: str = field(default_factory=now_iso)
     read: int = 0
     answered: set[str] = field(default_factory=set)
     stale_pending: bool = False
@@ -86,7 +72,7 @@ class TaskState:
 
 def task_body(state: TaskState, snap: Snapshot, script: Script) -> dict[str, Any]:
     body: dict[str, Any] = {"taskId": state.task_id, "status": snap.status, "createdAt": state.created_at,
-                            "lastUpdatedAt": _now(), "ttlMs": TTL_MS}
+                            "lastUpdatedAt": now_iso(), "ttlMs": TTL_MS}
     if snap.poll_interval_ms is not None:
         body["pollIntervalMs"] = snap.poll_interval_ms
     if snap.status == "input_required" and snap.input_key:
@@ -101,33 +87,32 @@ def task_body(state: TaskState, snap: Snapshot, script: Script) -> dict[str, Any
     return body
 
 
-class ScriptedServer:
+class ScriptedServer(ScriptedHttp):
     """The ASGI app: one scenario's script, every frame in `wire`."""
 
     def __init__(self, script: Script, wire: WireLog) -> None:
+        super().__init__(wire)
         self.script = script
-        self.wire = wire
         self.tasks: dict[str, TaskState] = {}
-        self.requests = 0  # JSON-RPC messages received: 0 means the client never reached us
-        # The frames of this scenario in the run's wire log (every scenario of a run shares one).
-        self.seqs: list[int] = []
 
-    # -- JSON-RPC ------------------------------------------------------------------------------
+    async def respond(self, message: Any) -> Answer:
+        status, body = self.answer(message)
+        return Answer(status, body)
 
     def answer(self, message: Any) -> tuple[int, dict[str, Any] | None]:
         """(HTTP status, JSON-RPC response or None for a notification)."""
         if not isinstance(message, dict) or not isinstance(message.get("method"), str):
-            return 400, _error(None, -32600, "not a JSON-RPC request")
+            return 400, rpc_error(None, -32600, "not a JSON-RPC request")
         method, params, rid = message["method"], message.get("params"), message.get("id")
         if "id" not in message:
             return 202, None  # a notification: accepted, nothing to answer
         handler = _METHODS.get(method)
         if handler is None:
-            return 200, _error(rid, ERR_METHOD_NOT_FOUND, f"method not found: {method}")
+            return 200, rpc_error(rid, ERR_METHOD_NOT_FOUND, f"method not found: {method}")
         outcome = handler(self, params if isinstance(params, dict) else {})
-        if isinstance(outcome, _Fault):
-            return outcome.http_status, _error(rid, outcome.code, outcome.message)
-        return 200, {"jsonrpc": "2.0", "id": rid, "result": outcome}
+        if isinstance(outcome, Fault):
+            return outcome.http_status, rpc_error(rid, outcome.code, outcome.message)
+        return 200, rpc_result(rid, outcome)
 
     def _discover(self, _params: dict[str, Any]) -> dict[str, Any]:
         return {"resultType": "complete", "supportedVersions": [VERSION],
@@ -139,9 +124,9 @@ class ScriptedServer:
             "name": TOOL, "description": "a scripted task", "inputSchema": {"type": "object"},
             "execution": {"taskSupport": "optional"}}]}
 
-    def _tools_call(self, params: dict[str, Any]) -> dict[str, Any] | _Fault:
+    def _tools_call(self, params: dict[str, Any]) -> dict[str, Any] | Fault:
         if params.get("name") != TOOL:
-            return _Fault(ERR_INVALID_PARAMS, f"unknown tool: {str(params.get('name'))[:60]}")
+            return Fault(ERR_INVALID_PARAMS, f"unknown tool: {str(params.get('name'))[:60]}")
         if self.script.answer == "complete" or not declares_extension(params):
             return {"resultType": "complete", **self.script.result}
         return self._create(self.script.task_id)
@@ -155,22 +140,22 @@ class ScriptedServer:
             return self._create(PROMPT_TASK_ID)
         return {"resultType": "complete", "messages": [{"role": "user", "content": {"type": "text", "text": "hi"}}]}
 
-    def _task(self, params: dict[str, Any]) -> TaskState | _Fault:
+    def _task(self, params: dict[str, Any]) -> TaskState | Fault:
         if not declares_extension(params):
-            return _Fault(ERR_MISSING_CAPABILITY, "the request does not declare io.modelcontextprotocol/tasks", 400)
+            return Fault(ERR_MISSING_CAPABILITY, "the request does not declare io.modelcontextprotocol/tasks", 400)
         state = self.tasks.get(str(params.get("taskId")))
-        return state if state is not None else _Fault(ERR_INVALID_PARAMS, "task not found")
+        return state if state is not None else Fault(ERR_INVALID_PARAMS, "task not found")
 
-    def _tasks_get(self, params: dict[str, Any]) -> dict[str, Any] | _Fault:
+    def _tasks_get(self, params: dict[str, Any]) -> dict[str, Any] | Fault:
         state = self._task(params)
-        if isinstance(state, _Fault):
+        if isinstance(state, Fault):
             return state
         snap = state.snapshot(self.script)
         return {"resultType": "complete", **task_body(state, snap, self.script)}
 
-    def _tasks_update(self, params: dict[str, Any]) -> dict[str, Any] | _Fault:
+    def _tasks_update(self, params: dict[str, Any]) -> dict[str, Any] | Fault:
         state = self._task(params)
-        if isinstance(state, _Fault):
+        if isinstance(state, Fault):
             return state
         responses = params.get("inputResponses")
         fresh = [k for k in responses if k not in state.answered] if isinstance(responses, dict) else []
@@ -180,50 +165,13 @@ class ScriptedServer:
             state.read += 1  # past the input_required read
         return {"resultType": "complete"}
 
-    def _tasks_cancel(self, params: dict[str, Any]) -> dict[str, Any] | _Fault:
+    def _tasks_cancel(self, params: dict[str, Any]) -> dict[str, Any] | Fault:
         state = self._task(params)
-        if isinstance(state, _Fault):
+        if isinstance(state, Fault):
             return state
         if not state.ended:  # cancelling an ended task is no error, and changes nothing
             state.cancelled = True
         return {"resultType": "complete"}
-
-    # -- HTTP ----------------------------------------------------------------------------------
-
-    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
-        if scope["type"] != "http":
-            return
-        headers = tuple((k.decode("latin-1"), v.decode("latin-1")) for k, v in scope.get("headers", []))
-        url = f"http://{_host(headers)}{scope.get('path', '')}"
-        body = await _read_body(receive)
-        meta = HttpMeta(scope.get("method", ""), url, request_headers=headers)
-        inbound = self.wire.record("in", "http", body, http=meta)
-        self.seqs.append(inbound.seq)
-        if scope.get("method") != "POST" or scope.get("path") != ENDPOINT:
-            await _respond(send, 405 if scope.get("path") == ENDPOINT else 404, b"")
-            return
-        try:
-            message = json.loads(body)
-        except (ValueError, RecursionError):
-            message = None
-        self.requests += 1
-        status, response = self.answer(message)
-        data = json.dumps(response, separators=(",", ":")).encode() if response is not None else b""
-        if response is not None:
-            out_meta = HttpMeta("POST", url, status, headers, (("content-type", "application/json"),))
-            self.seqs.append(self.wire.record("out", "http", data, http=out_meta, reply_to=inbound.seq).seq)
-        await _respond(send, status, data)
-
-
-@dataclass(frozen=True)
-class _Fault:
-    code: int
-    message: str
-    http_status: int = 200
-
-
-def _error(rid: Any, code: int, message: str) -> dict[str, Any]:
-    return {"jsonrpc": "2.0", "id": rid, "error": {"code": code, "message": message}}
 
 
 _METHODS: dict[str, Callable[[ScriptedServer, dict[str, Any]], Any]] = {
@@ -237,66 +185,3 @@ _METHODS: dict[str, Callable[[ScriptedServer, dict[str, Any]], Any]] = {
     "ping": lambda _s, _p: {"resultType": "complete"},
 }
 
-
-def _host(headers: tuple[tuple[str, str], ...]) -> str:
-    return next((v for k, v in headers if k.lower() == "host"), "127.0.0.1")
-
-
-async def _read_body(receive: Receive) -> bytes:
-    chunks: list[bytes] = []
-    size = 0
-    while True:
-        message = await receive()
-        if message.get("type") != "http.request":
-            break
-        chunk = message.get("body", b"")
-        if size < MAX_BODY:
-            chunks.append(chunk[: MAX_BODY - size])
-        size += len(chunk)
-        if not message.get("more_body"):
-            break
-    return b"".join(chunks)
-
-
-async def _respond(send: Send, status: int, data: bytes) -> None:
-    headers = [(b"content-length", str(len(data)).encode())]
-    if data:
-        headers.append((b"content-type", b"application/json"))
-    await send({"type": "http.response.start", "status": status, "headers": headers})
-    await send({"type": "http.response.body", "body": data})
-
-
-def _bind() -> socket.socket:
-    sock = socket.socket(socket.AF_INET, socket.SOCK_STREAM, socket.IPPROTO_TCP)
-    sock.bind(("127.0.0.1", 0))
-    return sock
-
-
-@contextlib.asynccontextmanager
-async def serving(app: ScriptedServer) -> AsyncIterator[str]:
-    """Serve `app` on an ephemeral 127.0.0.1 port for the block; yields the endpoint URL."""
-    import anyio
-    import uvicorn
-
-    class _Quiet(uvicorn.Server):
-        @contextlib.contextmanager
-        def capture_signals(self) -> Iterator[None]:  # the command line owns SIGINT/SIGTERM
-            yield
-
-    sock = _bind()
-    config = uvicorn.Config(app, lifespan="off", log_config=None, log_level="critical", access_log=False,
-                            http="h11", ws="none", timeout_graceful_shutdown=1)
-    server = _Quiet(config)
-    try:
-        async with anyio.create_task_group() as tg:
-            tg.start_soon(server.serve, [sock])
-            with anyio.fail_after(10):
-                while not server.started:
-                    await anyio.sleep(0.005)
-            host, port = sock.getsockname()[:2]
-            try:
-                yield f"http://{host}:{port}{ENDPOINT}"
-            finally:
-                server.should_exit = True
-    finally:
-        sock.close()

@@ -2,9 +2,9 @@
 server per scenario, starts the client under test by the official conformance suite's client
 harness convention, and reports with the server mode's reporters and exit codes.
 
-    tasks-conformance client --command "node my-client.js" [--scenario NAME]… [--timeout MS]
+    tasks-conformance client --command "node my-client.js" [--era extension|legacy|both] [--scenario NAME]…
     tasks-conformance client --list-scenarios [--format json]
-    tasks-conformance client demo        every scenario against the bundled reference client
+    tasks-conformance client demo        every scenario of both eras against the bundled reference client
 
 No `from __future__ import annotations` (see cli.py): typer reads the annotations at start-up.
 """
@@ -23,7 +23,6 @@ client_app = typer.Typer(rich_markup_mode=None, add_completion=False,
                          help="Judge a tasks client: play a scripted server, run the client, judge its bytes.")
 
 ERAS = ("extension", "legacy", "both")
-BUILT_ERAS = ("extension",)  # the legacy era's scenarios are not built yet (see `--list-scenarios`)
 REPORT_NAMES = ("human", "json", "json-summary", "junit-xml", "markdown")
 
 
@@ -41,7 +40,7 @@ def client_command(
     ctx: typer.Context,
     command: Annotated[str | None, typer.Option("--command", metavar="CMD", help="the client under test, started once per scenario with the scripted server's URL appended (split like a shell would)")] = None,
     transport: Annotated[str, typer.Option("--transport", metavar="http|stdio", help="how the client reaches the scripted server (http, the default)")] = "http",
-    era: Annotated[str, typer.Option("--era", metavar="|".join(ERAS), help="which wire the scenarios speak (extension, the default)")] = "extension",
+    era: Annotated[str, typer.Option("--era", metavar="|".join(ERAS), help="which wire the scenarios speak: extension (2026-07-28, the default), legacy (2025-11-25) or both")] = "extension",
     scenario: Annotated[list[str] | None, typer.Option("--scenario", metavar="NAME", help="run only this scenario (repeatable; --list-scenarios names them)")] = None,
     timeout: Annotated[int, typer.Option("--timeout", metavar="MS", help="at most this long per scenario's client (default 30000)")] = 30_000,
     jobs: Annotated[int | None, typer.Option("--jobs", metavar="N", help="scenarios run at once (default: the CPU count)")] = None,
@@ -65,8 +64,8 @@ def client_command(
 def client_demo_command(
     format: Annotated[str | None, typer.Option("--format", metavar="|".join(REPORT_NAMES), help="the report on stdout (default human)")] = None,
 ) -> None:
-    """Every scenario against the bundled reference client (a compliant tasks client)."""
-    raise typer.Exit(_run(reference_client_command(), "http", "extension", (), 30_000, None, format, [], None))
+    """Every scenario of both eras against the bundled reference client (a compliant tasks client)."""
+    raise typer.Exit(_run(reference_client_command(), "http", "both", (), 30_000, None, format, [], None))
 
 
 def _scenarios_text(format: str | None) -> str:
@@ -87,7 +86,8 @@ def _scenarios_text(format: str | None) -> str:
         lines.append(f"{r['name']}  ({', '.join(r['eras'])})\n    {r['description']}\n"
                      f"    context: {json.dumps(r['context'], ensure_ascii=False)}\n    rules: {', '.join(r['rules'])}")
     lines.append("The harness gets the scenario in MCP_CONFORMANCE_SCENARIO, the protocol version in "
-                 "MCP_CONFORMANCE_PROTOCOL_VERSION and the context in MCP_CONFORMANCE_CONTEXT (JSON: toolName and "
+                 "MCP_CONFORMANCE_PROTOCOL_VERSION (2026-07-28, or 2025-11-25 for the tasks-client-legacy-* "
+                 "scenarios) and the context in MCP_CONFORMANCE_CONTEXT (JSON: toolName and "
                  "arguments always; cancel: true to cancel the task once it reads working; request: "
                  "{method, params} to send instead of tools/call); the server URL is its last argument. It may "
                  "print one line TASKS-CONFORMANCE-OUTCOME {\"status\", \"isError\", \"error\"} with what it would "
@@ -128,11 +128,14 @@ def _config(command: str | list[str], transport: str, era: str, scenarios: tuple
         raise UsageError("--transport stdio: the stdio scenarios are not built yet; use --transport http")
     if era not in ERAS:
         raise UsageError(f"--era must be one of {', '.join(ERAS)}, got {era!r}")
-    if era not in BUILT_ERAS:
-        raise UsageError(f"--era {era}: the 2025-11-25 client scenarios are not built yet; use --era extension")
+    eras = eras_of(era)
     unknown = [s for s in scenarios if s not in BY_NAME]
     if unknown:
         raise UsageError(f"--scenario: unknown {unknown[0]!r}; `tasks-conformance client --list-scenarios` names them")
+    elsewhere = [s for s in scenarios if not set(BY_NAME[s].eras) & set(eras)]
+    if elsewhere:
+        raise UsageError(f"--scenario {elsewhere[0]}: a scenario of --era {BY_NAME[elsewhere[0]].eras[0]}, "
+                         f"not of --era {era}")
     if timeout_ms <= 0:
         raise UsageError("--timeout must be a positive number of milliseconds")
     if jobs is not None and jobs <= 0:
@@ -140,8 +143,15 @@ def _config(command: str | list[str], transport: str, era: str, scenarios: tuple
     argv = split_command(command)
     if not argv:
         raise UsageError("--command is empty")
-    return ClientConfig(command=tuple(argv), eras=("extension",), scenarios=scenarios, timeout_s=timeout_ms / 1000,
+    return ClientConfig(command=tuple(argv), eras=eras, scenarios=scenarios, timeout_s=timeout_ms / 1000,
                         jobs=jobs or os.cpu_count() or 2)
+
+
+def eras_of(era: str) -> Any:
+    """The eras an --era value runs: both is every tasks wire, in the registry's order."""
+    from tasks_conformance.core.wires import DIALECTS
+
+    return tuple(str(wire) for wire in DIALECTS) if era == "both" else (era,)
 
 
 def _outputs(format: str | None, reporters: list[str], wire_log: str | None) -> list[tuple[str, str]]:

@@ -5,15 +5,19 @@ from __future__ import annotations
 
 import itertools
 from collections.abc import Iterator
+from dataclasses import dataclass
 
 from tasks_conformance.client.checks.registry import client_check
 from tasks_conformance.client.evidence import Exchange, ScenarioRun
+from tasks_conformance.client.scenarios import scenario_names
 from tasks_conformance.client.scripted import PROMPT_TASK_ID
 from tasks_conformance.core.causes import setting
 from tasks_conformance.core.protocol import TERMINAL_STATUSES, get_path
 from tasks_conformance.core.verdict import Verdict, could_not_run, failed, not_applicable, passed, warn
+from tasks_conformance.core.wires import DIALECTS, CreatedTask, Wire, task_object
 
 TASK_METHODS = ("tasks/get", "tasks/update", "tasks/cancel")
+EXTENSION = scenario_names(Wire.EXTENSION)  # these checks judge the 2026-07-28 runs only
 SHOWN = 3
 MAX_EVIDENCE = 40
 # A poll this much earlier than the interval is still on time (policy P-33): max(50 ms, 10 %).
@@ -108,6 +112,7 @@ def no_task_on_other_methods(runs: list[ScenarioRun]) -> Verdict:
     requirements=("C-EXT-MUST-06",),
     # Once tasks/cancel is sent the check is satisfied: no poll until cancelled is asked for.
     permits=("C-EXT-MAY-03",),
+    scenarios=EXTENSION,
 )
 def cancels_with_tasks_cancel(runs: list[ScenarioRun]) -> Verdict:
     warnings = []
@@ -136,22 +141,65 @@ def cancels_with_tasks_cancel(runs: list[ScenarioRun]) -> Verdict:
     return passed("the task was cancelled with tasks/cancel", warnings=warnings)
 
 
-def _gaps(run: ScenarioRun, task_id: str) -> Iterator[tuple[Exchange, Exchange, float, int, int | None]]:
+@dataclass(frozen=True)
+class Cadence:
+    """How one wire's polls are judged: the interval's field, the requests after which the next
+    poll is not judged (P-33), and the rules an early poll breaks (still on a changed value: the
+    second)."""
+
+    field: str
+    between: tuple[str, ...]
+    rule: str
+    changed_rule: str
+
+
+EXTENSION_CADENCE = Cadence(DIALECTS[Wire.EXTENSION].poll_interval_field, ("tasks/update",),
+                            "C-EXT-SHOULD-01", "C-EXT-SHOULD-02")
+
+
+def poll_gaps(run: ScenarioRun, task_id: str,
+              cadence: Cadence) -> Iterator[tuple[Exchange, Exchange, float, int, int | None]]:
     """(previous read, next read, gap s, interval in force ms, the interval before it) for each pair of
-    tasks/get of a task, where the previous read said how long to wait and no tasks/update came between."""
+    tasks/get of a task, where the previous read said how long to wait and no request of
+    `cadence.between` (an answer, a result fetch) came between."""
     gets = [e for e in _gets(run, task_id) if e.reply_time is not None]
-    create = next((e for e in run.exchanges if get_path(e.result, "taskId") == task_id), None)
-    before = get_path(create.result, "pollIntervalMs") if create is not None else None
-    updates = [e.time for e in run.sent("tasks/update")]
+    create = next((e for e in run.exchanges if CreatedTask.read(e.result).task_id == task_id), None)
+    before = get_path(task_object(create.result), cadence.field) if create is not None else None
+    between = [e.time for e in run.sent(*cadence.between)]
     for prev, nxt in itertools.pairwise(gets):
-        interval = get_path(prev.result, "pollIntervalMs")
+        interval = get_path(prev.result, cadence.field)
         assert prev.reply_time is not None
         if _status(prev) in TERMINAL_STATUSES or not isinstance(interval, int) or interval <= 0:
             before = interval
             continue
-        if not any(prev.reply_time <= t <= nxt.time for t in updates):  # after an answer: not judged (P-33)
+        if not any(prev.reply_time <= t <= nxt.time for t in between):  # after an answer: not judged (P-33)
             yield prev, nxt, nxt.time - prev.reply_time, interval, before if isinstance(before, int) else None
         before = interval
+
+
+def judge_cadence(runs: list[ScenarioRun], cadence: Cadence) -> Verdict:
+    """Early polls warn (SHOULD; policy P-33), naming the changed-value rule when the gaps still
+    follow the interval before the latest."""
+    early: list[tuple[ScenarioRun, Exchange, float, int, bool]] = []
+    judged = 0
+    name = cadence.field
+    for run, task_id in _task_runs(runs):
+        for _prev, nxt, gap, interval, before in poll_gaps(run, task_id, cadence):
+            judged += 1
+            if gap < interval / 1000 - max(EARLY_SLACK_S, EARLY_SLACK_SHARE * interval / 1000):
+                stale = before is not None and before != interval and gap >= before / 1000 - EARLY_SLACK_S
+                early.append((run, nxt, gap, interval, stale))
+    if not judged:
+        return not_applicable(f"no two consecutive tasks/get of a task with a {name} to judge")
+    if not early:
+        return passed(f"all {judged} polls waited the latest {name}")
+    changed = any(stale for *_rest, stale in early)
+    rule = cadence.changed_rule if changed else cadence.rule
+    text = "; ".join(f"{r.name} frame #{e.seq}: {gap * 1000:.0f} ms after the last answer, {name} {iv}"
+                     for r, e, gap, iv, _s in early[:SHOWN])
+    return passed(f"{len(early)} of {judged} polls came early", evidence=[e.seq for _r, e, *_x in early][:MAX_EVIDENCE],
+                  warnings=[warn(f"polls sooner than {name} ({rule}"
+                                 f"{', still on the old value' if changed else ''}; policy P-33): {text}", "P-33")])
 
 
 @client_check(
@@ -165,25 +213,7 @@ def _gaps(run: ScenarioRun, task_id: str) -> Iterator[tuple[Exchange, Exchange, 
     scenarios=("tasks-client-lifecycle", "tasks-client-interval-change"),
 )
 def poll_interval(runs: list[ScenarioRun]) -> Verdict:
-    early: list[tuple[ScenarioRun, Exchange, float, int, bool]] = []
-    judged = 0
-    for run, task_id in _task_runs(runs):
-        for _prev, nxt, gap, interval, before in _gaps(run, task_id):
-            judged += 1
-            if gap < interval / 1000 - max(EARLY_SLACK_S, EARLY_SLACK_SHARE * interval / 1000):
-                stale = before is not None and before != interval and gap >= before / 1000 - EARLY_SLACK_S
-                early.append((run, nxt, gap, interval, stale))
-    if not judged:
-        return not_applicable("no two consecutive tasks/get of a task with a pollIntervalMs to judge")
-    if not early:
-        return passed(f"all {judged} polls waited the latest pollIntervalMs")
-    changed = any(stale for *_rest, stale in early)
-    rule = "C-EXT-SHOULD-02" if changed else "C-EXT-SHOULD-01"
-    text = "; ".join(f"{r.name} frame #{e.seq}: {gap * 1000:.0f} ms after the last answer, pollIntervalMs {iv}"
-                     for r, e, gap, iv, _s in early[:SHOWN])
-    return passed(f"{len(early)} of {judged} polls came early", evidence=[e.seq for _r, e, *_x in early][:MAX_EVIDENCE],
-                  warnings=[warn(f"polls sooner than pollIntervalMs ({rule}"
-                                 f"{', still on the old value' if changed else ''}; policy P-33): {text}", "P-33")])
+    return judge_cadence(runs, EXTENSION_CADENCE)
 
 
 @client_check(
@@ -192,6 +222,7 @@ def poll_interval(runs: list[ScenarioRun]) -> Verdict:
     description="Terminal statuses never change, so a tasks/get after one read completed, failed or cancelled is "
                 "wasted; it warns (SHOULD).",
     requirements=("C-EXT-SHOULD-04",),
+    scenarios=EXTENSION,
 )
 def stops_at_terminal(runs: list[ScenarioRun]) -> Verdict:
     extra: list[tuple[ScenarioRun, Exchange]] = []
@@ -218,6 +249,7 @@ def stops_at_terminal(runs: list[ScenarioRun]) -> Verdict:
     requirements=("C-EXT-SHOULD-03", "C-EXT-SHOULD-07"),
     # After tasks/cancel nothing more is asked; any terminal status read ends the task, not only cancelled.
     permits=("C-EXT-MAY-03", "C-EXT-MAY-04"),
+    scenarios=EXTENSION,
 )
 def keeps_observing(runs: list[ScenarioRun]) -> Verdict:
     abandoned = []

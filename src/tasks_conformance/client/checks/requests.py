@@ -7,6 +7,7 @@ from collections.abc import Iterator
 
 from tasks_conformance.client.checks.registry import client_check
 from tasks_conformance.client.evidence import Exchange, ScenarioRun
+from tasks_conformance.client.scenarios import scenario_names
 from tasks_conformance.core.protocol import (
     EXT_TASKS,
     HEADER_METHOD,
@@ -18,8 +19,10 @@ from tasks_conformance.core.protocol import (
     get_path,
 )
 from tasks_conformance.core.verdict import Verdict, failed, passed, warn
+from tasks_conformance.core.wires import Wire
 
 TASK_METHODS = ("tasks/get", "tasks/update", "tasks/cancel")
+EXTENSION = scenario_names(Wire.EXTENSION)  # these checks judge the 2026-07-28 runs only
 SHOWN = 3  # offending requests a message names; the evidence lists them all (bounded)
 MAX_EVIDENCE = 40
 
@@ -50,6 +53,7 @@ def _declares(e: Exchange) -> bool:
                 "carries extensions[\"io.modelcontextprotocol/tasks\"] in its _meta clientCapabilities; a "
                 "declaration on an earlier request does not count, and the legacy capabilities.tasks is none.",
     requirements=("C-EXT-MUST-01",),
+    scenarios=EXTENSION,
 )
 def declares_extension(runs: list[ScenarioRun]) -> Verdict:
     missing = [(run, e) for run in runs for e in _declaring(run) if not _declares(e)]
@@ -73,6 +77,7 @@ def declares_extension(runs: list[ScenarioRun]) -> Verdict:
     requirements=("C-CORE-MUST-01", "C-CORE-MUST-04"),
     # A server/discover first is one more request, held to the same _meta and header as any other.
     permits=("C-CORE-MAY-01",),
+    scenarios=EXTENSION,
 )
 def core_meta(runs: list[ScenarioRun]) -> Verdict:
     no_meta: list[tuple[ScenarioRun, Exchange]] = []
@@ -127,6 +132,7 @@ def _header_problem(e: Exchange) -> tuple[str, str] | None:
                 "its method and Mcp-Name equal to params.taskId, sent as =?base64?…?= when the id is not "
                 "header-safe.",
     requirements=("C-EXT-MUST-04", "C-EXT-MUST-05", "C-CORE-MUST-06"),
+    scenarios=EXTENSION,
 )
 def routing_headers(runs: list[ScenarioRun]) -> Verdict:
     problems = [(run, e, found) for run in runs for e in run.sent(*TASK_METHODS) if e.is_request
@@ -148,6 +154,7 @@ def routing_headers(runs: list[ScenarioRun]) -> Verdict:
     description="tasks/result and tasks/list were removed by the extension; the outcome is read from tasks/get, "
                 "and there is no task inventory.",
     requirements=("C-EXT-MUST-11", "C-EXT-MUST-12"),
+    scenarios=EXTENSION,
 )
 def no_removed_methods(runs: list[ScenarioRun]) -> Verdict:
     sent = [(run, e) for run in runs for e in run.sent("tasks/result", "tasks/list")]
@@ -167,6 +174,7 @@ def no_removed_methods(runs: list[ScenarioRun]) -> Verdict:
                 "extension either is harmless to a compliant server, so it warns (policy P-32); without the "
                 "extension the request is undeclared, which tasks-client-declares-extension fails.",
     requirements=("C-EXT-MUST-13", "C-EXT-MUST-14"),
+    scenarios=EXTENSION,
 )
 def no_legacy_leftovers(runs: list[ScenarioRun]) -> Verdict:
     task_param = [(r, e) for r in runs for e in r.sent("tools/call") if "task" in e.params and _declares(e)]

@@ -1,0 +1,348 @@
+"""Client checks of the 2025-11-25 wire (tasks in core): params.task where the server and the tool
+allow it, the payload fetched with tasks/result, task input answered on its stream, cancellation
+with tasks/cancel, what the server declared, the poll cadence, and nothing of the 2026-07-28
+extension on a 2025-11-25 session. They judge the tasks-client-legacy-* runs only.
+
+https://modelcontextprotocol.io/specification/2025-11-25/basic/utilities/tasks
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from tasks_conformance.client.checks.following import Cadence, judge_cadence
+from tasks_conformance.client.checks.registry import client_check
+from tasks_conformance.client.evidence import Exchange, ScenarioRun
+from tasks_conformance.client.scenarios import LEGACY_TOOLS, scenario_names
+from tasks_conformance.core.causes import setting
+from tasks_conformance.core.protocol import EXT_TASKS, META_CLIENT_CAPS, META_RELATED_TASK, get_path
+from tasks_conformance.core.result import CheckWarning
+from tasks_conformance.core.verdict import Verdict, could_not_run, failed, not_applicable, passed, warn
+from tasks_conformance.core.wires import DIALECTS, CreatedTask, Wire
+from tasks_conformance.core.wires.base import TASK_CAPABLE, has_task_param
+
+LEGACY_RUNS = scenario_names(Wire.LEGACY)
+TASK_METHODS = ("tasks/get", "tasks/result", "tasks/cancel")
+CANCEL = "tasks-client-legacy-cancel"  # the harness is asked to cancel, and the server can
+INPUT = "tasks-client-legacy-input"  # the task asks for input on the tasks/result stream
+SHOWN = 3
+MAX_EVIDENCE = 40
+LEGACY_CADENCE = Cadence(DIALECTS[Wire.LEGACY].poll_interval_field, ("tasks/result",),
+                         "C-LEG-SHOULD-02", "C-LEG-SHOULD-02")
+
+
+def _where(run: ScenarioRun, e: Exchange) -> str:
+    return f"{e.method} (frame #{e.seq}, {run.name})"
+
+
+def _requests(run: ScenarioRun, *methods: str) -> list[Exchange]:
+    return [e for e in run.sent(*methods) if e.is_request]
+
+
+def _declared(run: ScenarioRun, *path: str) -> bool:
+    """Whether the initialize result the client got declares capabilities.tasks.<path>."""
+    init = next((e for e in _requests(run, "initialize") if isinstance(e.result, dict)), None)
+    return init is not None and get_path(init.result, "capabilities", "tasks", *path) is not None
+
+
+def _creates(run: ScenarioRun) -> dict[str, Exchange]:
+    """The tools/call requests that created a task (a nested CreateTaskResult), by task id."""
+    out: dict[str, Exchange] = {}
+    for e in _requests(run, "tools/call"):
+        created = CreatedTask.read(e.result)
+        if created.task_id is not None and created.shape == "nested":
+            out.setdefault(created.task_id, e)
+    return out
+
+
+def _augmentation_problem(e: Exchange, declared: bool) -> tuple[str, str] | None:
+    """(the rule, what is wrong) with one tools/call's params.task, or None."""
+    name = e.params.get("name")
+    known = isinstance(name, str) and name in LEGACY_TOOLS
+    support = LEGACY_TOOLS.get(name) if isinstance(name, str) else None
+    asked = has_task_param(e.params)
+    if asked and not declared:
+        return "C-LEG-MUST-01", "params.task although the server declared no tasks.requests.tools.call"
+    if asked and known and support not in TASK_CAPABLE:
+        return "C-LEG-MUST-02", f"params.task for {name}, whose taskSupport is {support or 'absent (forbidden)'}"
+    if not asked and declared and support == "required":
+        return "C-LEG-MUST-03", f"{name} called without params.task although its taskSupport is required"
+    return None
+
+
+@client_check(
+    id="tasks-client-legacy-task-augmentation",
+    title="params.task only where the server and the tool allow it, and always for a required tool",
+    description="A tools/call carries params.task only when the initialize result declared "
+                "tasks.requests.tools.call and the tool's execution.taskSupport is optional or required (absent "
+                "means forbidden), and always when it is required. params.task on any other request warns.",
+    requirements=("C-LEG-MUST-01", "C-LEG-MUST-02", "C-LEG-MUST-03", "C-LEG-SHOULD-01"),
+    # An optional tool may be called as a task or plainly: neither is judged.
+    permits=("C-LEG-MAY-01",),
+    scenarios=LEGACY_RUNS,
+)
+def task_augmentation(runs: list[ScenarioRun]) -> Verdict:
+    problems: list[tuple[ScenarioRun, Exchange, str, str]] = []
+    calls = 0
+    for run in runs:
+        declared = _declared(run, "requests", "tools", "call")
+        for e in _requests(run, "tools/call"):
+            calls += 1
+            if (found := _augmentation_problem(e, declared)) is not None:
+                problems.append((run, e, *found))
+    elsewhere = [(run, e) for run in runs for e in run.exchanges
+                 if e.is_request and e.method != "tools/call" and has_task_param(e.params)]
+    warnings = [f"params.task on {len(elsewhere)} request(s) other than tools/call, the one request type a "
+                "2025-11-25 server may declare (C-LEG-SHOULD-01): "
+                + "; ".join(_where(r, e) for r, e in elsewhere[:SHOWN])] if elsewhere else []
+    if problems:
+        broken = tuple(dict.fromkeys(rule for _r, _e, rule, _what in problems))
+        return failed(f"{len(problems)} tools/call with the wrong params.task: "
+                      + "; ".join(f"{_where(r, e)}: {what}" for r, e, _rule, what in problems[:SHOWN]),
+                      broken=broken, evidence=[e.seq for _r, e, _x, _y in problems][:MAX_EVIDENCE], warnings=warnings)
+    if not calls:
+        return could_not_run(setting("the client sent no tools/call in the 2025-11-25 scenarios",
+                                     "have the harness call MCP_CONFORMANCE_CONTEXT's toolName"))
+    return passed(f"all {calls} tools/call carried params.task exactly where the server and the tool allowed it",
+                  warnings=warnings, evidence=[e.seq for _r, e in elsewhere][:MAX_EVIDENCE])
+
+
+def _payload_answer(run: ScenarioRun, task_id: str) -> Exchange | None:
+    """The last tasks/result of a task that was answered (a result or an error)."""
+    answered = [e for e in _requests(run, "tasks/result") if e.task_id == task_id and e.reply is not None
+                and ("result" in e.reply or "error" in e.reply)]
+    return answered[-1] if answered else None
+
+
+def _outcome_mismatch(said: dict[str, Any], reply: dict[str, Any]) -> str | None:
+    """How the harness's outcome line differs from what tasks/result answered, or None."""
+    code = get_path(reply, "error", "code")
+    if "error" in reply:
+        if said.get("status") != "failed" or get_path(said, "error", "code") != code:
+            return f"tasks/result answered JSON-RPC error {code!r}, reported as status {said.get('status')!r}, " \
+                   f"error code {get_path(said, 'error', 'code')!r}"
+        return None
+    if get_path(reply, "result", "isError") is True:
+        if said.get("isError") is not True or said.get("error"):
+            return f"tasks/result answered a CallToolResult with isError true, reported as status " \
+                   f"{said.get('status')!r}, isError {said.get('isError')!r}"
+        return None
+    if said.get("status") != "completed":
+        return f"tasks/result answered a CallToolResult, reported as status {said.get('status')!r}"
+    return None
+
+
+@client_check(
+    id="tasks-client-legacy-fetches-result",
+    title="A task's payload is fetched with tasks/result, and that answer is the call's outcome",
+    description="tasks/get carries no payload: a task that ends is followed by tasks/result, whose answer (the "
+                "CallToolResult, isError included, or the same JSON-RPC error) is the call's outcome. The rule is "
+                "derived, so a missing fetch or an outcome line that differs from the answer warns (policy P-38).",
+    requirements=("C-LEG-MUST-05",),
+    scenarios=("tasks-client-legacy-lifecycle", "tasks-client-legacy-required", "tasks-client-legacy-failed",
+               "tasks-client-legacy-tool-error", "tasks-client-legacy-cancel-undeclared", INPUT),
+)
+def fetches_result(runs: list[ScenarioRun]) -> Verdict:
+    unfetched: list[str] = []
+    differs: list[str] = []
+    tasks = 0
+    for run in runs:
+        cancelled = {e.task_id for e in _requests(run, "tasks/cancel")}
+        for task_id, create in _creates(run).items():
+            if task_id in cancelled:
+                continue
+            tasks += 1
+            answer = _payload_answer(run, task_id)
+            if answer is None:
+                unfetched.append(f"{run.name}: the task tools/call frame #{create.seq} created")
+                continue
+            said = run.client.outcome
+            mismatch = _outcome_mismatch(said, answer.reply or {}) if said is not None else None
+            if mismatch is not None:
+                differs.append(f"{run.name} (frame #{answer.reply_seq}): {mismatch}")
+    if not tasks:
+        return not_applicable("no task was created (tasks-client-legacy-task-augmentation judges params.task)")
+    warnings: list[CheckWarning] = []
+    if unfetched:
+        warnings.append(warn(f"{len(unfetched)} task(s) never fetched with tasks/result, so their outcome was lost "
+                             f"(C-LEG-MUST-05; policy P-38): " + "; ".join(unfetched[:SHOWN]), "P-38"))
+    if differs:
+        warnings.append(warn("the outcome the client reported is not what tasks/result answered (C-LEG-MUST-05; "
+                             "policy P-38): " + "; ".join(differs[:SHOWN]), "P-38"))
+    if warnings:
+        return passed(f"{len(unfetched) + len(differs)} of {tasks} tasks' payloads not taken from tasks/result",
+                      warnings=warnings)
+    return passed(f"all {tasks} tasks' payloads were fetched with tasks/result")
+
+
+@client_check(
+    id="tasks-client-legacy-cancels-with-tasks-cancel",
+    title="A task is cancelled with tasks/cancel, never with notifications/cancelled (2025-11-25)",
+    description="Asked to cancel, the client sends tasks/cancel for the task; no notifications/cancelled names "
+                "the creating tools/call once the CreateTaskResult has arrived (policy P-35).",
+    requirements=("C-LEG-MUST-07",),
+    scenarios=LEGACY_RUNS,
+)
+def cancels_with_tasks_cancel(runs: list[ScenarioRun]) -> Verdict:
+    warnings: list[CheckWarning] = []
+    for run in runs:
+        creates = {e.message.get("id"): e for e in _creates(run).values()}
+        for n in run.sent("notifications/cancelled"):
+            create = creates.get(get_path(n.params, "requestId"))
+            if create is not None and create.reply_time is not None and n.time >= create.reply_time:
+                return failed(f"notifications/cancelled (frame #{n.seq}, {run.name}) names the tools/call that "
+                              "created a task: a task is cancelled with tasks/cancel", broken=("C-LEG-MUST-07",),
+                              evidence=(*create.seqs, n.seq))
+            warnings.append(warn(f"a notifications/cancelled in {run.name} (frame #{n.seq}) names no task's tools/call "
+                                 "(request-level cancellation, policy P-35)", "P-35"))
+    asked = [run for run in runs if run.name == CANCEL]
+    for run in asked:
+        if not _requests(run, "tasks/cancel"):
+            if not _creates(run):
+                return could_not_run(setting("the client created no task in the cancel scenario, so it had nothing "
+                                             "to cancel", "see tasks-client-legacy-task-augmentation"),
+                                     blocked_by="tasks-client-legacy-task-augmentation")
+            return could_not_run(setting("asked to cancel (MCP_CONFORMANCE_CONTEXT cancel: true), the client sent no "
+                                         "tasks/cancel (policy P-35)",
+                                         "have the harness cancel the task once it reads working when the context "
+                                         "says cancel: true"), policies=("P-35",))
+    if not asked:
+        return not_applicable("the cancel scenario did not run")
+    return passed("the task was cancelled with tasks/cancel", warnings=warnings)
+
+
+@client_check(
+    id="tasks-client-legacy-declared-methods",
+    title="tasks/cancel and tasks/list only where the server declared them",
+    description="On 2025-11-25 tasks/cancel and tasks/list are optional: the client sends them only when the "
+                "initialize result declared tasks.cancel or tasks.list; otherwise it warns (SHOULD).",
+    requirements=("C-LEG-SHOULD-07",),
+    scenarios=LEGACY_RUNS,
+)
+def declared_methods(runs: list[ScenarioRun]) -> Verdict:
+    optional = (("tasks/cancel", "cancel"), ("tasks/list", "list"))
+    undeclared = [(run, e) for run in runs for method, capability in optional
+                  if not _declared(run, capability) for e in _requests(run, method)]
+    if undeclared:
+        return passed(f"{len(undeclared)} request(s) to a method the server did not declare",
+                      evidence=[e.seq for _r, e in undeclared][:MAX_EVIDENCE], warnings=[
+                          "tasks/cancel or tasks/list sent although the server declared no tasks.cancel or tasks.list "
+                          "(C-LEG-SHOULD-07): " + "; ".join(_where(r, e) for r, e in undeclared[:SHOWN])])
+    return passed("tasks/cancel and tasks/list were sent only where the server declared them")
+
+
+def _extension_declared(params: Any, *where: str) -> bool:
+    extensions = get_path(params, *where, "extensions")
+    return isinstance(extensions, dict) and EXT_TASKS in extensions
+
+
+@client_check(
+    id="tasks-client-legacy-no-extension-wire",
+    title="No 2026-07-28 extension wire on a 2025-11-25 session",
+    description="On 2025-11-25 the client sends no tasks/update and no per-request declaration of "
+                "io.modelcontextprotocol/tasks in _meta clientCapabilities; listing the extension in "
+                "initialize's capabilities warns (policy P-39).",
+    requirements=("C-LEG-MUST-10", "C-EXT-SHOULD-12"),
+    scenarios=LEGACY_RUNS,
+)
+def no_extension_wire(runs: list[ScenarioRun]) -> Verdict:
+    wrong = [(run, e, "tasks/update does not exist on 2025-11-25") for run in runs
+             for e in _requests(run, "tasks/update")]
+    wrong += [(run, e, "declares io.modelcontextprotocol/tasks in its _meta clientCapabilities") for run in runs
+              for e in run.exchanges if e.is_request and _extension_declared(e.params, "_meta", META_CLIENT_CAPS)]
+    listed = [(run, e) for run in runs for e in _requests(run, "initialize")
+              if _extension_declared(e.params, "capabilities")]
+    warnings = [warn("initialize lists io.modelcontextprotocol/tasks in capabilities.extensions, which 2025-11-25 "
+                     "does not define (C-EXT-SHOULD-12; policy P-39): "
+                     + "; ".join(_where(r, e) for r, e in listed[:SHOWN]), "P-39")] if listed else []
+    if wrong:
+        return failed(f"{len(wrong)} request(s) use the 2026-07-28 extension on a 2025-11-25 session (policy P-39): "
+                      + "; ".join(f"{_where(r, e)}: {what}" for r, e, what in wrong[:SHOWN]),
+                      broken=("C-LEG-MUST-10",), evidence=[e.seq for _r, e, _w in wrong][:MAX_EVIDENCE],
+                      warnings=warnings, policies=("P-39",))
+    return passed("no extension wire was sent on 2025-11-25", warnings=warnings,
+                  evidence=[e.seq for _r, e in listed][:MAX_EVIDENCE])
+
+
+@client_check(
+    id="tasks-client-legacy-no-related-meta",
+    title="No related-task _meta on tasks/get, tasks/result or tasks/cancel",
+    description="params.taskId identifies the task of a tasks/get, tasks/result or tasks/cancel; the related-task "
+                "_meta on them is ignored by the server, and sending it warns (SHOULD NOT).",
+    requirements=("C-LEG-SHOULD-05",),
+    scenarios=LEGACY_RUNS,
+)
+def no_related_meta(runs: list[ScenarioRun]) -> Verdict:
+    tagged = [(run, e) for run in runs for e in _requests(run, *TASK_METHODS)
+              if get_path(e.params, "_meta", META_RELATED_TASK) is not None]
+    if tagged:
+        return passed(f"{len(tagged)} tasks/* request(s) carried the related-task _meta",
+                      evidence=[e.seq for _r, e in tagged][:MAX_EVIDENCE], warnings=[
+                          f"the related-task _meta on {len(tagged)} tasks/* request(s), whose params.taskId already "
+                          f"names the task (C-LEG-SHOULD-05): " + "; ".join(_where(r, e) for r, e in tagged[:SHOWN])])
+    return passed("no tasks/get, tasks/result or tasks/cancel carried the related-task _meta")
+
+
+@client_check(
+    id="tasks-client-legacy-poll-interval",
+    title="tasks/get polls wait at least the latest pollInterval (2025-11-25)",
+    description="Between a tasks/get answer and the next tasks/get of the same task the client waits the "
+                "pollInterval of the CreateTaskResult or the latest tasks/get. Early polls warn (SHOULD; policy "
+                "P-33, and a poll after a tasks/result is not judged).",
+    requirements=("C-LEG-SHOULD-02",),
+    scenarios=("tasks-client-legacy-lifecycle", "tasks-client-legacy-required",
+               "tasks-client-legacy-cancel-undeclared"),
+)
+def poll_interval(runs: list[ScenarioRun]) -> Verdict:
+    return judge_cadence(runs, LEGACY_CADENCE)
+
+
+def _input_problems(run: ScenarioRun) -> tuple[bool, list[str], list[CheckWarning]]:
+    """(whether the task asked for input, SHOULD warnings, policy warnings) of one input run."""
+    reads = [e for e in _requests(run, "tasks/get") if get_path(e.result, "status") == "input_required"]
+    asked = [e for e in run.server_requests if e.method == "elicitation/create"]
+    if not reads and not asked:
+        return False, [], []
+    first = min(e.time for e in reads) if reads else 0.0
+    plain: list[str] = []
+    if reads and not asked and not [e for e in _requests(run, "tasks/result") if e.time >= first]:
+        plain.append(f"{run.name}: the task read input_required (frame #{reads[0].seq}) but no tasks/result followed, "
+                     "the stream its elicitation comes on (C-LEG-SHOULD-04)")
+    cited: list[CheckWarning] = []
+    for e in asked:
+        task_id = get_path(e.params, "_meta", META_RELATED_TASK, "taskId")
+        where = f"the elicitation/create of frame #{e.seq} ({run.name})"
+        if e.reply is None:
+            cited.append(warn(f"{where} was never answered (C-LEG-MUST-13; policy P-40)", "P-40"))
+        elif "error" in e.reply:
+            cited.append(warn(f"{where} was answered with JSON-RPC error {get_path(e.reply, 'error', 'code')!r} "
+                              "although the client declared elicitation (C-LEG-MUST-13; policy P-40)", "P-40"))
+        elif get_path(e.reply, "result", "_meta", META_RELATED_TASK, "taskId") != task_id:
+            cited.append(warn(f"the response to {where} (frame #{e.reply_seq}) does not carry the related-task _meta "
+                              "of its task (C-LEG-MUST-08; policy P-40)", "P-40"))
+    return True, plain, cited
+
+
+@client_check(
+    id="tasks-client-legacy-input-answered",
+    title="Task input: tasks/result on input_required, and the elicitation answered, tagged with its task",
+    description="On input_required the client calls tasks/result (SHOULD), on whose stream the server sends its "
+                "elicitation/create with the related-task _meta; the client answers it as the ordinary request it "
+                "is, and its response carries the same related-task _meta. Those two rules are derived or read "
+                "from text no client follows yet, so they warn (policy P-40).",
+    requirements=("C-LEG-MUST-08", "C-LEG-MUST-13", "C-LEG-SHOULD-04"),
+    scenarios=(INPUT,),
+)
+def input_answered(runs: list[ScenarioRun]) -> Verdict:
+    judged = False
+    plain: list[str] = []
+    cited: list[CheckWarning] = []
+    for run in runs:
+        asked, should, policy = _input_problems(run)
+        judged, plain, cited = judged or asked, plain + should, cited + policy
+    if not judged:
+        return not_applicable("the client never saw the task ask for input (it created no task, or never read it)")
+    warnings: list[str | CheckWarning] = [*plain, *cited]
+    if warnings:
+        return passed("the task's input was not asked for and answered as 2025-11-25 says", warnings=warnings)
+    return passed("tasks/result was called on input_required and the elicitation answered with its task's _meta")

@@ -1,0 +1,182 @@
+"""What both scripted servers share: the Streamable HTTP endpoint they serve on 127.0.0.1, every
+byte both ways recorded in the run's WireLog, a reply as plain JSON or as an SSE stream, and the
+small JSON-RPC helpers. Each era's server (scripted.py, scripted_legacy.py) says only how it
+answers a message (`respond`).
+"""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import socket
+from collections.abc import AsyncIterator, Awaitable, Callable, Iterator, MutableMapping
+from dataclasses import dataclass
+from datetime import UTC, datetime
+from typing import Any
+
+from tasks_conformance.core.wirelog import HttpMeta, WireLog
+
+ENDPOINT = "/mcp"
+MAX_BODY = 1024 * 1024  # a client's request is small; a larger body is not read on
+SSE = "text/event-stream"
+
+Scope = MutableMapping[str, Any]
+Message = MutableMapping[str, Any]
+Receive = Callable[[], Awaitable[Message]]
+Send = Callable[[Message], Awaitable[None]]
+
+
+def now_iso() -> str:
+    return datetime.now(UTC).isoformat(timespec="milliseconds").replace("+00:00", "Z")
+
+
+@dataclass(frozen=True)
+class Fault:
+    """A JSON-RPC error a handler answers with (and the HTTP status it travels with)."""
+
+    code: int
+    message: str
+    http_status: int = 200
+
+
+def rpc_error(rid: Any, code: int, message: str) -> dict[str, Any]:
+    return {"jsonrpc": "2.0", "id": rid, "error": {"code": code, "message": message}}
+
+
+def rpc_result(rid: Any, result: dict[str, Any]) -> dict[str, Any]:
+    return {"jsonrpc": "2.0", "id": rid, "result": result}
+
+
+@dataclass
+class Answer:
+    """How one POST is answered: an HTTP status and a JSON body (None: no body), or an SSE stream
+    whose events are the JSON-RPC messages `events` yields (the last one the response)."""
+
+    status: int
+    body: dict[str, Any] | None = None
+    headers: tuple[tuple[str, str], ...] = ()
+    events: AsyncIterator[dict[str, Any]] | None = None
+
+
+class ScriptedHttp:
+    """The ASGI app both eras' scripted servers are: POST /mcp only, every frame in `wire`."""
+
+    def __init__(self, wire: WireLog) -> None:
+        self.wire = wire
+        self.requests = 0  # JSON-RPC messages received: 0 means the client never reached us
+        # The frames of this scenario in the run's wire log (every scenario of a run shares one).
+        self.seqs: list[int] = []
+
+    async def respond(self, message: Any) -> Answer:
+        """The answer to one JSON-RPC message (None when the body is not JSON)."""
+        raise NotImplementedError
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        if scope["type"] != "http":
+            return
+        headers = tuple((k.decode("latin-1"), v.decode("latin-1")) for k, v in scope.get("headers", []))
+        url = f"http://{_host(headers)}{scope.get('path', '')}"
+        body = await _read_body(receive)
+        meta = HttpMeta(scope.get("method", ""), url, request_headers=headers)
+        inbound = self.wire.record("in", "http", body, http=meta)
+        self.seqs.append(inbound.seq)
+        if scope.get("method") != "POST" or scope.get("path") != ENDPOINT:
+            await _respond(send, 405 if scope.get("path") == ENDPOINT else 404, b"")
+            return
+        try:
+            message = json.loads(body)
+        except (ValueError, RecursionError):
+            message = None
+        self.requests += 1
+        answer = await self.respond(message)
+        if answer.events is not None:
+            rid = message.get("id") if isinstance(message, dict) else None
+            await self._stream(send, answer, HttpMeta("POST", url, answer.status, headers,
+                                                      (("content-type", SSE), *answer.headers)), inbound.seq, rid)
+            return
+        data = json.dumps(answer.body, separators=(",", ":")).encode() if answer.body is not None else b""
+        if answer.body is not None:
+            out_meta = HttpMeta("POST", url, answer.status, headers,
+                                (("content-type", "application/json"), *answer.headers))
+            self.seqs.append(self.wire.record("out", "http", data, http=out_meta, reply_to=inbound.seq).seq)
+        await _respond(send, answer.status, data, answer.headers)
+
+    async def _stream(self, send: Send, answer: Answer, out_meta: HttpMeta, inbound: int, rid: Any) -> None:
+        """An SSE response: each message one event, recorded as it is sent; the one with the
+        request's id (a result or an error) is recorded as the reply."""
+        assert answer.events is not None
+        await send({"type": "http.response.start", "status": answer.status,
+                    "headers": [(b"content-type", SSE.encode()), (b"cache-control", b"no-store"),
+                                *((k.encode(), v.encode()) for k, v in answer.headers)]})
+        async for message in answer.events:
+            data = json.dumps(message, separators=(",", ":")).encode()
+            reply = "method" not in message and message.get("id") == rid
+            frame = self.wire.record("out", "sse", data, http=out_meta, reply_to=inbound if reply else None)
+            self.seqs.append(frame.seq)
+            await send({"type": "http.response.body", "body": b"data: " + data + b"\n\n", "more_body": True})
+        await send({"type": "http.response.body", "body": b"", "more_body": False})
+
+
+def _host(headers: tuple[tuple[str, str], ...]) -> str:
+    return next((v for k, v in headers if k.lower() == "host"), "127.0.0.1")
+
+
+async def _read_body(receive: Receive) -> bytes:
+    chunks: list[bytes] = []
+    size = 0
+    while True:
+        message = await receive()
+        if message.get("type") != "http.request":
+            break
+        chunk = message.get("body", b"")
+        if size < MAX_BODY:
+            chunks.append(chunk[: MAX_BODY - size])
+        size += len(chunk)
+        if not message.get("more_body"):
+            break
+    return b"".join(chunks)
+
+
+async def _respond(send: Send, status: int, data: bytes, extra: tuple[tuple[str, str], ...] = ()) -> None:
+    headers = [(b"content-length", str(len(data)).encode())]
+    if data:
+        headers.append((b"content-type", b"application/json"))
+    headers.extend((k.encode(), v.encode()) for k, v in extra)
+    await send({"type": "http.response.start", "status": status, "headers": headers})
+    await send({"type": "http.response.body", "body": data})
+
+
+def _bind() -> socket.socket:
+    sock = socket.socket(socket.AF_INET, socket.SOCK_STREAM, socket.IPPROTO_TCP)
+    sock.bind(("127.0.0.1", 0))
+    return sock
+
+
+@contextlib.asynccontextmanager
+async def serving(app: ScriptedHttp) -> AsyncIterator[str]:
+    """Serve `app` on an ephemeral 127.0.0.1 port for the block; yields the endpoint URL."""
+    import anyio
+    import uvicorn
+
+    class _Quiet(uvicorn.Server):
+        @contextlib.contextmanager
+        def capture_signals(self) -> Iterator[None]:  # the command line owns SIGINT/SIGTERM
+            yield
+
+    sock = _bind()
+    config = uvicorn.Config(app, lifespan="off", log_config=None, log_level="critical", access_log=False,
+                            http="h11", ws="none", timeout_graceful_shutdown=1)
+    server = _Quiet(config)
+    try:
+        async with anyio.create_task_group() as tg:
+            tg.start_soon(server.serve, [sock])
+            with anyio.fail_after(10):
+                while not server.started:
+                    await anyio.sleep(0.005)
+            host, port = sock.getsockname()[:2]
+            try:
+                yield f"http://{host}:{port}{ENDPOINT}"
+            finally:
+                server.should_exit = True
+    finally:
+        sock.close()

@@ -1,0 +1,269 @@
+"""The 2025-11-25 scripted server a client under test talks to: a small tasks-in-core server over
+Streamable HTTP that plays one scenario's `LegacyScript`, on the HTTP plumbing both eras share
+(scripted_http.py).
+
+It behaves as a compliant 2025-11-25 server, so that a client is only ever judged on its own
+bytes: `initialize` opens a session (`Mcp-Session-Id`) and declares `capabilities.tasks`;
+`tools/list` gives each tool's `execution.taskSupport`; a `tools/call` with `params.task` on a
+task-capable tool gets a CreateTaskResult `{task: {...}}`, and without it the plain CallToolResult.
+Where the server declared `tasks.requests.tools.call`, a required tool called plainly and a
+forbidden one called as a task both get -32601 (the rule for the first is a MUST, for the second a
+SHOULD); where it did not, `params.task` is ignored and the call processed normally.
+`tasks/get` returns the task without its payload; `tasks/result` returns the payload once the
+task has ended, and on a task still running it blocks (an SSE stream) while the task's reads go by
+at their pollInterval. `tasks/cancel` and `tasks/list` exist where they are declared.
+
+A task that needs input reads `input_required`; the elicitation comes as an `elicitation/create`
+request on the stream of the client's `tasks/result` (tagged with the related-task `_meta`), once,
+and the client's JSON-RPC response (its own POST) lets the task go on.
+
+Every wait is bounded: a task that would wait forever (for a cancel or an answer) fails on its own
+after GIVE_UP_S.
+
+https://modelcontextprotocol.io/specification/2025-11-25/basic/utilities/tasks
+"""
+
+from __future__ import annotations
+
+import secrets
+import time
+from collections.abc import AsyncIterator, Callable
+from dataclasses import dataclass, field
+from typing import Any
+
+from tasks_conformance.client.scenarios import LEGACY_TOOLS, LegacyScript, Snapshot
+from tasks_conformance.client.scripted import TaskState
+from tasks_conformance.client.scripted_http import Answer, Fault, ScriptedHttp, now_iso, rpc_error, rpc_result
+from tasks_conformance.core.protocol import (
+    ERR_INTERNAL,
+    ERR_INVALID_PARAMS,
+    ERR_INVALID_REQUEST,
+    ERR_METHOD_NOT_FOUND,
+    HEADER_SESSION,
+    META_RELATED_TASK,
+    get_path,
+)
+from tasks_conformance.core.wirelog import WireLog
+from tasks_conformance.core.wires import DIALECTS, Wire
+from tasks_conformance.core.wires.base import TASK_CAPABLE
+
+LEGACY = DIALECTS[Wire.LEGACY]
+TTL_MS = 600_000  # far beyond any scenario: TTL behaviour is never judged here
+GIVE_UP_S = 6.0  # a task that would wait forever (for a cancel) fails after this long
+DEFAULT_STEP_S = 0.2  # how fast a blocked tasks/result sees a read go by without a pollInterval
+GAVE_UP: dict[str, Any] = {"code": ERR_INTERNAL, "message": "the scripted task waited for a cancel or an answer "
+                                                            "that did not come, and gave up"}
+ELICITATION_ID = "elicitation-1"  # the id of the scripted server's one elicitation/create
+ELICITATION: dict[str, Any] = {"mode": "form", "message": "Which colour?", "requestedSchema": {
+    "type": "object", "properties": {"colour": {"type": "string"}}}}
+CANCELLED: dict[str, Any] = {"code": ERR_INTERNAL, "message": "the task was cancelled: it has no result"}
+
+
+@dataclass
+class LegacyTask(TaskState):
+    """One task: TaskState's reads, plus when it started, its last read and whether it gave up."""
+
+    started: float = field(default_factory=time.monotonic)
+    last: Snapshot = field(default_factory=lambda: Snapshot("working"))
+    gave_up: bool = False
+
+
+class LegacyScriptedServer(ScriptedHttp):
+    """The ASGI app: one 2025-11-25 scenario's script, every frame in `wire`."""
+
+    def __init__(self, script: LegacyScript, wire: WireLog) -> None:
+        super().__init__(wire)
+        self.script = script
+        self.tasks: dict[str, LegacyTask] = {}
+        self.session = secrets.token_hex(16)
+        self.client_capabilities: Any = None  # what initialize declared
+        self.asked: set[str] = set()  # input keys whose elicitation was sent
+        self.answers: dict[Any, Any] = {}  # the client's responses to our requests, by id
+        self.answered: Any = None  # an anyio.Event, set when a response arrives (made in the loop)
+
+    async def respond(self, message: Any) -> Answer:
+        if not isinstance(message, dict):
+            return Answer(400, rpc_error(None, ERR_INVALID_REQUEST, "not a JSON-RPC message"))
+        method, rid = message.get("method"), message.get("id")
+        if not isinstance(method, str) and ("result" in message or "error" in message):
+            if isinstance(rid, str | int):
+                self.answers.setdefault(rid, message)  # the client's response to a request of ours
+            if self.answered is not None:
+                self.answered.set()
+            return Answer(202)
+        if not isinstance(method, str) or "id" not in message:
+            return Answer(202)  # a notification: accepted
+        params = message.get("params") if isinstance(message.get("params"), dict) else {}
+        assert isinstance(params, dict)
+        if method == "initialize":
+            self.client_capabilities = params.get("capabilities")
+            return Answer(200, rpc_result(rid, self._initialize()), ((HEADER_SESSION, self.session),))
+        if method == "tasks/result":
+            return self._tasks_result(rid, params)
+        handler = _METHODS.get(method)
+        outcome = handler(self, params) if handler is not None else Fault(ERR_METHOD_NOT_FOUND,
+                                                                           f"method not found: {method}")
+        if isinstance(outcome, Fault):
+            return Answer(outcome.http_status, rpc_error(rid, outcome.code, outcome.message))
+        return Answer(200, rpc_result(rid, outcome))
+
+    # -- the session and the tools -------------------------------------------------------------
+
+    def _initialize(self) -> dict[str, Any]:
+        return {"protocolVersion": LEGACY.protocol_version,
+                "capabilities": {"tools": {}, "tasks": self.script.tasks},
+                "serverInfo": {"name": "tasks-conformance scripted server", "version": "1"}}
+
+    def _tools_list(self, params: dict[str, Any]) -> dict[str, Any] | Fault:
+        if params.get("cursor") is not None:
+            return Fault(ERR_INVALID_PARAMS, "invalid cursor: the tool list has one page")
+        tools = []
+        for name, support in LEGACY_TOOLS.items():
+            tool: dict[str, Any] = {"name": name, "description": f"a scripted tool (taskSupport {support})",
+                                    "inputSchema": {"type": "object"}}
+            if support is not None:
+                tool["execution"] = {"taskSupport": support}
+            tools.append(tool)
+        return {"tools": tools}
+
+    def declared(self, *path: str) -> bool:
+        return get_path(self.script.tasks, *path) is not None
+
+    def _tools_call(self, params: dict[str, Any]) -> dict[str, Any] | Fault:
+        name = params.get("name")
+        if not isinstance(name, str) or name not in LEGACY_TOOLS:
+            return Fault(ERR_INVALID_PARAMS, f"unknown tool: {str(name)[:60]}")
+        support, asked = LEGACY_TOOLS[name], "task" in params
+        if self.declared("requests", "tools", "call"):  # else params.task is ignored: a plain call
+            if asked and support not in TASK_CAPABLE:
+                return Fault(ERR_METHOD_NOT_FOUND, f"{name} does not run as a task (taskSupport {support})")
+            if not asked and support == "required":
+                return Fault(ERR_METHOD_NOT_FOUND, f"{name} runs only as a task: call it with params.task")
+            if asked and self.script.answer == "task":
+                state = LegacyTask(secrets.token_urlsafe(16))
+                self.tasks[state.task_id] = state
+                return {"task": self.task_body(state, self.script.create)}
+        failure = self.failure()
+        return failure if failure is not None else dict(self.script.result)
+
+    def failure(self) -> Fault | None:
+        """The JSON-RPC error the tool fails with, if the script says it fails."""
+        error = self.script.error
+        return None if error is None else Fault(int(error.get("code", ERR_INTERNAL)), str(error.get("message")))
+
+    # -- the task ------------------------------------------------------------------------------
+
+    def task_body(self, state: LegacyTask, snap: Snapshot) -> dict[str, Any]:
+        """The flat Task: no payload (tasks/result has it), no related-task _meta."""
+        body: dict[str, Any] = {"taskId": state.task_id, "status": snap.status, "createdAt": state.created_at,
+                                "lastUpdatedAt": now_iso(), LEGACY.ttl_field: TTL_MS}
+        if snap.poll_interval_ms is not None:
+            body[LEGACY.poll_interval_field] = snap.poll_interval_ms
+        if snap.status == "failed":
+            body["statusMessage"] = GAVE_UP["message"] if state.gave_up else "the scripted tool failed"
+        return body
+
+    def read(self, state: LegacyTask) -> Snapshot:
+        """The task's next read; a task that would otherwise wait forever fails after GIVE_UP_S."""
+        waits = self.script.until_cancelled or state.last.status == "input_required"
+        if waits and not state.ended and time.monotonic() - state.started > GIVE_UP_S:
+            state.gave_up = state.ended = True
+            state.last = Snapshot("failed", state.last.poll_interval_ms)
+            return state.last
+        if state.ended:
+            return state.last  # a terminal status never changes
+        state.last = state.snapshot(self.script)
+        return state.last
+
+    def _task(self, params: dict[str, Any]) -> LegacyTask | Fault:
+        state = self.tasks.get(str(params.get("taskId")))  # params.taskId decides; related-task _meta is ignored
+        return state if state is not None else Fault(ERR_INVALID_PARAMS, "task not found")
+
+    def _tasks_get(self, params: dict[str, Any]) -> dict[str, Any] | Fault:
+        state = self._task(params)
+        if isinstance(state, Fault):
+            return state
+        return self.task_body(state, self.read(state))
+
+    def _tasks_cancel(self, params: dict[str, Any]) -> dict[str, Any] | Fault:
+        if not self.declared("cancel"):
+            return Fault(ERR_METHOD_NOT_FOUND, "tasks/cancel is not supported (no tasks.cancel declared)")
+        state = self._task(params)
+        if isinstance(state, Fault):
+            return state
+        if state.ended:
+            return Fault(ERR_INVALID_PARAMS, f"the task already ended ({state.last.status}): it cannot be cancelled")
+        state.cancelled = state.ended = True  # cancelled before the response says so
+        state.last = Snapshot("cancelled", state.last.poll_interval_ms)
+        return self.task_body(state, state.last)
+
+    def _tasks_list(self, params: dict[str, Any]) -> dict[str, Any] | Fault:
+        if not self.declared("list"):
+            return Fault(ERR_METHOD_NOT_FOUND, "tasks/list is not supported (no tasks.list declared)")
+        if params.get("cursor") is not None:
+            return Fault(ERR_INVALID_PARAMS, "invalid cursor: the task list has one page")
+        return {"tasks": [self.task_body(s, s.last) for s in self.tasks.values()]}
+
+    def payload(self, rid: Any, state: LegacyTask) -> dict[str, Any]:
+        """What tasks/result answers for an ended task: what the call itself would have answered."""
+        if state.cancelled or state.gave_up:
+            error = CANCELLED if state.cancelled else GAVE_UP
+            return rpc_error(rid, error["code"], error["message"])
+        failure = self.failure()
+        if failure is not None:
+            return rpc_error(rid, failure.code, failure.message)
+        meta = {**(self.script.result.get("_meta") or {}), META_RELATED_TASK: {"taskId": state.task_id}}
+        return rpc_result(rid, {**self.script.result, "_meta": meta})
+
+    def _tasks_result(self, rid: Any, params: dict[str, Any]) -> Answer:
+        state = self._task(params)
+        if isinstance(state, Fault):
+            return Answer(200, rpc_error(rid, state.code, state.message))
+        if state.ended:
+            return Answer(200, self.payload(rid, state))
+        return Answer(200, events=self._blocked(rid, state))
+
+    async def _blocked(self, rid: Any, state: LegacyTask) -> AsyncIterator[dict[str, Any]]:
+        """A tasks/result on a running task: the task's reads go by at their pollInterval until it
+        ends (bounded: GIVE_UP_S ends any task that would wait forever), then its payload."""
+        import anyio
+
+        while not state.ended:
+            snap = self.read(state)
+            key = snap.input_key
+            if snap.status == "input_required" and key is not None and key not in self.asked:
+                self.asked.add(key)
+                if get_path(self.client_capabilities, "elicitation") is not None:  # else the task gives up
+                    yield self.elicitation(state)
+                    if await self.answer_to(ELICITATION_ID, state):
+                        state.answered.add(key)
+                        state.read += 1  # past the input_required read
+                    continue
+            if not state.ended:
+                await anyio.sleep((snap.poll_interval_ms or DEFAULT_STEP_S * 1000) / 1000)
+        yield self.payload(rid, state)
+
+    def elicitation(self, state: LegacyTask) -> dict[str, Any]:
+        """The task's input request, sent on the tasks/result stream with the related-task _meta."""
+        params = {**ELICITATION, "_meta": {META_RELATED_TASK: {"taskId": state.task_id}}}
+        return {"jsonrpc": "2.0", "id": ELICITATION_ID, "method": "elicitation/create", "params": params}
+
+    async def answer_to(self, request_id: str, state: LegacyTask) -> bool:
+        """Wait (until the task would give up) for the client's response to one of our requests."""
+        import anyio
+
+        with anyio.move_on_after(max(0.0, GIVE_UP_S - (time.monotonic() - state.started))):
+            while request_id not in self.answers:
+                self.answered = anyio.Event()
+                await self.answered.wait()
+        return request_id in self.answers
+
+
+_METHODS: dict[str, Callable[[LegacyScriptedServer, dict[str, Any]], dict[str, Any] | Fault]] = {
+    "ping": lambda _s, _p: {},
+    "tools/list": LegacyScriptedServer._tools_list,
+    "tools/call": LegacyScriptedServer._tools_call,
+    "tasks/get": LegacyScriptedServer._tasks_get,
+    "tasks/cancel": LegacyScriptedServer._tasks_cancel,
+    "tasks/list": LegacyScriptedServer._tasks_list,
+}
