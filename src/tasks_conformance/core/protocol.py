@@ -37,8 +37,9 @@ def _safe_ascii(value: str) -> bool:
 
 
 def encode_header_value(value: str) -> str:
-    """Values that are not safe ASCII travel as =?base64?<b64 of UTF-8>?= (C-HTTP §Value Encoding)."""
-    if _safe_ascii(value):
+    """Values that are not safe ASCII, or that look like the sentinel themselves, travel as
+    =?base64?<b64 of UTF-8>?= (the Streamable HTTP transport's value encoding)."""
+    if _safe_ascii(value) and not (value.startswith("=?base64?") and value.endswith("?=")):
         return value
     return "=?base64?" + base64.b64encode(value.encode("utf-8")).decode("ascii") + "?="
 
