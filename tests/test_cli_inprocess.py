@@ -97,7 +97,8 @@ USAGE_ERRORS: list[tuple[list[str], str]] = [
      "--sampling-response: not valid JSON (Expecting value at line 1 column 1)"),
     (["--command", "true", "--reporter", "=x"], "--reporter: expected NAME or NAME=PATH"),
     (["--command", "true", "--reporter", "no-such-reporter"],
-     "--reporter: unknown reporter 'no-such-reporter'; available: human, json, json-summary, junit-xml, markdown, badge"),
+     "--reporter: unknown reporter 'no-such-reporter'; available: "
+     "human, json, json-summary, junit-xml, markdown, badge"),
     (["--command", "true", "--reporter", "junit-xml=/nonexistent-dir/r.xml"],
      "--reporter: cannot write '/nonexistent-dir/r.xml': No such file or directory"),
     (["--command", "true", "--wire-log", "/nonexistent-dir/w.ndjson"],

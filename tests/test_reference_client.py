@@ -317,6 +317,23 @@ def _gaps(run: Run) -> list[tuple[float, float, float]]:
     return out
 
 
+def _legacy_early_polls(run: Run) -> bool:
+    """A 2025-11-25 tasks/get sooner than the pollInterval the previous answer (or the creation) gave."""
+    prev, interval = None, None
+    for r in run.log:
+        if r.method not in ("tools/call", "tasks/get") or r.reply is None:
+            continue
+        if r.method == "tasks/get" and prev is not None and interval is not None and r.t - prev < interval - EPS:
+            return True
+        ms = get_path(r.reply, "result", "pollInterval")
+        ms = get_path(r.reply, "result", "task", "pollInterval") if ms is None else ms
+        if isinstance(ms, int):
+            interval = ms / 1000
+        if r.method == "tasks/get" or get_path(r.reply, "result", "task") is not None:
+            prev = r.t
+    return False
+
+
 def _terminal_reply(run: Run) -> JSON | None:
     return next((get_path(r.reply, "result") for r in run.requests("tasks/get")
                  if get_path(r.reply, "result", "status") in TERMINAL_STATUSES), None)
@@ -426,6 +443,7 @@ LEGACY_RULES: dict[str, Callable[[Run], bool]] = {
     "C-LEG-MUST-08": _elicitation_unrelated,
     "C-LEG-MUST-10": lambda run: bool(run.requests("tasks/update")) or any(_declares(r) for r in run.log),
     "C-LEG-MUST-12": lambda run: any("tasks" in r.params.get("capabilities", {}) for r in run.requests("initialize")),
+    "C-LEG-SHOULD-02": _legacy_early_polls,
     "C-LEG-SHOULD-05": lambda run: any(get_path(r.params, "_meta", META_RELATED_TASK) is not None
                                        for r in run.requests("tasks/get", "tasks/result", "tasks/cancel")),
     "C-LEG-SHOULD-07": lambda run: bool(run.requests("tasks/cancel"))
@@ -481,7 +499,8 @@ CASES = {
     "abandons": "task", "isError-as-failed": "is-error", "generic-error": "failed",
     "legacy-task-on-forbidden": "legacy-forbidden", "legacy-no-task-on-required": "legacy-required",
     "legacy-no-result-fetch": "legacy-task", "legacy-cancel-notification": "legacy-endless-cancel",
-    "legacy-related-meta-on-get": "legacy-task",
+    "legacy-related-meta-on-get": "legacy-task", "no-protocol-version-header": "task",
+    "legacy-polls-fast": "legacy-task", "legacy-extension-meta": "legacy-task",
 }
 
 

@@ -61,6 +61,8 @@ class ExtensionFlow(Flow):
         C-EXT-MUST-04/05)."""
         tasks_method = method.startswith("tasks/")
         out: Headers = {"Accept": ACCEPT, "Content-Type": "application/json", HEADER_PROTOCOL_VERSION: VERSION}
+        if tasks_method and self.dev.no_protocol_version_header:
+            del out[HEADER_PROTOCOL_VERSION]
         if not (tasks_method and self.dev.no_mcp_method):
             out[HEADER_METHOD] = method
         name = mcp_name_for(method, params)

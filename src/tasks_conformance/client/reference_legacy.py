@@ -17,6 +17,7 @@ from tasks_conformance.client.reference_wire import (
     JSON,
     MAX_PAGES,
     MAX_POLLS,
+    POLLS_FAST_S,
     Flow,
     Headers,
     Outcome,
@@ -26,8 +27,10 @@ from tasks_conformance.client.reference_wire import (
 )
 from tasks_conformance.core.protocol import (
     ERR_METHOD_NOT_FOUND,
+    EXT_TASKS,
     HEADER_PROTOCOL_VERSION,
     HEADER_SESSION,
+    META_CLIENT_CAPS,
     META_RELATED_TASK,
     TERMINAL_STATUSES,
     get_path,
@@ -132,13 +135,15 @@ class LegacyFlow(Flow):
                     return outcome
             elif self.status in TERMINAL_STATUSES:
                 return Outcome(self.status)
-            await self.wait(self.interval_s)
+            await self.wait(POLLS_FAST_S if self.dev.legacy_polls_fast else self.interval_s)
             if self.expired():
                 await self.leave()
                 return Outcome(self.status)
             params: JSON = {"taskId": self.task_id}  # no related-task _meta on tasks/* (C-LEG-SHOULD-05)
             if self.dev.legacy_related_meta_on_get:
                 params["_meta"] = {META_RELATED_TASK: {"taskId": self.task_id}}
+            if self.dev.legacy_extension_meta:  # the 2026-07-28 opt-in, meaningless on this wire
+                params["_meta"] = {META_CLIENT_CAPS: {"extensions": {EXT_TASKS: {}}}}
             reply = await self.rpc("tasks/get", params)
             if reply.error is not None:
                 errors += 1

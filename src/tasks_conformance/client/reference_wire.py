@@ -86,6 +86,9 @@ class Deviations:
     legacy_no_result_fetch: bool = False  # never calls tasks/result (C-LEG-MUST-05)
     legacy_cancel_notification: bool = False  # notifications/cancelled instead of tasks/cancel (C-LEG-MUST-07)
     legacy_related_meta_on_get: bool = False  # related-task _meta on tasks/get (C-LEG-SHOULD-05)
+    no_protocol_version_header: bool = False  # no MCP-Protocol-Version on tasks/* POSTs (C-CORE-MUST-04)
+    legacy_polls_fast: bool = False  # 2025-11-25 tasks/get every 20 ms whatever pollInterval says (C-LEG-SHOULD-02)
+    legacy_extension_meta: bool = False  # a per-request extension opt-in on 2025-11-25 tasks/get (C-LEG-MUST-10)
 
 
 NO_DEVIATIONS = Deviations()
