@@ -7,6 +7,7 @@ import itertools
 from collections.abc import Iterator
 from dataclasses import dataclass
 
+from tasks_conformance.client.checks.cancel import judge_cancel
 from tasks_conformance.client.checks.registry import client_check
 from tasks_conformance.client.evidence import Exchange, ScenarioRun
 from tasks_conformance.client.scenarios import scenario_names
@@ -115,30 +116,18 @@ def no_task_on_other_methods(runs: list[ScenarioRun]) -> Verdict:
     scenarios=EXTENSION,
 )
 def cancels_with_tasks_cancel(runs: list[ScenarioRun]) -> Verdict:
-    warnings = []
-    for run in runs:
-        creates = {e.message.get("id"): e for e in run.sent("tools/call") if get_path(e.result, "resultType") == "task"}
-        for n in run.sent("notifications/cancelled"):
-            create = creates.get(get_path(n.params, "requestId"))
-            if create is not None and create.reply_time is not None and n.time >= create.reply_time:
-                return failed(f"notifications/cancelled (frame #{n.seq}, {run.name}) names the tools/call that "
-                              "created a task: a task is cancelled with tasks/cancel", evidence=(*create.seqs, n.seq))
-            warnings.append(warn(f"a notifications/cancelled in {run.name} (frame #{n.seq}) names no task's tools/call "
-                                 "(request-level cancellation, policy P-35)", "P-35"))
-    asked = [run for run in runs if run.name == "tasks-client-cancel"]
-    for run in asked:
-        if not any(e.is_request for e in run.sent("tasks/cancel")):
-            if not any(_status(e) == "working" for e in run.sent("tasks/get")):
-                return could_not_run(setting("the client never read the cancel scenario's task working, so it had "
-                                             "nothing to cancel", "see tasks-client-follows-task"),
-                                     blocked_by="tasks-client-follows-task")
-            return could_not_run(setting("asked to cancel (MCP_CONFORMANCE_CONTEXT cancel: true), the client sent no "
-                                         "tasks/cancel (policy P-35)",
-                                         "have the harness cancel the task once it reads working when the context "
-                                         "says cancel: true"), policies=("P-35",))
-    if not asked:
-        return not_applicable("the cancel scenario did not run")
-    return passed("the task was cancelled with tasks/cancel", warnings=warnings)
+    def unstarted(run: ScenarioRun) -> Verdict | None:
+        if any(_status(e) == "working" for e in run.sent("tasks/get")):
+            return None
+        return could_not_run(setting("the client never read the cancel scenario's task working, so it had nothing "
+                                     "to cancel", "see tasks-client-follows-task"),
+                             blocked_by="tasks-client-follows-task")
+
+    def creates(run: ScenarioRun) -> Iterator[Exchange]:
+        return (e for e in run.sent("tools/call") if get_path(e.result, "resultType") == "task")
+
+    return judge_cancel(runs, rule="C-EXT-MUST-06", scenario="tasks-client-cancel", unstarted=unstarted,
+                        creates=creates)
 
 
 @dataclass(frozen=True)

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from tasks_conformance.client.checks.cancel import judge_cancel
 from tasks_conformance.client.checks.following import Cadence, judge_cadence
 from tasks_conformance.client.checks.registry import client_check
 from tasks_conformance.client.evidence import Exchange, ScenarioRun
@@ -184,31 +185,15 @@ def fetches_result(runs: list[ScenarioRun]) -> Verdict:
     scenarios=LEGACY_RUNS,
 )
 def cancels_with_tasks_cancel(runs: list[ScenarioRun]) -> Verdict:
-    warnings: list[CheckWarning] = []
-    for run in runs:
-        creates = {e.message.get("id"): e for e in _creates(run).values()}
-        for n in run.sent("notifications/cancelled"):
-            create = creates.get(get_path(n.params, "requestId"))
-            if create is not None and create.reply_time is not None and n.time >= create.reply_time:
-                return failed(f"notifications/cancelled (frame #{n.seq}, {run.name}) names the tools/call that "
-                              "created a task: a task is cancelled with tasks/cancel", broken=("C-LEG-MUST-07",),
-                              evidence=(*create.seqs, n.seq))
-            warnings.append(warn(f"a notifications/cancelled in {run.name} (frame #{n.seq}) names no task's tools/call "
-                                 "(request-level cancellation, policy P-35)", "P-35"))
-    asked = [run for run in runs if run.name == CANCEL]
-    for run in asked:
-        if not _requests(run, "tasks/cancel"):
-            if not _creates(run):
-                return could_not_run(setting("the client created no task in the cancel scenario, so it had nothing "
-                                             "to cancel", "see tasks-client-legacy-task-augmentation"),
-                                     blocked_by="tasks-client-legacy-task-augmentation")
-            return could_not_run(setting("asked to cancel (MCP_CONFORMANCE_CONTEXT cancel: true), the client sent no "
-                                         "tasks/cancel (policy P-35)",
-                                         "have the harness cancel the task once it reads working when the context "
-                                         "says cancel: true"), policies=("P-35",))
-    if not asked:
-        return not_applicable("the cancel scenario did not run")
-    return passed("the task was cancelled with tasks/cancel", warnings=warnings)
+    def unstarted(run: ScenarioRun) -> Verdict | None:
+        if _creates(run):
+            return None
+        return could_not_run(setting("the client created no task in the cancel scenario, so it had nothing to cancel",
+                                     "see tasks-client-legacy-task-augmentation"),
+                             blocked_by="tasks-client-legacy-task-augmentation")
+
+    return judge_cancel(runs, rule="C-LEG-MUST-07", scenario=CANCEL, unstarted=unstarted,
+                        creates=lambda run: _creates(run).values())
 
 
 @client_check(
