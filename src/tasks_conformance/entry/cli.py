@@ -26,6 +26,7 @@ from typer.core import TyperArgument, TyperCommand, TyperGroup
 from tasks_conformance import __version__
 from tasks_conformance.core.errors import UsageError
 from tasks_conformance.core.result import EXIT_CODES, EXIT_INTERRUPTED, EXIT_USAGE
+from tasks_conformance.entry.call_cli import call_command
 from tasks_conformance.entry.cli_coercion import install as install_plain_coercion
 from tasks_conformance.entry.cli_run import run_one as _run
 from tasks_conformance.entry.client_cli import client_app
@@ -317,6 +318,7 @@ config_app = typer.Typer(help="The config file: `config show` prints the effecti
                           rich_markup_mode=None, no_args_is_help=True)
 app.add_typer(config_app, name="config")
 app.add_typer(client_app, name="client")
+app.command("call")(call_command)
 
 
 @config_app.command("show")

@@ -1,0 +1,105 @@
+"""`tasks-conformance call`: call one tool of a server as a task with the bundled reference client,
+follow it to its end, and say how it ended. A server author's quick poke at a server; the same
+client every client-mode scenario must pass.
+
+    tasks-conformance call --url URL --tool-name T [--tool-args JSON] [--era extension|legacy]
+                           [--cancel-after MS] [--input-responses JSON] [--timeout MS] [--format human|json]
+
+Exit codes: 0 the task completed (its result may carry isError: the call ended), 1 it failed, was
+cancelled or could not be followed, 2 a usage error, 130 interrupted.
+
+No `from __future__ import annotations` (see cli.py): typer reads the annotations at start-up.
+"""
+
+import json
+import sys
+from typing import Annotated, Any
+
+import typer
+
+from tasks_conformance.core.errors import UsageError
+from tasks_conformance.core.result import EXIT_INTERRUPTED, EXIT_USAGE
+
+ERAS = ("extension", "legacy")
+
+
+def call_command(
+    url: Annotated[str | None, typer.Option("--url", metavar="URL", help="the server's Streamable HTTP endpoint")] = None,
+    tool_name: Annotated[str | None, typer.Option("--tool-name", metavar="TOOL", help="the tool to call as a task")] = None,
+    tool_args: Annotated[str, typer.Option("--tool-args", metavar="JSON", help="its arguments: a JSON object, @FILE or -")] = "{}",
+    era: Annotated[str, typer.Option("--era", metavar="|".join(ERAS), help="the tasks wire to speak (extension, the default: 2026-07-28; legacy: 2025-11-25)")] = "extension",
+    cancel_after: Annotated[int | None, typer.Option("--cancel-after", metavar="MS", help="send tasks/cancel this long after the task was created, then follow it to its end")] = None,
+    input_responses: Annotated[str | None, typer.Option("--input-responses", metavar="JSON", help="answers to the task's input requests by key: a JSON object, @FILE or -")] = None,
+    timeout: Annotated[int, typer.Option("--timeout", metavar="MS", help="at most this long in all; a task still live then is cancelled (default 60000)")] = 60_000,
+    format: Annotated[str, typer.Option("--format", metavar="human|json", help="the outcome as a sentence (human) or as JSON")] = "human",
+) -> None:
+    """Call a tool as a task with the reference client, follow it to its end, print the outcome."""
+    try:
+        keywords = _keywords(url, tool_name, tool_args, era, cancel_after, input_responses, timeout, format)
+    except UsageError as exc:
+        typer.echo(f"tasks-conformance call: {exc}", err=True)
+        raise typer.Exit(EXIT_USAGE) from None
+    raise typer.Exit(_call(keywords, format))
+
+
+def _keywords(url: str | None, tool_name: str | None, tool_args: str, era: str, cancel_after: int | None,
+              input_responses: str | None, timeout: int, format: str) -> dict[str, Any]:
+    from tasks_conformance.core.flag_values import parse_json_flag
+
+    if not url:
+        raise UsageError("--url is required (the reference client speaks Streamable HTTP)")
+    if not url.startswith(("http://", "https://")):
+        raise UsageError("--url must start with http:// or https://")
+    if not tool_name:
+        raise UsageError("--tool-name is required")
+    if era not in ERAS:
+        raise UsageError(f"--era must be extension or legacy, got {era!r}")
+    if format not in ("human", "json"):
+        raise UsageError(f"--format must be human or json, got {format!r}")
+    if timeout <= 0 or (cancel_after is not None and cancel_after < 0):
+        raise UsageError("--timeout must be positive and --cancel-after not negative")
+    arguments = parse_json_flag("--tool-args", tool_args)
+    answers = parse_json_flag("--input-responses", input_responses) if input_responses is not None else None
+    return {"url": url, "era": era, "tool_name": tool_name, "arguments": arguments, "cancel_after_ms": cancel_after,
+            "input_responses": answers, "timeout_s": timeout / 1000}
+
+
+def _call(keywords: dict[str, Any], format: str) -> int:
+    import anyio
+
+    from tasks_conformance.client.reference_client import call
+    from tasks_conformance.core.text import one_line
+
+    live = sys.stderr.isatty() and format == "human"
+
+    def on_status(status: str) -> None:
+        if live:
+            typer.echo(f"task {one_line(status, 40)}", err=True)
+
+    url = keywords.pop("url")
+    try:
+        outcome = anyio.run(lambda: call(url, on_status=on_status, **keywords))
+    except KeyboardInterrupt:
+        typer.echo("tasks-conformance call: interrupted", err=True)
+        return EXIT_INTERRUPTED
+    except Exception as exc:  # the server's side of the exchange, or ours: one line, never a traceback
+        typer.echo(f"tasks-conformance call: {one_line(exc, 500)}", err=True)
+        return 1
+    if format == "json":
+        typer.echo(json.dumps({**outcome.to_json(), "result": outcome.result}, ensure_ascii=False))
+    else:
+        typer.echo(_sentence(outcome))
+    return 0 if outcome.status == "completed" else 1
+
+
+def _sentence(outcome: Any) -> str:
+    from tasks_conformance.core.text import one_line
+
+    if outcome.status == "completed":
+        said = "completed with a tool error (isError: true)" if outcome.is_error else "completed"
+        texts = [c.get("text") for c in (outcome.result or {}).get("content") or [] if isinstance(c, dict)]
+        shown = "; ".join(t for t in texts if isinstance(t, str))
+        return f"{said}" + (f": {one_line(shown, 300)}" if shown else "")
+    if outcome.error:
+        return f"{outcome.status}: error {outcome.error.get('code')}: {one_line(outcome.error.get('message'), 300)}"
+    return str(outcome.status)
