@@ -177,6 +177,14 @@ async def serving(app: ScriptedHttp) -> AsyncIterator[str]:
             try:
                 yield f"http://{host}:{port}{ENDPOINT}"
             finally:
-                server.should_exit = True
+                # The client has gone: stop listening and drop what is left now, not at uvicorn's
+                # next 0.1 s tick nor after its graceful 0.1 s wait for connections (a run waits
+                # for every scenario's server; benchmarks/client_run.py measures it).
+                server.should_exit = server.force_exit = True
+                for listening in getattr(server, "servers", ()):
+                    listening.close()
+                for connection in list(server.server_state.connections):
+                    connection.shutdown()
+                tg.cancel_scope.cancel()
     finally:
         sock.close()
