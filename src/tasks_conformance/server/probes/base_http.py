@@ -70,7 +70,7 @@ async def base_http(ctx: ProbeContext) -> None:
                                                purpose="a foreign Origin")
     method = "notifications/cancelled"
     params = session.build_params(method, {"requestId": "tasks-conformance-never-sent", "reason": "probe"},
-                                  declare_tasks=False, meta=None)
+                                  declare_tasks=False)
     body = json.dumps({"jsonrpc": "2.0", "method": method, "params": params}).encode()
     # Outside the peer, on a connection of its own: these exchanges carry no JSON-RPC answer to wait for.
     raw = transport.fresh()

@@ -23,6 +23,19 @@ class UnsupportedOverride(Exception):
     pass
 
 
+def with_meta(params: dict[str, Any], meta: Mapping[str, Any] | None) -> dict[str, Any]:
+    """`params` with the probe's `_meta` overrides: a key set, or removed where its value is None."""
+    if not meta:
+        return params
+    envelope = dict(params.get("_meta") or {})
+    for k, v in meta.items():
+        if v is None:
+            envelope.pop(k, None)
+        else:
+            envelope[k] = v
+    return {**params, "_meta": envelope}
+
+
 class Session(abc.ABC):
     era: str
     dialect: WireDialect  # the wire whose declaration the session's requests carry
@@ -35,6 +48,9 @@ class Session(abc.ABC):
         self.connection = transport.wire.connection_number(transport)
 
     @abc.abstractmethod
+    def build_params(self, method: str, params: dict[str, Any] | None, *, declare_tasks: bool) -> dict[str, Any]:
+        """The params as this era sends them: its envelope, declared (or not) by the dialect."""
+
     async def request(
         self,
         method: str,
@@ -49,6 +65,12 @@ class Session(abc.ABC):
     ) -> Reply:
         """Send one request. `purpose` is the frame's note, for people; `tag` is what code reads
         (default: a probe's request), and the session adds its connection to it."""
+        full = with_meta(self.build_params(method, params, declare_tasks=declare_tasks), meta)
+        hdrs = self._merge_headers(self.base_headers(method, full), headers)
+        reply = await self.peer.request(method, full or None, headers=hdrs, timeout_s=timeout_s,
+                                        note=purpose or None, tag=self.frame_tag(tag))
+        self.intents.append(Intent(reply.request_seq, method, self.era, declare_tasks))
+        return reply
 
     def frame_tag(self, tag: FrameTag | None) -> FrameTag:
         """The tag a request of this session carries: `tag` (default Purpose.PROBE), sent over

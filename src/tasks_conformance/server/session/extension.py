@@ -19,11 +19,9 @@ from tasks_conformance.core.protocol import (
     encode_header_value,
     mcp_name_for,
 )
-from tasks_conformance.core.rpc.peer import Peer, Reply
+from tasks_conformance.core.rpc.peer import Peer
 from tasks_conformance.core.transports.base import Transport
-from tasks_conformance.core.wirelog import FrameTag
 from tasks_conformance.core.wires import DIALECTS, Wire
-from tasks_conformance.server.evidence.records import Intent
 from tasks_conformance.server.session.base import Session
 
 CLIENT_INFO = {"name": "tasks-conformance", "version": __version__}
@@ -64,42 +62,8 @@ class ExtensionSession(Session):
             headers[HEADER_NAME] = encode_header_value(name)
         return headers
 
-    def build_params(
-        self,
-        method: str,
-        params: dict[str, Any] | None,
-        *,
-        declare_tasks: bool,
-        meta: Mapping[str, Any] | None,
-    ) -> dict[str, Any]:
-        """The params as sent: the envelope in `_meta`, declared (or not) by the dialect, then the
-        probe's `meta` overrides."""
+    def build_params(self, method: str, params: dict[str, Any] | None, *, declare_tasks: bool) -> dict[str, Any]:
+        """The params as sent: the envelope in `_meta`, declared (or not) by the dialect."""
         out = dict(params or {})
         out["_meta"] = {**(out.get("_meta") or {}), **extension_envelope(self.version, self.capabilities)}
-        out = self.dialect.declare(method, out, tasks=declare_tasks)
-        envelope = out["_meta"]
-        for k, v in (meta or {}).items():
-            if v is None:
-                envelope.pop(k, None)
-            else:
-                envelope[k] = v
-        return out
-
-    async def request(
-        self,
-        method: str,
-        params: dict[str, Any] | None = None,
-        *,
-        declare_tasks: bool = True,
-        meta: Mapping[str, Any] | None = None,
-        headers: Mapping[str, str | None] | None = None,
-        timeout_s: float | None = None,
-        purpose: str = "",
-        tag: FrameTag | None = None,
-    ) -> Reply:
-        full = self.build_params(method, params, declare_tasks=declare_tasks, meta=meta)
-        hdrs = self._merge_headers(self.base_headers(method, full), headers)
-        reply = await self.peer.request(method, full, headers=hdrs, timeout_s=timeout_s, note=purpose or None,
-                                        tag=self.frame_tag(tag))
-        self.intents.append(Intent(reply.request_seq, method, self.era, declare_tasks))
-        return reply
+        return self.dialect.declare(method, out, tasks=declare_tasks)

@@ -60,34 +60,9 @@ class LegacySession(Session):
             await self.notify("notifications/initialized")
         return reply
 
-    async def request(
-        self,
-        method: str,
-        params: dict[str, Any] | None = None,
-        *,
-        declare_tasks: bool = True,
-        meta: Mapping[str, Any] | None = None,
-        headers: Mapping[str, str | None] | None = None,
-        timeout_s: float | None = None,
-        purpose: str = "",
-        tag: FrameTag | None = None,
-    ) -> Reply:
-        full = self.dialect.declare(method, dict(params or {}), tasks=declare_tasks)
-        if meta:
-            envelope = dict(full.get("_meta") or {})
-            for k, v in meta.items():
-                if v is None:
-                    envelope.pop(k, None)
-                else:
-                    envelope[k] = v
-            full["_meta"] = envelope
-        hdrs = self._merge_headers(self.base_headers(method, full), headers)
-        reply = await self.peer.request(
-            method, full or None, headers=hdrs, timeout_s=timeout_s, note=purpose or None,
-            tag=self.frame_tag(tag),
-        )
-        self.intents.append(Intent(reply.request_seq, method, self.era, declare_tasks))
-        return reply
+    def build_params(self, method: str, params: dict[str, Any] | None, *, declare_tasks: bool) -> dict[str, Any]:
+        """The params as sent: params.task on tools/call as the dialect declares it; no envelope."""
+        return self.dialect.declare(method, dict(params or {}), tasks=declare_tasks)
 
     def response_headers(self) -> dict[str, str]:
         return self.base_headers("", None)
