@@ -18,3 +18,10 @@ def test_unsafe_values_travel_encoded_and_come_back(value: str, encoded: bool) -
     sent = encode_header_value(value)
     assert (sent != value) is encoded
     assert decode_header_value(sent) == value
+
+
+def test_an_id_with_a_lone_surrogate_travels_encoded_and_never_raises() -> None:
+    # JSON allows "\ud800"; a hostile server's task id must not crash the run that echoes it in Mcp-Name.
+    value = "\ud800-task"
+    sent = encode_header_value(value)
+    assert sent.startswith("=?base64?") and sent.isascii()

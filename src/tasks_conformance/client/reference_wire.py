@@ -7,7 +7,6 @@ sends (polls, input keys, input rounds, pages)."""
 
 from __future__ import annotations
 
-import base64
 import contextlib
 import itertools
 import json
@@ -19,7 +18,7 @@ from typing import TYPE_CHECKING, Any, ClassVar
 import anyio
 
 from tasks_conformance import __version__
-from tasks_conformance.core.protocol import TERMINAL_STATUSES, get_path
+from tasks_conformance.core.protocol import TERMINAL_STATUSES, encode_header_value, get_path
 from tasks_conformance.core.transports.lean_httpx import import_httpx
 from tasks_conformance.core.transports.sse import SseParser
 from tasks_conformance.core.wires import WireDialect
@@ -43,7 +42,6 @@ MAX_INPUT_KEYS = 1_000
 MAX_INPUT_ROUNDS = 100
 MAX_PAGES = 100
 ELICIT_ACCEPT: JSON = {"action": "accept", "content": {}}
-SENTINEL_PREFIX, SENTINEL_SUFFIX = "=?base64?", "?="
 
 
 @dataclass(frozen=True)
@@ -130,14 +128,8 @@ def plain_outcome(result: JSON) -> Outcome:
 
 
 def encode_name(value: str) -> str:
-    """A header value as Streamable HTTP carries it (C-CORE-MUST-06): as it is when it is plain
-    visible ASCII without surrounding whitespace, otherwise, or when it looks like the sentinel,
-    =?base64?<base64 of its UTF-8 bytes>?=."""
-    plain = (all(0x20 <= ord(c) <= 0x7E for c in value) and value == value.strip(" \t")
-             and not (value.startswith(SENTINEL_PREFIX) and value.endswith(SENTINEL_SUFFIX)))
-    if plain:
-        return value
-    return SENTINEL_PREFIX + base64.b64encode(value.encode("utf-8", "surrogatepass")).decode("ascii") + SENTINEL_SUFFIX
+    """A header value as Streamable HTTP carries it (C-CORE-MUST-06): the core's encoding."""
+    return encode_header_value(value)
 
 
 class ClientFailure(Exception):

@@ -41,7 +41,8 @@ def encode_header_value(value: str) -> str:
     =?base64?<b64 of UTF-8>?= (the Streamable HTTP transport's value encoding)."""
     if _safe_ascii(value) and not (value.startswith("=?base64?") and value.endswith("?=")):
         return value
-    return "=?base64?" + base64.b64encode(value.encode("utf-8")).decode("ascii") + "?="
+    # surrogatepass: an id with a lone surrogate (JSON allows one) still travels, never raises.
+    return "=?base64?" + base64.b64encode(value.encode("utf-8", "surrogatepass")).decode("ascii") + "?="
 
 
 def decode_header_value(value: str) -> str:
