@@ -113,6 +113,7 @@ def _judge_break(name: str, result: Any) -> None:
     if _must(b.rule):
         assert failed == [owner], (name, [(c.id, c.message) for c in result.checks if c.bucket == "failed"])
         assert b.rule in by_id[owner].broken, (name, by_id[owner].broken)
+        assert by_id[owner].details.get("expected") and by_id[owner].details.get("actual"), by_id[owner].details
     else:
         assert failed == [], (name, [(c.id, c.message) for c in result.checks if c.bucket == "failed"])
         assert any(b.rule in str(w) for w in by_id[owner].warnings), (name, by_id[owner].warnings)

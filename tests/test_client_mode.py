@@ -81,6 +81,7 @@ def test_a_breaking_client_breaks_exactly_the_check_that_owns_its_rule(name: str
     if must:
         assert failed == [owner], (name, [(c.id, c.message) for c in result.checks if c.bucket == "failed"])
         assert b.rule in by_id[owner].broken or not by_id[owner].broken
+        assert by_id[owner].details.get("expected") and by_id[owner].details.get("actual"), by_id[owner].details
     else:
         assert failed == [], (name, failed)
         assert any(b.rule in str(w) for w in by_id[owner].warnings), (name, by_id[owner].warnings)

@@ -27,7 +27,9 @@ def judge_cancel(runs: list[ScenarioRun], *, rule: str, scenario: str,
             if create is not None and create.reply_time is not None and n.time >= create.reply_time:
                 return failed(f"notifications/cancelled (frame #{n.seq}, {run.name}) names the tools/call that "
                               "created a task: a task is cancelled with tasks/cancel", broken=(rule,),
-                              evidence=(*create.seqs, n.seq))
+                              evidence=(*create.seqs, n.seq),
+                              details={"expected": "tasks/cancel for the task",
+                                       "actual": f"notifications/cancelled for the tools/call (frame #{n.seq})"})
             warnings.append(warn(f"a notifications/cancelled in {run.name} (frame #{n.seq}) names no task's tools/call "
                                  "(request-level cancellation, policy P-35)", "P-35"))
     asked = [run for run in runs if run.name == scenario]

@@ -62,11 +62,15 @@ def follows_task(runs: list[ScenarioRun]) -> Verdict:
             stray = [e for e in run.sent(*TASK_METHODS) if e.is_request]
             if stray:
                 return failed(f"after a plain CallToolResult the client sent {stray[0].method} (frame #{stray[0].seq}) "
-                              "although there was no task", evidence=[e.seq for e in stray][:MAX_EVIDENCE])
+                              "although there was no task", evidence=[e.seq for e in stray][:MAX_EVIDENCE],
+                              details={"expected": "no tasks/* request: the plain result is the outcome",
+                                       "actual": f"{stray[0].method} (frame #{stray[0].seq})"})
             said = run.client.outcome
             if said is not None and said.get("status") != "completed":
                 return failed(f"the plain CallToolResult was not the outcome: the client reported status "
-                              f"{str(said.get('status'))[:40]!r}")
+                              f"{str(said.get('status'))[:40]!r}",
+                              details={"expected": "status completed",
+                                       "actual": f"status {str(said.get('status'))[:40]}"})
         else:
             for task_id in run.created_task_ids():
                 listened = [e for e in run.sent("subscriptions/listen")
@@ -74,7 +78,9 @@ def follows_task(runs: list[ScenarioRun]) -> Verdict:
                 if not _gets(run, task_id) and not listened:
                     create = next(e for e in run.exchanges if get_path(e.result, "taskId") == task_id)
                     return failed(f"the CreateTaskResult for task {task_id!r} (frame #{create.reply_seq}) was never "
-                                  "followed: no tasks/get or subscription for it", evidence=create.seqs)
+                                  "followed: no tasks/get or subscription for it", evidence=create.seqs,
+                                  details={"expected": "tasks/get (or a subscription) for the task",
+                                           "actual": "neither"})
     return passed("the task was followed through tasks/get, and the plain result was taken as the outcome")
 
 
@@ -97,11 +103,14 @@ def no_task_on_other_methods(runs: list[ScenarioRun]) -> Verdict:
         if followed:
             return failed(f"the client sent {followed[0].method} for the task a prompts/get reply named "
                           f"(frame #{followed[0].seq}): only tools/call creates tasks",
-                          evidence=[asked[0].seq, *(e.seq for e in followed)][:MAX_EVIDENCE])
+                          evidence=[asked[0].seq, *(e.seq for e in followed)][:MAX_EVIDENCE],
+                          details={"expected": "no tasks/* for a task a prompts/get reply named",
+                                   "actual": f"{followed[0].method} (frame #{followed[0].seq})"})
         said = run.client.outcome
         if said is not None and not said.get("error"):
             return failed("the client reported the prompts/get as a success although its reply was an invalid "
-                          "task result", evidence=asked[0].seqs)
+                          "task result", evidence=asked[0].seqs,
+                          details={"expected": "an error for the invalid reply", "actual": "reported as a success"})
     return passed("the task reply to prompts/get was not followed")
 
 
@@ -276,7 +285,9 @@ def input_answered(runs: list[ScenarioRun]) -> Verdict:
         if retried:
             return failed(f"the client re-sent tools/call with inputResponses (frame #{retried[0].seq}) to answer a "
                           "task's input: task input goes through tasks/update", broken=("C-EXT-MUST-09",),
-                          evidence=[e.seq for e in retried][:MAX_EVIDENCE])
+                          evidence=[e.seq for e in retried][:MAX_EVIDENCE],
+                          details={"expected": "tasks/update inputResponses",
+                                   "actual": f"tools/call with inputResponses (frame #{retried[0].seq})"})
         answers = [(e, k) for e in run.sent("tasks/update")
                    for k in (e.params.get("inputResponses") or {}) if isinstance(e.params.get("inputResponses"), dict)]
         keys = [k for _e, k in answers]
@@ -317,9 +328,13 @@ def surfaces_outcome(runs: list[ScenarioRun]) -> Verdict:
         if run.name == "tasks-client-tool-error" and not tool_error_kept:
             return failed(f"a completed task whose result has isError true was reported as status "
                           f"{str(said.get('status'))[:40]!r}, isError {said.get('isError')!r}",
-                          broken=("C-EXT-MUST-15",))
+                          broken=("C-EXT-MUST-15",),
+                          details={"expected": "status completed, isError true",
+                                   "actual": f"status {str(said.get('status'))[:40]}, isError {said.get('isError')!r}"})
         code = get_path(said, "error", "code")
         if run.name == "tasks-client-failed" and (said.get("status") != "failed" or code != -32000):
             return failed(f"a task that failed with JSON-RPC error -32000 was reported as status "
-                          f"{str(said.get('status'))[:40]!r}, error code {code!r}", broken=("C-EXT-MUST-16",))
+                          f"{str(said.get('status'))[:40]!r}, error code {code!r}", broken=("C-EXT-MUST-16",),
+                          details={"expected": "status failed, error code -32000",
+                                   "actual": f"status {str(said.get('status'))[:40]}, error code {code!r}"})
     return passed("the outcome the client reported matches the task's")

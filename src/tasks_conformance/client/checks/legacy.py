@@ -100,7 +100,9 @@ def task_augmentation(runs: list[ScenarioRun]) -> Verdict:
         broken = tuple(dict.fromkeys(rule for _r, _e, rule, _what in problems))
         return failed(f"{len(problems)} tools/call with the wrong params.task: "
                       + "; ".join(f"{_where(r, e)}: {what}" for r, e, _rule, what in problems[:SHOWN]),
-                      broken=broken, evidence=[e.seq for _r, e, _x, _y in problems][:MAX_EVIDENCE], warnings=warnings)
+                      broken=broken, evidence=[e.seq for _r, e, _x, _y in problems][:MAX_EVIDENCE], warnings=warnings,
+                      details={"expected": "params.task only where the server and the tool allow it, always for a "
+                                           "required tool", "actual": problems[0][3]})
     if not calls:
         return could_not_run(setting("the client sent no tools/call in the 2025-11-25 scenarios",
                                      "have the harness call MCP_CONFORMANCE_CONTEXT's toolName"))
@@ -244,7 +246,8 @@ def no_extension_wire(runs: list[ScenarioRun]) -> Verdict:
         return failed(f"{len(wrong)} request(s) use the 2026-07-28 extension on a 2025-11-25 session (policy P-39): "
                       + "; ".join(f"{_where(r, e)}: {what}" for r, e, what in wrong[:SHOWN]),
                       broken=("C-LEG-MUST-10",), evidence=[e.seq for _r, e, _w in wrong][:MAX_EVIDENCE],
-                      warnings=warnings, policies=("P-39",))
+                      warnings=warnings, policies=("P-39",),
+                      details={"expected": "no 2026-07-28 extension wire on 2025-11-25", "actual": wrong[0][2]})
     return passed("no extension wire was sent on 2025-11-25", warnings=warnings,
                   evidence=[e.seq for _r, e in listed][:MAX_EVIDENCE])
 

@@ -63,7 +63,9 @@ def declares_extension(runs: list[ScenarioRun]) -> Verdict:
         return failed(
             f"{len(missing)} request(s) do not declare the extension{also}: "
             + "; ".join(_where(r, e) for r, e in missing[:SHOWN]),
-            evidence=[e.seq for _r, e in missing][:MAX_EVIDENCE])
+            evidence=[e.seq for _r, e in missing][:MAX_EVIDENCE],
+            details={"expected": "the extension in every tools/call and tasks/* request's _meta clientCapabilities",
+                     "actual": f"{len(missing)} request(s) without it, first {_where(*missing[0])}"})
     count = sum(1 for run in runs for _e in _declaring(run))
     return passed(f"all {count} tools/call and tasks/* requests declared the extension")
 
@@ -101,7 +103,9 @@ def core_meta(runs: list[ScenarioRun]) -> Verdict:
             parts.append(f"{len(bad_header)} POST(s) lack MCP-Protocol-Version or disagree with the _meta: "
                          + "; ".join(_where(r, e) for r, e in bad_header[:SHOWN]))
         seqs = sorted({e.seq for _r, e in [*no_meta, *bad_header]})
-        return failed("; ".join(parts), broken=broken, evidence=seqs[:MAX_EVIDENCE])
+        return failed("; ".join(parts), broken=broken, evidence=seqs[:MAX_EVIDENCE],
+                      details={"expected": "protocolVersion and clientCapabilities in _meta, and a matching "
+                                           "MCP-Protocol-Version header", "actual": parts[0]})
     return passed("every request carried the protocolVersion and clientCapabilities _meta and a matching "
                   "MCP-Protocol-Version header")
 
@@ -141,7 +145,9 @@ def routing_headers(runs: list[ScenarioRun]) -> Verdict:
         broken = tuple(dict.fromkeys(rule for _r, _e, (rule, _what) in problems))
         return failed(f"{len(problems)} tasks/* request(s) with wrong routing headers: "
                       + "; ".join(f"{_where(r, e)}: {what}" for r, e, (_rule, what) in problems[:SHOWN]),
-                      broken=broken, evidence=[e.seq for _r, e, _p in problems][:MAX_EVIDENCE])
+                      broken=broken, evidence=[e.seq for _r, e, _p in problems][:MAX_EVIDENCE],
+                      details={"expected": "Mcp-Method the method, Mcp-Name the taskId (base64 when not header-safe)",
+                               "actual": problems[0][2][1]})
     count = sum(1 for run in runs for e in run.sent(*TASK_METHODS) if e.is_request)
     if count == 0:
         return passed("the client sent no tasks/* request, so no routing header to judge")
@@ -162,7 +168,9 @@ def no_removed_methods(runs: list[ScenarioRun]) -> Verdict:
         broken = tuple(dict.fromkeys("C-EXT-MUST-11" if e.method == "tasks/result" else "C-EXT-MUST-12"
                                      for _r, e in sent))
         return failed("the client called a removed method: " + "; ".join(_where(r, e) for r, e in sent[:SHOWN]),
-                      broken=broken, evidence=[e.seq for _r, e in sent][:MAX_EVIDENCE])
+                      broken=broken, evidence=[e.seq for _r, e in sent][:MAX_EVIDENCE],
+                      details={"expected": "no tasks/result or tasks/list",
+                               "actual": ", ".join(dict.fromkeys(e.method for _r, e in sent))})
     return passed("no tasks/result or tasks/list was sent")
 
 
