@@ -59,8 +59,10 @@ def failed(message: str, *, broken: tuple[str, ...] = (), evidence: Seqs = (), w
                    broken=broken, message_policies=policies)
 
 
-def not_applicable(message: str, *, evidence: Seqs = (), policies: tuple[str, ...] = ()) -> Verdict:
-    return Verdict(CheckStatus.SKIPPED, message, "not-applicable", (), tuple(evidence), message_policies=policies)
+def not_applicable(message: str, *, evidence: Seqs = (), policies: tuple[str, ...] = (),
+                   warnings: Warnings = ()) -> Verdict:
+    return Verdict(CheckStatus.SKIPPED, message, "not-applicable", _warnings(warnings), tuple(evidence),
+                   message_policies=policies)
 
 
 def could_not_run(cause: str | Cause, *, blocked_by: str | None = None, evidence: Seqs = (),
