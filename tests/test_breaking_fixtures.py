@@ -69,7 +69,15 @@ def _execute(argv: list[str], settings: dict[str, Any], transport: str) -> Any:
     else:
         ex = run(**stdio(argv), **kwargs)
     assert not _cited_in_prose_only(ex), _cited_in_prose_only(ex)
+    assert not _without_fix(ex), _without_fix(ex)
     return ex
+
+
+def _without_fix(ex: Any) -> list[str]:
+    """Every could-not-run that does not say what to change (only `explain`'s general pointer): each
+    fixture run holds every reason the checks give to naming its fix."""
+    return [f"{c.id}: {c.message}" for c in ex.result.checks if c.bucket == "could-not-run"
+            and (c.cause is None or "says what this check needs" in c.cause.fix_for(c.id, ""))]
 
 
 def _cited_in_prose_only(ex: Any) -> list[str]:

@@ -5,10 +5,11 @@ from __future__ import annotations
 from tasks_conformance.core.protocol import ERR_INVALID_PARAMS, TASK_STATUSES, TERMINAL_STATUSES, get_path
 from tasks_conformance.core.verdict import Verdict, could_not_run, failed, not_applicable, passed, warn
 from tasks_conformance.core.wires import Wire
+from tasks_conformance.server.checks.common import unrun
 from tasks_conformance.server.checks.registry import check
 from tasks_conformance.server.checks.shapes import reply_seqs, result_of
 from tasks_conformance.server.evidence import Cancel, DeclaredCall, Evidence, Poll
-from tasks_conformance.server.evidence.expiry import EXPIRY_POLICY, deleted_after_ttl, task_expiry
+from tasks_conformance.server.evidence.expiry import deleted_after_ttl, task_expiry
 
 CANCEL_ACK_SHAPE = check(
     id="tasks-cancel-ack-shape",
@@ -34,7 +35,7 @@ def _sent_cancel(ev: Evidence) -> tuple[Cancel, list[int], Verdict | None]:
         return rec, [], not_applicable(
             "the server does not declare capabilities.tasks.cancel (optional on 2025-11-25)")
     if rec.cancel is None:
-        return rec, [], could_not_run(rec.not_run or "tasks/cancel was not sent")
+        return rec, [], could_not_run(unrun(rec, "tasks/cancel was not sent"))
     seqs = reply_seqs(rec.create, rec.cancel, rec.after)
     if not rec.cancel.answered:
         return rec, seqs, failed(f"tasks/cancel got {rec.cancel.describe()}", evidence=seqs,
@@ -66,7 +67,7 @@ def extension_cancel(ev: Evidence) -> Verdict:
                                   "to judge", evidence=seqs)
         return not_applicable(f"{gone_text}, so there is no ack to judge", evidence=seqs, warnings=[warn(
             f"the task was deleted before its TTL had run out ({expiry.describe(ev.dialect)} from creation): the "
-            "spec grants deletion only after the TTL (policy P-41)", EXPIRY_POLICY)])
+            "spec grants deletion only after the TTL (policy P-41)", "P-41")])
     if rec.cancel.error is not None:
         return failed(f"tasks/cancel on a known task got {rec.cancel.describe()}; it MUST ack (S-EXT-MUST-16)",
                       broken=("S-EXT-MUST-16",),

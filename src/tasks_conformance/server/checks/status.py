@@ -13,6 +13,7 @@ from tasks_conformance.core.protocol import (
 )
 from tasks_conformance.core.verdict import Verdict, could_not_run, failed, not_applicable, passed, warn
 from tasks_conformance.core.wires import Wire
+from tasks_conformance.server.checks.common import got, unrun
 from tasks_conformance.server.checks.registry import check
 from tasks_conformance.server.checks.shapes import reply_seqs, result_of
 from tasks_conformance.server.evidence import (
@@ -28,7 +29,7 @@ if TYPE_CHECKING:
 
 
 from tasks_conformance.server.evidence import Listen, TerminalRereads
-from tasks_conformance.server.evidence.expiry import EXPIRY_POLICY, deleted_after_ttl, not_found, task_expiry
+from tasks_conformance.server.evidence.expiry import deleted_after_ttl, not_found, task_expiry
 
 TERMINAL_STATUS_IMMUTABLE = check(
     id="tasks-terminal-status-immutable",
@@ -74,7 +75,7 @@ def _stream(ev: Evidence, seq: int) -> int | None:
 def terminal_status_immutable(ev: Evidence) -> Verdict:
     rec = ev.get(TerminalRereads)
     if not rec.ran:
-        return could_not_run(rec.not_run or rec.harness_problem or "the task was not read again after it ended")
+        return could_not_run(unrun(rec, "the task was not read again after it ended"))
     ended = rec.terminal_status
     last = ev.get(Poll).last_get
     ended_at = (last.response_seq or 0) if last is not None else 0
@@ -112,7 +113,8 @@ def _vanished(ev: Evidence, rec: TerminalRereads, ended: str | None, seqs: list[
     unanswered = [f"tasks/get #{n} after the end got {reply.describe()}" for n, reply in missing
                   if not not_found(reply)]
     if unanswered:
-        return could_not_run("; ".join(unanswered[:2]), evidence=seqs)
+        return could_not_run(got("; ".join(unanswered[:2]), *(r for _, r in missing),
+                                 fix="answer tasks/get for an ended task with its status"), evidence=seqs)
     stayed = len(rec.gets) - len(missing)
     early = [n for n, reply in missing if not deleted_after_ttl(ev.wire_log, expiry, reply)]
     gone = f"tasks/get #{missing[0][0]} after the end found the task no longer ({missing[0][1].describe()})"
@@ -123,7 +125,7 @@ def _vanished(ev: Evidence, rec: TerminalRereads, ended: str | None, seqs: list[
         return passed(text, evidence=seqs) if stayed else not_applicable(
             text + ", so there is no later status to judge", evidence=seqs)
     warning = warn(f"{gone} before its TTL had run out ({expiry.describe(ev.dialect)} from creation): the spec "
-                   "grants deletion only after the TTL (policy P-41)", EXPIRY_POLICY)
+                   "grants deletion only after the TTL (policy P-41)", "P-41")
     if stayed:
         return passed(f"the task stayed {ended!r} on {stayed} later read(s)", evidence=seqs, warnings=[warning])
     return not_applicable(f"{gone}, so there is no later status to judge", evidence=seqs, warnings=[warning])

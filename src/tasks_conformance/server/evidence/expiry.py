@@ -20,10 +20,6 @@ if TYPE_CHECKING:
     from tasks_conformance.core.wirelog import WireLog
     from tasks_conformance.core.wires import WireDialect
 
-# The policy that says how a task's disappearance is read (docs/policies.md).
-EXPIRY_POLICY = "P-41"
-
-
 @dataclass(frozen=True)
 class Expiry:
     """The earliest time, on the wire log's clock, the server may delete the task; None where no

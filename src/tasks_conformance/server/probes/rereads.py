@@ -14,6 +14,7 @@ from collections.abc import Iterable
 
 import anyio
 
+from tasks_conformance.core.causes import reason
 from tasks_conformance.core.protocol import TERMINAL_STATUSES, get_path
 from tasks_conformance.core.wirelog import Frame
 from tasks_conformance.server.evidence import DeclaredCall, Poll, StopReason, TerminalRereads
@@ -52,7 +53,8 @@ async def terminal_rereads(ctx: ProbeContext) -> None:
     poll = ctx.record(Poll)
     last = poll.last_get
     if poll.stop is not StopReason.TERMINAL or last is None or poll.final_status is None:
-        rec.not_run = "the task was not seen to end"
+        rec.not_run = reason("the task was not seen to end", "let polling see the end: raise --poll-timeout or pick a "
+                             "quicker tool")
         return
     tid = rec.task_id = ctx.require_task_id()
     rec.terminal_status = poll.final_status
