@@ -20,7 +20,7 @@ import anyio
 
 from tasks_conformance import __version__
 from tasks_conformance.core import steps
-from tasks_conformance.core.causes import Cause, CauseKind, Reason, cause_of, setting
+from tasks_conformance.core.causes import Cause, CauseKind, Reason, setting
 from tasks_conformance.core.profiles import PROFILES
 from tasks_conformance.core.protocol import get_path
 from tasks_conformance.core.redact import Redactor
@@ -32,6 +32,7 @@ from tasks_conformance.core.wires import Wire, WireDialect, listed_task_support,
 from tasks_conformance.server.checks import CHECKS, CheckSpec, ordered_checks
 from tasks_conformance.server.checks.common import NO_TASKS_WIRE, PRECONDITIONS, need_wire
 from tasks_conformance.server.evidence import Discovery, Evidence, ProbeRecord, ToolChoice
+from tasks_conformance.server.evidence.reasons import NO_TASK_CREATED, no_tool
 from tasks_conformance.server.managed import managed_server
 from tasks_conformance.server.probes import ProbeSpec, plan
 from tasks_conformance.server.probes.context import ProbeContext
@@ -172,7 +173,7 @@ def role_unassigned(role: str, ev: Evidence) -> Verdict | None:
         return None
     if need_wire(ev) is not None:
         return need_wire(ev)
-    why = (cause_of(choice.reason) if choice is not None
+    why = (no_tool(choice.reason, f"pass {role_flag(role)}").cause if choice is not None
            else setting(f"no tool has the {role} role", f"pass {role_flag(role)}"))
     cause = replace(why, text=f"needs a tool for the {role} role ({ROLE_HELP[role]}): {why.text}")
     if ev.profile == "full" or (choice is not None and choice.source == "flag"):
@@ -230,14 +231,17 @@ class Traffic:
 
     async def _run_probe(self, ctx: ProbeContext, spec: ProbeSpec) -> None:
         if spec.needs_tool and (self.tool is None or self.tool.name is None):
-            ctx.record(spec.record).not_run = self.tool.reason if self.tool else "no tool"
+            ctx.record(spec.record).not_run = no_tool(self.tool.reason if self.tool else "no tool was chosen",
+                                                        "name a tool that runs as a task with --tool-name")
             return
         role = self.roles.get(spec.role) if spec.role is not None else None
         if spec.role is not None and (role is None or role.name is None):
-            ctx.record(spec.record).not_run = role.reason if role is not None else f"no tool has the {spec.role} role"
+            ctx.record(spec.record).not_run = no_tool(
+                role.reason if role is not None else f"no tool has the {spec.role} role",
+                f"pass {role_flag(spec.role)}")
             return
         if spec.needs_task and ctx.created_task_id is None:
-            ctx.record(spec.record).not_run = "no task was created by the declared tools/call"
+            ctx.record(spec.record).not_run = NO_TASK_CREATED
             return
         self.say(steps.probing(spec.description))
         t0 = time.monotonic()
