@@ -174,7 +174,12 @@
     const view = el("div", "frame-view");
     const viewHead = el("div", "frame-head", "Click a frame (or a check's frame number) to see its bytes.");
     const pre = el("pre", "frame-bytes");
-    view.append(viewHead, pre);
+    // Marks a few microseconds apart overlap: these step through the frames in order instead.
+    const nav = el("div", "frame-nav");
+    const prev = el("button", "prev", "◀ previous frame"), next = el("button", "next", "next frame ▶");
+    prev.type = next.type = "button";
+    nav.append(prev, next);
+    view.append(nav, viewHead, pre);
     panel.append(view);
     const marks = new Map();
     let root = null;
@@ -242,6 +247,13 @@
       section.root = root;
     };
     const bySeq = new Map(frames.map((f) => [f.seq, f]));
+    const order = frames.map((f) => f.seq);
+    const step = (by) => {
+      const at = order.indexOf(Number(view.dataset.seq || order[0]));
+      section.showFrame(order[Math.min(order.length - 1, Math.max(0, at + by))]);
+    };
+    prev.addEventListener("click", () => step(-1));
+    next.addEventListener("click", () => step(1));
     section.marks = marks;
     section.showFrame = (seq) => {
       const f = bySeq.get(seq);
@@ -279,7 +291,7 @@
         const m = state.marks.get(seq);
         if (m) { m.classList.add("hl"); first = first || m; }
       }
-      if (first && first.scrollIntoView) first.scrollIntoView({ block: "nearest", inline: "center" });
+      if (first && first.scrollIntoView) first.scrollIntoView({ block: "nearest", inline: "nearest" });
       if (check.evidence.length) state.showFrame(check.evidence[0]);
     };
     if (run.label) node.append(el("h2", "", run.label));
@@ -296,5 +308,7 @@
   main.append(h1);
   const states = data.runs.map((run, i) => { const [node, state] = section(run, i); main.append(node); return state; });
   for (const state of states) state.draw();
+  // When the page was drawn, in ms from the navigation's start (docs/benchmarks.md quotes it).
+  document.body.dataset.drawnMs = performance.now().toFixed(1);
   document.body.dataset.ready = "1";
 })();
