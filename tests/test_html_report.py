@@ -202,6 +202,35 @@ def test_era_both_and_a_suite_get_one_section_per_run(tmp_path: Path) -> None:
     assert [r["label"] for r in runs] == ["first", "second"]
 
 
+HOSTILE_SERVER = [sys.executable, str(ROOT / "fixtures" / "hostile" / "server.py")]
+TOKEN = "tok-s3cret-html-123"  # the hostile server echoes API_TOKEN into serverInfo, errors and stderr
+
+
+def hostile_report(tmp_path: Path, case: str) -> tuple[str, dict[str, Any]]:
+    """The html report of a run against a hostile fixture server (`fixtures/hostile/server.py`)."""
+    page = tmp_path / f"{case}.html"
+    proc = cli("--command", " ".join([*HOSTILE_SERVER, "--case", case]), "--tool-name", "work", "-q",
+               "-e", f"API_TOKEN={TOKEN}", "--reporter", f"html={page}", timeout=180)
+    assert proc.returncode in (1, 3), proc.stdout + proc.stderr
+    text = page.read_text(encoding="utf-8")
+    return text, embedded(text)
+
+
+@pytest.mark.parametrize("case", ["markup", "invalid-utf8"])
+def test_a_hostile_servers_strings_and_bytes_stay_data(tmp_path: Path, case: str) -> None:
+    text, data = hostile_report(tmp_path, case)
+    assert TOKEN not in text and text.count("<script") == 2 and not RAW_CONTROL.search(text)
+    start = text.index(bench.DATA_OPEN)
+    assert not re.search(r"[<>&]", text[start + len(bench.DATA_OPEN):text.index("</script>", start)])
+    frames = data["runs"][0]["timeline"]["frames"]
+    if case == "markup":  # rich markup, ANSI, OSC 8, bidi, XML-breaking text: the frame's bytes as sent
+        shown = next(f["text"] for f in frames if "[bold red]" in f["text"])
+        assert "\\u001b[31m" in shown and "\\u202eevil" in shown and "\x1b" not in shown
+    else:  # bytes that are not UTF-8, shown as \xNN
+        bad = [f for f in frames if not f["utf8"]]
+        assert bad and "\\xff\\xfe" in bad[0]["text"]
+
+
 def test_the_synthetic_benchmark_run_is_what_the_docs_say() -> None:
     result = bench.synthetic()
     data = run_data("", result)
