@@ -27,7 +27,7 @@ from tasks_conformance.core.redact import Redactor
 from tasks_conformance.core.result import CheckResult, RunResult, decide_outcome, incomplete_reason
 from tasks_conformance.core.result import Discovery as DiscoveryReport
 from tasks_conformance.core.verdict import Verdict, could_not_run, not_applicable
-from tasks_conformance.core.wirelog import Frame, FrameFlag, WireLog, frames_text
+from tasks_conformance.core.wirelog import Frame, FrameFlag, WireLog, frames_text, in_lane
 from tasks_conformance.core.wires import Wire, WireDialect, listed_task_support, task_support
 from tasks_conformance.server.checks import CHECKS, CheckSpec, ordered_checks
 from tasks_conformance.server.checks.common import NO_TASKS_WIRE, PRECONDITIONS, need_wire
@@ -44,6 +44,7 @@ from tasks_conformance.settings.config import RunConfig
 from tasks_conformance.settings.role_flags import ROLE_HELP, role_flag
 
 Progress = Callable[[str], None]
+SESSION_LANE = "session"  # the lane of the main connection's own frames (wirelog.in_lane); a probe's is its name
 
 
 @dataclass
@@ -202,7 +203,8 @@ class Traffic:
     async def run(self) -> None:
         self.say(steps.CONNECTING)
         try:
-            await self.conn.open()
+            with in_lane(SESSION_LANE):  # the handshake and what the main connection hears unasked
+                await self.conn.open()
         except Exception as exc:  # our own bug: the run is incomplete, never a crash
             self.conn.record_problem(
                 f"internal error while connecting (a tasks-conformance bug): {type(exc).__name__}: {exc}"
@@ -246,7 +248,8 @@ class Traffic:
         self.say(steps.probing(spec.description))
         t0 = time.monotonic()
         try:
-            await spec.fn(ctx)
+            with in_lane(spec.name):
+                await spec.fn(ctx)
         except Exception as exc:  # a probe bug is ours: its checks become could-not-run
             ctx.record(spec.record).harness_problem = (
                 f"internal error in probe {spec.name} (a tasks-conformance bug): {type(exc).__name__}: {exc}"
@@ -394,7 +397,7 @@ async def execute(
             durationMs=int((time.monotonic() - started) * 1000), discovery=_discovery_report(ev), checks=results,
             incompleteReason=incomplete_reason(results, interrupted, target) if outcome == "incomplete" else None,
             interrupted=interrupted, toolVersion=__version__, profile=PROFILES[config.profile].id,
-            startedAt=started_at,
+            startedAt=started_at, wire=wire,
         ),
         wire=wire,
         schedule=traffic.schedule,
