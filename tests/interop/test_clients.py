@@ -226,7 +226,9 @@ def run_client(client: RealClient, workdir: Path) -> ClientRunResult:
     """One `tasks-conformance client` run of every scenario of the client's era."""
     wire_log = workdir / f"{client.id}.ndjson"
     cmd = [sys.executable, "-m", "tasks_conformance", "client", "--command", client.command, "--era", client.era,
-           "--format", "json", "--wire-log", str(wire_log), "--jobs", "2"]
+           "--format", "json", "--wire-log", str(wire_log), "--jobs", "2",
+           # Twice the default per scenario: a Python client's import alone takes seconds on a busy machine.
+           "--timeout", "60000"]
     started = time.monotonic()
     problem = None
     tool = subprocess.Popen(cmd, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
