@@ -56,10 +56,10 @@ async def follow(session: ClientSession, ctx: dict) -> None:
 
 
 async def main(url: str, ctx: dict) -> None:
-    async with streamable_http_client(url) as (read, write, _):
-        async with ClientSession(read, write, elicitation_callback=answer) as session:
-            await session.initialize()
-            await follow(session, ctx)
+    async with (streamable_http_client(url) as (read, write, _),
+                ClientSession(read, write, elicitation_callback=answer) as session):
+        await session.initialize()
+        await follow(session, ctx)
 
 
 asyncio.run(main(sys.argv[-1], json.loads(os.environ.get("MCP_CONFORMANCE_CONTEXT", "{}"))))
