@@ -327,4 +327,12 @@ def versions_text(client: RealClient) -> str:
     return ", ".join(f"{name} {version}" for name, version in client.packages.items())
 
 
+
+def test_a_missing_legacy_venv_skips_saying_how_to_make_it(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
+    monkeypatch.setattr(sys.modules[__name__], "LEGACY_PYTHON", tmp_path / "absent" / "python")
+    why = BY_ID["mcp-1.30"].availability()
+    assert why is not None and "python3 -m venv tests/interop/.venv-legacy-clients" in why
+    assert "legacy-clients-requirements.txt" in why
+
+
 __all__ = ["CLIENTS", "ClientRunResult", "RealClient", "era_checks", "run_client", "versions_text"]
