@@ -16,7 +16,13 @@ from tasks_conformance.client.checks.registry import client_check
 from tasks_conformance.client.evidence import Exchange, ScenarioRun
 from tasks_conformance.client.scenarios import LEGACY_TOOLS, scenario_names
 from tasks_conformance.core.causes import setting
-from tasks_conformance.core.protocol import EXT_TASKS, META_CLIENT_CAPS, META_RELATED_TASK, get_path
+from tasks_conformance.core.protocol import (
+    EXT_TASKS,
+    META_CLIENT_CAPS,
+    META_RELATED_TASK,
+    TERMINAL_STATUSES,
+    get_path,
+)
 from tasks_conformance.core.result import CheckWarning
 from tasks_conformance.core.verdict import Verdict, could_not_run, failed, not_applicable, passed, warn
 from tasks_conformance.core.wires import DIALECTS, CreatedTask, Wire
@@ -292,8 +298,11 @@ def _input_problems(run: ScenarioRun) -> tuple[bool, list[str], list[CheckWarnin
     if not reads and not asked:
         return False, [], []
     first = min(e.time for e in reads) if reads else 0.0
+    # A tasks/result sent once the client had read the task's end fetches the payload, not the input.
+    ended = min((e.reply_time for e in _requests(run, "tasks/get") if e.reply_time is not None
+                 and get_path(e.result, "status") in TERMINAL_STATUSES), default=float("inf"))
     plain: list[str] = []
-    if reads and not asked and not [e for e in _requests(run, "tasks/result") if e.time >= first]:
+    if reads and not asked and not [e for e in _requests(run, "tasks/result") if first <= e.time < ended]:
         plain.append(f"{run.name}: the task read input_required (frame #{reads[0].seq}) but no tasks/result followed, "
                      "the stream its elicitation comes on (C-LEG-SHOULD-04)")
     cited: list[CheckWarning] = []
