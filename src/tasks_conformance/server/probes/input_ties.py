@@ -23,7 +23,8 @@ MAX_TIED_REQUESTS = 50
 
 
 def _calls_outstanding(frames: list[Frame]) -> list[tuple[int, int | None]]:
-    """(sent, answered) seqs of every tools/call we sent; answered None while open."""
+    """(sent, answered) seqs of every tools/call we sent that may have run synchronously (answered
+    None while open); a call answered with a CreateTaskResult is left out."""
     sent: dict[Any, int] = {}
     spans: list[tuple[int, int | None]] = []
     for f in frames:
@@ -34,7 +35,10 @@ def _calls_outstanding(frames: list[Frame]) -> list[tuple[int, int | None]]:
             key = repr(msg["id"])
             sent[key] = f.seq
         elif f.direction == "in" and "method" not in msg and repr(msg.get("id")) in sent:
-            spans.append((sent.pop(repr(msg.get("id"))), f.seq))
+            began = sent.pop(repr(msg.get("id")))
+            # A call answered with a CreateTaskResult made a task and asked nothing itself.
+            if not isinstance(get_path(msg, "result", "task"), dict):
+                spans.append((began, f.seq))
     spans.extend((seq, None) for seq in sent.values())
     return spans
 
