@@ -50,6 +50,7 @@ BREAKING: Final[Mapping[str, tuple[str, ...]]] = MappingProxyType({
     "tasks-removed-methods-not-found": ("removed-methods-served",),
     "tasks-required-tool-needs-task": ("required-without-task-ok", "required-undeclared-sync"),
     "tasks-result-type-discipline": ("nested-create", "create-result-type-complete", "legacy-flat-create"),
+    "tasks-server-stays-up": ("exits-on-cancel",),
     "tasks-status-payload-shape": ("get-result-type-task", "status-not-a-string", "bad-timestamps",
                                    "working-reads-running"),
     "tasks-subscription-no-progress-or-message": ("listen-forwards-logs",),
