@@ -22,8 +22,10 @@ INPUT_REQUIRED_UPDATE_COMPLETES = check(
     description=(
         "On the input role's tool, with --input-responses: on the extension, tasks/update is acked with an "
         "empty {resultType: \"complete\"} and "
-        "the task then reaches a terminal status; on legacy, the elicitation arrives on the tasks/result "
-        "stream with the related-task _meta and the task completes. Not applicable when the task never asks."
+        "the task then reaches a terminal status; on legacy, every elicitation or sampling request made for the "
+        "task (its _meta names it, it came on a tasks/result stream of the task, or over stdio it came while no "
+        "tools/call of ours that may ask for itself was outstanding: policy P-41) carries the related-task _meta, "
+        "and the task completes. Not applicable when the task never asks."
     ),
     probes=(InputTask,),
     needs="wire",
@@ -65,8 +67,8 @@ def _without_meta(ev: Evidence, poll: Poll, task_id: str | None) -> Verdict | No
     meta = get_path(ev.frame_json(first.seq), "params", "_meta")
     return failed(f"{len(bare)} {first.method} request(s) made for the task lack _meta[\"{META_RELATED_TASK}\"] "
                   f"naming it (first: frame #{first.seq}, {TIE_WORDS.get(first.tie, first.tie)}); a request the "
-                  "server sends on a task's behalf carries it (S-LEG-MUST-13)",
-                  broken=("S-LEG-MUST-13",), evidence=[r.seq for r in bare],
+                  "server sends on a task's behalf carries it (S-LEG-MUST-13; policy P-41)",
+                  broken=("S-LEG-MUST-13",), evidence=[r.seq for r in bare], policies=("P-41",),
                   details={"expected": {META_RELATED_TASK: {"taskId": task_id}}, "actual": str(meta)[:80]})
 
 

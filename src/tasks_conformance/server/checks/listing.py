@@ -34,7 +34,8 @@ LIST_INCLUDES_TASK = check(
         f"on one page, {LIST_EXTRA_TASKS} more tasks of the task tool are created and the list read again, so "
         "that a server paging at a small size has to page. Every task of ours that tasks/get then reads must be "
         "on a page: a page without nextCursor while tasks remain unlisted fails (S-LEG-MUST-16, S-LEG-MUST-17). "
-        "A server that lists them all on one page passes. Not applicable when tasks.list is not declared."
+        "A server that lists them all on one page passes (policy P-27). Not applicable when tasks.list is not "
+        "declared."
     ),
     probes=(DeclaredCall, TaskListing),
     needs="task",

@@ -19,7 +19,8 @@ SERVER_STAYS_UP = check(
         "requests unanswered (stdio: its process exits or closes stdout; HTTP: connections are refused or "
         "dropped and nothing is answered again). The message says how it ended, after which request, with its "
         "exit code (stdio, or HTTP with --server-command) and the end of its stderr or output. The checks whose "
-        "requests went unanswered are could-not-run, pointing here."
+        "requests went unanswered are could-not-run, pointing here. A server that exits once every request was "
+        "answered passes (policy P-42)."
     ),
     needs="wire",
 )
@@ -32,7 +33,8 @@ def server_stays_up(ev: Evidence) -> Verdict:
     if gone is None:
         return passed("the server answered every request until the run ended")
     seqs = sorted({*gone.lost_seqs, *((gone.after_seq,) if gone.after_seq is not None else ())})
-    return failed(f"{gone.statement()} (S-WIRE-04)", broken=("S-WIRE-04",), evidence=seqs,
+    return failed(f"{gone.statement()} (S-WIRE-04; policy P-42)", broken=("S-WIRE-04",), evidence=seqs,
+                  policies=("P-42",),
                   details={"expected": "an answer to every request", "actual": gone.statement(),
                            "exitCode": gone.exit_code, "lostRequests": list(gone.lost_seqs[:10])})
 
