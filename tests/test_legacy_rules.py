@@ -7,7 +7,7 @@ from __future__ import annotations
 import json
 from typing import Any
 
-from conftest import BROKEN, DEMO_INPUT, REFERENCE, run, stdio
+from conftest import BROKEN, DEMO_INPUT, REFERENCE, http_server, run, stdio
 
 from tasks_conformance.core.rpc.peer import Reply
 from tasks_conformance.core.verdict import Verdict
@@ -145,6 +145,19 @@ def test_the_elicitation_without_meta_fails_over_stdio_and_only_that_check() -> 
              poll_timeout_ms=3_000)
     assert set(_failures(ex)) == {INPUT_CHECK}, _failures(ex)
     assert "S-LEG-MUST-13" in _failures(ex)[INPUT_CHECK]
+
+
+def test_over_http_the_stream_ties_the_elicitation_whichever_tasks_result_carried_it() -> None:
+    # Over HTTP the server asks on the first tasks/result stream open for the task, often the one
+    # sent while the task runs, not polling's own: the request is still the task's.
+    server = http_server([*BROKEN, "--break", "legacy-input-without-meta"])
+    try:
+        ex = run(url=server.url, protocol_version="2025-11-25", tool_name="confirm_action",
+                 input_responses=DEMO_INPUT, poll_timeout_ms=3_000)
+    finally:
+        server.stop()
+    fails = _failures(ex)
+    assert set(fails) == {INPUT_CHECK} and "tasks/result stream" in fails[INPUT_CHECK], fails
 
 
 def _list_check(ex: Any) -> Any:

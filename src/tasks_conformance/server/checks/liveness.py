@@ -19,8 +19,9 @@ SERVER_STAYS_UP = check(
         "requests unanswered (stdio: its process exits or closes stdout; HTTP: connections are refused or "
         "dropped and nothing is answered again). The message says how it ended, after which request, with its "
         "exit code (stdio, or HTTP with --server-command) and the end of its stderr or output. The checks whose "
-        "requests went unanswered are could-not-run, pointing here. A server that exits once every request was "
-        "answered passes (policy P-42)."
+        "requests went unanswered are could-not-run, pointing here. It reads every reply of the run, so it "
+        "watches whatever the selected checks sent. A server that exits once every request was answered passes "
+        "(policy P-42)."
     ),
     needs="wire",
 )

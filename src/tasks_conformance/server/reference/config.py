@@ -19,7 +19,7 @@ class ServerConfig:
     poll_interval_ms: int = 100
     ttl_ms: int = 60_000
     era: Era = "both"
-    list_page_size: int = 50  # legacy tasks/list: tasks per page
+    list_page_size: int = 50  # legacy tasks/list: tasks per page (a fixture pages smaller)
     unix_path: str | None = None
     # HTTP: when any is given, every request needs "Authorization: Bearer <one of them>", and a
     # 2026-07-28 task belongs to the token that created it (S-EXT-MUST-23).
@@ -95,8 +95,6 @@ def build_parser(prog: str = "python -m tasks_conformance.server.reference") -> 
         help="pollIntervalMs / pollInterval announced on tasks (default 100)",
     )
     p.add_argument("--ttl-ms", type=_non_negative_int, default=60_000, help="task time-to-live in ms (default 60000)")
-    p.add_argument("--list-page-size", type=_non_negative_int, default=50,
-                   help="legacy tasks/list: tasks per page, nextCursor while more remain (default 50)")
     p.add_argument(
         "--era",
         choices=("both", "legacy", "modern"),
@@ -131,7 +129,6 @@ def config_from_namespace(ns: argparse.Namespace) -> ServerConfig:
         poll_interval_ms=int(ns.poll_interval_ms),
         ttl_ms=int(ns.ttl_ms),
         era=cast(Era, ns.era),
-        list_page_size=max(1, int(ns.list_page_size)),
         unix_path=ns.unix_path,
         bearer_tokens=tuple(ns.bearer_tokens),
         tcp_nodelay=bool(ns.tcp_nodelay),
