@@ -8,6 +8,7 @@ from tasks_conformance.core.causes import setting
 from tasks_conformance.core.protocol import META_RELATED_TASK, TERMINAL_STATUSES, get_path
 from tasks_conformance.core.verdict import Verdict, could_not_run, failed, not_applicable, passed
 from tasks_conformance.core.wires import Wire
+from tasks_conformance.server.checks.common import unrun
 from tasks_conformance.server.checks.registry import check
 from tasks_conformance.server.checks.role_tasks import role_task
 from tasks_conformance.server.checks.shapes import reply_seqs, result_of
@@ -24,7 +25,7 @@ INPUT_REQUIRED_UPDATE_COMPLETES = check(
         "empty {resultType: \"complete\"} and "
         "the task then reaches a terminal status; on legacy, every elicitation or sampling request made for the "
         "task (its _meta names it, it came on a tasks/result stream of the task, or over stdio it came while no "
-        "tools/call of ours that may ask for itself was outstanding: policy P-41) carries the related-task _meta, "
+        "tools/call of ours that may ask for itself was outstanding: policy P-42) carries the related-task _meta, "
         "and the task completes. Not applicable when the task never asks."
     ),
     probes=(InputTask,),
@@ -41,7 +42,7 @@ def _asked_for_input(ev: Evidence) -> tuple[Poll, Verdict | None]:
     if early is not None:
         return poll, early
     if not poll.ran:
-        return poll, could_not_run(poll.not_run or "the task was not polled")
+        return poll, could_not_run(unrun(poll, "the task was not polled"))
     # Legacy: the question may be asked and answered on a tasks/result stream between two polls,
     # so no poll shows input_required; the request itself shows the task asked.
     if poll.saw_input_required or poll.elicitations or poll.input_requests:
@@ -49,7 +50,8 @@ def _asked_for_input(ev: Evidence) -> tuple[Poll, Verdict | None]:
     if poll.stop is StopReason.TERMINAL:
         went = " → ".join(dict.fromkeys(poll.statuses))
         return poll, not_applicable(f"the task never asked for input (it went {went})")
-    return poll, could_not_run(f"the task did not finish ({poll.stop}) and never asked for input")
+    return poll, could_not_run(setting(f"the task did not finish ({poll.stop}) and never asked for input",
+                                           "raise --poll-timeout, or name a tool that asks for input with --tool-name"))
 
 
 TIE_WORDS = {
@@ -67,8 +69,8 @@ def _without_meta(ev: Evidence, poll: Poll, task_id: str | None) -> Verdict | No
     meta = get_path(ev.frame_json(first.seq), "params", "_meta")
     return failed(f"{len(bare)} {first.method} request(s) made for the task lack _meta[\"{META_RELATED_TASK}\"] "
                   f"naming it (first: frame #{first.seq}, {TIE_WORDS.get(first.tie, first.tie)}); a request the "
-                  "server sends on a task's behalf carries it (S-LEG-MUST-13; policy P-41)",
-                  broken=("S-LEG-MUST-13",), evidence=[r.seq for r in bare], policies=("P-41",),
+                  "server sends on a task's behalf carries it (S-LEG-MUST-13; policy P-42)",
+                  broken=("S-LEG-MUST-13",), evidence=[r.seq for r in bare], policies=("P-42",),
                   details={"expected": {META_RELATED_TASK: {"taskId": task_id}}, "actual": str(meta)[:80]})
 
 

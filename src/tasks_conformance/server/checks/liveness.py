@@ -21,7 +21,7 @@ SERVER_STAYS_UP = check(
         "exit code (stdio, or HTTP with --server-command) and the end of its stderr or output. The checks whose "
         "requests went unanswered are could-not-run, pointing here. It reads every reply of the run, so it "
         "watches whatever the selected checks sent. A server that exits once every request was answered passes "
-        "(policy P-42)."
+        "(policy P-43)."
     ),
     needs="wire",
 )
@@ -34,8 +34,8 @@ def server_stays_up(ev: Evidence) -> Verdict:
     if gone is None:
         return passed("the server answered every request until the run ended")
     seqs = sorted({*gone.lost_seqs, *((gone.after_seq,) if gone.after_seq is not None else ())})
-    return failed(f"{gone.statement()} (S-WIRE-04; policy P-42)", broken=("S-WIRE-04",), evidence=seqs,
-                  policies=("P-42",),
+    return failed(f"{gone.statement()} (S-WIRE-04; policy P-43)", broken=("S-WIRE-04",), evidence=seqs,
+                  policies=("P-43",),
                   details={"expected": "an answer to every request", "actual": gone.statement(),
                            "exitCode": gone.exit_code, "lostRequests": list(gone.lost_seqs[:10])})
 

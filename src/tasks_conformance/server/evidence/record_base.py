@@ -6,6 +6,7 @@ import enum
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, ClassVar
 
+from tasks_conformance.core.causes import Reason
 from tasks_conformance.core.wires import UnknownIdProbe
 
 if TYPE_CHECKING:
@@ -17,7 +18,7 @@ if TYPE_CHECKING:
 class ProbeRecord:
     probe: ClassVar[str]
     ran: bool = False
-    not_run: str | None = None  # why the probe did not run (a precondition fell)
+    not_run: Reason | None = None  # why the probe did not run (a precondition fell), with its fix
     harness_problem: str | None = None  # our own fault (e.g. an override the transport cannot carry)
     elapsed_ms: int = 0
 

@@ -1,7 +1,6 @@
-"""One typed record per probe: what it sent and what came back, as named fields.
-
-Probes fill their record while they run; checks read them afterwards and never write. A
-record names its probe (`probe`), which is how checks declare what they read.
+"""One typed record per probe: what it sent and what came back, as named fields. Probes fill
+their record while they run; checks read them afterwards and never write. A record names its
+probe (`probe`), which is how checks declare what they read.
 """
 
 from __future__ import annotations

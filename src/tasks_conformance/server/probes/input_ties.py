@@ -6,7 +6,7 @@ stream of a tasks/result for the task (HTTP says which request a stream answers)
 arrived while the task was live on no stream that names a request (stdio) and no tools/call of
 ours was outstanding: such a request can only have been made for a task, so a missing _meta is
 evidence, not a reason to look away. One that arrived while a tools/call of ours might have asked
-it synchronously is kept as UNTOLD (the task may have asked; policy P-NN), and one on another
+it synchronously is kept as UNTOLD (the task may have asked; policy P-42), and one on another
 request's stream is not the task's."""
 
 from __future__ import annotations
