@@ -1453,6 +1453,14 @@ def check_legacy_small_pages(peer: StdioPeer) -> None:
     assert sorted(t["taskId"] for page in pages for t in page["tasks"]) == sorted(ids)
 
 
+@stdio_demo("exits-on-cancel")
+def check_exits_on_cancel(peer: StdioPeer) -> None:
+    tid = _legacy_task(peer, 2_000)
+    peer.send({"jsonrpc": "2.0", "id": 99, "method": "tasks/cancel", "params": {"taskId": tid}})
+    assert peer.proc.wait(timeout=WAIT) == 1  # no answer: the process is gone
+    assert peer.proc.stderr is not None and b"RuntimeError" in peer.proc.stderr.read()
+
+
 @stdio_demo("legacy-list-any-cursor")
 def check_legacy_list_any_cursor(peer: StdioPeer) -> None:
     tid = _legacy_task(peer)
