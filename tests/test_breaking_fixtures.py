@@ -22,6 +22,10 @@ LEGACY_INPUT = {"protocol_version": "2025-11-25", "tool_name": "confirm_action",
 # inferred (legacy: required and sync come from execution.taskSupport).
 EXT_ROLES = {"tool_name": "slow_compute", "probes": ["required=long_job", "tool-error=tool_error", "fault=rpc_error"]}
 EXT_CANCEL_RUNNING = {"tool_name": "slow_compute", "tool_args": '{"durationMs": 8000}', "poll_timeout_ms": 1_000}
+# The input role's tool beside a task tool whose undeclared call is refused at once: no synchronous
+# call of ours is outstanding while the input task asks, so over stdio its questions are its own.
+LEGACY_INPUT_ROLE = {**LEGACY, "tool_name": "long_job", "probes": ["input=confirm_action"],
+                     "input_responses": DEMO_INPUT}
 LEGACY_ROLES = {**LEGACY, "tool_name": "slow_compute", "probes": ["tool-error=tool_error", "fault=rpc_error"]}
 
 # The run settings a fixture's declared runs name (Fails/Warns/Permits in fixtures/broken_server.py).
@@ -30,6 +34,7 @@ RUNS: dict[str, dict[str, Any]] = {
     "ext-cancel-running": EXT_CANCEL_RUNNING,  # polling gives up while the task works: a cancel reaches it running
     "ext-two-tokens": {**EXT, "access_token": "fixture-main-token", "other_access_token": "fixture-other-token"},
     "legacy": LEGACY, "legacy-input": LEGACY_INPUT, "legacy-roles": LEGACY_ROLES,
+    "legacy-input-role": LEGACY_INPUT_ROLE,
     "any-tool": {},  # the tool is the one the run picks
     "hostile": {"tool_name": "work"},  # the hostile server's one tool
     "tool-error": {"tool_name": "tool_error"},

@@ -1414,6 +1414,53 @@ def check_legacy_list_omits_task(peer: StdioPeer) -> None:
     assert l_get(peer)(tid)["taskId"] == tid and peer.result("tasks/list")["tasks"] == []
 
 
+@stdio_demo("legacy-input-without-meta")
+def check_legacy_input_without_meta(peer: StdioPeer) -> None:
+    legacy_init(peer)
+    tid = peer.result("tools/call", {"name": "confirm_action", "task": {}})["task"]["taskId"]
+    asked: list[JSON] = []
+
+    def answer(request: JSON) -> JSON:
+        asked.append(request)
+        return {"action": "accept", "content": {"confirm": True}}
+
+    peer.result("tasks/result", {"taskId": tid}, on_request=answer)
+    assert asked[0]["method"] == "elicitation/create" and RELATED not in asked[0]["params"].get("_meta", {})
+
+
+def _legacy_listed(peer: StdioPeer, count: int) -> tuple[list[str], list[JSON]]:
+    """`count` tasks created, then tasks/list followed by nextCursor: the ids and the pages."""
+    ids = [_legacy_task(peer)] + [str(peer.result("tools/call", {"name": "slow_compute", "task": {}})["task"]["taskId"])
+                                  for _ in range(count - 1)]
+    pages = [peer.result("tasks/list")]
+    while "nextCursor" in pages[-1] and len(pages) < 10:
+        pages.append(peer.result("tasks/list", {"cursor": pages[-1]["nextCursor"]}))
+    return ids, pages
+
+
+@stdio_demo("legacy-list-drops-cursor")
+def check_legacy_list_drops_cursor(peer: StdioPeer) -> None:
+    ids, pages = _legacy_listed(peer, 5)
+    listed = [t["taskId"] for page in pages for t in page["tasks"]]
+    assert len(pages) == 1 and len(listed) == 3 and set(ids) - set(listed)  # unreachable, no nextCursor
+    assert all(l_get(peer)(tid)["taskId"] == tid for tid in ids)
+
+
+@stdio_demo("legacy-small-pages")
+def check_legacy_small_pages(peer: StdioPeer) -> None:
+    ids, pages = _legacy_listed(peer, 5)
+    assert len(pages) == 3 and all("nextCursor" in p for p in pages[:-1]) and "nextCursor" not in pages[-1]
+    assert sorted(t["taskId"] for page in pages for t in page["tasks"]) == sorted(ids)
+
+
+@stdio_demo("exits-on-cancel")
+def check_exits_on_cancel(peer: StdioPeer) -> None:
+    tid = _legacy_task(peer, 2_000)
+    peer.send({"jsonrpc": "2.0", "id": 99, "method": "tasks/cancel", "params": {"taskId": tid}})
+    assert peer.proc.wait(timeout=WAIT) == 1  # no answer: the process is gone
+    assert peer.proc.stderr is not None and b"RuntimeError" in peer.proc.stderr.read()
+
+
 @stdio_demo("legacy-list-any-cursor")
 def check_legacy_list_any_cursor(peer: StdioPeer) -> None:
     tid = _legacy_task(peer)

@@ -27,7 +27,7 @@ FAMILIES = {
     "S-LEG-MUST": 23,
     "S-LEG-SHOULD": 10,
     "S-LEG-MAY": 7,
-    "S-WIRE": 3,
+    "S-WIRE": 4,
     "C-EXT-MUST": 16,
     "C-EXT-SHOULD": 12,
     "C-EXT-MAY": 7,
@@ -38,7 +38,7 @@ FAMILIES = {
     "C-LEG-SHOULD": 9,
     "C-LEG-MAY": 5,
 }
-POLICY_COUNT = 41
+POLICY_COUNT = 43
 SPEC_HOSTS = ("https://modelcontextprotocol.io/", "https://modelcontextprotocol.github.io/ext-tasks/")
 
 # A cited id, server (S-) or client (C-), optionally followed by "/NN" shorthands for siblings

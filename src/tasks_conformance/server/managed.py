@@ -14,6 +14,7 @@ import signal
 import time
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
+from dataclasses import dataclass
 from urllib.parse import urlsplit
 
 import anyio
@@ -55,6 +56,15 @@ async def _drain(stream: ByteReceiveStream | None, tail: bytearray) -> None:
         del tail[:-TAIL_BYTES]
 
 
+@dataclass
+class ServerExit:
+    """What the --server-command server had done when the run's traffic ended: its own exit code
+    (None while it still ran, before we stopped it) and the end of its output, redacted."""
+
+    exit_code: int | None = None
+    output_tail: str = ""
+
+
 def _said(tail: bytearray, redactor: Redactor) -> str:
     lines = tail.decode("utf-8", "replace").strip().splitlines()
     return f"; its output ends: {redactor.text(' | '.join(lines[-3:]))[:400]}" if lines else ""
@@ -90,9 +100,11 @@ async def _stop(proc: Process) -> None:
 
 
 @asynccontextmanager
-async def managed_server(config: RunConfig, redactor: Redactor) -> AsyncIterator[str | None]:
+async def managed_server(config: RunConfig, redactor: Redactor,
+                         seen: ServerExit | None = None) -> AsyncIterator[str | None]:
     """Start --server-command for the block (yields None once it listens, or the problem); stop
-    its process group afterwards. Without --server-command, yields None and does nothing."""
+    its process group afterwards, having noted in `seen` whether it had exited on its own.
+    Without --server-command, yields None and does nothing."""
     if not config.server_command:
         yield None
         return
@@ -110,6 +122,9 @@ async def managed_server(config: RunConfig, redactor: Redactor) -> AsyncIterator
             try:
                 yield await _wait(config, proc, tail, redactor)
             finally:
+                if seen is not None:
+                    seen.exit_code = proc.returncode
+                    seen.output_tail = redactor.text(tail.decode("utf-8", "replace")).strip()[-600:]
                 with anyio.CancelScope(shield=True):
                     await _stop(proc)
                 tg.cancel_scope.cancel()

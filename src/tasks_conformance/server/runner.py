@@ -31,9 +31,11 @@ from tasks_conformance.core.wirelog import Frame, FrameFlag, WireLog, frames_tex
 from tasks_conformance.core.wires import Wire, WireDialect, listed_task_support, task_support
 from tasks_conformance.server.checks import CHECKS, CheckSpec, ordered_checks
 from tasks_conformance.server.checks.common import NO_TASKS_WIRE, PRECONDITIONS, need_wire
+from tasks_conformance.server.checks.liveness import after_server_gone
 from tasks_conformance.server.evidence import Discovery, Evidence, ProbeRecord, ToolChoice
 from tasks_conformance.server.evidence.reasons import NO_TASK_CREATED, no_tool
-from tasks_conformance.server.managed import managed_server
+from tasks_conformance.server.liveness import server_gone
+from tasks_conformance.server.managed import ServerExit, managed_server
 from tasks_conformance.server.probes import ProbeSpec, plan
 from tasks_conformance.server.probes.context import ProbeContext
 from tasks_conformance.server.probes.schedule import ScheduleTrace, run_schedule
@@ -161,7 +163,7 @@ def judge(spec: CheckSpec, ev: Evidence, interrupted: bool) -> Verdict:
                 f"the frames this verdict rests on ({', '.join(map(str, missing[:5]))}) were not kept: the wire "
                 f"log was over its bounds ({ev.wire_log.dropped} frames dropped)", CauseKind.FRAMES_DROPPED,
             ))
-    return verdict
+    return after_server_gone(spec, ev, verdict)
 
 
 def role_unassigned(role: str, ev: Evidence) -> Verdict | None:
@@ -257,8 +259,8 @@ class Traffic:
         rec = ctx.record(spec.record)
         rec.elapsed_ms = rec.elapsed_ms or int((time.monotonic() - t0) * 1000)
 
-    def evidence(self) -> Evidence:
-        """Everything seen, frozen for the checks."""
+    def evidence(self, managed: ServerExit | None = None) -> Evidence:
+        """Everything seen, frozen for the checks (`managed`: how --server-command's server ended)."""
         conn, config, peer = self.conn, self.config, self.conn.peer
         return Evidence(
             wire_log=conn.wire, discovery=conn.finish(), transport=config.transport, expect_wire=config.expect_wire,
@@ -270,6 +272,7 @@ class Traffic:
             dropped_unmatched=peer.dropped_unmatched if peer else 0,
             dropped_notifications=peer.dropped_notifications if peer else 0,
             roles=dict(self.roles), profile=config.profile,
+            server_gone=server_gone(self.records.values(), conn.transport, managed),
         )
 
 
@@ -380,13 +383,14 @@ async def execute(
     wire.observer = on_frame
     say = progress or (lambda _text: None)
     traffic = Traffic(config, Connection(config, wire, transport_factory=transport_factory), selected, say)
-    async with managed_server(config, wire.redactor) as problem:  # --server-command, when given
+    managed = ServerExit()
+    async with managed_server(config, wire.redactor, managed) as problem:  # --server-command, when given
         if problem is None:
             interrupted = await _run_until_interrupted(traffic, interrupt)
         else:
             traffic.conn.record_problem(problem)
             interrupted = False
-    ev = traffic.evidence()
+    ev = traffic.evidence(managed if config.server_command else None)
     say(steps.JUDGING)
     results = [_check_result(spec, ev, interrupted) for spec in selected]
     outcome = decide_outcome(results, interrupted)

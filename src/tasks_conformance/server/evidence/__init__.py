@@ -18,7 +18,9 @@ from tasks_conformance.server.evidence.records import (
     Durability,
     FaultTask,
     HttpOutcome,
+    InputRequestSeen,
     InputTask,
+    InputTie,
     Intent,
     InvalidId,
     LegacyDeclaresExtension,
@@ -46,6 +48,7 @@ from tasks_conformance.server.evidence.records import (
     UnknownIdAnswer,
     Update,
 )
+from tasks_conformance.server.evidence.server_gone import GoneHow, ServerGone
 
 if TYPE_CHECKING:
     from tasks_conformance.core.wirelog import Frame, WireLog
@@ -92,6 +95,8 @@ class Evidence:
     profile: str = "standard"
     # The probes a check may read; None while the runner itself looks (preconditions use it).
     readable: frozenset[str] | None = None
+    # The server stopped answering mid-run (liveness.py): one check judges it, the others defer.
+    server_gone: ServerGone | None = None
 
     @property
     def wire(self) -> Wire:
@@ -146,8 +151,11 @@ __all__ = [
     "Durability",
     "Evidence",
     "FaultTask",
+    "GoneHow",
     "HttpOutcome",
+    "InputRequestSeen",
     "InputTask",
+    "InputTie",
     "Intent",
     "InvalidId",
     "LegacyDeclaresExtension",
@@ -161,6 +169,7 @@ __all__ = [
     "RequiredUndeclared",
     "ResultWhileRunning",
     "RoleTask",
+    "ServerGone",
     "StaleInput",
     "StopReason",
     "SyncWithTask",

@@ -78,6 +78,7 @@ async def run_role_task(ctx: ProbeContext, rec: RoleTask, role: str) -> None:
     # Where tasks/result exists, it carries the ended task's outcome.
     if ctx.dialect.defines("tasks/result") and poll.stop is StopReason.TERMINAL and not poller.asked_result:
         await poller.ask_result()
+    poller.tie_input_requests(reply.response_seq)
 
 
 def _reuse_task_tool(ctx: ProbeContext, rec: RoleTask, role: str) -> bool:

@@ -19,6 +19,7 @@ class ServerConfig:
     poll_interval_ms: int = 100
     ttl_ms: int = 60_000
     era: Era = "both"
+    list_page_size: int = 50  # legacy tasks/list: tasks per page (a fixture pages smaller)
     unix_path: str | None = None
     # HTTP: when any is given, every request needs "Authorization: Bearer <one of them>", and a
     # 2026-07-28 task belongs to the token that created it (S-EXT-MUST-23).
