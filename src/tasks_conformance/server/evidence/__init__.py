@@ -45,6 +45,7 @@ from tasks_conformance.server.evidence.records import (
     UnknownIdAnswer,
     Update,
 )
+from tasks_conformance.server.evidence.restart import TaskReads, TaskRestart
 
 if TYPE_CHECKING:
     from tasks_conformance.core.wirelog import Frame, WireLog
@@ -166,6 +167,8 @@ __all__ = [
     "TaskIds",
     "TaskListing",
     "TaskProgress",
+    "TaskReads",
+    "TaskRestart",
     "TerminalRereads",
     "ToolChoice",
     "ToolErrorTask",
