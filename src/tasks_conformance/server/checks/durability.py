@@ -136,6 +136,14 @@ def _lost(name: str, before: TaskReads | None, after: TaskReads | None, payload_
     return f"the {name} task changed: {'; '.join(lost)}"[:600] if lost else None
 
 
+def _seen(reads: TaskReads | None, payload_wire: bool) -> Any:
+    """What a read after the restart showed: the task's status and result, or why there was none."""
+    get = reads.get if reads is not None else None
+    if get is None:
+        return "not read"
+    return _outcome(reads, payload_wire) if get.ok else f"unknown: tasks/get got {get.describe()}"
+
+
 def _status(reads: TaskReads | None) -> Any:
     get = reads.get if reads is not None else None
     return task_object(get.result).get("status") if get is not None and get.ok else None
@@ -177,17 +185,15 @@ def task_survives_restart(ev: Evidence) -> Verdict:
     else:
         lost.append(_lost("working", rec.before_working, rec.after_working, payload_wire, ended=False))
     problems = [p for p in lost if p is not None]
-    expected = {"ended task": _outcome(rec.before_ended, payload_wire)}
-    actual = {"ended task": _outcome(rec.after_ended, payload_wire)}
+    expected: dict[str, Any] = {"ended task": _outcome(rec.before_ended, payload_wire)}
+    actual: dict[str, Any] = {"ended task": _seen(rec.after_ended, payload_wire)}
     if rec.working_id is not None:
-        expected["working task"] = {"status": f"{working_status!r}, or any later status; never unknown"}
-        actual["working task"] = (_outcome(rec.after_working, payload_wire) if rec.after_working is not None
-                                  and rec.after_working.get is not None and rec.after_working.get.ok
-                                  else {"unknown": rec.after_working.get.describe() if rec.after_working is not None
-                                        and rec.after_working.get is not None else "not read"})
+        expected["working task"] = (_outcome(rec.before_working, payload_wire) if working_status in TERMINAL_STATUSES
+                                    else {"status": f"{working_status} or a later status, never unknown"})
+        actual["working task"] = _seen(rec.after_working, payload_wire)
     if problems:
         return failed(f"the server claims a durable task store, but a restart lost: {'; '.join(problems)} "
-                      "(S-CLAIM-01, a claim; policy P-41)", evidence=seqs, policies=("P-41",),
+                      "(S-CLAIM-01, a claim; policy P-41)", broken=("S-CLAIM-01",), evidence=seqs, policies=("P-41",),
                       details={"expected": expected, "actual": actual})
     kept = "the ended task kept its status and result" + (
         f", and the working task was readable (now {_status(rec.after_working)!r})"
