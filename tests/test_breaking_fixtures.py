@@ -3,7 +3,11 @@ gives one failure: the other checks pass, are not applicable, or could not run p
 
 from __future__ import annotations
 
+import atexit
+import shutil
 import sys
+import tempfile
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -27,6 +31,12 @@ EXT_CANCEL_RUNNING = {"tool_name": "slow_compute", "tool_args": '{"durationMs": 
 LEGACY_INPUT_ROLE = {**LEGACY, "tool_name": "long_job", "probes": ["input=confirm_action"],
                      "input_responses": DEMO_INPUT}
 LEGACY_ROLES = {**LEGACY, "tool_name": "slow_compute", "probes": ["tool-error=tool_error", "fault=rpc_error"]}
+# Profile durable restarts the server: a task store of its own for this worker's runs (a stdio server reads
+# the path from the environment), removed when the tests end; the task tool waits for input, so a second
+# task is still working when the server stops.
+DURABLE_STORE = Path(tempfile.mkdtemp(prefix="tc-durable-")) / "tasks.jsonl"
+atexit.register(shutil.rmtree, DURABLE_STORE.parent, True)
+DURABLE = {"profile": "durable", "env": [f"TASKS_CONFORMANCE_TASK_STORE={DURABLE_STORE}"]}
 
 # The run settings a fixture's declared runs name (Fails/Warns/Permits in fixtures/broken_server.py).
 RUNS: dict[str, dict[str, Any]] = {
@@ -35,6 +45,7 @@ RUNS: dict[str, dict[str, Any]] = {
     "ext-two-tokens": {**EXT, "access_token": "fixture-main-token", "other_access_token": "fixture-other-token"},
     "legacy": LEGACY, "legacy-input": LEGACY_INPUT, "legacy-roles": LEGACY_ROLES,
     "legacy-input-role": LEGACY_INPUT_ROLE,
+    "ext-durable": {**EXT_INPUT, **DURABLE}, "legacy-durable": {**LEGACY_INPUT, **DURABLE},
     "any-tool": {},  # the tool is the one the run picks
     "hostile": {"tool_name": "work"},  # the hostile server's one tool
     "tool-error": {"tool_name": "tool_error"},

@@ -1572,6 +1572,24 @@ def test_reference_passes_what_the_variant_breaks(name: str, modern_stdio: Stdio
         STDIO_CHECKS[name](modern_stdio)
 
 
+@http_demo("task-store-forgets")
+def test_broken_task_store_forgets(tmp_path: Path) -> None:
+    """A restart is a new process on the same --task-store (a test of its own: one peer cannot show
+    it). The reference finds its ended task again, same status and result; the variant forgets it."""
+    for broken in (None, "task-store-forgets"):
+        store = str(tmp_path / f"{broken or 'reference'}.jsonl")
+        with stdio_server("--task-store", store, broken=broken) as peer:
+            ended = _completed(peer)
+        assert ended["status"] == "completed"
+        with stdio_server("--task-store", store, broken=broken) as peer:
+            params = {"taskId": ended["taskId"], "_meta": meta()}
+            if broken is None:
+                again = peer.result("tasks/get", params)
+                assert (again["status"], again["result"]) == (ended["status"], ended["result"])
+            else:
+                assert peer.error("tasks/get", params)["code"] == -32602
+
+
 @http_demo("task-bound-to-cookie")
 def test_broken_task_bound_to_cookie() -> None:
     with http_server(broken="task-bound-to-cookie") as server:

@@ -192,12 +192,13 @@ def reference_command(extra: list[str] | None = None) -> list[str]:
 DEMO_INPUT_RESPONSES = '{"confirm-1": {"action": "accept", "content": {"confirm": true}}}'
 
 
-def demo_options(options: RunOptions) -> RunOptions:
+def demo_options(options: RunOptions, task_store: str | None = None) -> RunOptions:
     """`options` aimed at the bundled reference server over stdio, with the tool and answer it
-    needs, and a tool for every probe role, so that the demo shows every check it can."""
+    needs, and a tool for every probe role, so that the demo shows every check it can; with
+    `task_store`, the server keeps its tasks there (profile durable restarts it)."""
     from tasks_conformance.server.reference.hint import ROLE_PROBES
 
-    cmd = reference_command()
+    cmd = reference_command(["--task-store", task_store] if task_store else None)
     return replace(
         options, command=cmd[0], args=tuple(cmd[1:]), tool_name="confirm_action",
         input_responses=DEMO_INPUT_RESPONSES, probes=ROLE_PROBES,
@@ -208,7 +209,15 @@ def demo_options(options: RunOptions) -> RunOptions:
 @takes_settings(DEMO)
 def demo_command(**flags: Any) -> None:
     """Run the whole suite against the bundled reference server over stdio (it should pass)."""
-    _run_options(demo_options(options_from(flags)), era=flags[ERA.name])
+    from tasks_conformance.core.profiles import OPT_IN_CHECKS
+
+    options = options_from(flags)
+    if options.profile != "durable" and not set(options.check_ids) & set(OPT_IN_CHECKS):
+        _run_options(demo_options(options), era=flags[ERA.name])
+    import tempfile  # a restart test: the server's task store, for this run only
+
+    with tempfile.TemporaryDirectory(prefix="tasks-conformance-demo-") as store:
+        _run_options(demo_options(options, os.path.join(store, "tasks.jsonl")), era=flags[ERA.name])
 
 
 # `serve-reference` declares the reference server's flags (reference/config.py) for its help, in
@@ -218,6 +227,7 @@ _REFERENCE_FLAGS = (
     ("transport", "--transport"), ("host", "--host"), ("port", "--port"), ("unix_path", "--unix-path"),
     ("task_duration_ms", "--task-duration-ms"), ("poll_interval_ms", "--poll-interval-ms"), ("ttl_ms", "--ttl-ms"),
     ("era", "--era"), ("bearer_tokens", "--bearer-token"), ("no_tcp_nodelay", "--no-tcp-nodelay"),
+    ("task_store", "--task-store"),
 )
 
 
@@ -234,6 +244,7 @@ def serve_reference_command(
     era: Annotated[str, typer.Option("--era", metavar="both|legacy|modern", help="Which protocol eras to serve: both, 2025-11-25 only (legacy) or 2026-07-28 only (modern)")] = "both",
     bearer_tokens: Annotated[list[str] | None, typer.Option("--bearer-token", metavar="TOKEN", help="HTTP: accept this bearer token (repeatable); with any, requests need one and each token sees only its own tasks")] = None,
     no_tcp_nodelay: Annotated[bool, typer.Option("--no-tcp-nodelay", help="HTTP: keep Nagle's algorithm on, as Python's http.server family does; a response's head and body go out in two writes, so a client that delays its ACKs waits about 40 ms for each body")] = False,
+    task_store: Annotated[str | None, typer.Option("--task-store", metavar="FILE", help="Keep every confirmed task state in this journal (JSON lines, fsync'd) and replay it at start, so tasks survive a restart (default: $TASKS_CONFORMANCE_TASK_STORE; none: tasks live in memory)")] = None,
 ) -> None:
     """Serve the bundled reference server, both tasks wires, until stopped (the demo command runs
     the whole suite against it over stdio)."""

@@ -57,6 +57,7 @@ BREAKING: Final[Mapping[str, tuple[str, ...]]] = MappingProxyType({
     "tasks-subscription-notifications": ("listen-missing-subscription-id",),
     "tasks-task-bound-to-principal": ("tasks-not-bound-to-caller",),
     "tasks-task-id-entropy": ("sequential-task-ids",),
+    "tasks-task-survives-restart": ("task-store-forgets",),
     "tasks-terminal-status-immutable": ("terminal-status-flips",),
     "tasks-tool-error-outcome": ("isError-failed", "legacy-isError-result-error"),
     "tasks-ttl-integer-shape": ("ttl-not-integer",),

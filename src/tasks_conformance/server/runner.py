@@ -35,7 +35,7 @@ from tasks_conformance.server.checks.liveness import after_server_gone
 from tasks_conformance.server.evidence import Discovery, Evidence, ProbeRecord, ToolChoice
 from tasks_conformance.server.evidence.reasons import NO_TASK_CREATED, no_tool
 from tasks_conformance.server.liveness import server_gone
-from tasks_conformance.server.managed import ServerExit, managed_server
+from tasks_conformance.server.managed import ManagedServer, ServerExit, managed_server
 from tasks_conformance.server.probes import ProbeSpec, plan
 from tasks_conformance.server.probes.context import ProbeContext
 from tasks_conformance.server.probes.schedule import ScheduleTrace, run_schedule
@@ -61,7 +61,7 @@ def select_checks(config: RunConfig) -> list[CheckSpec]:
     every check of the profile."""
     profile = PROFILES[config.profile]
     if config.check_ids:
-        return [CHECKS[i] for i in config.check_ids if profile.includes(i)]
+        return [CHECKS[i] for i in config.check_ids if profile.accepts(i)]
     pool = [c for c in ordered_checks() if profile.includes(c.id)]
     if config.categories:
         return [c for c in pool if c.category in config.categories]
@@ -201,6 +201,7 @@ class Traffic:
     tool: ToolChoice | None = None
     roles: dict[str, ToolChoice] = field(default_factory=dict)  # every role but task (that is `tool`)
     schedule: ScheduleTrace = field(default_factory=ScheduleTrace)  # when each probe ran (benchmarks read it)
+    server: ManagedServer | None = None  # the --server-command server, when the run starts one
 
     async def run(self) -> None:
         self.say(steps.CONNECTING)
@@ -226,7 +227,8 @@ class Traffic:
             self.roles = assign_roles(roles, probes=self.config.probes, probe_args=self.config.probe_args,
                                       input_responses=self.config.input_responses, d=d, dialect=dialect, task=task)
         ctx = ProbeContext(session=self.conn.session, config=self.config, discovery=d, dialect=dialect,
-                           wire_log=self.conn.wire, tool=self.tool, records=self.records, roles=self.roles)
+                           wire_log=self.conn.wire, tool=self.tool, records=self.records, roles=self.roles,
+                           server=self.server)
 
         async def run_probe(spec: ProbeSpec) -> None:
             await self._run_probe(ctx, spec)
@@ -384,11 +386,12 @@ async def execute(
     say = progress or (lambda _text: None)
     traffic = Traffic(config, Connection(config, wire, transport_factory=transport_factory), selected, say)
     managed = ServerExit()
-    async with managed_server(config, wire.redactor, managed) as problem:  # --server-command, when given
-        if problem is None:
+    async with managed_server(config, wire.redactor, managed) as server:  # --server-command, when given
+        traffic.server = server  # the restart probe (profile durable) stops and starts it
+        if server.problem is None:
             interrupted = await _run_until_interrupted(traffic, interrupt)
         else:
-            traffic.conn.record_problem(problem)
+            traffic.conn.record_problem(server.problem)
             interrupted = False
     ev = traffic.evidence(managed if config.server_command else None)
     say(steps.JUDGING)

@@ -161,8 +161,8 @@ class RunOptions:
                  "Per-request timeout in ms", pytest=True)
     max_message_bytes: int = setting(DEFAULT_MAX_MESSAGE_BYTES, "--max-message-bytes", "BYTES", INT, CONN,
                  "Largest message accepted from the server")
-    profile: str = setting(DEFAULT_PROFILE, "--profile", "core|standard|full", TEXT, CHECKS,
-                 "core: the 8 checks every tasks server must pass | standard (default): every check, one whose probe role has no tool not applicable | full: every check, one whose probe role has no tool could not run (the run is incomplete until --probe ROLE=TOOL names it). The versioned profile id and a 0-100 score go into every report; the score never changes the exit code", applies=ALSO_DEMO)
+    profile: str = setting(DEFAULT_PROFILE, "--profile", "core|standard|full|durable", TEXT, CHECKS,
+                 "core: the 8 checks every tasks server must pass | standard (default): every check, one whose probe role has no tool not applicable | full: every check, one whose probe role has no tool could not run (the run is incomplete until --probe ROLE=TOOL names it) | durable: standard plus a task surviving a restart of the server (stdio or --server-command only). The versioned profile id and a 0-100 score go into every report; the score never changes the exit code", applies=ALSO_DEMO)
     check_ids: tuple[str, ...] = setting((), "--check-id", "ID", MANY, CHECKS,
                  "Run only this check (repeatable; within --profile; wins over --category)", applies=ALSO_DEMO, pytest=True)
     categories: tuple[str, ...] = setting((), "--category", "NAME", MANY, CHECKS,

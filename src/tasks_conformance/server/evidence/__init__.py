@@ -48,6 +48,7 @@ from tasks_conformance.server.evidence.records import (
     UnknownIdAnswer,
     Update,
 )
+from tasks_conformance.server.evidence.restart import TaskReads, TaskRestart
 from tasks_conformance.server.evidence.server_gone import GoneHow, ServerGone
 
 if TYPE_CHECKING:
@@ -176,6 +177,8 @@ __all__ = [
     "TaskIds",
     "TaskListing",
     "TaskProgress",
+    "TaskReads",
+    "TaskRestart",
     "TerminalRereads",
     "ToolChoice",
     "ToolErrorTask",

@@ -3,10 +3,13 @@
 from __future__ import annotations
 
 import argparse
+import os
 from dataclasses import dataclass
 from typing import Literal, cast
 
 Era = Literal["both", "legacy", "modern"]
+# The environment variable that stands in for --task-store when the flag is not given.
+TASK_STORE_ENV = "TASKS_CONFORMANCE_TASK_STORE"
 Transport = Literal["stdio", "http", "tcp", "unix"]
 
 
@@ -37,6 +40,8 @@ class ServerConfig:
     ask_timeout_s: float = 300.0  # a server->client request (legacy elicitation)
     max_tool_duration_ms: int = 600_000
     body_read_timeout_s: float = 30.0
+    # --task-store FILE: keep confirmed task states in a journal that survives a restart (journal.py).
+    task_store: str | None = None
 
     @property
     def legacy_enabled(self) -> bool:
@@ -117,6 +122,13 @@ def build_parser(prog: str = "python -m tasks_conformance.server.reference") -> 
         help="HTTP: keep Nagle's algorithm on, as Python's http.server family does; a response's head and "
         "body go out in two writes, so a client that delays its ACKs waits about 40 ms for each body",
     )
+    p.add_argument(
+        "--task-store",
+        default=os.environ.get(TASK_STORE_ENV) or None,
+        metavar="FILE",
+        help="keep every confirmed task state in this journal (JSON lines, fsync'd) and replay it at start, so "
+        "tasks survive a restart (default: $TASKS_CONFORMANCE_TASK_STORE; none: tasks live in memory)",
+    )
     return p
 
 
@@ -132,6 +144,7 @@ def config_from_namespace(ns: argparse.Namespace) -> ServerConfig:
         unix_path=ns.unix_path,
         bearer_tokens=tuple(ns.bearer_tokens),
         tcp_nodelay=bool(ns.tcp_nodelay),
+        task_store=ns.task_store,
     )
 
 
