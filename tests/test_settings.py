@@ -24,6 +24,7 @@ from tasks_conformance.settings import (
     KINDS,
     RUN,
     SETTINGS,
+    SUBJECTS,
     SUITE,
     TARGET,
     RunOptions,
@@ -40,8 +41,9 @@ def _options(command: Any) -> dict[str, Any]:
 def test_every_runoptions_field_is_declared_once_with_a_kind_and_a_long_flag() -> None:
     assert list(SETTINGS) == [f.name for f in fields(RunOptions)]
     assert {spec.kind for spec in SETTINGS.values()} <= set(KINDS)
-    flags = [spec.flag for spec in (*SETTINGS.values(), ERA)]
-    assert len(flags) == len(set(flags)) and all(flag.startswith("--") for flag in flags)
+    for subject in SUBJECTS:  # a flag names one setting of each subject (a client's --era is its own)
+        flags = [spec.flag for spec in (*SETTINGS.values(), ERA) if subject in spec.subjects]
+        assert len(flags) == len(set(flags)) and all(flag.startswith("--") for flag in flags), subject
     for name, spec in SETTINGS.items():
         assert spec.name == name and spec.help and spec.panel, name
         default = RunOptions.__dataclass_fields__[name].default
@@ -74,14 +76,14 @@ def test_the_file_and_suite_keys_are_the_settings_that_apply_there() -> None:
 
 def test_the_api_keywords_are_the_api_settings_and_their_types_are_generated_and_fresh() -> None:
     params = inspect.signature(tasks_conformance.run).parameters
-    assert [p for p in params if p != "progress"] == [s.name for s in applying(API)]
+    assert [p for p in params if p != "progress"] == [s.name for s in applying(API, None)]
     # RunSettings (what editors and type checkers see) is generated from the schema; after a
     # change to it: python -m tasks_conformance.settings
     with open(inspect.getfile(RunOptions), encoding="utf-8") as fh:
         assert current(fh.read()) == typed_keywords(), "stale: run python -m tasks_conformance.settings"
     from tasks_conformance.entry.api import RunSettings
 
-    assert list(RunSettings.__annotations__) == [s.name for s in applying(API)]
+    assert list(RunSettings.__annotations__) == [s.name for s in applying(API, None)]
 
 
 def test_the_pytest_options_are_the_settings_marked_for_the_plugin() -> None:
