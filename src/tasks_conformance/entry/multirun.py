@@ -29,6 +29,7 @@ if TYPE_CHECKING:
 
     from tasks_conformance.core.wirelog import WireLog
     from tasks_conformance.reporters.progress import RunProgress
+    from tasks_conformance.settings.client_config import ClientRunConfig
 
 ERA_CHOICES = ("auto", "both")
 
@@ -45,6 +46,7 @@ class Planned:
     config: RunConfig
     era: str | None = None  # set by --era both (also inside a suite target with era = "both")
     target: str | None = None  # the suite target's name (without the era)
+    client: ClientRunConfig | None = None  # a client target's run (`config` is then its reports' part)
 
 
 def era_plan(config: RunConfig, era: str) -> list[Planned]:
@@ -94,6 +96,12 @@ async def run_all(planned: Sequence[Planned], kind: Kind, *, jobs: int = 1, say:
             if follow is not None:
                 follow(i, state)
             try:
+                if p.client is not None:  # a client target: `tasks-conformance client`'s run, baseline included
+                    from tasks_conformance.entry.client_run import execute_client_run
+
+                    done[i] = _named(p, *_result_and_wire(await execute_client_run(p.client, hear)))
+                    tell(i, f"done: {done[i].result.outcome}")
+                    return
                 ex = await execute(p.config, hear, state.on_frame if follow is not None else None,
                                    interrupt=interrupt)
                 if p.config.baseline is not None:  # known failures, as in a single run
@@ -139,6 +147,10 @@ async def run_all(planned: Sequence[Planned], kind: Kind, *, jobs: int = 1, say:
         for i, p in enumerate(planned)
     )
     return Combined(kind=kind, runs=runs, interrupted=interrupted)
+
+
+def _result_and_wire(execution: Any) -> tuple[RunResult, WireLog]:
+    return execution.result, execution.wire
 
 
 def _named(p: Planned, result: RunResult, wire: WireLog | None) -> NamedRun:
