@@ -90,10 +90,12 @@ def test_the_api_keywords_are_the_api_settings_and_their_types_are_generated_and
 
 def test_the_pytest_options_are_the_settings_marked_for_the_plugin() -> None:
     assert {option: spec.name for option, spec in plugin_options()} == {
-        f"--tasks-conformance-{spec.pytest}": spec.name for spec in SETTINGS.values() if spec.pytest and SERVER in spec.subjects}
+        f"--tasks-conformance-{spec.pytest}": spec.name
+        for spec in SETTINGS.values() if spec.pytest and SERVER in spec.subjects}
     # A client's options: its settings marked for the plugin, under --tasks-conformance-client-.
     assert {option: spec.name for option, spec in plugin_options(CLIENT)} == {
-        f"--tasks-conformance-client-{spec.pytest}": spec.name for spec in SETTINGS.values() if spec.pytest and CLIENT in spec.subjects}
+        f"--tasks-conformance-client-{spec.pytest}": spec.name
+        for spec in SETTINGS.values() if spec.pytest and CLIENT in spec.subjects}
     assert {spec.name for _option, spec in plugin_options(CLIENT)} >= {"command", "era", "scenarios", "baseline"}
     assert {spec.name for _option, spec in plugin_options()} >= {"command", "url", "config", "tool_name"}
 
