@@ -112,7 +112,7 @@ async def run_all(planned: Sequence[Planned], kind: Kind, *, jobs: int = 1, say:
             except Exception as exc:  # our bug in one run must not lose every other run's report
                 if debug:
                     raise
-                done[i] = _named(p, _unfinished(p.config, "internal error in this run (a tasks-conformance bug, "
+                done[i] = _named(p, _unfinished(p, "internal error in this run (a tasks-conformance bug, "
                                                 f"run again with --debug): {type(exc).__name__}: {exc}"), None)
                 tell(i, "internal error")
                 return
@@ -143,7 +143,7 @@ async def run_all(planned: Sequence[Planned], kind: Kind, *, jobs: int = 1, say:
     runs = tuple(
         # Never started: incomplete, with the reason; `interrupted` stays for the runs that were
         # (the combined document's own `interrupted` says the invocation was).
-        done.get(i) or _named(p, _unfinished(p.config, "the run was interrupted before this one started"), None)
+        done.get(i) or _named(p, _unfinished(p, "the run was interrupted before this one started"), None)
         for i, p in enumerate(planned)
     )
     return Combined(kind=kind, runs=runs, interrupted=interrupted)
@@ -157,17 +157,19 @@ def _named(p: Planned, result: RunResult, wire: WireLog | None) -> NamedRun:
     return NamedRun(name=p.name, era=p.era, target=p.target, result=result, wire=wire)
 
 
-def _unfinished(config: RunConfig, reason: str) -> RunResult:
+def _unfinished(p: Planned, reason: str) -> RunResult:
     """The result of a run that produced none: incomplete, with the reason, target redacted."""
     from tasks_conformance import __version__
-    from tasks_conformance.core.profiles import PROFILES
+    from tasks_conformance.core.profiles import CLIENT_PROFILES, PROFILES
     from tasks_conformance.core.redact import Redactor
     from tasks_conformance.core.result import Discovery
 
+    config = p.config
+    profiles = CLIENT_PROFILES if p.client is not None else PROFILES  # a client target's id is the client's
     redactor = Redactor(config.secrets())
     return RunResult(outcome="incomplete", target=redactor.text(config.target()), durationMs=0,
                      discovery=Discovery(), checks=[], incompleteReason=redactor.text(reason),
-                     toolVersion=__version__, profile=PROFILES[config.profile].id)
+                     toolVersion=__version__, profile=profiles[config.profile].id)
 
 
 class MultiProgress:
