@@ -1466,6 +1466,14 @@ def check_cancelled_reads_canceled(peer: StdioPeer) -> None:
 
 
 
+@stdio_demo("purges-before-ttl")
+def check_purges_before_ttl(peer: StdioPeer) -> None:
+    tid = _legacy_task(peer, 0)
+    peer.result("tasks/result", {"taskId": tid})  # blocks until the end
+    shown = l_get(peer)(tid)
+    assert shown["status"] == "completed" and shown["ttl"] == 60_000  # the end, with a TTL far off
+    assert peer.error("tasks/get", {"taskId": tid})["code"] == -32602  # the next read: gone already
+
 
 def test_every_variant_has_a_check() -> None:
     """Every variant but those that use a freedom (a full run against each is a Permits run in

@@ -22,7 +22,7 @@ from tasks_conformance.core.causes import Cause, CauseKind
 from tasks_conformance.core.profiles import CLIENT_PROFILES, DEFAULT_PROFILE
 from tasks_conformance.core.result import CheckResult, Discovery, RunResult, decide_outcome, incomplete_reason
 from tasks_conformance.core.verdict import Verdict, could_not_run
-from tasks_conformance.core.wirelog import WireLog, frames_text
+from tasks_conformance.core.wirelog import WireLog, frames_text, in_lane
 from tasks_conformance.core.wires import Wire
 
 DEFAULT_TIMEOUT_S = 30.0
@@ -98,7 +98,8 @@ async def execute_client(config: ClientConfig, progress: Callable[[str], None] |
     async def one(i: int, scenario: Scenario, era: Era) -> None:
         async with limiter:
             say(f"scenario: {scenario.name} ({era})")
-            done[i] = await run_one(scenario, era, config, wire)
+            with in_lane(f"{scenario.name} ({era})"):  # the scripted server records in this context
+                done[i] = await run_one(scenario, era, config, wire)
 
     async with anyio.create_task_group() as tg:
         for i, (scenario, era) in enumerate(planned):
@@ -112,7 +113,7 @@ async def execute_client(config: ClientConfig, progress: Callable[[str], None] |
         discovery=Discovery(protocolVersion=", ".join(PROTOCOL_VERSION[e] for e in config.eras),
                             wire=Wire(config.eras[0]) if len(config.eras) == 1 else Wire.NONE), checks=checks,
         incompleteReason=incomplete_reason(checks, False, target) if outcome == "incomplete" else None,
-        startedAt=started_at, toolVersion=__version__, profile=CLIENT_PROFILES[config.profile].id,
+        startedAt=started_at, toolVersion=__version__, profile=CLIENT_PROFILES[config.profile].id, wire=wire,
     )
     return ClientExecution(result, runs, wire)
 

@@ -20,18 +20,19 @@ import anyio
 
 from tasks_conformance import __version__
 from tasks_conformance.core import steps
-from tasks_conformance.core.causes import Cause, CauseKind, Reason, cause_of, setting
+from tasks_conformance.core.causes import Cause, CauseKind, Reason, setting
 from tasks_conformance.core.profiles import PROFILES
 from tasks_conformance.core.protocol import get_path
 from tasks_conformance.core.redact import Redactor
 from tasks_conformance.core.result import CheckResult, RunResult, decide_outcome, incomplete_reason
 from tasks_conformance.core.result import Discovery as DiscoveryReport
 from tasks_conformance.core.verdict import Verdict, could_not_run, not_applicable
-from tasks_conformance.core.wirelog import Frame, FrameFlag, WireLog, frames_text
+from tasks_conformance.core.wirelog import Frame, FrameFlag, WireLog, frames_text, in_lane
 from tasks_conformance.core.wires import Wire, WireDialect, listed_task_support, task_support
 from tasks_conformance.server.checks import CHECKS, CheckSpec, ordered_checks
 from tasks_conformance.server.checks.common import NO_TASKS_WIRE, PRECONDITIONS, need_wire
 from tasks_conformance.server.evidence import Discovery, Evidence, ProbeRecord, ToolChoice
+from tasks_conformance.server.evidence.reasons import NO_TASK_CREATED, no_tool
 from tasks_conformance.server.managed import managed_server
 from tasks_conformance.server.probes import ProbeSpec, plan
 from tasks_conformance.server.probes.context import ProbeContext
@@ -43,6 +44,7 @@ from tasks_conformance.settings.config import RunConfig
 from tasks_conformance.settings.role_flags import ROLE_HELP, role_flag
 
 Progress = Callable[[str], None]
+SESSION_LANE = "session"  # the lane of the main connection's own frames (wirelog.in_lane); a probe's is its name
 
 
 @dataclass
@@ -172,7 +174,7 @@ def role_unassigned(role: str, ev: Evidence) -> Verdict | None:
         return None
     if need_wire(ev) is not None:
         return need_wire(ev)
-    why = (cause_of(choice.reason) if choice is not None
+    why = (no_tool(choice.reason, f"pass {role_flag(role)}").cause if choice is not None
            else setting(f"no tool has the {role} role", f"pass {role_flag(role)}"))
     cause = replace(why, text=f"needs a tool for the {role} role ({ROLE_HELP[role]}): {why.text}")
     if ev.profile == "full" or (choice is not None and choice.source == "flag"):
@@ -201,7 +203,8 @@ class Traffic:
     async def run(self) -> None:
         self.say(steps.CONNECTING)
         try:
-            await self.conn.open()
+            with in_lane(SESSION_LANE):  # the handshake and what the main connection hears unasked
+                await self.conn.open()
         except Exception as exc:  # our own bug: the run is incomplete, never a crash
             self.conn.record_problem(
                 f"internal error while connecting (a tasks-conformance bug): {type(exc).__name__}: {exc}"
@@ -230,19 +233,23 @@ class Traffic:
 
     async def _run_probe(self, ctx: ProbeContext, spec: ProbeSpec) -> None:
         if spec.needs_tool and (self.tool is None or self.tool.name is None):
-            ctx.record(spec.record).not_run = self.tool.reason if self.tool else "no tool"
+            ctx.record(spec.record).not_run = no_tool(self.tool.reason if self.tool else "no tool was chosen",
+                                                        "name a tool that runs as a task with --tool-name")
             return
         role = self.roles.get(spec.role) if spec.role is not None else None
         if spec.role is not None and (role is None or role.name is None):
-            ctx.record(spec.record).not_run = role.reason if role is not None else f"no tool has the {spec.role} role"
+            ctx.record(spec.record).not_run = no_tool(
+                role.reason if role is not None else f"no tool has the {spec.role} role",
+                f"pass {role_flag(spec.role)}")
             return
         if spec.needs_task and ctx.created_task_id is None:
-            ctx.record(spec.record).not_run = "no task was created by the declared tools/call"
+            ctx.record(spec.record).not_run = NO_TASK_CREATED
             return
         self.say(steps.probing(spec.description))
         t0 = time.monotonic()
         try:
-            await spec.fn(ctx)
+            with in_lane(spec.name):
+                await spec.fn(ctx)
         except Exception as exc:  # a probe bug is ours: its checks become could-not-run
             ctx.record(spec.record).harness_problem = (
                 f"internal error in probe {spec.name} (a tasks-conformance bug): {type(exc).__name__}: {exc}"
@@ -390,7 +397,7 @@ async def execute(
             durationMs=int((time.monotonic() - started) * 1000), discovery=_discovery_report(ev), checks=results,
             incompleteReason=incomplete_reason(results, interrupted, target) if outcome == "incomplete" else None,
             interrupted=interrupted, toolVersion=__version__, profile=PROFILES[config.profile].id,
-            startedAt=started_at,
+            startedAt=started_at, wire=wire,
         ),
         wire=wire,
         schedule=traffic.schedule,

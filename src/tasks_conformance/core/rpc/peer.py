@@ -341,8 +341,9 @@ class Peer:
             return FrameFlag.DUPLICATE_RESPONSE
         return FrameFlag.STRAY_RESPONSE
 
-    @staticmethod
-    def _settle(p: _Pending, reply: Reply) -> None:
+    def _settle(self, p: _Pending, reply: Reply) -> None:
+        if reply.response_seq is not None:
+            self.transport.wire.answers(reply.response_seq, p.seq)
         p.reply = reply
         p.done.set()
 

@@ -6,7 +6,7 @@ from __future__ import annotations
 from tasks_conformance.core.protocol import get_path
 from tasks_conformance.core.verdict import Verdict, could_not_run, failed, passed
 from tasks_conformance.core.wires import Wire
-from tasks_conformance.server.checks.common import got
+from tasks_conformance.server.checks.common import got, unrun
 from tasks_conformance.server.checks.registry import check
 from tasks_conformance.server.evidence import DeclaredCall, Durability, Evidence
 
@@ -37,9 +37,10 @@ def created_task_durable(ev: Evidence) -> Verdict:
     rec = ev.get(Durability)
     first = rec.immediate
     if first is None:
-        return could_not_run(rec.not_run or rec.harness_problem or "the immediate tasks/get was not sent")
+        return could_not_run(unrun(rec, "the immediate tasks/get was not sent"))
     if not first.answered:
-        return could_not_run(got(f"the immediate tasks/get got {first.describe()}", first), evidence=first.seqs())
+        return could_not_run(got(f"the immediate tasks/get got {first.describe()}", first,
+                                 fix="answer tasks/get for the task the server just created"), evidence=first.seqs())
     if not first.ok:
         return failed(
             f"tasks/get sent straight after the CreateTaskResult got {first.describe()}: a server sends "
@@ -61,7 +62,8 @@ def created_task_durable(ev: Evidence) -> Verdict:
     seqs += fresh.seqs()
     if not fresh.answered:
         return could_not_run(got(f"the immediate read found the task, but the tasks/get from a brand-new HTTP "
-                             f"connection got {fresh.describe()}", fresh), evidence=seqs)
+                             f"connection got {fresh.describe()}", fresh,
+                             fix="let the server answer a second connection"), evidence=seqs)
     problem = fresh.describe() if not fresh.ok else _other_task(fresh.result, rec.task_id)
     if problem:
         return failed(

@@ -8,6 +8,7 @@ from tasks_conformance.core.causes import setting
 from tasks_conformance.core.protocol import META_RELATED_TASK, TERMINAL_STATUSES, get_path
 from tasks_conformance.core.verdict import Verdict, could_not_run, failed, not_applicable, passed
 from tasks_conformance.core.wires import Wire
+from tasks_conformance.server.checks.common import unrun
 from tasks_conformance.server.checks.registry import check
 from tasks_conformance.server.checks.role_tasks import role_task
 from tasks_conformance.server.checks.shapes import reply_seqs, result_of
@@ -39,7 +40,7 @@ def _asked_for_input(ev: Evidence) -> tuple[Poll, Verdict | None]:
     if early is not None:
         return poll, early
     if not poll.ran:
-        return poll, could_not_run(poll.not_run or "the task was not polled")
+        return poll, could_not_run(unrun(poll, "the task was not polled"))
     # Legacy: the question may be asked and answered on a tasks/result stream between two polls,
     # so no poll shows input_required; the request itself shows the task asked.
     if poll.saw_input_required or poll.elicitations:
@@ -47,7 +48,8 @@ def _asked_for_input(ev: Evidence) -> tuple[Poll, Verdict | None]:
     if poll.stop is StopReason.TERMINAL:
         went = " → ".join(dict.fromkeys(poll.statuses))
         return poll, not_applicable(f"the task never asked for input (it went {went})")
-    return poll, could_not_run(f"the task did not finish ({poll.stop}) and never asked for input")
+    return poll, could_not_run(setting(f"the task did not finish ({poll.stop}) and never asked for input",
+                                           "raise --poll-timeout, or name a tool that asks for input with --tool-name"))
 
 
 @INPUT_REQUIRED_UPDATE_COMPLETES.judge(Wire.LEGACY, requires=("S-LEG-MUST-13",))

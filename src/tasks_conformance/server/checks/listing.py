@@ -4,13 +4,14 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
+from tasks_conformance.core.causes import needs
 from tasks_conformance.core.protocol import (
     ERR_INVALID_PARAMS,
     get_path,
 )
 from tasks_conformance.core.verdict import Verdict, could_not_run, failed, not_applicable, passed, warn
 from tasks_conformance.core.wires import Wire
-from tasks_conformance.server.checks.common import got
+from tasks_conformance.server.checks.common import got, unrun
 from tasks_conformance.server.checks.registry import check
 from tasks_conformance.server.checks.shapes import reply_seqs
 from tasks_conformance.server.evidence import (
@@ -42,7 +43,7 @@ def _listing(ev: Evidence) -> TaskListing | Verdict:
     if rec.no_list_capability:
         return not_applicable("the server does not declare capabilities.tasks.list (optional on 2025-11-25)")
     if not rec.ran:
-        return could_not_run(rec.not_run or rec.harness_problem or "tasks/list was not asked")
+        return could_not_run(unrun(rec, "tasks/list was not asked"))
     return rec
 
 
@@ -66,7 +67,9 @@ def list_includes_task(ev: Evidence) -> Verdict:
     seqs = reply_seqs(*rec.pages)
     for n, page in enumerate(rec.pages, start=1):
         if not page.answered:
-            return could_not_run(got(f"tasks/list page {n} got {page.describe()}", page), evidence=seqs)
+            return could_not_run(got(f"tasks/list page {n} got {page.describe()}", page,
+                                     fix="answer every tasks/list page the server's nextCursor points to"),
+                                 evidence=seqs)
         if page.error is not None:
             why = ("the server declares tasks.list" if n == 1
                    else "the cursor was the server's own nextCursor (S-LEG-MUST-16)")
@@ -80,8 +83,9 @@ def list_includes_task(ev: Evidence) -> Verdict:
                 if rec.stopped else [])
     if rec.task_id not in ids:
         if rec.stopped:
-            return could_not_run(f"our task was not among the {len(ids)} tasks read before paging stopped "
-                                 f"({rec.stopped}; policy P-27)", evidence=seqs, policies=("P-27",))
+            return could_not_run(needs(f"our task was not among the {len(ids)} tasks read before paging stopped "
+                                       f"({rec.stopped}; policy P-27)", "run against a server with fewer tasks "
+                                       "listed, so that paging reaches the end"), evidence=seqs, policies=("P-27",))
         return failed(f"tasks/get reads our task {rec.task_id}, but it is not among the {len(ids)} tasks of "
                       f"tasks/list ({len(rec.pages)} page(s), read to the end): a task the requestor can fetch "
                       "must be listed (S-LEG-MUST-17)", broken=("S-LEG-MUST-17",), evidence=seqs,
@@ -111,7 +115,8 @@ def list_invalid_cursor(ev: Evidence) -> Verdict:
     reply = rec.bad_cursor_reply
     if reply is None or not reply.answered:
         answer = reply.describe() if reply else "no answer"
-        return could_not_run(got(f"tasks/list with a made-up cursor got {answer}", reply),
+        return could_not_run(got(f"tasks/list with a made-up cursor got {answer}", reply,
+                                 fix="answer tasks/list with an unknown cursor (an error or a page)"),
                              evidence=reply_seqs(reply))
     if reply.error_code != ERR_INVALID_PARAMS:
         return failed(f"tasks/list with the made-up cursor {rec.bad_cursor!r} got {reply.describe()}, not -32602 "

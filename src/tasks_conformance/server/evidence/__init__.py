@@ -5,6 +5,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING, Any, TypeVar
 
+from tasks_conformance.core.causes import Reason, harness
 from tasks_conformance.core.wires import Wire, WireDialect
 from tasks_conformance.server.evidence.discovery import Discovery
 from tasks_conformance.server.evidence.records import (
@@ -118,7 +119,7 @@ class Evidence:
         rec = self.records.get(kind.probe)
         if isinstance(rec, kind):
             return rec
-        return kind(not_run="the probe was not planned")
+        return kind(not_run=Reason(harness("the probe was not planned")))
 
     @property
     def created_task_id(self) -> str | None:

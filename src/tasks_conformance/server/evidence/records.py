@@ -1,7 +1,6 @@
-"""One typed record per probe: what it sent and what came back, as named fields.
-
-Probes fill their record while they run; checks read them afterwards and never write. A
-record names its probe (`probe`), which is how checks declare what they read.
+"""One typed record per probe: what it sent and what came back, as named fields. Probes fill
+their record while they run; checks read them afterwards and never write. A record names its
+probe (`probe`), which is how checks declare what they read.
 """
 
 from __future__ import annotations
@@ -10,6 +9,7 @@ import enum
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, ClassVar
 
+from tasks_conformance.core.causes import Reason
 from tasks_conformance.core.wires import CreatedTask, UnknownIdProbe
 
 if TYPE_CHECKING:
@@ -33,7 +33,7 @@ class Intent:
 class ProbeRecord:
     probe: ClassVar[str]
     ran: bool = False
-    not_run: str | None = None  # why the probe did not run (a precondition fell)
+    not_run: Reason | None = None  # why the probe did not run (a precondition fell), with its fix
     harness_problem: str | None = None  # our own fault (e.g. an override the transport cannot carry)
     elapsed_ms: int = 0
 

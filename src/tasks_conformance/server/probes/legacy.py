@@ -9,6 +9,7 @@ import secrets
 
 import anyio
 
+from tasks_conformance.core.causes import reason
 from tasks_conformance.core.protocol import get_path
 from tasks_conformance.core.wires import CreatedTask, WireDialect
 from tasks_conformance.server.evidence import (
@@ -60,7 +61,8 @@ async def result_while_running(ctx: ProbeContext) -> None:
 async def task_listing(ctx: ProbeContext) -> None:
     rec = ctx.record(TaskListing)
     if not ctx.dialect.can_list(ctx.discovery.server_capabilities):
-        rec.not_run = "the server does not declare capabilities.tasks.list"
+        rec.not_run = reason("the server does not declare capabilities.tasks.list",
+                             "declare capabilities.tasks.list in the server to have tasks/list judged")
         rec.no_list_capability = True
         return
     rec.task_id = ctx.require_task_id()
@@ -150,7 +152,8 @@ async def task_progress(ctx: ProbeContext) -> None:
                                            purpose="a task with a progressToken")
     rec.task_id = CreatedTask.read(rec.create.result if rec.create.ok else None).task_id
     if rec.task_id is None:
-        rec.not_run = "the tools/call with a progressToken created no task"
+        rec.not_run = reason("the tools/call with a progressToken created no task",
+                             "name a tool that runs as a task with --tool-name")
         return
     wait_s = ctx.config.poll_timeout_s + ctx.config.timeout_s
     rec.result = await ctx.session.request("tasks/result", {"taskId": rec.task_id}, timeout_s=wait_s,
