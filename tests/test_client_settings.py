@@ -157,6 +157,16 @@ def test_a_bad_key_in_the_client_table_is_a_usage_error_naming_the_table(
     assert "client must be a table" in invoke("client").stderr
 
 
+def test_pyproject_holds_the_client_table_under_tool_tasks_conformance(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / "pyproject.toml").write_text(
+        f'[project]\nname = "x"\n\n[tool.tasks-conformance.client]\ncommand = {json.dumps(NO_DECLARATION)}\n'
+        f'scenario = ["{LIFECYCLE}"]\n', encoding="utf-8")
+    code, doc, _ = _client()
+    assert code == 1 and [c["id"] for c in doc["checks"] if c["status"] == "failed"] == [DECLARES]
+
+
 # -- the Python API -------------------------------------------------------------------------------
 
 
