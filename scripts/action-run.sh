@@ -5,6 +5,7 @@
 #
 #   TC_URL, TC_COMMAND       the target (one of them)
 #   TC_SERVER_COMMAND        with TC_URL: the HTTP server to start first and stop after
+#   TC_CLIENT_COMMAND        instead of a server target: the tasks client to judge (`tasks-conformance client`)
 #   TC_TOOL_NAME             --tool-name
 #   TC_ARGS                  further flags, split like a shell would (quotes allowed, no expansion)
 #   TC_PROFILE, TC_CONFIG    --profile / --config, passed only when not empty
@@ -29,8 +30,16 @@ badge="$dir/badge.svg"
 html="$dir/report.html"
 rm -f "$junit" "$json" "$markdown" "$wire" "$badge" "$html"
 
-argv=(--format human --reporter "junit-xml=$junit" --reporter "json=$json" --reporter "markdown=$markdown"
-      --reporter "badge=$badge" --reporter "html=$html" --wire-log "$wire")
+argv=()
+if [ -n "${TC_CLIENT_COMMAND:-}" ]; then
+  if [ -n "${TC_URL:-}${TC_COMMAND:-}${TC_SERVER_COMMAND:-}${TC_TOOL_NAME:-}" ]; then
+    echo "::error::tasks-conformance: client-command judges a client; leave out url, command, server-command and tool-name"
+    exit 2
+  fi
+  argv+=(client --command "$TC_CLIENT_COMMAND")
+fi
+argv+=(--format human --reporter "junit-xml=$junit" --reporter "json=$json" --reporter "markdown=$markdown"
+       --reporter "badge=$badge" --reporter "html=$html" --wire-log "$wire")
 if [ -n "${TC_URL:-}" ]; then argv+=(--url "$TC_URL"); fi
 if [ -n "${TC_COMMAND:-}" ]; then argv+=(--command "$TC_COMMAND"); fi
 if [ -n "${TC_SERVER_COMMAND:-}" ]; then argv+=(--server-command "$TC_SERVER_COMMAND"); fi

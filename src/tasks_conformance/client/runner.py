@@ -19,6 +19,7 @@ from tasks_conformance.client.scripted import ScriptedServer
 from tasks_conformance.client.scripted_http import ScriptedHttp, serving
 from tasks_conformance.client.scripted_legacy import LegacyScriptedServer
 from tasks_conformance.core.causes import Cause, CauseKind
+from tasks_conformance.core.profiles import CLIENT_PROFILES, DEFAULT_PROFILE
 from tasks_conformance.core.result import CheckResult, Discovery, RunResult, decide_outcome, incomplete_reason
 from tasks_conformance.core.verdict import Verdict, could_not_run
 from tasks_conformance.core.wirelog import WireLog, frames_text, in_lane
@@ -37,6 +38,8 @@ class ClientConfig:
     timeout_s: float = DEFAULT_TIMEOUT_S  # per scenario
     jobs: int = field(default_factory=lambda: os.cpu_count() or 2)
     cwd: str | None = None
+    transport: str = "http"  # how the client reaches the scripted server: http | stdio
+    profile: str = DEFAULT_PROFILE  # a key of profiles.CLIENT_PROFILES: which checks, and the score's id
 
     def planned(self) -> list[tuple[Scenario, Era]]:
         return [(s, era) for s in SCENARIOS for era in self.eras
@@ -48,7 +51,9 @@ class ClientConfig:
     def judges(self, check: ClientCheck) -> bool:
         """Whether a check belongs to this run: it reads a scenario of one of the chosen eras (a
         check of another era is left out of the report; one whose scenarios were not selected is
-        reported not applicable)."""
+        reported not applicable). The profile chooses among them."""
+        if not CLIENT_PROFILES[self.profile].includes(check.id):
+            return False
         names = check.scenarios or tuple(BY_NAME)
         return any(era in BY_NAME[name].eras for name in names if name in BY_NAME for era in self.eras)
 
@@ -100,7 +105,7 @@ async def execute_client(config: ClientConfig, progress: Callable[[str], None] |
         for i, (scenario, era) in enumerate(planned):
             tg.start_soon(one, i, scenario, era)
     runs = [done[i] for i in range(len(planned))]
-    checks = [judge(check, runs, wire) for check in CLIENT_CHECKS.values() if config.judges(check)]
+    checks = [judge(check, runs, wire, config.profile) for check in CLIENT_CHECKS.values() if config.judges(check)]
     target = config.target()
     outcome = decide_outcome(checks)
     result = RunResult(
@@ -108,7 +113,7 @@ async def execute_client(config: ClientConfig, progress: Callable[[str], None] |
         discovery=Discovery(protocolVersion=", ".join(PROTOCOL_VERSION[e] for e in config.eras),
                             wire=Wire(config.eras[0]) if len(config.eras) == 1 else Wire.NONE), checks=checks,
         incompleteReason=incomplete_reason(checks, False, target) if outcome == "incomplete" else None,
-        startedAt=started_at, toolVersion=__version__, wire=wire,
+        startedAt=started_at, toolVersion=__version__, profile=CLIENT_PROFILES[config.profile].id, wire=wire,
     )
     return ClientExecution(result, runs, wire)
 
@@ -134,7 +139,14 @@ def _unreached(runs: Sequence[ScenarioRun]) -> Cause:
                  ("--command",))
 
 
-def judge(check: ClientCheck, runs: list[ScenarioRun], wire: WireLog) -> CheckResult:
+# --profile full: a check judged from the outcome line could not run without one (policy P-36).
+NO_OUTCOME_LINE = Cause("the harness printed no TASKS-CONFORMANCE-OUTCOME line, so what the client showed its user "
+                        "cannot be judged", CauseKind.SETTING,
+                        'make the harness print one line TASKS-CONFORMANCE-OUTCOME {"status", "isError", "error"} '
+                        "on stdout (or use --profile standard)", ("--command",))
+
+
+def judge(check: ClientCheck, runs: list[ScenarioRun], wire: WireLog, profile: str = DEFAULT_PROFILE) -> CheckResult:
     t0 = time.monotonic()
     mine = [r for r in runs if check.reads(r.name)]
     reached = [r for r in mine if r.reached]
@@ -142,6 +154,8 @@ def judge(check: ClientCheck, runs: list[ScenarioRun], wire: WireLog) -> CheckRe
         verdict = Verdict("skipped", "none of its scenarios was selected", "not-applicable")  # type: ignore[arg-type]
     elif not reached:
         verdict = could_not_run(_unreached(mine))
+    elif profile == "full" and check.outcome_line and all(r.client.outcome is None for r in reached):
+        verdict = could_not_run(NO_OUTCOME_LINE)
     else:
         try:
             verdict = check.judge(reached)

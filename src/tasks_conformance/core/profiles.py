@@ -12,6 +12,8 @@ adding a check to a profile is a new revision, never a silent change of what a s
 - `durable`: `standard` plus the opt-in checks of a durable task store's claim (OPT_IN_CHECKS),
   which stop and start the server; no other profile runs them.
 
+A client run has its own `CLIENT_PROFILES`, of the same names but durable, over the client checks.
+
 `--check-id` and `--category` narrow the selection within the profile; a `--check-id` of an
 opt-in check asks for it in any profile of every check.
 
@@ -87,6 +89,29 @@ PROFILES: Final[dict[str, Profile]] = {
     ),
 }
 DEFAULT_PROFILE: Final = "standard"
+
+# A client run (`tasks-conformance client`) has profiles of the same names over the client checks,
+# with ids of their own (tasks-conformance/client-core@2026-12), so that a client's score is never
+# compared with a server's. `core` is the MUST rules every tasks client meets on the requests it
+# sends, whatever its harness reports; `full` differs from `standard` in the checks judged from
+# the harness's optional outcome line: could not run without it, instead of not applicable.
+CLIENT_CORE_CHECKS: Final[tuple[str, ...]] = (
+    "tasks-client-follows-task",
+    "tasks-client-declares-extension",
+    "tasks-client-core-meta",
+    "tasks-client-routing-headers",
+    "tasks-client-no-removed-methods",
+    "tasks-client-legacy-task-augmentation",
+    "tasks-client-legacy-fetches-result",
+    "tasks-client-legacy-no-extension-wire",
+)
+CLIENT_PROFILES: Final[dict[str, Profile]] = {
+    "core": Profile("client-core", "the client checks of the MUST rules every tasks client meets", CLIENT_CORE_CHECKS),
+    "standard": Profile("client-standard", "every client check; one judged from the outcome line not applicable "
+                        "without it", None),
+    "full": Profile("client-full", "every client check; one judged from the outcome line could not run without it",
+                    None),
+}
 
 
 def profile_id(name: str) -> str:

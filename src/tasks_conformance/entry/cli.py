@@ -31,9 +31,9 @@ from tasks_conformance.entry.cli_coercion import install as install_plain_coerci
 from tasks_conformance.entry.cli_run import run_one as _run
 from tasks_conformance.entry.client_cli import client_app
 from tasks_conformance.server.check_catalog import catalog
-from tasks_conformance.settings import DEMO, ERA, RUN, SETTINGS, SUITE, RunOptions
+from tasks_conformance.settings import CLIENT, DEMO, ERA, RUN, SETTINGS, SUITE, RunOptions
+from tasks_conformance.settings.command_line import given_flags, options_from, takes_settings, typer_option
 from tasks_conformance.settings.command_line import many as _many
-from tasks_conformance.settings.command_line import options_from, takes_settings, typer_option
 from tasks_conformance.settings.config import Catalog, build_run_config
 
 _RAW_ARGS = "tasks_conformance.raw_args"
@@ -162,12 +162,7 @@ _ERA_FLAG = "tasks_conformance.era"  # ctx.meta: --era as given before `config s
 
 def _given(ctx: typer.Context) -> frozenset[str]:
     """The RunOptions fields given on the command line (not left at their defaults)."""
-    out = set()
-    for name in ctx.params:
-        source = ctx.get_parameter_source(name)
-        if source is not None and source.name != "DEFAULT":
-            out.add(name)
-    return frozenset(out)
+    return given_flags(ctx)
 
 
 def _credentials_from_environment(
@@ -340,7 +335,8 @@ def config_show_command(
 ) -> None:
     """Print the effective settings (the flags before `config`, the environment, the config file,
     the defaults) and where each came from; secrets masked."""
-    from tasks_conformance.settings.config_file import resolve, show, show_text
+    from tasks_conformance.settings.config_file import resolve
+    from tasks_conformance.settings.config_show import show, show_text
 
     if format not in (None, "human", "json"):
         usage_exit(f"--format must be human or json, got {format!r}")
@@ -350,11 +346,17 @@ def config_show_command(
         options, given = replace(options, config=config), given | {"config"}
     with _usage_errors():
         resolved = resolve(options, given, environ=os.environ, era=ctx.meta.get(_ERA_FLAG))
+        # The client's settings, when the file has a [client] table (`tasks-conformance client` reads it).
+        client = resolve(RunOptions(config=options.config), given & {"config"}, subject=CLIENT)
     rows = show(resolved)
+    client_rows = show(client, subject=CLIENT) if client.client_table else None
     if format == "json":
-        typer.echo(json.dumps({"file": resolved.file, "settings": rows}, indent=2, ensure_ascii=False))
+        doc: dict[str, Any] = {"file": resolved.file, "settings": rows}
+        if client_rows is not None:
+            doc["client"] = client_rows
+        typer.echo(json.dumps(doc, indent=2, ensure_ascii=False))
     else:
-        typer.echo(show_text(rows, resolved.file))
+        typer.echo(show_text(rows, resolved.file, client_rows))
 
 
 @app.command("suite", cls=_MetavarCommand)

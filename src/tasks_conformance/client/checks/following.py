@@ -308,9 +308,11 @@ def input_answered(runs: list[ScenarioRun]) -> Verdict:
     title="The client surfaces a task's outcome as the call's: isError stays completed, a failure keeps its error",
     description="From the harness's TASKS-CONFORMANCE-OUTCOME line: a completed task whose result has isError true "
                 "is a completed call carrying a tool error, and a failed task's JSON-RPC error reaches the user "
-                "with its code. Without the line these rules are not applicable (policy P-36).",
+                "with its code. Without the line these rules are not applicable (could not run under --profile full; "
+                "policy P-36).",
     requirements=("C-EXT-MUST-15", "C-EXT-MUST-16"),
     scenarios=("tasks-client-tool-error", "tasks-client-failed"),
+    outcome_line=True,
 )
 def surfaces_outcome(runs: list[ScenarioRun]) -> Verdict:
     told = [run for run in runs if run.client.outcome is not None]
