@@ -125,7 +125,9 @@ def test_a_client_that_hangs_is_stopped_at_the_timeout(tmp_path: Path) -> None:
 @pytest.mark.parametrize(("args", "says"), [
     ((), "--command is required"),
     (("--command", "x", "--era", "nope"), "--era must be one of"),
-    (("--command", "x", "--transport", "stdio"), "not built yet"),
+    (("--command", "x", "--transport", "ws"), "--transport must be http, stdio or both"),
+    (("--command", "x", "--transport", "stdio", "--scenario", "tasks-client-unsafe-task-id"),
+     "a scenario of --transport http only"),
     (("--command", "x", "--scenario", "nope"), "unknown 'nope'"),
     (("--command", "x", "--timeout", "0"), "--timeout must be"),
     (("--command", "x", "--reporter", "nope=out.txt"), "unknown reporter"),

@@ -1,6 +1,7 @@
 """The reference client's parts both eras share: the outcome it reports, the deviations the
-breaking fixtures switch on, one JSON-RPC peer over Streamable HTTP (each message its own POST,
-a reply read as JSON or from an SSE stream), and the polling loop's clock, waits and cancel.
+breaking fixtures switch on, one JSON-RPC peer (over Streamable HTTP here, each message its own
+POST, a reply read as JSON or from an SSE stream; over stdio in reference_stdio.py), and the
+polling loop's clock, waits and cancel.
 
 Every network wait is bounded by the call's timeout, and so is every loop over what the server
 sends (polls, input keys, input rounds, pages)."""
@@ -154,17 +155,18 @@ ServerRequestHandler = Callable[[JSON], Awaitable[None]]
 
 
 class Link:
-    """A JSON-RPC peer over Streamable HTTP: every message is its own POST; a request's reply is
-    a JSON body or an SSE stream on which the response has the request's id."""
+    """A JSON-RPC peer, whatever carries it (HttpLink, or reference_stdio's StdioLink): requests
+    numbered from 1, replies matched by id, and the requests the server sends meanwhile handed to
+    `on_server_request`."""
 
-    def __init__(self, url: str, http: httpx.AsyncClient, timeout_s: float) -> None:
-        self.url, self.http, self.timeout_s = url, http, timeout_s
+    def __init__(self, timeout_s: float) -> None:
+        self.timeout_s = timeout_s
         self._ids = itertools.count(1)
-        self.on_server_request: ServerRequestHandler | None = None  # requests met on a stream
+        self.on_server_request: ServerRequestHandler | None = None
 
     async def request(self, method: str, params: JSON, headers: Headers) -> Reply:
         rid = next(self._ids)
-        message, reply_headers = await self._post(
+        message, reply_headers = await self.exchange(
             {"jsonrpc": "2.0", "id": rid, "method": method, "params": params}, headers, rid)
         if "error" in message:
             return Reply(rid, error=rpc_error(message["error"]), headers=reply_headers)
@@ -177,12 +179,26 @@ class Link:
         body: JSON = {"jsonrpc": "2.0", "method": method}
         if params is not None:
             body["params"] = params
-        await self._post(body, headers, None)
+        await self.exchange(body, headers, None)
 
     async def respond(self, message: JSON, headers: Headers) -> None:
-        await self._post(message, headers, None)
+        await self.exchange(message, headers, None)
 
-    async def _post(self, body: JSON, headers: Headers, want: int | None) -> tuple[JSON, Mapping[str, str]]:
+    async def exchange(self, body: JSON, headers: Headers, want: int | None) -> tuple[JSON, Mapping[str, str]]:
+        """Send one message; for a request (`want` its id), wait for its response (and the
+        headers it came with, where the transport has them)."""
+        raise NotImplementedError
+
+
+class HttpLink(Link):
+    """A JSON-RPC peer over Streamable HTTP: every message is its own POST; a request's reply is
+    a JSON body or an SSE stream on which the response has the request's id."""
+
+    def __init__(self, url: str, http: httpx.AsyncClient, timeout_s: float) -> None:
+        super().__init__(timeout_s)
+        self.url, self.http = url, http
+
+    async def exchange(self, body: JSON, headers: Headers, want: int | None) -> tuple[JSON, Mapping[str, str]]:
         import_httpx()
         import httpx
 

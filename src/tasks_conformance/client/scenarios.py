@@ -16,6 +16,8 @@ from typing import Any, Final, Literal
 from tasks_conformance.core.wires import DIALECTS, Wire
 
 Era = Literal["extension", "legacy"]
+Transport = Literal["http", "stdio"]
+TRANSPORTS: Final[tuple[Transport, ...]] = ("http", "stdio")
 # The protocol version a harness is told for each era (pinned: harnesses depend on it).
 PROTOCOL_VERSION: Final[dict[str, str]] = {str(wire): d.protocol_version for wire, d in DIALECTS.items()}
 
@@ -82,6 +84,9 @@ class Scenario:
     # The client rules the scenario lets the checks judge (documentation; checks declare their own).
     rules: tuple[str, ...] = ()
     tool: str = TOOL  # the tool the harness is asked to call
+    # The transports it runs on: a scenario about HTTP headers only (tasks-client-unsafe-task-id) has
+    # nothing to show on stdio.
+    transports: tuple[Transport, ...] = TRANSPORTS
 
     def context_for(self, era: Era) -> dict[str, Any]:
         """MCP_CONFORMANCE_CONTEXT: toolName and arguments always, then the scenario's keys."""
@@ -154,7 +159,7 @@ EXTENSION_SCENARIOS: Final[tuple[Scenario, ...]] = (
         "tasks-client-unsafe-task-id",
         "a task id that is not header-safe, so Mcp-Name must carry it base64-encoded",
         ("extension",), Script(task_id="tâche-1"),
-        rules=("C-EXT-MUST-04", "C-CORE-MUST-06"),
+        rules=("C-EXT-MUST-04", "C-CORE-MUST-06"), transports=("http",),
     ),
 )
 

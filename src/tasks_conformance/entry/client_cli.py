@@ -2,9 +2,10 @@
 server per scenario, starts the client under test by the official conformance suite's client
 harness convention, and reports with the server mode's reporters and exit codes.
 
-    tasks-conformance client --command "node my-client.js" [--era extension|legacy|both] [--scenario NAME]…
+    tasks-conformance client --command "node my-client.js" [--transport http|stdio] [--era extension|legacy|both]
+                             [--scenario NAME]…
     tasks-conformance client --list-scenarios [--format json]
-    tasks-conformance client demo        every scenario of both eras against the bundled reference client
+    tasks-conformance client demo        every scenario of both eras and transports against the reference client
 
 No `from __future__ import annotations` (see cli.py): typer reads the annotations at start-up.
 """
@@ -39,7 +40,7 @@ def reference_client_command() -> list[str]:
 def client_command(
     ctx: typer.Context,
     command: Annotated[str | None, typer.Option("--command", metavar="CMD", help="the client under test, started once per scenario with the scripted server's URL appended (split like a shell would)")] = None,
-    transport: Annotated[str, typer.Option("--transport", metavar="http|stdio", help="how the client reaches the scripted server (http, the default)")] = "http",
+    transport: Annotated[str, typer.Option("--transport", metavar="http|stdio", help="how the client reaches the scripted server: http (the default; its URL is the last argument) or stdio (the client spawns it; its command is the last argument and, as a JSON array, MCP_CONFORMANCE_SERVER_COMMAND); both runs each scenario on each")] = "http",
     era: Annotated[str, typer.Option("--era", metavar="|".join(ERAS), help="which wire the scenarios speak: extension (2026-07-28, the default), legacy (2025-11-25) or both")] = "extension",
     scenario: Annotated[list[str] | None, typer.Option("--scenario", metavar="NAME", help="run only this scenario (repeatable; --list-scenarios names them)")] = None,
     timeout: Annotated[int, typer.Option("--timeout", metavar="MS", help="at most this long per scenario's client (default 30000)")] = 30_000,
@@ -64,8 +65,8 @@ def client_command(
 def client_demo_command(
     format: Annotated[str | None, typer.Option("--format", metavar="|".join(REPORT_NAMES), help="the report on stdout (default human)")] = None,
 ) -> None:
-    """Every scenario of both eras against the bundled reference client (a compliant tasks client)."""
-    raise typer.Exit(_run(reference_client_command(), "http", "both", (), 30_000, None, format, [], None))
+    """Every scenario of both eras and both transports against the bundled reference client (a compliant tasks client)."""
+    raise typer.Exit(_run(reference_client_command(), "both", "both", (), 30_000, None, format, [], None))
 
 
 def _scenarios_text(format: str | None) -> str:
@@ -122,10 +123,9 @@ def _config(command: str | list[str], transport: str, era: str, scenarios: tuple
     from tasks_conformance.client.runner import ClientConfig
     from tasks_conformance.client.scenarios import BY_NAME
 
-    if transport not in ("http", "stdio"):
-        raise UsageError(f"--transport must be http or stdio, got {transport!r}")
-    if transport == "stdio":
-        raise UsageError("--transport stdio: the stdio scenarios are not built yet; use --transport http")
+    if transport not in ("http", "stdio", "both"):
+        raise UsageError(f"--transport must be http, stdio or both, got {transport!r}")
+    transports: tuple[Any, ...] = ("http", "stdio") if transport == "both" else (transport,)
     if era not in ERAS:
         raise UsageError(f"--era must be one of {', '.join(ERAS)}, got {era!r}")
     eras = eras_of(era)
@@ -136,6 +136,9 @@ def _config(command: str | list[str], transport: str, era: str, scenarios: tuple
     if elsewhere:
         raise UsageError(f"--scenario {elsewhere[0]}: a scenario of --era {BY_NAME[elsewhere[0]].eras[0]}, "
                          f"not of --era {era}")
+    http_only = [s for s in scenarios if not set(BY_NAME[s].transports) & set(transports)]
+    if http_only:
+        raise UsageError(f"--scenario {http_only[0]}: a scenario of --transport {BY_NAME[http_only[0]].transports[0]} only")
     if timeout_ms <= 0:
         raise UsageError("--timeout must be a positive number of milliseconds")
     if jobs is not None and jobs <= 0:
@@ -144,7 +147,7 @@ def _config(command: str | list[str], transport: str, era: str, scenarios: tuple
     if not argv:
         raise UsageError("--command is empty")
     return ClientConfig(command=tuple(argv), eras=eras, scenarios=scenarios, timeout_s=timeout_ms / 1000,
-                        jobs=jobs or os.cpu_count() or 2)
+                        jobs=jobs or os.cpu_count() or 2, transports=transports)
 
 
 def eras_of(era: str) -> Any:
