@@ -88,10 +88,15 @@ class Deviations:
     no_protocol_version_header: bool = False  # no MCP-Protocol-Version on tasks/* POSTs (C-CORE-MUST-04)
     legacy_polls_fast: bool = False  # 2025-11-25 tasks/get every 20 ms whatever pollInterval says (C-LEG-SHOULD-02)
     legacy_extension_meta: bool = False  # a per-request extension opt-in on 2025-11-25 tasks/get (C-LEG-MUST-10)
+    polls_gone_task: bool = False  # polls a task the server reported not found 4 more times (policy P-41)
+    legacy_cancel_undeclared: bool = False  # tasks/cancel to a server that declared no tasks.cancel (C-LEG-SHOULD-07)
+    legacy_elicitation_untagged: bool = False  # an elicitation answered without the task's _meta (C-LEG-MUST-08)
 
 
 NO_DEVIATIONS = Deviations()
 POLLS_FAST_S = 0.02
+GONE_AFTER = 2  # tasks/get errors in a row that mean the task is gone (once may be a refused early poll)
+GONE_POLLS = 4  # the polls_gone_task deviation's extra polls of a task the server no longer knows
 
 
 @dataclass(frozen=True)
@@ -285,6 +290,8 @@ class Flow:
         self.interval_seen = False
         self.cancel_at: float | None = None
         self.cancel_sent = False
+        self.errors = 0  # tasks/get answered with an error, in a row
+        self.gone = False  # the server no longer knows the task (it expired, or was deleted)
 
     async def run(self) -> Outcome:
         raise NotImplementedError
@@ -300,7 +307,17 @@ class Flow:
         return self.now() >= self.deadline
 
     def live(self) -> bool:
-        return self.task_id is not None and self.status not in TERMINAL_STATUSES
+        return self.task_id is not None and self.status not in TERMINAL_STATUSES and not self.gone
+
+    def poll_failed(self, error: JSON | None) -> Outcome | None:
+        """A tasks/get answered with an error: polling goes on after the first; after the second in
+        a row the task is gone (its ttl ran out, or the server deleted it): the outcome is unknown,
+        with the server's error, and there is nothing left to cancel."""
+        self.errors += 1
+        if self.errors < GONE_AFTER + (GONE_POLLS if self.dev.polls_gone_task else 0):
+            return None
+        self.gone = True
+        return Outcome("unknown", error=error)
 
     def begin(self, task_id: str, task: JSON) -> None:
         self.task_id = task_id
