@@ -159,6 +159,9 @@ def test_the_scenarios_are_listed_with_their_context_and_rules() -> None:
         assert row["protocolVersions"] == [{"extension": "2026-07-28", "legacy": "2025-11-25"}[e] for e in row["eras"]]
         assert {"toolName", "arguments"} <= set(row["context"]) and row["rules"] and row["checks"]
     assert {r["name"]: r["context"].get("cancel") for r in rows}["tasks-client-cancel"] is True
+    transports = {r["name"]: r["transports"] for r in rows}
+    assert transports["tasks-client-unsafe-task-id"] == ["http"]
+    assert transports["tasks-client-lifecycle"] == ["http", "stdio"]
 
 
 def test_client_demo_passes_and_writes_reports(tmp_path: Path) -> None:
