@@ -5,7 +5,8 @@ A scenario is data. The scripted server of its era plays its script (scripted.py
 scripted_legacy.py a `LegacyScript`); the harness receives its
 name, the protocol version of its era and its context (the official conformance suite's client
 harness convention: `MCP_CONFORMANCE_SCENARIO`, `MCP_CONFORMANCE_PROTOCOL_VERSION`,
-`MCP_CONFORMANCE_CONTEXT`, the server URL as the last argument).
+`MCP_CONFORMANCE_CONTEXT`, the server URL as the last argument; over stdio the server's command
+instead, and in `MCP_CONFORMANCE_SERVER_COMMAND`). The same script is played over either transport.
 """
 
 from __future__ import annotations

@@ -19,7 +19,7 @@ import os
 import secrets
 import signal
 import sys
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Awaitable, Callable
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -45,12 +45,15 @@ class Connection:
 
 @dataclass
 class Relay:
+    """One scenario's listener: the command that starts its scripted server, and what the servers
+    the client started have reported so far."""
+
     argv: tuple[str, ...]
-    token: str
+    token: str  # a server's hello must carry it: another local process cannot report frames
     seqs: list[int] = field(default_factory=list)  # the scenario's frames in the run's wire log
     requests: int = 0  # messages the client sent: 0 means it never reached a scripted server
     connections: list[Connection] = field(default_factory=list)
-    stream_close: list[Any] = field(default_factory=list)
+    closers: list[Callable[[], Awaitable[None]]] = field(default_factory=list)  # each report connection's
 
     def server_env(self) -> dict[str, str]:
         """MCP_CONFORMANCE_SERVER_COMMAND: the server's argv as a JSON array."""
@@ -74,7 +77,7 @@ class Relay:
 
         if not self.live():
             return
-        for close in self.stream_close:
+        for close in self.closers:
             with contextlib.suppress(Exception):
                 await close()
         with anyio.move_on_after(STOP_S):
@@ -110,7 +113,7 @@ async def relaying(scenario: Scenario, wire: WireLog, timeout_s: float) -> Async
             return
         conn = Connection()
         relay.connections.append(conn)
-        relay.stream_close.append(stream.aclose)
+        relay.closers.append(stream.aclose)
         buffered = BufferedByteReceiveStream(stream)
         try:
             hello = json.loads(await buffered.receive_until(b"\n", 4096))
