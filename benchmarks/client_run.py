@@ -24,7 +24,7 @@ RUN = """
 import anyio, json, sys, time
 from tasks_conformance.client.runner import ClientConfig, execute_client
 config = ClientConfig(command=(sys.executable, "-m", "tasks_conformance.client.reference_client"),
-                      eras=("extension", "legacy"), jobs=1, transports=(sys.argv[1],))
+                      eras=("extension", "legacy"), jobs=1, transport=sys.argv[1])
 t0 = time.perf_counter()
 ex = anyio.run(execute_client, config)
 wall = time.perf_counter() - t0

@@ -5,6 +5,7 @@
 #
 #   TC_URL, TC_COMMAND       the target (one of them)
 #   TC_SERVER_COMMAND        with TC_URL: the HTTP server to start first and stop after
+#   TC_CLIENT_COMMAND        instead of a server target: the tasks client to judge (`tasks-conformance client`)
 #   TC_TOOL_NAME             --tool-name
 #   TC_ARGS                  further flags, split like a shell would (quotes allowed, no expansion)
 #   TC_PROFILE, TC_CONFIG    --profile / --config, passed only when not empty
@@ -12,7 +13,7 @@
 #   TC_REPORT_DIR            where the reports go (default: tasks-conformance-report)
 #   TC_BIN, TC_PYTHON        the tasks-conformance program and a Python (defaults: from PATH)
 #
-# It writes JUnit, JSON, Markdown, an SVG badge and the wire log into TC_REPORT_DIR, appends the Markdown report
+# It writes JUnit, JSON, Markdown, an SVG badge, the HTML report and the wire log into TC_REPORT_DIR, appends the Markdown report
 # to $GITHUB_STEP_SUMMARY (the reporter itself would overwrite the file), names the files in
 # $GITHUB_OUTPUT, and exits with the tool's exit code.
 set -uo pipefail
@@ -26,10 +27,19 @@ json="$dir/report.json"
 markdown="$dir/report.md"
 wire="$dir/wire.ndjson"
 badge="$dir/badge.svg"
-rm -f "$junit" "$json" "$markdown" "$wire" "$badge"
+html="$dir/report.html"
+rm -f "$junit" "$json" "$markdown" "$wire" "$badge" "$html"
 
-argv=(--format human --reporter "junit-xml=$junit" --reporter "json=$json" --reporter "markdown=$markdown"
-      --reporter "badge=$badge" --wire-log "$wire")
+argv=()
+if [ -n "${TC_CLIENT_COMMAND:-}" ]; then
+  if [ -n "${TC_URL:-}${TC_COMMAND:-}${TC_SERVER_COMMAND:-}${TC_TOOL_NAME:-}" ]; then
+    echo "::error::tasks-conformance: client-command judges a client; leave out url, command, server-command and tool-name"
+    exit 2
+  fi
+  argv+=(client --command "$TC_CLIENT_COMMAND")
+fi
+argv+=(--format human --reporter "junit-xml=$junit" --reporter "json=$json" --reporter "markdown=$markdown"
+       --reporter "badge=$badge" --reporter "html=$html" --wire-log "$wire")
 if [ -n "${TC_URL:-}" ]; then argv+=(--url "$TC_URL"); fi
 if [ -n "${TC_COMMAND:-}" ]; then argv+=(--command "$TC_COMMAND"); fi
 if [ -n "${TC_SERVER_COMMAND:-}" ]; then argv+=(--server-command "$TC_SERVER_COMMAND"); fi
@@ -69,6 +79,7 @@ if [ -n "${GITHUB_OUTPUT:-}" ]; then
     echo "markdown=$(present "$markdown")"
     echo "wire-log=$(present "$wire")"
     echo "badge=$(present "$badge")"
+    echo "html=$(present "$html")"
   } >>"$GITHUB_OUTPUT"
 fi
 exit "$code"

@@ -1,14 +1,19 @@
 #!/usr/bin/env python3
-"""Run tasks-conformance against the real third-party servers of the interop suite and write
-``docs/interop-results.md``: one table row per server and transport, one column per check.
+"""Run tasks-conformance against the real third-party servers and clients of the interop suite and
+write ``docs/interop-results.md``: one table row per server and transport, one column per check;
+then one row per real client (``tasks-conformance client``), one column per client check.
 
-The matrix (scenarios, tools, arguments, and the verdict that is right for each check) is the
-one ``tests/interop/test_interop.py`` asserts; this script runs the same cells and reports what
-tasks-conformance said, marking every cell where that differs from the right verdict.
+The matrices (scenarios, tools, arguments, clients, and the verdict that is right for each check)
+are the ones ``tests/interop/test_interop.py`` and ``tests/interop/test_clients.py`` assert; this
+script runs the same cells and reports what tasks-conformance said, marking every cell where that
+differs from the right verdict.
 
     python scripts/interop_table.py [--output docs/interop-results.md] [--workers 4] [--keep-logs]
+                                    [--only servers|clients]
 
-Servers that cannot run here (``servers.available()``) get a row saying why. Exit status: 0
+``--only`` reruns one half and keeps the other half of the existing file as it is.
+
+Servers and clients that cannot run here get a row saying why. Exit status: 0
 when the file was written, even if some verdicts disagree (the file lists them).
 """
 
@@ -29,12 +34,14 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT / "tests" / "interop"))
 
-import test_interop as T  # noqa: E402  (needs the path above)
+import test_clients as C  # noqa: E402  (needs the path above)
+import test_interop as T  # noqa: E402
 
 from tasks_conformance import __version__  # noqa: E402
 
 SYMBOL = {T.P: "✓", T.F: "✗", T.NA: "n/a", T.CNR: "?", None: "—"}
 DEFAULT_OUTPUT = ROOT / "docs" / "interop-results.md"
+CLIENTS_HEADING = "## Real clients (`tasks-conformance client`)"
 
 
 def short(check_id: str) -> str:
@@ -71,10 +78,86 @@ def exit_text(run: T.CellRun | None, scenario: T.Scenario, transport: str) -> st
     return str(run.returncode) if run.returncode == right else f"**{run.returncode}** ≠ {right}"
 
 
+def client_cell(run: C.ClientRunResult | None, client: C.RealClient, check_id: str) -> str:
+    right = client.expected[check_id]
+    if run is None or run.report is None:
+        return f"! ({SYMBOL[right]})"
+    ours = run.verdict(check_id)
+    text = SYMBOL.get(ours, str(ours)) + (" ⚠" if run.warnings(check_id) else "")
+    return text if ours == right else f"**{text}** ≠ {SYMBOL[right]}"
+
+
+def render_clients(results: dict[str, C.ClientRunResult], skipped: dict[str, str], seconds: float) -> str:
+    today = dt.datetime.now(dt.UTC).date().isoformat()
+    out = [
+        CLIENTS_HEADING,
+        "",
+        f"Generated on {today} with **tasks-conformance {__version__}**; {len(results)} client runs in "
+        f"{seconds:.0f} s.",
+        "",
+        "Each row is one `python -m tasks_conformance client --command <harness> --era <era> --format json` "
+        "run: every scenario of the era, each against a fresh scripted server, with the client driven by a "
+        "small harness in `tests/interop/clients/` that follows the client-harness convention. The *right* "
+        "verdicts come from `tests/interop/test_clients.py`, which derives them from the clients' packaged "
+        "source and captured traffic (`tests/interop/EXPECTED.md`, \"Real clients\"); the interop tests "
+        "assert the same table. ⚠ passed with a warning (a SHOULD, or a rule the policies only warn on), "
+        "listed under *Client warnings*.",
+        "",
+    ]
+    for era, title in (("extension", "2026-07-28 extension"), ("legacy", "2025-11-25 (tasks in core)")):
+        checks = C.era_checks(era)
+        out += [f"### {title}", "",
+                "| client | packages | exit | " + " | ".join(c.removeprefix("tasks-client-") for c in checks) + " |",
+                "|" + "---|" * (3 + len(checks))]
+        for client in C.CLIENTS:
+            if client.era != era:
+                continue
+            name = f"{client.id}<br>*{client.title}*"
+            if client.id in skipped:
+                out.append(f"| {name} | {C.versions_text(client)} | skipped: {skipped[client.id]} |"
+                           + " |" * (len(checks) - 1))
+                continue
+            run = results.get(client.id)
+            right = client.exit_code()
+            code = "—" if run is None else str(run.returncode) if run.returncode == right else \
+                f"**{run.returncode}** ≠ {right}"
+            cells = [client_cell(run, client, c) for c in checks]
+            out.append("| " + " | ".join([name, C.versions_text(client), code, *cells]) + " |")
+        out.append("")
+    out += ["### Client warnings", ""]
+    for client in C.CLIENTS:
+        run = results.get(client.id)
+        for check_id in client.expected:
+            for warning in run.warnings(check_id) if run is not None else []:
+                out.append(f"- **{client.id}** `{check_id}`: {warning[:400]}")
+    out += ["", "### Client disagreements", ""]
+    found = False
+    for client in C.CLIENTS:
+        run = results.get(client.id)
+        if run is None:
+            continue
+        problems = [f"the run itself: {run.problem}"] if run.problem else []
+        for check_id, right in client.expected.items():
+            ours = run.verdict(check_id) if run.report is not None else None
+            if ours != right:
+                message = run.checks().get(check_id, {}).get("message", "")
+                problems.append(f"`{check_id}`: ours **{ours}**, right **{right}** — our message: {message[:300]}")
+        if run.returncode != client.exit_code():
+            problems.append(f"exit code: ours **{run.returncode}**, right **{client.exit_code()}**")
+        if problems:
+            found = True
+            out.append(f"- **{client.id}**:")
+            out += [f"  - {p}" for p in problems]
+    if not found:
+        out.append("None: every client verdict matched.")
+    out.append("")
+    return "\n".join(out)
+
+
 def render(results: dict[tuple[str, str], T.CellRun], skipped: dict[str, str], seconds: float) -> str:
     today = dt.datetime.now(dt.UTC).date().isoformat()
     out: list[str] = [
-        "# tasks-conformance against real servers",
+        "# tasks-conformance against real servers and clients",
         "",
         f"Generated by `scripts/interop_table.py` on {today} with **tasks-conformance {__version__}** "
         f"(Python {platform.python_version()}, Node {node_version()}); {len(results)} runs in {seconds:.0f} s.",
@@ -185,11 +268,17 @@ def main() -> int:
     parser.add_argument("--output", type=Path, default=DEFAULT_OUTPUT)
     parser.add_argument("--workers", type=int, default=T.WORKERS)
     parser.add_argument("--keep-logs", action="store_true", help="keep the wire logs and print where")
+    parser.add_argument("--only", choices=("servers", "clients"),
+                        help="rerun one half only, keeping the other half of --output as it is")
     opts = parser.parse_args()
+    existing = opts.output.read_text(encoding="utf-8") if opts.only and opts.output.exists() else ""
+    kept_servers, _, kept_clients = existing.partition(CLIENTS_HEADING)
+    if opts.only and not (kept_servers if opts.only == "clients" else CLIENTS_HEADING in existing):
+        parser.error(f"--only {opts.only} keeps the other half of {opts.output}, which has none")
 
     skipped: dict[str, str] = {}
     cells: list[tuple[T.Scenario, str]] = []
-    for scenario in T.SCENARIOS:
+    for scenario in T.SCENARIOS if opts.only != "clients" else ():
         why = T.availability(scenario)
         if why is not None:
             skipped[scenario.id] = why
@@ -197,9 +286,15 @@ def main() -> int:
             continue
         cells += [(scenario, transport) for transport in T.TRANSPORTS]
 
+    clients = C.CLIENTS if opts.only != "servers" else ()
+    client_skips = {c.id: why for c in clients if (why := c.availability()) is not None}
+    for client_id, why in client_skips.items():
+        print(f"skip client {client_id}: {why}", file=sys.stderr)
+
     workdir = Path(tempfile.mkdtemp(prefix="interop-table-"))
     started = time.monotonic()
     results: dict[tuple[str, str], T.CellRun] = {}
+    client_results: dict[str, C.ClientRunResult] = {}
     try:
         with concurrent.futures.ThreadPoolExecutor(max_workers=max(1, opts.workers)) as pool:
             futures = {pool.submit(T.run_cell, s, t, workdir): (s.id, t) for s, t in cells}
@@ -208,7 +303,19 @@ def main() -> int:
                 results[key] = run = future.result()
                 print(f"{key[0]:32} {key[1]:5} exit {run.returncode} in {run.seconds:.1f}s"
                       + (f"  [{run.problem}]" if run.problem else ""), file=sys.stderr)
-        text = render(results, skipped, time.monotonic() - started)
+        servers_seconds = time.monotonic() - started
+        # Each client run already runs two scenarios at a time: two clients at once is enough.
+        with concurrent.futures.ThreadPoolExecutor(max_workers=2) as pool:
+            client_futures = {pool.submit(C.run_client, c, workdir): c.id for c in clients
+                              if c.id not in client_skips}
+            for future in concurrent.futures.as_completed(client_futures):
+                client_results[client_futures[future]] = crun = future.result()
+                print(f"client {crun.client.id:25} exit {crun.returncode} in {crun.seconds:.1f}s"
+                      + (f"  [{crun.problem}]" if crun.problem else ""), file=sys.stderr)
+        servers = kept_servers if opts.only == "clients" else render(results, skipped, servers_seconds)
+        clients_text = CLIENTS_HEADING + kept_clients if opts.only == "servers" else \
+            render_clients(client_results, client_skips, time.monotonic() - started - servers_seconds)
+        text = servers.rstrip("\n") + "\n\n" + clients_text.rstrip("\n") + "\n"
     finally:
         if opts.keep_logs:
             print(f"wire logs kept in {workdir}", file=sys.stderr)

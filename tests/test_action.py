@@ -24,7 +24,7 @@ INPUTS = {  # the action's input -> the variable the run step reads it from
     "url": "TC_URL", "command": "TC_COMMAND", "tool-name": "TC_TOOL_NAME", "args": "TC_ARGS",
     "profile": "TC_PROFILE", "config": "TC_CONFIG", "baseline": "TC_BASELINE", "report-dir": "TC_REPORT_DIR",
 }
-OUTPUTS = ("exit-code", "report-dir", "junit", "json", "markdown", "wire-log", "badge")
+OUTPUTS = ("exit-code", "report-dir", "junit", "json", "markdown", "wire-log", "badge", "html")
 
 
 def section(text: str, name: str) -> dict[str, list[str]]:
@@ -131,6 +131,7 @@ def test_the_run_step_against_the_reference_server(tmp_path: Path) -> None:
     assert ET.parse(outputs["junit"]).getroot().iter("testcase")
     assert Path(outputs["wire-log"]).read_text().count("\n") > 10
     assert "passed</text>" in Path(outputs["badge"]).read_text()  # the SVG badge for a README
+    assert Path(outputs["html"]).name == "report.html" and 'id="report-data"' in Path(outputs["html"]).read_text()
     assert summary.endswith(Path(outputs["markdown"]).read_text()) and "MCP Tasks conformance: passed" in summary
 
 
@@ -151,7 +152,7 @@ def test_a_usage_error_leaves_no_report_and_says_so_in_the_summary(tmp_path: Pat
     proc, outputs, summary = run_step(tmp_path)  # no url, no command
     assert proc.returncode == 2 and outputs["exit-code"] == "2"
     assert "no target" in proc.stderr
-    assert outputs["junit"] == outputs["json"] == outputs["markdown"] == outputs["wire-log"] == outputs["badge"] == ""
+    assert {outputs[name] for name in ("junit", "json", "markdown", "wire-log", "badge", "html")} == {""}
     assert "No report: tasks-conformance exited with code 2" in summary
 
 

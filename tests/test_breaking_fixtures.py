@@ -3,7 +3,11 @@ gives one failure: the other checks pass, are not applicable, or could not run p
 
 from __future__ import annotations
 
+import atexit
+import shutil
 import sys
+import tempfile
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -22,7 +26,17 @@ LEGACY_INPUT = {"protocol_version": "2025-11-25", "tool_name": "confirm_action",
 # inferred (legacy: required and sync come from execution.taskSupport).
 EXT_ROLES = {"tool_name": "slow_compute", "probes": ["required=long_job", "tool-error=tool_error", "fault=rpc_error"]}
 EXT_CANCEL_RUNNING = {"tool_name": "slow_compute", "tool_args": '{"durationMs": 8000}', "poll_timeout_ms": 1_000}
+# The input role's tool beside a task tool whose undeclared call is refused at once: no synchronous
+# call of ours is outstanding while the input task asks, so over stdio its questions are its own.
+LEGACY_INPUT_ROLE = {**LEGACY, "tool_name": "long_job", "probes": ["input=confirm_action"],
+                     "input_responses": DEMO_INPUT}
 LEGACY_ROLES = {**LEGACY, "tool_name": "slow_compute", "probes": ["tool-error=tool_error", "fault=rpc_error"]}
+# Profile durable restarts the server: a task store of its own for this worker's runs (a stdio server reads
+# the path from the environment), removed when the tests end; the task tool waits for input, so a second
+# task is still working when the server stops.
+DURABLE_STORE = Path(tempfile.mkdtemp(prefix="tc-durable-")) / "tasks.jsonl"
+atexit.register(shutil.rmtree, DURABLE_STORE.parent, True)
+DURABLE = {"profile": "durable", "env": [f"TASKS_CONFORMANCE_TASK_STORE={DURABLE_STORE}"]}
 
 # The run settings a fixture's declared runs name (Fails/Warns/Permits in fixtures/broken_server.py).
 RUNS: dict[str, dict[str, Any]] = {
@@ -30,6 +44,8 @@ RUNS: dict[str, dict[str, Any]] = {
     "ext-cancel-running": EXT_CANCEL_RUNNING,  # polling gives up while the task works: a cancel reaches it running
     "ext-two-tokens": {**EXT, "access_token": "fixture-main-token", "other_access_token": "fixture-other-token"},
     "legacy": LEGACY, "legacy-input": LEGACY_INPUT, "legacy-roles": LEGACY_ROLES,
+    "legacy-input-role": LEGACY_INPUT_ROLE,
+    "ext-durable": {**EXT_INPUT, **DURABLE}, "legacy-durable": {**LEGACY_INPUT, **DURABLE},
     "any-tool": {},  # the tool is the one the run picks
     "hostile": {"tool_name": "work"},  # the hostile server's one tool
     "tool-error": {"tool_name": "tool_error"},
@@ -69,7 +85,15 @@ def _execute(argv: list[str], settings: dict[str, Any], transport: str) -> Any:
     else:
         ex = run(**stdio(argv), **kwargs)
     assert not _cited_in_prose_only(ex), _cited_in_prose_only(ex)
+    assert not _without_fix(ex), _without_fix(ex)
     return ex
+
+
+def _without_fix(ex: Any) -> list[str]:
+    """Every could-not-run that does not say what to change (only `explain`'s general pointer): each
+    fixture run holds every reason the checks give to naming its fix."""
+    return [f"{c.id}: {c.message}" for c in ex.result.checks if c.bucket == "could-not-run"
+            and (c.cause is None or "says what this check needs" in c.cause.fix_for(c.id, ""))]
 
 
 def _cited_in_prose_only(ex: Any) -> list[str]:
@@ -143,8 +167,10 @@ def test_every_check_has_a_breaking_fixture_case() -> None:
 
 
 # Variants that use a freedom (a MAY) the specification gives servers (Permits). Each run must
-# fail no check; it passes (exit 0) unless the freedom leaves nothing to inspect (a tool answered
-# synchronously, a task deleted once its TTL ran out), when it is honestly incomplete (exit 3).
+# fail no check and pass (exit 0): a check the freedom leaves nothing to inspect is not applicable
+# (policy P-41 for a task deleted once its TTL ran out). Incomplete (exit 3) only where the run's
+# own settings ask for it: the named tool answered synchronously (name a task tool), or polling
+# given up on purpose (ext-cancel-running).
 @pytest.mark.parametrize("name,case", PERMITTED, ids=[_id(*c) for c in PERMITTED])
 def test_a_server_using_a_freedom_fails_no_check(name: str, case: Any) -> None:
     ex = _execute(_server(name), RUNS[case.run], case.transport)

@@ -98,7 +98,7 @@ USAGE_ERRORS: list[tuple[list[str], str]] = [
     (["--command", "true", "--reporter", "=x"], "--reporter: expected NAME or NAME=PATH"),
     (["--command", "true", "--reporter", "no-such-reporter"],
      "--reporter: unknown reporter 'no-such-reporter'; available: "
-     "human, json, json-summary, junit-xml, markdown, badge"),
+     "human, json, json-summary, junit-xml, markdown, badge, html"),
     (["--command", "true", "--reporter", "junit-xml=/nonexistent-dir/r.xml"],
      "--reporter: cannot write '/nonexistent-dir/r.xml': No such file or directory"),
     (["--command", "true", "--wire-log", "/nonexistent-dir/w.ndjson"],

@@ -453,6 +453,24 @@ def test_no_elicitation_goes_to_a_client_that_declared_none_and_the_task_gives_u
     _serve(BY_NAME["tasks-client-legacy-input"].script, body)  # type: ignore[arg-type]
 
 
+def test_a_tasks_result_only_after_the_task_ended_is_no_answer_to_input_required() -> None:
+    """fastmcp 3.4.11's ToolTask.result() polls through input_required and calls tasks/result only
+    once the task has ended (here: given up for want of an answer): that fetches the payload, it
+    does not ask for the input, so C-LEG-SHOULD-04 warns."""
+    created = {"result": {"task": {"taskId": "t1", "status": "working", "pollInterval": 200}}}
+
+    def read(rid: int, status: str) -> tuple[JSON, JSON]:
+        return ({"jsonrpc": "2.0", "id": rid, "method": "tasks/get", "params": {"taskId": "t1"}},
+                {"result": {"taskId": "t1", "status": status, "pollInterval": 200}})
+    late = ({"jsonrpc": "2.0", "id": 9, "method": "tasks/result", "params": {"taskId": "t1"}},
+            {"error": {"code": -32603, "message": "gave up"}})
+    run = _evidence("tasks-client-legacy-input", _init(DECLARED, {"elicitation": {}}),
+                    _call(1, {"name": "scripted_task", "arguments": {}, "task": {}}, created),
+                    read(2, "input_required"), read(3, "input_required"), read(4, "failed"), late)
+    verdict = _judge("tasks-client-legacy-input-answered", run)
+    assert verdict.status == "passed" and len(verdict.warnings) == 1 and "C-LEG-SHOULD-04" in verdict.warnings[0].text
+
+
 def _input_run(answer: JSON | None, *, fetch: bool = True) -> ScenarioRun:
     created = {"result": {"task": {"taskId": "t1", "status": "working", "pollInterval": 200}}}
     read = ({"jsonrpc": "2.0", "id": 2, "method": "tasks/get", "params": {"taskId": "t1"}},

@@ -136,7 +136,7 @@ def test_a_client_that_hangs_is_stopped_at_the_timeout(tmp_path: Path) -> None:
 @pytest.mark.parametrize(("args", "says"), [
     ((), "--command is required"),
     (("--command", "x", "--era", "nope"), "--era must be one of"),
-    (("--command", "x", "--transport", "ws"), "--transport must be http, stdio or both"),
+    (("--command", "x", "--transport", "ws"), "--transport must be http or stdio"),
     (("--command", "x", "--transport", "stdio", "--scenario", "tasks-client-unsafe-task-id"),
      "a scenario of --transport http only"),
     (("--command", "x", "--scenario", "nope"), "unknown 'nope'"),

@@ -61,7 +61,7 @@ def _owner(name: str) -> str:
 def _run(command: tuple[str, ...], *scenarios: str, eras: tuple[Any, ...] = ("extension", "legacy"),
          timeout_s: float = 20) -> Any:
     config = ClientConfig(command=command, eras=eras, scenarios=scenarios, timeout_s=timeout_s, jobs=4,
-                          transports=("stdio",))
+                          transport="stdio")
     return anyio.run(execute_client, config)
 
 

@@ -10,7 +10,6 @@ import json
 import re
 import shlex
 import sys
-from dataclasses import fields
 from pathlib import Path
 from typing import Any
 
@@ -20,8 +19,9 @@ from test_cli_inprocess import PREFIX, invoke, usage_error
 
 import tasks_conformance
 from tasks_conformance.entry.cli import app
+from tasks_conformance.settings import FILE, RUN, applying
 from tasks_conformance.settings.config import RunOptions
-from tasks_conformance.settings.config_file import BY_FIELD, FLAG_ONLY, KEYS, find
+from tasks_conformance.settings.config_file import BY_FIELD, CLIENT_BY_NAME, FLAG_ONLY, KEYS, find
 
 TWO_CHECKS = ["tasks-wire-resolvable", "tasks-inline-result"]
 
@@ -55,8 +55,11 @@ def test_every_setting_has_a_file_key_named_after_its_long_flag() -> None:
     flags = {opt for p in main.params for opt in getattr(p, "opts", ()) if opt.startswith("--")}
     assert {f"--{k.name}" for k in KEYS} <= flags
     assert {f"--{name}" for name in FLAG_ONLY.values()} <= flags
-    assert set(BY_FIELD) | set(FLAG_ONLY) == {f.name for f in fields(RunOptions)}
+    assert set(BY_FIELD) | set(FLAG_ONLY) == {s.name for s in applying(RUN)} - {"era"}  # era: the file's own key
     assert not set(BY_FIELD) & set(FLAG_ONLY)
+    # A client's keys ([client]) are the options of `tasks-conformance client`.
+    client = {opt for p in typer_command().commands["client"].params for opt in getattr(p, "opts", ())}
+    assert {f"--{name}" for name in CLIENT_BY_NAME} <= client and "era" in CLIENT_BY_NAME
 
 
 def typer_command() -> Any:
@@ -247,7 +250,8 @@ def test_config_show_names_the_source_of_every_setting(tmp_path: Path, monkeypat
     assert rows["poll-timeout"] == (30000, "default")
     assert rows["access-token"] == ("[REDACTED]", "environment $TASKS_CONFORMANCE_ACCESS_TOKEN")
     assert rows["config"][1] == "found in the working directory"
-    assert len(rows) == len(fields(RunOptions)) + 1  # and era, which is no RunOptions field
+    # Every server setting of the command line or the file (a client's are its [client] table's), and era.
+    assert set(rows) == {s.key for s in applying(RUN)} | {s.key for s in applying(FILE)}
     assert rows["era"] == ("auto", "default")
 
 

@@ -7,6 +7,7 @@ import json
 import pytest
 from conftest import DEMO_INPUT, REFERENCE, HttpServer, cli, run, stdio, verdicts
 
+from tasks_conformance.core.profiles import OPT_IN_CHECKS
 from tasks_conformance.server.checks import CHECKS
 
 # Checks whose probe role has no tool in these runs (not applicable under the standard profile),
@@ -94,4 +95,4 @@ def test_demo_command_exits_zero_and_prints_a_report() -> None:
     assert proc.returncode == 0, proc.stderr
     data = json.loads(proc.stdout)
     assert data["outcome"] == "passed" and data["discovery"]["wire"] == "extension"
-    assert len(data["checks"]) == len(CHECKS)
+    assert len(data["checks"]) == len(set(CHECKS) - set(OPT_IN_CHECKS))  # the default profile

@@ -67,14 +67,14 @@ def _failed(result: RunResult) -> CheckResult:
 
 def test_extension_score_by_hand(extension_run: RunResult) -> None:
     buckets = [c.bucket for c in extension_run.checks]
-    # 46 checks: 23 passed, 1 failed, 22 not applicable (Mcp-Name routing, task authorization and the
+    # 47 checks: 24 passed, 1 failed, 22 not applicable (Mcp-Name routing, task authorization and the
     # four HTTP endpoint checks are HTTP-only; the required, tool-error, fault and input roles have no
     # tool under the standard profile; the forbidden-tool check and the eight tasks-legacy-* checks
     # judge only 2025-11-25; slow_compute never asks for input, which three input checks need);
     # every check here judges a MUST rule, so each weighs 2; none warned.
-    assert (buckets.count("passed"), buckets.count("failed"), buckets.count("not-applicable")) == (23, 1, 22)
+    assert (buckets.count("passed"), buckets.count("failed"), buckets.count("not-applicable")) == (24, 1, 22)
     assert not any(c.warnings for c in extension_run.checks)
-    assert extension_run.score == 95  # floor(100 * 23*2 / (24*2)) = floor(95.83)
+    assert extension_run.score == 96  # floor(100 * 24*2 / (25*2)) = floor(96.0)
     assert extension_run.profile == "tasks-conformance/standard@2026-12"
 
 
@@ -82,8 +82,8 @@ def test_extension_score_by_hand(extension_run: RunResult) -> None:
 def test_every_report_names_the_profile_and_the_score(extension_run: RunResult, name: str) -> None:
     text = _render(name, extension_run)
     assert "tasks-conformance/standard@2026-12" in text
-    assert {"human": "score 95/100", "markdown": "score **95/100**", "json": '"score": 95',
-            "json-summary": '"score": 95', "junit-xml": '<property name="score" value="95"'}[name] in text
+    assert {"human": "score 96/100", "markdown": "score **96/100**", "json": '"score": 96',
+            "json-summary": '"score": 96', "junit-xml": '<property name="score" value="96"'}[name] in text
 
 
 def test_extension_failure_in_human(extension_run: RunResult) -> None:
@@ -145,7 +145,7 @@ def test_extension_failure_in_json_and_summary(extension_run: RunResult) -> None
         jsonschema.validate(doc, json.loads(schema_text(name)))  # type: ignore[arg-type]
         got = next(c for c in doc["checks"] if c["id"] == FAILING)
         assert got["requirements"] == want and got["requirementIds"] == check.requirements
-        assert doc["profile"] == "tasks-conformance/standard@2026-12" and doc["score"] == 95
+        assert doc["profile"] == "tasks-conformance/standard@2026-12" and doc["score"] == 96
         if name == "json":
             assert got["evidenceFrames"] == check.frames and len(got["evidenceFrames"]) == len(got["evidence"]) > 0
             assert got["details"]["expected"] == check.details["expected"]

@@ -174,6 +174,9 @@ def _listing(w: Wire2025, *pages: list[str], cursor_code: int = -32602) -> TaskL
         if n + 1 < len(pages):
             page["nextCursor"] = f"c{n + 1}"
         rec.pages.append(w.exchange("tasks/list", {}, {"result": page}))
+    # Our task, read once the listing was done (readable: it must be listed).
+    rec.ours = ["t1"]
+    rec.reads = [w.exchange("tasks/get", {"taskId": "t1"}, {"result": task("working")})]
     rec.bad_cursor = "made-up"
     answer = ({"error": {"code": cursor_code, "message": "bad cursor"}} if cursor_code
               else {"result": {"tasks": []}})

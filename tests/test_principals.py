@@ -108,7 +108,8 @@ def test_on_2025_11_25_the_second_principal_gets_a_session_of_its_own_and_no_tas
 
 def test_config_show_masks_the_second_principal(tmp_path, monkeypatch) -> None:  # type: ignore[no-untyped-def]
     from tasks_conformance.settings.config import RunOptions
-    from tasks_conformance.settings.config_file import resolve, show
+    from tasks_conformance.settings.config_file import resolve
+    from tasks_conformance.settings.config_show import show
 
     monkeypatch.chdir(tmp_path)  # no config file around
     options = RunOptions(url="http://127.0.0.1:1/mcp", other_access_token=OTHER,

@@ -8,7 +8,7 @@ from typing import Any
 import pytest
 
 from tasks_conformance.core.errors import UsageError
-from tasks_conformance.core.profiles import CORE_CHECKS, MUST_WEIGHT, PROFILES, score
+from tasks_conformance.core.profiles import CORE_CHECKS, MUST_WEIGHT, OPT_IN_CHECKS, PROFILES, score
 from tasks_conformance.core.result import CheckResult, CheckWarning, RunResult
 from tasks_conformance.core.result import Discovery as DiscoveryReport
 from tasks_conformance.entry.cli import run_cli
@@ -33,6 +33,7 @@ def _config(**flags: Any) -> Any:
 def test_profile_ids_are_versioned() -> None:
     assert [p.id for p in PROFILES.values()] == [
         "tasks-conformance/core@2026-12", "tasks-conformance/standard@2026-12", "tasks-conformance/full@2026-12",
+        "tasks-conformance/durable@2026-12",
     ]
     assert all(re.fullmatch(r"tasks-conformance/[a-z]+@\d{4}-\d{2}", p.id) for p in PROFILES.values())
 
@@ -42,10 +43,13 @@ def test_core_is_the_eight_scored_checks_and_standard_and_full_are_everything() 
     assert [c.id for c in select_checks(_config(profile="core"))] == [
         c.id for c in ordered_checks() if c.id in CORE_CHECKS
     ]
-    everything = [c.id for c in ordered_checks()]
+    # Every check but the opt-in ones (a claim beyond the specification, which restarts the server).
+    everything = [c.id for c in ordered_checks() if c.id not in OPT_IN_CHECKS]
+    assert OPT_IN_CHECKS and set(OPT_IN_CHECKS) <= set(CHECKS)
     assert [c.id for c in select_checks(_config())] == everything
     assert [c.id for c in select_checks(_config(profile="standard"))] == everything
     assert [c.id for c in select_checks(_config(profile="full"))] == everything  # no probe roles yet
+    assert [c.id for c in select_checks(_config(profile="durable"))] == [c.id for c in ordered_checks()]
 
 
 def test_category_and_check_id_narrow_within_the_profile() -> None:
@@ -54,7 +58,7 @@ def test_category_and_check_id_narrow_within_the_profile() -> None:
     assert [c.id for c in select_checks(_config(profile="core", check_ids=["tasks-ttl-shape"]))] == ["tasks-ttl-shape"]
     with pytest.raises(UsageError, match="not in profile core"):
         _config(profile="core", check_ids=["tasks-cancel-ack-shape"])
-    with pytest.raises(UsageError, match="unknown --profile 'strict'; valid profiles: core, standard, full"):
+    with pytest.raises(UsageError, match="unknown --profile 'strict'; valid profiles: core, standard, full, durable"):
         _config(profile="strict")
 
 
@@ -91,3 +95,15 @@ def test_score_edges_and_weights() -> None:
     assert must_failed is not None and should_failed is not None and warned is not None
     assert must_failed < should_failed < warned < 100
     assert MUST_WEIGHT == 2
+
+
+def test_an_opt_in_check_runs_only_when_asked_for() -> None:
+    restart = "tasks-task-survives-restart"
+    assert restart in OPT_IN_CHECKS
+    assert PROFILES["durable"].includes(restart)
+    assert not any(PROFILES[p].includes(restart) for p in ("core", "standard", "full"))
+    # Naming it is asking for it, in any profile of every check; core stays the eight.
+    for profile in ("standard", "full", "durable"):
+        assert [c.id for c in select_checks(_config(profile=profile, check_ids=[restart]))] == [restart]
+    with pytest.raises(UsageError, match="not in profile core"):
+        _config(profile="core", check_ids=[restart])

@@ -13,13 +13,14 @@ from importlib import metadata
 import pytest
 from conftest import BROKEN, REFERENCE
 
+from tasks_conformance.core.profiles import OPT_IN_CHECKS
 from tasks_conformance.server.checks import ordered_checks
 
 pytest_plugins = ["pytester"]
 
 REFERENCE_CMD = shlex.join([*REFERENCE, "--transport", "stdio"])
 NESTED_CREATE_CMD = shlex.join([*BROKEN, "--break", "nested-create", "--transport", "stdio"])
-ALL_IDS = [c.id for c in ordered_checks()]
+ALL_IDS = [c.id for c in ordered_checks() if c.id not in OPT_IN_CHECKS]  # the default profile's
 FAST = ("--tasks-conformance-timeout", "5000", "--tasks-conformance-poll-timeout", "5000")
 PROJECT_TEST = "def test_the_project_s_own():\n    assert True\n"
 

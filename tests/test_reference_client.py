@@ -366,7 +366,7 @@ def _gone_at(run: Run) -> int | None:
 
 
 def _polls_gone_task(run: Run) -> bool:
-    """More than two requests naming a task after the server said it was not found (policy P-41)."""
+    """More than two requests naming a task after the server said it was not found (policy P-45)."""
     first = _gone_at(run)
     return first is not None and len([r for r in run.log if "taskId" in r.params][first + 1:]) > 2
 
@@ -430,7 +430,7 @@ EXT_RULES: dict[str, Callable[[Run], bool]] = {
     "C-CORE-MUST-11": lambda run: not _ids_unique(run),
     "C-CORE-SHOULD-01": lambda run: any(get_path(r.params, "_meta", META_CLIENT_INFO) is None
                                         for r in run.log if "id" in r.body),
-    "P-41": _polls_gone_task,
+    "P-45": _polls_gone_task,
 }
 
 
@@ -469,7 +469,7 @@ LEGACY_RULES: dict[str, Callable[[Run], bool]] = {
                                        for r in run.requests("tasks/get", "tasks/result", "tasks/cancel")),
     "C-LEG-SHOULD-07": lambda run: bool(run.requests("tasks/cancel"))
                                    and get_path(run.server.capabilities, "tasks", "cancel") is None,
-    "P-41": _polls_gone_task,
+    "P-45": _polls_gone_task,
 }
 
 

@@ -1414,6 +1414,53 @@ def check_legacy_list_omits_task(peer: StdioPeer) -> None:
     assert l_get(peer)(tid)["taskId"] == tid and peer.result("tasks/list")["tasks"] == []
 
 
+@stdio_demo("legacy-input-without-meta")
+def check_legacy_input_without_meta(peer: StdioPeer) -> None:
+    legacy_init(peer)
+    tid = peer.result("tools/call", {"name": "confirm_action", "task": {}})["task"]["taskId"]
+    asked: list[JSON] = []
+
+    def answer(request: JSON) -> JSON:
+        asked.append(request)
+        return {"action": "accept", "content": {"confirm": True}}
+
+    peer.result("tasks/result", {"taskId": tid}, on_request=answer)
+    assert asked[0]["method"] == "elicitation/create" and RELATED not in asked[0]["params"].get("_meta", {})
+
+
+def _legacy_listed(peer: StdioPeer, count: int) -> tuple[list[str], list[JSON]]:
+    """`count` tasks created, then tasks/list followed by nextCursor: the ids and the pages."""
+    ids = [_legacy_task(peer)] + [str(peer.result("tools/call", {"name": "slow_compute", "task": {}})["task"]["taskId"])
+                                  for _ in range(count - 1)]
+    pages = [peer.result("tasks/list")]
+    while "nextCursor" in pages[-1] and len(pages) < 10:
+        pages.append(peer.result("tasks/list", {"cursor": pages[-1]["nextCursor"]}))
+    return ids, pages
+
+
+@stdio_demo("legacy-list-drops-cursor")
+def check_legacy_list_drops_cursor(peer: StdioPeer) -> None:
+    ids, pages = _legacy_listed(peer, 5)
+    listed = [t["taskId"] for page in pages for t in page["tasks"]]
+    assert len(pages) == 1 and len(listed) == 3 and set(ids) - set(listed)  # unreachable, no nextCursor
+    assert all(l_get(peer)(tid)["taskId"] == tid for tid in ids)
+
+
+@stdio_demo("legacy-small-pages")
+def check_legacy_small_pages(peer: StdioPeer) -> None:
+    ids, pages = _legacy_listed(peer, 5)
+    assert len(pages) == 3 and all("nextCursor" in p for p in pages[:-1]) and "nextCursor" not in pages[-1]
+    assert sorted(t["taskId"] for page in pages for t in page["tasks"]) == sorted(ids)
+
+
+@stdio_demo("exits-on-cancel")
+def check_exits_on_cancel(peer: StdioPeer) -> None:
+    tid = _legacy_task(peer, 2_000)
+    peer.send({"jsonrpc": "2.0", "id": 99, "method": "tasks/cancel", "params": {"taskId": tid}})
+    assert peer.proc.wait(timeout=WAIT) == 1  # no answer: the process is gone
+    assert peer.proc.stderr is not None and b"RuntimeError" in peer.proc.stderr.read()
+
+
 @stdio_demo("legacy-list-any-cursor")
 def check_legacy_list_any_cursor(peer: StdioPeer) -> None:
     tid = _legacy_task(peer)
@@ -1466,6 +1513,14 @@ def check_cancelled_reads_canceled(peer: StdioPeer) -> None:
 
 
 
+@stdio_demo("purges-before-ttl")
+def check_purges_before_ttl(peer: StdioPeer) -> None:
+    tid = _legacy_task(peer, 0)
+    peer.result("tasks/result", {"taskId": tid})  # blocks until the end
+    shown = l_get(peer)(tid)
+    assert shown["status"] == "completed" and shown["ttl"] == 60_000  # the end, with a TTL far off
+    assert peer.error("tasks/get", {"taskId": tid})["code"] == -32602  # the next read: gone already
+
 
 def test_every_variant_has_a_check() -> None:
     """Every variant but those that use a freedom (a full run against each is a Permits run in
@@ -1515,6 +1570,24 @@ def test_reference_passes_what_the_variant_breaks(name: str, modern_stdio: Stdio
     """Sanity: the same assertion fails on the reference server (the check is not vacuous)."""
     with pytest.raises(AssertionError):
         STDIO_CHECKS[name](modern_stdio)
+
+
+@http_demo("task-store-forgets")
+def test_broken_task_store_forgets(tmp_path: Path) -> None:
+    """A restart is a new process on the same --task-store (a test of its own: one peer cannot show
+    it). The reference finds its ended task again, same status and result; the variant forgets it."""
+    for broken in (None, "task-store-forgets"):
+        store = str(tmp_path / f"{broken or 'reference'}.jsonl")
+        with stdio_server("--task-store", store, broken=broken) as peer:
+            ended = _completed(peer)
+        assert ended["status"] == "completed"
+        with stdio_server("--task-store", store, broken=broken) as peer:
+            params = {"taskId": ended["taskId"], "_meta": meta()}
+            if broken is None:
+                again = peer.result("tasks/get", params)
+                assert (again["status"], again["result"]) == (ended["status"], ended["result"])
+            else:
+                assert peer.error("tasks/get", params)["code"] == -32602
 
 
 @http_demo("task-bound-to-cookie")

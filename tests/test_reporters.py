@@ -344,7 +344,7 @@ def test_every_builtin_reporter_writes_encodable_text(name: str, run: str, color
 
 
 def test_registry_names() -> None:
-    assert BUILTIN_NAMES == ("human", "json", "json-summary", "junit-xml", "markdown", "badge")
+    assert BUILTIN_NAMES == ("human", "json", "json-summary", "junit-xml", "markdown", "badge", "html")
     for name in BUILTIN_NAMES:
         assert known_reporter(name)
     assert available_reporters()[: len(BUILTIN_NAMES)] == list(BUILTIN_NAMES)

@@ -27,7 +27,8 @@ FAMILIES = {
     "S-LEG-MUST": 23,
     "S-LEG-SHOULD": 10,
     "S-LEG-MAY": 7,
-    "S-WIRE": 3,
+    "S-WIRE": 4,
+    "S-CLAIM": 1,
     "C-EXT-MUST": 16,
     "C-EXT-SHOULD": 12,
     "C-EXT-MAY": 7,
@@ -38,12 +39,12 @@ FAMILIES = {
     "C-LEG-SHOULD": 9,
     "C-LEG-MAY": 5,
 }
-POLICY_COUNT = 41
+POLICY_COUNT = 45
 SPEC_HOSTS = ("https://modelcontextprotocol.io/", "https://modelcontextprotocol.github.io/ext-tasks/")
 
 # A cited id, server (S-) or client (C-), optionally followed by "/NN" shorthands for siblings
 # ("S-EXT-MUST-18/19").
-CITED_ID = re.compile(r"\b([SC]-(?:(?:EXT|LEG|CORE|WIRE)-(?:MUST|SHOULD|MAY)|WIRE)-)(\d{2})((?:/\d{2})*)")
+CITED_ID = re.compile(r"\b([SC]-(?:(?:EXT|LEG|CORE|WIRE)-(?:MUST|SHOULD|MAY)|WIRE|CLAIM)-)(\d{2})((?:/\d{2})*)")
 CITED_POLICY = re.compile(r"\bP-\d{2}\b")
 POLICY_HEADING = re.compile(r"^## (P-\d{2}) — \S", re.MULTILINE)
 CHECK_ID = re.compile(r"""\bid="(tasks-[a-z0-9-]+)\"""")
@@ -81,7 +82,8 @@ def test_every_requirement_is_well_formed_data() -> None:
         assert r.text.endswith((".", "?")) and "\n" not in r.text, r.id
         assert (r.untestable is not None) == (r.testability == "N"), r.id
         family = r.id.split("-")[1]
-        assert r.era == {"EXT": "extension", "CORE": "extension", "LEG": "legacy", "WIRE": "both"}[family], r.id
+        eras = {"EXT": "extension", "CORE": "extension", "LEG": "legacy", "WIRE": "both", "CLAIM": "both"}
+        assert r.era == eras[family], r.id
         assert r.subject == {"S": "server", "C": "client"}[r.id[0]], r.id
 
 

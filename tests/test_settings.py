@@ -18,12 +18,15 @@ from tasks_conformance.entry.cli import app
 from tasks_conformance.entry.pytest_plugin import plugin_options
 from tasks_conformance.settings import (
     API,
+    CLIENT,
     DEMO,
     ERA,
     FILE,
     KINDS,
     RUN,
+    SERVER,
     SETTINGS,
+    SUBJECTS,
     SUITE,
     TARGET,
     RunOptions,
@@ -40,8 +43,9 @@ def _options(command: Any) -> dict[str, Any]:
 def test_every_runoptions_field_is_declared_once_with_a_kind_and_a_long_flag() -> None:
     assert list(SETTINGS) == [f.name for f in fields(RunOptions)]
     assert {spec.kind for spec in SETTINGS.values()} <= set(KINDS)
-    flags = [spec.flag for spec in (*SETTINGS.values(), ERA)]
-    assert len(flags) == len(set(flags)) and all(flag.startswith("--") for flag in flags)
+    for subject in SUBJECTS:  # a flag names one setting of each subject (a client's --era is its own)
+        flags = [spec.flag for spec in (*SETTINGS.values(), ERA) if subject in spec.subjects]
+        assert len(flags) == len(set(flags)) and all(flag.startswith("--") for flag in flags), subject
     for name, spec in SETTINGS.items():
         assert spec.name == name and spec.help and spec.panel, name
         default = RunOptions.__dataclass_fields__[name].default
@@ -74,19 +78,25 @@ def test_the_file_and_suite_keys_are_the_settings_that_apply_there() -> None:
 
 def test_the_api_keywords_are_the_api_settings_and_their_types_are_generated_and_fresh() -> None:
     params = inspect.signature(tasks_conformance.run).parameters
-    assert [p for p in params if p != "progress"] == [s.name for s in applying(API)]
+    assert [p for p in params if p != "progress"] == [s.name for s in applying(API, None)]
     # RunSettings (what editors and type checkers see) is generated from the schema; after a
     # change to it: python -m tasks_conformance.settings
     with open(inspect.getfile(RunOptions), encoding="utf-8") as fh:
         assert current(fh.read()) == typed_keywords(), "stale: run python -m tasks_conformance.settings"
     from tasks_conformance.entry.api import RunSettings
 
-    assert list(RunSettings.__annotations__) == [s.name for s in applying(API)]
+    assert list(RunSettings.__annotations__) == [s.name for s in applying(API, None)]
 
 
 def test_the_pytest_options_are_the_settings_marked_for_the_plugin() -> None:
     assert {option: spec.name for option, spec in plugin_options()} == {
-        f"--tasks-conformance-{spec.pytest}": spec.name for spec in SETTINGS.values() if spec.pytest}
+        f"--tasks-conformance-{spec.pytest}": spec.name
+        for spec in SETTINGS.values() if spec.pytest and SERVER in spec.subjects}
+    # A client's options: its settings marked for the plugin, under --tasks-conformance-client-.
+    assert {option: spec.name for option, spec in plugin_options(CLIENT)} == {
+        f"--tasks-conformance-client-{spec.pytest}": spec.name
+        for spec in SETTINGS.values() if spec.pytest and CLIENT in spec.subjects}
+    assert {spec.name for _option, spec in plugin_options(CLIENT)} >= {"command", "era", "scenarios", "baseline"}
     assert {spec.name for _option, spec in plugin_options()} >= {"command", "url", "config", "tool_name"}
 
 

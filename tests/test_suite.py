@@ -208,7 +208,7 @@ FILE_ERRORS: list[tuple[dict[str, Any], str]] = [
     ({"targets": [{"name": "a", "url": "ftp://x"}]},
      "suite.json: target 'a': --url must start with http:// or https://, got 'ftp://x'"),
     ({"defaults": {"profile": "nope"}, "targets": [reference("a")]},
-     "suite.json: target 'a': unknown --profile 'nope'; valid profiles: core, standard, full"),
+     "suite.json: target 'a': unknown --profile 'nope'; valid profiles: core, standard, full, durable"),
     ({"defaults": {"name": "x"}, "targets": [reference("a")]},
      "suite.json: defaults: name belongs to each target (names must be unique), not to defaults"),
 ]

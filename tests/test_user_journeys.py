@@ -286,9 +286,10 @@ def test_one_failure_that_blocks_the_rest_states_the_cause_once(tmp_path: Path) 
     proc = cli_in(tmp_path, "--command", noisy, "--tool-name", "x", "--format", "human")
     assert proc.returncode == 1, proc.stdout + proc.stderr
     assert "✗ FAIL     tasks-wire-framing" in proc.stdout
+    from tasks_conformance.core.profiles import OPT_IN_CHECKS
     from tasks_conformance.server.checks import CHECKS
 
-    blocked = len(CHECKS) - 1  # all but tasks-wire-framing
+    blocked = len(set(CHECKS) - set(OPT_IN_CHECKS)) - 1  # the default profile's, all but tasks-wire-framing
     assert proc.stdout.count("see the cause below") == blocked
     assert proc.stdout.count("  fix: the server printed something other than JSON-RPC on stdout") == 1
     assert proc.stdout.count("(see tasks-wire-resolvable)") == 0  # no row repeats the cause

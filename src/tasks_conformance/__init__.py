@@ -3,6 +3,7 @@
 The Python API (see docs/api.md), loaded on first use so that importing the package stays cheap:
 
     run(**settings) -> RunReport              the command line's settings as keywords
+    run(subject="client", command=[...])      judge a tasks client instead (`tasks-conformance client`)
     await run_async(**settings) -> RunReport  the same, in a running event loop
     ConfigError                               a setting the command line would refuse (a ValueError)
     RunReport                                 .result (the RunResult reporters read), .wire (the wire log)

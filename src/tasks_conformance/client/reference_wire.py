@@ -88,7 +88,7 @@ class Deviations:
     no_protocol_version_header: bool = False  # no MCP-Protocol-Version on tasks/* POSTs (C-CORE-MUST-04)
     legacy_polls_fast: bool = False  # 2025-11-25 tasks/get every 20 ms whatever pollInterval says (C-LEG-SHOULD-02)
     legacy_extension_meta: bool = False  # a per-request extension opt-in on 2025-11-25 tasks/get (C-LEG-MUST-10)
-    polls_gone_task: bool = False  # polls a task the server reported not found 4 more times (policy P-41)
+    polls_gone_task: bool = False  # polls a task the server reported not found 4 more times (policy P-45)
     legacy_cancel_undeclared: bool = False  # tasks/cancel to a server that declared no tasks.cancel (C-LEG-SHOULD-07)
     legacy_elicitation_untagged: bool = False  # an elicitation answered without the task's _meta (C-LEG-MUST-08)
 

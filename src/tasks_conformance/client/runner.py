@@ -9,6 +9,7 @@ import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
+from typing import cast
 
 from tasks_conformance import __version__
 from tasks_conformance.client.checks import CLIENT_CHECKS, ClientCheck
@@ -20,9 +21,10 @@ from tasks_conformance.client.scripted_http import serving
 from tasks_conformance.client.scripted_stdio import scripted_server
 from tasks_conformance.client.stdio_relay import relaying
 from tasks_conformance.core.causes import Cause, CauseKind
+from tasks_conformance.core.profiles import CLIENT_PROFILES, DEFAULT_PROFILE
 from tasks_conformance.core.result import CheckResult, Discovery, RunResult, decide_outcome, incomplete_reason
 from tasks_conformance.core.verdict import Verdict, could_not_run
-from tasks_conformance.core.wirelog import WireLog, frames_text
+from tasks_conformance.core.wirelog import WireLog, frames_text, in_lane
 from tasks_conformance.core.wires import Wire
 
 DEFAULT_TIMEOUT_S = 30.0
@@ -38,9 +40,14 @@ class ClientConfig:
     timeout_s: float = DEFAULT_TIMEOUT_S  # per scenario
     jobs: int = field(default_factory=lambda: os.cpu_count() or 2)
     cwd: str | None = None
-    # http: the scripted server listens and the client gets its URL; stdio: the client spawns it.
-    # Each scenario runs once per transport given (`client demo` runs both).
-    transports: tuple[Transport, ...] = ("http",)
+    # http: the scripted server listens and the client gets its URL; stdio: the client spawns it;
+    # both (`client demo`): each scenario once over each.
+    transport: str = "http"
+    profile: str = DEFAULT_PROFILE  # a key of profiles.CLIENT_PROFILES: which checks, and the score's id
+
+    @property
+    def transports(self) -> tuple[Transport, ...]:
+        return ("http", "stdio") if self.transport == "both" else (cast(Transport, self.transport),)
 
     def planned(self) -> list[tuple[Scenario, Era, Transport]]:
         return [(s, era, transport) for transport in self.transports for s in SCENARIOS for era in self.eras
@@ -53,7 +60,9 @@ class ClientConfig:
     def judges(self, check: ClientCheck) -> bool:
         """Whether a check belongs to this run: it reads a scenario of one of the chosen eras (a
         check of another era is left out of the report; one whose scenarios were not selected is
-        reported not applicable)."""
+        reported not applicable). The profile chooses among them."""
+        if not CLIENT_PROFILES[self.profile].includes(check.id):
+            return False
         names = check.scenarios or tuple(BY_NAME)
         return any(era in BY_NAME[name].eras for name in names if name in BY_NAME for era in self.eras)
 
@@ -111,14 +120,16 @@ async def execute_client(config: ClientConfig, progress: Callable[[str], None] |
 
     async def one(i: int, scenario: Scenario, era: Era, transport: Transport) -> None:
         async with limiter:
-            say(f"scenario: {scenario.name} ({era}, {transport})")
-            done[i] = await run_one(scenario, era, config, wire, transport)
+            lane = f"{scenario.name} ({era}{', stdio' if transport == 'stdio' else ''})"
+            say(f"scenario: {lane}")
+            with in_lane(lane):  # the scripted server (or the stdio relay) records in this context
+                done[i] = await run_one(scenario, era, config, wire, transport)
 
     async with anyio.create_task_group() as tg:
         for i, (scenario, era, transport) in enumerate(planned):
             tg.start_soon(one, i, scenario, era, transport)
     runs = [done[i] for i in range(len(planned))]
-    checks = [judge(check, runs, wire) for check in CLIENT_CHECKS.values() if config.judges(check)]
+    checks = [judge(check, runs, wire, config.profile) for check in CLIENT_CHECKS.values() if config.judges(check)]
     target = config.target()
     outcome = decide_outcome(checks)
     result = RunResult(
@@ -126,7 +137,7 @@ async def execute_client(config: ClientConfig, progress: Callable[[str], None] |
         discovery=Discovery(protocolVersion=", ".join(PROTOCOL_VERSION[e] for e in config.eras),
                             wire=Wire(config.eras[0]) if len(config.eras) == 1 else Wire.NONE), checks=checks,
         incompleteReason=incomplete_reason(checks, False, target) if outcome == "incomplete" else None,
-        startedAt=started_at, toolVersion=__version__,
+        startedAt=started_at, toolVersion=__version__, profile=CLIENT_PROFILES[config.profile].id, wire=wire,
     )
     return ClientExecution(result, runs, wire)
 
@@ -155,7 +166,14 @@ def _unreached(runs: Sequence[ScenarioRun]) -> Cause:
     return Cause(what, CauseKind.SETTING, fix, ("--command", "--transport"))
 
 
-def judge(check: ClientCheck, runs: list[ScenarioRun], wire: WireLog) -> CheckResult:
+# --profile full: a check judged from the outcome line could not run without one (policy P-36).
+NO_OUTCOME_LINE = Cause("the harness printed no TASKS-CONFORMANCE-OUTCOME line, so what the client showed its user "
+                        "cannot be judged", CauseKind.SETTING,
+                        'make the harness print one line TASKS-CONFORMANCE-OUTCOME {"status", "isError", "error"} '
+                        "on stdout (or use --profile standard)", ("--command",))
+
+
+def judge(check: ClientCheck, runs: list[ScenarioRun], wire: WireLog, profile: str = DEFAULT_PROFILE) -> CheckResult:
     t0 = time.monotonic()
     mine = [r for r in runs if check.reads(r.name)]
     reached = [r for r in mine if r.reached]
@@ -163,6 +181,8 @@ def judge(check: ClientCheck, runs: list[ScenarioRun], wire: WireLog) -> CheckRe
         verdict = Verdict("skipped", "none of its scenarios was selected", "not-applicable")  # type: ignore[arg-type]
     elif not reached:
         verdict = could_not_run(_unreached(mine))
+    elif profile == "full" and check.outcome_line and all(r.client.outcome is None for r in reached):
+        verdict = could_not_run(NO_OUTCOME_LINE)
     else:
         try:
             verdict = check.judge(reached)

@@ -22,6 +22,7 @@ from tasks_conformance.core.protocol import (
     ERR_MISSING_CAPABILITY,
     EXT_TASKS,
     META_CLIENT_CAPS,
+    META_SERVER_INFO,
     TERMINAL_STATUSES,
     get_path,
 )
@@ -29,6 +30,9 @@ from tasks_conformance.core.wirelog import WireLog
 
 VERSION = "2026-07-28"
 PROMPT_TASK_ID = "prompt-task-1"
+# server/discover and tools/list are CacheableResults in 2026-07-28: ttlMs and cacheScope are
+# required (SDK clients validate them). Each scenario's server is new, so nothing is to be cached.
+NOT_CACHED: dict[str, Any] = {"ttlMs": 0, "cacheScope": "private"}
 
 
 def declares_extension(params: Any) -> bool:
@@ -133,12 +137,13 @@ class ScriptedServer(ScriptedHttp):
     def _discover(self, _params: dict[str, Any]) -> dict[str, Any]:
         return {"resultType": "complete", "supportedVersions": [VERSION],
                 "capabilities": {"tools": {}, "prompts": {}, "extensions": {EXT_TASKS: {}}},
-                "serverInfo": {"name": "tasks-conformance scripted server", "version": "1"}}
+                "_meta": {META_SERVER_INFO: {"name": "tasks-conformance scripted server", "version": "1"}},
+                **NOT_CACHED}
 
     def _tools_list(self, _params: dict[str, Any]) -> dict[str, Any]:
         return {"resultType": "complete", "tools": [{
             "name": TOOL, "description": "a scripted task", "inputSchema": {"type": "object"},
-            "execution": {"taskSupport": "optional"}}]}
+            "execution": {"taskSupport": "optional"}}], **NOT_CACHED}
 
     def _tools_call(self, params: dict[str, Any]) -> dict[str, Any] | Fault:
         if params.get("name") != TOOL:

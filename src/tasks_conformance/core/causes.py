@@ -23,6 +23,7 @@ class CauseKind(StrEnum):
     HARNESS = "harness"  # a bug of tasks-conformance, not the server's
     INTERRUPTED = "interrupted"  # the run was stopped before the check's traffic finished
     FRAMES_DROPPED = "frames-dropped"  # the frames a verdict rests on were past the wire log's bounds
+    SERVER_GONE = "server-gone"  # the server exited or its connection ended mid-run (its own check fails)
     SETTING = "setting"  # a flag, a tool or a timeout to change: the cause names it (`fix` or `flags`)
     CHECK_NEEDS = "check-needs"  # what the check needs did not happen: `explain` says what that is
 
@@ -83,6 +84,8 @@ _FIXES: dict[CauseKind, str] = {
     CauseKind.INTERRUPTED: INTERRUPTED_FIX,
     CauseKind.FRAMES_DROPPED: "the server sent more frames than the wire log keeps; check it with fewer, smaller "
                               "messages",
+    CauseKind.SERVER_GONE: "keep the server running to the end of the run (tasks-server-stays-up shows how it "
+                           "ended, with its exit code and last output), then run again",
 }
 
 
@@ -102,7 +105,22 @@ def _http_status_fix(status: int, where: str) -> str:
 def setting(text: str, fix: str = "", *flags: str) -> Cause:
     """A cause the user removes by changing a setting: `fix` says how (shown in the message), or
     `flags` names what to change."""
+    if not fix.strip() and not flags:
+        raise ValueError(f"a setting cause names its fix or its flags: {text!r}")
     return Cause(text, CauseKind.SETTING, fix=fix, flags=flags)
+
+
+def needs(text: str, fix: str) -> Cause:
+    """A cause that is what the check needs not happening, with the action that makes it happen
+    (a flag, a tool, a server setting): every could-not-run says what to do."""
+    if not fix.strip():
+        raise ValueError(f"a could-not-run cause needs its fix: {text!r}")
+    return Cause(text, CauseKind.CHECK_NEEDS, fix=fix)
+
+
+def harness(text: str) -> Cause:
+    """A cause that is our own fault (the fix: report it)."""
+    return Cause(text, CauseKind.HARNESS)
 
 
 class Reason(str):
@@ -120,11 +138,11 @@ class Reason(str):
         return (Reason, (self.cause,))
 
 
-def cause_of(message: str | Cause) -> Cause:
-    """The typed cause of what a could-not-run site gives: a Cause, a Reason, or a plain sentence
-    (a cause the check's `explain` text covers)."""
-    if isinstance(message, Cause):
-        return message
-    if isinstance(message, Reason):
-        return message.cause
-    return Cause(message)
+def cause_of(given: Cause | Reason) -> Cause:
+    """The typed cause of what a could-not-run site gives: a Cause, or a Reason that carries one."""
+    return given if isinstance(given, Cause) else given.cause
+
+
+def reason(text: str, fix: str) -> Reason:
+    """A probe's reason for not running, with the action that lets it run."""
+    return Reason(needs(text, fix))

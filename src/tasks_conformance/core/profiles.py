@@ -9,8 +9,13 @@ adding a check to a profile is a new revision, never a silent change of what a s
   not-applicable, so the run judges what the roles given allow.
 - `full`: every check too, but a check whose role has no tool could not run, so the run is
   incomplete until the server author names the tools (`--probe ROLE=TOOL`).
+- `durable`: `standard` plus the opt-in checks of a durable task store's claim (OPT_IN_CHECKS),
+  which stop and start the server; no other profile runs them.
 
-`--check-id` and `--category` narrow the selection within the profile.
+A client run has its own `CLIENT_PROFILES`, of the same names but durable, over the client checks.
+
+`--check-id` and `--category` narrow the selection within the profile; a `--check-id` of an
+opt-in check asks for it in any profile of every check.
 
 The score is defined here once (`score`), and documented in the README. Stdlib only, cheap to
 import: `--help` and `--list-checks` read the profile names.
@@ -38,12 +43,18 @@ CORE_CHECKS: Final[tuple[str, ...]] = (
 )
 
 
+# Checks of a claim the specification does not make (a task surviving a restart of the server):
+# only the durable profile, or their --check-id, runs them.
+OPT_IN_CHECKS: Final[tuple[str, ...]] = ("tasks-task-survives-restart",)
+
+
 @dataclass(frozen=True)
 class Profile:
     name: str
     description: str
-    checks: tuple[str, ...] | None  # None: every registered check
+    checks: tuple[str, ...] | None  # None: every registered check but the opt-in ones
     revision: str = REVISION
+    opt_in: tuple[str, ...] = ()  # the opt-in checks it adds to the rest
 
     @property
     def id(self) -> str:
@@ -51,7 +62,15 @@ class Profile:
         return f"tasks-conformance/{self.name}@{self.revision}"
 
     def includes(self, check_id: str) -> bool:
+        """Whether the profile runs the check when no --check-id narrows it."""
+        if check_id in OPT_IN_CHECKS:
+            return check_id in self.opt_in
         return self.checks is None or check_id in self.checks
+
+    def accepts(self, check_id: str) -> bool:
+        """Whether --check-id may name it: a check the profile includes, or an opt-in check in a
+        profile of every check (naming it is asking for it)."""
+        return self.includes(check_id) or (check_id in OPT_IN_CHECKS and self.checks is None)
 
 
 PROFILES: Final[dict[str, Profile]] = {
@@ -62,8 +81,37 @@ PROFILES: Final[dict[str, Profile]] = {
         "every check; one whose probe role has no tool could not run (pass --probe ROLE=TOOL)",
         None,
     ),
+    "durable": Profile(
+        "durable",
+        "standard, plus a task surviving a restart of the server (the claim of a durable task store; it stops and "
+        "starts the server, so only with a stdio command or --server-command)",
+        None, opt_in=OPT_IN_CHECKS,
+    ),
 }
 DEFAULT_PROFILE: Final = "standard"
+
+# A client run (`tasks-conformance client`) has profiles of the same names over the client checks,
+# with ids of their own (tasks-conformance/client-core@2026-12), so that a client's score is never
+# compared with a server's. `core` is the MUST rules every tasks client meets on the requests it
+# sends, whatever its harness reports; `full` differs from `standard` in the checks judged from
+# the harness's optional outcome line: could not run without it, instead of not applicable.
+CLIENT_CORE_CHECKS: Final[tuple[str, ...]] = (
+    "tasks-client-follows-task",
+    "tasks-client-declares-extension",
+    "tasks-client-core-meta",
+    "tasks-client-routing-headers",
+    "tasks-client-no-removed-methods",
+    "tasks-client-legacy-task-augmentation",
+    "tasks-client-legacy-fetches-result",
+    "tasks-client-legacy-no-extension-wire",
+)
+CLIENT_PROFILES: Final[dict[str, Profile]] = {
+    "core": Profile("client-core", "the client checks of the MUST rules every tasks client meets", CLIENT_CORE_CHECKS),
+    "standard": Profile("client-standard", "every client check; one judged from the outcome line not applicable "
+                        "without it", None),
+    "full": Profile("client-full", "every client check; one judged from the outcome line could not run without it",
+                    None),
+}
 
 
 def profile_id(name: str) -> str:

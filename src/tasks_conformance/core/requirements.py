@@ -40,13 +40,16 @@ RESOURCE: Final = "requirements.toml"
 _ERA_OF_FAMILY: Final[Mapping[str, str]] = {
     **{family: str(wire) for wire, d in DIALECTS.items() for family in d.requirement_families},
     "WIRE": BOTH_WIRES,
+    # Claims a server author makes beyond the specification, judged only when asked for (the
+    # durable profile); never a rule the specification states.
+    "CLAIM": BOTH_WIRES,
 }
 _ID = re.compile(rf"^S-({'|'.join(_ERA_OF_FAMILY)})-(MUST|SHOULD|MAY)-\d{{2}}$")
 # Client rules come from the dialects' families only (no client WIRE rules of ours).
-_CLIENT_FAMILIES: Final = tuple(family for family in _ERA_OF_FAMILY if family != "WIRE")
+_CLIENT_FAMILIES: Final = tuple(family for family in _ERA_OF_FAMILY if family not in ("WIRE", "CLAIM"))
 _CLIENT_ID = re.compile(rf"^C-({'|'.join(_CLIENT_FAMILIES)})-(MUST|SHOULD|MAY)-\d{{2}}$")
-# Our own base JSON-RPC/transport rules carry no level in their id.
-_WIRE_ID = re.compile(r"^S-WIRE-\d{2}$")
+# Our own base JSON-RPC/transport rules, and the claims, carry no level in their id.
+_WIRE_ID = re.compile(r"^S-(WIRE|CLAIM)-\d{2}$")
 _SUBJECT_OF_PREFIX: Final[Mapping[str, Subject]] = {"S": "server", "C": "client"}
 # The level word in the id bounds the level: an S-…-MUST-nn entry may be MUST or MUST NOT.
 _LEVELS_OF_WORD: Final[Mapping[str, frozenset[str]]] = {
@@ -197,13 +200,14 @@ def _entry(entry: Any, where: str) -> Requirement:
 
 def _id_parts(rid: str, where: str) -> tuple[Subject, str, str | None]:
     """(subject, family, level word) of a well-formed id; the WIRE form has no level word."""
-    if _WIRE_ID.match(rid):
-        return "server", "WIRE", None
+    wire_id = _WIRE_ID.match(rid)
+    if wire_id:
+        return "server", wire_id.group(1), None
     m = _ID.match(rid) or _CLIENT_ID.match(rid)
     if m is None:
         families = "|".join(_CLIENT_FAMILIES)
         raise ValueError(
-            f"{where}: malformed id {rid!r} (expected S-({families})-(MUST|SHOULD|MAY)-nn or S-WIRE-nn for a "
-            f"server rule, C-({families})-(MUST|SHOULD|MAY)-nn for a client rule)"
+            f"{where}: malformed id {rid!r} (expected S-({families})-(MUST|SHOULD|MAY)-nn, S-WIRE-nn or S-CLAIM-nn "
+            f"for a server rule, C-({families})-(MUST|SHOULD|MAY)-nn for a client rule)"
         )
     return _SUBJECT_OF_PREFIX[rid[0]], m.group(1), m.group(2)

@@ -17,6 +17,7 @@ from tasks_conformance.core.wires import Wire
 
 if TYPE_CHECKING:
     from tasks_conformance.core.baseline_marks import BaselineMark, BaselineReport
+    from tasks_conformance.core.wirelog import WireLog
 
 
 class CheckStatus(StrEnum):
@@ -250,6 +251,9 @@ class RunResult:
     startedAt: str = ""
     # The --baseline file as applied to this run (baseline.py); None without one.
     baseline: BaselineReport | None = None
+    # Every frame of the run, each in its lane (a probe, a client scenario), for reporters that draw
+    # the exchange (html); in memory only, never in a JSON document. None for a hand-made result.
+    wire: WireLog | None = field(default=None, repr=False, compare=False)
 
     @property
     def score(self) -> int | None:

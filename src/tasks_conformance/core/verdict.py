@@ -9,7 +9,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from tasks_conformance.core.causes import Cause, cause_of
+from tasks_conformance.core.causes import Cause, Reason, cause_of
 from tasks_conformance.core.result import CheckStatus, CheckWarning
 
 
@@ -59,14 +59,17 @@ def failed(message: str, *, broken: tuple[str, ...] = (), evidence: Seqs = (), w
                    broken=broken, message_policies=policies)
 
 
-def not_applicable(message: str, *, evidence: Seqs = (), policies: tuple[str, ...] = ()) -> Verdict:
-    return Verdict(CheckStatus.SKIPPED, message, "not-applicable", (), tuple(evidence), message_policies=policies)
+def not_applicable(message: str, *, evidence: Seqs = (), policies: tuple[str, ...] = (),
+                   warnings: Warnings = ()) -> Verdict:
+    return Verdict(CheckStatus.SKIPPED, message, "not-applicable", _warnings(warnings), tuple(evidence),
+                   message_policies=policies)
 
 
-def could_not_run(cause: str | Cause, *, blocked_by: str | None = None, evidence: Seqs = (),
+def could_not_run(cause: Cause | Reason, *, blocked_by: str | None = None, evidence: Seqs = (),
                   details: dict[str, Any] | None = None, policies: tuple[str, ...] = ()) -> Verdict:
-    """The check could not run: `cause` says why and what to change (a plain sentence is a cause
-    the check's `explain` text covers; a Reason from a probe record brings its own)."""
+    """The check could not run: `cause` says why and what the user changes so that it runs (a
+    Cause, or a Reason from a probe record, which brings its own). Never a bare sentence: a cause
+    without a fix cannot be built (Cause checks it), so every could-not-run tells the user what to do."""
     typed = cause_of(cause)
     message = typed.message
     if blocked_by:

@@ -142,6 +142,22 @@ def tagging(tag: FrameTag | None) -> Iterator[None]:
         _NEXT_TAG.reset(token)
 
 
+# The lane of the frames recorded in this context: the part of the run that caused them (a probe,
+# a client scenario), so that a report can draw each part's exchange on its own line. Set where the
+# part starts (`in_lane`), like the tag: no transport needs to know of it.
+_LANE: contextvars.ContextVar[str | None] = contextvars.ContextVar("tasks_conformance_frame_lane", default=None)
+
+
+@contextlib.contextmanager
+def in_lane(name: str) -> Iterator[None]:
+    """Within the block (and the tasks it starts), the frames recorded belong to lane `name`."""
+    token = _LANE.set(name)
+    try:
+        yield
+    finally:
+        _LANE.reset(token)
+
+
 @dataclass(slots=True)
 class Frame:
     seq: int
@@ -157,6 +173,8 @@ class Frame:
     # Why it was sent and over which connection (outbound requests of the harness); in memory
     # only: `to_json` leaves it out.
     tag: FrameTag | None = None
+    # The part of the run it belongs to (`in_lane`; an answer takes its request's); in memory only.
+    lane: str | None = None
     _json: Any = field(default=None, repr=False, compare=False)
     _parsed: bool = field(default=False, repr=False, compare=False)
 
@@ -290,6 +308,7 @@ class WireLog:
             note=self._redactor.text(note) if note else None,
             flags=kept_flags,
             tag=tag,
+            lane=self._lane_of(direction, reply_to),
         )
         if len(self._frames) < self._max_frames:
             self._frames[seq] = frame
@@ -300,6 +319,19 @@ class WireLog:
         if self.observer is not None:
             self.observer(frame)
         return frame
+
+    def _lane_of(self, direction: Direction, reply_to: int | None) -> str | None:
+        request = self._frames.get(reply_to) if direction == "in" and reply_to is not None else None
+        if request is not None and request.lane is not None:
+            return request.lane
+        return _LANE.get()
+
+    def answers(self, response_seq: int, request_seq: int) -> None:
+        """The frame `response_seq` answers `request_seq` (the peer matched them): it joins the
+        request's lane, whichever task read it off the wire."""
+        response, request = self._frames.get(response_seq), self._frames.get(request_seq)
+        if response is not None and request is not None and request.lane is not None:
+            response.lane = request.lane
 
     def discard(self, frame: Frame) -> None:
         """Let go of a frame nobody will judge (the peer's bounds decide); it is counted."""

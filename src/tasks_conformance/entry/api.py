@@ -12,6 +12,13 @@ validated by the same `build_run_config` as the flags, so a bad value raises `Co
 the message the command line prints. The run is the runner's, unchanged; what comes back is a
 `RunReport`: the `RunResult` every reporter reads, and the wire log it rests on.
 
+`subject="client"` judges a tasks client instead, as `tasks-conformance client` does: `command`
+is the client under test (started once per scenario with the scripted server's URL appended),
+and the client's settings apply (`era`, `scenarios`, `timeout_ms` per scenario, `jobs`,
+`profile`, `baseline`, the reports):
+
+    report = tasks_conformance.run(subject="client", command=["node", "my-client.js"], era="both")
+
 Importing this module is cheap: the runner (httpx, anyio and the checks) loads on the first run.
 """
 
@@ -26,15 +33,17 @@ from collections.abc import Callable, Coroutine, Mapping
 from dataclasses import dataclass, fields, replace
 from typing import TYPE_CHECKING, Any, ParamSpec, TypeVar, Unpack
 
-from tasks_conformance.settings import API, SETTINGS, JsonSetting, RunSettings
+from tasks_conformance.settings import API, CLIENT, SERVER, SETTINGS, SUBJECTS, JsonSetting, RunSettings
 
 if TYPE_CHECKING:
     from tasks_conformance.core.result import CheckResult, RunResult
     from tasks_conformance.core.wirelog import WireLog
     from tasks_conformance.reporters.output import ReportTargets
+    from tasks_conformance.settings.client_config import ClientRunConfig
     from tasks_conformance.settings.config import RunConfig, RunOptions
 
-__all__ = ["ConfigError", "JsonSetting", "RunReport", "RunSettings", "build_config", "run", "run_async"]
+__all__ = ["ConfigError", "JsonSetting", "RunReport", "RunSettings", "build_client_config", "build_config", "run",
+           "run_async"]
 
 Progress = Callable[[str], None]
 P = ParamSpec("P")
@@ -148,9 +157,23 @@ def _options(settings: Mapping[str, Any]) -> RunOptions:
     return RunOptions(**values)
 
 
-def _with_config_file(options: RunOptions) -> RunOptions:
+def _subject(settings: Mapping[str, Any]) -> str:
+    """The subject the keywords name (`subject`, default a server); a keyword of the other
+    subject's only is a ConfigError, as an option `client` lacks is a usage error there."""
+    subject = settings.get("subject", SERVER)
+    if subject not in SUBJECTS:
+        raise ConfigError(f"subject must be {' or '.join(SUBJECTS)}, got {str(subject)[:40]!r}")
+    other = [name for name in settings if name in SETTINGS and subject not in SETTINGS[name].subjects]
+    if other:
+        whose = "a client run (subject='client')" if subject == SERVER else "a server run"
+        raise ConfigError(f"{other[0]} is a setting of {whose}, not of this one")
+    return str(subject)
+
+
+def _with_config_file(options: RunOptions, subject: str = SERVER) -> RunOptions:
     """With `config=PATH`: the file's settings under the keywords given (a keyword left at its
-    default does not override the file). The API reads a file only when `config` names one."""
+    default does not override the file; a client run reads the file's [client] table). The API
+    reads a file only when `config` names one."""
     if options.config is None:
         return options
     from tasks_conformance.settings.config import RunOptions
@@ -158,7 +181,7 @@ def _with_config_file(options: RunOptions) -> RunOptions:
 
     defaults = RunOptions()
     given = {f.name for f in fields(RunOptions) if getattr(options, f.name) != getattr(defaults, f.name)}
-    resolved = resolve(options, given, discover=False)
+    resolved = resolve(options, given, discover=False, subject=subject)
     if resolved.era != "auto":
         from tasks_conformance.core.errors import UsageError
 
@@ -175,6 +198,8 @@ def build_config(**settings: Any) -> RunConfig:
     from tasks_conformance.server.checks import CATEGORIES, ordered_checks
     from tasks_conformance.settings.config import Catalog, build_run_config
 
+    if _subject(settings) != SERVER:
+        raise ConfigError("build_config checks a server run's settings; use build_client_config for subject='client'")
     try:
         options = _with_config_file(_options(settings))
         return build_run_config(options, Catalog(tuple(c.id for c in ordered_checks()), CATEGORIES))
@@ -182,8 +207,21 @@ def build_config(**settings: Any) -> RunConfig:
         raise ConfigError(str(exc)) from None
 
 
+def build_client_config(**settings: Any) -> ClientRunConfig:
+    """`subject="client"`'s settings, validated as `tasks-conformance client` validates its
+    flags; raises ConfigError with the command line's message."""
+    from tasks_conformance.core.errors import UsageError
+    from tasks_conformance.entry.client_run import build_client
+
+    try:
+        return build_client(_with_config_file(_options(settings), CLIENT))
+    except UsageError as exc:
+        raise ConfigError(str(exc)) from None
+
+
 async def run_async(*, progress: Progress | None = None, **settings: Unpack[RunSettings]) -> RunReport:
-    """Run the conformance checks against one server and return the `RunReport`.
+    """Run the conformance checks against one server (or, with `subject="client"`, one client)
+    and return the `RunReport`.
 
     The keywords are the command line's flags (`--tool-name` is `tool_name`, `--timeout` is
     `timeout_ms`, a repeatable flag takes a sequence), checked by the same code with the same
@@ -203,6 +241,8 @@ async def run_async(*, progress: Progress | None = None, **settings: Unpack[RunS
     a config file (tasks-conformance.toml, or a pyproject.toml with [tool.tasks-conformance]):
     its settings apply where a keyword is left at its default.
     """
+    if _subject(settings) == CLIENT:
+        return await _run_client(build_client_config(**settings), progress)
     from tasks_conformance.server.runner import execute
 
     run_config = build_config(**settings)
@@ -227,12 +267,34 @@ async def run_async(*, progress: Progress | None = None, **settings: Unpack[RunS
     return report
 
 
+async def _run_client(config: ClientRunConfig, progress: Progress | None) -> RunReport:
+    """A client run: the client runner, the baseline step and the reports, as the command line's."""
+    from tasks_conformance.core.errors import UsageError
+    from tasks_conformance.entry.client_run import execute_client_run
+
+    targets = _open_reports(config.output)
+    try:
+        try:
+            execution = await execute_client_run(config, progress)
+        except UsageError as exc:  # --update-baseline's file cannot be written
+            raise ConfigError(str(exc)) from None
+        report = RunReport(result=execution.result, wire=execution.wire)
+        if targets is not None:
+            problems = _write_reports(config.output, targets, report)
+            if problems:
+                report = replace(report, report_errors=tuple(problems))
+    finally:
+        if targets is not None:
+            targets.close()
+    return report
+
+
 def _signature() -> inspect.Signature:
     """run_async's signature as `inspect` and `help()` show it: every setting a keyword, with its
     default (from the schema), then `progress`."""
     keyword = inspect.Parameter.KEYWORD_ONLY
     params = [inspect.Parameter(s.name, keyword, default=s.default, annotation=s.kind.api)
-              for s in SETTINGS.values() if API in s.applies]
+              for s in SETTINGS.values() if API in s.applies]  # both subjects': `subject` says which
     params.append(inspect.Parameter("progress", keyword, default=None, annotation="Progress | None"))
     return inspect.Signature(params, return_annotation="RunReport")
 

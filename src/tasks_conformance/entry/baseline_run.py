@@ -4,16 +4,19 @@ file applied to the result, then --update-baseline written from it. The runner n
 from __future__ import annotations
 
 from dataclasses import replace
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any, TypeVar
 
 if TYPE_CHECKING:
-    from tasks_conformance.server.runner import Execution
     from tasks_conformance.settings.config import RunConfig
+
+# A run's execution: a server run's (server/runner.py) or a client run's (client/runner.py), a
+# dataclass whose `result` is the RunResult.
+Execution = TypeVar("Execution", bound=Any)
 
 
 def after_run(config: RunConfig, execution: Execution, known_ids: tuple[str, ...] = ()) -> tuple[Execution, str | None]:
-    """`execution` with the baseline applied, and a line saying what --update-baseline wrote
-    (None when it was not asked for). Raises UsageError when the file cannot be written."""
+    """`execution` (a server or a client run's) with the baseline applied, and a line saying what
+    --update-baseline wrote (None when it was not asked for). Raises UsageError when the file cannot be written."""
     if config.baseline is None and config.update_baseline is None:
         return execution, None  # the common case pays no import
     from tasks_conformance.core import baseline

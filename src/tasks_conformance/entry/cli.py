@@ -31,9 +31,9 @@ from tasks_conformance.entry.cli_coercion import install as install_plain_coerci
 from tasks_conformance.entry.cli_run import run_one as _run
 from tasks_conformance.entry.client_cli import client_app
 from tasks_conformance.server.check_catalog import catalog
-from tasks_conformance.settings import DEMO, ERA, RUN, SETTINGS, SUITE, RunOptions
+from tasks_conformance.settings import CLIENT, DEMO, ERA, RUN, SETTINGS, SUITE, RunOptions
+from tasks_conformance.settings.command_line import given_flags, options_from, takes_settings, typer_option
 from tasks_conformance.settings.command_line import many as _many
-from tasks_conformance.settings.command_line import options_from, takes_settings, typer_option
 from tasks_conformance.settings.config import Catalog, build_run_config
 
 _RAW_ARGS = "tasks_conformance.raw_args"
@@ -162,12 +162,7 @@ _ERA_FLAG = "tasks_conformance.era"  # ctx.meta: --era as given before `config s
 
 def _given(ctx: typer.Context) -> frozenset[str]:
     """The RunOptions fields given on the command line (not left at their defaults)."""
-    out = set()
-    for name in ctx.params:
-        source = ctx.get_parameter_source(name)
-        if source is not None and source.name != "DEFAULT":
-            out.add(name)
-    return frozenset(out)
+    return given_flags(ctx)
 
 
 def _credentials_from_environment(
@@ -192,12 +187,13 @@ def reference_command(extra: list[str] | None = None) -> list[str]:
 DEMO_INPUT_RESPONSES = '{"confirm-1": {"action": "accept", "content": {"confirm": true}}}'
 
 
-def demo_options(options: RunOptions) -> RunOptions:
+def demo_options(options: RunOptions, task_store: str | None = None) -> RunOptions:
     """`options` aimed at the bundled reference server over stdio, with the tool and answer it
-    needs, and a tool for every probe role, so that the demo shows every check it can."""
+    needs, and a tool for every probe role, so that the demo shows every check it can; with
+    `task_store`, the server keeps its tasks there (profile durable restarts it)."""
     from tasks_conformance.server.reference.hint import ROLE_PROBES
 
-    cmd = reference_command()
+    cmd = reference_command(["--task-store", task_store] if task_store else None)
     return replace(
         options, command=cmd[0], args=tuple(cmd[1:]), tool_name="confirm_action",
         input_responses=DEMO_INPUT_RESPONSES, probes=ROLE_PROBES,
@@ -208,7 +204,15 @@ def demo_options(options: RunOptions) -> RunOptions:
 @takes_settings(DEMO)
 def demo_command(**flags: Any) -> None:
     """Run the whole suite against the bundled reference server over stdio (it should pass)."""
-    _run_options(demo_options(options_from(flags)), era=flags[ERA.name])
+    from tasks_conformance.core.profiles import OPT_IN_CHECKS
+
+    options = options_from(flags)
+    if options.profile != "durable" and not set(options.check_ids) & set(OPT_IN_CHECKS):
+        _run_options(demo_options(options), era=flags[ERA.name])
+    import tempfile  # a restart test: the server's task store, for this run only
+
+    with tempfile.TemporaryDirectory(prefix="tasks-conformance-demo-") as store:
+        _run_options(demo_options(options, os.path.join(store, "tasks.jsonl")), era=flags[ERA.name])
 
 
 # `serve-reference` declares the reference server's flags (reference/config.py) for its help, in
@@ -218,6 +222,7 @@ _REFERENCE_FLAGS = (
     ("transport", "--transport"), ("host", "--host"), ("port", "--port"), ("unix_path", "--unix-path"),
     ("task_duration_ms", "--task-duration-ms"), ("poll_interval_ms", "--poll-interval-ms"), ("ttl_ms", "--ttl-ms"),
     ("era", "--era"), ("bearer_tokens", "--bearer-token"), ("no_tcp_nodelay", "--no-tcp-nodelay"),
+    ("task_store", "--task-store"),
 )
 
 
@@ -234,6 +239,7 @@ def serve_reference_command(
     era: Annotated[str, typer.Option("--era", metavar="both|legacy|modern", help="Which protocol eras to serve: both, 2025-11-25 only (legacy) or 2026-07-28 only (modern)")] = "both",
     bearer_tokens: Annotated[list[str] | None, typer.Option("--bearer-token", metavar="TOKEN", help="HTTP: accept this bearer token (repeatable); with any, requests need one and each token sees only its own tasks")] = None,
     no_tcp_nodelay: Annotated[bool, typer.Option("--no-tcp-nodelay", help="HTTP: keep Nagle's algorithm on, as Python's http.server family does; a response's head and body go out in two writes, so a client that delays its ACKs waits about 40 ms for each body")] = False,
+    task_store: Annotated[str | None, typer.Option("--task-store", metavar="FILE", help="Keep every confirmed task state in this journal (JSON lines, fsync'd) and replay it at start, so tasks survive a restart (default: $TASKS_CONFORMANCE_TASK_STORE; none: tasks live in memory)")] = None,
 ) -> None:
     """Serve the bundled reference server, both tasks wires, until stopped (the demo command runs
     the whole suite against it over stdio)."""
@@ -329,7 +335,8 @@ def config_show_command(
 ) -> None:
     """Print the effective settings (the flags before `config`, the environment, the config file,
     the defaults) and where each came from; secrets masked."""
-    from tasks_conformance.settings.config_file import resolve, show, show_text
+    from tasks_conformance.settings.config_file import resolve
+    from tasks_conformance.settings.config_show import show, show_text
 
     if format not in (None, "human", "json"):
         usage_exit(f"--format must be human or json, got {format!r}")
@@ -339,11 +346,17 @@ def config_show_command(
         options, given = replace(options, config=config), given | {"config"}
     with _usage_errors():
         resolved = resolve(options, given, environ=os.environ, era=ctx.meta.get(_ERA_FLAG))
+        # The client's settings, when the file has a [client] table (`tasks-conformance client` reads it).
+        client = resolve(RunOptions(config=options.config), given & {"config"}, subject=CLIENT)
     rows = show(resolved)
+    client_rows = show(client, subject=CLIENT) if client.client_table else None
     if format == "json":
-        typer.echo(json.dumps({"file": resolved.file, "settings": rows}, indent=2, ensure_ascii=False))
+        doc: dict[str, Any] = {"file": resolved.file, "settings": rows}
+        if client_rows is not None:
+            doc["client"] = client_rows
+        typer.echo(json.dumps(doc, indent=2, ensure_ascii=False))
     else:
-        typer.echo(show_text(rows, resolved.file))
+        typer.echo(show_text(rows, resolved.file, client_rows))
 
 
 @app.command("suite", cls=_MetavarCommand)

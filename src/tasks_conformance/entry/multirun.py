@@ -29,6 +29,7 @@ if TYPE_CHECKING:
 
     from tasks_conformance.core.wirelog import WireLog
     from tasks_conformance.reporters.progress import RunProgress
+    from tasks_conformance.settings.client_config import ClientRunConfig
 
 ERA_CHOICES = ("auto", "both")
 
@@ -45,6 +46,7 @@ class Planned:
     config: RunConfig
     era: str | None = None  # set by --era both (also inside a suite target with era = "both")
     target: str | None = None  # the suite target's name (without the era)
+    client: ClientRunConfig | None = None  # a client target's run (`config` is then its reports' part)
 
 
 def era_plan(config: RunConfig, era: str) -> list[Planned]:
@@ -94,6 +96,12 @@ async def run_all(planned: Sequence[Planned], kind: Kind, *, jobs: int = 1, say:
             if follow is not None:
                 follow(i, state)
             try:
+                if p.client is not None:  # a client target: `tasks-conformance client`'s run, baseline included
+                    from tasks_conformance.entry.client_run import execute_client_run
+
+                    done[i] = _named(p, *_result_and_wire(await execute_client_run(p.client, hear)))
+                    tell(i, f"done: {done[i].result.outcome}")
+                    return
                 ex = await execute(p.config, hear, state.on_frame if follow is not None else None,
                                    interrupt=interrupt)
                 if p.config.baseline is not None:  # known failures, as in a single run
@@ -104,7 +112,7 @@ async def run_all(planned: Sequence[Planned], kind: Kind, *, jobs: int = 1, say:
             except Exception as exc:  # our bug in one run must not lose every other run's report
                 if debug:
                     raise
-                done[i] = _named(p, _unfinished(p.config, "internal error in this run (a tasks-conformance bug, "
+                done[i] = _named(p, _unfinished(p, "internal error in this run (a tasks-conformance bug, "
                                                 f"run again with --debug): {type(exc).__name__}: {exc}"), None)
                 tell(i, "internal error")
                 return
@@ -135,27 +143,33 @@ async def run_all(planned: Sequence[Planned], kind: Kind, *, jobs: int = 1, say:
     runs = tuple(
         # Never started: incomplete, with the reason; `interrupted` stays for the runs that were
         # (the combined document's own `interrupted` says the invocation was).
-        done.get(i) or _named(p, _unfinished(p.config, "the run was interrupted before this one started"), None)
+        done.get(i) or _named(p, _unfinished(p, "the run was interrupted before this one started"), None)
         for i, p in enumerate(planned)
     )
     return Combined(kind=kind, runs=runs, interrupted=interrupted)
+
+
+def _result_and_wire(execution: Any) -> tuple[RunResult, WireLog]:
+    return execution.result, execution.wire
 
 
 def _named(p: Planned, result: RunResult, wire: WireLog | None) -> NamedRun:
     return NamedRun(name=p.name, era=p.era, target=p.target, result=result, wire=wire)
 
 
-def _unfinished(config: RunConfig, reason: str) -> RunResult:
+def _unfinished(p: Planned, reason: str) -> RunResult:
     """The result of a run that produced none: incomplete, with the reason, target redacted."""
     from tasks_conformance import __version__
-    from tasks_conformance.core.profiles import PROFILES
+    from tasks_conformance.core.profiles import CLIENT_PROFILES, PROFILES
     from tasks_conformance.core.redact import Redactor
     from tasks_conformance.core.result import Discovery
 
+    config = p.config
+    profiles = CLIENT_PROFILES if p.client is not None else PROFILES  # a client target's id is the client's
     redactor = Redactor(config.secrets())
     return RunResult(outcome="incomplete", target=redactor.text(config.target()), durationMs=0,
                      discovery=Discovery(), checks=[], incompleteReason=redactor.text(reason),
-                     toolVersion=__version__, profile=PROFILES[config.profile].id)
+                     toolVersion=__version__, profile=profiles[config.profile].id)
 
 
 class MultiProgress:

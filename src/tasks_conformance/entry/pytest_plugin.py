@@ -14,6 +14,12 @@ Two ways in, both inert until used (importing this module loads only pytest and 
   skipped with the reason (with --tasks-conformance-strict a check that could not run fails).
   One run serves them all; it starts with the first of them that runs. Without one of those two
   options no item is collected.
+
+* `pytest --tasks-conformance-client-command "node my-client.js"`: the same for a tasks client
+  (`tasks-conformance client`'s run): one item per client check, `tasks-conformance-client::<check
+  id>`. Its options are the client's settings marked for the plugin (`--tasks-conformance-client-
+  era`, `-scenario`, `-timeout`, `-baseline`, `-wire-log`, `-config`); with both a server and a
+  client option, both runs are collected.
 """
 
 from __future__ import annotations
@@ -36,25 +42,31 @@ if TYPE_CHECKING:
 
 GROUP = "tasks-conformance"
 COLLECTOR_NAME = "tasks-conformance"
+SERVER, CLIENT = "server", "client"  # the subjects (settings/), without importing the schema yet
+COLLECTOR_NAMES = {SERVER: COLLECTOR_NAME, CLIENT: f"{COLLECTOR_NAME}-client"}
 
 
 # The plugin's wording for its target options (the rest is the command line's help, word for word).
 _NOTES = {"command": " (split like a shell would); collects one item per check", "url": "; collects one item per check"}
 
 
-def plugin_options() -> list[tuple[str, Setting]]:
-    """The run settings the plugin has an option for (settings/: `pytest=`), with the option."""
+def plugin_options(subject: str = SERVER) -> list[tuple[str, Setting]]:
+    """The run settings the plugin has an option for (settings/: `pytest=`), with the option: a
+    server's --tasks-conformance-<name>, a client's --tasks-conformance-client-<name>."""
     from tasks_conformance.settings import SETTINGS
 
-    return [(f"--{GROUP}-{spec.pytest}", spec) for spec in SETTINGS.values() if spec.pytest]
+    prefix = f"--{COLLECTOR_NAMES[subject]}"
+    return [(f"{prefix}-{spec.pytest}", spec) for spec in SETTINGS.values() if spec.pytest and subject in spec.subjects]
 
 
 def pytest_addoption(parser: pytest.Parser) -> None:
     from tasks_conformance.settings import INT, MS
 
     group = parser.getgroup(GROUP, "MCP Tasks conformance (one test item per check)")
-    for option, spec in plugin_options():
-        help = spec.help + _NOTES.get(spec.name, "")
+    options = [(option, spec, SERVER) for option, spec in plugin_options()]
+    options += [(option, spec, CLIENT) for option, spec in plugin_options(CLIENT)]
+    for option, spec, subject in options:
+        help = spec.help_for(subject) + (_NOTES.get(spec.name, "") if subject == SERVER else "")
         if spec.kind.repeatable:
             group.addoption(option, metavar=spec.metavar, action="append", default=[], help=help)
         elif spec.kind in (INT, MS):
@@ -68,17 +80,20 @@ def pytest_addoption(parser: pytest.Parser) -> None:
 STRICT = f"--{GROUP}-strict"
 
 
-def _settings(config: pytest.Config) -> dict[str, Any] | None:
-    """The run settings the options give, or None when no target option (nor a config file) was given."""
-    given = {spec.name: config.getoption(option) for option, spec in plugin_options()}
-    if given["command"] is None and given["url"] is None and given["config"] is None:
+def _settings(config: pytest.Config, subject: str = SERVER) -> dict[str, Any] | None:
+    """The subject's run settings the options give, or None when no target option (nor a config
+    file) was given for it."""
+    given = {spec.name: config.getoption(option) for option, spec in plugin_options(subject)}
+    if given["command"] is None and given.get("url") is None and given["config"] is None:
         return None
     settings = {name: value for name, value in given.items() if name != "command"}
+    if subject == CLIENT:
+        settings["subject"] = CLIENT
     if given["command"] is not None:
         try:
             settings["command"] = shlex.split(given["command"])
         except ValueError as exc:
-            raise pytest.UsageError(f"--{GROUP}-command: {exc}") from None
+            raise pytest.UsageError(f"--{COLLECTOR_NAMES[subject]}-command: {exc}") from None
     return settings
 
 
@@ -109,60 +124,77 @@ class _Session:
         return self.report
 
 
-_SESSION = pytest.StashKey[_Session]()
+_SESSIONS = pytest.StashKey[dict[str, _Session]]()  # subject -> its run
+
+
+def _check_ids(settings: dict[str, Any], subject: str) -> tuple[str, ...]:
+    """The checks the run will judge (its items), its settings checked as the command line's."""
+    from tasks_conformance.entry.api import build_client_config, build_config
+
+    if subject == CLIENT:
+        from tasks_conformance.client.checks import CLIENT_CHECKS
+        from tasks_conformance.entry.client_run import runner_config
+
+        judges = runner_config(build_client_config(**settings)).judges
+        return tuple(check.id for check in CLIENT_CHECKS.values() if judges(check))
+    from tasks_conformance.server.runner import select_checks
+
+    return tuple(spec.id for spec in select_checks(build_config(**settings)))
 
 
 @pytest.hookimpl(trylast=True)
 def pytest_configure(config: pytest.Config) -> None:
-    settings = _settings(config)
-    if settings is None:
-        return
-    from tasks_conformance.entry.api import ConfigError, build_config
-    from tasks_conformance.server.runner import select_checks
+    from tasks_conformance.entry.api import ConfigError
 
-    try:
-        run_config = build_config(**settings)
-    except ConfigError as exc:
-        raise pytest.UsageError(f"tasks-conformance: {exc}") from None
-    config.stash[_SESSION] = _Session(settings, tuple(spec.id for spec in select_checks(run_config)))
+    sessions: dict[str, _Session] = {}
+    for subject in COLLECTOR_NAMES:
+        settings = _settings(config, subject)
+        if settings is None:
+            continue
+        try:
+            sessions[subject] = _Session(settings, _check_ids(settings, subject))
+        except ConfigError as exc:
+            raise pytest.UsageError(f"{COLLECTOR_NAMES[subject]}: {exc}") from None
+    if sessions:
+        config.stash[_SESSIONS] = sessions
 
 
 @pytest.hookimpl(tryfirst=True)  # before -k/-m deselection, so they apply to the checks too
 def pytest_collection_modifyitems(session: pytest.Session, config: pytest.Config, items: list[pytest.Item]) -> None:
-    state = config.stash.get(_SESSION, None)
-    if state is None:
-        return
-    # A path of its own (never opened) so that reports place the checks under "tasks-conformance".
-    collector = ConformanceCollector.from_parent(
-        session, name=COLLECTOR_NAME, nodeid=COLLECTOR_NAME, path=config.rootpath / COLLECTOR_NAME
-    )
-    checks = list(collector.collect())
-    # Reported like any collected node, so "collected N items" and the collect hooks count them.
-    nodes: list[pytest.Item | pytest.Collector] = list(checks)
-    session.ihook.pytest_collectreport(report=pytest.CollectReport(collector.nodeid, "passed", None, nodes))
-    items.extend(checks)
+    for subject in config.stash.get(_SESSIONS, {}):
+        name = COLLECTOR_NAMES[subject]
+        # A path of its own (never opened) so that reports place the checks under "tasks-conformance".
+        collector = ConformanceCollector.from_parent(session, name=name, nodeid=name, path=config.rootpath / name)
+        collector.subject = subject
+        checks = list(collector.collect())
+        # Reported like any collected node, so "collected N items" and the collect hooks count them.
+        nodes: list[pytest.Item | pytest.Collector] = list(checks)
+        session.ihook.pytest_collectreport(report=pytest.CollectReport(collector.nodeid, "passed", None, nodes))
+        items.extend(checks)
 
 
 def pytest_terminal_summary(terminalreporter: Any, config: pytest.Config) -> None:
-    state = config.stash.get(_SESSION, None)
-    if state is None or state.report is None:
-        return
-    result = state.report.result
-    terminalreporter.write_sep("-", "tasks-conformance")
-    terminalreporter.write_line(f"{result.outcome}: {result.summary} ({result.target})")
-    if result.incompleteReason:
-        terminalreporter.write_line(result.incompleteReason)
+    for subject, state in config.stash.get(_SESSIONS, {}).items():
+        if state.report is None:
+            continue
+        result = state.report.result
+        terminalreporter.write_sep("-", COLLECTOR_NAMES[subject])
+        terminalreporter.write_line(f"{result.outcome}: {result.summary} ({result.target})")
+        if result.incompleteReason:
+            terminalreporter.write_line(result.incompleteReason)
 
 
 class ConformanceCollector(pytest.Collector):
-    """The checks of the run, one item each."""
+    """The checks of one subject's run, one item each."""
+
+    subject: str = SERVER
 
     def collect(self) -> Iterable[pytest.Item]:
-        state = self.config.stash[_SESSION]
+        state = self.config.stash[_SESSIONS][self.subject]
         return [ConformanceItem.from_parent(self, name=check_id) for check_id in state.check_ids]
 
     def reportinfo(self) -> tuple[Path, int | None, str]:
-        return self.path, None, COLLECTOR_NAME
+        return self.path, None, self.name
 
 
 class CheckFailed(Exception):
@@ -177,7 +209,8 @@ class ConformanceItem(pytest.Item):
     """One conformance check: its verdict, from the run it shares with the other items."""
 
     def runtest(self) -> None:
-        check = self.config.stash[_SESSION].result().check(self.name)
+        subject = self.parent.subject if isinstance(self.parent, ConformanceCollector) else SERVER
+        check = self.config.stash[_SESSIONS][subject].result().check(self.name)
         self.user_properties.append(("category", check.category))
         if check.requirements:
             self.user_properties.append(("requirements", " ".join(check.requirements)))
@@ -199,7 +232,7 @@ class ConformanceItem(pytest.Item):
         return super().repr_failure(excinfo, style=style)
 
     def reportinfo(self) -> tuple[Path, int, str]:
-        return self.path, 0, f"{COLLECTOR_NAME}: {self.name}"
+        return self.path, 0, f"{self.parent.name if self.parent else COLLECTOR_NAME}: {self.name}"
 
 
 def describe_failure(check: CheckResult) -> str:

@@ -17,6 +17,12 @@ FILE is TOML (read with the standard library's `tomllib`) or JSON:
     access-token = "@token.txt"
     era = "both"               # this target runs once per era, reported as "staging (2025-11-25)"…
 
+    [[targets]]
+    name = "my-client"
+    subject = "client"         # a tasks client, run as `tasks-conformance client` runs it
+    command = "node my-client.js"
+    era = "both"               # a client's era: extension (default), legacy or both (one run)
+
 Keys are the main command's long flag names without the dashes (`tool-name`, `check-id`,
 `timeout`, `header`, `era`…), each meaning what the flag means, plus `name`; a repeatable flag
 takes a list (or one string), `env`, `header`, `other-header`, `probe` and `probe-args` also a
@@ -28,6 +34,10 @@ so a flag added there is a key here. Relative paths (`@FILE`, `cwd`,
 read standard input (`-`): several targets would compete for it. Credentials from the
 environment ($TASKS_CONFORMANCE_ACCESS_TOKEN, $TASKS_CONFORMANCE_HEADERS) are not applied to
 suite targets: a suite may name servers of different owners, so each target names its own.
+
+A target with `subject = "client"` takes the keys of `tasks-conformance client` instead (`command`
+is the client under test; `era`, `scenario`, `jobs`, `timeout`, `profile`, `baseline`…, from the
+same schema); a key of `defaults` that only a server run has does not reach it.
 
 Every target is validated (its flags, exactly as the command line checks them) before anything
 runs; the first problem is a usage error naming the file, the target and the key.
@@ -47,6 +57,7 @@ from tasks_conformance.core.errors import UsageError
 from tasks_conformance.entry.multirun import Planned, era_plan
 from tasks_conformance.settings import (
     BOOL,
+    CLIENT,
     COMMAND,
     ENV,
     ERA,
@@ -57,6 +68,8 @@ from tasks_conformance.settings import (
     PROBE_ARGS,
     PROBES,
     RUN,
+    SERVER,
+    SUBJECTS,
     SUITE,
     TARGET,
     Kind,
@@ -75,10 +88,10 @@ class _Key:
     kind: Kind
 
 
-def _keys() -> dict[str, _Key]:
-    """Every key a target may have, from the settings schema: the main command's long flags that
-    apply to a suite target (settings.TARGET), and `era`."""
-    return {s.key: _Key(s.name if s is not ERA else None, s.kind) for s in applying(TARGET)}
+def _keys(subject: str = SERVER) -> dict[str, _Key]:
+    """Every key a target of the subject may have, from the settings schema: the long flags that
+    apply to a suite target (settings.TARGET), and a server's `era`."""
+    return {s.key: _Key(s.name if s is not ERA else None, s.kind) for s in applying(TARGET, subject)}
 
 
 # Settings of one run that a suite target cannot have: the suite file is the settings file, and
@@ -128,8 +141,8 @@ def load(path: str) -> SuiteFile:
     targets = data.get("targets")
     if not isinstance(targets, list) or not targets:
         raise UsageError(f"{where}: no targets: add one [[targets]] table per server, each with a name")
-    keys = _keys()
-    _check_keys(f"{where}: defaults", defaults, keys, allow_name=False)
+    every_key = {**_keys(SERVER), **_keys(CLIENT)}
+    _check_keys(f"{where}: defaults", defaults, every_key, allow_name=False)
     seen: set[str] = set()
     out: list[tuple[str, tuple[Planned, ...]]] = []
     for n, target in enumerate(targets, 1):
@@ -142,7 +155,11 @@ def load(path: str) -> SuiteFile:
         if name in seen:
             raise UsageError(f"{label}: the name is used by another target; names must be unique")
         seen.add(name)
-        merged = {**defaults, **target}
+        subject = target.get("subject", defaults.get("subject", SERVER))
+        if subject not in SUBJECTS:
+            raise UsageError(f"{label}: subject must be {' or '.join(SUBJECTS)}, got {str(subject)[:40]!r}")
+        keys = _keys(subject)
+        merged = {**{k: v for k, v in defaults.items() if k in keys}, **target}
         _check_keys(label, merged, keys, allow_name=True)
         out.append((name, tuple(_plan(label, name, merged, keys))))
     return SuiteFile(path, tuple(out))
@@ -225,6 +242,14 @@ def _plan(label: str, name: str, table: Mapping[str, Any], keys: Mapping[str, _K
 
     settings = {spec.field: _setting(label, k, v, spec) for k, v in table.items()
                 if (spec := keys.get(k)) is not None and spec.field is not None}
+    if settings.get("subject") == CLIENT:
+        from tasks_conformance.entry.client_run import build_client
+
+        try:
+            client = build_client(_options(settings))
+        except UsageError as exc:
+            raise UsageError(f"{label}: {exc}") from None
+        return [Planned(name, client.output, target=name, client=client)]
     era = table.get(ERA.key, ERA.default)
     if not isinstance(era, str):
         raise UsageError(f"{label}: era must be auto or both")

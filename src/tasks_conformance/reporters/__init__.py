@@ -64,7 +64,7 @@ ReporterFn = Callable[["RunResult", TextIO], None]
 
 ENTRY_POINT_GROUP = "tasks_conformance.reporters"
 
-BUILTIN_NAMES: tuple[str, ...] = ("human", "json", "json-summary", "junit-xml", "markdown", "badge")
+BUILTIN_NAMES: tuple[str, ...] = ("human", "json", "json-summary", "junit-xml", "markdown", "badge", "html")
 
 # The built-ins' entry points, as pyproject.toml declares them (a test keeps the two equal).
 # Used only when the installed metadata lacks them: a source checkout whose package metadata
@@ -76,6 +76,7 @@ _BUILTIN_FALLBACK: dict[str, str] = {
     "junit-xml": "tasks_conformance.reporters.junit:render_junit",
     "markdown": "tasks_conformance.reporters.markdown:render_markdown",
     "badge": "tasks_conformance.reporters.badge:render_badge",
+    "html": "tasks_conformance.reporters.html:render_html",
 }
 
 

@@ -327,5 +327,12 @@ def _badge(combined: Combined, out: TextIO, _options: ReportOptions) -> None:
     out.write(svg(LABEL, text, COLOURS.get(word, COLOURS["interrupted"])))
 
 
+def _html(combined: Combined, out: TextIO, _options: ReportOptions) -> None:
+    """One page, one section per run (named after its era or target), each with its own timeline."""
+    from tasks_conformance.reporters.html import document, run_data
+
+    out.write(document([run_data(_label(run), run.result, run.wire) for run in combined.runs]))
+
+
 _WRITERS = {"json": _json, "json-summary": _json_summary, "junit-xml": _junit, "markdown": _markdown,
-            "human": _human, "badge": _badge}
+            "human": _human, "badge": _badge, "html": _html}

@@ -43,7 +43,7 @@ MAX_REASON = 3000
 # escape. Characters that matter only at the start of a line (`#`, `-`, `+`, `.`, `>`) are not
 # escaped: a cell or list item never starts a line, and `>` becomes `&gt;` anyway.
 _MD_SPECIAL = re.compile(r"([\\`*_{}\[\]()!|~:@$])")
-_PROFILE_ID = re.compile(r"tasks-conformance/[a-z]+@\d{4}-\d{2}")
+_PROFILE_ID = re.compile(r"tasks-conformance/[a-z]+(?:-[a-z]+)*@\d{4}-\d{2}")
 # Link labels and targets we write: requirement and policy ids, https URLs or the policies doc.
 _LABEL = re.compile(r"[A-Z]+(?:-[A-Z]+)*-\d{2}")
 _TARGET = re.compile(r"(https://[A-Za-z0-9._~:/?#@!$&'*+,;=%-]+|docs/policies\.md#p-\d{2})")

@@ -14,10 +14,11 @@ import signal
 import time
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
+from dataclasses import dataclass
 from urllib.parse import urlsplit
 
 import anyio
-from anyio.abc import ByteReceiveStream, Process
+from anyio.abc import ByteReceiveStream, Process, TaskGroup
 
 from tasks_conformance.core.redact import Redactor
 from tasks_conformance.settings.config import RunConfig
@@ -55,6 +56,15 @@ async def _drain(stream: ByteReceiveStream | None, tail: bytearray) -> None:
         del tail[:-TAIL_BYTES]
 
 
+@dataclass
+class ServerExit:
+    """What the --server-command server had done when the run's traffic ended: its own exit code
+    (None while it still ran, before we stopped it) and the end of its output, redacted."""
+
+    exit_code: int | None = None
+    output_tail: str = ""
+
+
 def _said(tail: bytearray, redactor: Redactor) -> str:
     lines = tail.decode("utf-8", "replace").strip().splitlines()
     return f"; its output ends: {redactor.text(' | '.join(lines[-3:]))[:400]}" if lines else ""
@@ -75,7 +85,11 @@ async def _wait(config: RunConfig, proc: Process, tail: bytearray, redactor: Red
             f"({config.timeout_s:g} s){_said(tail, redactor)}")
 
 
-async def _stop(proc: Process) -> None:
+async def stop_group(proc: Process, *, close: bool = True) -> bool:
+    """SIGTERM to the process group of `proc`, then SIGKILL after GRACE_S; reaped. True when it
+    exited on the SIGTERM (a restart test reads it). `close=False` leaves its pipes to their owner
+    (the stdio transport, whose own close then finds the process gone)."""
+    on_term = False
     for sig, wait_s in ((signal.SIGTERM, GRACE_S), (signal.SIGKILL, GRACE_S)):
         try:
             os.killpg(proc.pid, sig)
@@ -84,36 +98,72 @@ async def _stop(proc: Process) -> None:
         with anyio.move_on_after(wait_s):
             await proc.wait()
         if proc.returncode is not None:
+            on_term = sig is signal.SIGTERM
             break
-    with anyio.move_on_after(GRACE_S):
-        await proc.aclose()
+    if close:
+        with anyio.move_on_after(GRACE_S):
+            await proc.aclose()
+    return on_term
+
+
+class ManagedServer:
+    """The --server-command server of one run: started before the traffic, stopped after it, and
+    stopped and started again, with the same command, by the restart probe (profile durable)."""
+
+    def __init__(self, config: RunConfig, redactor: Redactor) -> None:
+        self.config = config
+        self.redactor = redactor
+        self.problem: str | None = None  # why it never listened: the run's one connection problem
+        self.proc: Process | None = None
+        self._tg: TaskGroup | None = None
+        self._tail = bytearray()
+
+    @property
+    def owned(self) -> bool:
+        """Whether the run started the server (so it can restart it)."""
+        return bool(self.config.server_command)
+
+    async def start(self) -> str | None:
+        """Start the command and wait until the target listens: None, or what went wrong."""
+        assert self._tg is not None, "start() outside managed_server()"
+        try:
+            proc = await anyio.open_process(list(self.config.server_command), cwd=self.config.cwd,
+                                            env={**os.environ, **self.config.env}, start_new_session=True)
+        except OSError as exc:
+            return self.redactor.text(f"the --server-command server could not be started: {exc.strerror or exc}")
+        self.proc, self._tail = proc, bytearray()
+        self._tg.start_soon(_drain, proc.stdout, self._tail)
+        self._tg.start_soon(_drain, proc.stderr, self._tail)
+        return await _wait(self.config, proc, self._tail, self.redactor)
+
+    async def stop(self) -> bool:
+        """Stop the server's process group (see stop_group); True when SIGTERM ended it."""
+        proc, self.proc = self.proc, None
+        if proc is None:
+            return False
+        with anyio.CancelScope(shield=True):
+            on_term = await stop_group(proc)
+        return on_term
 
 
 @asynccontextmanager
-async def managed_server(config: RunConfig, redactor: Redactor) -> AsyncIterator[str | None]:
-    """Start --server-command for the block (yields None once it listens, or the problem); stop
-    its process group afterwards. Without --server-command, yields None and does nothing."""
-    if not config.server_command:
-        yield None
+async def managed_server(config: RunConfig, redactor: Redactor,
+                         seen: ServerExit | None = None) -> AsyncIterator[ManagedServer]:
+    """Start --server-command for the block (its `problem` is None once it listens); stop its
+    process group afterwards, having noted in `seen` whether it had exited on its own. Without
+    --server-command, the server is not owned and nothing runs."""
+    server = ManagedServer(config, redactor)
+    if not server.owned:
+        yield server
         return
-    try:
-        proc = await anyio.open_process(list(config.server_command), cwd=config.cwd,
-                                        env={**os.environ, **config.env}, start_new_session=True)
-    except OSError as exc:
-        yield redactor.text(f"the --server-command server could not be started: {exc.strerror or exc}")
-        return
-    tail = bytearray()
-    try:
-        async with anyio.create_task_group() as tg:
-            tg.start_soon(_drain, proc.stdout, tail)
-            tg.start_soon(_drain, proc.stderr, tail)
-            try:
-                yield await _wait(config, proc, tail, redactor)
-            finally:
-                with anyio.CancelScope(shield=True):
-                    await _stop(proc)
-                tg.cancel_scope.cancel()
-    finally:
-        if proc.returncode is None:  # an error above: never leave the group behind
-            with anyio.CancelScope(shield=True):
-                await _stop(proc)
+    async with anyio.create_task_group() as tg:
+        server._tg = tg
+        try:
+            server.problem = await server.start()
+            yield server
+        finally:
+            if seen is not None and server.proc is not None:
+                seen.exit_code = server.proc.returncode
+                seen.output_tail = redactor.text(server._tail.decode("utf-8", "replace")).strip()[-600:]
+            await server.stop()  # shielded: an error or interrupt above never leaves the group behind
+            tg.cancel_scope.cancel()

@@ -20,19 +20,22 @@ import anyio
 
 from tasks_conformance import __version__
 from tasks_conformance.core import steps
-from tasks_conformance.core.causes import Cause, CauseKind, Reason, cause_of, setting
+from tasks_conformance.core.causes import Cause, CauseKind, Reason, setting
 from tasks_conformance.core.profiles import PROFILES
 from tasks_conformance.core.protocol import get_path
 from tasks_conformance.core.redact import Redactor
 from tasks_conformance.core.result import CheckResult, RunResult, decide_outcome, incomplete_reason
 from tasks_conformance.core.result import Discovery as DiscoveryReport
 from tasks_conformance.core.verdict import Verdict, could_not_run, not_applicable
-from tasks_conformance.core.wirelog import Frame, FrameFlag, WireLog, frames_text
+from tasks_conformance.core.wirelog import Frame, FrameFlag, WireLog, frames_text, in_lane
 from tasks_conformance.core.wires import Wire, WireDialect, listed_task_support, task_support
 from tasks_conformance.server.checks import CHECKS, CheckSpec, ordered_checks
 from tasks_conformance.server.checks.common import NO_TASKS_WIRE, PRECONDITIONS, need_wire
+from tasks_conformance.server.checks.liveness import after_server_gone
 from tasks_conformance.server.evidence import Discovery, Evidence, ProbeRecord, ToolChoice
-from tasks_conformance.server.managed import managed_server
+from tasks_conformance.server.evidence.reasons import NO_TASK_CREATED, no_tool
+from tasks_conformance.server.liveness import server_gone
+from tasks_conformance.server.managed import ManagedServer, ServerExit, managed_server
 from tasks_conformance.server.probes import ProbeSpec, plan
 from tasks_conformance.server.probes.context import ProbeContext
 from tasks_conformance.server.probes.schedule import ScheduleTrace, run_schedule
@@ -43,6 +46,7 @@ from tasks_conformance.settings.config import RunConfig
 from tasks_conformance.settings.role_flags import ROLE_HELP, role_flag
 
 Progress = Callable[[str], None]
+SESSION_LANE = "session"  # the lane of the main connection's own frames (wirelog.in_lane); a probe's is its name
 
 
 @dataclass
@@ -57,7 +61,7 @@ def select_checks(config: RunConfig) -> list[CheckSpec]:
     every check of the profile."""
     profile = PROFILES[config.profile]
     if config.check_ids:
-        return [CHECKS[i] for i in config.check_ids if profile.includes(i)]
+        return [CHECKS[i] for i in config.check_ids if profile.accepts(i)]
     pool = [c for c in ordered_checks() if profile.includes(c.id)]
     if config.categories:
         return [c for c in pool if c.category in config.categories]
@@ -159,7 +163,7 @@ def judge(spec: CheckSpec, ev: Evidence, interrupted: bool) -> Verdict:
                 f"the frames this verdict rests on ({', '.join(map(str, missing[:5]))}) were not kept: the wire "
                 f"log was over its bounds ({ev.wire_log.dropped} frames dropped)", CauseKind.FRAMES_DROPPED,
             ))
-    return verdict
+    return after_server_gone(spec, ev, verdict)
 
 
 def role_unassigned(role: str, ev: Evidence) -> Verdict | None:
@@ -172,7 +176,7 @@ def role_unassigned(role: str, ev: Evidence) -> Verdict | None:
         return None
     if need_wire(ev) is not None:
         return need_wire(ev)
-    why = (cause_of(choice.reason) if choice is not None
+    why = (no_tool(choice.reason, f"pass {role_flag(role)}").cause if choice is not None
            else setting(f"no tool has the {role} role", f"pass {role_flag(role)}"))
     cause = replace(why, text=f"needs a tool for the {role} role ({ROLE_HELP[role]}): {why.text}")
     if ev.profile == "full" or (choice is not None and choice.source == "flag"):
@@ -197,11 +201,13 @@ class Traffic:
     tool: ToolChoice | None = None
     roles: dict[str, ToolChoice] = field(default_factory=dict)  # every role but task (that is `tool`)
     schedule: ScheduleTrace = field(default_factory=ScheduleTrace)  # when each probe ran (benchmarks read it)
+    server: ManagedServer | None = None  # the --server-command server, when the run starts one
 
     async def run(self) -> None:
         self.say(steps.CONNECTING)
         try:
-            await self.conn.open()
+            with in_lane(SESSION_LANE):  # the handshake and what the main connection hears unasked
+                await self.conn.open()
         except Exception as exc:  # our own bug: the run is incomplete, never a crash
             self.conn.record_problem(
                 f"internal error while connecting (a tasks-conformance bug): {type(exc).__name__}: {exc}"
@@ -221,7 +227,8 @@ class Traffic:
             self.roles = assign_roles(roles, probes=self.config.probes, probe_args=self.config.probe_args,
                                       input_responses=self.config.input_responses, d=d, dialect=dialect, task=task)
         ctx = ProbeContext(session=self.conn.session, config=self.config, discovery=d, dialect=dialect,
-                           wire_log=self.conn.wire, tool=self.tool, records=self.records, roles=self.roles)
+                           wire_log=self.conn.wire, tool=self.tool, records=self.records, roles=self.roles,
+                           server=self.server)
 
         async def run_probe(spec: ProbeSpec) -> None:
             await self._run_probe(ctx, spec)
@@ -230,19 +237,23 @@ class Traffic:
 
     async def _run_probe(self, ctx: ProbeContext, spec: ProbeSpec) -> None:
         if spec.needs_tool and (self.tool is None or self.tool.name is None):
-            ctx.record(spec.record).not_run = self.tool.reason if self.tool else "no tool"
+            ctx.record(spec.record).not_run = no_tool(self.tool.reason if self.tool else "no tool was chosen",
+                                                        "name a tool that runs as a task with --tool-name")
             return
         role = self.roles.get(spec.role) if spec.role is not None else None
         if spec.role is not None and (role is None or role.name is None):
-            ctx.record(spec.record).not_run = role.reason if role is not None else f"no tool has the {spec.role} role"
+            ctx.record(spec.record).not_run = no_tool(
+                role.reason if role is not None else f"no tool has the {spec.role} role",
+                f"pass {role_flag(spec.role)}")
             return
         if spec.needs_task and ctx.created_task_id is None:
-            ctx.record(spec.record).not_run = "no task was created by the declared tools/call"
+            ctx.record(spec.record).not_run = NO_TASK_CREATED
             return
         self.say(steps.probing(spec.description))
         t0 = time.monotonic()
         try:
-            await spec.fn(ctx)
+            with in_lane(spec.name):
+                await spec.fn(ctx)
         except Exception as exc:  # a probe bug is ours: its checks become could-not-run
             ctx.record(spec.record).harness_problem = (
                 f"internal error in probe {spec.name} (a tasks-conformance bug): {type(exc).__name__}: {exc}"
@@ -250,8 +261,8 @@ class Traffic:
         rec = ctx.record(spec.record)
         rec.elapsed_ms = rec.elapsed_ms or int((time.monotonic() - t0) * 1000)
 
-    def evidence(self) -> Evidence:
-        """Everything seen, frozen for the checks."""
+    def evidence(self, managed: ServerExit | None = None) -> Evidence:
+        """Everything seen, frozen for the checks (`managed`: how --server-command's server ended)."""
         conn, config, peer = self.conn, self.config, self.conn.peer
         return Evidence(
             wire_log=conn.wire, discovery=conn.finish(), transport=config.transport, expect_wire=config.expect_wire,
@@ -263,6 +274,7 @@ class Traffic:
             dropped_unmatched=peer.dropped_unmatched if peer else 0,
             dropped_notifications=peer.dropped_notifications if peer else 0,
             roles=dict(self.roles), profile=config.profile,
+            server_gone=server_gone(self.records.values(), conn.transport, managed),
         )
 
 
@@ -373,13 +385,15 @@ async def execute(
     wire.observer = on_frame
     say = progress or (lambda _text: None)
     traffic = Traffic(config, Connection(config, wire, transport_factory=transport_factory), selected, say)
-    async with managed_server(config, wire.redactor) as problem:  # --server-command, when given
-        if problem is None:
+    managed = ServerExit()
+    async with managed_server(config, wire.redactor, managed) as server:  # --server-command, when given
+        traffic.server = server  # the restart probe (profile durable) stops and starts it
+        if server.problem is None:
             interrupted = await _run_until_interrupted(traffic, interrupt)
         else:
-            traffic.conn.record_problem(problem)
+            traffic.conn.record_problem(server.problem)
             interrupted = False
-    ev = traffic.evidence()
+    ev = traffic.evidence(managed if config.server_command else None)
     say(steps.JUDGING)
     results = [_check_result(spec, ev, interrupted) for spec in selected]
     outcome = decide_outcome(results, interrupted)
@@ -390,7 +404,7 @@ async def execute(
             durationMs=int((time.monotonic() - started) * 1000), discovery=_discovery_report(ev), checks=results,
             incompleteReason=incomplete_reason(results, interrupted, target) if outcome == "incomplete" else None,
             interrupted=interrupted, toolVersion=__version__, profile=PROFILES[config.profile].id,
-            startedAt=started_at,
+            startedAt=started_at, wire=wire,
         ),
         wire=wire,
         schedule=traffic.schedule,

@@ -2,11 +2,15 @@
 
 A field's `setting(...)` holds everything said about it: its default, long flag (and short one),
 metavar, kind, help panel and help text, whether it is a secret, the environment variable that
-stands in for it, where it applies (`applies`) and its pytest option. From it are derived:
+stands in for it, where it applies (`applies`), the subjects under test it applies to
+(`subjects`: a server, a client, or both; `client_help` words it for the client where its meaning
+differs) and its pytest option. From it are derived:
 
 * the main command's options and `demo`'s and `suite`'s shared ones (command_line.py, for cli.py),
+  and `client`'s (the settings whose subjects include CLIENT),
 * the Python API's keywords (api.py: the signature, and `RunSettings` below for editors),
-* the config-file keys (config_file.py) and the suite target keys (suite.py), with their checks,
+* the config-file keys (config_file.py; a client's in its `[client]` table) and the suite target
+  keys (suite.py; a target with `subject = "client"` takes the client's), with their checks,
 * the pytest plugin's options (pytest_plugin.py) and the rows of `config show`.
 
 The *kind* says what a value is (text, a path, a JSON document, a repeatable flag…); each
@@ -67,6 +71,16 @@ ALSO_DEMO: Final = EVERYWHERE | {DEMO}
 REPORT_SHAPE: Final = frozenset({RUN, API, FILE, DEMO, SUITE})  # shapes the reports: the suite's own flag, no target's
 COMMAND_LINE: Final = frozenset({RUN, API})  # one run's file actions: no file key, no target key
 
+# The subjects under test a setting applies to: a server (the main command, `demo`, `suite`) or a
+# client (`tasks-conformance client`, `run(subject="client")`, a `[client]` table, a client target).
+SERVER, CLIENT = "server", "client"
+SUBJECTS: Final = (SERVER, CLIENT)
+SERVER_ONLY: Final = frozenset({SERVER})
+CLIENT_ONLY: Final = frozenset({CLIENT})
+BOTH: Final = frozenset(SUBJECTS)
+
+CLIENT_ERAS: Final = ("extension", "legacy", "both")
+
 # Help panels.
 CONN, CHECKS, REPORT, BASELINE = "Connection", "Checks", "Reports", "Config and baseline"
 
@@ -90,7 +104,16 @@ class Setting(NamedTuple):
     secret: bool = False
     env: str | None = None
     applies: frozenset[str] = EVERYWHERE
-    pytest: str | None = None  # the pytest option: --tasks-conformance-<pytest>
+    pytest: str | None = None  # the pytest option: --tasks-conformance-<pytest> (a client's: -client-<pytest>)
+    subjects: frozenset[str] = SERVER_ONLY
+    client_help: str | None = None  # the help for the client subject, where the meaning differs
+    client_metavar: str | None = None  # the metavar for the client subject, where the values differ
+
+    def help_for(self, subject: str) -> str:
+        return self.client_help if subject == CLIENT and self.client_help else self.help
+
+    def metavar_for(self, subject: str) -> str | None:
+        return self.client_metavar if subject == CLIENT and self.client_metavar else self.metavar
 
     @property
     def key(self) -> str:
@@ -103,10 +126,12 @@ class Setting(NamedTuple):
 
 def setting(default: T, flag: str, metavar: str | None, kind: Kind, panel: str, help: str, *,
             short: str | None = None, secret: bool = False, env: str | None = None,
-            applies: frozenset[str] = EVERYWHERE, pytest: bool | str = False) -> T:
+            applies: frozenset[str] = EVERYWHERE, pytest: bool | str = False,
+            subjects: frozenset[str] = SERVER_ONLY, client_help: str | None = None,
+            client_metavar: str | None = None) -> T:
     """A RunOptions field declaring one setting (typed as its default, for the dataclass)."""
     spec = Setting("", default, flag, metavar, kind, panel, help, short, secret, env, applies,
-                   flag[2:] if pytest is True else pytest or None)
+                   flag[2:] if pytest is True else pytest or None, subjects, client_help, client_metavar)
     return field(default=default, metadata={"setting": spec})
 
 
@@ -120,21 +145,23 @@ class RunOptions:
     url: str | None = setting(None, "--url", "URL", TEXT, CONN,
                  "Streamable HTTP endpoint, e.g. http://127.0.0.1:8000/mcp", pytest=True)
     command: str | None = setting(None, "--command", "CMD", COMMAND, CONN,
-                 "Server command to spawn over stdio", pytest=True)
+                 "Server command to spawn over stdio", pytest=True, subjects=BOTH,
+                 client_help="The client under test, started once per scenario with the scripted server's URL appended (split like a shell would)")
     server_command: str | None = setting(None, "--server-command", "CMD", COMMAND, CONN,
                  "Start this server first (the one --url, --tcp or --unix reaches), wait until it listens, stop it after the run", pytest=True)
     args: tuple[str, ...] = setting((), "--args", "ARG", MANY, CONN,
-                 "Argument for --command (repeatable)")
+                 "Argument for --command (repeatable)", subjects=BOTH)
     command_args: tuple[str, ...] = setting((), "--command-args", "ARG", MANY, CONN,
                  "Same as --args (repeatable)")
     transport: str | None = setting(None, "--transport", "http|stdio|tcp|unix", TEXT, CONN,
-                 "Follows from the target; give it only to confirm")
+                 "Follows from the target; give it only to confirm", subjects=BOTH,
+                 client_help="How the client reaches the scripted server: http (the default) or stdio", client_metavar="http|stdio")
     tcp: str | None = setting(None, "--tcp", "HOST:PORT", TEXT, CONN,
                  "Newline-delimited JSON-RPC over TCP")
     unix: str | None = setting(None, "--unix", "PATH", PATH, CONN,
                  "Unix socket path, newline-delimited JSON-RPC")
     cwd: str | None = setting(None, "--cwd", "DIR", PATH, CONN,
-                 "Working directory for --command")
+                 "Working directory for --command", subjects=BOTH)
     env: tuple[str, ...] = setting((), "--env", "NAME=VALUE", ENV, CONN,
                  "Added to the server's environment (repeatable); reports show [REDACTED] for every value unless --show-env NAME", short="-e", pytest=True)
     show_env: tuple[str, ...] = setting((), "--show-env", "NAME", MANY, CONN,
@@ -158,11 +185,13 @@ class RunOptions:
     client_capabilities: str | None = setting(None, "--client-capabilities", "JSON|@FILE|-", JSON, CONN,
                  "Client capabilities to declare: JSON, @FILE holding it, or - for stdin")
     timeout_ms: int = setting(30_000, "--timeout", "MS", MS, CONN,
-                 "Per-request timeout in ms", pytest=True)
+                 "Per-request timeout in ms", pytest=True, subjects=BOTH,
+                 client_help="At most this long per scenario's client, in ms")
     max_message_bytes: int = setting(DEFAULT_MAX_MESSAGE_BYTES, "--max-message-bytes", "BYTES", INT, CONN,
                  "Largest message accepted from the server")
-    profile: str = setting(DEFAULT_PROFILE, "--profile", "core|standard|full", TEXT, CHECKS,
-                 "core: the 8 checks every tasks server must pass | standard (default): every check, one whose probe role has no tool not applicable | full: every check, one whose probe role has no tool could not run (the run is incomplete until --probe ROLE=TOOL names it). The versioned profile id and a 0-100 score go into every report; the score never changes the exit code", applies=ALSO_DEMO)
+    profile: str = setting(DEFAULT_PROFILE, "--profile", "core|standard|full|durable", TEXT, CHECKS,
+                 "core: the 8 checks every tasks server must pass | standard (default): every check, one whose probe role has no tool not applicable | full: every check, one whose probe role has no tool could not run (the run is incomplete until --probe ROLE=TOOL names it) | durable: standard plus a task surviving a restart of the server (stdio or --server-command only). The versioned profile id and a 0-100 score go into every report; the score never changes the exit code", applies=ALSO_DEMO, subjects=BOTH, client_metavar="core|standard|full",
+                 client_help="core: the client checks of the MUST rules every tasks client meets | standard (default): every client check, one judged from the harness's optional outcome line not applicable without it | full: every client check, that one could not run without the line. The versioned profile id and a 0-100 score go into every report; the score never changes the exit code")
     check_ids: tuple[str, ...] = setting((), "--check-id", "ID", MANY, CHECKS,
                  "Run only this check (repeatable; within --profile; wins over --category)", applies=ALSO_DEMO, pytest=True)
     categories: tuple[str, ...] = setting((), "--category", "NAME", MANY, CHECKS,
@@ -186,46 +215,58 @@ class RunOptions:
     poll_timeout_ms: int = setting(30_000, "--poll-timeout", "MS", MS, CHECKS,
                  "Hard deadline in ms for polling a task", pytest=True)
     format: str | None = setting(None, "--format", "human|json", TEXT, REPORT,
-                 "What stdout gets (default: human on a terminal, in CI (CI=true) or when a --reporter writes a file; json otherwise)", applies=REPORT_SHAPE)
+                 "What stdout gets (default: human on a terminal, in CI (CI=true) or when a --reporter writes a file; json otherwise)", applies=REPORT_SHAPE, subjects=BOTH)
     reporters: tuple[str, ...] = setting((), "--reporter", "NAME[=PATH]", MANY, REPORT,
-                 "human, json, json-summary, junit-xml, markdown or a plugin (repeatable); =PATH writes a file, =+PATH appends to it (markdown, human: e.g. $GITHUB_STEP_SUMMARY), no path: stdout", applies=REPORT_SHAPE)
+                 "human, json, json-summary, junit-xml, markdown or a plugin (repeatable); =PATH writes a file, =+PATH appends to it (markdown, human: e.g. $GITHUB_STEP_SUMMARY), no path: stdout", applies=REPORT_SHAPE, subjects=BOTH)
     quiet: bool = setting(False, "--quiet", None, BOOL, REPORT,
-                 "Print only the summary line on stdout, whatever --format says (report files stay complete)", short="-q", applies=REPORT_SHAPE)
+                 "Print only the summary line on stdout, whatever --format says (report files stay complete)", short="-q", applies=REPORT_SHAPE, subjects=BOTH)
     verbose: bool = setting(False, "--verbose", None, BOOL, REPORT,
-                 "human report: show the wire frames (redacted) under each failed check", short="-v", applies=REPORT_SHAPE)
+                 "human report: show the wire frames (redacted) under each failed check", short="-v", applies=REPORT_SHAPE, subjects=BOTH)
     wire_log: str | None = setting(None, "--wire-log", "PATH", PATH, REPORT,
-                 "Write every frame as NDJSON to PATH (secrets redacted)", applies=ALSO_DEMO, pytest=True)
+                 "Write every frame as NDJSON to PATH (secrets redacted)", applies=ALSO_DEMO, pytest=True, subjects=BOTH)
     junit_suite_name: str | None = setting(None, "--junit-suite-name", "NAME", TEXT, REPORT,
-                 "Name of the junit-xml <testsuite> (default: tasks-conformance: TARGET (ERA))", applies=ALSO_DEMO)
+                 "Name of the junit-xml <testsuite> (default: tasks-conformance: TARGET (ERA))", applies=ALSO_DEMO, subjects=BOTH)
     debug: bool = setting(False, "--debug", None, BOOL, REPORT,
-                 "Show a traceback if tasks-conformance itself fails", applies=REPORT_SHAPE)
+                 "Show a traceback if tasks-conformance itself fails", applies=REPORT_SHAPE, subjects=BOTH)
     config: str | None = setting(None, "--config", "FILE", PATH, BASELINE,
-                 "Settings file (default: tasks-conformance.toml, else [tool.tasks-conformance] in pyproject.toml, in the working directory); flags override it", applies=COMMAND_LINE, pytest=True)
+                 "Settings file (default: tasks-conformance.toml, else [tool.tasks-conformance] in pyproject.toml, in the working directory); flags override it", applies=COMMAND_LINE, pytest=True, subjects=BOTH,
+                 client_help="Settings file (default: tasks-conformance.toml, else [tool.tasks-conformance] in pyproject.toml, in the working directory): a client's settings are its [client] table; flags override it")
     baseline: str | None = setting(None, "--baseline", "FILE", PATH, BASELINE,
-                 "Known failures (TOML or JSON: check, optional era, reason, optional expires): reported as known, they do not fail the run", pytest=True)
+                 "Known failures (TOML or JSON: check, optional era, reason, optional expires): reported as known, they do not fail the run", pytest=True, subjects=BOTH)
     strict_baseline: bool = setting(False, "--strict-baseline", None, BOOL, BASELINE,
-                 "Fail the run when a baseline entry's check now passes (remove fixed entries)")
+                 "Fail the run when a baseline entry's check now passes (remove fixed entries)", subjects=BOTH)
     update_baseline: str | None = setting(None, "--update-baseline", "FILE", PATH, BASELINE,
-                 "Write FILE from this run's failures (reasons of entries still failing are kept)", applies=COMMAND_LINE)
+                 "Write FILE from this run's failures (reasons of entries still failing are kept)", applies=COMMAND_LINE, subjects=BOTH)
     other_access_token: str | None = setting(None, "--other-access-token", "TOKEN|@FILE|-", TEXT, CONN,
                  "A second principal's bearer token: the task created with the main credentials must be hidden from it (HTTP; redacted like --access-token)", secret=True)
     other_headers: tuple[str, ...] = setting((), "--other-header", "'NAME: VALUE'", HEADERS, CONN,
                  "A header the second principal sends instead of the main credentials (repeatable; HTTP; every value redacted)")
+    # The subject, and the settings of a client run only.
+    subject: str = setting("server", "--subject", "server|client", TEXT, CONN,
+                 "What is under test: a server (the default) or a client (then command is the client's, run by `tasks-conformance client`'s rules)", applies=frozenset({API, TARGET}), subjects=BOTH)
+    era: str = setting("extension", "--era", "|".join(CLIENT_ERAS), TEXT, CONN,
+                 "Which wire the scenarios speak: extension (2026-07-28, the default), legacy (2025-11-25) or both (every scenario once per era)", subjects=CLIENT_ONLY, pytest=True)
+    scenarios: tuple[str, ...] = setting((), "--scenario", "NAME", MANY, CHECKS,
+                 "Run only this scenario (repeatable; `tasks-conformance client --list-scenarios` names them)", subjects=CLIENT_ONLY, pytest="scenario")
+    jobs: int = setting(0, "--jobs", "N", INT, CONN,
+                 "Scenarios run at once (0, the default: the CPU count)", subjects=CLIENT_ONLY)
 
 
 ERAS: Final = ("auto", "both")
 ERA = Setting("era", "auto", "--era", "|".join(ERAS), TEXT, CONN, "auto (default): negotiate one era | both: run the suite once on 2025-11-25 and once on 2026-07-28 and report both (exit code: the worse)",
               applies=frozenset({RUN, DEMO, FILE, TARGET}))
-"""--era is no RunOptions field: it chooses how many runs are made (multirun.py), not how one runs."""
+"""A server's --era is no RunOptions field: it chooses how many runs are made (multirun.py), not
+how one runs. A client's (the `era` field) is: one client run plays every era it names."""
 
 SETTINGS: Final[dict[str, Setting]] = {f.name: f.metadata["setting"]._replace(name=f.name) for f in fields(RunOptions)}
 """Every RunOptions field's setting, in declaration order."""
-BY_KEY: Final[dict[str, Setting]] = {s.key: s for s in (*SETTINGS.values(), ERA)}
 
 
-def applying(where: str) -> list[Setting]:
-    """The settings that apply `where` (RUN, DEMO, SUITE, FILE, TARGET, API), era last."""
-    return [s for s in (*SETTINGS.values(), ERA) if where in s.applies]
+def applying(where: str, subject: str | None = SERVER) -> list[Setting]:
+    """The settings that apply `where` (RUN, DEMO, SUITE, FILE, TARGET, API) for `subject` (SERVER,
+    CLIENT; None: either), a server's era last. For CLIENT, RUN is `tasks-conformance client`,
+    FILE its `[client]` table, TARGET a client target."""
+    return [s for s in (*SETTINGS.values(), ERA) if where in s.applies and (subject is None or subject in s.subjects)]
 
 
 def __getattr__(name: str) -> Any:
@@ -233,7 +274,7 @@ def __getattr__(name: str) -> Any:
     its forward references cost the command line's start-up a few ms to compile."""
     if name != "RunSettings":
         raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
-    typed = TypedDict("RunSettings", {s.name: s.kind.api for s in SETTINGS.values() if API in s.applies},  # type: ignore[misc]
+    typed = TypedDict("RunSettings", {s.name: s.kind.api for s in applying(API, None)},  # type: ignore[misc]
                       total=False)
     globals()[name] = typed
     return typed
@@ -294,4 +335,8 @@ if TYPE_CHECKING:
         update_baseline: str | os.PathLike[str] | None
         other_access_token: str | None
         other_headers: Sequence[str] | Mapping[str, str]
+        subject: str | None
+        era: str | None
+        scenarios: Sequence[str]
+        jobs: int
     # --- end: RunSettings ---

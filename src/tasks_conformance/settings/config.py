@@ -381,7 +381,7 @@ def _selection(o: RunOptions, catalog: Catalog) -> tuple[tuple[str, ...], tuple[
     unknown = [i for i in ids if catalog.check_ids and i not in catalog.check_ids]
     if unknown:
         raise UsageError(f"unknown --check-id {', '.join(unknown)}; valid ids: {', '.join(catalog.check_ids)}")
-    outside = [i for i in ids if not profile.includes(i)]
+    outside = [i for i in ids if not profile.accepts(i)]
     if outside:
         raise UsageError(
             f"--check-id {', '.join(outside)} is not in profile {o.profile} ({profile.id}); "

@@ -10,7 +10,10 @@
 Keys are the long flag names (`--tool-name` is `tool-name`, `--header` is `header`, `--check-id`
 is `check-id`); each maps to a `RunOptions` field. Without --config, the file is
 `tasks-conformance.toml` in the working directory, else `pyproject.toml` there if it has a
-`[tool.tasks-conformance]` table. Precedence: flag > environment (the credential variables) >
+`[tool.tasks-conformance]` table. A client's settings (`tasks-conformance client`) are its
+`[client]` table (`[tool.tasks-conformance.client]`), with the client's keys (`command`, `era`,
+`scenario`, `timeout`, `profile`, `baseline`, the report keys…); the main command ignores that
+table, and the client reads nothing else of the file. Precedence: flag > environment (the credential variables) >
 file > default; a flag replaces the file's value, lists included. Paths in the file are relative
 to the working directory, as on the command line.
 
@@ -32,6 +35,7 @@ from tasks_conformance.core.errors import UsageError
 from tasks_conformance.settings import (
     ACCESS_TOKEN_ENV,
     BOOL,
+    CLIENT,
     ENV,
     ERA,
     ERAS,
@@ -45,6 +49,8 @@ from tasks_conformance.settings import (
     PATH,
     PROBE_ARGS,
     PROBES,
+    RUN,
+    SERVER,
     SETTINGS,
     TEXT,
     RunOptions,
@@ -140,12 +146,18 @@ class Key:
     secret: bool = False
 
 
-KEYS: tuple[Key, ...] = tuple(Key(s.key, s.name, *_FORMS[s.kind.name], secret=s.secret)
-                              for s in SETTINGS.values() if FILE in s.applies)
+def _keys(subject: str) -> tuple[Key, ...]:
+    return tuple(Key(s.key, s.name, *_FORMS[s.kind.name], secret=s.secret)
+                 for s in SETTINGS.values() if FILE in s.applies and subject in s.subjects)
+
+
+KEYS: tuple[Key, ...] = _keys(SERVER)
 BY_NAME = {k.name: k for k in KEYS}
 BY_FIELD = {k.field: k for k in KEYS}
+CLIENT_TABLE = CLIENT  # [client]: the client's settings
+CLIENT_BY_NAME = {k.name: k for k in _keys(CLIENT)}
 # Command-line settings with no file key: a one-off action, or the file itself.
-FLAG_ONLY = {s.name: s.key for s in SETTINGS.values() if FILE not in s.applies}
+FLAG_ONLY = {s.name: s.key for s in SETTINGS.values() if FILE not in s.applies and RUN in s.applies}
 # The target, and what belongs to the file's target only: a target given as a flag replaces all
 # of these in the file (`--url` must not meet the file's `command`, nor its `args`).
 TARGETS = ("url", "command", "tcp", "unix")
@@ -159,6 +171,7 @@ class ConfigFile:
     path: str
     values: dict[str, Any]  # RunOptions field -> value, converted
     era: str | None = None  # `era`: --era is no RunOptions field (it chooses how many runs are made)
+    client: dict[str, Any] | None = None  # the [client] table's values, converted (None: no table)
 
 
 @dataclass(frozen=True)
@@ -170,6 +183,7 @@ class Resolved:
     file: str | None
     era: str = "auto"  # --era, or the file's era
     era_source: str = "default"
+    client_table: bool = False  # the file has a [client] table
 
 
 def find(cwd: str | None = None) -> str | None:
@@ -250,17 +264,22 @@ def load(path: str) -> ConfigFile:
     if era is not None and era not in ERAS:
         got = repr(era[:40]) if isinstance(era, str) else _toml_type(era)
         raise UsageError(f"{shown}: {ERA.key} must be {' or '.join(repr(e) for e in ERAS)}, got {got}")
-    return ConfigFile(path, _values({k: v for k, v in table.items() if k != ERA.key}, shown), era)
+    client = table.get(CLIENT_TABLE)
+    if client is not None and not isinstance(client, dict):
+        raise UsageError(f"{shown}: {CLIENT_TABLE} must be a table ([{CLIENT_TABLE}]) of the client's settings")
+    values = _values({k: v for k, v in table.items() if k not in (ERA.key, CLIENT_TABLE)}, shown, BY_NAME)
+    client_values = _values(client, f"{shown} [{CLIENT_TABLE}]", CLIENT_BY_NAME) if client is not None else None
+    return ConfigFile(path, values, era, client_values)
 
 
-def _values(table: Mapping[str, Any], shown: str) -> dict[str, Any]:
+def _values(table: Mapping[str, Any], shown: str, keys: Mapping[str, Key]) -> dict[str, Any]:
     out: dict[str, Any] = {}
     for name, raw in table.items():
-        key = BY_NAME.get(name)
+        key = keys.get(name)
         if key is None:
             if name in FLAG_ONLY.values():
                 raise UsageError(f"{shown}: {name} cannot be set in a config file; give --{name} on the command line")
-            close = difflib.get_close_matches(name, [*BY_NAME, ERA.key], n=1)
+            close = difflib.get_close_matches(name, [*keys, *([ERA.key] if keys is BY_NAME else [])], n=1)
             hint = f"; did you mean {close[0]}?" if close else "; keys are the long flag names, e.g. tool-name"
             raise UsageError(f"{shown}: unknown key {name[:60]!r}{hint}")
         value = key.convert(raw)
@@ -314,11 +333,13 @@ def resolve(
     environ: Mapping[str, str] | None = None,
     discover: bool = True,
     era: str | None = None,
+    subject: str = SERVER,
 ) -> Resolved:
     """The effective RunOptions: `given` (RunOptions fields set on the command line) from
     `flags`, then the credential variables of `environ` (only for an HTTP target; None: no
     environment), then the config file (`flags.config`, or found in `cwd` when `discover`),
-    then the defaults. `era`: --era when given on the command line (it wins over the file's)."""
+    then the defaults. `era`: --era when given on the command line (it wins over the file's).
+    `subject`: CLIENT reads the client's settings and the file's [client] table only."""
     given = set(given)
     target_flag = any(name in given for name in TARGETS)
     path = flags.config
@@ -326,14 +347,19 @@ def resolve(
         path = find(cwd)
     file = load(path) if path is not None else None
     label = f"file {_display(path)}" if path is not None else ""
+    from_file = (file.values if subject == SERVER else file.client or {}) if file is not None else {}
+    if subject == CLIENT:
+        label += f" [{CLIENT_TABLE}]"
     values: dict[str, Any] = {}
     sources: dict[str, str] = {}
     defaults = RunOptions()
     for f in fields(RunOptions):
-        if f.name in given:
+        if subject not in SETTINGS[f.name].subjects:
+            values[f.name], sources[f.name] = getattr(defaults, f.name), "default"
+        elif f.name in given:
             values[f.name], sources[f.name] = getattr(flags, f.name), f"flag {_flag(f.name)}"
-        elif file is not None and f.name in file.values and not (target_flag and f.name in TARGET_FIELDS):
-            values[f.name], sources[f.name] = file.values[f.name], label
+        elif f.name in from_file and not (target_flag and f.name in TARGET_FIELDS):
+            values[f.name], sources[f.name] = from_file[f.name], label
         else:
             values[f.name], sources[f.name] = getattr(defaults, f.name), "default"
     # A command given as an argv in the file: its first item is the program, never split.
@@ -361,61 +387,11 @@ def resolve(
     era_value, era_source = "auto", "default"
     if era is not None:
         era_value, era_source = era, "flag --era"
-    elif file is not None and file.era is not None:
+    elif file is not None and file.era is not None and subject == SERVER:
         era_value, era_source = file.era, label
-    return Resolved(replace(defaults, **values), sources, path, era_value, era_source)
+    return Resolved(replace(defaults, **values), sources, path, era_value, era_source,
+                    file is not None and file.client is not None)
 
 
-# ---------------------------------------------------------------------------------------------
-# `tasks-conformance config show`
-
-
+# `tasks-conformance config show` is settings/config_show.py.
 _masked = masked  # `config show`'s masking, in settings/masking.py (tests reach it here)
-
-
-def show(resolved: Resolved, environ: Mapping[str, str] | None = None) -> list[dict[str, Any]]:
-    """Every setting: its file key, effective value (secrets masked) and source."""
-    from tasks_conformance.core.redact import Redactor
-    from tasks_conformance.settings.config import RunConfig
-    from tasks_conformance.settings.masking import url_passwords
-
-    o = resolved.options
-    # A second fence: every secret the run itself would hide, wherever it shows up.
-    env = dict(item.partition("=")[::2] for item in o.env)
-    headers = dict((h.partition(":")[0].strip(), h.partition(":")[2].strip()) for h in o.headers)
-    import shlex
-
-    try:
-        words = tuple(shlex.split(o.command)) if o.command and " " in o.command else (o.command or "",)
-    except ValueError:
-        words = (o.command or "",)
-    lenient = RunConfig(transport="stdio", url=o.url, command=(*words, *o.args, *o.command_args),
-                        env=env, show_env=o.show_env, headers=headers)
-    secrets = lenient.secrets() + [v for v in (o.access_token, o.oauth_access_token, o.other_access_token) if v]
-    secrets += [h.partition(":")[2].strip() for h in o.other_headers if h.partition(":")[2].strip()]
-    secrets += [pw for v in env.values() for pw in url_passwords(v)]
-    redactor = Redactor(secrets)
-    rows = []
-    for f in fields(RunOptions):
-        key = BY_FIELD[f.name].name if f.name in BY_FIELD else FLAG_ONLY[f.name]
-        value = masked(f.name, getattr(o, f.name), o)
-        rows.append({"key": key, "value": redactor.json(list(value) if isinstance(value, tuple) else value),
-                     "source": resolved.sources.get(f.name, "default")})
-    rows.append({"key": "era", "value": resolved.era, "source": resolved.era_source})
-    return rows
-
-
-def show_text(rows: list[dict[str, Any]], file: str | None) -> str:
-    """`config show` for people: one line per setting, `key = value` as TOML would write it."""
-    from tasks_conformance.core.text import one_line
-
-    none = f"none ({FILE_NAME} or [tool.{TABLE}] in {PYPROJECT})"
-    head = f"# config file: {_display(file) if file else none}"
-    lines = [head, "# precedence: flag > environment > file > default"]
-    shown = [(r["key"], "(not set)" if r["value"] in (None, []) else json.dumps(r["value"], ensure_ascii=False),
-              r["source"]) for r in rows]
-    width = max(len(k) for k, _v, _s in shown)
-    value_width = min(48, max(len(v) for _k, v, _s in shown))
-    for key, value, source in shown:
-        lines.append(one_line(f"{key:<{width}} = {value:<{value_width}}  # {source}"))
-    return "\n".join(lines)

@@ -311,9 +311,11 @@ def input_answered(runs: list[ScenarioRun]) -> Verdict:
     title="The client surfaces a task's outcome as the call's: isError stays completed, a failure keeps its error",
     description="From the harness's TASKS-CONFORMANCE-OUTCOME line: a completed task whose result has isError true "
                 "is a completed call carrying a tool error, and a failed task's JSON-RPC error reaches the user "
-                "with its code. Without the line these rules are not applicable (policy P-36).",
+                "with its code. Without the line these rules are not applicable (could not run under --profile full; "
+                "policy P-36).",
     requirements=("C-EXT-MUST-15", "C-EXT-MUST-16"),
     scenarios=("tasks-client-tool-error", "tasks-client-failed"),
+    outcome_line=True,
 )
 def surfaces_outcome(runs: list[ScenarioRun]) -> Verdict:
     told = [run for run in runs if run.client.outcome is not None]
@@ -348,7 +350,7 @@ def surfaces_outcome(runs: list[ScenarioRun]) -> Verdict:
     title="A task whose ttlMs runs out while working is let go once the server no longer knows it",
     description="The scripted server deletes a working task when its ttlMs (one second) has passed, and answers "
                 "-32602 task not found from then on. No rule says what the client does: more than two further "
-                "requests naming the task, or an outcome line without an error, warn (policy P-41). Stopping at "
+                "requests naming the task, or an outcome line without an error, warn (policy P-45). Stopping at "
                 "createdAt + ttlMs before the server says so is the client's freedom.",
     requirements=(),
     permits=("C-EXT-MAY-01",),

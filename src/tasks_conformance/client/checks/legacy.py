@@ -17,7 +17,13 @@ from tasks_conformance.client.checks.registry import client_check
 from tasks_conformance.client.evidence import Exchange, ScenarioRun
 from tasks_conformance.client.scenarios import LEGACY_TOOLS, scenario_names
 from tasks_conformance.core.causes import setting
-from tasks_conformance.core.protocol import EXT_TASKS, META_CLIENT_CAPS, META_RELATED_TASK, get_path
+from tasks_conformance.core.protocol import (
+    EXT_TASKS,
+    META_CLIENT_CAPS,
+    META_RELATED_TASK,
+    TERMINAL_STATUSES,
+    get_path,
+)
 from tasks_conformance.core.result import CheckWarning
 from tasks_conformance.core.verdict import Verdict, could_not_run, failed, not_applicable, passed, warn
 from tasks_conformance.core.wires import DIALECTS, CreatedTask, Wire
@@ -294,8 +300,11 @@ def _input_problems(run: ScenarioRun) -> tuple[bool, list[str], list[CheckWarnin
     if not reads and not asked:
         return False, [], []
     first = min(e.time for e in reads) if reads else 0.0
+    # A tasks/result sent once the client had read the task's end fetches the payload, not the input.
+    ended = min((e.reply_time for e in _requests(run, "tasks/get") if e.reply_time is not None
+                 and get_path(e.result, "status") in TERMINAL_STATUSES), default=float("inf"))
     plain: list[str] = []
-    if reads and not asked and not [e for e in _requests(run, "tasks/result") if e.time >= first]:
+    if reads and not asked and not [e for e in _requests(run, "tasks/result") if first <= e.time < ended]:
         plain.append(f"{run.name}: the task read input_required (frame #{reads[0].seq}) but no tasks/result followed, "
                      "the stream its elicitation comes on (C-LEG-SHOULD-04)")
     cited: list[CheckWarning] = []
@@ -344,7 +353,7 @@ def input_answered(runs: list[ScenarioRun]) -> Verdict:
     description="The scripted server grants a one-second ttl whatever the client asked for, deletes the task when "
                 "it has passed while the task still works, and answers -32602 task not found from then on. No rule "
                 "says what the client does: more than two further requests naming the task, or an outcome line "
-                "without an error, warn (policy P-41).",
+                "without an error, warn (policy P-45).",
     requirements=(),
     # The client may ask for a ttl; the server granting another is never held against it.
     permits=("C-LEG-MAY-02",),

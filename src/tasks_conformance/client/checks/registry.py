@@ -26,6 +26,9 @@ class ClientCheck:
     # The freedoms (MAY client rules) the check accepts where it sees a client use them: using one
     # never fails it. Listed so the coverage matrix can show each freedom as honoured.
     permits: tuple[str, ...] = ()
+    # Judged from the harness's optional TASKS-CONFORMANCE-OUTCOME line: without it the check is
+    # not applicable, and could not run under --profile full (client/runner.py decides that).
+    outcome_line: bool = False
 
     @property
     def area(self) -> str:
@@ -39,11 +42,12 @@ CLIENT_CHECKS: dict[str, ClientCheck] = {}
 
 
 def client_check(*, id: str, title: str, description: str, requirements: tuple[str, ...],
-                 scenarios: tuple[str, ...] = (), permits: tuple[str, ...] = ()) -> Callable[[Judge], Judge]:
+                 scenarios: tuple[str, ...] = (), permits: tuple[str, ...] = (),
+                 outcome_line: bool = False) -> Callable[[Judge], Judge]:
     def register(fn: Judge) -> Judge:
         if id in CLIENT_CHECKS:
             raise ValueError(f"client check {id!r} registered twice")
-        CLIENT_CHECKS[id] = ClientCheck(id, title, description, requirements, scenarios, fn, permits)
+        CLIENT_CHECKS[id] = ClientCheck(id, title, description, requirements, scenarios, fn, permits, outcome_line)
         return fn
 
     return register

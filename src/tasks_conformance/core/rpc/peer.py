@@ -63,6 +63,9 @@ class Reply:
     # The flags a user may change to get an answer (an answer over --max-message-bytes, refused
     # credentials): typed, for a could-not-run's fix; the problem texts say it for people.
     flags: tuple[str, ...] = ()
+    # No answer because the server went away: its process exited, or its connection closed, was
+    # refused or dropped (not a timeout). The crash check reads it; the text is for people.
+    lost: bool = False
 
     @property
     def ok(self) -> bool:
@@ -187,7 +190,7 @@ class Peer:
         if self.closed is not None:
             with tagging(tag):
                 seq = await self.transport.send(raw, headers=headers, deadline_s=1.0, note=note)
-            return Reply(method, rid, seq, transport_problem=self.closed)
+            return Reply(method, rid, seq, transport_problem=self.closed, lost=True)
         pending = _Pending(method=method, request_id=rid, seq=-1, started=started)
         self._pending[rid] = pending
         if hashable_id(rid) and len(self._sent_ids) < MAX_REMEMBERED_IDS:
@@ -235,7 +238,7 @@ class Peer:
         self.closed = reason
         for p in list(self._pending.values()):
             if p.reply is None:
-                p.reply = Reply(p.method, p.request_id, p.seq, transport_problem=reason)
+                p.reply = Reply(p.method, p.request_id, p.seq, transport_problem=reason, lost=True)
                 p.done.set()
 
     def _on_exchange_ended(self, ev: ExchangeEnded) -> None:
@@ -245,7 +248,8 @@ class Peer:
         problem = ev.problem or (
             f"HTTP {ev.status} with no JSON-RPC response" if ev.status is not None else "no response"
         )
-        p.reply = Reply(p.method, p.request_id, p.seq, transport_problem=problem, http=ev.http, flags=ev.flags)
+        p.reply = Reply(p.method, p.request_id, p.seq, transport_problem=problem, http=ev.http, flags=ev.flags,
+                        lost=ev.lost)
         p.done.set()
 
     def _answered_by(self, frame: Frame, data: bytes) -> _Pending | None:
@@ -341,8 +345,9 @@ class Peer:
             return FrameFlag.DUPLICATE_RESPONSE
         return FrameFlag.STRAY_RESPONSE
 
-    @staticmethod
-    def _settle(p: _Pending, reply: Reply) -> None:
+    def _settle(self, p: _Pending, reply: Reply) -> None:
+        if reply.response_seq is not None:
+            self.transport.wire.answers(reply.response_seq, p.seq)
         p.reply = reply
         p.done.set()
 

@@ -43,6 +43,7 @@ class ExchangeEnded:
     http: HttpMeta | None
     problem: str | None = None  # why it ended abnormally (connection refused, oversize, bad type…)
     flags: tuple[str, ...] = ()  # the flags that may get past the problem (--max-message-bytes…)
+    lost: bool = False  # the connection was refused or dropped: the server may be gone
 
 
 @dataclass(frozen=True)
@@ -93,6 +94,15 @@ class Transport(abc.ABC):
 
     def failure_context(self) -> str:
         """Human text about why the peer may have failed (stderr tail, exit code)."""
+        return ""
+
+    def exit_code(self) -> int | None:
+        """The server process's own exit code, when this transport started it and it exited
+        before the run closed it (None otherwise)."""
+        return None
+
+    def output_tail(self) -> str:
+        """The end of what the server process wrote besides MCP messages (stderr), redacted."""
         return ""
 
     def problem_kind(self) -> CauseKind | None:

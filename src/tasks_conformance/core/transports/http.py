@@ -201,6 +201,7 @@ class HttpTransport(Transport):
         self, method: str, data: bytes, req_headers: dict[str, str], seq: int, deadline_s: float
     ) -> None:
         ex = _Exchange(url=self.url)
+        lost = False
         try:
             with anyio.fail_after(max(deadline_s, 0.05)):
                 await self._follow_redirects(method, data, req_headers, seq, ex)
@@ -208,6 +209,7 @@ class HttpTransport(Transport):
             # Anything, even a header value httpx/h11 cannot encode: this exchange fails, never
             # the run, because an exception escaping here would cancel the session.
             ex.problem = self._failure(exc, ex.url, deadline_s)
+            lost = isinstance(exc, (httpx.ConnectError, httpx.RemoteProtocolError, httpx.ReadError))
         flags: tuple[str, ...] = ()
         if ex.problem is not None:
             # The settings that may fix it travel as fields; the text is redacted for people.
@@ -215,7 +217,7 @@ class HttpTransport(Transport):
             ex.problem = self.wire.redactor.text(ex.problem)
             self.wire.record("in", "event", b"", http=ex.meta, reply_to=seq, note=ex.problem)
         await self._deliver(ExchangeEnded(reply_to=seq, status=ex.status, http=ex.meta, problem=ex.problem,
-                                          flags=flags))
+                                          flags=flags, lost=lost))
 
     async def _follow_redirects(
         self, method: str, data: bytes, req_headers: dict[str, str], seq: int, ex: _Exchange

@@ -52,6 +52,8 @@ class StdioTransport(StreamTransport):
         self._stderr_size = 0
         self._stderr_trimmed = False  # the tail lost its oldest bytes
         self._stderr_done = anyio.Event()
+        self._closing = False
+        self._exit_before_close: int | None = None
 
     def fresh(self) -> StdioTransport:
         """The same command again: a second server process."""
@@ -170,8 +172,16 @@ class StdioTransport(StreamTransport):
         ctx = self.failure_context()
         return f"{reason}; {ctx}" if ctx else reason
 
+    def exit_code(self) -> int | None:
+        return self._exit_before_close if self._closing else (self.process.returncode if self.process else None)
+
+    def output_tail(self) -> str:
+        return self.stderr_tail(600)
+
     async def aclose(self) -> None:
         proc = self.process
+        # Its own exit code, if it exited before we stop it (ours would be a signal's).
+        self._closing, self._exit_before_close = True, proc.returncode if proc is not None else None
         if proc is not None:
             with anyio.CancelScope(shield=True):
                 if proc.stdin is not None:

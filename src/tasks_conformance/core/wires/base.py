@@ -197,6 +197,14 @@ class WireDialect:
     def unknown_id_probes(self, task_id: str, server_capabilities: Any) -> tuple[UnknownIdProbe, ...]:
         raise NotImplementedError
 
+    def ttl_ms(self, task: Any) -> float | None:
+        """The task's TTL in milliseconds from its createdAt, as a task object (or a creation
+        result) says; None where it is unlimited (null), absent or malformed (no deadline)."""
+        value = get_path(task_object(task) if isinstance(task, dict) else task, self.ttl_field)
+        if isinstance(value, (int, float)) and not isinstance(value, bool) and value >= 0:
+            return float(value)
+        return None
+
     def poll_interval_ms(self, task: Any) -> float | None:
         value = get_path(task, self.poll_interval_field)
         if isinstance(value, (int, float)) and not isinstance(value, bool) and value > 0:

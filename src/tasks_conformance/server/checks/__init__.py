@@ -9,8 +9,8 @@ from tasks_conformance.server.checks.registry import CHECKS, CheckSpec, validate
 
 CATEGORIES = ("dispatch", "creation", "lifecycle", "base")
 # The spec areas, one module each; their order is the report order within a category.
-AREAS = ("discovery", "declaration", "framing", "creation", "task_object", "status", "results", "routing", "cancel",
-         "input", "subscriptions", "capability", "base", "listing", "association", "progress", "durability",
+AREAS = ("liveness", "discovery", "declaration", "framing", "creation", "task_object", "status", "results", "routing",
+         "cancel", "input", "subscriptions", "capability", "base", "listing", "association", "progress", "durability",
          "security", "input_requests", "eras")
 for _area in AREAS:
     importlib.import_module(f"tasks_conformance.server.checks.{_area}")

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
+from tasks_conformance.core.causes import needs
 from tasks_conformance.core.protocol import (
     META_RELATED_TASK,
     TASK_STATUSES,
@@ -13,7 +14,7 @@ from tasks_conformance.core.protocol import (
 from tasks_conformance.core.result import CheckWarning
 from tasks_conformance.core.verdict import Verdict, could_not_run, failed, passed, warn
 from tasks_conformance.core.wires import Wire
-from tasks_conformance.server.checks.common import got
+from tasks_conformance.server.checks.common import got, unrun
 from tasks_conformance.server.checks.registry import check
 from tasks_conformance.server.checks.shapes import reply_seqs, result_of
 from tasks_conformance.server.evidence import (
@@ -49,11 +50,12 @@ def task_id_wins(ev: Evidence) -> Verdict:
     rec = ev.get(RelatedMetaOverride)
     ours, other = rec.meta_names_other, rec.params_names_other
     if ours is None or other is None:
-        return could_not_run(rec.not_run or rec.harness_problem or "the related-task _meta probe did not run")
+        return could_not_run(unrun(rec, "the related-task _meta probe did not run"))
     seqs = reply_seqs(ours, other)
     lost = next((r for r in (ours, other) if not r.answered and not r.timed_out), None)
     if lost is not None:
-        return could_not_run(got(f"tasks/get with a related-task _meta got {lost.describe()}", lost), evidence=seqs)
+        return could_not_run(got(f"tasks/get with a related-task _meta got {lost.describe()}", lost,
+                                 fix="answer tasks/get that carries a related-task _meta"), evidence=seqs)
     problems: list[str] = []
     if ours.answered and not ours.ok:
         problems.append(f"tasks/get of our task with _meta naming {rec.other_id!r} got {ours.describe()}")
@@ -74,7 +76,8 @@ def task_id_wins(ev: Evidence) -> Verdict:
                      f"got {r.describe()}, while the same request without it is answered" for r in unanswered]
     elif unanswered and not problems:
         return could_not_run(got(f"tasks/get with a related-task _meta got {unanswered[0].describe()}, and no plain "
-                             "tasks/get was answered either", unanswered[0]), evidence=seqs)
+                             "tasks/get was answered either", unanswered[0],
+                             fix="answer tasks/get for the task the server created"), evidence=seqs)
     if problems:
         return failed("; ".join(problems) + " — the server did not ignore the related-task _meta; params.taskId "
                       "must pick the task (S-LEG-MUST-14)", broken=("S-LEG-MUST-14",), evidence=seqs,
@@ -141,7 +144,8 @@ def related_meta_absent(ev: Evidence) -> Verdict:
     found, read = _related_meta_frames(ev)
     malformed = _malformed_notifications(ev)
     if not read:
-        return could_not_run("no tasks/get, tasks/list or tasks/cancel result was read")
+        return could_not_run(needs("no tasks/get, tasks/list or tasks/cancel result was read",
+                                   "name a tool that runs as a task with --tool-name"))
     warnings: list[CheckWarning] = []
     if found:
         where = ", ".join(dict.fromkeys(w for w, _ in found))

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
+from tasks_conformance.core.causes import needs, setting
 from tasks_conformance.core.protocol import (
     ERR_INVALID_PARAMS,
     ERR_METHOD_NOT_FOUND,
@@ -15,7 +16,7 @@ from tasks_conformance.core.protocol import (
 )
 from tasks_conformance.core.verdict import Verdict, could_not_run, failed, not_applicable, passed
 from tasks_conformance.core.wires import Wire
-from tasks_conformance.server.checks.common import got
+from tasks_conformance.server.checks.common import got, unrun
 from tasks_conformance.server.checks.registry import check
 from tasks_conformance.server.evidence import Base64Name, BaseHttp, BentEnvelope, DeclaredCall, Evidence
 
@@ -84,7 +85,8 @@ def result_type_present(ev: Evidence) -> Verdict:
         if not isinstance(get_path(msg["result"], "_meta", META_SERVER_INFO), dict):
             no_info.append(f.seq)
     if not judged:
-        return could_not_run("no result answered a 2026-07-28 request")
+        return could_not_run(needs("no result answered a 2026-07-28 request",
+                                   "pin the era the server implements with --protocol-version"))
     warnings = _should_warnings(no_info, reserved, judged)
     if lacking:
         return failed(f"{len(lacking)} of {judged} results lack resultType (frames "
@@ -125,9 +127,9 @@ def _version_error_problems(reply: Any, requested: str | None) -> list[str]:
 def _answered(rec: BentEnvelope, reply: Reply | None, what: str) -> Reply | Verdict:
     """The bent request's answer, or the could-not-run verdict when it was not sent or not answered."""
     if reply is None:
-        return could_not_run(rec.not_run or rec.harness_problem or f"{what} was not sent")
+        return could_not_run(unrun(rec, f"{what} was not sent"))
     if not reply.answered:
-        return could_not_run(got(f"{what} got {reply.describe()}", reply), evidence=reply.seqs())
+        return could_not_run(got(f"{what} got {reply.describe()}", reply, fix=f"answer {what}"), evidence=reply.seqs())
     return reply
 
 
@@ -227,11 +229,12 @@ def unknown_method_not_found(ev: Evidence) -> Verdict:
     rec = ev.get(BaseHttp)
     reply = rec.unknown_method
     if reply is None:
-        return could_not_run(rec.not_run or rec.harness_problem or "the unknown method was not sent")
+        return could_not_run(unrun(rec, "the unknown method was not sent"))
     seqs = [*reply.seqs(), *(o.request_seq for o in (rec.get, rec.delete) if o is not None)]
     warnings = _endpoint_warnings(ev, rec)
     if not reply.answered and reply.status is None:
-        return could_not_run(got(f"the unknown method got {reply.describe()}", reply), evidence=seqs)
+        return could_not_run(got(f"the unknown method got {reply.describe()}", reply,
+                                 fix="answer an unknown method with a JSON-RPC error"), evidence=seqs)
     problems = []
     if reply.error_code != ERR_METHOD_NOT_FOUND:
         problems.append(f"got {reply.describe()}, not -32601")
@@ -263,10 +266,11 @@ def notification_accepted(ev: Evidence) -> Verdict:
     rec = ev.get(BaseHttp)
     out = rec.notification
     if out is None:
-        return could_not_run(rec.not_run or rec.harness_problem or "the notification was not sent")
+        return could_not_run(unrun(rec, "the notification was not sent"))
     seqs = [out.request_seq, *out.messages]
     if out.status is None:
-        return could_not_run(f"the notification got no HTTP answer ({out.problem or 'none'})", evidence=seqs)
+        return could_not_run(setting(f"the notification got no HTTP answer ({out.problem or 'none'})",
+                                     "check that the server stays reachable, or raise --timeout"), evidence=seqs)
     if out.status >= 400:
         # The transport lets a server that cannot accept a message answer an HTTP error; the rule is
         # about an accepted one, so there is nothing to judge, and nothing the user could change.
@@ -299,9 +303,10 @@ def foreign_origin_forbidden(ev: Evidence) -> Verdict:
     rec = ev.get(BaseHttp)
     reply = rec.foreign_origin
     if reply is None:
-        return could_not_run(rec.not_run or rec.harness_problem or "the request with a foreign Origin was not sent")
+        return could_not_run(unrun(rec, "the request with a foreign Origin was not sent"))
     if reply.status is None:
-        return could_not_run(got(f"the request with a foreign Origin got {reply.describe()}", reply),
+        return could_not_run(got(f"the request with a foreign Origin got {reply.describe()}", reply,
+                                 fix="answer a request with a foreign Origin (HTTP 403, or a JSON-RPC answer)"),
                              evidence=reply.seqs())
     if reply.status != 403:
         return failed(f"tools/list with Origin: http://tasks-conformance.invalid got {reply.describe()} "
@@ -330,9 +335,10 @@ def mcp_name_base64(ev: Evidence) -> Verdict:
     rec = ev.get(Base64Name)
     reply = rec.reply
     if reply is None:
-        return could_not_run(rec.not_run or rec.harness_problem or "the base64-wrapped tasks/get was not sent")
+        return could_not_run(unrun(rec, "the base64-wrapped tasks/get was not sent"))
     if not reply.answered:
-        return could_not_run(got(f"the base64-wrapped tasks/get got {reply.describe()}", reply), evidence=reply.seqs())
+        return could_not_run(got(f"the base64-wrapped tasks/get got {reply.describe()}", reply,
+                                 fix="answer tasks/get whose Mcp-Name is base64-wrapped"), evidence=reply.seqs())
     if not reply.ok or get_path(reply.result, "taskId") != rec.task_id:
         what = reply.describe() if not reply.ok else f"a result about {get_path(reply.result, 'taskId')!r}"
         return failed(f"tasks/get with Mcp-Name {str(rec.sent_name)[:60]!r} (the task id, base64-wrapped) got {what}; "
@@ -379,7 +385,8 @@ def input_required_where_allowed(ev: Evidence) -> Verdict:
         if msg["result"].get("resultType") == "input_required":
             offending.append((f.seq, method))
     if not judged:
-        return could_not_run("no result answered a 2026-07-28 request other than tools/call")
+        return could_not_run(needs("no result answered a 2026-07-28 request other than tools/call",
+                                   "pin the era the server implements with --protocol-version"))
     if offending:
         named = sorted({m for _, m in offending})
         return failed(f"{len(offending)} results to {', '.join(named)} say resultType \"input_required\" (frames "

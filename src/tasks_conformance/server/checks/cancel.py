@@ -3,12 +3,13 @@
 from __future__ import annotations
 
 from tasks_conformance.core.protocol import ERR_INVALID_PARAMS, TASK_STATUSES, TERMINAL_STATUSES, get_path
-from tasks_conformance.core.verdict import Verdict, could_not_run, failed, not_applicable, passed
+from tasks_conformance.core.verdict import Verdict, could_not_run, failed, not_applicable, passed, warn
 from tasks_conformance.core.wires import Wire
-from tasks_conformance.server.checks.common import got
+from tasks_conformance.server.checks.common import unrun
 from tasks_conformance.server.checks.registry import check
 from tasks_conformance.server.checks.shapes import reply_seqs, result_of
-from tasks_conformance.server.evidence import Cancel, DeclaredCall, Evidence
+from tasks_conformance.server.evidence import Cancel, DeclaredCall, Evidence, Poll
+from tasks_conformance.server.evidence.expiry import deleted_after_ttl, task_expiry
 
 CANCEL_ACK_SHAPE = check(
     id="tasks-cancel-ack-shape",
@@ -19,7 +20,7 @@ CANCEL_ACK_SHAPE = check(
         "does not change its status). Legacy: the running task comes back already cancelled, and "
         "cancelling a finished task gets -32602."
     ),
-    probes=(DeclaredCall, Cancel),
+    probes=(DeclaredCall, Poll, Cancel),
     needs="task",
     # A cancel ack promises nothing about the outcome: the task may run on, or end completed or failed;
     # a cancelled legacy task may be deleted at once (the read after the cancel is not judged), and an
@@ -34,7 +35,7 @@ def _sent_cancel(ev: Evidence) -> tuple[Cancel, list[int], Verdict | None]:
         return rec, [], not_applicable(
             "the server does not declare capabilities.tasks.cancel (optional on 2025-11-25)")
     if rec.cancel is None:
-        return rec, [], could_not_run(rec.not_run or "tasks/cancel was not sent")
+        return rec, [], could_not_run(unrun(rec, "tasks/cancel was not sent"))
     seqs = reply_seqs(rec.create, rec.cancel, rec.after)
     if not rec.cancel.answered:
         return rec, seqs, failed(f"tasks/cancel got {rec.cancel.describe()}", evidence=seqs,
@@ -57,9 +58,16 @@ def extension_cancel(ev: Evidence) -> Verdict:
         # An ended task may be deleted once its TTL has run out (S-EXT-MAY-04): "not found", to the
         # cancel and to the tasks/get after it, is then the right answer, and there is no ack to judge.
         # (A task still found afterwards was refused, not deleted: that fails below.)
-        return could_not_run(got(f"the task had ended ({rec.status_before}) and tasks/cancel found it no longer "
-                             f"({rec.cancel.describe()}); a task may be deleted once its TTL has run out "
-                             "(S-EXT-MAY-04), so there is no ack to judge", rec.cancel), evidence=seqs)
+        expiry = task_expiry(ev.wire_log, ev.dialect, ev.get(DeclaredCall).call, ev.get(Poll).gets)
+        gone_text = (f"the task had ended ({rec.status_before}) and tasks/cancel found it no longer "
+                     f"({rec.cancel.describe()})")
+        if deleted_after_ttl(ev.wire_log, expiry, rec.cancel):
+            return not_applicable(f"{gone_text}, sent once its TTL had run out ({expiry.describe(ev.dialect)} from "
+                                  "creation): a server may delete a task then (S-EXT-MAY-04), so there is no ack "
+                                  "to judge", evidence=seqs)
+        return not_applicable(f"{gone_text}, so there is no ack to judge", evidence=seqs, warnings=[warn(
+            f"the task was deleted before its TTL had run out ({expiry.describe(ev.dialect)} from creation): the "
+            "spec grants deletion only after the TTL (policy P-41)", "P-41")])
     if rec.cancel.error is not None:
         return failed(f"tasks/cancel on a known task got {rec.cancel.describe()}; it MUST ack (S-EXT-MUST-16)",
                       broken=("S-EXT-MUST-16",),

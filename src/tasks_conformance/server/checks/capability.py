@@ -5,9 +5,11 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
+from tasks_conformance.core.causes import needs
 from tasks_conformance.core.protocol import ERR_METHOD_NOT_FOUND, ERR_MISSING_CAPABILITY, EXT_TASKS, get_path
 from tasks_conformance.core.verdict import Verdict, could_not_run, failed, passed
 from tasks_conformance.core.wires import Wire
+from tasks_conformance.server.checks.common import unrun
 from tasks_conformance.server.checks.registry import check
 from tasks_conformance.server.checks.shapes import draft_code_hint, reply_seqs
 from tasks_conformance.server.evidence import DeclaredCall, Evidence, UndeclaredCall, UndeclaredTasks
@@ -46,7 +48,7 @@ def _refusal_problem(method: str, reply: Reply, rec: UndeclaredTasks) -> str | N
 def undeclared_capability_rejected(ev: Evidence) -> Verdict:
     rec = ev.get(UndeclaredTasks)
     if not rec.ran:
-        return could_not_run(rec.not_run or "the undeclared probes did not run")
+        return could_not_run(unrun(rec, "the undeclared probes did not run"))
     problems: list[str] = []
     warnings: list[str] = []
     for method, reply in rec.replies.items():
@@ -82,7 +84,10 @@ def undeclared_capability_names_requirements(ev: Evidence) -> Verdict:
     replies = [*ev.get(UndeclaredCall).all_replies(), *ev.get(UndeclaredTasks).all_replies()]
     errors = [r for r in replies if r.error_code == ERR_MISSING_CAPABILITY]
     if not errors:
-        return could_not_run("no -32021 error was seen to inspect", blocked_by="tasks-undeclared-capability-rejected")
+        return could_not_run(needs("no -32021 error was seen to inspect",
+                                   "refuse an undeclared task request with -32021 "
+                                   "(tasks-undeclared-capability-rejected says what came)"),
+                             blocked_by="tasks-undeclared-capability-rejected")
     problems: list[str] = []
     warnings: list[str] = []
     for r in errors:

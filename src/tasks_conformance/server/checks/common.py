@@ -5,11 +5,12 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import TYPE_CHECKING
 
-from tasks_conformance.core.causes import Cause, CauseKind, setting
+from tasks_conformance.core.causes import Cause, CauseKind, harness, needs, setting
 from tasks_conformance.core.verdict import Verdict, could_not_run
 from tasks_conformance.core.wires import Wire
 from tasks_conformance.server.checks.registry import Need
-from tasks_conformance.server.evidence import DeclaredCall, Evidence, Poll, StopReason
+from tasks_conformance.server.evidence import DeclaredCall, Evidence, Poll, ProbeRecord, StopReason
+from tasks_conformance.server.evidence.reasons import no_tool
 from tasks_conformance.server.evidence.records import POLL_BYTE_BUDGET_MIB
 
 if TYPE_CHECKING:
@@ -18,11 +19,26 @@ if TYPE_CHECKING:
 NO_TASKS_WIRE = Cause("the server offers no tasks wire", CauseKind.NO_TASKS_WIRE)
 
 
-def got(text: str, *replies: Reply | None) -> str | Cause:
+def got(text: str, *replies: Reply | None, fix: str) -> Cause:
     """A could-not-run about what requests got: when an answer was lost to a setting (over
-    --max-message-bytes, refused credentials), the cause names that setting."""
+    --max-message-bytes, refused credentials), the cause names that setting; a request that timed
+    out names --timeout; otherwise `fix` says what the check needs the server to do."""
     flags = tuple(dict.fromkeys(f for r in replies if r is not None for f in r.flags))
-    return setting(text, "", *flags) if flags else text
+    if flags:
+        return setting(text, "", *flags)
+    if any(r is not None and r.timed_out for r in replies):
+        return setting(text, "raise --timeout if the server answers slowly", "--timeout")
+    return needs(text, fix)
+
+
+def unrun(rec: ProbeRecord, what: str) -> Cause:
+    """Why a probe's traffic is missing: the reason it recorded (which carries its fix), a fault of
+    ours, or, when it recorded none, that too is our fault."""
+    if rec.not_run is not None:
+        return rec.not_run.cause
+    if rec.harness_problem:
+        return harness(rec.harness_problem)
+    return harness(f"{what}, and tasks-conformance recorded no reason")
 
 
 def need_wire(ev: Evidence) -> Verdict | None:
@@ -39,7 +55,8 @@ def need_tool(ev: Evidence) -> Verdict | None:
     if pre is not None:
         return pre
     if ev.tool is None or ev.tool.name is None:
-        return could_not_run(ev.tool.reason if ev.tool is not None else "no probe tool was chosen")
+        return could_not_run(no_tool(ev.tool.reason if ev.tool is not None else "no probe tool was chosen",
+                                     "name a tool that runs as a task with --tool-name"))
     return None
 
 
@@ -51,7 +68,7 @@ def need_task(ev: Evidence) -> Verdict | None:
     rec = ev.get(DeclaredCall)
     reply = rec.call
     if reply is None:
-        return could_not_run(rec.not_run or rec.harness_problem or "the declared tools/call did not run")
+        return could_not_run(unrun(rec, "the declared tools/call did not run"))
     if rec.task_id is not None:
         return None
     tool = ev.tool_name
@@ -71,7 +88,9 @@ def need_task(ev: Evidence) -> Verdict | None:
                     "check --tool-name/--tool-args"),
             evidence=reply.seqs(),
         )
-    return could_not_run(got(f"the declared tools/call got {reply.describe()}", reply), evidence=reply.seqs())
+    return could_not_run(got(f"the declared tools/call got {reply.describe()}", reply,
+                             fix="check --tool-name and --tool-args: the declared tools/call must be answered"),
+                         evidence=reply.seqs())
 
 
 def need_terminal(ev: Evidence) -> Verdict | None:
@@ -80,7 +99,7 @@ def need_terminal(ev: Evidence) -> Verdict | None:
         return pre
     poll = ev.get(Poll)
     if not poll.ran:
-        return could_not_run(poll.not_run or "the task was not polled")
+        return could_not_run(unrun(poll, "the task was not polled"))
     return None if poll.stop is StopReason.TERMINAL else _why_not_terminal(ev, poll)
 
 
@@ -100,12 +119,14 @@ def _why_not_terminal(ev: Evidence, poll: Poll) -> Verdict:
             'pass --input-responses with an answer per key (or a "*" answer)',
         ))
     if poll.stop is StopReason.POLL_BUDGET:
-        return could_not_run(
+        return could_not_run(needs(
             f"polling stopped after {elapsed} ms: the tasks/get answers passed {POLL_BYTE_BUDGET_MIB} MiB in all "
-            "before the task ended"
-        )
+            "before the task ended", "pick a quicker tool (--tool-name, --tool-args), so that fewer reads are needed"
+        ))
     return could_not_run(
-        f"polling stopped after {elapsed} ms because tasks/get failed",
+        needs(f"polling stopped after {elapsed} ms because tasks/get failed",
+              "make the server answer tasks/get for the task it created (tasks-status-payload-shape says how "
+              "it failed)"),
         blocked_by="tasks-status-payload-shape",
     )
 

@@ -16,7 +16,7 @@ from tasks_conformance.core.protocol import (
 )
 from tasks_conformance.core.verdict import Verdict, could_not_run, failed, passed, warn
 from tasks_conformance.core.wires import Wire, task_support
-from tasks_conformance.server.checks.common import got
+from tasks_conformance.server.checks.common import got, unrun
 from tasks_conformance.server.checks.registry import check
 from tasks_conformance.server.checks.shapes import draft_code_hint, missing_task_fields, result_of, status_problem
 from tasks_conformance.server.evidence import DeclaredCall, Evidence, RequiredUndeclared, SyncWithTask, UndeclaredCall
@@ -49,7 +49,8 @@ def _created_result(ev: Evidence) -> tuple[Any, list[int], Verdict | None]:
     reply = ev.get(DeclaredCall).call
     if reply is None or not reply.answered:
         return None, [], could_not_run(
-            got(f"the declared tools/call got {reply.describe() if reply else 'no reply'}", reply),
+            got(f"the declared tools/call got {reply.describe() if reply else 'no reply'}", reply,
+                fix="check --tool-name and --tool-args: the declared tools/call must be answered"),
             evidence=reply.seqs() if reply else [],
         )
     seqs = reply.seqs()
@@ -183,7 +184,7 @@ def _undeclared_reply(
     rec = ev.get(UndeclaredCall)
     reply = rec.call
     if reply is None:
-        return None, could_not_run(rec.not_run or "the undeclared tools/call did not run")
+        return None, could_not_run(unrun(rec, "the undeclared tools/call did not run"))
     if not reply.answered:
         # A synchronous run of a slow tool is allowed (S-EXT-MAY-01); from outside a slow answer
         # and a hung one look alike, so this cannot be a failure.
@@ -302,10 +303,11 @@ def _required_reply(ev: Evidence) -> tuple[Reply | None, Verdict | None]:
     rec = ev.get(RequiredUndeclared)
     reply = rec.call
     if reply is None:
-        return None, could_not_run(rec.not_run or rec.harness_problem or "the required tool's tools/call did not run")
+        return None, could_not_run(unrun(rec, "the required tool's tools/call did not run"))
     if not reply.answered:
         return None, could_not_run(got(f"the tools/call of the required tool {rec.tool!r} without a task got "
-                                   f"{reply.describe()}", reply), evidence=reply.seqs())
+                                   f"{reply.describe()}", reply, fix="answer the tools/call of a required tool"),
+                                   evidence=reply.seqs())
     if reply.ok and (rec.created.task_id is not None or get_path(reply.result, "resultType") == "task"):
         return None, failed(f"the required tool {rec.tool!r} called without a task returned a task; a task exists "
                             "only when the request asks for one (S-LEG-MUST-02, S-EXT-MUST-01)",
@@ -348,8 +350,9 @@ def extension_required_needs_task(ev: Evidence) -> Verdict:
     expected = f"error.code {ERR_MISSING_CAPABILITY} (HTTP 400)"
     if reply.error is None:
         if get_path(reply.result, "resultType") == "input_required":
-            return could_not_run(f"the required tool {tool!r} called without the declaration asked for input "
-                                 "first (a multi round-trip request, which tasks-conformance does not retry)",
+            return could_not_run(setting(f"the required tool {tool!r} called without the declaration asked for input "
+                                         "first (a multi round-trip request, which tasks-conformance does not retry)",
+                                         "name a required tool that asks for no input with --probe required=TOOL"),
                                  evidence=seqs)
         return failed(f"the required tool {tool!r} called without the extension declaration ran synchronously; a "
                       "request that cannot be served without a task gets -32021 (S-EXT-MUST-02). If this tool can "
@@ -388,11 +391,12 @@ def legacy_forbidden_task_refused(ev: Evidence) -> Verdict:
     rec = ev.get(SyncWithTask)
     reply = rec.call
     if reply is None:
-        return could_not_run(rec.not_run or rec.harness_problem or "the sync tool's tools/call did not run")
+        return could_not_run(unrun(rec, "the sync tool's tools/call did not run"))
     seqs, tool = reply.seqs(), rec.tool
     if not reply.answered:
         answer = reply.describe()
-        return could_not_run(got(f"the tools/call of the sync tool {tool!r} with params.task got {answer}", reply),
+        return could_not_run(got(f"the tools/call of the sync tool {tool!r} with params.task got {answer}", reply,
+                                 fix="answer the tools/call of a forbidden tool"),
                              evidence=seqs)
     if reply.error_code == ERR_METHOD_NOT_FOUND:
         return passed(f"the never-task tool {tool!r} called with params.task got -32601", evidence=seqs)

@@ -3,6 +3,7 @@ server declares."""
 
 from __future__ import annotations
 
+from tasks_conformance.core.causes import harness
 from tasks_conformance.core.protocol import EXT_TASKS, get_path
 from tasks_conformance.core.result import CheckWarning
 from tasks_conformance.core.verdict import Verdict, could_not_run, failed, passed, warn
@@ -41,7 +42,7 @@ def _outbound(ev: Evidence) -> tuple[list[int], Verdict | None]:
                 for m in ev.dialect.declaration_mistakes(intent.method, params, intent.declared)]
     if own:
         return seqs, could_not_run(
-            "tasks-conformance sent a wrong declaration (harness bug): " + "; ".join(own[:3]), evidence=seqs
+            harness("tasks-conformance sent a wrong declaration (harness bug): " + "; ".join(own[:3])), evidence=seqs
         )
     return seqs, None
 

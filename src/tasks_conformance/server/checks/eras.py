@@ -5,7 +5,7 @@ from __future__ import annotations
 from tasks_conformance.core.protocol import get_path
 from tasks_conformance.core.verdict import Verdict, could_not_run, failed, not_applicable, passed
 from tasks_conformance.core.wires import Wire
-from tasks_conformance.server.checks.common import got
+from tasks_conformance.server.checks.common import got, unrun
 from tasks_conformance.server.checks.registry import check
 from tasks_conformance.server.evidence import Evidence, LegacyDeclaresExtension
 
@@ -31,16 +31,18 @@ def extension_in_initialize_ignored(ev: Evidence) -> Verdict:
     if init is None:
         if rec.not_run and "cannot open" in rec.not_run:
             return not_applicable(rec.not_run)
-        return could_not_run(rec.not_run or rec.harness_problem or "the 2025-11-25 initialize was not sent")
+        return could_not_run(unrun(rec, "the 2025-11-25 initialize was not sent"))
     if not init.ok:
         if init.answered:
             return not_applicable(f"the server does not serve 2025-11-25 (initialize got {init.describe()}), so "
                                   "it has no legacy session to keep apart", evidence=init.seqs())
-        return could_not_run(got(f"the 2025-11-25 initialize got {init.describe()}", init), evidence=init.seqs())
+        return could_not_run(got(f"the 2025-11-25 initialize got {init.describe()}", init,
+                                 fix="pin the era the server implements with --protocol-version"), evidence=init.seqs())
     call = rec.call
     if call is None or not call.answered:
         answer = call.describe() if call else "no answer"
-        return could_not_run(got(f"the tools/call on the 2025-11-25 session got {answer}", call),
+        return could_not_run(got(f"the tools/call on the 2025-11-25 session got {answer}", call,
+                                 fix="check --tool-name and --tool-args"),
                              evidence=init.seqs())
     seqs = [*init.seqs(), *call.seqs()]
     result = call.result if call.ok else None

@@ -8,10 +8,11 @@ from tasks_conformance.core.causes import setting
 from tasks_conformance.core.protocol import META_RELATED_TASK, TERMINAL_STATUSES, get_path
 from tasks_conformance.core.verdict import Verdict, could_not_run, failed, not_applicable, passed
 from tasks_conformance.core.wires import Wire
+from tasks_conformance.server.checks.common import unrun
 from tasks_conformance.server.checks.registry import check
 from tasks_conformance.server.checks.role_tasks import role_task
 from tasks_conformance.server.checks.shapes import reply_seqs, result_of
-from tasks_conformance.server.evidence import Evidence, InputTask, Poll, StopReason
+from tasks_conformance.server.evidence import Evidence, InputTask, InputTie, Poll, StopReason
 
 ACK_MEMBERS = ("resultType", "_meta")
 
@@ -22,8 +23,10 @@ INPUT_REQUIRED_UPDATE_COMPLETES = check(
     description=(
         "On the input role's tool, with --input-responses: on the extension, tasks/update is acked with an "
         "empty {resultType: \"complete\"} and "
-        "the task then reaches a terminal status; on legacy, the elicitation arrives on the tasks/result "
-        "stream with the related-task _meta and the task completes. Not applicable when the task never asks."
+        "the task then reaches a terminal status; on legacy, every elicitation or sampling request made for the "
+        "task (its _meta names it, it came on a tasks/result stream of the task, or over stdio it came while no "
+        "tools/call of ours that may ask for itself was outstanding: policy P-42) carries the related-task _meta, "
+        "and the task completes. Not applicable when the task never asks."
     ),
     probes=(InputTask,),
     needs="wire",
@@ -39,15 +42,36 @@ def _asked_for_input(ev: Evidence) -> tuple[Poll, Verdict | None]:
     if early is not None:
         return poll, early
     if not poll.ran:
-        return poll, could_not_run(poll.not_run or "the task was not polled")
+        return poll, could_not_run(unrun(poll, "the task was not polled"))
     # Legacy: the question may be asked and answered on a tasks/result stream between two polls,
     # so no poll shows input_required; the request itself shows the task asked.
-    if poll.saw_input_required or poll.elicitations:
+    if poll.saw_input_required or poll.elicitations or poll.input_requests:
         return poll, None
     if poll.stop is StopReason.TERMINAL:
         went = " → ".join(dict.fromkeys(poll.statuses))
         return poll, not_applicable(f"the task never asked for input (it went {went})")
-    return poll, could_not_run(f"the task did not finish ({poll.stop}) and never asked for input")
+    return poll, could_not_run(setting(f"the task did not finish ({poll.stop}) and never asked for input",
+                                           "raise --poll-timeout, or name a tool that asks for input with --tool-name"))
+
+
+TIE_WORDS = {
+    InputTie.STREAM: "on the task's tasks/result stream",
+    InputTie.LIVE: "while the task was live, when no tools/call of ours could have asked it",
+}
+
+
+def _without_meta(ev: Evidence, poll: Poll, task_id: str | None) -> Verdict | None:
+    """S-LEG-MUST-13: every input request tied to the task names it in the related-task _meta."""
+    bare = [r for r in poll.input_requests if not r.names_task and r.tie is not InputTie.UNTOLD]
+    if not bare:
+        return None
+    first = bare[0]
+    meta = get_path(ev.frame_json(first.seq), "params", "_meta")
+    return failed(f"{len(bare)} {first.method} request(s) made for the task lack _meta[\"{META_RELATED_TASK}\"] "
+                  f"naming it (first: frame #{first.seq}, {TIE_WORDS.get(first.tie, first.tie)}); a request the "
+                  "server sends on a task's behalf carries it (S-LEG-MUST-13; policy P-42)",
+                  broken=("S-LEG-MUST-13",), evidence=[r.seq for r in bare], policies=("P-42",),
+                  details={"expected": {META_RELATED_TASK: {"taskId": task_id}}, "actual": str(meta)[:80]})
 
 
 @INPUT_REQUIRED_UPDATE_COMPLETES.judge(Wire.LEGACY, requires=("S-LEG-MUST-13",))
@@ -60,13 +84,10 @@ def legacy_input(ev: Evidence) -> Verdict:
         return failed("the task was input_required but tasks/result carried no elicitation or sampling request",
                       evidence=[g.request_seq for g in poll.gets],
                       details={"expected": "a server request on the tasks/result stream", "actual": "none"})
-    meta = get_path(ev.frame_json(poll.elicitations[0]), "params", "_meta", META_RELATED_TASK)
     task_id = ev.get(InputTask).task_id
-    if not isinstance(meta, dict) or meta.get("taskId") != task_id:
-        return failed(f'the elicitation for the task lacks _meta["{META_RELATED_TASK}"] (S-LEG-MUST-13)',
-                      broken=("S-LEG-MUST-13",),
-                      evidence=poll.elicitations,
-                      details={"expected": {"taskId": task_id}, "actual": str(meta)[:80]})
+    bare = _without_meta(ev, poll, task_id)
+    if bare is not None:
+        return bare
     if final not in TERMINAL_STATUSES:
         return failed(f"after the answer the task stayed {final!r} ({elapsed} ms)", evidence=poll.elicitations,
                       details={"expected": "a terminal status", "actual": final})

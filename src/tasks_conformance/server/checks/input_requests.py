@@ -11,7 +11,7 @@ from tasks_conformance.core.protocol import ERR_INVALID_PARAMS, META_CLIENT_CAPS
 from tasks_conformance.core.result import CheckWarning
 from tasks_conformance.core.verdict import Verdict, could_not_run, failed, not_applicable, passed, warn
 from tasks_conformance.core.wires import Wire
-from tasks_conformance.server.checks.common import got
+from tasks_conformance.server.checks.common import got, unrun
 from tasks_conformance.server.checks.registry import check
 from tasks_conformance.server.evidence import DeclaredCall, Evidence, Poll, StaleInput, UndeclaredInput
 
@@ -54,7 +54,7 @@ def _same(a: Any, b: Any) -> bool:
 def input_keys_unique(ev: Evidence) -> Verdict:
     poll = ev.get(Poll)
     if not poll.ran:
-        return could_not_run(poll.not_run or "the task was not polled")
+        return could_not_run(unrun(poll, "the task was not polled"))
     first: dict[str, tuple[Any, int]] = {}
     problems: list[str] = []
     seqs: list[int] = []
@@ -149,8 +149,7 @@ def _judge_task(ev: Evidence, creation: Reply | None, gets: list[Reply], label: 
 def input_declared_only(ev: Evidence) -> Verdict:
     rec, poll = ev.get(UndeclaredInput), ev.get(Poll)
     if rec.create is None:
-        return could_not_run(rec.not_run or rec.harness_problem
-                             or "the task without input capabilities was not created")
+        return could_not_run(unrun(rec, "the task without input capabilities was not created"))
     fails: list[str] = []
     warns: list[CheckWarning] = []
     seqs: list[int] = list(rec.create.seqs())
@@ -193,10 +192,11 @@ def stale_input_ignored(ev: Evidence) -> Verdict:
     if upd is None:
         if poll.ran and not poll.updates:
             return not_applicable("the task was never answered any input, so no answer can be stale")
-        return could_not_run(rec.not_run or rec.harness_problem or "the stale tasks/update was not sent")
+        return could_not_run(unrun(rec, "the stale tasks/update was not sent"))
     keys = ", ".join(repr(k) for k in rec.keys)
     if not upd.answered:
-        return could_not_run(got(f"tasks/update with stale keys got {upd.describe()}", upd), evidence=upd.seqs())
+        return could_not_run(got(f"tasks/update with stale keys got {upd.describe()}", upd,
+                                 fix="answer tasks/update (an ack or an error)"), evidence=upd.seqs())
     if upd.error_code == ERR_INTERNAL:
         return failed(f"tasks/update with keys the task was not waiting for ({keys}) got {upd.describe()}; "
                       "they should be ignored and the update acked (S-EXT-SHOULD-03), and an internal error is "

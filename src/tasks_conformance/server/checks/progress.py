@@ -11,7 +11,7 @@ from tasks_conformance.core.protocol import (
 )
 from tasks_conformance.core.verdict import Verdict, could_not_run, failed, not_applicable, passed
 from tasks_conformance.core.wires import Wire
-from tasks_conformance.server.checks.common import got
+from tasks_conformance.server.checks.common import got, unrun
 from tasks_conformance.server.checks.registry import check
 from tasks_conformance.server.checks.shapes import reply_seqs
 from tasks_conformance.server.evidence import (
@@ -43,13 +43,14 @@ PROGRESS_TOKEN = check(
 def progress_token(ev: Evidence) -> Verdict:
     rec = ev.get(TaskProgress)
     if not rec.ran:
-        return could_not_run(rec.not_run or rec.harness_problem or "no task was created with a progressToken")
+        return could_not_run(unrun(rec, "no task was created with a progressToken"))
     seqs = reply_seqs(rec.create, rec.result, rec.ended, rec.later)
     ended = rec.ended
     if rec.result is None or not rec.result.answered or ended is None or not ended.ok \
             or get_path(ended.result, "status") not in TERMINAL_STATUSES:
         return could_not_run(got("the task with a progressToken was not seen to end (tasks/result: "
-                             f"{rec.result.describe() if rec.result else 'not sent'})", rec.result), evidence=seqs)
+                             f"{rec.result.describe() if rec.result else 'not sent'})", rec.result,
+                             fix="raise --poll-timeout or pick a quicker tool"), evidence=seqs)
     tokens = [(seq, get_path(ev.frame_json(seq), "params", "progressToken")) for seq in rec.frames]
     ours = [seq for seq, token in tokens if token == rec.token]
     foreign = [(seq, token) for seq, token in tokens if token != rec.token]

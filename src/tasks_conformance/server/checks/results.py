@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
-from tasks_conformance.core.causes import setting
+from tasks_conformance.core.causes import needs, setting
 from tasks_conformance.core.protocol import (
     META_RELATED_TASK,
     TERMINAL_STATUSES,
@@ -14,7 +14,7 @@ from tasks_conformance.core.protocol import (
 from tasks_conformance.core.result import CheckWarning
 from tasks_conformance.core.verdict import Verdict, could_not_run, failed, not_applicable, passed, warn
 from tasks_conformance.core.wires import Wire
-from tasks_conformance.server.checks.common import got
+from tasks_conformance.server.checks.common import got, unrun
 from tasks_conformance.server.checks.registry import check
 from tasks_conformance.server.checks.shapes import reply_seqs, result_of
 from tasks_conformance.server.evidence import (
@@ -114,7 +114,8 @@ def legacy_result_method(ev: Evidence) -> Verdict:
     status = poll.final_status
     reply = poll.result
     if reply is None:
-        return could_not_run("tasks/result was not called")
+        return could_not_run(needs("tasks/result was not called", "let polling see the end: raise --poll-timeout "
+                                   "or pick a quicker tool"))
     seqs = reply.seqs()
     if not reply.answered:
         return failed(f"tasks/result on the {status} task got {reply.describe()}", evidence=seqs,
@@ -194,7 +195,8 @@ def extension_tool_error_outcome(ev: Evidence) -> Verdict:
                       evidence=seqs, details={"expected": "status completed, result.isError true",
                                               "actual": f"status failed, error {str(task.get('error'))[:60]}"})
     if status != "completed":
-        return could_not_run(f"the task of the tool-error tool ended {status!r}, so it has no outcome to judge",
+        return could_not_run(setting(f"the task of the tool-error tool ended {status!r}, so it has no outcome to "
+                                     "judge", "name a tool that ends with isError: true with --probe tool-error=TOOL"),
                              evidence=seqs)
     result = task.get("result")
     if not isinstance(result, dict):
@@ -215,9 +217,11 @@ def legacy_tool_error_outcome(ev: Evidence) -> Verdict:
     poll = rec.poll
     status, reply = poll.final_status, poll.result
     if status not in ("completed", "failed"):
-        return could_not_run(f"the task of the tool-error tool ended {status!r}, so it has no outcome to judge")
+        return could_not_run(setting(f"the task of the tool-error tool ended {status!r}, so it has no outcome to "
+                                     "judge", "name a tool that ends with isError: true with --probe tool-error=TOOL"))
     if reply is None:
-        return could_not_run("tasks/result was not called for the tool-error tool's task")
+        return could_not_run(needs("tasks/result was not called for the tool-error tool's task",
+                                   "let polling see the end: raise --poll-timeout"))
     seqs = reply.seqs()
     if not reply.answered:
         return failed(f"tasks/result on the {status} task got {reply.describe()}", evidence=seqs,
@@ -273,7 +277,8 @@ def extension_fault_outcome(ev: Evidence) -> Verdict:
         return passed(f"the task of the fault tool {rec.tool!r} ended completed", evidence=seqs,
                       warnings=[_FAULT_COMPLETED])
     if status != "failed":
-        return could_not_run(f"the task of the fault tool ended {status!r}, so it has no outcome to judge",
+        return could_not_run(setting(f"the task of the fault tool ended {status!r}, so it has no outcome to judge",
+                                     "name a tool whose task fails with --probe fault=TOOL"),
                              evidence=seqs)
     err = task.get("error")
     if not (isinstance(err, dict) and is_int(err.get("code")) and isinstance(err.get("message"), str)):
@@ -295,9 +300,11 @@ def legacy_fault_outcome(ev: Evidence) -> Verdict:
         return passed(f"the task of the fault tool {rec.tool!r} ended completed",
                       evidence=reply.seqs() if reply else (), warnings=[_FAULT_COMPLETED])
     if status != "failed":
-        return could_not_run(f"the task of the fault tool ended {status!r}, so it has no outcome to judge")
+        return could_not_run(setting(f"the task of the fault tool ended {status!r}, so it has no outcome to judge",
+                                     "name a tool whose task fails with --probe fault=TOOL"))
     if reply is None:
-        return could_not_run("tasks/result was not called for the fault tool's task")
+        return could_not_run(needs("tasks/result was not called for the fault tool's task",
+                                   "let polling see the end: raise --poll-timeout"))
     seqs = reply.seqs()
     if not reply.answered:
         return failed(f"tasks/result on the failed task got {reply.describe()}", evidence=seqs,
@@ -341,7 +348,7 @@ def result_blocks(ev: Evidence) -> Verdict:
     rec = ev.get(ResultWhileRunning)
     reply = rec.result
     if reply is None:
-        return could_not_run(rec.not_run or rec.harness_problem or "tasks/result was not sent while the task ran")
+        return could_not_run(unrun(rec, "tasks/result was not sent while the task ran"))
     poll = ev.get(Poll)
     sent = reply.request_seq
     reads = [(g, get_path(g.result, "status")) for g in poll.gets if g.ok]
@@ -357,7 +364,8 @@ def result_blocks(ev: Evidence) -> Verdict:
                           f"polling saw the task end {poll.final_status}; it must answer once the task is terminal "
                           "(S-LEG-MUST-11)", broken=("S-LEG-MUST-11",), evidence=seqs,
                           details={"expected": "an answer once the task ended", "actual": reply.describe()})
-        return could_not_run(got(f"tasks/result sent while the task ran got {reply.describe()}", reply), evidence=seqs)
+        return could_not_run(got(f"tasks/result sent while the task ran got {reply.describe()}", reply,
+                                 fix="answer tasks/result once the task ends"), evidence=seqs)
     answered = reply.response_seq or 0
     still_running = [(g, st) for g, st in reads if g.request_seq > answered and st not in TERMINAL_STATUSES]
     if still_running:

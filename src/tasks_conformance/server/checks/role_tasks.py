@@ -8,7 +8,7 @@ from typing import Any, TypeVar
 
 from tasks_conformance.core.causes import setting
 from tasks_conformance.core.verdict import Verdict, could_not_run
-from tasks_conformance.server.checks.common import _why_not_terminal
+from tasks_conformance.server.checks.common import _why_not_terminal, unrun
 from tasks_conformance.server.evidence import Evidence, RoleTask, StopReason
 from tasks_conformance.settings.role_flags import role_flag
 
@@ -20,7 +20,7 @@ def role_task(ev: Evidence, kind: type[R], role: str) -> tuple[R, Verdict | None
     rec = ev.get(kind)
     reply = rec.call
     if reply is None:
-        return rec, could_not_run(rec.not_run or rec.harness_problem or f"the {role} tool's tools/call did not run")
+        return rec, could_not_run(unrun(rec, f"the {role} tool's tools/call did not run"))
     if rec.task_id is not None:
         return rec, None
     tool, seqs = rec.tool or "?", reply.seqs()
@@ -40,7 +40,7 @@ def role_terminal(ev: Evidence, kind: type[R], role: str) -> tuple[R, Verdict | 
         return rec, early
     poll = rec.poll
     if not poll.ran:
-        return rec, could_not_run(poll.not_run or f"the {role} tool's task was not polled")
+        return rec, could_not_run(unrun(poll, f"the {role} tool's task was not polled"))
     if poll.stop is not StopReason.TERMINAL:
         return rec, _why_not_terminal(ev, poll)
     return rec, None

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
+from tasks_conformance.core.causes import harness, setting
 from tasks_conformance.core.protocol import (
     ERR_HEADER_MISMATCH,
     ERR_INVALID_PARAMS,
@@ -18,6 +19,7 @@ from tasks_conformance.core.protocol import (
 from tasks_conformance.core.verdict import Verdict, could_not_run, failed, passed
 from tasks_conformance.core.wirelog import Purpose
 from tasks_conformance.core.wires import Level, Wire
+from tasks_conformance.server.checks.common import unrun
 from tasks_conformance.server.checks.registry import check
 from tasks_conformance.server.checks.shapes import draft_code_hint, reply_seqs
 from tasks_conformance.server.evidence import DeclaredCall, Evidence, InvalidId, NameRouting, RemovedMethods
@@ -81,16 +83,19 @@ def _header_mismatch_problem(reply: Reply, what: str) -> str | None:
 def mcp_name_routing(ev: Evidence) -> Verdict:
     own = _own_routing_header_problems(ev)
     if own:
-        return could_not_run("tasks-conformance sent wrong routing headers (harness bug): " + "; ".join(own[:3]))
+        return could_not_run(harness("tasks-conformance sent wrong routing headers (harness bug): "
+                                     + "; ".join(own[:3])))
     rec = ev.get(NameRouting)
     if rec.name_mismatch is None:
-        return could_not_run(rec.harness_problem or rec.not_run or "the Mcp-Name probe did not run")
+        return could_not_run(unrun(rec, "the Mcp-Name probe did not run"))
     asked = [(r, w) for r, w in ((rec.name_mismatch, f"Mcp-Name {rec.sent_name!r} ≠ taskId"),
                                  (rec.method_mismatch, "Mcp-Method ≠ the body's method")) if r is not None]
     for r, _what in asked:
         if not r.answered and r.transport_problem and not r.timed_out:
             # The connection failed under our probe: that judges nothing about the server's routing.
-            return could_not_run(f"the header probe got no answer: {r.transport_problem}", evidence=r.seqs())
+            return could_not_run(setting(f"the header probe got no answer: {r.transport_problem}",
+                                         "check that the server stays reachable, or raise --timeout"),
+                                 evidence=r.seqs())
     problems = [p for r, what in asked if (p := _header_mismatch_problem(r, what))]
     seqs = reply_seqs(*(r for r, _ in asked))
     if problems:
@@ -122,7 +127,7 @@ INVALID_TASK_ID_REJECTED = check(
 def invalid_task_id_rejected(ev: Evidence) -> Verdict:
     rec = ev.get(InvalidId)
     if not rec.ran:
-        return could_not_run(rec.not_run or "the unknown-id probe did not run")
+        return could_not_run(unrun(rec, "the unknown-id probe did not run"))
     problems: list[str] = []
     warnings: list[str] = []
     for answer in rec.answers:
@@ -158,7 +163,7 @@ REMOVED_RULES = {"tasks/result": "S-EXT-MUST-24", "tasks/list": "S-EXT-MUST-29"}
 def removed_methods_not_found(ev: Evidence) -> Verdict:
     rec = ev.get(RemovedMethods)
     if not rec.ran:
-        return could_not_run(rec.not_run or rec.harness_problem or "the removed methods were not asked")
+        return could_not_run(unrun(rec, "the removed methods were not asked"))
     problems: list[str] = []
     broken: list[str] = []  # the rule of each problem, in order
     for method, reply in rec.answers.items():

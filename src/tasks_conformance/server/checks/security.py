@@ -11,10 +11,11 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
+from tasks_conformance.core.causes import needs, setting
 from tasks_conformance.core.result import CheckWarning
 from tasks_conformance.core.verdict import Verdict, could_not_run, failed, not_applicable, passed, warn
 from tasks_conformance.core.wires import Wire
-from tasks_conformance.server.checks.common import got
+from tasks_conformance.server.checks.common import got, unrun
 from tasks_conformance.server.checks.registry import check
 from tasks_conformance.server.evidence import DeclaredCall, Evidence, OtherPrincipal, TaskIds
 
@@ -128,11 +129,13 @@ def _task_id_entropy(ev: Evidence, rule: str) -> Verdict:
     rec = ev.get(TaskIds)
     seqs = [s for r in rec.calls for s in r.seqs()]
     if not rec.ran:
-        return could_not_run(rec.not_run or rec.harness_problem or "no further tasks were created")
+        return could_not_run(unrun(rec, "no further tasks were created"))
     if len(rec.ids) < 2:
         why = rec.calls[0].describe() if rec.calls else "nothing"
-        return could_not_run(f"the further declared tools/call created no task (it got {why}), so there is only "
-                             "one task id to look at", evidence=seqs)
+        return could_not_run(needs(f"the further declared tools/call created no task (it got {why}), so there is "
+                                   "only one task id to look at",
+                                   "name a tool that runs as a task with --tool-name every time it is called"),
+                             evidence=seqs)
     ids = rec.ids
     if len(set(ids)) < len(ids):
         return failed(f"different tasks got the same id ({_shown(ids)}): an id shared by tasks is known to anyone "
@@ -192,7 +195,7 @@ def task_bound_to_principal(ev: Evidence, rule: str) -> Verdict:
         if rec.not_run and rec.not_run.startswith("no second principal"):
             return not_applicable(f"{rec.not_run}; pass the credentials of another principal to test task "
                                   "authorization")
-        return could_not_run(rec.not_run or rec.harness_problem or "the second principal's requests were not sent")
+        return could_not_run(unrun(rec, "the second principal's requests were not sent"))
     replies = [r for r in (rec.initialize, *rec.replies.values()) if r is not None]
     seqs = [s for r in replies for s in r.seqs()]
     if rec.anonymous is not None and rec.anonymous.ok:
@@ -203,11 +206,13 @@ def task_bound_to_principal(ev: Evidence, rule: str) -> Verdict:
                               f"one and has no principals to keep tasks apart; {rule} applies to a server that "
                               "checks credentials", evidence=[*rec.anonymous.seqs(), *seqs])
     if any(_refused_outright(r) for r in replies):
-        return could_not_run("the server refused the second principal's credentials outright (HTTP 401), so it "
-                             "could not be seen whether tasks are bound to who created them; give the credentials "
-                             "of another valid principal", evidence=seqs)
+        return could_not_run(setting("the server refused the second principal's credentials outright (HTTP 401), so "
+                                     "it could not be seen whether tasks are bound to who created them",
+                                     "give the credentials of another valid principal (--other-access-token or "
+                                     "--other-header)"), evidence=seqs)
     if rec.initialize is not None and not rec.initialize.ok:
-        return could_not_run(got(f"the second principal's initialize got {rec.initialize.describe()}", rec.initialize),
+        return could_not_run(got(f"the second principal's initialize got {rec.initialize.describe()}", rec.initialize,
+                                 fix="give the credentials of another valid principal (--other-access-token)"),
                              evidence=seqs)
     leaks = [f"{method} got a result" for method, r in rec.replies.items() if r.ok]
     unsure = [f"{method}: {r.describe()}" for method, r in rec.replies.items()
@@ -218,7 +223,8 @@ def task_bound_to_principal(ev: Evidence, rule: str) -> Verdict:
                       broken=(rule,), evidence=seqs,
                       details={"expected": "refused (an error, or HTTP 403)", "actual": leaks})
     if unsure:
-        return could_not_run("the second principal's requests got no answer: " + "; ".join(unsure), evidence=seqs)
+        return could_not_run(setting("the second principal's requests got no answer: " + "; ".join(unsure),
+                                     "check that the server stays reachable, or raise --timeout"), evidence=seqs)
     how = ", ".join(f"{m} {r.describe() if r.answered else f'HTTP {r.status}'}" for m, r in rec.replies.items())
     return passed(f"the second principal was refused the task: {how}", evidence=seqs)
 

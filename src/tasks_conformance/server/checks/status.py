@@ -11,8 +11,9 @@ from tasks_conformance.core.protocol import (
     TERMINAL_STATUSES,
     get_path,
 )
-from tasks_conformance.core.verdict import Verdict, could_not_run, failed, passed
+from tasks_conformance.core.verdict import Verdict, could_not_run, failed, not_applicable, passed, warn
 from tasks_conformance.core.wires import Wire
+from tasks_conformance.server.checks.common import got, unrun
 from tasks_conformance.server.checks.registry import check
 from tasks_conformance.server.checks.shapes import reply_seqs, result_of
 from tasks_conformance.server.evidence import (
@@ -28,6 +29,7 @@ if TYPE_CHECKING:
 
 
 from tasks_conformance.server.evidence import Listen, TerminalRereads
+from tasks_conformance.server.evidence.expiry import deleted_after_ttl, not_found, task_expiry
 
 TERMINAL_STATUS_IMMUTABLE = check(
     id="tasks-terminal-status-immutable",
@@ -73,7 +75,7 @@ def _stream(ev: Evidence, seq: int) -> int | None:
 def terminal_status_immutable(ev: Evidence) -> Verdict:
     rec = ev.get(TerminalRereads)
     if not rec.ran:
-        return could_not_run(rec.not_run or rec.harness_problem or "the task was not read again after it ended")
+        return could_not_run(unrun(rec, "the task was not read again after it ended"))
     ended = rec.terminal_status
     last = ev.get(Poll).last_get
     ended_at = (last.response_seq or 0) if last is not None else 0
@@ -97,11 +99,36 @@ def terminal_status_immutable(ev: Evidence) -> Verdict:
         return failed(f"the task ended {ended!r}, then " + "; ".join(changed[:3]) + " — a terminal status never "
                       "changes", evidence=seqs, details={"expected": ended, "actual": changed[:3]})
     if seen:
-        # A task that vanished (expired, purged) says nothing about its status: not this rule.
-        return could_not_run("; ".join(text for text, _ in seen[:2]) + " (a task may be deleted once its TTL has "
-                             "run out, so there is no later status to judge)", evidence=seqs)
+        return _vanished(ev, rec, ended, seqs)
     seen_by = f" after notification frame {rec.sighted_seq} showed it end" if rec.gets and rec.gets[0] is last else ""
     return passed(f"the task stayed {ended!r} on {len(rec.gets)} later reads{seen_by}", evidence=seqs)
+
+
+def _vanished(ev: Evidence, rec: TerminalRereads, ended: str | None, seqs: list[int]) -> Verdict:
+    """Later reads that found the task no longer. A task deleted (expired, purged) says nothing about
+    its status, so it is not this rule; after its TTL that is a freedom the spec grants, before it a
+    reading of ours that warns (policy P-41). Any other unanswered read leaves the rule unjudged."""
+    expiry = task_expiry(ev.wire_log, ev.dialect, ev.get(DeclaredCall).call, ev.get(Poll).gets)
+    missing = [(n, reply) for n, reply in enumerate(rec.gets, start=1) if not reply.ok]
+    unanswered = [f"tasks/get #{n} after the end got {reply.describe()}" for n, reply in missing
+                  if not not_found(reply)]
+    if unanswered:
+        return could_not_run(got("; ".join(unanswered[:2]), *(r for _, r in missing),
+                                 fix="answer tasks/get for an ended task with its status"), evidence=seqs)
+    stayed = len(rec.gets) - len(missing)
+    early = [n for n, reply in missing if not deleted_after_ttl(ev.wire_log, expiry, reply)]
+    gone = f"tasks/get #{missing[0][0]} after the end found the task no longer ({missing[0][1].describe()})"
+    so_far = f"the task stayed {ended!r} on {stayed} later read(s); then " if stayed else ""
+    if not early:
+        text = (f"{so_far}{gone}, sent once its TTL had run out ({expiry.describe(ev.dialect)} from creation): a "
+                "server may delete a task then (S-EXT-MAY-04, S-LEG-MAY-03)")
+        return passed(text, evidence=seqs) if stayed else not_applicable(
+            text + ", so there is no later status to judge", evidence=seqs)
+    warning = warn(f"{gone} before its TTL had run out ({expiry.describe(ev.dialect)} from creation): the spec "
+                   "grants deletion only after the TTL (policy P-41)", "P-41")
+    if stayed:
+        return passed(f"the task stayed {ended!r} on {stayed} later read(s)", evidence=seqs, warnings=[warning])
+    return not_applicable(f"{gone}, so there is no later status to judge", evidence=seqs, warnings=[warning])
 
 
 STATUS_TRANSITIONS = check(

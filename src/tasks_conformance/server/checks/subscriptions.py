@@ -5,10 +5,11 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
+from tasks_conformance.core.causes import setting
 from tasks_conformance.core.protocol import ERR_METHOD_NOT_FOUND, META_SUBSCRIPTION_ID, get_path
 from tasks_conformance.core.verdict import Verdict, could_not_run, failed, not_applicable, passed, warn
 from tasks_conformance.core.wires import Wire
-from tasks_conformance.server.checks.common import got
+from tasks_conformance.server.checks.common import got, unrun
 from tasks_conformance.server.checks.registry import check
 from tasks_conformance.server.checks.shapes import missing_task_fields, status_problem
 from tasks_conformance.server.evidence import DeclaredCall, Evidence, Listen
@@ -72,7 +73,7 @@ def _listen_reply(rec: Listen) -> Reply | Verdict:
     sent (could not run), or not implemented (task notifications are optional)."""
     reply = rec.listen
     if reply is None:
-        return could_not_run(rec.not_run or "subscriptions/listen was not sent")
+        return could_not_run(unrun(rec, "subscriptions/listen was not sent"))
     if reply.error_code == ERR_METHOD_NOT_FOUND:
         return not_applicable("the server does not implement subscriptions/listen (task notifications are "
                               "optional, S-EXT-MAY-08)", evidence=reply.seqs())
@@ -100,8 +101,9 @@ def subscription_notifications(ev: Evidence) -> Verdict:
                         f"{META_SUBSCRIPTION_ID!r} = {sub!r} (frames {', '.join(map(str, untagged[:5]))})")
     if not tagged and not untagged:
         if not reply.answered:
-            return could_not_run("no acknowledgement arrived within the listening window "
-                                 f"({reply.elapsed_ms} ms); the server may be slow to open the stream", evidence=seqs)
+            return could_not_run(setting("no acknowledgement arrived within the listening window "
+                                         f"({reply.elapsed_ms} ms); the server may be slow to open the stream",
+                                         "raise --timeout", "--timeout"), evidence=seqs)
         problems.append("the subscription ended without notifications/subscriptions/acknowledged")
     elif tagged and tagged[0][1].get("method") != ACK:
         problems.append(f"the first message of the subscription is {tagged[0][1].get('method')!r}, not {ACK}")
@@ -152,7 +154,8 @@ def subscription_stream_clean(ev: Evidence) -> Verdict:
     if isinstance(reply, Verdict):
         return reply
     if reply.error is not None:
-        return could_not_run(got(f"subscriptions/listen got {reply.describe()}", reply),
+        return could_not_run(got(f"subscriptions/listen got {reply.describe()}", reply,
+                                 fix="answer subscriptions/listen (an error is judged by its own rule)"),
                              blocked_by="tasks-subscription-notifications", evidence=reply.seqs())
     on_stream: list[int] = []
     unsure: list[int] = []

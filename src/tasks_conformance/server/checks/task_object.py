@@ -6,9 +6,11 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
+from tasks_conformance.core.causes import needs
 from tasks_conformance.core.protocol import TASK_STATUSES
 from tasks_conformance.core.verdict import Verdict, could_not_run, failed, passed
 from tasks_conformance.core.wires import Wire
+from tasks_conformance.server.checks.common import unrun
 from tasks_conformance.server.checks.registry import check
 from tasks_conformance.server.checks.shapes import (
     TaskFrame,
@@ -111,7 +113,9 @@ def ttl_integer_shape(ev: Evidence) -> Verdict:
         problems += p
         warnings += w
     if not judged:
-        return could_not_run(f"no task frame carried {ttl} or {poll} to judge", blocked_by="tasks-ttl-shape")
+        return could_not_run(needs(f"no task frame carried {ttl} or {poll} to judge",
+                                   f"give task frames their {ttl} (tasks-ttl-shape says which lack it)"),
+                             blocked_by="tasks-ttl-shape")
     seqs = [tf.seq for tf in judged]
     shown = sorted(set(warnings))[:5]
     if problems:
@@ -190,7 +194,7 @@ def _status_payload(ev: Evidence, durable: tuple[str, str], era_findings: Findin
     durable_id, durable_rule = durable
     poll = ev.get(Poll)
     if not poll.gets:
-        return could_not_run(poll.not_run or "no tasks/get was sent")
+        return could_not_run(unrun(poll, "no tasks/get was sent"))
     first = poll.gets[0]
     if not first.ok:
         return failed(f"the first tasks/get right after creation got {first.describe()} ({durable_rule})",

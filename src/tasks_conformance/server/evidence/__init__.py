@@ -5,6 +5,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING, Any, TypeVar
 
+from tasks_conformance.core.causes import Reason, harness
 from tasks_conformance.core.wires import Wire, WireDialect
 from tasks_conformance.server.evidence.discovery import Discovery
 from tasks_conformance.server.evidence.records import (
@@ -17,7 +18,9 @@ from tasks_conformance.server.evidence.records import (
     Durability,
     FaultTask,
     HttpOutcome,
+    InputRequestSeen,
     InputTask,
+    InputTie,
     Intent,
     InvalidId,
     LegacyDeclaresExtension,
@@ -45,6 +48,8 @@ from tasks_conformance.server.evidence.records import (
     UnknownIdAnswer,
     Update,
 )
+from tasks_conformance.server.evidence.restart import TaskReads, TaskRestart
+from tasks_conformance.server.evidence.server_gone import GoneHow, ServerGone
 
 if TYPE_CHECKING:
     from tasks_conformance.core.wirelog import Frame, WireLog
@@ -91,6 +96,8 @@ class Evidence:
     profile: str = "standard"
     # The probes a check may read; None while the runner itself looks (preconditions use it).
     readable: frozenset[str] | None = None
+    # The server stopped answering mid-run (liveness.py): one check judges it, the others defer.
+    server_gone: ServerGone | None = None
 
     @property
     def wire(self) -> Wire:
@@ -118,7 +125,7 @@ class Evidence:
         rec = self.records.get(kind.probe)
         if isinstance(rec, kind):
             return rec
-        return kind(not_run="the probe was not planned")
+        return kind(not_run=Reason(harness("the probe was not planned")))
 
     @property
     def created_task_id(self) -> str | None:
@@ -145,8 +152,11 @@ __all__ = [
     "Durability",
     "Evidence",
     "FaultTask",
+    "GoneHow",
     "HttpOutcome",
+    "InputRequestSeen",
     "InputTask",
+    "InputTie",
     "Intent",
     "InvalidId",
     "LegacyDeclaresExtension",
@@ -160,12 +170,15 @@ __all__ = [
     "RequiredUndeclared",
     "ResultWhileRunning",
     "RoleTask",
+    "ServerGone",
     "StaleInput",
     "StopReason",
     "SyncWithTask",
     "TaskIds",
     "TaskListing",
     "TaskProgress",
+    "TaskReads",
+    "TaskRestart",
     "TerminalRereads",
     "ToolChoice",
     "ToolErrorTask",

@@ -1,7 +1,6 @@
-"""One typed record per probe: what it sent and what came back, as named fields.
-
-Probes fill their record while they run; checks read them afterwards and never write. A
-record names its probe (`probe`), which is how checks declare what they read.
+"""One typed record per probe: what it sent and what came back, as named fields. Probes fill
+their record while they run; checks read them afterwards and never write. A record names its
+probe (`probe`), which is how checks declare what they read.
 """
 
 from __future__ import annotations
@@ -10,7 +9,18 @@ import enum
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, ClassVar
 
-from tasks_conformance.core.wires import CreatedTask, UnknownIdProbe
+from tasks_conformance.core.wires import CreatedTask
+
+# Re-exported: the records' one import path stays this module (`X as X` marks the re-export).
+from tasks_conformance.server.evidence.legacy_records import RelatedMetaOverride as RelatedMetaOverride
+from tasks_conformance.server.evidence.legacy_records import ResultWhileRunning as ResultWhileRunning
+from tasks_conformance.server.evidence.legacy_records import TaskListing as TaskListing
+from tasks_conformance.server.evidence.legacy_records import TaskProgress as TaskProgress
+from tasks_conformance.server.evidence.record_base import InputRequestSeen as InputRequestSeen
+from tasks_conformance.server.evidence.record_base import InputTie as InputTie
+from tasks_conformance.server.evidence.record_base import ProbeRecord as ProbeRecord
+from tasks_conformance.server.evidence.record_base import UnknownIdAnswer as UnknownIdAnswer
+from tasks_conformance.server.evidence.record_base import Update as Update
 
 if TYPE_CHECKING:
     # Annotations only: listing the checks must not import the JSON-RPC and transport layers.
@@ -27,30 +37,6 @@ class Intent:
     method: str
     era: str
     declared: bool  # meant to declare tasks support (extension _meta, or legacy params.task)
-
-
-@dataclass
-class ProbeRecord:
-    probe: ClassVar[str]
-    ran: bool = False
-    not_run: str | None = None  # why the probe did not run (a precondition fell)
-    harness_problem: str | None = None  # our own fault (e.g. an override the transport cannot carry)
-    elapsed_ms: int = 0
-
-    def all_replies(self) -> list[Reply]:
-        """Every reply the record holds, in the order they were asked."""
-        from tasks_conformance.core.rpc.peer import Reply
-
-        out: list[Reply] = []
-        for value in vars(self).values():
-            if isinstance(value, Reply):
-                out.append(value)
-            elif isinstance(value, list):
-                out.extend(v for v in value if isinstance(v, Reply))
-                out.extend(v.reply for v in value if isinstance(v, (Update, UnknownIdAnswer)))
-            elif isinstance(value, dict):
-                out.extend(v for v in value.values() if isinstance(v, Reply))
-        return out
 
 
 @dataclass
@@ -90,14 +76,6 @@ class StopReason(enum.StrEnum):
     GET_ERROR = "get-error"
 
 
-@dataclass(frozen=True)
-class Update:
-    """One tasks/update sent while polling, with the inputRequests keys it answered."""
-
-    keys: tuple[str, ...]
-    reply: Reply
-
-
 @dataclass
 class Poll(ProbeRecord):
     probe: ClassVar[str] = "poll"
@@ -108,6 +86,8 @@ class Poll(ProbeRecord):
     stop: StopReason | None = None
     result: Reply | None = None  # legacy tasks/result
     elicitations: list[int] = field(default_factory=list)  # legacy: server requests on that stream
+    # Legacy: every input request tied to the task while it was live, with what ties it.
+    input_requests: list[InputRequestSeen] = field(default_factory=list)
     # tasks/get errors the poller read as a rate limit (S-EXT-MAY-02) and retried after one interval;
     # not in `gets`, which holds the answers the checks judge.
     rate_limited: list[Reply] = field(default_factory=list)
@@ -123,12 +103,6 @@ class Poll(ProbeRecord):
     @property
     def last_get(self) -> Reply | None:
         return self.gets[-1] if self.gets else None
-
-
-@dataclass(frozen=True)
-class UnknownIdAnswer:
-    asked: UnknownIdProbe
-    reply: Reply
 
 
 @dataclass
@@ -381,63 +355,6 @@ class SyncWithTask(ProbeRecord):
     tool: str | None = None
     call: Reply | None = None
     created: CreatedTask = NO_TASK
-
-
-@dataclass
-class ResultWhileRunning(ProbeRecord):
-    """Legacy: tasks/result sent at once after creation, while the task still runs (it must block)."""
-
-    probe: ClassVar[str] = "result-while-running"
-    task_id: str | None = None
-    result: Reply | None = None
-
-
-# Listing is followed page by page, but a server whose cursors never end must not keep us forever.
-MAX_LIST_PAGES = 20
-MAX_LISTED_TASKS = 2_000
-
-
-@dataclass
-class TaskListing(ProbeRecord):
-    """Legacy tasks/list: every page by nextCursor (bounded), then one made-up cursor."""
-
-    probe: ClassVar[str] = "task-listing"
-    no_list_capability: bool = False
-    task_id: str | None = None
-    pages: list[Reply] = field(default_factory=list)
-    stopped: str | None = None  # why paging stopped before the end (a bound, a repeated cursor)
-    bad_cursor: str | None = None
-    bad_cursor_reply: Reply | None = None
-
-
-@dataclass
-class RelatedMetaOverride(ProbeRecord):
-    """Legacy tasks/get whose related-task _meta names another task than params.taskId."""
-
-    probe: ClassVar[str] = "related-meta-override"
-    task_id: str | None = None
-    other_id: str | None = None
-    meta_names_other: Reply | None = None  # params: our task; _meta: a made-up id
-    params_names_other: Reply | None = None  # params: a made-up id; _meta: our task
-
-
-# Progress notifications are kept by sequence number; a server flooding them must not grow the record.
-MAX_PROGRESS_FRAMES = 500
-
-
-@dataclass
-class TaskProgress(ProbeRecord):
-    """Legacy: a second task created with a progressToken, waited for with tasks/result, then read
-    twice (the second read spaced by its poll interval), and the notifications/progress meanwhile."""
-
-    probe: ClassVar[str] = "task-progress"
-    token: str | None = None
-    task_id: str | None = None
-    create: Reply | None = None
-    result: Reply | None = None
-    ended: Reply | None = None  # tasks/get once tasks/result answered
-    later: Reply | None = None  # tasks/get after a poll interval more
-    frames: list[int] = field(default_factory=list)  # every notifications/progress during the probe
 
 
 RECORD_TYPES: dict[str, type[ProbeRecord]] = {

@@ -54,6 +54,8 @@ class ProbeSpec:
     # role has no tool.
     role: str | None = None
     brief: bool = False  # takes turns with the other brief probes (see the module's doc)
+    # After every other planned probe: it stops the server (the restart probe, profile durable).
+    final: bool = False
 
     @property
     def name(self) -> str:
@@ -67,12 +69,13 @@ def probe(
     record: type[ProbeRecord], *, order: int, description: str, needs: tuple[type[ProbeRecord], ...] = (),
     applies: Applies = every_wire, needs_tool: bool = False, needs_task: bool = False, last: bool = False,
     after: tuple[type[ProbeRecord], ...] = (), role: str | None = None, brief: bool = False,
+    final: bool = False,
 ) -> Callable[[ProbeFn], ProbeFn]:
     def register(fn: ProbeFn) -> ProbeFn:
         if record.probe in PROBES:
             raise ValueError(f"probe {record.probe!r} registered twice")
         PROBES[record.probe] = ProbeSpec(
-            record, order, needs, applies, needs_tool, needs_task, description, fn, last, after, role, brief
+            record, order, needs, applies, needs_tool, needs_task, description, fn, last, after, role, brief, final
         )
         return fn
 
@@ -95,6 +98,7 @@ def load_probes() -> dict[str, ProbeSpec]:
         poll,
         removed,
         rereads,
+        restart,
         roles,
         routing,
         task_ids,

@@ -8,10 +8,12 @@ import base64
 import json
 from typing import TYPE_CHECKING
 
+from tasks_conformance.core.causes import reason
 from tasks_conformance.core.protocol import HEADER_NAME, HEADER_PROTOCOL_VERSION
 from tasks_conformance.core.wirelog import FrameTag, Purpose, tagging
 from tasks_conformance.core.wires import WireDialect
 from tasks_conformance.server.evidence import Base64Name, BaseHttp, DeclaredCall, HttpOutcome
+from tasks_conformance.server.evidence.reasons import HTTP_FIX
 from tasks_conformance.server.probes import probe
 from tasks_conformance.server.probes.context import ProbeContext
 from tasks_conformance.server.session.extension import ExtensionSession
@@ -62,7 +64,7 @@ async def base_http(ctx: ProbeContext) -> None:
     rec = ctx.record(BaseHttp)
     found = _http(ctx)
     if found is None:
-        rec.not_run = f"HTTP only; this run is over {ctx.session.transport.kind}"
+        rec.not_run = reason(f"HTTP only; this run is over {ctx.session.transport.kind}", HTTP_FIX)
         return
     transport, session = found
     rec.unknown_method = await session.request(UNKNOWN_METHOD, {}, purpose="a method nobody implements")
@@ -92,7 +94,7 @@ async def base_http(ctx: ProbeContext) -> None:
 async def base64_name(ctx: ProbeContext) -> None:
     rec = ctx.record(Base64Name)
     if _http(ctx) is None:
-        rec.not_run = f"HTTP only; this run is over {ctx.session.transport.kind}"
+        rec.not_run = reason(f"HTTP only; this run is over {ctx.session.transport.kind}", HTTP_FIX)
         return
     tid = rec.task_id = ctx.require_task_id()
     rec.sent_name = "=?base64?" + base64.b64encode(tid.encode("utf-8")).decode("ascii") + "?="

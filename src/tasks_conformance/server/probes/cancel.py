@@ -3,8 +3,10 @@ has ended by now and is then asked once more, since cancelling a finished task i
 
 from __future__ import annotations
 
+from tasks_conformance.core.causes import reason
 from tasks_conformance.core.wires import CreatedTask
 from tasks_conformance.server.evidence import Cancel, DeclaredCall, Poll, StopReason, TerminalRereads
+from tasks_conformance.server.evidence.reasons import NO_TASK_CREATED
 from tasks_conformance.server.probes import probe
 from tasks_conformance.server.probes.context import ProbeContext
 
@@ -16,7 +18,8 @@ from tasks_conformance.server.probes.context import ProbeContext
 async def cancel(ctx: ProbeContext) -> None:
     rec = ctx.record(Cancel)
     if not ctx.dialect.can_cancel(ctx.discovery.server_capabilities):
-        rec.not_run = "the server does not declare capabilities.tasks.cancel"
+        rec.not_run = reason("the server does not declare capabilities.tasks.cancel",
+                             "declare capabilities.tasks.cancel in the server to have tasks/cancel judged")
         rec.no_cancel_capability = True
         return
     tid = await _task_to_cancel(ctx, rec)
@@ -40,12 +43,13 @@ async def _task_to_cancel(ctx: ProbeContext, rec: Cancel) -> str | None:
         # Cancelling a task that has ended is acked here: the probe task serves, whatever its status.
         tid = ctx.created_task_id
         if tid is None:
-            rec.not_run = "no task was created by the declared tools/call"
+            rec.not_run = NO_TASK_CREATED
         return tid
     # The probe task has ended by now, and cancelling an ended task is an error here: a fresh one.
     params = ctx.tool_params()
     rec.create = await ctx.session.request("tools/call", params, purpose="second task, to cancel")
     created = CreatedTask.read(rec.create.result if rec.create.ok else None)
     if created.task_id is None:
-        rec.not_run = "the second declared tools/call created no task"
+        rec.not_run = reason("the second declared tools/call created no task",
+                             "name a tool that runs as a task every time with --tool-name")
     return created.task_id

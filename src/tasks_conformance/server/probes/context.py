@@ -16,6 +16,7 @@ from tasks_conformance.settings.config import RunConfig
 
 if TYPE_CHECKING:
     from tasks_conformance.core.rpc.peer import Reply
+    from tasks_conformance.server.managed import ManagedServer
 
 # The longest a probe waits for a task's poll interval before reading it again: a server asking
 # for minutes between polls gets a refused read judged, not a stalled run.
@@ -36,6 +37,7 @@ class ProbeContext:
     tool: ToolChoice | None = None
     records: dict[str, ProbeRecord] = field(default_factory=dict)
     roles: dict[str, ToolChoice] = field(default_factory=dict)  # the other probe roles (roles.py)
+    server: ManagedServer | None = None  # the --server-command server (the restart probe restarts it)
 
     def record(self, kind: type[R]) -> R:
         """The probe's record, created on first use."""

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import contextlib
 
+from tasks_conformance.core.causes import Reason, reason, setting
 from tasks_conformance.core.errors import ConnectFailed
 from tasks_conformance.core.protocol import EXT_TASKS
 from tasks_conformance.core.rpc.peer import Peer
@@ -34,7 +35,8 @@ async def legacy_declares_extension(ctx: ProbeContext) -> None:
     rec = ctx.record(LegacyDeclaresExtension)
     fresh = ctx.session.transport.fresh()
     if fresh is None:
-        rec.not_run = f"the {ctx.session.transport.kind} transport cannot open a second connection"
+        rec.not_run = reason(f"the {ctx.session.transport.kind} transport cannot open a second connection",
+                             "run against an endpoint that takes several connections (--url, --tcp or --unix)")
         return
     caps = client_capabilities(ctx.config)
     caps["extensions"] = {**dict(caps.get("extensions") or {}), EXT_TASKS: {}}
@@ -42,7 +44,8 @@ async def legacy_declares_extension(ctx: ProbeContext) -> None:
         try:
             await fresh.start()
         except ConnectFailed as exc:
-            rec.not_run = f"could not open a second connection: {exc}"
+            rec.not_run = Reason(setting(f"could not open a second connection: {exc}",
+                                         "let the server accept a second connection, or raise --timeout"))
             return
         sessions: list[LegacySession] = []
 

@@ -8,6 +8,7 @@ from typing import Any
 
 import anyio
 
+from tasks_conformance.core.causes import reason
 from tasks_conformance.core.protocol import EXT_TASKS, META_CLIENT_CAPS, TERMINAL_STATUSES, get_path
 from tasks_conformance.core.wires import CreatedTask, WireDialect
 from tasks_conformance.server.evidence import DeclaredCall, Poll, StaleInput, UndeclaredInput
@@ -74,7 +75,8 @@ async def stale_input(ctx: ProbeContext) -> None:
         if upd.reply.ok and isinstance(sent, dict):
             answers.update(sent)
     if not answers:
-        rec.not_run = "the task was never answered any input, so no answer can be stale"
+        rec.not_run = reason("the task was never answered any input, so no answer can be stale",
+                             "name a tool that asks for input with --tool-name and answer it with --input-responses")
         return
     first = next(iter(answers))
     stale = {first: answers[first], UNKNOWN_KEY: answers[first]}

@@ -9,7 +9,9 @@ import secrets
 
 import anyio
 
+from tasks_conformance.core.causes import reason
 from tasks_conformance.core.protocol import get_path
+from tasks_conformance.core.rpc.peer import Reply
 from tasks_conformance.core.wires import CreatedTask, WireDialect
 from tasks_conformance.server.evidence import (
     DeclaredCall,
@@ -18,7 +20,12 @@ from tasks_conformance.server.evidence import (
     TaskListing,
     TaskProgress,
 )
-from tasks_conformance.server.evidence.records import MAX_LIST_PAGES, MAX_LISTED_TASKS, MAX_PROGRESS_FRAMES
+from tasks_conformance.server.evidence.legacy_records import (
+    LIST_EXTRA_TASKS,
+    MAX_LIST_PAGES,
+    MAX_LISTED_TASKS,
+    MAX_PROGRESS_FRAMES,
+)
 from tasks_conformance.server.probes import probe
 from tasks_conformance.server.probes.context import ProbeContext
 from tasks_conformance.server.probes.poll import DEFAULT_POLL_INTERVAL_S, MIN_POLL_INTERVAL_S
@@ -55,22 +62,17 @@ async def result_while_running(ctx: ProbeContext) -> None:
     rec.ran = True
 
 
-@probe(TaskListing, brief=True, order=22, needs=(DeclaredCall,), applies=_lists_tasks, needs_task=True,
-       description="tasks/list page by page to the end (bounded), then with a made-up cursor")
-async def task_listing(ctx: ProbeContext) -> None:
-    rec = ctx.record(TaskListing)
-    if not ctx.dialect.can_list(ctx.discovery.server_capabilities):
-        rec.not_run = "the server does not declare capabilities.tasks.list"
-        rec.no_list_capability = True
-        return
-    rec.task_id = ctx.require_task_id()
+async def _read_list(ctx: ProbeContext, rec: TaskListing, label: str) -> list[Reply]:
+    """tasks/list from its first page, following nextCursor to the end (bounded)."""
+    pages: list[Reply] = []
     cursor: str | None = None
     seen_cursors: set[str] = set()
     listed = 0
+    rec.stopped = None
     for n in range(MAX_LIST_PAGES):
         reply = await ctx.session.request("tasks/list", {"cursor": cursor} if cursor is not None else {},
-                                          purpose=f"tasks/list page {n + 1}")
-        rec.pages.append(reply)
+                                          purpose=f"tasks/list{label} page {n + 1}")
+        pages.append(reply)
         if not reply.ok:
             break
         tasks = reply.result.get("tasks")
@@ -88,6 +90,37 @@ async def task_listing(ctx: ProbeContext) -> None:
         cursor = nxt
     else:
         rec.stopped = f"{MAX_LIST_PAGES} pages read, the most tasks-conformance follows"
+    return pages
+
+
+# Not brief: it creates tasks and reads them, beside the probe task's polls.
+@probe(TaskListing, order=22, needs=(DeclaredCall,), applies=_lists_tasks, needs_task=True,
+       description=f"tasks/list to the end; if it fit one page, {LIST_EXTRA_TASKS} more tasks and again to the "
+                   "end; tasks/get of each of ours; then a made-up cursor")
+async def task_listing(ctx: ProbeContext) -> None:
+    rec = ctx.record(TaskListing)
+    if not ctx.dialect.can_list(ctx.discovery.server_capabilities):
+        rec.not_run = reason("the server does not declare capabilities.tasks.list",
+                             "declare capabilities.tasks.list in the server to have tasks/list judged")
+        rec.no_list_capability = True
+        return
+    rec.task_id = ctx.require_task_id()
+    rec.ours = [rec.task_id]
+    rec.pages = await _read_list(ctx, rec, "")
+    if len(rec.pages) == 1 and rec.pages[0].ok:
+        # One page held everything: with a few more tasks a server that pages at a small size must
+        # page, and what it lists then is judged the same way.
+        rec.first_pages = rec.pages
+        for n in range(LIST_EXTRA_TASKS):
+            call = await ctx.session.request("tools/call", ctx.tool_params(),
+                                             purpose=f"an extra task for tasks/list ({n + 1}/{LIST_EXTRA_TASKS})")
+            rec.extra_calls.append(call)
+            extra = CreatedTask.read(call.result if call.ok else None).task_id
+            if extra is not None:
+                rec.ours.append(extra)
+        rec.pages = await _read_list(ctx, rec, " again")
+    for tid in rec.ours:
+        rec.reads.append(await ctx.session.request("tasks/get", {"taskId": tid}, purpose="is it readable?"))
     rec.bad_cursor = made_up_id("cursor")
     rec.bad_cursor_reply = await ctx.session.request("tasks/list", {"cursor": rec.bad_cursor},
                                                      purpose="tasks/list with a made-up cursor")
@@ -150,7 +183,8 @@ async def task_progress(ctx: ProbeContext) -> None:
                                            purpose="a task with a progressToken")
     rec.task_id = CreatedTask.read(rec.create.result if rec.create.ok else None).task_id
     if rec.task_id is None:
-        rec.not_run = "the tools/call with a progressToken created no task"
+        rec.not_run = reason("the tools/call with a progressToken created no task",
+                             "name a tool that runs as a task with --tool-name")
         return
     wait_s = ctx.config.poll_timeout_s + ctx.config.timeout_s
     rec.result = await ctx.session.request("tasks/result", {"taskId": rec.task_id}, timeout_s=wait_s,

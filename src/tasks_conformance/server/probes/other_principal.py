@@ -10,9 +10,10 @@ import contextlib
 from collections.abc import AsyncIterator
 from typing import TYPE_CHECKING
 
-from tasks_conformance.core.causes import Reason, setting
+from tasks_conformance.core.causes import Reason, reason, setting
 from tasks_conformance.core.rpc.peer import Peer, Reply
 from tasks_conformance.server.evidence import DeclaredCall, OtherPrincipal, Poll
+from tasks_conformance.server.evidence.reasons import HTTP_FIX
 from tasks_conformance.server.probes import probe
 from tasks_conformance.server.probes.context import ProbeContext
 from tasks_conformance.server.session.base import Session
@@ -40,7 +41,7 @@ async def other_principal(ctx: ProbeContext) -> None:
         return
     main = ctx.session.transport
     if main.kind != "http":
-        rec.not_run = "credentials are HTTP headers; this run is not over HTTP"
+        rec.not_run = reason("credentials are HTTP headers; this run is not over HTTP", HTTP_FIX)
         return
     from tasks_conformance.core.transports.http import HttpTransport  # httpx: HTTP runs only
 

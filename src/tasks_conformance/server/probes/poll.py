@@ -12,7 +12,6 @@ import anyio
 from tasks_conformance.core.protocol import (
     ERR_INVALID_PARAMS,
     ERR_MISSING_CAPABILITY,
-    META_RELATED_TASK,
     TERMINAL_STATUSES,
     get_path,
 )
@@ -22,6 +21,7 @@ from tasks_conformance.server.evidence import DeclaredCall, Durability, Poll, St
 from tasks_conformance.server.evidence.records import POLL_BYTE_BUDGET_MIB
 from tasks_conformance.server.probes import probe
 from tasks_conformance.server.probes.context import ProbeContext
+from tasks_conformance.server.probes.input_ties import tied_input_requests
 
 DEFAULT_POLL_INTERVAL_S = 0.25
 MIN_POLL_INTERVAL_S = 0.05
@@ -31,7 +31,6 @@ MAX_POLLS = 2_000
 # refusing is judged on its refusal.
 MAX_RATE_LIMIT_RETRIES = 3
 POLL_BYTE_BUDGET = POLL_BYTE_BUDGET_MIB * 1024 * 1024
-INPUT_METHODS = ("elicitation/create", "sampling/createMessage")
 ANSWER_SHAPES = {"elicitation/create": ("action",), "sampling/createMessage": ("role", "content"),
                  "roots/list": ("roots",)}
 
@@ -186,6 +185,16 @@ class Poller:
         due = self.sent_at + max(self.interval_s, MIN_POLL_INTERVAL_S) - self.ctx.wire_log.elapsed()
         return max(min(due, self.deadline - time.monotonic()), 0.0)
 
+    def tie_input_requests(self, created_seq: int | None) -> None:
+        """Legacy: keep every input request tied to the task since its creation (input_ties.py);
+        those are the task's questions, whether or not they carry the related-task _meta."""
+        if not self.ctx.dialect.defines("tasks/result"):
+            return
+        peer = self.ctx.session.peer
+        self.rec.input_requests = tied_input_requests(self.ctx.wire_log, peer.server_requests, self.task_id,
+                                                      created_seq or 0)
+        self.rec.elicitations = sorted({r.seq for r in self.rec.input_requests}.union(self.rec.elicitations))
+
     async def ask_result(self) -> None:
         """tasks/result, keeping the server requests that arrive on its stream."""
         peer = self.ctx.session.peer
@@ -207,7 +216,6 @@ class Poller:
 async def poll(ctx: ProbeContext) -> None:
     rec = ctx.record(Poll)
     rec.ran = True
-    first_server_request = len(ctx.session.peer.server_requests)
     poller = Poller(ctx, rec, ctx.require_task_id())
     rec.stop = await poller.run()
     rec.elapsed_ms = int((time.monotonic() - poller.started) * 1000)
@@ -216,12 +224,6 @@ async def poll(ctx: ProbeContext) -> None:
         if rec.stop is StopReason.TERMINAL and not poller.asked_result:
             await poller.ask_result()
         # Another tasks/result on the same task (one sent while it ran) may be the stream the
-        # server chose for its input requests: keep those too. Only the ones naming the task, so a
-        # synchronous call's elicitation meanwhile is not taken for the task's (a stdio client
-        # cannot tell which request a server request belongs to); one without the related-task
-        # _meta is then seen only if it came on polling's own tasks/result.
-        tid = poller.task_id
-        for_task = {f.seq for f in ctx.session.peer.server_requests[first_server_request:]
-                    if get_path(f.json(), "method") in INPUT_METHODS
-                    and get_path(f.json(), "params", "_meta", META_RELATED_TASK, "taskId") == tid}
-        rec.elicitations = sorted(for_task.union(rec.elicitations))
+        # server chose for its input requests: keep those too (input_ties.py says which are the task's).
+        call = ctx.record(DeclaredCall).call
+        poller.tie_input_requests(call.response_seq if call is not None else None)

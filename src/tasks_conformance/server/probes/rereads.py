@@ -14,9 +14,11 @@ from collections.abc import Iterable
 
 import anyio
 
+from tasks_conformance.core.causes import reason
 from tasks_conformance.core.protocol import TERMINAL_STATUSES, get_path
 from tasks_conformance.core.wirelog import Frame
 from tasks_conformance.server.evidence import DeclaredCall, Poll, StopReason, TerminalRereads
+from tasks_conformance.server.evidence.expiry import Expiry, task_expiry
 from tasks_conformance.server.probes import probe
 from tasks_conformance.server.probes.context import ProbeContext
 from tasks_conformance.server.probes.poll import DEFAULT_POLL_INTERVAL_S, MIN_POLL_INTERVAL_S
@@ -51,7 +53,8 @@ async def terminal_rereads(ctx: ProbeContext) -> None:
     poll = ctx.record(Poll)
     last = poll.last_get
     if poll.stop is not StopReason.TERMINAL or last is None or poll.final_status is None:
-        rec.not_run = "the task was not seen to end"
+        rec.not_run = reason("the task was not seen to end", "let polling see the end: raise --poll-timeout or pick a "
+                             "quicker tool")
         return
     tid = rec.task_id = ctx.require_task_id()
     rec.terminal_status = poll.final_status
@@ -65,12 +68,25 @@ async def terminal_rereads(ctx: ProbeContext) -> None:
             rec.gets.append(last)  # sent after the end was seen: the first later read
     ms = ctx.dialect.poll_interval_ms(last.result)
     spacing = min(max(ms / 1000 if ms is not None else DEFAULT_POLL_INTERVAL_S, MIN_POLL_INTERVAL_S), MAX_SPACING_S)
+    expiry = task_expiry(ctx.wire_log, ctx.dialect, ctx.record(DeclaredCall).call, poll.gets)
     while len(rec.gets) < REREADS:
         # One interval after the previous read of the task went out (polling's last, at first).
         previous = ctx.wire_log.get((rec.gets[-1] if rec.gets else last).request_seq)
-        since = ctx.wire_log.elapsed() - previous.time if previous is not None else 0.0
-        await anyio.sleep(max(spacing - since, 0.0))
+        now = ctx.wire_log.elapsed()
+        since = now - previous.time if previous is not None else 0.0
+        await anyio.sleep(max(min(spacing - since, _before_expiry(expiry, now, REREADS - len(rec.gets))), 0.0))
         rec.gets.append(await ctx.read_tolerating_rate_limit(functools.partial(
             ctx.session.request, "tasks/get", {"taskId": tid},
             purpose=f"terminal re-read ({len(rec.gets) + 1} of {REREADS} after the end)")))
     rec.ran = True
+
+
+def _before_expiry(expiry: Expiry, now: float, reads_left: int) -> float:
+    """The wait before the next read that leaves every read left inside the task's TTL, with half
+    the time that remains to spare: a server may delete the ended task once the TTL has run out
+    (S-EXT-MAY-04, S-LEG-MAY-03), and a read after that has nothing to judge. No deadline, or one
+    already past: no limit (the reads still go out; their "not found" is then the freedom's)."""
+    left = expiry.left_s(now)
+    if left is None or left <= 0:
+        return float("inf")
+    return left / (2 * reads_left)

@@ -18,6 +18,7 @@ from tasks_conformance.server.evidence import (
     SyncWithTask,
     ToolErrorTask,
 )
+from tasks_conformance.server.evidence.reasons import NO_TASK_CREATED
 from tasks_conformance.server.probes import probe
 from tasks_conformance.server.probes.context import ProbeContext
 from tasks_conformance.server.probes.poll import Poller
@@ -67,7 +68,7 @@ async def run_role_task(ctx: ProbeContext, rec: RoleTask, role: str) -> None:
     rec.ran = True
     task_id = rec.created.task_id
     if task_id is None:
-        rec.poll.not_run = "no task was created by the declared tools/call"
+        rec.poll.not_run = NO_TASK_CREATED
         return
     poll = rec.poll
     poll.ran = True
@@ -77,6 +78,7 @@ async def run_role_task(ctx: ProbeContext, rec: RoleTask, role: str) -> None:
     # Where tasks/result exists, it carries the ended task's outcome.
     if ctx.dialect.defines("tasks/result") and poll.stop is StopReason.TERMINAL and not poller.asked_result:
         await poller.ask_result()
+    poller.tie_input_requests(reply.response_seq)
 
 
 def _reuse_task_tool(ctx: ProbeContext, rec: RoleTask, role: str) -> bool:

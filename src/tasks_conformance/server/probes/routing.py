@@ -2,10 +2,12 @@
 
 from __future__ import annotations
 
+from tasks_conformance.core.causes import reason
 from tasks_conformance.core.protocol import HEADER_METHOD, HEADER_NAME, encode_header_value
 from tasks_conformance.core.wirelog import FrameTag, Purpose
 from tasks_conformance.core.wires import WireDialect
 from tasks_conformance.server.evidence import DeclaredCall, NameRouting
+from tasks_conformance.server.evidence.reasons import HTTP_FIX
 from tasks_conformance.server.probes import probe
 from tasks_conformance.server.probes.context import ProbeContext
 from tasks_conformance.server.session.base import UnsupportedOverride
@@ -21,7 +23,7 @@ def _routes_by_headers(dialect: WireDialect) -> bool:
 async def name_routing(ctx: ProbeContext) -> None:
     rec = ctx.record(NameRouting)
     if not ctx.session.transport.uses_headers:
-        rec.not_run = f"the {ctx.session.transport.kind} transport has no headers"
+        rec.not_run = reason(f"the {ctx.session.transport.kind} transport has no headers", HTTP_FIX)
         return
     tid = ctx.require_task_id()
     wrong = "not-" + tid

@@ -49,11 +49,14 @@ class ScheduleTrace:
 def waits_of(spec: ProbeSpec, planned: list[ProbeSpec]) -> list[str]:
     """What a probe waits for: its needs and `after` probes that are planned and, for a `last`
     probe, every other probe that reads the probe task (needs_task), so that an undeclared
-    request a server wrongly obeys cannot change the task under a read."""
+    request a server wrongly obeys cannot change the task under a read; a `final` probe waits for
+    every other planned probe."""
     names = {p.name for p in planned}
+    if spec.final:  # it stops the server: nothing else may be under way
+        return [p.name for p in planned if p.name != spec.name]
     first = [n.probe for n in (*spec.needs, *spec.after) if n.probe in names]
     if spec.last:
-        first += [p.name for p in planned if p.needs_task and not p.last and p.name not in first]
+        first += [p.name for p in planned if p.needs_task and not p.last and not p.final and p.name not in first]
     return first
 
 

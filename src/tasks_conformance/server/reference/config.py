@@ -3,10 +3,13 @@
 from __future__ import annotations
 
 import argparse
+import os
 from dataclasses import dataclass
 from typing import Literal, cast
 
 Era = Literal["both", "legacy", "modern"]
+# The environment variable that stands in for --task-store when the flag is not given.
+TASK_STORE_ENV = "TASKS_CONFORMANCE_TASK_STORE"
 Transport = Literal["stdio", "http", "tcp", "unix"]
 
 
@@ -19,6 +22,7 @@ class ServerConfig:
     poll_interval_ms: int = 100
     ttl_ms: int = 60_000
     era: Era = "both"
+    list_page_size: int = 50  # legacy tasks/list: tasks per page (a fixture pages smaller)
     unix_path: str | None = None
     # HTTP: when any is given, every request needs "Authorization: Bearer <one of them>", and a
     # 2026-07-28 task belongs to the token that created it (S-EXT-MUST-23).
@@ -36,6 +40,8 @@ class ServerConfig:
     ask_timeout_s: float = 300.0  # a server->client request (legacy elicitation)
     max_tool_duration_ms: int = 600_000
     body_read_timeout_s: float = 30.0
+    # --task-store FILE: keep confirmed task states in a journal that survives a restart (journal.py).
+    task_store: str | None = None
 
     @property
     def legacy_enabled(self) -> bool:
@@ -116,6 +122,13 @@ def build_parser(prog: str = "python -m tasks_conformance.server.reference") -> 
         help="HTTP: keep Nagle's algorithm on, as Python's http.server family does; a response's head and "
         "body go out in two writes, so a client that delays its ACKs waits about 40 ms for each body",
     )
+    p.add_argument(
+        "--task-store",
+        default=os.environ.get(TASK_STORE_ENV) or None,
+        metavar="FILE",
+        help="keep every confirmed task state in this journal (JSON lines, fsync'd) and replay it at start, so "
+        "tasks survive a restart (default: $TASKS_CONFORMANCE_TASK_STORE; none: tasks live in memory)",
+    )
     return p
 
 
@@ -131,6 +144,7 @@ def config_from_namespace(ns: argparse.Namespace) -> ServerConfig:
         unix_path=ns.unix_path,
         bearer_tokens=tuple(ns.bearer_tokens),
         tcp_nodelay=bool(ns.tcp_nodelay),
+        task_store=ns.task_store,
     )
 
 

@@ -11,9 +11,10 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import hashlib
 import secrets
 from collections.abc import Awaitable, Callable
-from typing import Literal
+from typing import TYPE_CHECKING, Literal
 
 from tasks_conformance import __version__
 from tasks_conformance.server.reference.config import ServerConfig
@@ -47,6 +48,9 @@ from tasks_conformance.server.reference.tools import (
     text_result,
     user_name_request,
 )
+
+if TYPE_CHECKING:
+    from tasks_conformance.server.reference.journal import TaskJournal
 
 Handler = Callable[[RequestContext], Awaitable[JSON]]
 #: The work of a ``work``-kind tool is done in this many steps, each one a progress report.
@@ -117,6 +121,24 @@ class ServerCore:
         self.config = self.adjust_config(config or ServerConfig())
         self.tasks = TaskStore(self.config.max_tasks)
         self._sweeper: asyncio.Task[None] | None = None
+        if self.config.task_store is not None:
+            self.open_task_store(self.config.task_store)
+
+    def open_task_store(self, path: str) -> None:
+        """--task-store: replay the journal into the store, then write every confirmed state to it."""
+        from tasks_conformance.server.reference.journal import TaskJournal
+
+        journal = TaskJournal(path)
+        records = self.replayed_tasks(journal)
+        journal.open(records)
+        self.tasks.restore(records)
+        self.tasks.journal = journal
+
+    def replayed_tasks(self, journal: TaskJournal) -> list[TaskRecord]:
+        """The tasks the journal holds (ended if they were still running when the process ended)."""
+        from tasks_conformance.server.reference.journal import restore
+
+        return [r for entry in journal.replay() if (r := restore(entry)) is not None]
 
     # ------------------------------------------------------------------ lifecycle
     def adjust_config(self, config: ServerConfig) -> ServerConfig:
@@ -340,7 +362,9 @@ class ServerCore:
         """Who is asking: the bearer credential when the server checks tokens (HTTP), else nobody."""
         if not self.config.bearer_tokens or ctx.headers is None:
             return None
-        return ctx.headers.get("authorization")
+        credential = ctx.headers.get("authorization")
+        # A digest: compared the same way, and a task store never writes the token itself.
+        return hashlib.sha256(credential.encode()).hexdigest() if credential is not None else None
 
     def mint_task_id(self) -> str:
         """A new task id: 144 random bits, URL-safe, so nobody can guess another client's task."""

@@ -33,8 +33,6 @@ from tasks_conformance.server.reference.protocol import (
 from tasks_conformance.server.reference.tasks import PendingInput, TaskRecord
 from tasks_conformance.server.reference.tools import TOOLS, ToolSpec
 
-LEGACY_PAGE_SIZE = 50
-
 
 class LegacySyncInput(ToolIO):
     """A plain (non-task) 2025-11-25 tools/call: send elicitation/create on the request's stream."""
@@ -191,10 +189,11 @@ class LegacyMixin(ServerCore):
                 raise RpcError(INVALID_PARAMS, f"Invalid cursor: {cursor!r}")
             offset = decoded
         records = self.tasks.list("legacy", self.legacy_owner(ctx))
-        page = records[offset : offset + LEGACY_PAGE_SIZE]
+        size = self.config.list_page_size
+        page = records[offset : offset + size]
         result: JSON = {"tasks": [self.legacy_task_object(r) for r in page]}
-        if offset + LEGACY_PAGE_SIZE < len(records):
-            result["nextCursor"] = self.encode_cursor(offset + LEGACY_PAGE_SIZE)
+        if offset + size < len(records):
+            result["nextCursor"] = self.encode_cursor(offset + size)
         return result
 
     @staticmethod
@@ -280,7 +279,7 @@ class LegacyMixin(ServerCore):
         pending.asking = True
         try:
             params = copy.deepcopy(pending.request.get("params") or {})
-            params["_meta"] = {META_RELATED_TASK: {"taskId": record.task_id}}
+            params["_meta"] = self.legacy_input_meta(record)
             try:
                 answer = await ctx.ask(str(pending.request["method"]), params, self.config.ask_timeout_s)
             except RpcError:
@@ -290,6 +289,10 @@ class LegacyMixin(ServerCore):
             record.answer(pending.key, answer)
         finally:
             pending.asking = False
+
+    def legacy_input_meta(self, record: TaskRecord) -> JSON:
+        """The _meta of a server request made for a task: it names the task (S-LEG-MUST-13)."""
+        return {META_RELATED_TASK: {"taskId": record.task_id}}
 
     def legacy_progress_notification(self, record: TaskRecord) -> JSON:
         done, total = record.progress or (0, 0)

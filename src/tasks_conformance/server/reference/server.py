@@ -26,6 +26,7 @@ Both eras (``core.py``)
   ``execute_tool(spec, arguments, io)`` the tools themselves
   ``settle_tool_result(record, result)``  isError -> completed (extension) / failed (legacy)
   ``http_status_for(era, error)``       HTTP status of a JSON-RPC error
+  ``replayed_tasks(journal)``           --task-store: the tasks a restart brings back from the journal
 
 Extension wire (2026-07-28, ``modern.py``)
   ``supports_tasks_extension``          class flag: serve the tasks extension at all

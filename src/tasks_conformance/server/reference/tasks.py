@@ -11,11 +11,29 @@ import asyncio
 import secrets
 import time
 from collections.abc import Callable
-from typing import Any, Literal
+from typing import Any, Literal, Protocol
 
 from tasks_conformance.server.reference.protocol import INTERNAL_ERROR, JSON, TERMINAL_STATUSES, RpcError
 
 TaskEra = Literal["legacy", "modern"]
+
+
+class TaskJournalLike(Protocol):
+    """What the store writes to (journal.TaskJournal), so that this module does not import it."""
+
+    def append(self, entry: JSON) -> None: ...
+    def close(self) -> None: ...
+
+
+def journal_entry(record: TaskRecord) -> JSON:
+    """One task's confirmed state, as a journal line holds it."""
+    return {
+        "taskId": record.task_id, "era": record.era, "status": record.status,
+        "statusMessage": record.status_message, "createdAt": record.created_at,
+        "lastUpdatedAt": record.last_updated_at, "ttlMs": record.ttl_ms,
+        "pollIntervalMs": record.poll_interval_ms, "principal": record.principal,
+        "result": record.result, "error": record.error,
+    }
 
 
 class PendingInput:
@@ -61,6 +79,8 @@ class TaskRecord:
         self.runner: asyncio.Task[None] | None = None
         self.version = 0
         self.gone = False  # purged (TTL elapsed) or its session ended
+        # Replayed from the task store, or left by its legacy session (--task-store): any session may read it.
+        self.adopted = False
         self._changed = asyncio.Event()
         self.on_change: Callable[[], None] | None = None
         # Legacy: the progressToken of the creating tools/call, and the work done so far. Kept
@@ -164,6 +184,25 @@ class TaskStore:
         self._max = max_tasks
         self._tasks: dict[str, TaskRecord] = {}
         self._changed = asyncio.Event()
+        # --task-store: what every confirmed state is written to (journal.py); None keeps tasks in memory.
+        self.journal: TaskJournalLike | None = None
+
+    def restore(self, records: list[TaskRecord]) -> None:
+        """Tasks replayed from the task store, before the server serves anything."""
+        for record in records[-self._max:]:
+            self._watch(record)
+            self._tasks[record.task_id] = record
+
+    def _watch(self, record: TaskRecord) -> None:
+        journal = self.journal
+
+        def changed() -> None:
+            if journal is not None:
+                # Written before the change is answered: a state a client saw survives the process.
+                journal.append({"taskId": record.task_id, "gone": True} if record.gone else journal_entry(record))
+            self.notify()
+
+        record.on_change = changed
 
     def notify(self) -> None:
         old, self._changed = self._changed, asyncio.Event()
@@ -182,8 +221,10 @@ class TaskStore:
                     break
         if len(self._tasks) >= self._max:
             raise RpcError(INTERNAL_ERROR, "Too many tasks; try again later")
-        record.on_change = self.notify
+        self._watch(record)
         self._tasks[record.task_id] = record
+        if self.journal is not None:  # durable before the CreateTaskResult goes out
+            self.journal.append(journal_entry(record))
         self.notify()
 
     def get(self, task_id: Any, era: TaskEra, owner: str | None = None) -> TaskRecord | None:
@@ -193,13 +234,13 @@ class TaskStore:
         record = self._tasks.get(task_id)
         if record is None or record.era != era:
             return None
-        if era == "legacy" and record.owner != owner:
+        if era == "legacy" and record.owner != owner and not record.adopted:
             return None
         return record
 
     def list(self, era: TaskEra, owner: str | None = None) -> list[TaskRecord]:
         self.purge_expired()
-        return [t for t in self._tasks.values() if t.era == era and (era != "legacy" or t.owner == owner)]
+        return [t for t in self._tasks.values() if t.era == era and (era != "legacy" or t.owner == owner or t.adopted)]
 
     def running_count(self) -> int:
         return sum(1 for t in self._tasks.values() if not t.terminal)
@@ -212,12 +253,18 @@ class TaskStore:
             record.discard()
 
     def drop_owner(self, owner: str) -> None:
-        """A legacy session ended: its tasks go with it."""
+        """A legacy session ended: its tasks go with it, unless the store is durable (they outlive it)."""
         for record in [t for t in self._tasks.values() if t.owner == owner]:
+            if self.journal is not None:
+                record.adopted = True
+                continue
             del self._tasks[record.task_id]
             record.discard()
 
     def close(self) -> None:
         for record in self._tasks.values():
+            record.on_change = None  # the work stops with the server: that is no state to record
             record.release()
         self._tasks.clear()
+        if self.journal is not None:
+            self.journal.close()

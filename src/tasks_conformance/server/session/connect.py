@@ -50,8 +50,10 @@ EXPECTED_VERSION = {str(wire): d.protocol_version for wire, d in DIALECTS.items(
 class Connection:
     """Owns the transport, the peer and the session for one run; `aclose` always reaps."""
 
-    def __init__(self, config: RunConfig, wire: WireLog, *, transport_factory: TransportFactory | None = None) -> None:
+    def __init__(self, config: RunConfig, wire: WireLog, *, transport_factory: TransportFactory | None = None,
+                 first_id: int = 1) -> None:
         self.config = config
+        self.first_id = first_id  # a probe's own connection numbers its requests apart from the main one's
         self.wire = wire
         self.transport: Transport | None = None
         self.peer: Peer | None = None
@@ -99,7 +101,7 @@ class Connection:
 
         peer = Peer(
             transport, timeout_s=self.config.timeout_s, handlers=make_handlers(self.config),
-            response_headers=response_headers,
+            response_headers=response_headers, first_id=self.first_id,
         )
         await self._stack.enter_async_context(peer)
         self.peer = peer

@@ -1,0 +1,133 @@
+"""The `html` reporter: one self-contained HTML file (`--reporter html=report.html`).
+
+The run's header, the checks grouped by spec area (failed first, a filter for failed / warnings /
+all), and the exchange drawn as a timeline (html_timeline.py): a check lights up the frames it
+rests on, a frame shows its bytes. `--era both` and `suite` get one section per run.
+
+Nothing a server sent can act in the page: the run is embedded as JSON in a
+`<script type="application/json">` (never executed; `<`, `>`, `&`, U+2028/2029 escaped, so no
+sequence in it can close the element), the page's own script draws everything with `textContent`
+and DOM calls (never innerHTML with data), and a Content-Security-Policy admits only the page's
+own inline script and style, by hash: no network, no font, no image, no other script.
+"""
+
+from __future__ import annotations
+
+import base64
+import hashlib
+import json
+from importlib.resources import files
+from typing import TYPE_CHECKING, Any, TextIO
+
+from tasks_conformance.core.result import EXIT_CODES, EXIT_INTERRUPTED
+from tasks_conformance.reporters import PLAIN
+from tasks_conformance.reporters.html_timeline import inert, timeline
+
+if TYPE_CHECKING:
+    from tasks_conformance.core.result import CheckResult, RunResult
+    from tasks_conformance.core.wirelog import WireLog
+    from tasks_conformance.reporters import ReportOptions
+
+# Which checks come first: the order of their bucket (a check with warnings comes after failures).
+_ORDER = {"failed": 0, "could-not-run": 1, "known": 2, "passed": 3, "not-applicable": 4}
+MAX_TEXT = 20_000  # one message, detail or cause in the page (the json report has them whole)
+
+
+def _asset(name: str) -> str:
+    return (files("tasks_conformance.reporters") / name).read_text(encoding="utf-8")
+
+
+def _hash(source: str) -> str:
+    return "'sha256-" + base64.b64encode(hashlib.sha256(source.encode("utf-8")).digest()).decode("ascii") + "'"
+
+
+def embedded_json(value: Any) -> str:
+    """JSON that is inert inside a <script> element: ASCII only (a lone surrogate becomes \\udXXX,
+    U+2028/2029 escaped), and `<`, `>`, `&` as \\u escapes, so nothing in it can end the element
+    or open a comment."""
+    text = json.dumps(value, ensure_ascii=True, separators=(",", ":"), allow_nan=False)
+    return text.replace("<", "\\u003c").replace(">", "\\u003e").replace("&", "\\u0026")
+
+
+def _s(value: Any, limit: int = MAX_TEXT) -> str:
+    text = str(value)
+    return inert(text if len(text) <= limit else text[:limit] + f"… ({len(text)} characters)")
+
+
+def _json_text(value: Any) -> str:
+    return _s(json.dumps(value, indent=2, ensure_ascii=False, default=str))
+
+
+def exit_code(result: RunResult) -> int:
+    return EXIT_INTERRUPTED if result.interrupted else EXIT_CODES.get(result.outcome, 1)
+
+
+def _check(check: CheckResult, causes: dict[str, tuple[str, str]]) -> dict[str, Any]:
+    named, others = check.broken_rules if check.status == "failed" else (check.rules, [])
+    rules = [{"id": r.id, "level": r.level, "text": _s(r.text), "url": r.url, "broken": check.status == "failed"}
+             for r in named] + [{"id": r.id, "level": r.level, "text": _s(r.text), "url": r.url, "broken": False}
+                                for r in others]
+    out: dict[str, Any] = {
+        "id": check.id, "title": _s(check.title), "area": check.area or check.category, "bucket": check.bucket,
+        "message": _s(check.message), "rules": rules,
+        "warnings": [{"text": _s(w.text), "policies": [p.id for p in w.refs]} for w in check.warnings],
+        "policies": [{"id": p.id, "url": p.url} for p in check.policies],
+        "evidence": list(check.evidence), "durationMs": check.durationMs,
+        "details": {_s(k, 200): _json_text(v) for k, v in check.details.items() if k != "traceback"},
+    }
+    if check.id in causes:
+        out["cause"], out["fix"] = (_s(t) for t in causes[check.id])
+    if check.baseline is not None:
+        out["baseline"] = check.baseline.state
+    return out
+
+
+def _rank(check: CheckResult) -> tuple[int, int]:
+    return _ORDER.get(check.bucket, 5), 0 if check.warnings else 1
+
+
+def run_data(label: str, result: RunResult, wire: WireLog | None = None) -> dict[str, Any]:
+    """One run's section: header, checks (areas with failures first; in each, failed first), timeline."""
+    causes = {cid: (c.cause, c.fix) for c in result.incompleteCauses for cid in c.checks}
+    by_area: dict[str, list[CheckResult]] = {}
+    for check in sorted(result.checks, key=_rank):
+        by_area.setdefault(check.area or check.category, []).append(check)
+    areas = sorted(by_area.items(), key=lambda item: _rank(item[1][0]))
+    d = result.discovery
+    return {
+        "label": _s(label, 500),
+        "header": {
+            "target": _s(result.target, 2000), "era": _s(d.protocolVersion or "none"), "wire": str(d.wire),
+            "profile": result.profile, "score": result.score, "outcome": result.headline,
+            "exitCode": exit_code(result), "summary": result.summary, "startedAt": result.startedAt,
+            "durationMs": result.durationMs, "toolVersion": result.toolVersion,
+            "tool": _s(d.probedTool) if d.probedTool else None,
+        },
+        "causes": [{"cause": _s(c.cause), "fix": _s(c.fix), "checks": list(c.checks)}
+                   for c in result.incompleteCauses],
+        "areas": [{"area": _s(area), "checks": [_check(c, causes) for c in checks]} for area, checks in areas],
+        "timeline": timeline(wire if wire is not None else result.wire),
+    }
+
+
+def document(runs: list[dict[str, Any]], title: str = "tasks-conformance report") -> str:
+    """The whole page for these runs' sections (run_data)."""
+    css, js = _asset("html_report.css"), _asset("html_report.js")
+    csp = (f"default-src 'none'; script-src {_hash(js)}; style-src {_hash(css)}; img-src 'none'; "
+           "connect-src 'none'; font-src 'none'; base-uri 'none'; form-action 'none'")
+    data = embedded_json({"title": title, "runs": runs})
+    return (
+        "<!DOCTYPE html>\n<html lang=\"en\">\n<head>\n<meta charset=\"utf-8\">\n"
+        f"<meta http-equiv=\"Content-Security-Policy\" content=\"{csp}\">\n"
+        "<meta name=\"viewport\" content=\"width=device-width, initial-scale=1\">\n"
+        "<meta name=\"referrer\" content=\"no-referrer\">\n"
+        f"<title>tasks-conformance report</title>\n<style>{css}</style>\n</head>\n<body>\n"
+        "<noscript>This report draws itself with its own script; the json reporter has the same data.</noscript>\n"
+        "<main id=\"report\"></main>\n"
+        f"<script type=\"application/json\" id=\"report-data\">{data}</script>\n"
+        f"<script>{js}</script>\n</body>\n</html>\n"
+    )
+
+
+def render_html(result: RunResult, out: TextIO, *, options: ReportOptions = PLAIN) -> None:
+    out.write(document([run_data("", result)]))

@@ -1,0 +1,107 @@
+"""RunOptions -> build_client_run_config -> ClientRunConfig: a client run's settings checked, as
+`config.build_run_config` checks a server run's (a UsageError naming the first bad flag).
+
+The client's settings are the schema's fields whose subjects include CLIENT (settings/): its
+`command`, `era`, `scenarios`, `timeout_ms` (per scenario), `jobs`, `transport`, `profile`,
+and the report and baseline settings the server's runs have. What reports and the baseline read
+is a `RunConfig` (`output`), so the server's report writers and baseline step serve a client run
+unchanged. The scenarios and checks are the client subject's (client/, a layer above): the
+caller passes their names in a `ClientCatalog`, as a server run's caller passes a `Catalog`.
+"""
+
+from __future__ import annotations
+
+import shlex
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+
+from tasks_conformance.core.errors import UsageError
+from tasks_conformance.core.flag_values import parse_reporter
+from tasks_conformance.core.profiles import CLIENT_PROFILES
+from tasks_conformance.settings import CLIENT, CLIENT_ERAS, SETTINGS, RunOptions
+from tasks_conformance.settings.config import Catalog, RunConfig, _baseline
+
+CLIENT_TRANSPORTS = ("http", "stdio")
+
+
+@dataclass(frozen=True)
+class ClientCatalog:
+    """What a client run may name: each scenario with its eras, every era (the registry's order),
+    and the client check ids (for the baseline file)."""
+
+    scenarios: Mapping[str, tuple[str, ...]] = field(default_factory=dict)
+    eras: tuple[str, ...] = ("extension", "legacy")
+    check_ids: tuple[str, ...] = ()
+
+
+@dataclass(frozen=True)
+class ClientRunConfig:
+    """A client run, checked: the client's argv and how to run it, and `output` (reports, wire
+    log, baseline) in the form the server's report and baseline code reads."""
+
+    command: tuple[str, ...]
+    transport: str
+    eras: tuple[str, ...]
+    scenarios: tuple[str, ...]
+    timeout_ms: int
+    jobs: int  # 0: the CPU count
+    profile: str
+    cwd: str | None
+    output: RunConfig
+
+
+def client_fields() -> frozenset[str]:
+    """The RunOptions fields a client run reads."""
+    return frozenset(name for name, spec in SETTINGS.items() if CLIENT in spec.subjects)
+
+
+def build_client_run_config(options: RunOptions, catalog: ClientCatalog) -> ClientRunConfig:
+    """Flags in, a checked client run out, or a UsageError naming the first bad flag."""
+    if not options.command:
+        raise UsageError("--command is required (or --list-scenarios, or `client demo`)")
+    transport = options.transport or "http"
+    if transport not in CLIENT_TRANSPORTS:
+        raise UsageError(f"--transport must be http or stdio, got {transport!r}")
+    if options.era not in CLIENT_ERAS:
+        raise UsageError(f"--era must be one of {', '.join(CLIENT_ERAS)}, got {options.era!r}")
+    eras = catalog.eras if options.era == "both" else (options.era,)
+    scenarios = tuple(dict.fromkeys(options.scenarios))
+    unknown = [s for s in scenarios if s not in catalog.scenarios]
+    if unknown:
+        raise UsageError(f"--scenario: unknown {unknown[0]!r}; `tasks-conformance client --list-scenarios` names them")
+    elsewhere = [s for s in scenarios if not set(catalog.scenarios[s]) & set(eras)]
+    if elsewhere:
+        raise UsageError(f"--scenario {elsewhere[0]}: a scenario of --era {catalog.scenarios[elsewhere[0]][0]}, "
+                         f"not of --era {options.era}")
+    if options.timeout_ms <= 0:
+        raise UsageError("--timeout must be a positive number of milliseconds")
+    if options.jobs < 0:
+        raise UsageError("--jobs must be at least 1 (or 0, the CPU count)")
+    if options.profile not in CLIENT_PROFILES:
+        raise UsageError(f"unknown --profile {options.profile!r}; valid client profiles: {', '.join(CLIENT_PROFILES)}")
+    if options.format is not None and options.format not in ("human", "json"):
+        raise UsageError(f"--format must be human or json, got {options.format!r}")
+    argv = _argv(options.command) + options.args
+    baseline = _baseline(options, Catalog(catalog.check_ids))
+    output = RunConfig(transport="stdio", command=argv, cwd=options.cwd, profile=options.profile,
+                       timeout_ms=options.timeout_ms, format=options.format,  # type: ignore[arg-type]  # checked above
+                       reporters=tuple(parse_reporter(r) for r in options.reporters), quiet=options.quiet,
+                       verbose=options.verbose, wire_log=options.wire_log, debug=options.debug,
+                       junit_suite_name=options.junit_suite_name, baseline=baseline,
+                       update_baseline=options.update_baseline)
+    return ClientRunConfig(command=argv, transport=transport, eras=eras, scenarios=scenarios,
+                           timeout_ms=options.timeout_ms, jobs=options.jobs, profile=options.profile,
+                           cwd=options.cwd, output=output)
+
+
+def _argv(command: str) -> tuple[str, ...]:
+    """The client command split as a shell would (quotes respected; bare spaces split, as the
+    official runner splits them). Whether it starts is the run's to find out: a client that
+    cannot start is a could-not-run with its cause, as one that never connects is."""
+    try:
+        argv = tuple(shlex.split(command))
+    except ValueError as exc:
+        raise UsageError(f"--command: {exc}") from None
+    if not argv:
+        raise UsageError("--command is empty")
+    return argv

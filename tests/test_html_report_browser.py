@@ -1,0 +1,166 @@
+"""The HTML report in a real browser: headless Chromium (Debian's `chromium`, which .ci/run installs;
+or the one TASKS_CONFORMANCE_CHROMIUM names), driven by playwright with `executable_path`, so no
+browser is ever downloaded. Skipped, with the reason, where there is no Chromium or no playwright.
+
+Playwright rather than raw DevTools protocol calls: its locators wait for what they act on and
+report what they found, which keeps the assertions short and honest; it speaks the same
+protocol underneath. The screenshots go to .ci/artifacts/ (git-ignored); the README's comes from
+here too (docs/images/html-report.png, rewritten when TASKS_CONFORMANCE_README_SHOT is set)."""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+from conftest import BROKEN, ROOT, cli
+from test_html_report import EVIL, SECRET, bench, hostile_wire
+from test_reporters import failed_run
+
+from tasks_conformance.reporters.html import document, run_data
+
+ARTIFACTS = ROOT / ".ci" / "artifacts"
+README_SHOT = ROOT / "docs" / "images" / "html-report.png"
+
+playwright_api = pytest.importorskip("playwright.sync_api",
+                                     reason="playwright is not installed (the test extra has it)")
+CHROMIUM = bench.chromium()
+pytestmark = [
+    pytest.mark.skipif(CHROMIUM is None, reason="no Chromium found: install Debian's chromium (.ci/run does, as root) "
+                                                "or set TASKS_CONFORMANCE_CHROMIUM to a Chromium binary"),
+    pytest.mark.timeout(300),
+]
+
+
+@pytest.fixture(scope="module")
+def browser() -> Iterator[Any]:
+    with playwright_api.sync_playwright() as p:
+        # --no-sandbox: CI runs as root, where Chromium's sandbox refuses to start.
+        b = p.chromium.launch(executable_path=CHROMIUM, args=["--no-sandbox"], timeout=60_000)
+        try:
+            yield b
+        finally:
+            b.close()
+
+
+def open_report(browser: Any, path: Path, width: int = 1400, height: int = 900) -> tuple[Any, list[str]]:
+    """The page, loaded and drawn; the list collects console errors, page errors and CSP violations."""
+    page = browser.new_page(viewport={"width": width, "height": height})
+    problems: list[str] = []
+    page.on("console", lambda m: problems.append(f"console {m.type}: {m.text}") if m.type == "error" else None)
+    page.on("pageerror", lambda e: problems.append(f"page error: {e}"))
+    page.on("request", lambda r: problems.append(f"request: {r.url}") if r.url != path.resolve().as_uri() else None)
+    page.goto(path.resolve().as_uri())
+    page.wait_for_selector("body[data-ready='1']", timeout=30_000)
+    return page, problems
+
+
+def marks(page: Any) -> list[dict[str, Any]]:
+    return list(page.eval_on_selector_all("svg.tl rect.f", """els => els.map(e => ({
+        seq: Number(e.dataset.seq), x: Number(e.getAttribute('x')), y: Number(e.getAttribute('y')),
+        hl: e.classList.contains('hl'), shown: e.getBoundingClientRect().width > 0}))"""))
+
+
+def test_a_failing_run_draws_its_timeline_and_a_failed_check_lights_exactly_its_frames(
+        browser: Any, tmp_path: Path) -> None:
+    path = tmp_path / "report.html"
+    server = " ".join([*BROKEN, "--break", "nested-create"])
+    proc = cli("--command", server, "--tool-name", "slow_compute", "-q", "--reporter", f"html={path}", timeout=180)
+    assert proc.returncode == 1, proc.stdout + proc.stderr
+    (section,) = bench.embedded(path.read_text(encoding="utf-8"))["runs"]
+    frames = section["timeline"]["frames"]
+    page, problems = open_report(browser, path)
+    drawn = marks(page)
+    # Every frame is a mark, at a position that follows its time (frames are in time order).
+    assert [m["seq"] for m in drawn] == [f["seq"] for f in frames] and all(m["shown"] for m in drawn)
+    xs = [m["x"] for m in drawn]
+    assert xs == sorted(xs) and xs[-1] > xs[0]
+    lanes = section["timeline"]["lanes"]
+    assert len({m["y"] for m in drawn}) >= len(lanes)  # one row per lane (sent and received apart)
+    assert page.locator("svg.tl text.lane-label").count() == len(lanes)
+    assert page.locator("svg.tl line.interval").count() >= 1  # the polls' intervals
+    # The failed check is first; clicking it lights its frames and no other.
+    failed = page.locator("li.check.b-failed").first
+    assert failed.get_attribute("data-check-id") == "tasks-result-type-discipline"
+    evidence = next(c for a in section["areas"] for c in a["checks"] if c["id"] == "tasks-result-type-discipline")
+    assert evidence["evidence"]
+    failed.locator(".check-head").click()
+    lit = {m["seq"] for m in marks(page) if m["hl"]}
+    assert lit == set(evidence["evidence"])
+    # Clicking a frame shows its bytes, as text.
+    last = frames[-1]
+    page.locator(f"svg.tl rect.f[data-seq='{last['seq']}']").click()
+    assert page.locator(".frame-view").get_attribute("data-seq") == str(last["seq"])
+    assert page.locator(".frame-bytes").text_content() == last["text"]
+    page.locator(".frame-nav .prev").click()  # marks that overlap are reached by stepping
+    assert page.locator(".frame-view").get_attribute("data-seq") == str(frames[-2]["seq"])
+    # The filter: "failed" leaves only failed checks.
+    page.locator("input[value='failed']").check()
+    shown = page.eval_on_selector_all("li.check", "els => els.filter(e => !e.hidden).map(e => e.dataset.bucket)")
+    assert shown and set(shown) == {"failed"}
+    ARTIFACTS.mkdir(parents=True, exist_ok=True)
+    page.screenshot(path=str(ARTIFACTS / "html-report-failing.png"), full_page=True)
+    assert problems == []
+    page.close()
+
+
+def test_nothing_a_server_sent_can_act_in_the_page(browser: Any, tmp_path: Path) -> None:
+    result = failed_run()  # hostile strings in the target, messages and details
+    result.wire = hostile_wire()  # and in the frames, a lane name, a task's status; bytes not UTF-8
+    path = tmp_path / "hostile.html"
+    path.write_text(document([run_data("<script>window.pwned=1</script>", result)]), encoding="utf-8")
+    page, problems = open_report(browser, path)
+    assert page.evaluate("typeof window.pwned") == "undefined"
+    assert page.locator("img, iframe, object, embed, b, x").count() == 0  # no element came from the data
+    assert page.locator("script").count() == 2
+    body = page.locator("main").text_content()
+    assert "<script>window.pwned=1</script>" in body  # shown as text, literally
+    frames = [m["seq"] for m in marks(page)]
+    page.locator(f"svg.tl rect.f[data-seq='{frames[2]}']").click()  # the frame that is not UTF-8
+    assert page.locator(".frame-bytes").text_content() == "\\xff\\xfe not utf-8 <script>\\u0000"
+    assert "not UTF-8" in (page.locator(".frame-head").text_content() or "")
+    page.locator(f"svg.tl rect.f[data-seq='{frames[1]}']").click()
+    shown = page.locator(".frame-bytes").text_content() or ""
+    assert EVIL[1] in shown and "<img src=x onerror=" in shown and SECRET not in shown
+    assert problems == []
+    page.close()
+
+
+def test_the_synthetic_100_checks_by_500_frames_report_is_drawn(browser: Any, tmp_path: Path) -> None:
+    path = tmp_path / "synthetic.html"
+    path.write_text(document([run_data("", bench.synthetic())]), encoding="utf-8")
+    page, problems = open_report(browser, path)
+    assert len(marks(page)) == 500 and page.locator("li.check").count() == 100
+    page.locator("li.check.b-failed .check-head").first.click()
+    assert sum(m["hl"] for m in marks(page)) == 5
+    assert problems == []
+    page.close()
+
+
+def test_the_readme_screenshot(browser: Any, tmp_path: Path) -> None:
+    """The demo's report, a failed check's frames lit: written to .ci/artifacts/, and to the README's
+    image when TASKS_CONFORMANCE_README_SHOT=1 (then scaled down to stay small)."""
+    path = tmp_path / "report.html"
+    server = " ".join([*BROKEN, "--break", "nested-create"])
+    proc = cli("--command", server, "--tool-name", "slow_compute", "-q", "--reporter", f"html={path}", timeout=180)
+    assert proc.returncode == 1
+    # The target as a reader would type it (this machine's paths stay out of the picture).
+    from tasks_conformance.reporters import html as html_reporter
+
+    text = path.read_text(encoding="utf-8")
+    data = bench.embedded(text)
+    data["runs"][0]["header"]["target"] = "python server.py"
+    path.write_text(html_reporter.document(data["runs"]), encoding="utf-8")
+    page, problems = open_report(browser, path, width=1280, height=760)
+    page.locator("li.check.b-failed .check-head").first.click()
+    ARTIFACTS.mkdir(parents=True, exist_ok=True)
+    shot = ARTIFACTS / "html-report.png"
+    page.screenshot(path=str(shot))
+    assert shot.stat().st_size > 10_000 and problems == []
+    if os.environ.get("TASKS_CONFORMANCE_README_SHOT"):
+        page.set_viewport_size({"width": 1280, "height": 760})
+        README_SHOT.parent.mkdir(parents=True, exist_ok=True)
+        page.screenshot(path=str(README_SHOT), scale="css", type="png")
+    page.close()
