@@ -102,8 +102,32 @@ def _calls_an_optional_tool_plainly() -> list[ScenarioRun]:
     return [ScenarioRun(done.scenario, "legacy", done.client, done.exchanges, reached=True)]
 
 
+def _stops_at_the_ttl() -> list[ScenarioRun]:
+    # The task's ttlMs is 1000: the client stops polling once createdAt + ttlMs has passed
+    # (C-EXT-MAY-01), before the server has said the task is gone.
+    run = _Run("tasks-client-ttl-expiry").create().get("working", at=0.3, ttlMs=1000)
+    return [run.get("working", at=0.6, ttlMs=1000).get("working", at=0.9, ttlMs=1000).done()]
+
+
+def _asks_a_ttl_and_gets_another() -> list[ScenarioRun]:
+    # 2025-11-25: the client asks for a ttl of a minute (C-LEG-MAY-02), the server grants a second;
+    # the client follows the task until the server says it is gone, and stops.
+    caps = {"capabilities": {"tasks": {"requests": {"tools": {"call": {}}}}}, "protocolVersion": "2025-11-25"}
+    run = _Run("tasks-client-legacy-ttl-expiry").send("initialize", {"protocolVersion": "2025-11-25"}, caps, at=0.0)
+    task = {"taskId": TASK, "status": "working", "ttl": 1000, "pollInterval": 200}
+    run.send("tools/call", {"name": "scripted_task", "arguments": {}, "task": {"ttl": 60_000}}, {"task": task}, at=0.1)
+    run.send("tasks/get", {"taskId": TASK}, task, at=0.4)
+    gone = run.send("tasks/get", {"taskId": TASK}, None, at=1.2).exchanges[-1]
+    reply = {"jsonrpc": "2.0", "id": gone.seq, "error": {"code": -32602, "message": "task not found"}}
+    run.exchanges[-1] = Exchange(gone.seq, gone.time, gone.message, gone.http, gone.seq + 1, gone.time + 0.01, reply)
+    done = run.done()
+    return [ScenarioRun(done.scenario, "legacy", done.client, done.exchanges, reached=True)]
+
+
 # (check, the freedom, a client that uses it)
 FREEDOMS = [
+    ("tasks-client-task-expiry", "C-EXT-MAY-01", _stops_at_the_ttl),
+    ("tasks-client-legacy-task-expiry", "C-LEG-MAY-02", _asks_a_ttl_and_gets_another),
     ("tasks-client-legacy-task-augmentation", "C-LEG-MAY-01", _calls_an_optional_tool_plainly),
     ("tasks-client-follows-task", "C-EXT-MAY-02", _subscribes_instead_of_polling),
     ("tasks-client-cancels-with-tasks-cancel", "C-EXT-MAY-03", _cancels_and_forgets),

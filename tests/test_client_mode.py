@@ -38,8 +38,12 @@ def _load_broken() -> ModuleType:
 BREAKS: dict[str, Any] = {name: b for name, b in _load_broken().BREAKS.items() if not name.startswith("legacy-")}
 
 
-def _owner(rule: str) -> str:
-    (owner,) = [c.id for c in CLIENT_CHECKS.values() if rule in c.requirements]
+def _owner(b: Any) -> str:
+    """The check a break breaks: the one whose requirements name its rule, or (a policy-only
+    check, which cites no requirement it could break) the one it names."""
+    if b.check:
+        return str(b.check)
+    (owner,) = [c.id for c in CLIENT_CHECKS.values() if b.rule in c.requirements]
     return owner
 
 
@@ -55,7 +59,14 @@ def _cli(*args: str, timeout: float = 120) -> subprocess.CompletedProcess[str]:
 
 def test_every_client_rule_a_break_names_has_one_owning_check() -> None:
     for name, b in BREAKS.items():
-        assert _owner(b.rule), name
+        assert _owner(b), name
+
+
+def test_every_client_check_has_a_breaking_client() -> None:
+    """Of either era: each check of the registry is the owner of at least one break."""
+    owners = {_owner(b) for b in _load_broken().BREAKS.values()}
+    assert sorted(set(CLIENT_CHECKS) - owners) == []
+    assert owners <= set(CLIENT_CHECKS)
 
 
 def test_the_reference_client_passes_every_scenario_with_no_warning() -> None:
@@ -73,7 +84,7 @@ def _scenarios_of(check_id: str) -> tuple[str, ...]:
 @pytest.mark.parametrize("name", sorted(BREAKS))
 def test_a_breaking_client_breaks_exactly_the_check_that_owns_its_rule(name: str) -> None:
     b = BREAKS[name]
-    owner = _owner(b.rule)
+    owner = _owner(b)
     result = _run((sys.executable, str(BROKEN), "--break", name), *_scenarios_of(owner))
     by_id = {c.id: c for c in result.checks}
     failed = sorted(c.id for c in result.checks if c.bucket == "failed")
@@ -94,7 +105,7 @@ def test_over_every_scenario_nothing_but_the_owner_fails(name: str) -> None:
     b = BREAKS[name]
     result = _run((sys.executable, str(BROKEN), "--break", name))
     failed = sorted(c.id for c in result.checks if c.bucket == "failed")
-    expected = [_owner(b.rule)] if "-MUST-" in b.rule and b.rule not in WARN_ONLY else []
+    expected = [_owner(b)] if "-MUST-" in b.rule and b.rule not in WARN_ONLY else []
     assert failed == expected, (name, [(c.id, c.message) for c in result.checks if c.bucket == "failed"])
 
 
@@ -125,7 +136,9 @@ def test_a_client_that_hangs_is_stopped_at_the_timeout(tmp_path: Path) -> None:
 @pytest.mark.parametrize(("args", "says"), [
     ((), "--command is required"),
     (("--command", "x", "--era", "nope"), "--era must be one of"),
-    (("--command", "x", "--transport", "stdio"), "not built yet"),
+    (("--command", "x", "--transport", "ws"), "--transport must be http or stdio"),
+    (("--command", "x", "--transport", "stdio", "--scenario", "tasks-client-unsafe-task-id"),
+     "a scenario of --transport http only"),
     (("--command", "x", "--scenario", "nope"), "unknown 'nope'"),
     (("--command", "x", "--timeout", "0"), "--timeout must be"),
     (("--command", "x", "--reporter", "nope=out.txt"), "unknown reporter"),
@@ -146,6 +159,9 @@ def test_the_scenarios_are_listed_with_their_context_and_rules() -> None:
         assert row["protocolVersions"] == [{"extension": "2026-07-28", "legacy": "2025-11-25"}[e] for e in row["eras"]]
         assert {"toolName", "arguments"} <= set(row["context"]) and row["rules"] and row["checks"]
     assert {r["name"]: r["context"].get("cancel") for r in rows}["tasks-client-cancel"] is True
+    transports = {r["name"]: r["transports"] for r in rows}
+    assert transports["tasks-client-unsafe-task-id"] == ["http"]
+    assert transports["tasks-client-lifecycle"] == ["http", "stdio"]
 
 
 def test_client_demo_passes_and_writes_reports(tmp_path: Path) -> None:

@@ -41,7 +41,7 @@ def _calls(name: str) -> list[tuple[str, ast.Call]]:
 
 def _is_text(node: ast.expr) -> bool:
     """A sentence written at the site: a literal, an f-string, a sum or join of them, `a or "b"`."""
-    if isinstance(node, ast.Constant) and isinstance(node.value, str) or isinstance(node, ast.JoinedStr):
+    if (isinstance(node, ast.Constant) and isinstance(node.value, str)) or isinstance(node, ast.JoinedStr):
         return True
     if isinstance(node, ast.BinOp):
         return _is_text(node.left) or _is_text(node.right)

@@ -51,6 +51,7 @@ EXT, LEG = "2026-07-28", "2025-11-25"
 TOOL, TASK = "work", "task-1"
 ACK: JSON = {"result": {"resultType": "complete"}}
 RESULT: JSON = {"content": [{"type": "text", "text": "done"}], "isError": False}
+GONE: JSON = {"error": {"code": -32602, "message": "task not found"}}  # an expired, deleted task
 ELICIT: JSON = {"method": "elicitation/create",
                 "params": {"mode": "form", "message": "Confirm?", "requestedSchema": {"type": "object"}}}
 EPS = 1e-9
@@ -271,6 +272,11 @@ SCENARIOS: dict[str, Callable[[], tuple[Server, JSON]]] = {
     "legacy-required": lambda: (legacy("required"), {}),
     "legacy-endless-cancel": lambda: (legacy(gets=[legacy_status("working")]),
                                       {"cancel_when_working": True, "timeout_s": 3}),
+    "expiry": lambda: (ext([snap("working"), snap("working"), GONE]), {}),
+    "legacy-expiry": lambda: (legacy(gets=[legacy_status("working"), legacy_status("working"), GONE]), {}),
+    "legacy-cancel-undeclared": lambda: (legacy(cancel=False, gets=[legacy_status("working"), legacy_status("working"),
+                                                                     legacy_status("completed")]),
+                                         {"cancel_when_working": True, "timeout_s": 3}),
 }
 
 
@@ -352,8 +358,22 @@ def _after_terminal(run: Run) -> bool:
     return False
 
 
+def _gone_at(run: Run) -> int | None:
+    """The index among the requests naming the task of the first tasks/get answered with an error
+    (the task expired, or was deleted), if one was."""
+    naming = [r for r in run.log if "taskId" in r.params]
+    return next((i for i, r in enumerate(naming) if r.method == "tasks/get" and "error" in (r.reply or {})), None)
+
+
+def _polls_gone_task(run: Run) -> bool:
+    """More than two requests naming a task after the server said it was not found (policy P-45)."""
+    first = _gone_at(run)
+    return first is not None and len([r for r in run.log if "taskId" in r.params][first + 1:]) > 2
+
+
 def _abandoned(run: Run) -> bool:
-    return bool(_created(run)) and _terminal_reply(run) is None and not run.requests("tasks/cancel")
+    return (bool(_created(run)) and _terminal_reply(run) is None and not run.requests("tasks/cancel")
+            and _gone_at(run) is None)
 
 
 def _non_tool_task_followed(run: Run) -> bool:
@@ -410,6 +430,7 @@ EXT_RULES: dict[str, Callable[[Run], bool]] = {
     "C-CORE-MUST-11": lambda run: not _ids_unique(run),
     "C-CORE-SHOULD-01": lambda run: any(get_path(r.params, "_meta", META_CLIENT_INFO) is None
                                         for r in run.log if "id" in r.body),
+    "P-45": _polls_gone_task,
 }
 
 
@@ -448,6 +469,7 @@ LEGACY_RULES: dict[str, Callable[[Run], bool]] = {
                                        for r in run.requests("tasks/get", "tasks/result", "tasks/cancel")),
     "C-LEG-SHOULD-07": lambda run: bool(run.requests("tasks/cancel"))
                                    and get_path(run.server.capabilities, "tasks", "cancel") is None,
+    "P-45": _polls_gone_task,
 }
 
 
@@ -474,6 +496,9 @@ EXPECTED = {
     "legacy-forbidden": Outcome("completed", result=RESULT),
     "legacy-required": Outcome("completed", result=RESULT),
     "legacy-endless-cancel": Outcome("cancelled"),
+    "legacy-cancel-undeclared": Outcome("completed", result=RESULT),
+    "expiry": Outcome("unknown", error=GONE["error"]),
+    "legacy-expiry": Outcome("unknown", error=GONE["error"]),
 }
 
 
@@ -501,6 +526,8 @@ CASES = {
     "legacy-no-result-fetch": "legacy-task", "legacy-cancel-notification": "legacy-endless-cancel",
     "legacy-related-meta-on-get": "legacy-task", "no-protocol-version-header": "task",
     "legacy-polls-fast": "legacy-task", "legacy-extension-meta": "legacy-task",
+    "legacy-cancel-undeclared": "legacy-cancel-undeclared", "legacy-elicitation-untagged": "legacy-input",
+    "polls-gone-task": "expiry", "legacy-polls-gone-task": "legacy-expiry",
 }
 
 

@@ -80,7 +80,8 @@ def test_the_deadline_is_the_latest_ttl_from_the_creating_request() -> None:
     d = dialect_for(Wire.EXTENSION)
     assert d is not None
     log, (create_seq, read_seq, late_seq) = _log_with([1.0, 2.0, 9.0])
-    created = Reply("tasks/get", 1, request_seq=create_seq, response_seq=create_seq, result={"taskId": "t", "ttlMs": 60_000})
+    created = Reply("tools/call", 1, request_seq=create_seq, response_seq=create_seq,
+                    result={"taskId": "t", "ttlMs": 60_000})
     revised = Reply("tasks/get", 1, request_seq=read_seq, response_seq=read_seq, result={"taskId": "t", "ttlMs": 5_000})
     expiry = task_expiry(log, d, created, [revised])
     assert expiry == Expiry(6.0, 5_000.0)
@@ -89,7 +90,8 @@ def test_the_deadline_is_the_latest_ttl_from_the_creating_request() -> None:
     assert deleted_after_ttl(log, expiry, gone_late)
     assert not deleted_after_ttl(log, expiry, gone_early)
     # null (unlimited) or no TTL: no deadline, so no "not found" is ever the freedom.
-    unlimited = Reply("tasks/get", 1, request_seq=read_seq, response_seq=read_seq, result={"taskId": "t", "ttlMs": None})
+    unlimited = Reply("tasks/get", 1, request_seq=read_seq, response_seq=read_seq,
+                      result={"taskId": "t", "ttlMs": None})
     assert task_expiry(log, d, created, [unlimited]).deadline_s is None
 
 

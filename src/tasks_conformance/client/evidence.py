@@ -77,6 +77,7 @@ class ScenarioRun:
     # The scripted server's own requests to the client (an elicitation on a response stream), each
     # with the client's response as its reply.
     server_requests: tuple[Exchange, ...] = field(default=())
+    transport: str = "http"  # how the client reached the scripted server: http, or stdio (it spawned it)
 
     def sent(self, *methods: str) -> Iterator[Exchange]:
         return (e for e in self.exchanges if e.method in methods)

@@ -1,5 +1,6 @@
 """Starting the client under test for one scenario, as the official conformance suite's client
-harness convention says: the server URL as the last argument, the scenario in the environment.
+harness convention says: the server URL (over stdio: the server's command, shell-quoted) as the
+last argument, the scenario in the environment.
 Everything it does is evidence (exit code, stderr tail, the outcome line it printed); nothing it
 does becomes a traceback of ours. Its whole process group is stopped when it exits or times out.
 """
@@ -11,7 +12,7 @@ import os
 import shlex
 import signal
 import time
-from collections.abc import Mapping, Sequence
+from collections.abc import Awaitable, Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -59,13 +60,16 @@ def parse_outcome(line: str) -> tuple[dict[str, Any] | None, str | None]:
     return value, None
 
 
-async def run_client(argv: Sequence[str], url: str, env: Mapping[str, str], timeout_s: float,
-                     cwd: str | None = None) -> ClientRun:
-    """Run the client to its end (at most `timeout_s`), then stop its process group."""
+async def run_client(argv: Sequence[str], last: str, env: Mapping[str, str], timeout_s: float,
+                     cwd: str | None = None, settle: Callable[[], Awaitable[None]] | None = None) -> ClientRun:
+    """Run the client to its end (at most `timeout_s`), then stop its process group. `last` is its
+    last argument (the server's URL, or its command). `settle`, awaited once the client has exited
+    by itself and before its group is stopped, lets a server the client started end on its own
+    first (it reads what the client sent last)."""
     import anyio
     from anyio.abc import ByteReceiveStream
 
-    full = (*argv, url)
+    full = (*argv, last)
     t0 = time.monotonic()
     try:
         proc = await anyio.open_process(list(full), stdin=None, env={**os.environ, **env}, cwd=cwd,
@@ -108,6 +112,8 @@ async def run_client(argv: Sequence[str], url: str, env: Mapping[str, str], time
             with anyio.move_on_after(timeout_s) as scope:
                 await proc.wait()
             timed_out = scope.cancelled_caught
+            if settle is not None and not timed_out:
+                await settle()
             await _stop_group(proc.pid)
             with anyio.move_on_after(GRACE_S):
                 await proc.wait()

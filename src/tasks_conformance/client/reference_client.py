@@ -1,5 +1,6 @@
 """The compliant reference tasks client, the client mode's counterpart of the reference server:
-it calls one tool (or sends one request) over Streamable HTTP on either tasks wire and reports
+it calls one tool (or sends one request) over Streamable HTTP or stdio (it spawns the server) on
+either tasks wire and reports
 how the call ended. The breaking fixture clients (fixtures/broken_client.py) are this client
 with one `Deviations` flag set.
 
@@ -10,6 +11,8 @@ last argument; MCP_CONFORMANCE_SCENARIO, MCP_CONFORMANCE_PROTOCOL_VERSION and
 MCP_CONFORMANCE_CONTEXT in the environment) and prints one line:
 
     python -m tasks_conformance.client.reference_client URL
+    python -m tasks_conformance.client.reference_client "SERVER COMMAND"    (stdio; or the command
+        as a JSON array in MCP_CONFORMANCE_SERVER_COMMAND)
     TASKS-CONFORMANCE-OUTCOME {"status":"completed","isError":false,"error":null}
 """
 
@@ -17,9 +20,10 @@ from __future__ import annotations
 
 import json
 import os
+import shlex
 import sys
 import time
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Mapping, Sequence
 from functools import partial
 from typing import TYPE_CHECKING, Any, Literal, cast
 
@@ -27,6 +31,7 @@ import anyio
 
 from tasks_conformance.client.reference_extension import ExtensionFlow
 from tasks_conformance.client.reference_legacy import LegacyFlow
+from tasks_conformance.client.reference_stdio import stdio_link
 from tasks_conformance.client.reference_wire import (
     INTERNAL_ERROR,
     NO_DEVIATIONS,
@@ -35,7 +40,7 @@ from tasks_conformance.client.reference_wire import (
     Clock,
     Deviations,
     Flow,
-    Link,
+    HttpLink,
     Outcome,
     Sleep,
 )
@@ -56,8 +61,9 @@ HARNESS_TIMEOUT_S = 25.0
 
 
 async def call(
-    url: str,
+    url: str | None = None,
     *,
+    command: Sequence[str] | None = None,
     era: Era,
     tool_name: str,
     arguments: dict[str, Any],
@@ -72,7 +78,8 @@ async def call(
     clock: Clock | None = None,
     sleep: Sleep | None = None,
 ) -> Outcome:
-    """Call `tool_name` (or send `request`, {"method", "params"}) and follow a task if one comes
+    """Call `tool_name` (or send `request`, {"method", "params"}) on the server at `url` (Streamable
+    HTTP) or the one `command` starts (stdio), and follow a task if one comes
     back, until it ends, `timeout_s` runs out (a live task is then cancelled) or the server's
     replies cannot be read (status "unknown"). `cancel_when_working` cancels the task once it is
     seen working, `cancel_after_ms` that long after it was created; polling goes on to a terminal
@@ -88,16 +95,28 @@ async def call(
         cancel_when_working=cancel_when_working, input_responses=dict(input_responses or {}), request=request,
         timeout_s=timeout_s, on_status=on_status, deviations=deviations, clock=clock or time.monotonic,
         sleep=sleep or anyio.sleep)
+    if (url is None) == (command is None):
+        raise ValueError("give either url (Streamable HTTP) or command (stdio)")
+    if command is not None:
+        try:
+            async with stdio_link(command, timeout_s) as link:
+                return await _follow(flow_type(link, options))
+        except ClientFailure as exc:  # the server could not be started
+            return Outcome("unknown", error={"code": INTERNAL_ERROR, "message": one_line(exc, 300)})
     import_httpx()
     import httpx
 
+    assert url is not None
     async with httpx.AsyncClient(transport=transport, timeout=timeout_s, trust_env=False) as http:
-        flow = flow_type(Link(url, http, timeout_s), options)
-        try:
-            return await flow.run()
-        except ClientFailure as exc:
-            await flow.leave()
-            return Outcome("unknown", error={"code": INTERNAL_ERROR, "message": one_line(exc, 300)})
+        return await _follow(flow_type(HttpLink(url, http, timeout_s), options))
+
+
+async def _follow(flow: Flow) -> Outcome:
+    try:
+        return await flow.run()
+    except ClientFailure as exc:
+        await flow.leave()
+        return Outcome("unknown", error={"code": INTERNAL_ERROR, "message": one_line(exc, 300)})
 
 
 class UsageProblem(Exception):
@@ -135,17 +154,43 @@ def _context(raw: str | None) -> dict[str, Any]:
             "cancel_when_working": ctx.get("cancel") is True, "input_responses": answers}
 
 
+def _target(args: list[str]) -> dict[str, Any]:
+    """Where the server is: a URL as the last argument (Streamable HTTP), else a server to spawn
+    (stdio), from MCP_CONFORMANCE_SERVER_COMMAND (a JSON array, preferred) or the last argument
+    split as a shell would."""
+    if not args:
+        raise UsageProblem("usage: python -m tasks_conformance.client.reference_client URL|SERVER-COMMAND")
+    if args[-1].startswith(("http://", "https://")):
+        return {"url": args[-1]}
+    raw = os.environ.get("MCP_CONFORMANCE_SERVER_COMMAND")
+    if raw:
+        try:
+            command = json.loads(raw)
+        except ValueError:
+            command = None
+        if not (isinstance(command, list) and command and all(isinstance(a, str) for a in command)):
+            raise UsageProblem("MCP_CONFORMANCE_SERVER_COMMAND is not a JSON array of strings")
+        return {"command": command}
+    try:
+        command = shlex.split(args[-1])
+    except ValueError as exc:
+        raise UsageProblem(f"the server command cannot be split: {exc}") from None
+    if not command:
+        raise UsageProblem("the server command is empty")
+    return {"command": command}
+
+
 def main(argv: list[str] | None = None, *, deviations: Deviations = NO_DEVIATIONS) -> int:
-    """The harness entry: the URL is the last argument. Prints the outcome line and returns 0;
-    returns 1 after a one-line message on stderr when it could not run."""
+    """The harness entry: the server's URL, or (stdio) its command, is the last argument. Prints
+    the outcome line and returns 0; returns 1 after a one-line message on stderr when it could not
+    run."""
     args = sys.argv[1:] if argv is None else argv
     try:
-        if not args or not args[-1].startswith(("http://", "https://")):
-            raise UsageProblem("usage: python -m tasks_conformance.client.reference_client URL")
+        target = _target(args)
         era = _era(os.environ.get("MCP_CONFORMANCE_PROTOCOL_VERSION"))
         keywords = _context(os.environ.get("MCP_CONFORMANCE_CONTEXT"))
-        outcome = anyio.run(partial(call, args[-1], era=era, timeout_s=HARNESS_TIMEOUT_S, deviations=deviations,
-                                    **keywords))
+        outcome = anyio.run(partial(call, era=era, timeout_s=HARNESS_TIMEOUT_S, deviations=deviations,
+                                    **target, **keywords))
     except KeyboardInterrupt:
         print("reference client: interrupted", file=sys.stderr)
         return 130

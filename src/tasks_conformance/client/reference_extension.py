@@ -147,7 +147,6 @@ class ExtensionFlow(Flow):
         self.begin(task_id, created)
         answered: set[str] = set()
         snapshot: JSON | None = None  # the created task carries no result: read one snapshot at least
-        errors = 0
         for _ in range(MAX_POLLS):
             if snapshot is not None and self.status in TERMINAL_STATUSES:
                 break
@@ -158,12 +157,11 @@ class ExtensionFlow(Flow):
                 return Outcome(self.status)
             reply = await self.rpc("tasks/get", {"taskId": task_id})
             if reply.error is not None:
-                errors += 1  # once may be a refused early poll; twice, the task is gone
-                if errors >= 2:
-                    await self.leave()
-                    return Outcome("unknown", error=reply.error)
+                gone = self.poll_failed(reply.error)
+                if gone is not None:
+                    return gone
                 continue
-            errors, snapshot = 0, reply.result or {}
+            self.errors, snapshot = 0, reply.result or {}
             self.observe(snapshot)
             if self.dev.abandons and self.status not in TERMINAL_STATUSES:
                 return Outcome("abandoned")

@@ -123,7 +123,7 @@ class LegacyFlow(Flow):
         """Poll tasks/get at pollInterval; on input_required or a terminal status the outcome is
         what tasks/result answers (C-LEG-MUST-05, C-LEG-SHOULD-04)."""
         self.begin(str(task["taskId"]), task)
-        fetches = errors = 0
+        fetches = 0
         for _ in range(MAX_POLLS):
             await self.maybe_cancel()
             if self.status == "cancelled":
@@ -146,12 +146,11 @@ class LegacyFlow(Flow):
                 params["_meta"] = {META_CLIENT_CAPS: {"extensions": {EXT_TASKS: {}}}}
             reply = await self.rpc("tasks/get", params)
             if reply.error is not None:
-                errors += 1
-                if errors >= 2:
-                    await self.leave()
-                    return Outcome("unknown", error=reply.error)
+                gone = self.poll_failed(reply.error)
+                if gone is not None:
+                    return gone
                 continue
-            errors = 0
+            self.errors = 0
             self.observe(reply.result or {})
         await self.leave()
         return Outcome(self.status)
@@ -176,7 +175,7 @@ class LegacyFlow(Flow):
             given = list(self.opt.input_responses.values())  # a legacy elicitation has no key
             answer = dict(given[0]) if len(given) == 1 and isinstance(given[0], dict) else dict(ELICIT_ACCEPT)
             related = get_path(message, "params", "_meta", META_RELATED_TASK)
-            if isinstance(related, dict):
+            if isinstance(related, dict) and not self.dev.legacy_elicitation_untagged:
                 answer["_meta"] = {META_RELATED_TASK: {"taskId": related.get("taskId")}}
             response["result"] = answer
         elif method == "ping":
@@ -192,7 +191,7 @@ class LegacyFlow(Flow):
             await self.link.notify("notifications/cancelled", {"requestId": self.call_id, "reason": "cancelled"},
                                    self.headers())
             return
-        if get_path(self.capabilities, "tasks", "cancel") is None:
+        if get_path(self.capabilities, "tasks", "cancel") is None and not self.dev.legacy_cancel_undeclared:
             return
         reply = await self.rpc("tasks/cancel", {"taskId": self.task_id})
         if reply.result is not None:

@@ -1,6 +1,7 @@
 """The reference client's parts both eras share: the outcome it reports, the deviations the
-breaking fixtures switch on, one JSON-RPC peer over Streamable HTTP (each message its own POST,
-a reply read as JSON or from an SSE stream), and the polling loop's clock, waits and cancel.
+breaking fixtures switch on, one JSON-RPC peer (over Streamable HTTP here, each message its own
+POST, a reply read as JSON or from an SSE stream; over stdio in reference_stdio.py), and the
+polling loop's clock, waits and cancel.
 
 Every network wait is bounded by the call's timeout, and so is every loop over what the server
 sends (polls, input keys, input rounds, pages)."""
@@ -87,10 +88,15 @@ class Deviations:
     no_protocol_version_header: bool = False  # no MCP-Protocol-Version on tasks/* POSTs (C-CORE-MUST-04)
     legacy_polls_fast: bool = False  # 2025-11-25 tasks/get every 20 ms whatever pollInterval says (C-LEG-SHOULD-02)
     legacy_extension_meta: bool = False  # a per-request extension opt-in on 2025-11-25 tasks/get (C-LEG-MUST-10)
+    polls_gone_task: bool = False  # polls a task the server reported not found 4 more times (policy P-45)
+    legacy_cancel_undeclared: bool = False  # tasks/cancel to a server that declared no tasks.cancel (C-LEG-SHOULD-07)
+    legacy_elicitation_untagged: bool = False  # an elicitation answered without the task's _meta (C-LEG-MUST-08)
 
 
 NO_DEVIATIONS = Deviations()
 POLLS_FAST_S = 0.02
+GONE_AFTER = 2  # tasks/get errors in a row that mean the task is gone (once may be a refused early poll)
+GONE_POLLS = 4  # the polls_gone_task deviation's extra polls of a task the server no longer knows
 
 
 @dataclass(frozen=True)
@@ -154,17 +160,18 @@ ServerRequestHandler = Callable[[JSON], Awaitable[None]]
 
 
 class Link:
-    """A JSON-RPC peer over Streamable HTTP: every message is its own POST; a request's reply is
-    a JSON body or an SSE stream on which the response has the request's id."""
+    """A JSON-RPC peer, whatever carries it (HttpLink, or reference_stdio's StdioLink): requests
+    numbered from 1, replies matched by id, and the requests the server sends meanwhile handed to
+    `on_server_request`."""
 
-    def __init__(self, url: str, http: httpx.AsyncClient, timeout_s: float) -> None:
-        self.url, self.http, self.timeout_s = url, http, timeout_s
+    def __init__(self, timeout_s: float) -> None:
+        self.timeout_s = timeout_s
         self._ids = itertools.count(1)
-        self.on_server_request: ServerRequestHandler | None = None  # requests met on a stream
+        self.on_server_request: ServerRequestHandler | None = None
 
     async def request(self, method: str, params: JSON, headers: Headers) -> Reply:
         rid = next(self._ids)
-        message, reply_headers = await self._post(
+        message, reply_headers = await self.exchange(
             {"jsonrpc": "2.0", "id": rid, "method": method, "params": params}, headers, rid)
         if "error" in message:
             return Reply(rid, error=rpc_error(message["error"]), headers=reply_headers)
@@ -177,12 +184,26 @@ class Link:
         body: JSON = {"jsonrpc": "2.0", "method": method}
         if params is not None:
             body["params"] = params
-        await self._post(body, headers, None)
+        await self.exchange(body, headers, None)
 
     async def respond(self, message: JSON, headers: Headers) -> None:
-        await self._post(message, headers, None)
+        await self.exchange(message, headers, None)
 
-    async def _post(self, body: JSON, headers: Headers, want: int | None) -> tuple[JSON, Mapping[str, str]]:
+    async def exchange(self, body: JSON, headers: Headers, want: int | None) -> tuple[JSON, Mapping[str, str]]:
+        """Send one message; for a request (`want` its id), wait for its response (and the
+        headers it came with, where the transport has them)."""
+        raise NotImplementedError
+
+
+class HttpLink(Link):
+    """A JSON-RPC peer over Streamable HTTP: every message is its own POST; a request's reply is
+    a JSON body or an SSE stream on which the response has the request's id."""
+
+    def __init__(self, url: str, http: httpx.AsyncClient, timeout_s: float) -> None:
+        super().__init__(timeout_s)
+        self.url, self.http = url, http
+
+    async def exchange(self, body: JSON, headers: Headers, want: int | None) -> tuple[JSON, Mapping[str, str]]:
         import_httpx()
         import httpx
 
@@ -269,6 +290,8 @@ class Flow:
         self.interval_seen = False
         self.cancel_at: float | None = None
         self.cancel_sent = False
+        self.errors = 0  # tasks/get answered with an error, in a row
+        self.gone = False  # the server no longer knows the task (it expired, or was deleted)
 
     async def run(self) -> Outcome:
         raise NotImplementedError
@@ -284,7 +307,17 @@ class Flow:
         return self.now() >= self.deadline
 
     def live(self) -> bool:
-        return self.task_id is not None and self.status not in TERMINAL_STATUSES
+        return self.task_id is not None and self.status not in TERMINAL_STATUSES and not self.gone
+
+    def poll_failed(self, error: JSON | None) -> Outcome | None:
+        """A tasks/get answered with an error: polling goes on after the first; after the second in
+        a row the task is gone (its ttl ran out, or the server deleted it): the outcome is unknown,
+        with the server's error, and there is nothing left to cancel."""
+        self.errors += 1
+        if self.errors < GONE_AFTER + (GONE_POLLS if self.dev.polls_gone_task else 0):
+            return None
+        self.gone = True
+        return Outcome("unknown", error=error)
 
     def begin(self, task_id: str, task: JSON) -> None:
         self.task_id = task_id

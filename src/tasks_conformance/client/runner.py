@@ -4,20 +4,22 @@ process (several at a time), then every client check judged on the runs it reads
 from __future__ import annotations
 
 import os
+import shlex
 import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
+from typing import cast
 
 from tasks_conformance import __version__
 from tasks_conformance.client.checks import CLIENT_CHECKS, ClientCheck
 from tasks_conformance.client.checks.registry import CATEGORY
 from tasks_conformance.client.evidence import ScenarioRun, exchanges_of, server_requests_of
 from tasks_conformance.client.launch import ClientRun, harness_env, run_client
-from tasks_conformance.client.scenarios import BY_NAME, PROTOCOL_VERSION, SCENARIOS, Era, LegacyScript, Scenario
-from tasks_conformance.client.scripted import ScriptedServer
-from tasks_conformance.client.scripted_http import ScriptedHttp, serving
-from tasks_conformance.client.scripted_legacy import LegacyScriptedServer
+from tasks_conformance.client.scenarios import BY_NAME, PROTOCOL_VERSION, SCENARIOS, Era, Scenario, Transport
+from tasks_conformance.client.scripted_http import serving
+from tasks_conformance.client.scripted_stdio import scripted_server
+from tasks_conformance.client.stdio_relay import relaying
 from tasks_conformance.core.causes import Cause, CauseKind
 from tasks_conformance.core.profiles import CLIENT_PROFILES, DEFAULT_PROFILE
 from tasks_conformance.core.result import CheckResult, Discovery, RunResult, decide_outcome, incomplete_reason
@@ -38,12 +40,19 @@ class ClientConfig:
     timeout_s: float = DEFAULT_TIMEOUT_S  # per scenario
     jobs: int = field(default_factory=lambda: os.cpu_count() or 2)
     cwd: str | None = None
-    transport: str = "http"  # how the client reaches the scripted server: http | stdio
+    # http: the scripted server listens and the client gets its URL; stdio: the client spawns it;
+    # both (`client demo`): each scenario once over each.
+    transport: str = "http"
     profile: str = DEFAULT_PROFILE  # a key of profiles.CLIENT_PROFILES: which checks, and the score's id
 
-    def planned(self) -> list[tuple[Scenario, Era]]:
-        return [(s, era) for s in SCENARIOS for era in self.eras
-                if era in s.eras and (not self.scenarios or s.name in self.scenarios)]
+    @property
+    def transports(self) -> tuple[Transport, ...]:
+        return ("http", "stdio") if self.transport == "both" else (cast(Transport, self.transport),)
+
+    def planned(self) -> list[tuple[Scenario, Era, Transport]]:
+        return [(s, era, transport) for transport in self.transports for s in SCENARIOS for era in self.eras
+                if era in s.eras and transport in s.transports
+                and (not self.scenarios or s.name in self.scenarios)]
 
     def target(self) -> str:
         return " ".join(self.command)
@@ -65,15 +74,12 @@ class ClientExecution:
     wire: WireLog  # every scenario's frames, in one log (frame numbers are unique in the run)
 
 
-def scripted_server(scenario: Scenario, wire: WireLog) -> ScriptedHttp:
-    """The scripted server that plays the scenario's script (each era's script its own type)."""
-    script = scenario.script
-    return LegacyScriptedServer(script, wire) if isinstance(script, LegacyScript) else ScriptedServer(script, wire)
-
-
-async def run_one(scenario: Scenario, era: Era, config: ClientConfig, wire: WireLog) -> ScenarioRun:
-    app = scripted_server(scenario, wire)
+async def run_one(scenario: Scenario, era: Era, config: ClientConfig, wire: WireLog,
+                  transport: Transport = "http") -> ScenarioRun:
     env = harness_env(scenario.name, PROTOCOL_VERSION[era], scenario.context_for(era))
+    if transport == "stdio":
+        return await _run_stdio(scenario, era, config, wire, env)
+    app = scripted_server(scenario, wire)
     try:
         async with serving(app) as url:
             client = await run_client(config.command, url, env, config.timeout_s, cwd=config.cwd)
@@ -82,6 +88,23 @@ async def run_one(scenario: Scenario, era: Era, config: ClientConfig, wire: Wire
         return ScenarioRun(scenario, era, empty, server_problem=f"the scripted server could not listen: {exc}")
     return ScenarioRun(scenario, era, client, exchanges_of(wire, app.seqs), reached=app.requests > 0,
                        server_requests=server_requests_of(wire, app.seqs))
+
+
+async def _run_stdio(scenario: Scenario, era: Era, config: ClientConfig, wire: WireLog,
+                     env: dict[str, str]) -> ScenarioRun:
+    """The client spawns the scripted server (its command the last argument, and in
+    MCP_CONFORMANCE_SERVER_COMMAND); the server reports its frames to the relay."""
+    try:
+        async with relaying(scenario, wire, config.timeout_s) as relay:
+            client = await run_client(config.command, shlex.join(relay.argv), {**env, **relay.server_env()},
+                                      config.timeout_s, cwd=config.cwd, settle=relay.settle)
+    except OSError as exc:
+        empty = ClientRun(tuple(config.command), False, None, False, 0.0, "", "", None)
+        return ScenarioRun(scenario, era, empty, server_problem=f"the scripted server could not listen: {exc}",
+                           transport="stdio")
+    seqs = sorted(relay.seqs)
+    return ScenarioRun(scenario, era, client, exchanges_of(wire, seqs), reached=relay.requests > 0,
+                       server_requests=server_requests_of(wire, seqs), transport="stdio")
 
 
 async def execute_client(config: ClientConfig, progress: Callable[[str], None] | None = None) -> ClientExecution:
@@ -95,15 +118,16 @@ async def execute_client(config: ClientConfig, progress: Callable[[str], None] |
     limiter = anyio.Semaphore(max(1, config.jobs))
     say = progress or (lambda _text: None)
 
-    async def one(i: int, scenario: Scenario, era: Era) -> None:
+    async def one(i: int, scenario: Scenario, era: Era, transport: Transport) -> None:
         async with limiter:
-            say(f"scenario: {scenario.name} ({era})")
-            with in_lane(f"{scenario.name} ({era})"):  # the scripted server records in this context
-                done[i] = await run_one(scenario, era, config, wire)
+            lane = f"{scenario.name} ({era}{', stdio' if transport == 'stdio' else ''})"
+            say(f"scenario: {lane}")
+            with in_lane(lane):  # the scripted server (or the stdio relay) records in this context
+                done[i] = await run_one(scenario, era, config, wire, transport)
 
     async with anyio.create_task_group() as tg:
-        for i, (scenario, era) in enumerate(planned):
-            tg.start_soon(one, i, scenario, era)
+        for i, (scenario, era, transport) in enumerate(planned):
+            tg.start_soon(one, i, scenario, era, transport)
     runs = [done[i] for i in range(len(planned))]
     checks = [judge(check, runs, wire, config.profile) for check in CLIENT_CHECKS.values() if config.judges(check)]
     target = config.target()
@@ -134,9 +158,12 @@ def _unreached(runs: Sequence[ScenarioRun]) -> Cause:
     tail = c.stderr_tail.strip().splitlines()[-1:] if c.stderr_tail.strip() else []
     if tail:
         what += f"; its stderr ends: {tail[0][:200]}"
-    return Cause(what, CauseKind.SETTING,
-                 "check that --command starts the client and that it connects to the URL given as its last argument",
-                 ("--command",))
+    if run.transport == "stdio":
+        fix = ("check that --command starts the client and that it spawns the server command given as its last "
+               "argument (or, as a JSON array, in MCP_CONFORMANCE_SERVER_COMMAND) and talks to it on stdio")
+    else:
+        fix = "check that --command starts the client and that it connects to the URL given as its last argument"
+    return Cause(what, CauseKind.SETTING, fix, ("--command", "--transport"))
 
 
 # --profile full: a check judged from the outcome line could not run without one (policy P-36).

@@ -5,7 +5,8 @@ A scenario is data. The scripted server of its era plays its script (scripted.py
 scripted_legacy.py a `LegacyScript`); the harness receives its
 name, the protocol version of its era and its context (the official conformance suite's client
 harness convention: `MCP_CONFORMANCE_SCENARIO`, `MCP_CONFORMANCE_PROTOCOL_VERSION`,
-`MCP_CONFORMANCE_CONTEXT`, the server URL as the last argument).
+`MCP_CONFORMANCE_CONTEXT`, the server URL as the last argument; over stdio the server's command
+instead, and in `MCP_CONFORMANCE_SERVER_COMMAND`). The same script is played over either transport.
 """
 
 from __future__ import annotations
@@ -16,10 +17,14 @@ from typing import Any, Final, Literal
 from tasks_conformance.core.wires import DIALECTS, Wire
 
 Era = Literal["extension", "legacy"]
+Transport = Literal["http", "stdio"]
+TRANSPORTS: Final[tuple[Transport, ...]] = ("http", "stdio")
 # The protocol version a harness is told for each era (pinned: harnesses depend on it).
 PROTOCOL_VERSION: Final[dict[str, str]] = {str(wire): d.protocol_version for wire, d in DIALECTS.items()}
 
 TOOL = "scripted_task"
+TTL_MS = 600_000
+EXPIRY_TTL_MS = 1_000  # the expiry scenarios' task: gone a second after its creation, while working
 # The tools the 2025-11-25 scripted server lists, by their execution.taskSupport (None: absent,
 # which 2025-11-25 reads as forbidden).
 REQUIRED_TOOL, FORBIDDEN_TOOL = "required_task", "plain_tool"
@@ -58,6 +63,10 @@ class Script:
     # prompts/get is answered with a CreateTaskResult (not a task-capable method in 2026-07-28).
     task_on_prompt: bool = False
     task_id: str = "task-1"
+    # The task's ttlMs (ttl on 2025-11-25): once that long has passed since its creation the task
+    # is deleted, and every request naming it gets "task not found" (-32602), as a server may do.
+    # Ten minutes, far beyond any scenario, unless a scenario is about the task expiring.
+    ttl_ms: int = TTL_MS
 
 
 @dataclass(frozen=True)
@@ -82,6 +91,9 @@ class Scenario:
     # The client rules the scenario lets the checks judge (documentation; checks declare their own).
     rules: tuple[str, ...] = ()
     tool: str = TOOL  # the tool the harness is asked to call
+    # The transports it runs on: a scenario about HTTP headers only (tasks-client-unsafe-task-id) has
+    # nothing to show on stdio.
+    transports: tuple[Transport, ...] = TRANSPORTS
 
     def context_for(self, era: Era) -> dict[str, Any]:
         """MCP_CONFORMANCE_CONTEXT: toolName and arguments always, then the scenario's keys."""
@@ -151,10 +163,17 @@ EXTENSION_SCENARIOS: Final[tuple[Scenario, ...]] = (
         rules=("C-EXT-MUST-03",),
     ),
     Scenario(
+        "tasks-client-ttl-expiry",
+        f"a task with ttlMs {EXPIRY_TTL_MS} that is still working when it runs out: from then on tasks/get "
+        "answers -32602 task not found",
+        ("extension",), Script(reads=(Snapshot("working"),), ttl_ms=EXPIRY_TTL_MS),
+        rules=("C-EXT-MAY-01",),
+    ),
+    Scenario(
         "tasks-client-unsafe-task-id",
         "a task id that is not header-safe, so Mcp-Name must carry it base64-encoded",
         ("extension",), Script(task_id="tâche-1"),
-        rules=("C-EXT-MUST-04", "C-CORE-MUST-06"),
+        rules=("C-EXT-MUST-04", "C-CORE-MUST-06"), transports=("http",),
     ),
 )
 
@@ -226,6 +245,13 @@ LEGACY_SCENARIOS: Final[tuple[Scenario, ...]] = (
         ("legacy",), LegacyScript(reads=_LEGACY_WORKING_TWICE, tasks=_NO_CANCEL),
         context={"cancel": True},
         rules=("C-LEG-MUST-07", "C-LEG-SHOULD-07"),
+    ),
+    Scenario(
+        "tasks-client-legacy-ttl-expiry",
+        f"a task granted ttl {EXPIRY_TTL_MS} (whatever ttl the client asked for) that is still working when it "
+        "runs out: from then on tasks/get answers -32602 task not found",
+        ("legacy",), LegacyScript(reads=(Snapshot("working"),), ttl_ms=EXPIRY_TTL_MS),
+        rules=("C-LEG-MAY-02",),
     ),
 )
 

@@ -9,6 +9,7 @@ plain JSON; the checks read the client's requests and these answers from the wir
 
 from __future__ import annotations
 
+import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
@@ -28,7 +29,6 @@ from tasks_conformance.core.protocol import (
 from tasks_conformance.core.wirelog import WireLog
 
 VERSION = "2026-07-28"
-TTL_MS = 600_000  # far beyond any scenario: TTL behaviour is never judged here
 PROMPT_TASK_ID = "prompt-task-1"
 # server/discover and tools/list are CacheableResults in 2026-07-28: ttlMs and cacheScope are
 # required (SDK clients validate them). Each scenario's server is new, so nothing is to be cached.
@@ -51,6 +51,11 @@ class TaskState:
     stale_pending: bool = False
     cancelled: bool = False
     ended: bool = False  # a terminal status was read
+    born: float = field(default_factory=time.monotonic)
+
+    def expired(self, script: Script) -> bool:
+        """Its ttl has run out: the server has deleted it (a server may, whatever its status)."""
+        return time.monotonic() - self.born >= script.ttl_ms / 1000
 
     def snapshot(self, script: Script) -> Snapshot:
         """The next read (and what the task is from then on)."""
@@ -76,7 +81,7 @@ class TaskState:
 
 def task_body(state: TaskState, snap: Snapshot, script: Script) -> dict[str, Any]:
     body: dict[str, Any] = {"taskId": state.task_id, "status": snap.status, "createdAt": state.created_at,
-                            "lastUpdatedAt": now_iso(), "ttlMs": TTL_MS}
+                            "lastUpdatedAt": now_iso(), "ttlMs": script.ttl_ms}
     if snap.poll_interval_ms is not None:
         body["pollIntervalMs"] = snap.poll_interval_ms
     if snap.status == "input_required" and snap.input_key:
@@ -89,6 +94,17 @@ def task_body(state: TaskState, snap: Snapshot, script: Script) -> dict[str, Any
         body["error"] = script.error or {"code": -32603, "message": "failed"}
         body["statusMessage"] = "the scripted tool failed"
     return body
+
+
+def find_task(tasks: dict[str, Any], params: dict[str, Any], script: Script) -> Any:
+    """The task params.taskId names, or the -32602 "task not found" of both eras for an unknown
+    or expired one (an expired task is deleted: it stays not found)."""
+    task_id = str(params.get("taskId"))
+    state = tasks.get(task_id)
+    if state is not None and state.expired(script):
+        del tasks[task_id]
+        state = None
+    return state if state is not None else Fault(ERR_INVALID_PARAMS, "task not found")
 
 
 class ScriptedServer(ScriptedHttp):
@@ -148,8 +164,8 @@ class ScriptedServer(ScriptedHttp):
     def _task(self, params: dict[str, Any]) -> TaskState | Fault:
         if not declares_extension(params):
             return Fault(ERR_MISSING_CAPABILITY, "the request does not declare io.modelcontextprotocol/tasks", 400)
-        state = self.tasks.get(str(params.get("taskId")))
-        return state if state is not None else Fault(ERR_INVALID_PARAMS, "task not found")
+        found: TaskState | Fault = find_task(self.tasks, params, self.script)
+        return found
 
     def _tasks_get(self, params: dict[str, Any]) -> dict[str, Any] | Fault:
         state = self._task(params)

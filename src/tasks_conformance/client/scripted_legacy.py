@@ -32,7 +32,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from tasks_conformance.client.scenarios import LEGACY_TOOLS, LegacyScript, Snapshot
-from tasks_conformance.client.scripted import TaskState
+from tasks_conformance.client.scripted import TaskState, find_task
 from tasks_conformance.client.scripted_http import Answer, Fault, ScriptedHttp, now_iso, rpc_error, rpc_result
 from tasks_conformance.core.protocol import (
     ERR_INTERNAL,
@@ -48,7 +48,6 @@ from tasks_conformance.core.wires import DIALECTS, Wire
 from tasks_conformance.core.wires.base import TASK_CAPABLE
 
 LEGACY = DIALECTS[Wire.LEGACY]
-TTL_MS = 600_000  # far beyond any scenario: TTL behaviour is never judged here
 GIVE_UP_S = 6.0  # a task that would wait forever (for a cancel) fails after this long
 DEFAULT_STEP_S = 0.2  # how fast a blocked tasks/result sees a read go by without a pollInterval
 GAVE_UP: dict[str, Any] = {"code": ERR_INTERNAL, "message": "the scripted task waited for a cancel or an answer "
@@ -156,7 +155,7 @@ class LegacyScriptedServer(ScriptedHttp):
     def task_body(self, state: LegacyTask, snap: Snapshot) -> dict[str, Any]:
         """The flat Task: no payload (tasks/result has it), no related-task _meta."""
         body: dict[str, Any] = {"taskId": state.task_id, "status": snap.status, "createdAt": state.created_at,
-                                "lastUpdatedAt": now_iso(), LEGACY.ttl_field: TTL_MS}
+                                "lastUpdatedAt": now_iso(), LEGACY.ttl_field: self.script.ttl_ms}
         if snap.poll_interval_ms is not None:
             body[LEGACY.poll_interval_field] = snap.poll_interval_ms
         if snap.status == "failed":
@@ -176,8 +175,8 @@ class LegacyScriptedServer(ScriptedHttp):
         return state.last
 
     def _task(self, params: dict[str, Any]) -> LegacyTask | Fault:
-        state = self.tasks.get(str(params.get("taskId")))  # params.taskId decides; related-task _meta is ignored
-        return state if state is not None else Fault(ERR_INVALID_PARAMS, "task not found")
+        found: LegacyTask | Fault = find_task(self.tasks, params, self.script)  # related-task _meta is ignored
+        return found
 
     def _tasks_get(self, params: dict[str, Any]) -> dict[str, Any] | Fault:
         state = self._task(params)
@@ -229,6 +228,9 @@ class LegacyScriptedServer(ScriptedHttp):
         import anyio
 
         while not state.ended:
+            if isinstance(self._task({"taskId": state.task_id}), Fault):
+                yield rpc_error(rid, ERR_INVALID_PARAMS, "task not found")  # it expired meanwhile
+                return
             snap = self.read(state)
             key = snap.input_key
             if snap.status == "input_required" and key is not None and key not in self.asked:

@@ -2,11 +2,12 @@
 follow it to its end, and say how it ended. A server author's quick poke at a server; the same
 client every client-mode scenario must pass.
 
-    tasks-conformance call --url URL --tool-name T [--tool-args JSON] [--era extension|legacy]
+    tasks-conformance call --url URL | --command CMD --tool-name T [--tool-args JSON] [--era extension|legacy]
                            [--cancel-after MS] [--input-responses JSON] [--timeout MS] [--format human|json]
 
 Exit codes: 0 the task completed (its result may carry isError: the call ended), 1 it failed, was
-cancelled or could not be followed, 2 a usage error, 130 interrupted.
+cancelled, expired (the server no longer knows it) or could not be followed, 2 a usage error, 130
+interrupted.
 
 No `from __future__ import annotations` (see cli.py): typer reads the annotations at start-up.
 """
@@ -25,6 +26,7 @@ ERAS = ("extension", "legacy")
 
 def call_command(
     url: Annotated[str | None, typer.Option("--url", metavar="URL", help="the server's Streamable HTTP endpoint")] = None,
+    command: Annotated[str | None, typer.Option("--command", metavar="CMD", help="a stdio server to spawn instead (split like a shell would)")] = None,
     tool_name: Annotated[str | None, typer.Option("--tool-name", metavar="TOOL", help="the tool to call as a task")] = None,
     tool_args: Annotated[str, typer.Option("--tool-args", metavar="JSON", help="its arguments: a JSON object, @FILE or -")] = "{}",
     era: Annotated[str, typer.Option("--era", metavar="|".join(ERAS), help="the tasks wire to speak (extension, the default: 2026-07-28; legacy: 2025-11-25)")] = "extension",
@@ -35,21 +37,35 @@ def call_command(
 ) -> None:
     """Call a tool as a task with the reference client, follow it to its end, print the outcome."""
     try:
-        keywords = _keywords(url, tool_name, tool_args, era, cancel_after, input_responses, timeout, format)
+        keywords = _keywords(url, command, tool_name, tool_args, era, cancel_after, input_responses, timeout, format)
     except UsageError as exc:
         typer.echo(f"tasks-conformance call: {exc}", err=True)
         raise typer.Exit(EXIT_USAGE) from None
     raise typer.Exit(_call(keywords, format))
 
 
-def _keywords(url: str | None, tool_name: str | None, tool_args: str, era: str, cancel_after: int | None,
-              input_responses: str | None, timeout: int, format: str) -> dict[str, Any]:
+def _keywords(url: str | None, command: str | None, tool_name: str | None, tool_args: str, era: str,
+              cancel_after: int | None, input_responses: str | None, timeout: int, format: str) -> dict[str, Any]:
+    import shlex
+
     from tasks_conformance.core.flag_values import parse_json_flag
 
-    if not url:
-        raise UsageError("--url is required (the reference client speaks Streamable HTTP)")
-    if not url.startswith(("http://", "https://")):
-        raise UsageError("--url must start with http:// or https://")
+    if (url is None) == (command is None):
+        raise UsageError("give --url (a Streamable HTTP server) or --command (a stdio server to spawn), not both")
+    target: dict[str, Any]
+    if command is not None:
+        try:
+            argv = shlex.split(command)
+        except ValueError as exc:
+            raise UsageError(f"--command cannot be split: {exc}") from None
+        if not argv:
+            raise UsageError("--command is empty")
+        target = {"command": argv}
+    else:
+        assert url is not None
+        if not url.startswith(("http://", "https://")):
+            raise UsageError("--url must start with http:// or https://")
+        target = {"url": url}
     if not tool_name:
         raise UsageError("--tool-name is required")
     if era not in ERAS:
@@ -60,7 +76,7 @@ def _keywords(url: str | None, tool_name: str | None, tool_args: str, era: str, 
         raise UsageError("--timeout must be positive and --cancel-after not negative")
     arguments = parse_json_flag("--tool-args", tool_args)
     answers = parse_json_flag("--input-responses", input_responses) if input_responses is not None else None
-    return {"url": url, "era": era, "tool_name": tool_name, "arguments": arguments, "cancel_after_ms": cancel_after,
+    return {**target, "era": era, "tool_name": tool_name, "arguments": arguments, "cancel_after_ms": cancel_after,
             "input_responses": answers, "timeout_s": timeout / 1000}
 
 
@@ -76,9 +92,8 @@ def _call(keywords: dict[str, Any], format: str) -> int:
         if live:
             typer.echo(f"task {one_line(status, 40)}", err=True)
 
-    url = keywords.pop("url")
     try:
-        outcome = anyio.run(lambda: call(url, on_status=on_status, **keywords))
+        outcome = anyio.run(lambda: call(on_status=on_status, **keywords))
     except KeyboardInterrupt:
         typer.echo("tasks-conformance call: interrupted", err=True)
         return EXIT_INTERRUPTED

@@ -4,7 +4,7 @@ harness convention, and reports with the server mode's reporters and exit codes.
 
     tasks-conformance client --command "node my-client.js" [--era extension|legacy|both] [--scenario NAME]…
     tasks-conformance client --list-scenarios [--format json]
-    tasks-conformance client demo        every scenario of both eras against the bundled reference client
+    tasks-conformance client demo        every scenario of both eras and transports against the reference client
 
 Its options are the settings schema's for the client subject (settings/: the fields whose
 subjects include CLIENT), as the main command's are the server's; the config file's [client]
@@ -63,18 +63,20 @@ def client_command(ctx: typer.Context, **flags: Any) -> None:
 @client_app.command("demo")
 @takes_settings(DEMO, subject=CLIENT)
 def client_demo_command(**flags: Any) -> None:
-    """Every scenario of both eras against the bundled reference client (a compliant tasks client)."""
+    """Every scenario of both eras and both transports against the bundled reference client (a compliant tasks client)."""
     import shlex
 
     options = replace(options_from(flags, CLIENT), command=shlex.join(reference_client_command()), era="both")
-    raise typer.Exit(_run(options))
+    raise typer.Exit(_run(options, both_transports=True))
 
 
-def _run(options: Any) -> int:
+def _run(options: Any, *, both_transports: bool = False) -> int:
     from tasks_conformance.entry.client_run import build_client, run_client_cli
 
     try:
         config = build_client(options)
+        if both_transports:  # `client demo`: every scenario over HTTP and over stdio
+            config = replace(config, transport="both")
     except UsageError as exc:
         typer.echo(f"tasks-conformance client: {exc}", err=True)
         return EXIT_USAGE
@@ -93,20 +95,22 @@ def _scenarios_text(format: str | None) -> str:
     for s in SCENARIOS:
         era = s.eras[0]
         checks = [c.id for c in CLIENT_CHECKS.values() if c.reads(s.name)]
-        rows.append({"name": s.name, "description": s.description, "eras": list(s.eras),
+        rows.append({"name": s.name, "description": s.description, "eras": list(s.eras), "transports": list(s.transports),
                      "protocolVersions": [PROTOCOL_VERSION[e] for e in s.eras],
                      "context": s.context_for(era), "rules": list(s.rules), "checks": checks})
     if format == "json":
         return json.dumps({"scenarios": rows}, indent=2, ensure_ascii=False)
     lines = []
     for r in rows:
-        lines.append(f"{r['name']}  ({', '.join(r['eras'])})\n    {r['description']}\n"
+        lines.append(f"{r['name']}  ({', '.join(r['eras'])}; {', '.join(r['transports'])})\n    {r['description']}\n"
                      f"    context: {json.dumps(r['context'], ensure_ascii=False)}\n    rules: {', '.join(r['rules'])}")
     lines.append("The harness gets the scenario in MCP_CONFORMANCE_SCENARIO, the protocol version in "
                  "MCP_CONFORMANCE_PROTOCOL_VERSION (2026-07-28, or 2025-11-25 for the tasks-client-legacy-* "
                  "scenarios) and the context in MCP_CONFORMANCE_CONTEXT (JSON: toolName and "
                  "arguments always; cancel: true to cancel the task once it reads working; request: "
-                 "{method, params} to send instead of tools/call); the server URL is its last argument. It may "
-                 "print one line TASKS-CONFORMANCE-OUTCOME {\"status\", \"isError\", \"error\"} with what it would "
-                 "show its user.")
+                 "{method, params} to send instead of tools/call); the server URL is its last argument. With "
+                 "--transport stdio the client spawns the server: its command is the last argument, shell-quoted, "
+                 "and MCP_CONFORMANCE_SERVER_COMMAND as a JSON array (the form to prefer); "
+                 "tasks-client-unsafe-task-id runs over HTTP only. It may print one line TASKS-CONFORMANCE-OUTCOME "
+                 "{\"status\", \"isError\", \"error\"} with what it would show its user.")
     return "\n".join(lines)

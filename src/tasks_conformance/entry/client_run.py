@@ -16,8 +16,8 @@ if TYPE_CHECKING:
     from tasks_conformance.client.runner import ClientConfig, ClientExecution
     from tasks_conformance.settings import RunOptions
 
-# The transports the client runner plays today; stdio's scenarios are another change's.
-BUILT_TRANSPORTS = ("http",)
+# The transports the client runner plays (`client demo` runs both).
+BUILT_TRANSPORTS = ("http", "stdio")
 
 
 def client_catalog() -> ClientCatalog:
@@ -34,8 +34,13 @@ def build_client(options: RunOptions) -> ClientRunConfig:
     """The client run the options describe, checked; a UsageError names the first bad flag."""
     config = build_client_run_config(options, client_catalog())
     if config.transport not in BUILT_TRANSPORTS:
-        raise UsageError(f"--transport {config.transport}: the {config.transport} scenarios are not built yet; "
-                         "use --transport http")
+        raise UsageError(f"--transport must be {' or '.join(BUILT_TRANSPORTS)}, got {config.transport!r}")
+    from tasks_conformance.client.scenarios import BY_NAME
+
+    elsewhere = [s for s in config.scenarios if config.transport not in BY_NAME[s].transports]
+    if elsewhere:
+        raise UsageError(f"--scenario {elsewhere[0]}: a scenario of --transport "
+                         f"{' or '.join(BY_NAME[elsewhere[0]].transports)} only")
     return config
 
 

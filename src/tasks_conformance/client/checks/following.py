@@ -8,6 +8,7 @@ from collections.abc import Iterator
 from dataclasses import dataclass
 
 from tasks_conformance.client.checks.cancel import judge_cancel
+from tasks_conformance.client.checks.expiry import judge_expiry
 from tasks_conformance.client.checks.registry import client_check
 from tasks_conformance.client.evidence import Exchange, ScenarioRun
 from tasks_conformance.client.scenarios import scenario_names
@@ -19,6 +20,7 @@ from tasks_conformance.core.wires import DIALECTS, CreatedTask, Wire, task_objec
 
 TASK_METHODS = ("tasks/get", "tasks/update", "tasks/cancel")
 EXTENSION = scenario_names(Wire.EXTENSION)  # these checks judge the 2026-07-28 runs only
+EXPIRY = "tasks-client-ttl-expiry"
 SHOWN = 3
 MAX_EVIDENCE = 40
 # A poll this much earlier than the interval is still on time (policy P-33): max(50 ms, 10 %).
@@ -247,7 +249,8 @@ def stops_at_terminal(runs: list[ScenarioRun]) -> Verdict:
     requirements=("C-EXT-SHOULD-03", "C-EXT-SHOULD-07"),
     # After tasks/cancel nothing more is asked; any terminal status read ends the task, not only cancelled.
     permits=("C-EXT-MAY-03", "C-EXT-MAY-04"),
-    scenarios=EXTENSION,
+    # A task that expires ends without a terminal status: tasks-client-task-expiry judges that run.
+    scenarios=tuple(name for name in EXTENSION if name != EXPIRY),
 )
 def keeps_observing(runs: list[ScenarioRun]) -> Verdict:
     abandoned = []
@@ -340,3 +343,18 @@ def surfaces_outcome(runs: list[ScenarioRun]) -> Verdict:
                           details={"expected": "status failed, error code -32000",
                                    "actual": f"status {str(said.get('status'))[:40]}, error code {code!r}"})
     return passed("the outcome the client reported matches the task's")
+
+
+@client_check(
+    id="tasks-client-task-expiry",
+    title="A task whose ttlMs runs out while working is let go once the server no longer knows it",
+    description="The scripted server deletes a working task when its ttlMs (one second) has passed, and answers "
+                "-32602 task not found from then on. No rule says what the client does: more than two further "
+                "requests naming the task, or an outcome line without an error, warn (policy P-45). Stopping at "
+                "createdAt + ttlMs before the server says so is the client's freedom.",
+    requirements=(),
+    permits=("C-EXT-MAY-01",),
+    scenarios=(EXPIRY,),
+)
+def task_expiry(runs: list[ScenarioRun]) -> Verdict:
+    return judge_expiry(runs, scenario=EXPIRY, methods=TASK_METHODS)

@@ -11,6 +11,7 @@ from __future__ import annotations
 from typing import Any
 
 from tasks_conformance.client.checks.cancel import judge_cancel
+from tasks_conformance.client.checks.expiry import judge_expiry
 from tasks_conformance.client.checks.following import Cadence, judge_cadence
 from tasks_conformance.client.checks.registry import client_check
 from tasks_conformance.client.evidence import Exchange, ScenarioRun
@@ -32,6 +33,7 @@ LEGACY_RUNS = scenario_names(Wire.LEGACY)
 TASK_METHODS = ("tasks/get", "tasks/result", "tasks/cancel")
 CANCEL = "tasks-client-legacy-cancel"  # the harness is asked to cancel, and the server can
 INPUT = "tasks-client-legacy-input"  # the task asks for input on the tasks/result stream
+EXPIRY = "tasks-client-legacy-ttl-expiry"  # the task's ttl runs out while it works
 SHOWN = 3
 MAX_EVIDENCE = 40
 LEGACY_CADENCE = Cadence(DIALECTS[Wire.LEGACY].poll_interval_field, ("tasks/result",),
@@ -343,3 +345,19 @@ def input_answered(runs: list[ScenarioRun]) -> Verdict:
     if warnings:
         return passed("the task's input was not asked for and answered as 2025-11-25 says", warnings=warnings)
     return passed("tasks/result was called on input_required and the elicitation answered with its task's _meta")
+
+
+@client_check(
+    id="tasks-client-legacy-task-expiry",
+    title="A task whose ttl runs out while working is let go once the server no longer knows it (2025-11-25)",
+    description="The scripted server grants a one-second ttl whatever the client asked for, deletes the task when "
+                "it has passed while the task still works, and answers -32602 task not found from then on. No rule "
+                "says what the client does: more than two further requests naming the task, or an outcome line "
+                "without an error, warn (policy P-45).",
+    requirements=(),
+    # The client may ask for a ttl; the server granting another is never held against it.
+    permits=("C-LEG-MAY-02",),
+    scenarios=(EXPIRY,),
+)
+def task_expiry(runs: list[ScenarioRun]) -> Verdict:
+    return judge_expiry(runs, scenario=EXPIRY, methods=TASK_METHODS)

@@ -18,7 +18,7 @@ from tasks_conformance.core.protocol import (
     encode_header_value,
     get_path,
 )
-from tasks_conformance.core.verdict import Verdict, failed, passed, warn
+from tasks_conformance.core.verdict import Verdict, failed, not_applicable, passed, warn
 from tasks_conformance.core.wires import Wire
 
 TASK_METHODS = ("tasks/get", "tasks/update", "tasks/cancel")
@@ -75,7 +75,7 @@ def declares_extension(runs: list[ScenarioRun]) -> Verdict:
     title="Every request carries the 2026-07-28 _meta, and every POST the matching MCP-Protocol-Version",
     description="Each request's params._meta has io.modelcontextprotocol/protocolVersion and "
                 "io.modelcontextprotocol/clientCapabilities; over HTTP each POST carries MCP-Protocol-Version "
-                "equal to that protocolVersion.",
+                "equal to that protocolVersion (on stdio there is no header to judge).",
     requirements=("C-CORE-MUST-01", "C-CORE-MUST-04"),
     # A server/discover first is one more request, held to the same _meta and header as any other.
     permits=("C-CORE-MAY-01",),
@@ -90,6 +90,8 @@ def core_meta(runs: list[ScenarioRun]) -> Verdict:
             caps = get_path(e.params, "_meta", META_CLIENT_CAPS)
             if e.is_request and (not isinstance(version, str) or not isinstance(caps, dict)):
                 no_meta.append((run, e))
+            if e.http is None:
+                continue  # stdio: no POST, no header (C-CORE-MUST-04 is about Streamable HTTP)
             header = e.header(HEADER_PROTOCOL_VERSION)
             if header is None or (isinstance(version, str) and header != version):
                 bad_header.append((run, e))
@@ -106,6 +108,9 @@ def core_meta(runs: list[ScenarioRun]) -> Verdict:
         return failed("; ".join(parts), broken=broken, evidence=seqs[:MAX_EVIDENCE],
                       details={"expected": "protocolVersion and clientCapabilities in _meta, and a matching "
                                            "MCP-Protocol-Version header", "actual": parts[0]})
+    if not any(e.http is not None for run in runs for e in run.exchanges):
+        return passed("every request carried the protocolVersion and clientCapabilities _meta (stdio: no "
+                      "MCP-Protocol-Version header to judge)")
     return passed("every request carried the protocolVersion and clientCapabilities _meta and a matching "
                   "MCP-Protocol-Version header")
 
@@ -134,11 +139,15 @@ def _header_problem(e: Exchange) -> tuple[str, str] | None:
     title="tasks/* requests carry Mcp-Method and an Mcp-Name equal to the taskId (base64 when unsafe)",
     description="Over Streamable HTTP every tasks/get, tasks/update and tasks/cancel carries Mcp-Method equal to "
                 "its method and Mcp-Name equal to params.taskId, sent as =?base64?…?= when the id is not "
-                "header-safe.",
+                "header-safe. Not applicable on stdio, which has no headers (policy P-23).",
     requirements=("C-EXT-MUST-04", "C-EXT-MUST-05", "C-CORE-MUST-06"),
     scenarios=EXTENSION,
 )
 def routing_headers(runs: list[ScenarioRun]) -> Verdict:
+    runs = [run for run in runs if run.transport == "http"]
+    if not runs:
+        return not_applicable("Mcp-Method and Mcp-Name are Streamable HTTP headers: a stdio run has none to judge "
+                              "(policy P-23)", policies=("P-23",))
     problems = [(run, e, found) for run in runs for e in run.sent(*TASK_METHODS) if e.is_request
                 and (found := _header_problem(e)) is not None]
     if problems:
