@@ -1278,6 +1278,18 @@ def check_legacy_cancel_terminal_ok(peer: StdioPeer) -> None:
     assert peer.result("tasks/cancel", {"taskId": task["taskId"]})["status"] == "completed"
 
 
+@stdio_demo("legacy-terminal-reverts")
+def check_legacy_terminal_reverts(peer: StdioPeer) -> None:
+    legacy_init(peer)
+    task = peer.result("tools/call", {"name": "slow_compute", "arguments": {"durationMs": 0}, "task": {}})["task"]
+    peer.result("tasks/result", {"taskId": task["taskId"]})
+    get = l_get(peer)
+    assert get(task["taskId"])["status"] == "completed"
+    assert get(task["taskId"])["status"] == "working"  # from the second read after the end on
+    assert get(task["taskId"])["status"] == "working"
+    assert peer.result("tasks/cancel", {"taskId": task["taskId"]})["status"] == "cancelled"
+
+
 @stdio_demo("listen-missing-subscription-id")
 def check_listen_missing_subscription_id(peer: StdioPeer) -> None:
     tid = _create(peer)["taskId"]

@@ -193,6 +193,7 @@ UNKNOWN_METHOD_NOT_FOUND = check(
     probes=(BaseHttp,),
     transports=("http",),
     needs="wire",
+    owns=("S-CORE-MUST-09",),
 )
 
 

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 from tasks_conformance.core.protocol import ERR_INVALID_PARAMS, TASK_STATUSES, TERMINAL_STATUSES, get_path
 from tasks_conformance.core.verdict import Verdict, could_not_run, failed, not_applicable, passed
 from tasks_conformance.core.wires import Wire
@@ -9,6 +11,9 @@ from tasks_conformance.server.checks.common import got
 from tasks_conformance.server.checks.registry import check
 from tasks_conformance.server.checks.shapes import reply_seqs, result_of
 from tasks_conformance.server.evidence import Cancel, DeclaredCall, Evidence
+
+if TYPE_CHECKING:
+    from tasks_conformance.core.rpc.peer import Reply
 
 CANCEL_ACK_SHAPE = check(
     id="tasks-cancel-ack-shape",
@@ -120,9 +125,36 @@ def legacy_cancel(ev: Evidence) -> Verdict:
     if terminal is None:
         return passed("tasks/cancel returned the task in status cancelled", evidence=seqs)
     seqs += terminal.seqs()
+    shown_seq, shown = _status_shown_before(ev, terminal)
+    if shown not in TERMINAL_STATUSES:
+        # S-LEG-MUST-18 is about a task in a terminal status: judged on what the wire last showed of
+        # it before the request, never on an older belief (a task that later read as working again
+        # is tasks-terminal-status-immutable's finding).
+        return passed("tasks/cancel returned the running task in status cancelled; the ended task last read as "
+                      f"{shown!r} (frame {shown_seq}) before it was cancelled again, so the rule on cancelling a "
+                      "terminal task (S-LEG-MUST-18) does not apply to that cancel",
+                      evidence=seqs + ([shown_seq] if shown_seq else []))
     if terminal.error_code != ERR_INVALID_PARAMS:
         return failed(f"tasks/cancel of the task that had already ended got {terminal.describe()}; 2025-11-25 "
                       "requires -32602 (S-LEG-MUST-18)", broken=("S-LEG-MUST-18",), evidence=seqs,
                       details={"expected": ERR_INVALID_PARAMS, "actual": terminal.describe()})
     return passed("tasks/cancel returned the running task in status cancelled and refused the finished one "
                   "with -32602", evidence=seqs)
+
+
+def _status_shown_before(ev: Evidence, reply: Reply) -> tuple[int | None, object]:
+    """The status the wire last showed for the task `reply`'s request names, before that request
+    was sent: the latest answer or notification about it (by taskId), and its frame."""
+    task_id = get_path(ev.frame_json(reply.request_seq), "params", "taskId")
+    shown: tuple[int | None, object] = (None, None)
+    for frame in ev.wire_log:
+        if frame.seq >= reply.request_seq:
+            break
+        msg = frame.json() if frame.direction == "in" else None
+        if not isinstance(msg, dict):
+            continue
+        body = msg.get("result") if "result" in msg else msg.get("params")
+        task = body.get("task") if isinstance(body, dict) and isinstance(body.get("task"), dict) else body
+        if get_path(task, "taskId") == task_id and isinstance(get_path(task, "status"), str):
+            shown = (frame.seq, get_path(task, "status"))
+    return shown

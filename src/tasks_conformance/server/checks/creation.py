@@ -41,6 +41,7 @@ RESULT_TYPE_DISCIPLINE = check(
     needs="tool",
     # A plain result to a declared call, a new task in another status than working (extension), extra _meta.
     permits=('S-EXT-MAY-01', 'S-EXT-MAY-09', 'S-LEG-MAY-07'),
+    owns=("S-EXT-MUST-06",),
 )
 
 
@@ -172,6 +173,7 @@ UNDECLARED_CREATION_REFUSED = check(
     needs="tool",
     # A task-capable tool may be refused without params.task (legacy).
     permits=('S-LEG-MAY-01',),
+    owns=("S-EXT-MUST-01",),
 )
 
 
@@ -295,6 +297,7 @@ REQUIRED_TOOL_NEEDS_TASK = check(
     probes=(RequiredUndeclared,),
     needs="wire",
     role="required",
+    owns=("S-EXT-MUST-02", "S-LEG-MUST-02",),
 )
 
 

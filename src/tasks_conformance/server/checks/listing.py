@@ -34,6 +34,7 @@ LIST_INCLUDES_TASK = check(
     ),
     probes=(DeclaredCall, TaskListing),
     needs="task",
+    owns=("S-LEG-MUST-16",),
 )
 
 

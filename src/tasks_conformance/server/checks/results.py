@@ -47,6 +47,7 @@ INLINE_RESULT = check(
     # was selected.
     probes=(DeclaredCall, Poll, UndeclaredCall),
     needs="terminal",
+    owns=("S-LEG-MUST-10",),
 )
 
 
@@ -162,6 +163,7 @@ TOOL_ERROR_OUTCOME = check(
     probes=(ToolErrorTask,),
     needs="wire",
     role="tool-error",
+    owns=("S-EXT-MUST-13", "S-LEG-SHOULD-07",),
 )
 
 
@@ -254,6 +256,7 @@ FAULT_OUTCOME = check(
     probes=(FaultTask,),
     needs="wire",
     role="fault",
+    owns=("S-EXT-MUST-12",),
 )
 
 _FAULT_COMPLETED = warn(

@@ -43,6 +43,7 @@ TERMINAL_STATUS_IMMUTABLE = check(
     needs="terminal",
     # A task deleted after its TTL (not found) shows no status at all: it is not judged as a change.
     permits=('S-EXT-MAY-04', 'S-LEG-MAY-03'),
+    owns=("S-EXT-MUST-32",),
 )
 
 
@@ -115,6 +116,7 @@ STATUS_TRANSITIONS = check(
     ),
     probes=(DeclaredCall, Poll, Cancel),
     needs="task",
+    owns=("S-LEG-MUST-07", "S-LEG-MUST-20",),
 )
 
 ALLOWED = {

@@ -33,6 +33,7 @@ SUBSCRIPTION_NOTIFICATIONS = check(
     needs="task",
     # A subscription that carries no notifications/tasks at all is allowed.
     permits=('S-EXT-MAY-08',),
+    owns=("S-EXT-MUST-30",),
 )
 
 Message = tuple[int, dict[str, Any]]

@@ -41,6 +41,7 @@ TTL_SHAPE = check(
     needs="task",
     # TTL and poll interval may change, differ from the request, or be absent; only their names and types are judged.
     permits=('S-EXT-MAY-03', 'S-LEG-MAY-02', 'S-LEG-MAY-04'),
+    owns=("S-LEG-MUST-09",),
 )
 
 
@@ -135,6 +136,7 @@ STATUS_PAYLOAD_SHAPE = check(
     needs="task",
     # Polls refused as too early are retried, not judged; fields may change; any first status is fine.
     permits=('S-EXT-MAY-02', 'S-EXT-MAY-03', 'S-EXT-MAY-09'),
+    owns=("S-EXT-MUST-09",),
 )
 
 
