@@ -33,7 +33,7 @@ CANCEL_ACK_SHAPE = check(
 )
 
 
-def _sent_cancel(ev: Evidence) -> tuple[Cancel, list[int], Verdict | None]:
+def _sent_cancel(ev: Evidence, rule: str) -> tuple[Cancel, list[int], Verdict | None]:
     rec = ev.get(Cancel)
     if rec.no_cancel_capability:
         return rec, [], not_applicable(
@@ -42,7 +42,7 @@ def _sent_cancel(ev: Evidence) -> tuple[Cancel, list[int], Verdict | None]:
         return rec, [], could_not_run(rec.not_run or "tasks/cancel was not sent")
     seqs = reply_seqs(rec.create, rec.cancel, rec.after)
     if not rec.cancel.answered:
-        return rec, seqs, failed(f"tasks/cancel got {rec.cancel.describe()}", evidence=seqs,
+        return rec, seqs, failed(f"tasks/cancel got {rec.cancel.describe()}", broken=(rule,), evidence=seqs,
                                  details={"expected": "an answer", "actual": rec.cancel.describe()})
     return rec, seqs, None
 
@@ -53,7 +53,7 @@ def _status_after(rec: Cancel) -> object:
 
 @CANCEL_ACK_SHAPE.judge(Wire.EXTENSION, requires=("S-EXT-MUST-16", "S-EXT-MUST-32", "S-EXT-MUST-11"))
 def extension_cancel(ev: Evidence) -> Verdict:
-    rec, seqs, early = _sent_cancel(ev)
+    rec, seqs, early = _sent_cancel(ev, "S-EXT-MUST-16")
     if early is not None:
         return early
     assert rec.cancel is not None
@@ -75,6 +75,7 @@ def extension_cancel(ev: Evidence) -> Verdict:
         return failed(
             f'tasks/cancel must answer an empty ack {{"resultType": "complete"}}; got resultType '
             f"{get_path(result, 'resultType')!r}" + (f" and extra fields {', '.join(extra[:6])}" if extra else ""),
+            broken=("S-EXT-MUST-16",),
             evidence=seqs, details={"expected": {"resultType": "complete"}, "actual": str(result)[:200]},
         )
     before, now = rec.status_before, _status_after(rec)
@@ -102,7 +103,7 @@ def extension_cancel(ev: Evidence) -> Verdict:
 
 @CANCEL_ACK_SHAPE.judge(Wire.LEGACY, requires=("S-LEG-MUST-18", "S-LEG-MUST-19"))
 def legacy_cancel(ev: Evidence) -> Verdict:
-    rec, seqs, early = _sent_cancel(ev)
+    rec, seqs, early = _sent_cancel(ev, "S-LEG-MUST-19")
     if early is not None:
         return early
     assert rec.cancel is not None
@@ -111,7 +112,8 @@ def legacy_cancel(ev: Evidence) -> Verdict:
         if rec.cancel.error_code == ERR_INVALID_PARAMS and st in ("completed", "failed"):
             return not_applicable(f"the task was already {st} when tasks/cancel arrived (-32602 is right then); "
                                   "use a longer running tool to test cancel", evidence=seqs)
-        return failed(f"tasks/cancel on a running task got {rec.cancel.describe()}", evidence=seqs,
+        return failed(f"tasks/cancel on a running task got {rec.cancel.describe()}", broken=("S-LEG-MUST-19",),
+                      evidence=seqs,
                       details={"expected": "the task, cancelled", "actual": rec.cancel.describe()})
     result = rec.cancel.result
     if result.get("status") != "cancelled":
@@ -119,7 +121,7 @@ def legacy_cancel(ev: Evidence) -> Verdict:
                       "the response (S-LEG-MUST-19)", broken=("S-LEG-MUST-19",), evidence=seqs,
                       details={"expected": "cancelled", "actual": result.get("status")})
     if result.get("taskId") != rec.task_id:
-        return failed("tasks/cancel returned a different taskId", evidence=seqs,
+        return failed("tasks/cancel returned a different taskId", broken=("S-LEG-MUST-19",), evidence=seqs,
                       details={"expected": rec.task_id, "actual": result.get("taskId")})
     terminal = rec.cancel_terminal
     if terminal is None:

@@ -71,10 +71,10 @@ def list_includes_task(ev: Evidence) -> Verdict:
         if page.error is not None:
             why = ("the server declares tasks.list" if n == 1
                    else "the cursor was the server's own nextCursor (S-LEG-MUST-16)")
-            return failed(f"tasks/list page {n} got {page.describe()}; {why}", evidence=seqs,
+            return failed(f"tasks/list page {n} got {page.describe()}; {why}", broken=("S-LEG-MUST-17",), evidence=seqs,
                           details={"expected": "a page of tasks", "actual": page.describe()})
         if not isinstance(page.result.get("tasks"), list):
-            return failed(f"tasks/list page {n} has no tasks array", evidence=seqs,
+            return failed(f"tasks/list page {n} has no tasks array", broken=("S-LEG-MUST-17",), evidence=seqs,
                           details={"expected": "tasks: [...]", "actual": sorted(page.result)[:10]})
     ids = listed_ids(rec)
     warnings = ([warn(f"paging stopped before the last page: {rec.stopped} (policy P-27)", "P-27")]

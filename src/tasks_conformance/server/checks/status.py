@@ -83,7 +83,8 @@ def terminal_status_immutable(ev: Evidence) -> Verdict:
     if rec.sighted_status is not None and rec.sighted_status != ended:
         shown = f"notifications/tasks (frame {rec.sighted_seq}) showed the task {rec.sighted_status!r}"
         return failed(f"{shown}, then a tasks/get sent after it says {ended!r} — a terminal status never changes",
-                      evidence=seqs, details={"expected": rec.sighted_status, "actual": [f"tasks/get says {ended!r}"]})
+                      broken=_immutability_rules(ev, rec.sighted_status), evidence=seqs,
+                      details={"expected": rec.sighted_status, "actual": [f"tasks/get says {ended!r}"]})
     seen: list[tuple[str, Any]] = []
     for n, reply in enumerate(rec.gets, start=1):
         status = get_path(result_of(ev, reply), "status") if reply.ok else None
@@ -96,13 +97,21 @@ def terminal_status_immutable(ev: Evidence) -> Verdict:
     changed = [text for text, status in seen if status is not None]
     if changed:
         return failed(f"the task ended {ended!r}, then " + "; ".join(changed[:3]) + " — a terminal status never "
-                      "changes", evidence=seqs, details={"expected": ended, "actual": changed[:3]})
+                      "changes", broken=_immutability_rules(ev, ended), evidence=seqs,
+                      details={"expected": ended, "actual": changed[:3]})
     if seen:
         # A task that vanished (expired, purged) says nothing about its status: not this rule.
         return could_not_run("; ".join(text for text, _ in seen[:2]) + " (a task may be deleted once its TTL has "
                              "run out, so there is no later status to judge)", evidence=seqs)
     seen_by = f" after notification frame {rec.sighted_seq} showed it end" if rec.gets and rec.gets[0] is last else ""
     return passed(f"the task stayed {ended!r} on {len(rec.gets)} later reads{seen_by}", evidence=seqs)
+
+
+def _immutability_rules(ev: Evidence, ended: object) -> tuple[str, ...]:
+    """The rule a changed terminal status breaks on this wire (legacy: a cancelled task staying
+    cancelled is a rule of its own)."""
+    rules = TERMINAL_STATUS_IMMUTABLE.requirement_ids(ev.wire)
+    return tuple(r for r in rules if r != "S-LEG-MUST-20" or ended == "cancelled")
 
 
 STATUS_TRANSITIONS = check(

@@ -61,7 +61,8 @@ def ttl_shape(ev: Evidence) -> Verdict:
         return failed(
             f"{len(problems)} task frame problem(s): " + "; ".join(problems[:4])
             + f" — the {ev.wire} wire uses {d.ttl_field}/{d.poll_interval_field}",
-            evidence=seqs, details={"problems": problems[:20], "expected": [d.ttl_field, d.poll_interval_field],
+            broken=tuple(TTL_SHAPE.requirement_ids(ev.wire)), evidence=seqs,
+            details={"problems": problems[:20], "expected": [d.ttl_field, d.poll_interval_field],
                                     "actual": problems[:4]},
         )
     return passed(f"all {len(frames)} task frames carry {d.ttl_field} and none uses {'/'.join(d.foreign_fields)}",
@@ -117,7 +118,7 @@ def ttl_integer_shape(ev: Evidence) -> Verdict:
     shown = sorted(set(warnings))[:5]
     if problems:
         return failed("; ".join(problems[:4]) + " — they must be integers (or null for an unlimited TTL)",
-                      evidence=seqs, warnings=shown,
+                      broken=tuple(TTL_INTEGER_SHAPE.requirement_ids(ev.wire)), evidence=seqs, warnings=shown,
                       details={"problems": problems[:20], "expected": "integers (a TTL may be null)",
                                "actual": problems[:4]})
     return passed(f"{ttl}/{poll} are integers in all {len(judged)} task frames", evidence=seqs, warnings=shown)
