@@ -1290,6 +1290,22 @@ def check_legacy_terminal_reverts(peer: StdioPeer) -> None:
     assert peer.result("tasks/cancel", {"taskId": task["taskId"]})["status"] == "cancelled"
 
 
+@stdio_demo("late-notifications")
+def check_late_notifications(peer: StdioPeer) -> None:
+    tid = _create(peer)["taskId"]
+    peer.send({"jsonrpc": "2.0", "id": "listen-1", "method": "subscriptions/listen",
+               "params": {"notifications": {"taskIds": [tid]}, "_meta": meta()}})
+    end = modern_poll(m_get(peer), tid, terminal)
+    assert end["status"] == "completed"
+    # Held back until a tasks/get read the end: the stale working one first, then the end.
+    peer.request("ping", {})
+    while not any(m.get("id") == "listen-1" for m in peer.other):
+        peer.other.append(peer.next_message())
+    notes = [m["params"] for m in peer.other if m.get("method") == "notifications/tasks"]
+    assert [n["status"] for n in notes][0] == "working" and notes[-1]["status"] == "completed"
+    assert notes[0]["lastUpdatedAt"] <= end["lastUpdatedAt"]
+
+
 @stdio_demo("listen-missing-subscription-id")
 def check_listen_missing_subscription_id(peer: StdioPeer) -> None:
     tid = _create(peer)["taskId"]

@@ -26,7 +26,7 @@ BREAKING: Final[Mapping[str, tuple[str, ...]]] = MappingProxyType({
     "tasks-base-unsupported-version": ("unsupported-version-without-data",),
     "tasks-cancel-ack-shape": ("cancel-rewrites-terminal", "cancel-returns-task", "legacy-cancel-terminal-ok",
                                "cancelled-reads-canceled"),
-    "tasks-created-task-durable": ("not-durable", "task-bound-to-cookie"),
+    "tasks-created-task-durable": ("tasks-per-connection", "not-durable", "task-bound-to-cookie"),
     "tasks-declaration-hygiene": ("legacy-caps-in-discover",),
     "tasks-extension-in-initialize-ignored": ("extension-on-legacy-session",),
     "tasks-fault-outcome": ("failed-without-error", "legacy-fault-result"),

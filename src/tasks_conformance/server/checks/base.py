@@ -334,6 +334,12 @@ def mcp_name_base64(ev: Evidence) -> Verdict:
         return could_not_run(rec.not_run or rec.harness_problem or "the base64-wrapped tasks/get was not sent")
     if not reply.answered:
         return could_not_run(got(f"the base64-wrapped tasks/get got {reply.describe()}", reply), evidence=reply.seqs())
+    if reply.error_code == ERR_INVALID_PARAMS and reply.status != 400:
+        # The header passed the comparison (a failed decode is HTTP 400 with -32020); "task not found"
+        # is about where the task is visible (tasks-created-task-durable's rule), not about decoding.
+        return passed(f"tasks/get with Mcp-Name {str(rec.sent_name)[:60]!r} (the task id, base64-wrapped) passed the "
+                      f"header comparison; its answer, {reply.describe()}, is about finding the task, which "
+                      "tasks-created-task-durable judges", evidence=reply.seqs())
     if not reply.ok or get_path(reply.result, "taskId") != rec.task_id:
         what = reply.describe() if not reply.ok else f"a result about {get_path(reply.result, 'taskId')!r}"
         return failed(f"tasks/get with Mcp-Name {str(rec.sent_name)[:60]!r} (the task id, base64-wrapped) got {what}; "

@@ -114,6 +114,7 @@ INVALID_TASK_ID_REJECTED = check(
     ),
     probes=(InvalidId,),
     needs="wire",
+    owns=("S-LEG-MUST-15",),
 )
 
 
