@@ -1,6 +1,6 @@
 """One defect, one failure: every failure names its rules and frames; a rule several checks judge
-has one owner (data, in the registry); a check that fails a rule its owner fails on the same
-request defers to it. And the four cases where two checks used to fail for one defect."""
+has one owner (data, in the registry); a check that fails a rule its owner fails too defers to it.
+And the four cases where two checks used to fail for one defect."""
 
 from __future__ import annotations
 
@@ -12,11 +12,11 @@ import pytest
 from conftest import BROKEN, http_server, run, stdio
 from test_check_units import Builder
 
-from tasks_conformance.core.verdict import failed
+from tasks_conformance.core.verdict import failed, passed
 from tasks_conformance.core.wirelog import HttpMeta
 from tasks_conformance.core.wires import Wire
 from tasks_conformance.server.checks import CHECKS
-from tasks_conformance.server.checks.ownership import defer, same_observation
+from tasks_conformance.server.checks.ownership import defer
 from tasks_conformance.server.checks.registry import CheckSpec, Judge, judged_by, rule_owners, validate
 from tasks_conformance.server.evidence import Base64Name, UndeclaredCall
 
@@ -86,7 +86,7 @@ def test_every_failing_path_of_a_server_check_names_its_rules_and_frames() -> No
 
 
 def _undeclared_pair(required_args: dict[str, Any]) -> tuple[Builder, Any, Any]:
-    """The task tool and the required role's tool called alike without params.task (legacy)."""
+    """The task tool and the required role's tool called without params.task (legacy)."""
     b = Builder(Wire.LEGACY)
     mine = b.call(UndeclaredCall, {"result": {"content": []}}, params={"name": "long_job", "arguments": {}},
                   declared=False)
@@ -95,14 +95,7 @@ def _undeclared_pair(required_args: dict[str, Any]) -> tuple[Builder, Any, Any]:
     return b, mine, theirs
 
 
-def test_the_same_request_twice_is_one_observation_and_another_request_is_not() -> None:
-    b, mine, theirs = _undeclared_pair({})
-    assert same_observation(mine.seqs(), theirs.seqs(), b.log)
-    b, mine, theirs = _undeclared_pair({"durationMs": 5})
-    assert not same_observation(mine.seqs(), theirs.seqs(), b.log)
-
-
-def test_a_non_owner_defers_only_to_an_owner_that_fails_the_rule_on_the_same_request() -> None:
+def test_a_non_owner_defers_only_to_an_owner_that_fails_the_rule() -> None:
     b, mine, theirs = _undeclared_pair({})
     specs = {i: CHECKS[i] for i in ("tasks-undeclared-creation-refused", "tasks-required-tool-needs-task")}
     verdicts = {"tasks-undeclared-creation-refused": failed("sync", broken=("S-LEG-MUST-02",), evidence=mine.seqs()),
@@ -112,26 +105,26 @@ def test_a_non_owner_defers_only_to_an_owner_that_fails_the_rule_on_the_same_req
     deferred = out["tasks-undeclared-creation-refused"]
     assert deferred.skip_reason == "could-not-run" and deferred.blocked_by == "tasks-required-tool-needs-task"
     assert deferred.details["deferredTo"] == {"S-LEG-MUST-02": "tasks-required-tool-needs-task"}
-    assert deferred.evidence == tuple(mine.seqs())
-    # Another request (other arguments): two observations, both stand.
-    b, mine, theirs = _undeclared_pair({"durationMs": 5})
-    verdicts = {"tasks-undeclared-creation-refused": failed("sync", broken=("S-LEG-MUST-02",), evidence=mine.seqs()),
-                "tasks-required-tool-needs-task": failed("sync", broken=("S-LEG-MUST-02",), evidence=theirs.seqs())}
-    assert defer(verdicts, specs, b.ev) == verdicts
-    # An owner that passed, or was not selected, takes nothing over.
+    assert deferred.evidence == tuple(mine.seqs())  # it still shows what it saw
+    # An owner that passed, or was not selected, takes nothing over: the failure is the rule's only report.
+    owner_passed = {**verdicts, "tasks-required-tool-needs-task": passed("refused", evidence=theirs.seqs())}
+    assert defer(owner_passed, specs, b.ev) == owner_passed
     alone = {"tasks-undeclared-creation-refused": verdicts["tasks-undeclared-creation-refused"]}
     assert defer(alone, specs, b.ev) == alone
 
 
 def test_a_failure_on_rules_of_its_own_too_keeps_failing_on_those_alone() -> None:
-    b, mine, theirs = _undeclared_pair({})
+    b = Builder(Wire.EXTENSION)
+    mine = b.call(UndeclaredCall, {"error": {"code": -32003, "message": "x"}}, declared=False)
+    theirs = b.exchange("tools/call", {"name": "long_job"}, {"error": {"code": -32003, "message": "x"}}, declared=False)
     specs = {i: CHECKS[i] for i in ("tasks-undeclared-creation-refused", "tasks-required-tool-needs-task")}
-    both = failed("two", broken=("S-LEG-MUST-02", "S-LEG-MUST-03"), evidence=mine.seqs())
+    both = failed("two", broken=("S-EXT-MUST-02", "S-CORE-MUST-13"), evidence=mine.seqs())
     out = defer({"tasks-undeclared-creation-refused": both,
-                 "tasks-required-tool-needs-task": failed("sync", broken=("S-LEG-MUST-02",), evidence=theirs.seqs())},
+                 "tasks-required-tool-needs-task": failed("code", broken=("S-EXT-MUST-02",), evidence=theirs.seqs())},
                 specs, b.ev)
     kept = out["tasks-undeclared-creation-refused"]
-    assert kept.status == "failed" and kept.broken == ("S-LEG-MUST-03",)
+    assert kept.status == "failed" and kept.broken == ("S-CORE-MUST-13",)
+    assert kept.details["deferredTo"] == {"S-EXT-MUST-02": "tasks-required-tool-needs-task"}
 
 
 # ---------------------------------------------------------------------------------------------

@@ -47,7 +47,7 @@ INLINE_RESULT = check(
     # was selected.
     probes=(DeclaredCall, Poll, UndeclaredCall),
     needs="terminal",
-    owns=("S-LEG-MUST-10",),
+    owns=("S-LEG-MUST-10", "S-EXT-MUST-10"),
 )
 
 
@@ -184,7 +184,7 @@ def _not_an_error_tool(rec: ToolErrorTask, what: str) -> Verdict:
         evidence=rec.poll.last_get.seqs() if rec.poll.last_get else ())
 
 
-@TOOL_ERROR_OUTCOME.judge(Wire.EXTENSION, requires=("S-EXT-MUST-13",))
+@TOOL_ERROR_OUTCOME.judge(Wire.EXTENSION, requires=("S-EXT-MUST-13", "S-EXT-MUST-10"))
 def extension_tool_error_outcome(ev: Evidence) -> Verdict:
     rec, early = role_terminal(ev, ToolErrorTask, "tool-error")
     if early is not None:
@@ -203,8 +203,10 @@ def extension_tool_error_outcome(ev: Evidence) -> Verdict:
                              evidence=seqs)
     result = task.get("result")
     if not isinstance(result, dict):
+        # A completed task with nothing inlined breaks the inlining rule, whatever its tool (S-EXT-MUST-10).
         return failed("the completed task of the tool-error tool inlines no result object; the CallToolResult with "
-                      "isError: true belongs in result (S-EXT-MUST-13)", broken=("S-EXT-MUST-13",), evidence=seqs,
+                      "isError: true belongs in result (S-EXT-MUST-10, S-EXT-MUST-13)", broken=("S-EXT-MUST-10",),
+                      evidence=seqs,
                       details={"expected": "result: a CallToolResult", "actual": type(result).__name__})
     if result.get("isError") is not True:
         return _not_an_error_tool(rec, "completed with a result that has no isError: true")
