@@ -1302,7 +1302,7 @@ def check_late_notifications(peer: StdioPeer) -> None:
     while not any(m.get("id") == "listen-1" for m in peer.other):
         peer.other.append(peer.next_message())
     notes = [m["params"] for m in peer.other if m.get("method") == "notifications/tasks"]
-    assert [n["status"] for n in notes][0] == "working" and notes[-1]["status"] == "completed"
+    assert notes[0]["status"] == "working" and notes[-1]["status"] == "completed"
     assert notes[0]["lastUpdatedAt"] <= end["lastUpdatedAt"]
 
 
@@ -1557,6 +1557,24 @@ def test_broken_task_bound_to_cookie() -> None:
                                                                    "params": params}),
                                   headers=server.headers_for("tasks/get", params))
         assert response.json()["error"]["code"] == -32602
+
+
+@http_demo("tasks-per-connection")
+def test_broken_tasks_per_connection() -> None:
+    def post(client: httpx.Client, url: str, headers: dict[str, str], method: str, params: JSON) -> JSON:
+        body = json.dumps({"jsonrpc": "2.0", "id": 1, "method": method, "params": params})
+        reply: JSON = client.post(url, content=body, headers=headers).json()
+        return reply
+
+    # One keep-alive connection creates and reads the task; another connection does not find it.
+    with http_server(broken="tasks-per-connection") as server, httpx.Client(timeout=WAIT) as one:
+        call: JSON = {"name": "slow_compute", "_meta": meta()}
+        tid = post(one, server.url, server.headers_for("tools/call", call), "tools/call", call)["result"]["taskId"]
+        get: JSON = {"taskId": tid, "_meta": meta()}
+        headers = server.headers_for("tasks/get", get)
+        assert post(one, server.url, headers, "tasks/get", get)["result"]["taskId"] == tid
+        with httpx.Client(timeout=WAIT) as other:
+            assert post(other, server.url, headers, "tasks/get", get)["error"]["code"] == -32602
 
 
 @http_demo("tasks-not-bound-to-caller")

@@ -47,7 +47,7 @@ BREAKING: Final[Mapping[str, tuple[str, ...]]] = MappingProxyType({
     "tasks-legacy-task-id-wins": ("legacy-meta-wins",),
     "tasks-mcp-name-routing": ("ignore-mcp-name", "ignore-mcp-method"),
     "tasks-removed-methods-not-found": ("removed-methods-served",),
-    "tasks-required-tool-needs-task": ("required-without-task-ok", "required-undeclared-sync"),
+    "tasks-required-tool-needs-task": ("draft-32003", "required-without-task-ok", "required-undeclared-sync"),
     "tasks-result-type-discipline": ("nested-create", "create-result-type-complete", "legacy-flat-create"),
     "tasks-status-payload-shape": ("get-result-type-task", "status-not-a-string", "bad-timestamps",
                                    "working-reads-running"),
