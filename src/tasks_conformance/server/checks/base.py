@@ -318,7 +318,8 @@ MCP_NAME_BASE64 = check(
     title="Over HTTP a base64-wrapped Mcp-Name is decoded before it is compared",
     description=(
         "tasks/get for the probe task whose Mcp-Name header is the task id as =?base64?<base64 of UTF-8>?= must "
-        "be served like the plain form (no -32020 header mismatch)."
+        "be served like the plain form (no -32020 header mismatch). A -32602 (task not found) passed the header "
+        "comparison: where the task is visible is tasks-created-task-durable's to judge."
     ),
     probes=(DeclaredCall, Base64Name),
     transports=("http",),

@@ -22,7 +22,8 @@ CANCEL_ACK_SHAPE = check(
     description=(
         'Extension: an empty ack {resultType: "complete"} (cancelling a terminal task is not an error, and '
         "does not change its status). Legacy: the running task comes back already cancelled, and "
-        "cancelling a finished task gets -32602."
+        "cancelling a finished task gets -32602 (judged when the wire last showed that task terminal "
+        "before the cancel was sent)."
     ),
     probes=(DeclaredCall, Cancel),
     needs="task",

@@ -37,7 +37,9 @@ TERMINAL_STATUS_IMMUTABLE = check(
         "Once completed, failed or cancelled is seen (by polling, or first by a notification about the "
         "task), two later tasks/get (spaced by its poll interval) and every later notifications/tasks about "
         "it (on a notification's own stream from that notification on) are looked at: none may show "
-        "another status."
+        "another status. Order holds within a stream only: a notification that arrives after the terminal "
+        "read but whose lastUpdatedAt is not after that read's, before its own stream showed the end, "
+        "describes the task before its end (history, not a change)."
     ),
     probes=(DeclaredCall, Poll, TerminalRereads, Listen),
     needs="terminal",
