@@ -1278,6 +1278,34 @@ def check_legacy_cancel_terminal_ok(peer: StdioPeer) -> None:
     assert peer.result("tasks/cancel", {"taskId": task["taskId"]})["status"] == "completed"
 
 
+@stdio_demo("legacy-terminal-reverts")
+def check_legacy_terminal_reverts(peer: StdioPeer) -> None:
+    legacy_init(peer)
+    task = peer.result("tools/call", {"name": "slow_compute", "arguments": {"durationMs": 0}, "task": {}})["task"]
+    peer.result("tasks/result", {"taskId": task["taskId"]})
+    get = l_get(peer)
+    assert get(task["taskId"])["status"] == "completed"
+    assert get(task["taskId"])["status"] == "working"  # from the second read after the end on
+    assert get(task["taskId"])["status"] == "working"
+    assert peer.result("tasks/cancel", {"taskId": task["taskId"]})["status"] == "cancelled"
+
+
+@stdio_demo("late-notifications")
+def check_late_notifications(peer: StdioPeer) -> None:
+    tid = _create(peer)["taskId"]
+    peer.send({"jsonrpc": "2.0", "id": "listen-1", "method": "subscriptions/listen",
+               "params": {"notifications": {"taskIds": [tid]}, "_meta": meta()}})
+    end = modern_poll(m_get(peer), tid, terminal)
+    assert end["status"] == "completed"
+    # Held back until a tasks/get read the end: the stale working one first, then the end.
+    peer.request("ping", {})
+    while not any(m.get("id") == "listen-1" for m in peer.other):
+        peer.other.append(peer.next_message())
+    notes = [m["params"] for m in peer.other if m.get("method") == "notifications/tasks"]
+    assert notes[0]["status"] == "working" and notes[-1]["status"] == "completed"
+    assert notes[0]["lastUpdatedAt"] <= end["lastUpdatedAt"]
+
+
 @stdio_demo("listen-missing-subscription-id")
 def check_listen_missing_subscription_id(peer: StdioPeer) -> None:
     tid = _create(peer)["taskId"]
@@ -1602,6 +1630,24 @@ def test_broken_task_bound_to_cookie() -> None:
                                                                    "params": params}),
                                   headers=server.headers_for("tasks/get", params))
         assert response.json()["error"]["code"] == -32602
+
+
+@http_demo("tasks-per-connection")
+def test_broken_tasks_per_connection() -> None:
+    def post(client: httpx.Client, url: str, headers: dict[str, str], method: str, params: JSON) -> JSON:
+        body = json.dumps({"jsonrpc": "2.0", "id": 1, "method": method, "params": params})
+        reply: JSON = client.post(url, content=body, headers=headers).json()
+        return reply
+
+    # One keep-alive connection creates and reads the task; another connection does not find it.
+    with http_server(broken="tasks-per-connection") as server, httpx.Client(timeout=WAIT) as one:
+        call: JSON = {"name": "slow_compute", "_meta": meta()}
+        tid = post(one, server.url, server.headers_for("tools/call", call), "tools/call", call)["result"]["taskId"]
+        get: JSON = {"taskId": tid, "_meta": meta()}
+        headers = server.headers_for("tasks/get", get)
+        assert post(one, server.url, headers, "tasks/get", get)["result"]["taskId"] == tid
+        with httpx.Client(timeout=WAIT) as other:
+            assert post(other, server.url, headers, "tasks/get", get)["error"]["code"] == -32602
 
 
 @http_demo("tasks-not-bound-to-caller")

@@ -32,6 +32,7 @@ from tasks_conformance.core.wires import Wire, WireDialect, listed_task_support,
 from tasks_conformance.server.checks import CHECKS, CheckSpec, ordered_checks
 from tasks_conformance.server.checks.common import NO_TASKS_WIRE, PRECONDITIONS, need_wire
 from tasks_conformance.server.checks.liveness import after_server_gone
+from tasks_conformance.server.checks.ownership import defer
 from tasks_conformance.server.evidence import Discovery, Evidence, ProbeRecord, ToolChoice
 from tasks_conformance.server.evidence.reasons import NO_TASK_CREATED, no_tool
 from tasks_conformance.server.liveness import server_gone
@@ -319,9 +320,18 @@ async def _run_until_interrupted(traffic: Traffic, interrupt: anyio.Event | None
     return interrupted
 
 
-def _check_result(spec: CheckSpec, ev: Evidence, interrupted: bool) -> CheckResult:
-    t0 = time.monotonic()
-    verdict = judge(spec, ev, interrupted)
+def _judge_all(selected: list[CheckSpec], ev: Evidence, interrupted: bool) -> list[tuple[CheckSpec, Verdict, int]]:
+    """Every selected check's verdict (and how long its judge took), after deferral: a check that
+    fails a rule another check owns, on the same observation, defers to that owner."""
+    judged: dict[str, tuple[Verdict, int]] = {}
+    for spec in selected:
+        t0 = time.monotonic()
+        judged[spec.id] = (judge(spec, ev, interrupted), int((time.monotonic() - t0) * 1000))
+    final = defer({i: v for i, (v, _ms) in judged.items()}, {s.id: s for s in selected}, ev)
+    return [(spec, final[spec.id], judged[spec.id][1]) for spec in selected]
+
+
+def _check_result(spec: CheckSpec, ev: Evidence, verdict: Verdict, judge_ms: int) -> CheckResult:
     probe_ms = sum(ev.records[p].elapsed_ms for p in spec.probes if p in ev.records)
     seqs = sorted(set(verdict.evidence))
     details = dict(verdict.details)
@@ -337,7 +347,7 @@ def _check_result(spec: CheckSpec, ev: Evidence, interrupted: bool) -> CheckResu
         message=redactor.text(verdict.message), message_policies=list(verdict.message_policies),
         warnings=[replace(w, text=redactor.text(w.text)) for w in verdict.warnings],  # the typed ids kept
         evidence=seqs, details=redactor.json(details),
-        durationMs=probe_ms + int((time.monotonic() - t0) * 1000), frames=frames_text(ev.wire_log, seqs),
+        durationMs=probe_ms + judge_ms, frames=frames_text(ev.wire_log, seqs),
     )
 
 
@@ -395,7 +405,7 @@ async def execute(
             interrupted = False
     ev = traffic.evidence(managed if config.server_command else None)
     say(steps.JUDGING)
-    results = [_check_result(spec, ev, interrupted) for spec in selected]
+    results = [_check_result(spec, ev, verdict, ms) for spec, verdict, ms in _judge_all(selected, ev, interrupted)]
     outcome = decide_outcome(results, interrupted)
     target = wire.redactor.text(config.target())
     return Execution(

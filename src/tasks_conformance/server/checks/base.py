@@ -195,6 +195,7 @@ UNKNOWN_METHOD_NOT_FOUND = check(
     probes=(BaseHttp,),
     transports=("http",),
     needs="wire",
+    owns=("S-CORE-MUST-09",),
 )
 
 
@@ -322,7 +323,8 @@ MCP_NAME_BASE64 = check(
     title="Over HTTP a base64-wrapped Mcp-Name is decoded before it is compared",
     description=(
         "tasks/get for the probe task whose Mcp-Name header is the task id as =?base64?<base64 of UTF-8>?= must "
-        "be served like the plain form (no -32020 header mismatch)."
+        "be served like the plain form (no -32020 header mismatch). A -32602 (task not found) passed the header "
+        "comparison: where the task is visible is tasks-created-task-durable's to judge."
     ),
     probes=(DeclaredCall, Base64Name),
     transports=("http",),
@@ -339,6 +341,12 @@ def mcp_name_base64(ev: Evidence) -> Verdict:
     if not reply.answered:
         return could_not_run(got(f"the base64-wrapped tasks/get got {reply.describe()}", reply,
                                  fix="answer tasks/get whose Mcp-Name is base64-wrapped"), evidence=reply.seqs())
+    if reply.error_code == ERR_INVALID_PARAMS and reply.status != 400:
+        # The header passed the comparison (a failed decode is HTTP 400 with -32020); "task not found"
+        # is about where the task is visible (tasks-created-task-durable's rule), not about decoding.
+        return passed(f"tasks/get with Mcp-Name {str(rec.sent_name)[:60]!r} (the task id, base64-wrapped) passed the "
+                      f"header comparison; its answer, {reply.describe()}, is about finding the task, which "
+                      "tasks-created-task-durable judges", evidence=reply.seqs())
     if not reply.ok or get_path(reply.result, "taskId") != rec.task_id:
         what = reply.describe() if not reply.ok else f"a result about {get_path(reply.result, 'taskId')!r}"
         return failed(f"tasks/get with Mcp-Name {str(rec.sent_name)[:60]!r} (the task id, base64-wrapped) got {what}; "

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 from tasks_conformance.core.protocol import ERR_INVALID_PARAMS, TASK_STATUSES, TERMINAL_STATUSES, get_path
 from tasks_conformance.core.verdict import Verdict, could_not_run, failed, not_applicable, passed, warn
 from tasks_conformance.core.wires import Wire
@@ -11,6 +13,9 @@ from tasks_conformance.server.checks.shapes import reply_seqs, result_of
 from tasks_conformance.server.evidence import Cancel, DeclaredCall, Evidence, Poll
 from tasks_conformance.server.evidence.expiry import deleted_after_ttl, task_expiry
 
+if TYPE_CHECKING:
+    from tasks_conformance.core.rpc.peer import Reply
+
 CANCEL_ACK_SHAPE = check(
     id="tasks-cancel-ack-shape",
     category="lifecycle",
@@ -18,7 +23,8 @@ CANCEL_ACK_SHAPE = check(
     description=(
         'Extension: an empty ack {resultType: "complete"} (cancelling a terminal task is not an error, and '
         "does not change its status). Legacy: the running task comes back already cancelled, and "
-        "cancelling a finished task gets -32602."
+        "cancelling a finished task gets -32602 (judged when the wire last showed that task terminal "
+        "before the cancel was sent)."
     ),
     probes=(DeclaredCall, Poll, Cancel),
     needs="task",
@@ -29,7 +35,7 @@ CANCEL_ACK_SHAPE = check(
 )
 
 
-def _sent_cancel(ev: Evidence) -> tuple[Cancel, list[int], Verdict | None]:
+def _sent_cancel(ev: Evidence, rule: str) -> tuple[Cancel, list[int], Verdict | None]:
     rec = ev.get(Cancel)
     if rec.no_cancel_capability:
         return rec, [], not_applicable(
@@ -38,7 +44,7 @@ def _sent_cancel(ev: Evidence) -> tuple[Cancel, list[int], Verdict | None]:
         return rec, [], could_not_run(unrun(rec, "tasks/cancel was not sent"))
     seqs = reply_seqs(rec.create, rec.cancel, rec.after)
     if not rec.cancel.answered:
-        return rec, seqs, failed(f"tasks/cancel got {rec.cancel.describe()}", evidence=seqs,
+        return rec, seqs, failed(f"tasks/cancel got {rec.cancel.describe()}", broken=(rule,), evidence=seqs,
                                  details={"expected": "an answer", "actual": rec.cancel.describe()})
     return rec, seqs, None
 
@@ -49,7 +55,7 @@ def _status_after(rec: Cancel) -> object:
 
 @CANCEL_ACK_SHAPE.judge(Wire.EXTENSION, requires=("S-EXT-MUST-16", "S-EXT-MUST-32", "S-EXT-MUST-11"))
 def extension_cancel(ev: Evidence) -> Verdict:
-    rec, seqs, early = _sent_cancel(ev)
+    rec, seqs, early = _sent_cancel(ev, "S-EXT-MUST-16")
     if early is not None:
         return early
     assert rec.cancel is not None
@@ -78,6 +84,7 @@ def extension_cancel(ev: Evidence) -> Verdict:
         return failed(
             f'tasks/cancel must answer an empty ack {{"resultType": "complete"}}; got resultType '
             f"{get_path(result, 'resultType')!r}" + (f" and extra fields {', '.join(extra[:6])}" if extra else ""),
+            broken=("S-EXT-MUST-16",),
             evidence=seqs, details={"expected": {"resultType": "complete"}, "actual": str(result)[:200]},
         )
     before, now = rec.status_before, _status_after(rec)
@@ -105,7 +112,7 @@ def extension_cancel(ev: Evidence) -> Verdict:
 
 @CANCEL_ACK_SHAPE.judge(Wire.LEGACY, requires=("S-LEG-MUST-18", "S-LEG-MUST-19"))
 def legacy_cancel(ev: Evidence) -> Verdict:
-    rec, seqs, early = _sent_cancel(ev)
+    rec, seqs, early = _sent_cancel(ev, "S-LEG-MUST-19")
     if early is not None:
         return early
     assert rec.cancel is not None
@@ -114,7 +121,8 @@ def legacy_cancel(ev: Evidence) -> Verdict:
         if rec.cancel.error_code == ERR_INVALID_PARAMS and st in ("completed", "failed"):
             return not_applicable(f"the task was already {st} when tasks/cancel arrived (-32602 is right then); "
                                   "use a longer running tool to test cancel", evidence=seqs)
-        return failed(f"tasks/cancel on a running task got {rec.cancel.describe()}", evidence=seqs,
+        return failed(f"tasks/cancel on a running task got {rec.cancel.describe()}", broken=("S-LEG-MUST-19",),
+                      evidence=seqs,
                       details={"expected": "the task, cancelled", "actual": rec.cancel.describe()})
     result = rec.cancel.result
     if result.get("status") != "cancelled":
@@ -122,15 +130,42 @@ def legacy_cancel(ev: Evidence) -> Verdict:
                       "the response (S-LEG-MUST-19)", broken=("S-LEG-MUST-19",), evidence=seqs,
                       details={"expected": "cancelled", "actual": result.get("status")})
     if result.get("taskId") != rec.task_id:
-        return failed("tasks/cancel returned a different taskId", evidence=seqs,
+        return failed("tasks/cancel returned a different taskId", broken=("S-LEG-MUST-19",), evidence=seqs,
                       details={"expected": rec.task_id, "actual": result.get("taskId")})
     terminal = rec.cancel_terminal
     if terminal is None:
         return passed("tasks/cancel returned the task in status cancelled", evidence=seqs)
     seqs += terminal.seqs()
+    shown_seq, shown = _status_shown_before(ev, terminal)
+    if shown not in TERMINAL_STATUSES:
+        # S-LEG-MUST-18 is about a task in a terminal status: judged on what the wire last showed of
+        # it before the request, never on an older belief (a task that later read as working again
+        # is tasks-terminal-status-immutable's finding).
+        return passed("tasks/cancel returned the running task in status cancelled; the ended task last read as "
+                      f"{shown!r} (frame {shown_seq}) before it was cancelled again, so the rule on cancelling a "
+                      "terminal task (S-LEG-MUST-18) does not apply to that cancel",
+                      evidence=seqs + ([shown_seq] if shown_seq else []))
     if terminal.error_code != ERR_INVALID_PARAMS:
         return failed(f"tasks/cancel of the task that had already ended got {terminal.describe()}; 2025-11-25 "
                       "requires -32602 (S-LEG-MUST-18)", broken=("S-LEG-MUST-18",), evidence=seqs,
                       details={"expected": ERR_INVALID_PARAMS, "actual": terminal.describe()})
     return passed("tasks/cancel returned the running task in status cancelled and refused the finished one "
                   "with -32602", evidence=seqs)
+
+
+def _status_shown_before(ev: Evidence, reply: Reply) -> tuple[int | None, object]:
+    """The status the wire last showed for the task `reply`'s request names, before that request
+    was sent: the latest answer or notification about it (by taskId), and its frame."""
+    task_id = get_path(ev.frame_json(reply.request_seq), "params", "taskId")
+    shown: tuple[int | None, object] = (None, None)
+    for frame in ev.wire_log:
+        if frame.seq >= reply.request_seq:
+            break
+        msg = frame.json() if frame.direction == "in" else None
+        if not isinstance(msg, dict):
+            continue
+        body = msg.get("result") if "result" in msg else msg.get("params")
+        task = body.get("task") if isinstance(body, dict) and isinstance(body.get("task"), dict) else body
+        if get_path(task, "taskId") == task_id and isinstance(get_path(task, "status"), str):
+            shown = (frame.seq, get_path(task, "status"))
+    return shown

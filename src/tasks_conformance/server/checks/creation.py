@@ -41,10 +41,11 @@ RESULT_TYPE_DISCIPLINE = check(
     needs="tool",
     # A plain result to a declared call, a new task in another status than working (extension), extra _meta.
     permits=('S-EXT-MAY-01', 'S-EXT-MAY-09', 'S-LEG-MAY-07'),
+    owns=("S-EXT-MUST-06",),
 )
 
 
-def _created_result(ev: Evidence) -> tuple[Any, list[int], Verdict | None]:
+def _created_result(ev: Evidence, shape_rule: str) -> tuple[Any, list[int], Verdict | None]:
     """The declared call's result as sent, its frames, or the verdict when there is none."""
     reply = ev.get(DeclaredCall).call
     if reply is None or not reply.answered:
@@ -62,14 +63,15 @@ def _created_result(ev: Evidence) -> tuple[Any, list[int], Verdict | None]:
         )
     result = result_of(ev, reply)
     if not isinstance(result, dict):
-        return None, seqs, failed(f"the tools/call result is {type(result).__name__}, not an object", evidence=seqs,
+        return None, seqs, failed(f"the tools/call result is {type(result).__name__}, not an object",
+                                  broken=(shape_rule,), evidence=seqs,
                                   details={"expected": "an object", "actual": type(result).__name__})
     return result, seqs, None
 
 
 @RESULT_TYPE_DISCIPLINE.judge(Wire.EXTENSION, requires=("S-EXT-MUST-03", "S-EXT-MUST-04", "S-EXT-MUST-06"))
 def extension_creation(ev: Evidence) -> Verdict:
-    result, seqs, early = _created_result(ev)
+    result, seqs, early = _created_result(ev, "S-EXT-MUST-03")
     if early is not None:
         return early
     rtype = result.get("resultType")
@@ -123,7 +125,7 @@ def _flat_task(ev: Evidence, result: dict[str, Any], seqs: list[int]) -> Verdict
 
 @RESULT_TYPE_DISCIPLINE.judge(Wire.LEGACY, requires=("S-LEG-MUST-04", "S-LEG-MUST-05", "S-LEG-MUST-06"))
 def legacy_creation(ev: Evidence) -> Verdict:
-    result, seqs, early = _created_result(ev)
+    result, seqs, early = _created_result(ev, "S-LEG-MUST-04")
     if early is not None:
         return early
     task = result.get("task")
@@ -173,11 +175,12 @@ UNDECLARED_CREATION_REFUSED = check(
     needs="tool",
     # A task-capable tool may be refused without params.task (legacy).
     permits=('S-LEG-MAY-01',),
+    owns=("S-EXT-MUST-01",),
 )
 
 
 def _undeclared_reply(
-    ev: Evidence, task_rule: str, task_rule_ids: tuple[str, ...],
+    ev: Evidence, task_rule: str, task_rule_ids: tuple[str, ...], refusal_rule: str,
 ) -> tuple[Reply | None, Verdict | None]:
     """The undeclared call's reply, or the verdict when it is already decided: nothing to judge,
     a draft-era error code, or a task returned (which `task_rule` forbids)."""
@@ -195,7 +198,8 @@ def _undeclared_reply(
         )
     hint = draft_code_hint(reply.error_code)
     if hint:
-        return None, failed(f"the undeclared tools/call got {reply.error_code}: {hint}", evidence=reply.seqs(),
+        return None, failed(f"the undeclared tools/call got {reply.error_code}: {hint}", broken=(refusal_rule,),
+                            evidence=reply.seqs(),
                             details={"expected": ev.dialect.undeclared_refusal_code, "actual": reply.error_code})
     returned_task = ev.get(UndeclaredCall).created.task_id is not None or get_path(reply.result, "resultType") == "task"
     if reply.ok and returned_task:
@@ -210,7 +214,7 @@ def _undeclared_reply(
 
 @UNDECLARED_CREATION_REFUSED.judge(Wire.EXTENSION, requires=("S-EXT-MUST-01", "S-EXT-MUST-02", "S-CORE-MUST-13"))
 def extension_undeclared_creation(ev: Evidence) -> Verdict:
-    reply, early = _undeclared_reply(ev, "S-EXT-MUST-01", ("S-EXT-MUST-01",))
+    reply, early = _undeclared_reply(ev, "S-EXT-MUST-01", ("S-EXT-MUST-01",), "S-EXT-MUST-02")
     if reply is None:
         assert early is not None
         return early
@@ -239,7 +243,7 @@ def extension_undeclared_creation(ev: Evidence) -> Verdict:
 
 @UNDECLARED_CREATION_REFUSED.judge(Wire.LEGACY, requires=("S-LEG-MUST-02",))
 def legacy_undeclared_creation(ev: Evidence) -> Verdict:
-    reply, early = _undeclared_reply(ev, "S-LEG-MUST-02/03", ("S-LEG-MUST-02", "S-LEG-MUST-03"))
+    reply, early = _undeclared_reply(ev, "S-LEG-MUST-02/03", ("S-LEG-MUST-02", "S-LEG-MUST-03"), "S-LEG-MUST-02")
     if reply is None:
         assert early is not None
         return early
@@ -296,6 +300,7 @@ REQUIRED_TOOL_NEEDS_TASK = check(
     probes=(RequiredUndeclared,),
     needs="wire",
     role="required",
+    owns=("S-EXT-MUST-02", "S-LEG-MUST-02",),
 )
 
 

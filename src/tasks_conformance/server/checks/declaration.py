@@ -96,6 +96,7 @@ def legacy_declarations(ev: Evidence) -> Verdict:
     if bad:
         return failed(
             "tools/list has execution.taskSupport values outside forbidden|optional|required: " + "; ".join(bad[:5]),
+            broken=("S-LEG-MUST-03",),
             evidence=tools_seqs, details={"expected": "forbidden|optional|required", "actual": bad[:5]},
         )
     return passed(

@@ -50,7 +50,7 @@ def _unreachable_or_unexpected(ev: Evidence) -> Verdict | None:
     if d.wire is not Wire.NONE and ev.expect_wire != "any" and d.wire != ev.expect_wire:
         return failed(
             f"--expect-wire {ev.expect_wire}, but the server speaks the {d.wire} wire (protocol {d.era})",
-            evidence=seqs, details=details,
+            broken=tuple(WIRE_RESOLVABLE.requirement_ids(ev.wire)), evidence=seqs, details=details,
         )
     return None
 
@@ -66,11 +66,12 @@ def no_wire(ev: Evidence) -> Verdict:
             f"--expect-wire {ev.expect_wire} asked for the {asked.label if asked else ev.expect_wire} wire, but the "
             f"server speaks the {d.other_wire} wire (protocol {d.other_era}); drop --expect-wire or point it at "
             f"{d.other_wire}",
+            broken=tuple(WIRE_RESOLVABLE.requirement_ids(ev.wire)),
             evidence=seqs, details={**details, "expected": ev.expect_wire, "actual": d.other_wire.value},
         )
     looked = "; ".join(d.looked_for) or "no era answered"
-    return _unreachable_or_unexpected(ev) or failed(f"no tasks wire found — {looked}", evidence=seqs,
-                                                    details=details)
+    return _unreachable_or_unexpected(ev) or failed(f"no tasks wire found — {looked}", broken=("S-LEG-MUST-01",),
+                                                    evidence=seqs, details=details)
 
 
 @WIRE_RESOLVABLE.judge(Wire.LEGACY, requires=("S-LEG-MUST-01",))

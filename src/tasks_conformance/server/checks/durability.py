@@ -31,6 +31,7 @@ TASK_DURABLE = check(
     ),
     probes=(DeclaredCall, Durability),
     needs="task",
+    owns=("S-EXT-MUST-05",),
 )
 
 

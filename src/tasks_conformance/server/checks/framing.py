@@ -156,6 +156,13 @@ def _one(kind: str) -> str:
     return _SINGULAR.get(kind, kind)
 
 
+# The rule each kind of finding breaks (stdio output and HTTP bodies alike carry only messages).
+_RULE = {
+    STRAY: "S-WIRE-02", "duplicate responses to one request": "S-WIRE-02",
+    "JSON-RPC bodies under a wrong Content-Type": "S-WIRE-03", UNSOLICITED: "S-EXT-MUST-30",
+}
+
+
 def _failure(ev: Evidence, findings: Findings, *, subscriptions: bool) -> Verdict:
     more = {STRAY: ev.dropped_unmatched, UNSOLICITED: ev.dropped_notifications if subscriptions else 0}
     parts = []
@@ -166,6 +173,7 @@ def _failure(ev: Evidence, findings: Findings, *, subscriptions: bool) -> Verdic
                      f"(frames {shown}{'…' if count > SHOWN_PER_KIND else ''})")
     return failed(
         "; ".join(parts) + " — every inbound frame must be a JSON-RPC message answering the client",
+        broken=tuple(dict.fromkeys(_RULE.get(kind, "S-WIRE-01") for kind in findings.by_kind)),
         evidence=[s for seqs in findings.by_kind.values() for s in seqs[:10]],
         details={"problems": {k: len(v) for k, v in findings.by_kind.items()},
                  "expected": "only JSON-RPC messages answering this client", "actual": parts},

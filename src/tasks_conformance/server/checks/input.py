@@ -82,14 +82,15 @@ def legacy_input(ev: Evidence) -> Verdict:
     elapsed, final = poll.elapsed_ms, poll.final_status
     if not poll.elicitations:
         return failed("the task was input_required but tasks/result carried no elicitation or sampling request",
-                      evidence=[g.request_seq for g in poll.gets],
+                      broken=("S-LEG-MUST-13",), evidence=[g.request_seq for g in poll.gets],
                       details={"expected": "a server request on the tasks/result stream", "actual": "none"})
     task_id = ev.get(InputTask).task_id
     bare = _without_meta(ev, poll, task_id)
     if bare is not None:
         return bare
     if final not in TERMINAL_STATUSES:
-        return failed(f"after the answer the task stayed {final!r} ({elapsed} ms)", evidence=poll.elicitations,
+        return failed(f"after the answer the task stayed {final!r} ({elapsed} ms)", broken=("S-LEG-MUST-13",),
+                      evidence=poll.elicitations,
                       details={"expected": "a terminal status", "actual": final})
     return passed(f"the elicitation carried the related-task _meta and the task ended {final} ({elapsed} ms)",
                   evidence=poll.elicitations)
@@ -128,5 +129,6 @@ def extension_input(ev: Evidence) -> Verdict:
     final, elapsed = poll.final_status, poll.elapsed_ms
     if final not in TERMINAL_STATUSES:
         return failed(f"tasks/update was acked but the task stayed {final!r} for {elapsed} ms of polling",
-                      evidence=seqs, details={"expected": "a terminal status", "actual": final})
+                      broken=("S-EXT-MUST-15",), evidence=seqs,
+                      details={"expected": "a terminal status", "actual": final})
     return passed(f"tasks/update was acked and the task ended {final} ({elapsed} ms)", evidence=seqs)

@@ -40,6 +40,7 @@ LIST_INCLUDES_TASK = check(
     ),
     probes=(DeclaredCall, TaskListing),
     needs="task",
+    owns=("S-LEG-MUST-16",),
 )
 
 
@@ -73,10 +74,10 @@ def _bad_page(pages: list[Reply], seqs: list[int]) -> Verdict | None:
         if page.error is not None:
             why = ("the server declares tasks.list" if n == 1
                    else "the cursor was the server's own nextCursor (S-LEG-MUST-16)")
-            return failed(f"tasks/list page {n} got {page.describe()}; {why}", evidence=seqs,
+            return failed(f"tasks/list page {n} got {page.describe()}; {why}", broken=("S-LEG-MUST-17",), evidence=seqs,
                           details={"expected": "a page of tasks", "actual": page.describe()})
         if not isinstance(page.result.get("tasks"), list):
-            return failed(f"tasks/list page {n} has no tasks array", evidence=seqs,
+            return failed(f"tasks/list page {n} has no tasks array", broken=("S-LEG-MUST-17",), evidence=seqs,
                           details={"expected": "tasks: [...]", "actual": sorted(page.result)[:10]})
     return None
 

@@ -48,6 +48,10 @@ class CheckSpec:
     # The MAY requirements whose behaviour the check accepts: a server that uses the freedom
     # must not fail it. Listed so the coverage matrix can show each freedom as honoured.
     permits: tuple[str, ...] = ()
+    # The rules this check owns among those several checks judge: when two checks fail one rule on
+    # the same observation, the owner fails and the other defers to it (ownership.py). A rule
+    # only one check judges is that check's without saying so.
+    owns: tuple[str, ...] = ()
 
     @property
     def probe_role(self) -> str | None:
@@ -107,14 +111,14 @@ CHECKS: dict[str, CheckSpec] = {}
 def check(
     *, id: str, category: str, title: str, description: str,
     probes: tuple[type[ProbeRecord], ...] = (), transports: tuple[str, ...] | None = None, needs: Need | None = None,
-    role: str | None = None, permits: tuple[str, ...] = (),
+    role: str | None = None, permits: tuple[str, ...] = (), owns: tuple[str, ...] = (),
 ) -> CheckSpec:
     if id in CHECKS:
         raise ValueError(f"check id {id!r} registered twice")
     spec = CheckSpec(
         id=id, category=category, title=title, description=description, probes=tuple(p.probe for p in probes),
         judges={}, transports=frozenset(transports) if transports else None, needs=needs, role=role,
-        permits=tuple(permits),
+        permits=tuple(permits), owns=tuple(owns),
     )
     CHECKS[id] = spec
     return spec
@@ -124,6 +128,40 @@ def check(
 NEED_PROBES: Mapping[Need, tuple[str, ...]] = {
     "wire": (), "tool": (), "task": ("declared-call",), "terminal": ("declared-call", "poll"),
 }
+
+
+def judged_by(checks: Mapping[str, CheckSpec]) -> dict[str, list[str]]:
+    """Requirement id -> the checks that judge it (on any wire), in registry order."""
+    out: dict[str, list[str]] = {}
+    for spec in checks.values():
+        for r in dict.fromkeys(r for j in spec.judges.values() for r in j.requirements):
+            out.setdefault(r, []).append(spec.id)
+    return out
+
+
+def rule_owners(checks: Mapping[str, CheckSpec]) -> dict[str, str]:
+    """Requirement id -> the one check that owns it: the only check judging it, or the one of
+    several that declares it in `owns` (validate() holds every shared rule to exactly one)."""
+    owners: dict[str, str] = {}
+    for rule, ids in judged_by(checks).items():
+        claimed = [i for i in ids if rule in checks[i].owns]
+        if len(ids) == 1 or len(claimed) == 1:
+            owners[rule] = ids[0] if len(ids) == 1 else claimed[0]
+    return owners
+
+
+def _ownership_problems(checks: Mapping[str, CheckSpec]) -> list[str]:
+    problems: list[str] = []
+    judged = judged_by(checks)
+    for spec in checks.values():
+        problems += [f"{spec.id}: owns {r!r}, which it does not judge" for r in spec.owns
+                     if spec.id not in judged.get(r, [])]
+    for rule, ids in judged.items():
+        claimed = [i for i in ids if rule in checks[i].owns]
+        if len(ids) > 1 and len(claimed) != 1:
+            problems.append(f"{rule}: judged by {', '.join(ids)}; exactly one must own it (check(..., owns=...)), "
+                            f"{'none does' if not claimed else 'owned by ' + ', '.join(claimed)}")
+    return problems
 
 
 def validate(checks: Mapping[str, CheckSpec], probes: set[str], requirement_ids: set[str],
@@ -152,4 +190,4 @@ def validate(checks: Mapping[str, CheckSpec], probes: set[str], requirement_ids:
                 problems.append(f"{spec.id}: the {wire} judge names no requirement")
             problems += [f"{spec.id}: unknown requirement {r!r}" for r in judge.requirements
                          if r not in requirement_ids]
-    return problems
+    return problems + _ownership_problems(checks)

@@ -47,6 +47,7 @@ INLINE_RESULT = check(
     # was selected.
     probes=(DeclaredCall, Poll, UndeclaredCall),
     needs="terminal",
+    owns=("S-LEG-MUST-10", "S-EXT-MUST-10"),
 )
 
 
@@ -70,14 +71,16 @@ def _completed(result: Any, seqs: list[int]) -> Verdict:
                       details={"expected": "result: a CallToolResult", "actual": type(result).__name__})
     inner = result.get("resultType")
     if inner in ("task", "input_required"):
-        return failed(f"the inlined result says resultType {inner!r}; a final result cannot", evidence=seqs,
+        return failed(f"the inlined result says resultType {inner!r}; a final result cannot",
+                      broken=("S-EXT-MUST-10",), evidence=seqs,
                       details={"expected": "complete or absent", "actual": inner})
     warnings: list[CheckWarning] = []
     if inner is None:
         warnings.append(warn('the inlined result has no resultType; accepted, but some clients expect "complete" '
                              "(policy P-04)", "P-04"))
     if not isinstance(result.get("content"), list):
-        return failed("the inlined result has no content array, so it is not a CallToolResult", evidence=seqs,
+        return failed("the inlined result has no content array, so it is not a CallToolResult",
+                      broken=("S-EXT-MUST-10",), evidence=seqs,
                       details={"expected": "content: [...]", "actual": sorted(result)[:10]})
     if META_RELATED_TASK in (get_path(result, "_meta") or {}):
         warnings.append(warn("the inlined result carries the legacy related-task _meta"))
@@ -118,8 +121,8 @@ def legacy_result_method(ev: Evidence) -> Verdict:
                                    "or pick a quicker tool"))
     seqs = reply.seqs()
     if not reply.answered:
-        return failed(f"tasks/result on the {status} task got {reply.describe()}", evidence=seqs,
-                      details={"expected": "an answer", "actual": reply.describe()})
+        return failed(f"tasks/result on the {status} task got {reply.describe()}", broken=("S-LEG-MUST-10",),
+                      evidence=seqs, details={"expected": "an answer", "actual": reply.describe()})
     if reply.error is not None:
         if status == "failed":
             return passed(f"tasks/result returned the task's JSON-RPC error {reply.error_code}", evidence=seqs)
@@ -134,7 +137,8 @@ def legacy_result_method(ev: Evidence) -> Verdict:
             evidence=seqs, details={"expected": {"taskId": ev.created_task_id}, "actual": str(related)[:60]},
         )
     if not isinstance(reply.result.get("content"), list):
-        return failed("tasks/result returned no CallToolResult (no content array)", evidence=seqs,
+        return failed("tasks/result returned no CallToolResult (no content array)", broken=("S-LEG-MUST-10",),
+                      evidence=seqs,
                       details={"expected": "content: [...]", "actual": sorted(reply.result)[:10]})
     warnings: list[CheckWarning] = []
     if reply.result.get("isError") is True and status == "completed":
@@ -163,6 +167,7 @@ TOOL_ERROR_OUTCOME = check(
     probes=(ToolErrorTask,),
     needs="wire",
     role="tool-error",
+    owns=("S-EXT-MUST-13", "S-LEG-SHOULD-07",),
 )
 
 
@@ -180,7 +185,7 @@ def _not_an_error_tool(rec: ToolErrorTask, what: str) -> Verdict:
         evidence=rec.poll.last_get.seqs() if rec.poll.last_get else ())
 
 
-@TOOL_ERROR_OUTCOME.judge(Wire.EXTENSION, requires=("S-EXT-MUST-13",))
+@TOOL_ERROR_OUTCOME.judge(Wire.EXTENSION, requires=("S-EXT-MUST-13", "S-EXT-MUST-10"))
 def extension_tool_error_outcome(ev: Evidence) -> Verdict:
     rec, early = role_terminal(ev, ToolErrorTask, "tool-error")
     if early is not None:
@@ -200,8 +205,10 @@ def extension_tool_error_outcome(ev: Evidence) -> Verdict:
                              evidence=seqs)
     result = task.get("result")
     if not isinstance(result, dict):
+        # A completed task with nothing inlined breaks the inlining rule, whatever its tool (S-EXT-MUST-10).
         return failed("the completed task of the tool-error tool inlines no result object; the CallToolResult with "
-                      "isError: true belongs in result (S-EXT-MUST-13)", broken=("S-EXT-MUST-13",), evidence=seqs,
+                      "isError: true belongs in result (S-EXT-MUST-10, S-EXT-MUST-13)", broken=("S-EXT-MUST-10",),
+                      evidence=seqs,
                       details={"expected": "result: a CallToolResult", "actual": type(result).__name__})
     if result.get("isError") is not True:
         return _not_an_error_tool(rec, "completed with a result that has no isError: true")
@@ -224,8 +231,8 @@ def legacy_tool_error_outcome(ev: Evidence) -> Verdict:
                                    "let polling see the end: raise --poll-timeout"))
     seqs = reply.seqs()
     if not reply.answered:
-        return failed(f"tasks/result on the {status} task got {reply.describe()}", evidence=seqs,
-                      details={"expected": "the CallToolResult", "actual": reply.describe()})
+        return failed(f"tasks/result on the {status} task got {reply.describe()}", broken=("S-LEG-MUST-10",),
+                      evidence=seqs, details={"expected": "the CallToolResult", "actual": reply.describe()})
     if reply.error is not None:
         return failed(f"tasks/result of the tool-error tool's {status} task answered {reply.describe()}; it returns "
                       "exactly the tool's CallToolResult, isError: true included (S-LEG-MUST-10). If this tool "
@@ -258,6 +265,7 @@ FAULT_OUTCOME = check(
     probes=(FaultTask,),
     needs="wire",
     role="fault",
+    owns=("S-EXT-MUST-12",),
 )
 
 _FAULT_COMPLETED = warn(
@@ -307,7 +315,8 @@ def legacy_fault_outcome(ev: Evidence) -> Verdict:
                                    "let polling see the end: raise --poll-timeout"))
     seqs = reply.seqs()
     if not reply.answered:
-        return failed(f"tasks/result on the failed task got {reply.describe()}", evidence=seqs,
+        return failed(f"tasks/result on the failed task got {reply.describe()}", broken=("S-LEG-MUST-10",),
+                      evidence=seqs,
                       details={"expected": "the tool's JSON-RPC error", "actual": reply.describe()})
     if reply.error is None:
         return failed("tasks/result of the fault tool's failed task returned a result; it returns the same JSON-RPC "

@@ -119,7 +119,13 @@ INVALID_TASK_ID_REJECTED = check(
     ),
     probes=(InvalidId,),
     needs="wire",
+    owns=("S-LEG-MUST-15",),
 )
+
+
+def _must_rules(ev: Evidence) -> tuple[str, ...]:
+    """The MUST rules among those judged on this wire (the SHOULDs only warn)."""
+    return tuple(r for r in INVALID_TASK_ID_REJECTED.requirement_ids(ev.wire) if "-MUST-" in r)
 
 
 @INVALID_TASK_ID_REJECTED.judge(Wire.EXTENSION, requires=("S-EXT-MUST-17", "S-EXT-SHOULD-01", "S-EXT-SHOULD-02"))
@@ -137,7 +143,8 @@ def invalid_task_id_rejected(ev: Evidence) -> Verdict:
         (problems if answer.asked.level is Level.MUST else warnings).append(text)
     seqs = reply_seqs(*(a.reply for a in rec.answers))
     if problems:
-        return failed("; ".join(problems), evidence=seqs, warnings=warnings,
+        return failed("; ".join(problems), broken=_must_rules(ev),
+                      evidence=seqs, warnings=warnings,
                       details={"expected": ERR_INVALID_PARAMS, "actual": problems})
     must = [a.asked.method for a in rec.answers if a.asked.level is Level.MUST]
     return passed(f"{', '.join(must)} on an unknown id got -32602", evidence=seqs, warnings=warnings)

@@ -39,6 +39,17 @@ def timestamp_problem(value: Any) -> tuple[str, str] | None:
         return "fail", f"{value[:40]!r} is not an ISO 8601 date-time"
 
 
+def instant(value: Any) -> datetime | None:
+    """An RFC 3339 timestamp as an aware datetime, or None when it is not one (a naive ISO 8601
+    form cannot be ordered against an aware one)."""
+    if not isinstance(value, str) or not _RFC3339.match(value):
+        return None
+    try:
+        return datetime.fromisoformat(value.replace("z", "Z").replace("t", "T").replace("Z", "+00:00"))
+    except ValueError:
+        return None
+
+
 def is_int(value: Any) -> bool:
     if isinstance(value, bool):
         return False

@@ -15,7 +15,7 @@ from tasks_conformance.core.verdict import Verdict, could_not_run, failed, not_a
 from tasks_conformance.core.wires import Wire
 from tasks_conformance.server.checks.common import got, unrun
 from tasks_conformance.server.checks.registry import check
-from tasks_conformance.server.checks.shapes import reply_seqs, result_of
+from tasks_conformance.server.checks.shapes import instant, reply_seqs, result_of
 from tasks_conformance.server.evidence import (
     Cancel,
     DeclaredCall,
@@ -39,29 +39,50 @@ TERMINAL_STATUS_IMMUTABLE = check(
         "Once completed, failed or cancelled is seen (by polling, or first by a notification about the "
         "task), two later tasks/get (spaced by its poll interval) and every later notifications/tasks about "
         "it (on a notification's own stream from that notification on) are looked at: none may show "
-        "another status."
+        "another status. Order holds within a stream only: a notification that arrives after the terminal "
+        "read but whose lastUpdatedAt is not after that read's, before its own stream showed the end, "
+        "describes the task before its end (history, not a change)."
     ),
     probes=(DeclaredCall, Poll, TerminalRereads, Listen),
     needs="terminal",
     # A task deleted after its TTL (not found) shows no status at all: it is not judged as a change.
     permits=('S-EXT-MAY-04', 'S-LEG-MAY-03'),
+    owns=("S-EXT-MUST-32",),
 )
 
 
 def _later_notifications(ev: Evidence, after_seq: int, task_id: str | None,
-                         sighted_seq: int | None) -> list[tuple[int, Any]]:
+                         sighted_seq: int | None) -> list[tuple[int, Any, bool]]:
     """notifications/tasks about the task after frame `after_seq`, and after the notification that
     first showed the end when one did: on its own stream only, since order holds within a stream
-    and not across them."""
+    and not across them. Each with its status and whether its own stream had already shown a
+    terminal status before it (then any other status is a change, whatever its timestamp)."""
     sighted = ev.wire_log.get(sighted_seq) if sighted_seq else None
     out = []
+    ended_on: set[int | None] = set()  # the streams that have shown a terminal status so far
     for seq in ev.get(Listen).frames:
-        if seq <= after_seq and (sighted is None or seq <= sighted.seq or _stream(ev, seq) != sighted.reply_to):
-            continue
         msg = ev.frame_json(seq)
-        if get_path(msg, "method") == "notifications/tasks" and get_path(msg, "params", "taskId") == task_id:
-            out.append((seq, get_path(msg, "params", "status")))
+        if get_path(msg, "method") != "notifications/tasks" or get_path(msg, "params", "taskId") != task_id:
+            continue
+        status, stream = get_path(msg, "params", "status"), _stream(ev, seq)
+        late = not (seq <= after_seq and (sighted is None or seq <= sighted.seq or stream != sighted.reply_to))
+        if late:
+            out.append((seq, status, stream in ended_on))
+        if status in TERMINAL_STATUSES:
+            ended_on.add(stream)
     return out
+
+
+def _is_history(ev: Evidence, seq: int, ended_at: Any, after_end_on_stream: bool) -> bool:
+    """A notification that arrived after the terminal read but describes the task as it was before
+    it: its lastUpdatedAt precedes (or equals) the terminal read's, and its own stream had not yet
+    shown the end. Responses and a subscription's notifications are different streams, even on one
+    pipe, so arrival order across them says nothing. Without comparable timestamps, arrival decides."""
+    if after_end_on_stream:
+        return False
+    then = instant(get_path(ev.frame_json(seq), "params", "lastUpdatedAt"))
+    end = instant(ended_at)
+    return then is not None and end is not None and then <= end
 
 
 def _stream(ev: Evidence, seq: int) -> int | None:
@@ -84,7 +105,8 @@ def terminal_status_immutable(ev: Evidence) -> Verdict:
     if rec.sighted_status is not None and rec.sighted_status != ended:
         shown = f"notifications/tasks (frame {rec.sighted_seq}) showed the task {rec.sighted_status!r}"
         return failed(f"{shown}, then a tasks/get sent after it says {ended!r} — a terminal status never changes",
-                      evidence=seqs, details={"expected": rec.sighted_status, "actual": [f"tasks/get says {ended!r}"]})
+                      broken=_immutability_rules(ev, rec.sighted_status), evidence=seqs,
+                      details={"expected": rec.sighted_status, "actual": [f"tasks/get says {ended!r}"]})
     seen: list[tuple[str, Any]] = []
     for n, reply in enumerate(rec.gets, start=1):
         status = get_path(result_of(ev, reply), "status") if reply.ok else None
@@ -92,16 +114,36 @@ def terminal_status_immutable(ev: Evidence) -> Verdict:
             seen.append((f"tasks/get #{n} after the end got {reply.describe()}", None))
         elif status != ended:
             seen.append((f"tasks/get #{n} after the end says {status!r}", status))
-    seen += [(f"notifications/tasks (frame {seq}) says {status!r}", status)
-             for seq, status in _later_notifications(ev, ended_at, rec.task_id, rec.sighted_seq) if status != ended]
+    end_stamp = get_path(last.result, "lastUpdatedAt") if last is not None and last.ok else None
+    history: list[int] = []
+    for seq, status, after_end in _later_notifications(ev, ended_at, rec.task_id, rec.sighted_seq):
+        if status == ended:
+            continue
+        if _is_history(ev, seq, end_stamp, after_end):
+            history.append(seq)
+            continue
+        seen.append((f"notifications/tasks (frame {seq}) says {status!r}", status))
+        seqs.append(seq)
     changed = [text for text, status in seen if status is not None]
     if changed:
         return failed(f"the task ended {ended!r}, then " + "; ".join(changed[:3]) + " — a terminal status never "
-                      "changes", evidence=seqs, details={"expected": ended, "actual": changed[:3]})
+                      "changes", broken=_immutability_rules(ev, ended), evidence=sorted(seqs),
+                      details={"expected": ended, "actual": changed[:3]})
     if seen:
         return _vanished(ev, rec, ended, seqs)
     seen_by = f" after notification frame {rec.sighted_seq} showed it end" if rec.gets and rec.gets[0] is last else ""
-    return passed(f"the task stayed {ended!r} on {len(rec.gets)} later reads{seen_by}", evidence=seqs)
+    stale = (f"; {len(history)} notifications/tasks that arrived later (frames "
+             f"{', '.join(map(str, history[:5]))}) describe it before its end (lastUpdatedAt not after the terminal "
+             "read's), which is history, not a change" if history else "")
+    return passed(f"the task stayed {ended!r} on {len(rec.gets)} later reads{seen_by}{stale}",
+                  evidence=sorted({*seqs, *history}))
+
+
+def _immutability_rules(ev: Evidence, ended: object) -> tuple[str, ...]:
+    """The rule a changed terminal status breaks on this wire (legacy: a cancelled task staying
+    cancelled is a rule of its own)."""
+    rules = TERMINAL_STATUS_IMMUTABLE.requirement_ids(ev.wire)
+    return tuple(r for r in rules if r != "S-LEG-MUST-20" or ended == "cancelled")
 
 
 def _vanished(ev: Evidence, rec: TerminalRereads, ended: str | None, seqs: list[int]) -> Verdict:
@@ -142,6 +184,7 @@ STATUS_TRANSITIONS = check(
     ),
     probes=(DeclaredCall, Poll, Cancel),
     needs="task",
+    owns=("S-LEG-MUST-07", "S-LEG-MUST-20",),
 )
 
 ALLOWED = {

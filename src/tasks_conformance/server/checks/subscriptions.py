@@ -34,6 +34,7 @@ SUBSCRIPTION_NOTIFICATIONS = check(
     needs="task",
     # A subscription that carries no notifications/tasks at all is allowed.
     permits=('S-EXT-MAY-08',),
+    owns=("S-EXT-MUST-30",),
 )
 
 Message = tuple[int, dict[str, Any]]
@@ -52,19 +53,21 @@ def _tagged_with(m: dict[str, Any], sub: Any) -> bool:
     return bool(get_path(m, "params", "_meta", META_SUBSCRIPTION_ID) == sub)
 
 
-def _notification_problems(tagged: list[Message], wanted: str | None) -> list[str]:
-    problems: list[str] = []
+def _notification_problems(tagged: list[Message], wanted: str | None) -> list[tuple[str, str]]:
+    """Each problem with the rule it breaks."""
+    problems: list[tuple[str, str]] = []
     for seq, m in tagged:
         if m.get("method") != "notifications/tasks":
             continue
         task = m.get("params") or {}
         if task.get("taskId") != wanted:
-            problems.append(f"frame {seq} is about task {str(task.get('taskId'))[:40]!r}, which was not requested")
+            problems.append(("S-EXT-MUST-30",
+                             f"frame {seq} is about task {str(task.get('taskId'))[:40]!r}, which was not requested"))
         # TTL field names in notifications are tasks-ttl-shape's to judge (it reads them too).
         missing = missing_task_fields(task)
         if missing or status_problem(task):
             what = f"lacks {', '.join(missing)}" if missing else str(status_problem(task))
-            problems.append(f"frame {seq} is not a complete task: {what}")
+            problems.append(("S-EXT-MUST-31", f"frame {seq} is not a complete task: {what}"))
     return problems
 
 
@@ -88,32 +91,35 @@ def subscription_notifications(ev: Evidence) -> Verdict:
         return reply
     if reply.error is not None:
         return failed(f"subscriptions/listen for the task, declaring the extension, got {reply.describe()}",
-                      evidence=reply.seqs(), details={"expected": "an acknowledged subscription",
-                                                      "actual": reply.describe()})
+                      broken=("S-EXT-MUST-30",), evidence=reply.seqs(),
+                      details={"expected": "an acknowledged subscription", "actual": reply.describe()})
     sub = reply.request_id
     mine = _messages(ev, rec)
     tagged = [(seq, m) for seq, m in mine if _tagged_with(m, sub)]
     untagged = [seq for seq, m in mine if m.get("method") == "notifications/tasks" and not _tagged_with(m, sub)]
     seqs = [*reply.seqs(), *(seq for seq, _ in mine)]
-    problems: list[str] = []
+    problems: list[tuple[str, str]] = []
     if untagged:
-        problems.append(f"{len(untagged)} notifications/tasks lack the subscriptionId _meta "
-                        f"{META_SUBSCRIPTION_ID!r} = {sub!r} (frames {', '.join(map(str, untagged[:5]))})")
+        problems.append(("S-EXT-MUST-30", f"{len(untagged)} notifications/tasks lack the subscriptionId _meta "
+                        f"{META_SUBSCRIPTION_ID!r} = {sub!r} (frames {', '.join(map(str, untagged[:5]))})"))
     if not tagged and not untagged:
         if not reply.answered:
             return could_not_run(setting("no acknowledgement arrived within the listening window "
                                          f"({reply.elapsed_ms} ms); the server may be slow to open the stream",
                                          "raise --timeout", "--timeout"), evidence=seqs)
-        problems.append("the subscription ended without notifications/subscriptions/acknowledged")
+        problems.append(("S-EXT-MUST-30", "the subscription ended without notifications/subscriptions/acknowledged"))
     elif tagged and tagged[0][1].get("method") != ACK:
-        problems.append(f"the first message of the subscription is {tagged[0][1].get('method')!r}, not {ACK}")
+        problems.append(("S-EXT-MUST-30",
+                         f"the first message of the subscription is {tagged[0][1].get('method')!r}, not {ACK}"))
     problems += _notification_problems(tagged, rec.task_id)
     if reply.answered and get_path(reply.result, "resultType") != "complete":
-        problems.append(f"the subscription closed with resultType {get_path(reply.result, 'resultType')!r}, "
-                        'not "complete"')
+        problems.append(("S-EXT-MUST-30", f"the subscription closed with resultType "
+                         f"{get_path(reply.result, 'resultType')!r}, not \"complete\""))
     if problems:
-        return failed("; ".join(problems[:4]), evidence=seqs,
-                      details={"expected": "acknowledged first, every notification tagged", "actual": problems[:4]})
+        texts = [text for _rule, text in problems]
+        return failed("; ".join(texts[:4]), broken=tuple(dict.fromkeys(rule for rule, _text in problems)),
+                      evidence=seqs,
+                      details={"expected": "acknowledged first, every notification tagged", "actual": texts[:4]})
     count = sum(1 for _, m in tagged if m.get("method") == "notifications/tasks")
     how = "closed gracefully" if reply.answered else f"was still open after {reply.elapsed_ms} ms"
     return passed(f"the subscription was acknowledged first, carried {count} tagged notifications/tasks and {how}",

@@ -43,6 +43,7 @@ TTL_SHAPE = check(
     needs="task",
     # TTL and poll interval may change, differ from the request, or be absent; only their names and types are judged.
     permits=('S-EXT-MAY-03', 'S-LEG-MAY-02', 'S-LEG-MAY-04'),
+    owns=("S-LEG-MUST-09",),
 )
 
 
@@ -62,7 +63,8 @@ def ttl_shape(ev: Evidence) -> Verdict:
         return failed(
             f"{len(problems)} task frame problem(s): " + "; ".join(problems[:4])
             + f" — the {ev.wire} wire uses {d.ttl_field}/{d.poll_interval_field}",
-            evidence=seqs, details={"problems": problems[:20], "expected": [d.ttl_field, d.poll_interval_field],
+            broken=tuple(TTL_SHAPE.requirement_ids(ev.wire)), evidence=seqs,
+            details={"problems": problems[:20], "expected": [d.ttl_field, d.poll_interval_field],
                                     "actual": problems[:4]},
         )
     return passed(f"all {len(frames)} task frames carry {d.ttl_field} and none uses {'/'.join(d.foreign_fields)}",
@@ -120,7 +122,7 @@ def ttl_integer_shape(ev: Evidence) -> Verdict:
     shown = sorted(set(warnings))[:5]
     if problems:
         return failed("; ".join(problems[:4]) + " — they must be integers (or null for an unlimited TTL)",
-                      evidence=seqs, warnings=shown,
+                      broken=tuple(TTL_INTEGER_SHAPE.requirement_ids(ev.wire)), evidence=seqs, warnings=shown,
                       details={"problems": problems[:20], "expected": "integers (a TTL may be null)",
                                "actual": problems[:4]})
     return passed(f"{ttl}/{poll} are integers in all {len(judged)} task frames", evidence=seqs, warnings=shown)
@@ -139,58 +141,70 @@ STATUS_PAYLOAD_SHAPE = check(
     needs="task",
     # Polls refused as too early are retried, not judged; fields may change; any first status is fine.
     permits=('S-EXT-MAY-02', 'S-EXT-MAY-03', 'S-EXT-MAY-09'),
+    owns=("S-EXT-MUST-09",),
 )
 
 
-def _common_task_problems(ev: Evidence, n: int, task: dict[str, Any]) -> tuple[list[str], list[str]]:
-    """(problems, warnings) every era shares for tasks/get number n."""
-    problems: list[str] = []
+# A problem with the rule it breaks: (requirement id, the sentence).
+Problem = tuple[str, str]
+
+
+def _common_task_problems(ev: Evidence, n: int, task: dict[str, Any], rule: str) -> tuple[list[Problem], list[str]]:
+    """(problems, warnings) every era shares for tasks/get number n; `rule` is the wire's rule on
+    a task object's fields."""
+    problems: list[Problem] = []
     warnings: list[str] = []
     if task.get("taskId") != ev.created_task_id:
-        problems.append(f"tasks/get #{n} taskId is {str(task.get('taskId'))[:40]!r}, not the requested id")
+        problems.append((rule, f"tasks/get #{n} taskId is {str(task.get('taskId'))[:40]!r}, not the requested id"))
     sp = status_problem(task)
     if sp:
-        problems.append(f"tasks/get #{n} {sp}")
+        problems.append((rule, f"tasks/get #{n} {sp}"))
     for key in ("createdAt", "lastUpdatedAt"):
         if key not in task:
-            problems.append(f"tasks/get #{n} lacks {key}")
+            problems.append((rule, f"tasks/get #{n} lacks {key}"))
             continue
         tp = timestamp_problem(task[key])
         if tp is not None:
-            (warnings if tp[0] == "warn" else problems).append(f"tasks/get #{n} {key} {tp[1]}")
+            if tp[0] == "warn":
+                warnings.append(f"tasks/get #{n} {key} {tp[1]}")
+            else:
+                problems.append((rule, f"tasks/get #{n} {key} {tp[1]}"))
     return problems, warnings
 
 
-def _extension_findings(n: int, task: dict[str, Any]) -> tuple[list[str], list[str]]:
-    problems: list[str] = []
+def _extension_findings(n: int, task: dict[str, Any]) -> tuple[list[Problem], list[str]]:
+    problems: list[Problem] = []
     rtype = task.get("resultType")
     if rtype != "complete":
         history = (' (the Final SEP-2663 examples showed "task" here; the normative text requires "complete")'
                    if rtype == "task" else "")
-        problems.append(f'tasks/get #{n} resultType is {rtype!r}, not "complete"{history}')
+        rule = "S-EXT-MUST-33" if rtype == "input_required" else "S-EXT-MUST-07"
+        problems.append((rule, f'tasks/get #{n} resultType is {rtype!r}, not "complete"{history}'))
     status = task.get("status")
     if isinstance(status, str) and status not in TASK_STATUSES and status not in _CANCEL_SPELLINGS:
         # A word of the server's own for "still running" ("running", "pending", "in_progress"…).
-        problems.append(f'tasks/get #{n}: a task still at work reads as "working", not {status!r} (S-EXT-MUST-08)')
+        problems.append(("S-EXT-MUST-08",
+                         f'tasks/get #{n}: a task still at work reads as "working", not {status!r} (S-EXT-MUST-08)'))
     ir = task.get("inputRequests")
     if status == "input_required" and (not isinstance(ir, dict) or not ir):
-        problems.append(f"tasks/get #{n} is input_required without a non-empty inputRequests")
+        problems.append(("S-EXT-MUST-09", f"tasks/get #{n} is input_required without a non-empty inputRequests"))
     if status == "failed" and not isinstance(task.get("error"), dict):
-        problems.append(f"tasks/get #{n} is failed without an error object")
+        problems.append(("S-EXT-MUST-12", f"tasks/get #{n} is failed without an error object"))
     return problems, []
 
 
-def _legacy_findings(n: int, task: dict[str, Any]) -> tuple[list[str], list[str]]:
+def _legacy_findings(n: int, task: dict[str, Any]) -> tuple[list[Problem], list[str]]:
     if "resultType" in task and task.get("resultType") != "complete":
         return [], [f"tasks/get #{n} carries resultType {task.get('resultType')!r} on 2025-11-25"]
     return [], []
 
 
-Findings = Callable[[int, dict[str, Any]], tuple[list[str], list[str]]]
+Findings = Callable[[int, dict[str, Any]], tuple[list[Problem], list[str]]]
 
 
-def _status_payload(ev: Evidence, durable: tuple[str, str], era_findings: Findings) -> Verdict:
-    """`durable`: (the id of the rule that the created task is readable at once, how to cite it)."""
+def _status_payload(ev: Evidence, durable: tuple[str, str], shape_rule: str, era_findings: Findings) -> Verdict:
+    """`durable`: (the id of the rule that the created task is readable at once, how to cite it);
+    `shape_rule`: the rule on a task object's fields."""
     durable_id, durable_rule = durable
     poll = ev.get(Poll)
     if not poll.gets:
@@ -200,27 +214,27 @@ def _status_payload(ev: Evidence, durable: tuple[str, str], era_findings: Findin
         return failed(f"the first tasks/get right after creation got {first.describe()} ({durable_rule})",
                       broken=(durable_id,), evidence=first.seqs(),
                       details={"expected": "the task", "actual": first.describe()})
-    problems: list[str] = []
+    problems: list[Problem] = []
     warnings: list[str] = []
     seqs: list[int] = []
     for n, reply in enumerate(poll.gets, start=1):
         seqs.extend(reply.seqs())
         task = result_of(ev, reply) if reply.ok else None
         if not reply.ok:
-            problems.append(f"tasks/get #{n} got {reply.describe()}")
+            # A task once readable must stay readable while it lives (the durability rule).
+            problems.append((durable_id, f"tasks/get #{n} got {reply.describe()}"))
         elif not isinstance(task, dict):
-            problems.append(f"tasks/get #{n} result is not an object")
+            problems.append((shape_rule, f"tasks/get #{n} result is not an object"))
         else:
-            for p, w in (_common_task_problems(ev, n, task), era_findings(n, task)):
+            for p, w in (_common_task_problems(ev, n, task, shape_rule), era_findings(n, task)):
                 problems += p
                 warnings += w
     shown = sorted(set(warnings))[:5]
     if problems:
-        # A task still at work under a word of the server's own breaks S-EXT-MUST-08 (the extension
-        # findings cite it); the other problems break the check's rules at large.
-        broken = ("S-EXT-MUST-08",) if any("(S-EXT-MUST-08)" in p for p in problems[:4]) else ()
-        return failed("; ".join(problems[:4]), broken=broken, evidence=seqs, warnings=shown,
-                      details={"problems": problems[:20], "expected": "a well-formed task", "actual": problems[:4]})
+        texts = [text for _rule, text in problems]
+        return failed("; ".join(texts[:4]), broken=tuple(dict.fromkeys(rule for rule, _text in problems)),
+                      evidence=seqs, warnings=shown,
+                      details={"problems": texts[:20], "expected": "a well-formed task", "actual": texts[:4]})
     retried = (f"; {len(poll.rate_limited)} tasks/get refused as too early were asked again after the poll "
                "interval (S-EXT-MAY-02)") if poll.rate_limited else ""
     return passed(
@@ -230,13 +244,14 @@ def _status_payload(ev: Evidence, durable: tuple[str, str], era_findings: Findin
     )
 
 
-@STATUS_PAYLOAD_SHAPE.judge(Wire.EXTENSION, requires=("S-EXT-MUST-05", "S-EXT-MUST-07", "S-EXT-MUST-08",
-                                                      "S-EXT-MUST-09", "S-EXT-MUST-12", "S-EXT-MUST-33"))
+@STATUS_PAYLOAD_SHAPE.judge(Wire.EXTENSION, requires=("S-EXT-MUST-05", "S-EXT-MUST-06", "S-EXT-MUST-07",
+                                                      "S-EXT-MUST-08", "S-EXT-MUST-09", "S-EXT-MUST-12",
+                                                      "S-EXT-MUST-33"))
 def extension_status_payload(ev: Evidence) -> Verdict:
     return _status_payload(ev, ("S-EXT-MUST-05", "S-EXT-MUST-05: a CreateTaskResult must be durable"),
-                           _extension_findings)
+                           "S-EXT-MUST-06", _extension_findings)
 
 
-@STATUS_PAYLOAD_SHAPE.judge(Wire.LEGACY, requires=("S-LEG-MUST-08",))
+@STATUS_PAYLOAD_SHAPE.judge(Wire.LEGACY, requires=("S-LEG-MUST-08", "S-LEG-MUST-15"))
 def legacy_status_payload(ev: Evidence) -> Verdict:
-    return _status_payload(ev, ("S-LEG-MUST-15", "S-LEG-MUST-15"), _legacy_findings)
+    return _status_payload(ev, ("S-LEG-MUST-15", "S-LEG-MUST-15"), "S-LEG-MUST-08", _legacy_findings)

@@ -1,0 +1,60 @@
+"""One defect, one failure: when two checks fail one rule, the check that owns the rule fails and
+the other defers to it (CONTRIBUTING.md, "One defect, one failure").
+
+Ownership is data: `check(..., owns=...)` in the registry (`rule_owners`). A failure stands for
+every rule whose owner passed, was not selected or could not run: then it is the only report of
+that rule. The deferred verdict keeps its own frames, so the report still shows what it saw.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import replace
+
+from tasks_conformance.core.causes import Cause
+from tasks_conformance.core.verdict import Verdict, could_not_run
+from tasks_conformance.server.checks.registry import CheckSpec, rule_owners
+from tasks_conformance.server.evidence import Evidence
+
+
+def broken_rules(spec: CheckSpec, verdict: Verdict, ev: Evidence) -> tuple[str, ...]:
+    """The rules a failed verdict broke, among those its judge judges (none named: all of them)."""
+    judged = spec.requirement_ids(ev.wire)
+    return tuple(r for r in verdict.broken if r in judged) or tuple(judged)
+
+
+def defer(verdicts: Mapping[str, Verdict], specs: Mapping[str, CheckSpec], ev: Evidence) -> dict[str, Verdict]:
+    """The verdicts after deferral: a failure whose every broken rule another selected check owns
+    and fails too becomes could-not-run naming that owner (`blocked_by`); a failure of which only
+    some rules are so owned fails on the rest alone. Owners never defer."""
+    owners = rule_owners(specs)
+    out = dict(verdicts)
+    for check_id, verdict in verdicts.items():
+        if verdict.status != "failed":
+            continue
+        rules = broken_rules(specs[check_id], verdict, ev)
+        deferred: dict[str, str] = {}  # rule -> its owner, which fails it
+        for rule in rules:
+            owner = owners.get(rule)
+            theirs = verdicts.get(owner) if owner is not None and owner != check_id else None
+            if owner is not None and theirs is not None and theirs.status == "failed" \
+                    and rule in broken_rules(specs[owner], theirs, ev):
+                deferred[rule] = owner
+        if deferred:
+            out[check_id] = _deferred(verdict, rules, deferred)
+    return out
+
+
+def _deferred(verdict: Verdict, rules: tuple[str, ...], deferred: dict[str, str]) -> Verdict:
+    named = ", ".join(f"{rule} ({owner})" for rule, owner in deferred.items())
+    details = {**verdict.details, "deferredTo": dict(deferred)}
+    remaining = tuple(r for r in rules if r not in deferred)
+    if remaining:
+        return replace(verdict, broken=remaining, details=details,
+                       message=f"{verdict.message} [deferred to the checks that own and fail them: {named}]")
+    owner = next(iter(deferred.values()))
+    return could_not_run(
+        Cause(f"what this check found broken, {named}, is failed by the check that owns the rule (one defect, one "
+              "failure)", fix="correct what that check reports; this one judges again then"),
+        blocked_by=owner, evidence=verdict.evidence, details=details,
+    )
