@@ -11,7 +11,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from dataclasses import replace
 
-from tasks_conformance.core.causes import Cause
+from tasks_conformance.core.causes import needs
 from tasks_conformance.core.verdict import Verdict, could_not_run
 from tasks_conformance.server.checks.registry import CheckSpec, rule_owners
 from tasks_conformance.server.evidence import Evidence
@@ -54,7 +54,7 @@ def _deferred(verdict: Verdict, rules: tuple[str, ...], deferred: dict[str, str]
                        message=f"{verdict.message} [deferred to the checks that own and fail them: {named}]")
     owner = next(iter(deferred.values()))
     return could_not_run(
-        Cause(f"what this check found broken, {named}, is failed by the check that owns the rule (one defect, one "
-              "failure)", fix="correct what that check reports; this one judges again then"),
+        needs(f"what this check found broken, {named}, is failed by the check that owns the rule (one defect, one "
+              "failure)", "correct what that check reports; this one judges again then"),
         blocked_by=owner, evidence=verdict.evidence, details=details,
     )
