@@ -256,15 +256,10 @@ async def run_async(*, progress: Progress | None = None, **settings: Unpack[RunS
             execution, _written = after_run(run_config, execution)
         except UsageError as exc:
             raise ConfigError(str(exc)) from None
-        report = RunReport(result=execution.result, wire=execution.wire)
-        if targets is not None:
-            problems = _write_reports(run_config, targets, report)
-            if problems:
-                report = replace(report, report_errors=tuple(problems))
+        return _reported(run_config, targets, RunReport(result=execution.result, wire=execution.wire))
     finally:
         if targets is not None:
             targets.close()
-    return report
 
 
 async def _run_client(config: ClientRunConfig, progress: Progress | None) -> RunReport:
@@ -278,15 +273,10 @@ async def _run_client(config: ClientRunConfig, progress: Progress | None) -> Run
             execution = await execute_client_run(config, progress)
         except UsageError as exc:  # --update-baseline's file cannot be written
             raise ConfigError(str(exc)) from None
-        report = RunReport(result=execution.result, wire=execution.wire)
-        if targets is not None:
-            problems = _write_reports(config.output, targets, report)
-            if problems:
-                report = replace(report, report_errors=tuple(problems))
+        return _reported(config.output, targets, RunReport(result=execution.result, wire=execution.wire))
     finally:
         if targets is not None:
             targets.close()
-    return report
 
 
 def _signature() -> inspect.Signature:
@@ -337,6 +327,12 @@ def _open_reports(config: RunConfig) -> ReportTargets | None:
         return prepare_reports(config)
     except UsageError as exc:
         raise ConfigError(str(exc)) from None
+
+
+def _reported(config: RunConfig, targets: ReportTargets | None, report: RunReport) -> RunReport:
+    """The report, with the problems of writing the reports asked for (none asked: as it is)."""
+    problems = _write_reports(config, targets, report) if targets is not None else []
+    return replace(report, report_errors=tuple(problems)) if problems else report
 
 
 def _write_reports(config: RunConfig, targets: ReportTargets, report: RunReport) -> list[str]:

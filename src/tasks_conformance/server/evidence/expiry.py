@@ -37,7 +37,9 @@ class Expiry:
         return None if self.deadline_s is None else self.deadline_s - now_s
 
     def describe(self, dialect: WireDialect) -> str:
-        return f"{dialect.ttl_field} {self.ttl_ms:g} ms" if self.ttl_ms is not None else f"no finite {dialect.ttl_field}"
+        if self.ttl_ms is None:
+            return f"no finite {dialect.ttl_field}"
+        return f"{dialect.ttl_field} {self.ttl_ms:g} ms"
 
 
 def task_expiry(wire_log: WireLog, dialect: WireDialect, created: Reply | None, reads: Iterable[Reply]) -> Expiry:
