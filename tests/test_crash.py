@@ -123,6 +123,15 @@ def test_a_lost_request_over_stdio_is_the_end_and_names_the_last_answer() -> Non
                                 "unanswered (tasks/get); stderr: boom | panic: store")
 
 
+def test_a_request_never_written_is_no_evidence() -> None:
+    # Settled by the closing pipe before it became a frame (seq -1): the crash's evidence names
+    # only frames the wire log holds, or the failure could not rest on them.
+    poll = Poll(ran=True, gets=[_reply("tasks/get", 1, 2), _reply("tasks/get", 3, None, lost=True),
+                                _reply("tasks/get", -1, None, lost=True)])
+    gone = server_gone([poll], _Stdio(), None)  # type: ignore[arg-type]
+    assert gone is not None and gone.lost_seqs == (3,)
+
+
 def test_over_http_one_dropped_exchange_then_answers_again_is_not_a_crash() -> None:
     poll = Poll(ran=True, gets=[_reply("tasks/get", 1, 2), _reply("tasks/get", 3, None, lost=True),
                                 _reply("tasks/get", 5, 6)])

@@ -21,7 +21,8 @@ def server_gone(records: Iterable[ProbeRecord], transport: Transport | None,
     """What ended the server's answers, or None when it answered to the end."""
     replies = [r for rec in records for r in rec.all_replies()]
     lost_replies = sorted((r for r in replies if r.lost), key=lambda r: r.request_seq)
-    lost = sorted({r.request_seq for r in lost_replies})
+    # Only requests that became frames: one never written (the pipe had closed) is not evidence.
+    lost = sorted({r.request_seq for r in lost_replies if r.request_seq > 0})
     answered = [r for r in replies if r.response_seq is not None]
     if not lost or not answered:
         return None  # nothing lost, or it never worked (the connection problem, not a crash mid-run)

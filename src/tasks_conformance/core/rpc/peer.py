@@ -208,6 +208,10 @@ class Peer:
         elapsed = int((time.monotonic() - started) * 1000)
         if pending.reply is not None:
             pending.reply.elapsed_ms = elapsed
+            if pending.reply.request_seq < 0:
+                # Settled (the connection closed) while the request was still being written: the
+                # reply names the frame the request became.
+                pending.reply.request_seq = pending.seq
             return pending.reply
         if hashable_id(rid) and len(self._gave_up) < MAX_KEPT_UNMATCHED:
             self._gave_up[rid] = method
