@@ -24,9 +24,9 @@ from tasks_conformance.core.protocol import (
     META_CLIENT_CAPS,
     META_SERVER_INFO,
     TERMINAL_STATUSES,
-    get_path,
 )
 from tasks_conformance.core.wirelog import WireLog
+from tasks_conformance.core.wires.base import lists_extension
 
 VERSION = "2026-07-28"
 PROMPT_TASK_ID = "prompt-task-1"
@@ -36,8 +36,7 @@ NOT_CACHED: dict[str, Any] = {"ttlMs": 0, "cacheScope": "private"}
 
 
 def declares_extension(params: Any) -> bool:
-    extensions = get_path(params, "_meta", META_CLIENT_CAPS, "extensions")
-    return isinstance(extensions, dict) and EXT_TASKS in extensions
+    return lists_extension(params, "_meta", META_CLIENT_CAPS)
 
 
 @dataclass

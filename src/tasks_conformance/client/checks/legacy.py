@@ -18,7 +18,6 @@ from tasks_conformance.client.evidence import Exchange, ScenarioRun
 from tasks_conformance.client.scenarios import LEGACY_TOOLS, scenario_names
 from tasks_conformance.core.causes import setting
 from tasks_conformance.core.protocol import (
-    EXT_TASKS,
     META_CLIENT_CAPS,
     META_RELATED_TASK,
     TERMINAL_STATUSES,
@@ -27,7 +26,7 @@ from tasks_conformance.core.protocol import (
 from tasks_conformance.core.result import CheckWarning
 from tasks_conformance.core.verdict import Verdict, could_not_run, failed, not_applicable, passed, warn
 from tasks_conformance.core.wires import DIALECTS, CreatedTask, Wire
-from tasks_conformance.core.wires.base import TASK_CAPABLE, has_task_param
+from tasks_conformance.core.wires.base import TASK_CAPABLE, has_task_param, lists_extension
 
 LEGACY_RUNS = scenario_names(Wire.LEGACY)
 TASK_METHODS = ("tasks/get", "tasks/result", "tasks/cancel")
@@ -226,11 +225,6 @@ def declared_methods(runs: list[ScenarioRun]) -> Verdict:
     return passed("tasks/cancel and tasks/list were sent only where the server declared them")
 
 
-def _extension_declared(params: Any, *where: str) -> bool:
-    extensions = get_path(params, *where, "extensions")
-    return isinstance(extensions, dict) and EXT_TASKS in extensions
-
-
 @client_check(
     id="tasks-client-legacy-no-extension-wire",
     title="No 2026-07-28 extension wire on a 2025-11-25 session",
@@ -244,9 +238,9 @@ def no_extension_wire(runs: list[ScenarioRun]) -> Verdict:
     wrong = [(run, e, "tasks/update does not exist on 2025-11-25") for run in runs
              for e in _requests(run, "tasks/update")]
     wrong += [(run, e, "declares io.modelcontextprotocol/tasks in its _meta clientCapabilities") for run in runs
-              for e in run.exchanges if e.is_request and _extension_declared(e.params, "_meta", META_CLIENT_CAPS)]
+              for e in run.exchanges if e.is_request and lists_extension(e.params, "_meta", META_CLIENT_CAPS)]
     listed = [(run, e) for run in runs for e in _requests(run, "initialize")
-              if _extension_declared(e.params, "capabilities")]
+              if lists_extension(e.params, "capabilities")]
     warnings = [warn("initialize lists io.modelcontextprotocol/tasks in capabilities.extensions, which 2025-11-25 "
                      "does not define (C-EXT-SHOULD-12; policy P-39): "
                      + "; ".join(_where(r, e) for r, e in listed[:SHOWN]), "P-39")] if listed else []

@@ -9,7 +9,6 @@ from tasks_conformance.client.checks.registry import client_check
 from tasks_conformance.client.evidence import Exchange, ScenarioRun
 from tasks_conformance.client.scenarios import scenario_names
 from tasks_conformance.core.protocol import (
-    EXT_TASKS,
     HEADER_METHOD,
     HEADER_NAME,
     HEADER_PROTOCOL_VERSION,
@@ -20,6 +19,7 @@ from tasks_conformance.core.protocol import (
 )
 from tasks_conformance.core.verdict import Verdict, failed, not_applicable, passed, warn
 from tasks_conformance.core.wires import Wire
+from tasks_conformance.core.wires.base import lists_extension
 
 TASK_METHODS = ("tasks/get", "tasks/update", "tasks/cancel")
 EXTENSION = scenario_names(Wire.EXTENSION)  # these checks judge the 2026-07-28 runs only
@@ -42,8 +42,7 @@ def _declaring(run: ScenarioRun) -> Iterator[Exchange]:
 
 
 def _declares(e: Exchange) -> bool:
-    extensions = get_path(e.params, "_meta", META_CLIENT_CAPS, "extensions")
-    return isinstance(extensions, dict) and EXT_TASKS in extensions
+    return lists_extension(e.params, "_meta", META_CLIENT_CAPS)
 
 
 @client_check(

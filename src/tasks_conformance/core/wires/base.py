@@ -84,6 +84,13 @@ def declares_extension(params: Any) -> bool:
     return get_path(params, "_meta", META_CLIENT_CAPS, "extensions", EXT_TASKS) is not None
 
 
+def lists_extension(obj: Any, *where: str) -> bool:
+    """Whether the `extensions` object at `where` in `obj` names the tasks extension (as a key,
+    whatever its value): a client's per-request `_meta` capabilities, or initialize's capabilities."""
+    extensions = get_path(obj, *where, "extensions")
+    return isinstance(extensions, dict) and EXT_TASKS in extensions
+
+
 def has_task_param(params: Any) -> bool:
     return isinstance(params, dict) and "task" in params
 
