@@ -1567,6 +1567,26 @@ def test_broken_variant_breaks_its_rule(name: str) -> None:
         STDIO_CHECKS[name](peer)
 
 
+@http_demo("per-post-workers")
+def test_per_post_workers_refuses_a_request_before_initialized() -> None:
+    """The reordering fixture is strict where the protocol orders steps: a 2025-11-25 request
+    that reaches it before the session's notifications/initialized is refused (ping aside), and
+    served once the notification was accepted."""
+    with http_server(broken="per-post-workers") as server:
+        init = server.post({"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {
+            "protocolVersion": LEGACY, "capabilities": {}, "clientInfo": {"name": "raw", "version": "0"}}})
+        headers = {**ACCEPT, "Mcp-Session-Id": init.headers["mcp-session-id"], "MCP-Protocol-Version": LEGACY}
+
+        def legacy(method: str) -> httpx.Response:
+            return server.post({"jsonrpc": "2.0", "id": 2, "method": method, "params": {}}, headers)
+
+        early = legacy("tools/list")
+        assert early.status_code == 400 and early.json()["error"]["code"] == -32600, early.text
+        assert legacy("ping").json()["result"] == {}
+        assert server.post({"jsonrpc": "2.0", "method": "notifications/initialized"}, headers).status_code == 202
+        assert legacy("tools/list").json()["result"]["tools"]
+
+
 @http_demo("ignore-mcp-name")
 def test_broken_ignore_mcp_name() -> None:
     with http_server(broken="ignore-mcp-name") as server:

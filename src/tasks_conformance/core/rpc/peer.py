@@ -220,10 +220,13 @@ class Peer:
     async def notify(
         self, method: str, params: Any = None, *, headers: Mapping[str, str] | None = None
     ) -> int:
+        """Send a notification, returning once the server has taken it in (over HTTP, its 202):
+        whatever the caller sends next may depend on it (the initialized notification comes
+        before every request), and separate HTTP requests carry no order of their own."""
         msg: dict[str, Any] = {"jsonrpc": "2.0", "method": method}
         if params is not None:
             msg["params"] = params
-        return await self.transport.send(encode(msg), headers=headers, deadline_s=self.timeout_s)
+        return await self.transport.send(encode(msg), headers=headers, deadline_s=self.timeout_s, settle=True)
 
     # -- inbound ---------------------------------------------------------------------------
 
@@ -397,7 +400,8 @@ class Peer:
             else:
                 out["result"] = result if result is not None else {}
             headers = self._response_headers() if self._response_headers is not None else None
-            await self.transport.send(encode(out), headers=headers, deadline_s=self.timeout_s)
+            # Settled: the next poll reads the effect of this answer (the task's input given).
+            await self.transport.send(encode(out), headers=headers, deadline_s=self.timeout_s, settle=True)
 
 
 def _reply_from(p: _Pending, msg: dict[str, Any], frame: Frame) -> Reply:

@@ -86,8 +86,12 @@ class Transport(abc.ABC):
         headers: Mapping[str, str] | None = None,
         deadline_s: float = 30.0,
         note: str | None = None,
+        settle: bool = False,
     ) -> int:
-        """Send one message; return the seq of its outbound frame."""
+        """Send one message; return the seq of its outbound frame. With `settle`, return only once
+        the peer has taken the message in: over a stream the bytes are in order with everything
+        sent after them anyway, but separate HTTP requests carry no order of their own, so an HTTP
+        transport waits for the response status (a notification's 202) within `deadline_s`."""
 
     @abc.abstractmethod
     async def aclose(self) -> None: ...

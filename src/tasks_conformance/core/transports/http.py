@@ -59,6 +59,13 @@ class _Exchange:
     status: int | None = None
     meta: HttpMeta | None = None
     problem: str | None = None
+    # Set once the server's final status is known (or the exchange ended without one): what a
+    # settled send waits for, so that a request sent after it cannot overtake it at the server.
+    taken: anyio.Event | None = None
+
+    def settled(self) -> None:
+        if self.taken is not None:
+            self.taken.set()
 
 
 def _origin(url: str) -> tuple[str, str, int | None]:
@@ -146,6 +153,7 @@ class HttpTransport(Transport):
         headers: Mapping[str, str] | None = None,
         deadline_s: float = 30.0,
         note: str | None = None,
+        settle: bool = False,
     ) -> int:
         req_headers = {
             # Bodies are logged and bounded as raw bytes: ask for them uncompressed.
@@ -159,7 +167,11 @@ class HttpTransport(Transport):
             "out", "http", data, http=self._meta("POST", self.url, req_headers, None), note=note
         )
         assert self._tg is not None
-        self._tg.start_soon(self._exchange, "POST", data, req_headers, frame.seq, deadline_s)
+        taken = anyio.Event() if settle else None
+        self._tg.start_soon(self._exchange, "POST", data, req_headers, frame.seq, deadline_s, taken)
+        if taken is not None:
+            # The exchange itself is bounded by deadline_s and sets `taken` however it ends.
+            await taken.wait()
         return frame.seq
 
     async def raw_exchange(
@@ -198,9 +210,10 @@ class HttpTransport(Transport):
             await self._exchange("DELETE", b"", req_headers, frame.seq, deadline_s)
 
     async def _exchange(
-        self, method: str, data: bytes, req_headers: dict[str, str], seq: int, deadline_s: float
+        self, method: str, data: bytes, req_headers: dict[str, str], seq: int, deadline_s: float,
+        taken: anyio.Event | None = None,
     ) -> None:
-        ex = _Exchange(url=self.url)
+        ex = _Exchange(url=self.url, taken=taken)
         lost = False
         try:
             with anyio.fail_after(max(deadline_s, 0.05)):
@@ -210,6 +223,8 @@ class HttpTransport(Transport):
             # the run, because an exception escaping here would cancel the session.
             ex.problem = self._failure(exc, ex.url, deadline_s)
             lost = isinstance(exc, (httpx.ConnectError, httpx.RemoteProtocolError, httpx.ReadError))
+        finally:
+            ex.settled()
         flags: tuple[str, ...] = ()
         if ex.problem is not None:
             # The settings that may fix it travel as fields; the text is redacted for people.
@@ -243,7 +258,12 @@ class HttpTransport(Transport):
                             "HTTP 401: the OAuth access token was refreshed; the request is sent again"))
                         continue
                 if not resp.is_redirect:
-                    ex.problem = await self._read_body(resp, ex.meta, seq)
+                    # The server has the message once it answers; a stream may stay open, so its
+                    # headers settle it, a plain body once read (and logged: what follows, follows it).
+                    if resp.headers.get("content-type", "").lower().startswith("text/event-stream"):
+                        ex.settled()
+                    ex.problem = await self._read_body(resp, ex.meta, seq, settled=ex.taken is not None)
+                    ex.settled()
                     return
                 target = urljoin(ex.url, resp.headers.get("location", ""))
                 if _origin(target) != _origin(ex.url):
@@ -306,7 +326,7 @@ class HttpTransport(Transport):
             hint = HTTP_HINTS.get(status, "the server answered with an error status and no JSON-RPC response")
         return f"HTTP {status}: {hint}"
 
-    async def _read_body(self, resp: httpx.Response, meta: HttpMeta, seq: int) -> str | None:
+    async def _read_body(self, resp: httpx.Response, meta: HttpMeta, seq: int, *, settled: bool = False) -> str | None:
         ctype = resp.headers.get("content-type", "").split(";")[0].strip().lower()
         if ctype == "text/event-stream":
             return await self._read_sse(resp, meta, seq)
@@ -323,6 +343,10 @@ class HttpTransport(Transport):
                     "rejected", "", "--max-message-bytes",
                 ))
         if not body and resp.status_code in (200, 202, 204):
+            if settled:
+                # What a settled send waited for, in the log: what was sent after it follows it.
+                self.wire.record("in", "event", b"", http=meta, reply_to=seq,
+                                 note=f"HTTP {resp.status_code}, no body: accepted")
             return None
         note = None
         flags: tuple[FrameFlag, ...] = ()

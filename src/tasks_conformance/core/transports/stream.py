@@ -174,6 +174,7 @@ class StreamTransport(Transport):
         headers: Mapping[str, str] | None = None,
         deadline_s: float = 30.0,
         note: str | None = None,
+        settle: bool = False,  # a stream keeps its order: what is sent later is read later
     ) -> int:
         frame = self.wire.record("out", self.channel, data, note=note)
         if self._writer is None or self._closed_reason is not None:

@@ -78,6 +78,7 @@ class LegacySession:
         self.client_caps = client_caps
         self.outbound = Outbound(prefix=f"srv-{session_id[:8]}")
         self.last_seen = time.monotonic()
+        self.initialized = False  # its notifications/initialized has arrived
 
     def close(self) -> None:
         self.outbound.close()

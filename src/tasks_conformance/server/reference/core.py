@@ -354,6 +354,15 @@ class ServerCore:
         """Whether a request with this Origin is served (``local``: it names this machine); others get 403."""
         return bool(local)
 
+    async def before_http_message(self) -> None:
+        """Runs before each HTTP POST's message is handled: nothing here (a fixture waits a random
+        while, as a server handing each POST to its own worker may)."""
+
+    def legacy_requires_initialized(self) -> bool:
+        """Whether a 2025-11-25 HTTP session refuses requests (ping aside) until its
+        notifications/initialized arrived: no here, lenient (a fixture is strict)."""
+        return False
+
     def notification_http_status(self) -> int:
         """The status of an accepted notification POST: 202, with no body."""
         return 202

@@ -184,6 +184,7 @@ class HttpApp:
             )
             return
         session_id = headers.get("mcp-session-id")
+        await server.before_http_message()
         if is_response(message):
             await self._client_response(session_id, message, send)
             return
@@ -203,7 +204,9 @@ class HttpApp:
         if params is None:
             params = {}
         if "id" not in message:  # a notification: it keeps its session alive, nothing more
-            self._session_for(session_id)
+            session = self._session_for(session_id)
+            if session is not None and method == "notifications/initialized":
+                session.initialized = True
             await empty(send, server.notification_http_status())
             return
         assert isinstance(request_id, (str, int))
@@ -280,6 +283,9 @@ class HttpApp:
             return
         if route == "legacy":
             assert session is not None
+            if not session.initialized and method != "ping" and server.legacy_requires_initialized():
+                await send_json(send, 400, error_response(request_id, RpcError(INVALID_REQUEST, "Not initialized")))
+                return
             version_header = headers.get("mcp-protocol-version")
             if version_header is not None and version_header.strip() != LEGACY_VERSION:
                 await send_json(
