@@ -42,6 +42,8 @@ def run_one(config: RunConfig) -> int:
             line.follow(state)
             execution = anyio.run(execute_soon, config, state.say, state.on_frame if line.active else None)
         execution = _after_run(config, execution)
+        if config.debug:
+            _print_tracebacks(execution)
         for problem in _write_reports(config, targets, execution):
             typer.echo(f"tasks-conformance: reporter error: {problem}", err=True)
         if execution.result.interrupted:
@@ -49,6 +51,16 @@ def run_one(config: RunConfig) -> int:
         return EXIT_CODES[execution.result.outcome]
     finally:
         targets.close()
+
+
+def _print_tracebacks(execution: Execution) -> None:
+    """--debug: where each internal error of a probe or check was raised, on stderr, once each."""
+    shown: set[str] = set()
+    for check in execution.result.checks:
+        where = check.details.get("traceback")
+        if isinstance(where, str) and where not in shown:
+            shown.add(where)
+            typer.echo(f"tasks-conformance: internal error behind {check.id}:\n{where.rstrip()}", err=True)
 
 
 def _after_run(config: RunConfig, execution: Execution) -> Execution:

@@ -18,7 +18,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
-from tasks_conformance.core.causes import Reason, setting
+from tasks_conformance.core.causes import Reason, needs, setting
 from tasks_conformance.core.wires import task_support
 from tasks_conformance.settings.role_flags import FLAG_ONLY, ROLES, role_flag
 
@@ -41,9 +41,16 @@ def assign_roles(
         if role == "task" or role not in wanted:
             continue
         args = dict(probe_args.get(role, {}))
-        if d.tools_replies and not d.tools_replies[-1].ok:
-            out[role] = ToolChoice(None, f"tools/list got {d.tools_replies[-1].describe()}, so no tool can be probed",
-                                   source="flag" if role in probes else "none")
+        if d.lists_no_tool:  # no flag can name a tool the server says it does not have
+            out[role] = ToolChoice(None, Reason(needs("tools/list lists no tool",
+                                                      "give the server a tool for this role")), source="none")
+        elif d.tools_replies and not d.tools_replies[-1].ok:
+            # Named by the user: called unlisted (nothing listed contradicts the name); else none.
+            out[role] = (ToolChoice(probes[role], f"chosen with --probe {role} (tools/list failed, so it is called "
+                                    "unlisted)", args, source="flag") if role in probes else
+                         ToolChoice(None, Reason(setting(f"tools/list got {d.tools_replies[-1].describe()}, so no "
+                                                         "tool can be found for this role", f"pass {role_flag(role)}")),
+                                    source="none"))
         elif role in probes:
             out[role] = _named(role, probes[role], args, d, dialect, listed)
         elif role == "input" and input_responses is not None and task is not None and task.name is not None:
@@ -68,11 +75,11 @@ def _named(role: str, name: str, args: dict[str, Any], d: Discovery, dialect: Wi
            listed: list[str]) -> ToolChoice:
     from tasks_conformance.server.evidence import ToolChoice
 
-    if d.tools_listed and name not in listed:
+    if d.names_known and name not in listed:
         shown = ", ".join(listed[:10]) + (f" (+{len(listed) - 10} more)" if len(listed) > 10 else "")
         return ToolChoice(None, Reason(setting(f"--probe {role}={name!r} is not among the listed tools: "
                                                f"{shown or 'none'}", "", "--probe")), source="flag")
-    if dialect.task_capable_tools(d.tools) is not None and d.tools_replies:
+    if dialect.task_capable_tools(d.tools) is not None and d.tools_replies and d.tool_named(name) is not None:
         support = task_support(d.tool_named(name)) or "forbidden"
         # A client MUST NOT send params.task for a forbidden tool, and a required tool called
         # without one is refused: a role that contradicts the metadata would judge our mistake.

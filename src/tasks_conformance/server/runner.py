@@ -20,7 +20,7 @@ import anyio
 
 from tasks_conformance import __version__
 from tasks_conformance.core import steps
-from tasks_conformance.core.causes import Cause, CauseKind, Reason, setting
+from tasks_conformance.core.causes import Cause, CauseKind, Reason, needs, setting
 from tasks_conformance.core.profiles import PROFILES
 from tasks_conformance.core.protocol import get_path
 from tasks_conformance.core.redact import Redactor
@@ -71,9 +71,15 @@ def select_checks(config: RunConfig) -> list[CheckSpec]:
 
 def choose_tool(config: RunConfig, d: Discovery, dialect: WireDialect) -> ToolChoice:
     if d.tools_replies and not d.tools_replies[-1].ok:
+        if config.tool_name:  # the user named it: called unlisted, since nothing listed contradicts the name
+            return ToolChoice(config.tool_name, "chosen with --tool-name (tools/list failed, so it is called unlisted)",
+                              dict(config.tool_args), source="flag")
         return ToolChoice(None, f"tools/list got {d.tools_replies[-1].describe()}, so no tool can be probed")
     listed = [str(t.get("name")) for t in d.tools if isinstance(t.get("name"), str)]
     shown = ", ".join(listed[:10]) + (f" (+{len(listed) - 10} more)" if len(listed) > 10 else "")
+    if d.lists_no_tool:  # no flag can name a tool the server says it does not have
+        return ToolChoice(None, Reason(needs(
+            "tools/list lists no tool", "give the server a tool that runs as a task: every task check needs one")))
     if config.tool_name:
         return _named_tool(config, d, dialect, listed, shown)
     capable = dialect.task_capable_tools(d.tools)
@@ -86,12 +92,12 @@ def choose_tool(config: RunConfig, d: Discovery, dialect: WireDialect) -> ToolCh
 
 
 def _named_tool(config: RunConfig, d: Discovery, dialect: WireDialect, listed: list[str], shown: str) -> ToolChoice:
-    if d.tools_listed and config.tool_name not in listed:
+    if d.names_known and config.tool_name not in listed:
         return ToolChoice(None, Reason(setting(
             f"--tool-name {config.tool_name!r} is not among the listed tools: {shown or 'none'}", "", "--tool-name")))
     capable = dialect.task_capable_tools(d.tools)
     tool = d.tool_named(config.tool_name)
-    if capable is not None and d.tools_replies and tool not in capable:
+    if capable is not None and d.tools_replies and tool not in capable and (tool is not None or d.names_known):
         support = listed_task_support(tool)
         names = [str(t.get("name")) for t in capable][:10]
         # A client MUST NOT send params.task for it; doing so would judge our mistake.
@@ -143,7 +149,8 @@ def judge(spec: CheckSpec, ev: Evidence, interrupted: bool) -> Verdict:
     for name in spec.probes:
         rec = ev.records.get(name)
         if rec is not None and rec.harness_problem:
-            return could_not_run(Cause(rec.harness_problem, CauseKind.HARNESS), details={"origin": "harness"})
+            where = {"traceback": rec.harness_traceback} if rec.harness_traceback else {}
+            return could_not_run(Cause(rec.harness_problem, CauseKind.HARNESS), details={"origin": "harness", **where})
     try:
         pre = PRECONDITIONS[spec.needs](ev) if spec.needs else None
         verdict = pre if pre is not None else judge_fn.fn(ev.restricted_to(spec.probes))
@@ -232,7 +239,7 @@ class Traffic:
                            server=self.server)
 
         async def run_probe(spec: ProbeSpec) -> None:
-            await self._run_probe(ctx, spec)
+            await self._run_probe(ctx.for_probe(spec.preconditions), spec)
 
         self.schedule = await run_schedule(probes, run_probe)
 
@@ -256,9 +263,11 @@ class Traffic:
             with in_lane(spec.name):
                 await spec.fn(ctx)
         except Exception as exc:  # a probe bug is ours: its checks become could-not-run
-            ctx.record(spec.record).harness_problem = (
+            rec = ctx.record(spec.record)
+            rec.harness_problem = (
                 f"internal error in probe {spec.name} (a tasks-conformance bug): {type(exc).__name__}: {exc}"
             )
+            rec.harness_traceback = traceback.format_exc(limit=8)
         rec = ctx.record(spec.record)
         rec.elapsed_ms = rec.elapsed_ms or int((time.monotonic() - t0) * 1000)
 

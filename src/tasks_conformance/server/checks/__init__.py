@@ -31,7 +31,10 @@ def registry_problems() -> list[str]:
     registry = load()
     problems = validate(CHECKS, set(RECORD_TYPES), set(registry), {r.id for r in registry.values() if r.level == "MAY"})
     problems += [f"{c.id}: unknown category {c.category!r}" for c in CHECKS.values() if c.category not in CATEGORIES]
-    return problems
+    # The probes the checks name: each declares what it reads (imported here, not when listing).
+    from tasks_conformance.server.probes import probe_problems
+
+    return problems + probe_problems()
 
 
 __all__ = ["AREAS", "CATEGORIES", "CHECKS", "CheckSpec", "ordered_checks", "registry_problems"]

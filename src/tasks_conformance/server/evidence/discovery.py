@@ -21,6 +21,9 @@ class Discovery:
     initialize_reply: Reply | None = None
     tools_replies: tuple[Reply, ...] = ()
     tools: tuple[dict[str, Any], ...] = ()
+    # tools/list entries that are not a tool object with a string name (or a `tools` that is not
+    # a list): a listing with any cannot say which names exist.
+    tools_unreadable: int = 0
     server_info: dict[str, Any] | None = None
     server_capabilities: dict[str, Any] | None = None
     legacy_placement: str | None = None  # "capabilities.tasks" | "capabilities.experimental.tasks"
@@ -41,6 +44,16 @@ class Discovery:
     def tools_listed(self) -> bool:
         """tools/list answered (its last page) so the tool names are known."""
         return bool(self.tools_replies) and self.tools_replies[-1].ok
+
+    @property
+    def names_known(self) -> bool:
+        """tools/list answered with readable entries only, so a name it lacks does not exist."""
+        return self.tools_listed and not self.tools_unreadable
+
+    @property
+    def lists_no_tool(self) -> bool:
+        """tools/list answered, readably, with no tool at all."""
+        return self.names_known and not self.tools
 
     def tool_named(self, name: str | None) -> dict[str, Any] | None:
         return next((t for t in self.tools if t.get("name") == name), None)

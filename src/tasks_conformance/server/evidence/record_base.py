@@ -20,6 +20,7 @@ class ProbeRecord:
     ran: bool = False
     not_run: Reason | None = None  # why the probe did not run (a precondition fell), with its fix
     harness_problem: str | None = None  # our own fault (e.g. an override the transport cannot carry)
+    harness_traceback: str | None = None  # where our own fault was raised: --debug prints it
     elapsed_ms: int = 0
 
     def all_replies(self) -> list[Reply]:

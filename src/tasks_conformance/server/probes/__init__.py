@@ -22,6 +22,7 @@ from __future__ import annotations
 
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
+from enum import StrEnum
 from typing import TYPE_CHECKING
 
 from tasks_conformance.core.wires import WireDialect
@@ -35,6 +36,24 @@ Applies = Callable[[WireDialect], bool]
 
 def every_wire(_dialect: WireDialect) -> bool:
     return True
+
+
+class Precondition(StrEnum):
+    """What a probe may need before it can send anything; the runner skips a probe whose
+    precondition is not met, saying which (never a probe that asserts its way past one)."""
+
+    TOOL = "tool"  # a tool to probe: --tool-name, or one discovery (tools/list) found
+    TASK = "task"  # the probe task: the declared tools/call created one (implies TOOL)
+    ROLE = "role"  # the tool of the probe's role (roles.py)
+
+
+# The ProbeContext reads that assume a precondition: a probe that makes one must declare it
+# (probe_problems() finds the reads in the probe's code; ProbeContext refuses them at run time).
+PRECONDITION_READS: dict[str, Precondition] = {
+    "tool_params": Precondition.TOOL,
+    "require_task_id": Precondition.TASK,
+    "role_params": Precondition.ROLE,
+}
 
 
 @dataclass(frozen=True)
@@ -60,6 +79,14 @@ class ProbeSpec:
     @property
     def name(self) -> str:
         return self.record.probe
+
+    @property
+    def preconditions(self) -> frozenset[Precondition]:
+        """What this probe declares it needs (a created task implies a tool)."""
+        out = {p for p, declared in ((Precondition.TOOL, self.needs_tool or self.needs_task),
+                                     (Precondition.TASK, self.needs_task),
+                                     (Precondition.ROLE, self.role is not None)) if declared}
+        return frozenset(out)
 
 
 PROBES: dict[str, ProbeSpec] = {}
@@ -106,6 +133,14 @@ def load_probes() -> dict[str, ProbeSpec]:
     )
 
     return PROBES
+
+
+def probe_problems() -> list[str]:
+    """Every probe that reads what it does not declare (a tool, the created task, its role's
+    tool), found in its code and in the probe modules' functions it calls."""
+    from tasks_conformance.server.probes.preconditions import undeclared_reads
+
+    return [f"probe {spec.name}: {problem}" for spec in load_probes().values() for problem in undeclared_reads(spec)]
 
 
 def plan(wanted: set[str], dialect: WireDialect) -> list[ProbeSpec]:

@@ -13,7 +13,7 @@ from tasks_conformance.server.probes.context import ProbeContext
 
 # After the re-reads of the ended task, so a server that wrongly lets cancel change a terminal
 # status fails the cancel check alone, not the immutability check as well.
-@probe(Cancel, order=60, needs=(DeclaredCall, Poll), after=(TerminalRereads,),
+@probe(Cancel, order=60, needs=(DeclaredCall, Poll), after=(TerminalRereads,), needs_tool=True,
        description="tasks/cancel on a task (extension: the probe task; legacy: a fresh task)")
 async def cancel(ctx: ProbeContext) -> None:
     rec = ctx.record(Cancel)

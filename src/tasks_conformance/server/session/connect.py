@@ -309,8 +309,12 @@ class Connection:
                 return
             tools = reply.result.get("tools")
             if isinstance(tools, list):
-                page = tuple(t for t in tools[:MAX_TOOLS] if isinstance(t, dict))
-                self._learn(tools=(*self.discovery.tools, *page))
+                page = tuple(t for t in tools[:MAX_TOOLS] if isinstance(t, dict) and isinstance(t.get("name"), str))
+                unreadable = min(len(tools), MAX_TOOLS) - len(page)
+                self._learn(tools=(*self.discovery.tools, *page),
+                            tools_unreadable=self.discovery.tools_unreadable + unreadable)
+            else:
+                self._learn(tools_unreadable=self.discovery.tools_unreadable + 1)
             cursor = reply.result.get("nextCursor")
             if not isinstance(cursor, str) or not cursor:
                 return
