@@ -78,3 +78,28 @@ def test_the_cancel_probe_declares_its_tool() -> None:
     from tasks_conformance.server.probes import load_probes
 
     assert Precondition.TOOL in load_probes()["cancel"].preconditions
+
+
+def test_debug_prints_where_a_probe_failed(monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]) -> None:
+    """An internal error of a probe names --debug as the way to see more; --debug shows the
+    traceback (it used to print nothing more)."""
+    from dataclasses import replace
+
+    from conftest import REFERENCE
+
+    from tasks_conformance.entry.cli import run_cli
+    from tasks_conformance.server.probes import PROBES, load_probes
+
+    load_probes()
+
+    async def broken(ctx: Any) -> None:
+        raise RuntimeError("a probe bug, on purpose")
+
+    monkeypatch.setitem(PROBES, "invalid-id", replace(PROBES["invalid-id"], fn=broken))
+    argv = ["--command", REFERENCE[0], *[a for r in REFERENCE[1:] for a in ("--args", r)],
+            "--check-id", "tasks-invalid-task-id-rejected", "--reporter", "json=/dev/null"]
+    for debug in (False, True):
+        code = run_cli([*argv, *(["--debug"] if debug else [])])
+        err = capsys.readouterr().err
+        assert code == 3
+        assert ("Traceback" in err and "a probe bug, on purpose" in err) == debug, err
