@@ -44,13 +44,15 @@ def progress_token(ev: Evidence) -> Verdict:
     rec = ev.get(TaskProgress)
     if not rec.ran:
         return could_not_run(unrun(rec, "no task was created with a progressToken"))
-    seqs = reply_seqs(rec.create, rec.result, rec.ended, rec.later)
+    seqs = reply_seqs(rec.create, rec.result, *rec.polls[-3:], rec.ended, rec.later)
     ended = rec.ended
-    if rec.result is None or not rec.result.answered or ended is None or not ended.ok \
-            or get_path(ended.result, "status") not in TERMINAL_STATUSES:
-        return could_not_run(got("the task with a progressToken was not seen to end (tasks/result: "
-                             f"{rec.result.describe() if rec.result else 'not sent'})", rec.result,
-                             fix="raise --poll-timeout or pick a quicker tool"), evidence=seqs)
+    if ended is None or not ended.ok or get_path(ended.result, "status") not in TERMINAL_STATUSES:
+        # tasks/result and then tasks/get followed the task for --poll-timeout: it did not end.
+        read = ended if ended is not None and not ended.ok else rec.result
+        return could_not_run(got("the task with a progressToken was not seen to end within --poll-timeout "
+                                 f"(tasks/result: {rec.result.describe() if rec.result else 'not sent'}; "
+                                 f"{len(rec.polls)} tasks/get read(s) showed it running)", read,
+                                 fix="raise --poll-timeout or pick a quicker tool"), evidence=seqs)
     tokens = [(seq, get_path(ev.frame_json(seq), "params", "progressToken")) for seq in rec.frames]
     ours = [seq for seq, token in tokens if token == rec.token]
     foreign = [(seq, token) for seq, token in tokens if token != rec.token]

@@ -61,6 +61,8 @@ class RelatedMetaOverride(ProbeRecord):
 
 # Progress notifications are kept by sequence number; a server flooding them must not grow the record.
 MAX_PROGRESS_FRAMES = 500
+# tasks/get reads of a task whose tasks/result answered before it ended, at most (also bounded by --poll-timeout)
+MAX_PROGRESS_POLLS = 200
 
 
 @dataclass
@@ -73,6 +75,8 @@ class TaskProgress(ProbeRecord):
     task_id: str | None = None
     create: Reply | None = None
     result: Reply | None = None
-    ended: Reply | None = None  # tasks/get once tasks/result answered
+    ended: Reply | None = None  # the first tasks/get, once tasks/result answered, that showed the task ended
+    # tasks/get reads before it that showed the task still running (tasks/result did not block)
+    polls: list[Reply] = field(default_factory=list)
     later: Reply | None = None  # tasks/get after a poll interval more
     frames: list[int] = field(default_factory=list)  # every notifications/progress during the probe
