@@ -142,14 +142,35 @@ def test_a_required_tool_run_without_a_task_fails_its_owner_alone() -> None:
 # b. "Task not found" is not "not decoded".
 
 
-def _base64_verdict(answer: dict[str, Any], status: int | None = None) -> Any:
+def _base64_verdict(answer: dict[str, Any], status: int | None = None,
+                    control: tuple[dict[str, Any], int | None] | None = None) -> Any:
     b = Builder()
     rec = b.record(Base64Name)
     rec.task_id, rec.sent_name = "t-1", "=?base64?dC0x?="
+    if control is not None:
+        rec.control = b.exchange("tasks/get", {"taskId": "t-1"}, control[0])
+        if control[1] is not None:
+            rec.control.http = HttpMeta("POST", "http://127.0.0.1/mcp", control[1])
     rec.reply = b.exchange("tasks/get", {"taskId": "t-1"}, answer)
     if status is not None:
         rec.reply.http = HttpMeta("POST", "http://127.0.0.1/mcp", status)
     return CHECKS["tasks-base-mcp-name-base64"].judges[Wire.EXTENSION].fn(b.ev)
+
+
+def test_an_error_the_plain_name_gets_too_is_no_decoding_fault() -> None:
+    """The control: a server answering -32602 with HTTP 400 for a task it cannot see (the spec
+    pairs -32602 with 400 elsewhere) answers the plain Mcp-Name so too; that is not a base64
+    header left undecoded (it used to fail, saying so). Without the same answer to the control,
+    the error stands as the fault."""
+    not_found = {"error": {"code": -32602, "message": "Task not found"}}
+    both = _base64_verdict(not_found, 400, control=(not_found, 400))
+    assert both.status == "skipped" and both.skip_reason == "not-applicable", both
+    only_wrapped = _base64_verdict(not_found, 400, control=({"result": {"taskId": "t-1", "status": "working"}}, 200))
+    assert only_wrapped.status == "failed" and only_wrapped.broken == ("S-CORE-MUST-07",)
+    mismatch = {"error": {"code": -32020, "message": "Header mismatch"}}
+    assert _base64_verdict(mismatch, 400, control=(mismatch, 400)).status == "skipped"
+    ok = {"result": {"taskId": "t-1", "status": "working"}}
+    assert _base64_verdict(mismatch, 400, control=(ok, 200)).status == "failed"
 
 
 def test_base64_name_reads_the_answer_it_got() -> None:

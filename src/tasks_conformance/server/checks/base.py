@@ -323,8 +323,10 @@ MCP_NAME_BASE64 = check(
     title="Over HTTP a base64-wrapped Mcp-Name is decoded before it is compared",
     description=(
         "tasks/get for the probe task whose Mcp-Name header is the task id as =?base64?<base64 of UTF-8>?= must "
-        "be served like the plain form (no -32020 header mismatch). A -32602 (task not found) passed the header "
-        "comparison: where the task is visible is tasks-created-task-durable's to judge."
+        "be served like the plain form (no -32020 header mismatch). It is sent right after the same tasks/get "
+        "with the plain Mcp-Name, the control: an error both get is about the request, not decoding (not "
+        "applicable). A -32602 (task not found) passed the header comparison: where the task is visible is "
+        "tasks-created-task-durable's to judge."
     ),
     probes=(DeclaredCall, Base64Name),
     transports=("http",),
@@ -347,6 +349,15 @@ def mcp_name_base64(ev: Evidence) -> Verdict:
         return passed(f"tasks/get with Mcp-Name {str(rec.sent_name)[:60]!r} (the task id, base64-wrapped) passed the "
                       f"header comparison; its answer, {reply.describe()}, is about finding the task, which "
                       "tasks-created-task-durable judges", evidence=reply.seqs())
+    control = rec.control
+    if not reply.ok and control is not None and control.answered and not control.ok \
+            and (control.error_code, control.status) == (reply.error_code, reply.status):
+        # The control: the same request with the plain Mcp-Name got the same answer, so the answer
+        # is about the request (the task not visible here, say), not about decoding the header.
+        return not_applicable(f"tasks/get with the plain Mcp-Name got {control.describe()} too, so the "
+                              f"base64-wrapped one's answer, {reply.describe()}, says nothing about decoding "
+                              "(tasks-created-task-durable judges where a task is visible)",
+                              evidence=[*control.seqs(), *reply.seqs()])
     if not reply.ok or get_path(reply.result, "taskId") != rec.task_id:
         what = reply.describe() if not reply.ok else f"a result about {get_path(reply.result, 'taskId')!r}"
         return failed(f"tasks/get with Mcp-Name {str(rec.sent_name)[:60]!r} (the task id, base64-wrapped) got {what}; "

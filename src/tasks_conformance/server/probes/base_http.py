@@ -90,7 +90,7 @@ async def base_http(ctx: ProbeContext) -> None:
 
 
 @probe(Base64Name, order=51, needs=(DeclaredCall,), applies=_stateless, needs_task=True,
-       description="HTTP: tasks/get whose Mcp-Name carries the task id base64-wrapped")
+       description="HTTP: tasks/get with the plain Mcp-Name, then with the task id base64-wrapped in it")
 async def base64_name(ctx: ProbeContext) -> None:
     rec = ctx.record(Base64Name)
     if _http(ctx) is None:
@@ -98,6 +98,8 @@ async def base64_name(ctx: ProbeContext) -> None:
         return
     tid = rec.task_id = ctx.require_task_id()
     rec.sent_name = "=?base64?" + base64.b64encode(tid.encode("utf-8")).decode("ascii") + "?="
+    rec.control = await ctx.read_tolerating_rate_limit(
+        lambda: ctx.session.request("tasks/get", {"taskId": tid}, purpose="Mcp-Name plain (the control)"))
     rec.reply = await ctx.read_tolerating_rate_limit(
         lambda: ctx.session.request("tasks/get", {"taskId": tid}, headers={HEADER_NAME: rec.sent_name},
                                     purpose="Mcp-Name base64-wrapped"))
