@@ -24,7 +24,7 @@ import time
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from critical_path import PY, SRC, TOOL_MS, env_for, server_module, wall_s  # noqa: E402
+from critical_path import PY, SRC, TOOL_MS, env_for, server_module, wall_s
 
 ERAS = {"legacy": ["--protocol-version", "2025-11-25"], "extension": ["--tool-name", "slow_compute"]}
 READY_TIMEOUT_S = 20.0
