@@ -45,7 +45,13 @@ def _warnings(warnings: Warnings) -> tuple[CheckWarning, ...]:
 
 
 def passed(message: str, *, evidence: Seqs = (), warnings: Warnings = (), details: dict[str, Any] | None = None,
-           policies: tuple[str, ...] = ()) -> Verdict:
+           policies: tuple[str, ...] = (), judged: int | None = None) -> Verdict:
+    """A pass: it rests on the frames in `evidence`, or, where it judged things the frames do not
+    list one by one (every inbound frame, every request), on `judged` of them. A pass that judged
+    none is no pass: with `judged=0` the check is not applicable, nothing having been judged."""
+    if judged is not None and judged <= 0:
+        return not_applicable(f"nothing was judged ({message})", evidence=evidence, policies=policies,
+                              warnings=warnings)
     return Verdict(CheckStatus.PASSED, message, None, _warnings(warnings), tuple(evidence), details or {},
                    message_policies=policies)
 

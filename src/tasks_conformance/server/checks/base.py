@@ -415,4 +415,5 @@ def input_required_where_allowed(ev: Evidence) -> Verdict:
                       evidence=[s for s, _ in offending][:20],
                       details={"expected": "no InputRequiredResult outside tools/call, prompts/get, resources/read",
                                "actual": named})
-    return passed(f"none of the {judged} results to other 2026-07-28 requests is an InputRequiredResult")
+    return passed(f"none of the {judged} results to other 2026-07-28 requests is an InputRequiredResult",
+                  judged=judged)

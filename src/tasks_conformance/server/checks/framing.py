@@ -129,7 +129,7 @@ def wire_framing(ev: Evidence) -> Verdict:
     if findings.by_kind:
         return _failure(ev, findings, subscriptions=subscriptions)
     inbound = sum(1 for f in ev.wire_log if f.direction == "in")
-    return passed(f"all {inbound} inbound frames were JSON-RPC messages answering this client")
+    return passed(f"all {inbound} inbound frames were JSON-RPC messages answering this client", judged=inbound)
 
 
 @WIRE_FRAMING.judge(Wire.NONE, requires=("S-WIRE-01", "S-WIRE-02", "S-WIRE-03"))

@@ -32,7 +32,7 @@ SERVER_STAYS_UP = check(
 def server_stays_up(ev: Evidence) -> Verdict:
     gone = ev.server_gone
     if gone is None:
-        return passed("the server answered every request until the run ended")
+        return passed("the server answered every request until the run ended", judged=len(ev.intents))
     seqs = sorted({*gone.lost_seqs, *((gone.after_seq,) if gone.after_seq is not None else ())})
     return failed(f"{gone.statement()} (S-WIRE-04; policy P-43)", broken=("S-WIRE-04",), evidence=seqs,
                   policies=("P-43",),
