@@ -323,7 +323,7 @@ MCP_NAME_BASE64 = check(
     title="Over HTTP a base64-wrapped Mcp-Name is decoded before it is compared",
     description=(
         "tasks/get for the probe task whose Mcp-Name header is the task id as =?base64?<base64 of UTF-8>?= must "
-        "be served like the plain form (no -32020 header mismatch). It is sent right after the same tasks/get "
+        "be served like the plain form (no -32020 header mismatch). After an error the same tasks/get is sent "
         "with the plain Mcp-Name, the control: an error both get is about the request, not decoding (not "
         "applicable). A -32602 (task not found) passed the header comparison: where the task is visible is "
         "tasks-created-task-durable's to judge."

@@ -298,8 +298,8 @@ class Base64Name(ProbeRecord):
     task_id: str | None = None
     sent_name: str | None = None
     reply: Reply | None = None
-    # The same tasks/get with the plain Mcp-Name just before, on the same session and principal: an
-    # answer both get is about the request, not about decoding the header.
+    # After an error: the same tasks/get with the plain Mcp-Name, on the same session and principal;
+    # an answer both get is about the request, not about decoding the header.
     control: Reply | None = None
 # Probe roles (roles.py): traffic on a tool other than the task tool.
 
