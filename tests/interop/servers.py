@@ -61,8 +61,9 @@ class InteropServer:
     #: Protocol versions it negotiates, newest first.
     protocol_versions: tuple[str, ...]
     stdio_argv: tuple[str, ...]
-    #: HTTP argv without the port; ``http_argv(port)`` appends ``--port N``.
-    http_argv_base: tuple[str, ...]
+    #: HTTP argv without the port; ``http_argv(port)`` appends ``--port N``. Empty for a
+    #: server run over stdio only.
+    http_argv_base: tuple[str, ...] = ()
     #: Extra environment for both launch modes.
     env: Mapping[str, str] = field(default_factory=dict)
     #: A tool that runs as a task (None for a server without tasks).
@@ -101,7 +102,14 @@ class InteropServer:
     def uses_node(self) -> bool:
         return bool(self.node_packages)
 
+    @property
+    def transports(self) -> tuple[str, ...]:
+        """The transports the suite runs it over: stdio, and Streamable HTTP where it has a launcher."""
+        return ("stdio", "http") if self.http_argv_base else ("stdio",)
+
     def http_argv(self, port: int = 0) -> list[str]:
+        if not self.http_argv_base:
+            raise ValueError(f"{self.name} is run over stdio only")
         return [*self.http_argv_base, "--port", str(port)]
 
     def launch_env(self) -> dict[str, str]:
