@@ -278,7 +278,42 @@ MCP_PLAIN = InteropServer(
     },
 )
 
-SERVERS: tuple[InteropServer, ...] = (FASTMCP_TASKS, SDK_TASKS, EVERYTHING, MCP_PLAIN)
+MCP_FRAMEWORK = InteropServer(
+    name="mcp-framework",
+    wire="legacy",
+    protocol_versions=("2025-11-25",),
+    # Its stdio transport only: the framework's http-stream transport binds `port || 8080` (no
+    # ephemeral port) and serves every session from one SDK Server, broadcasting each outgoing
+    # message to all sessions (EXPECTED.md §5).
+    stdio_argv=("node", str(SERVERS_DIR / "mcp_framework_server.mjs")),
+    task_tool="slow_compute",
+    task_args={"seconds": 1},
+    long_task_args={"seconds": 30},
+    required_tool="required_compute",
+    required_args={"seconds": 0.2},
+    plain_tool="greet",
+    plain_args={"name": "interop"},
+    failing_tool="failing_job",
+    node_packages={"mcp-framework": "0.2.22"},
+    expected={
+        "discover_before_initialize_code": -32601,
+        "capabilities_tasks": {"list": {}, "cancel": {}, "requests": {"tools": {"call": {}}}},
+        "ttl": "requested ttl, else 300000",
+        "poll_interval": 200,  # the script's defaultPollInterval; the framework's default is 5000
+        "task_id": "randomUUID()",
+        "unknown_task_code": -32603,  # tasks/get, tasks/result, tasks/cancel: "Task not found: …"
+        "cancel_terminal_code": -32603,
+        "tasks_result_while_working_code": -32603,  # "… is not completed (status: working) …"
+        "tasks_result_related_task_meta": False,
+        "invalid_cursor": "an empty page",
+        "required_without_task": "runs synchronously: a plain CallToolResult",
+        "forbidden_with_task_code": -32603,
+        "failing_status": "completed",  # isError CallToolResult as the result
+        "status_notifications": False,
+    },
+)
+
+SERVERS: tuple[InteropServer, ...] = (FASTMCP_TASKS, SDK_TASKS, EVERYTHING, MCP_PLAIN, MCP_FRAMEWORK)
 BY_NAME: dict[str, InteropServer] = {server.name: server for server in SERVERS}
 
 

@@ -1,4 +1,5 @@
-"""tasks-conformance against four real third-party MCP servers, over stdio and Streamable HTTP.
+"""tasks-conformance against five real third-party MCP servers, over stdio and Streamable HTTP
+(mcp-framework over stdio only).
 
 Each *scenario* names a server from ``servers.py``, the tool to probe (with its arguments and
 input answers) and, check by check, the verdict that is RIGHT for that server: derived from
@@ -343,6 +344,64 @@ SCENARIOS: tuple[Scenario, ...] = (
         roles={"required": "simulate-research-query", "sync": "echo", "tool-error": None, "fault": None,
                "input": "simulate-research-query"},
     ),
+    # --- mcp-framework 0.2.22: its own task manager, legacy, stdio only (EXPECTED.md §5) -----
+    Scenario(
+        id="mcp-framework", server="mcp-framework", main=True,
+        title="slow_compute (optional task, 1 s)",
+        tool="slow_compute", args={"seconds": 1},
+        expect_wire="legacy", wire="legacy", protocol="2025-11-25",
+        expected=_all(
+            # §5 "Required tool without task": required_compute runs synchronously (S-LEG-MUST-02).
+            required_tool_needs_task=F,
+            # §5 "tasks/result": answered at once with -32603 while the task works (S-LEG-MUST-11),
+            # and the completed task's result carries no related-task _meta (S-LEG-MUST-12).
+            legacy_result_blocks=F, inline_result=F,
+            # §5 "Unknown taskId", "tasks/cancel", "tasks/list": every lookup failure is a plain
+            # Error, so -32603 for an unknown id (S-LEG-MUST-15) and for a cancel of an ended task
+            # (S-LEG-MUST-18); a made-up cursor gets an empty page (S-LEG-MUST-16).
+            invalid_task_id_rejected=F, cancel_ack_shape=F, legacy_list_invalid_cursor=F,
+            # slow_compute never asks for input and reports no progress (progress is optional): n/a.
+            # Ours is could-not-run: see DISAGREEMENTS.
+            input_required_update_completes=NA, legacy_progress_token=NA,
+            # HTTP only.
+            legacy_get_plain_json=NA,
+            **EXTENSION_ONLY_NA, **LEGACY_ROLES_NA, **NO_SECOND_PRINCIPAL,
+        ),
+        roles={"task": "slow_compute", "required": "required_compute", "sync": "greet", "tool-error": None,
+               "fault": None, "input": None},
+    ),
+    Scenario(
+        id="mcp-framework/roles", server="mcp-framework",
+        title="probe roles: required_compute and greet inferred, failing_job (isError) named",
+        tool=None, probes={"tool-error": "failing_job"},  # only role checks: no task tool is chosen
+        expect_wire="legacy", wire="legacy", protocol="2025-11-25",
+        checks=("tasks-required-tool-needs-task", "tasks-forbidden-tool-task-refused", "tasks-tool-error-outcome"),
+        # §5 "Forbidden tool with task": -32603, not the SHOULD -32601 (a warning); §5 "isError and
+        # raised exceptions": failing_job ends completed (S-LEG-SHOULD-07, a warning) and
+        # tasks/result returns the isError CallToolResult.
+        expected=_only(required_tool_needs_task=F, forbidden_tool_task_refused=P, tool_error_outcome=P),
+        roles={"required": "required_compute", "sync": "greet", "tool-error": "failing_job"},
+    ),
+    Scenario(
+        id="mcp-framework/required", server="mcp-framework",
+        title="required_compute (taskSupport required)",
+        tool="required_compute", args={"seconds": 0.2},
+        expect_wire="legacy", wire="legacy", protocol="2025-11-25",
+        checks=("tasks-result-type-discipline", "tasks-undeclared-creation-refused"),
+        # §5 "Required tool without task": a plain result instead of -32601 (S-LEG-MUST-02); its
+        # owner, tasks-required-tool-needs-task, is not selected, so this failure stands.
+        expected=_only(result_type_discipline=P, undeclared_creation_refused=F),
+    ),
+    Scenario(
+        id="mcp-framework/tool-error", server="mcp-framework",
+        title="failing_job (completed, tasks/result returns the isError result)",
+        tool="failing_job", args={},
+        expect_wire="legacy", wire="legacy", protocol="2025-11-25",
+        checks=("tasks-undeclared-creation-refused", "tasks-status-payload-shape", "tasks-inline-result"),
+        # §5 "isError and raised exceptions": completed with the isError result; tasks/result has
+        # no related-task _meta (S-LEG-MUST-12), as with slow_compute.
+        expected=_only(undeclared_creation_refused=P, status_payload_shape=P, inline_result=F),
+    ),
     # --- mcp-plain: mcp 2.3.0 MCPServer, no tasks (EXPECTED.md §4) --------------------------
     Scenario(
         id="mcp-plain", server="mcp-plain", main=True,
@@ -371,12 +430,28 @@ def _disagree(scenario: str, transports: tuple[str, ...], checks: tuple[str, ...
             DISAGREEMENTS[(scenario, transport, check)] = (reason, detail)
 
 
+_disagree(
+    "mcp-framework", ("stdio",), ("tasks-legacy-progress-token",),
+    "checker bug: the progress-token probe waits only on a blocking tasks/result (issue 30 item 4)",
+    "tasks-legacy-progress-token is could-not-run, \"the task with a progressToken was not seen to end "
+    "(tasks/result: error -32603 …not completed (status: working)…)\", with the advice \"raise --poll-timeout "
+    "or pick a quicker tool\". The probe sends tasks/result at once and reads the task twice straight after "
+    "its answer: mcp-framework answers tasks/result with -32603 while the task works (the defect "
+    "tasks-legacy-result-blocks already fails), both reads say working, and the probe gives up about 0.2 s in, "
+    "long before the 20 s poll timeout, on a 1 s task that completes. Neither a longer poll timeout nor a "
+    "quicker tool changes that. slow_compute sends no notifications/progress, so followed through tasks/get "
+    "the check is not applicable (EXPECTED.md §5).",
+)
+
 #: Things worth knowing that do not change a verdict (rendered in docs/interop-results.md).
 OBSERVATIONS: tuple[str, ...] = (
     "fastmcp-tasks: tasks-undeclared-capability-rejected passes with the warning that "
     "subscriptions/listen is not implemented (-32601), as EXPECTED.md §1 asks (unsupported, not a failure).",
     "sdk-tasks, server-everything over HTTP: tasks-legacy-get-plain-json passes with the S-LEG-SHOULD-08 warning "
     "that every tasks/get response is an SSE stream (the SDK default, EXPECTED.md §2).",
+    "mcp-framework: run over stdio only (its http-stream transport has no ephemeral port and serves every "
+    "session from one SDK Server, EXPECTED.md §5); tasks-forbidden-tool-task-refused and "
+    "tasks-tool-error-outcome pass with the S-LEG-SHOULD-01 and S-LEG-SHOULD-07 warnings.",
 )
 
 
@@ -551,6 +626,7 @@ def server_version(name: str) -> str:
         "sdk-tasks": lambda: npm("@modelcontextprotocol/sdk"),
         "server-everything": lambda: npm("@modelcontextprotocol/server-everything"),
         "mcp-plain": lambda: py("mcp"),
+        "mcp-framework": lambda: npm("mcp-framework"),
     }[name]()
 
 
