@@ -402,6 +402,50 @@ SCENARIOS: tuple[Scenario, ...] = (
         # no related-task _meta (S-LEG-MUST-12), as with slow_compute.
         expected=_only(undeclared_creation_refused=P, status_payload_shape=P, inline_result=F),
     ),
+    # --- mcp1-tasks: PyPI mcp 1.30.0 low-level Server, experimental tasks (EXPECTED.md §6) --
+    Scenario(
+        id="mcp1-tasks", server="mcp1-tasks", main=True,
+        title="parking_compute (optional task, 1 s; its cancelled work never returns)",
+        tool="parking_compute", args={"seconds": 1},
+        expect_wire="legacy", wire="legacy", protocol="2025-11-25",
+        expected=_all(
+            # §6 "Required tool without task": validate_for_tool's -32601 reaches the wire as an
+            # isError result (S-LEG-MUST-02); the forbidden tool's is one too (a SHOULD warning).
+            required_tool_needs_task=F,
+            # §6 "tasks/list": the cursor is never read, so a made-up one gets every task (S-LEG-MUST-16).
+            legacy_list_invalid_cursor=F,
+            # HTTP only; there every tasks/get comes as SSE: passed with the S-LEG-SHOULD-08 warning.
+            legacy_get_plain_json=STDIO_NA_HTTP_PASS,
+            # parking_compute never asks for input and reports no progress.
+            input_required_update_completes=NA, legacy_progress_token=NA,
+            **EXTENSION_ONLY_NA, **LEGACY_ROLES_NA, **NO_SECOND_PRINCIPAL,
+        ),
+        roles={"task": "parking_compute", "required": "required_compute", "sync": "greet", "tool-error": None,
+               "fault": None, "input": None},
+    ),
+    Scenario(
+        id="mcp1-tasks/input", server="mcp1-tasks",
+        title="confirm_delete (task.elicit on the tasks/result stream)",
+        tool="confirm_delete", args={"filename": "demo.txt"}, input_responses=SDK_ELICIT,
+        expect_wire="legacy", wire="legacy", protocol="2025-11-25",
+        checks=("tasks-result-type-discipline", "tasks-status-payload-shape", "tasks-inline-result",
+                "tasks-input-required-update-completes"),
+        # §6 "Input required": input_required, elicitation/create with the related-task _meta on
+        # the tasks/result stream, then completed with the answer.
+        expected=_only(result_type_discipline=P, status_payload_shape=P, inline_result=P,
+                       input_required_update_completes=P),
+    ),
+    Scenario(
+        id="mcp1-tasks/tool-error", server="mcp1-tasks",
+        title="failing_job (the work raises: failed, tasks/result empty)",
+        tool="failing_job", args={},
+        expect_wire="legacy", wire="legacy", protocol="2025-11-25",
+        checks=("tasks-undeclared-creation-refused", "tasks-status-payload-shape", "tasks-inline-result"),
+        # §6 "isError and raised exceptions": failed with statusMessage "boom"; tasks/result gives a
+        # result with nothing but the related-task _meta, where the same call without a task gives
+        # the isError CallToolResult (S-LEG-MUST-10).
+        expected=_only(undeclared_creation_refused=P, status_payload_shape=P, inline_result=F),
+    ),
     # --- mcp-plain: mcp 2.3.0 MCPServer, no tasks (EXPECTED.md §4) --------------------------
     Scenario(
         id="mcp-plain", server="mcp-plain", main=True,
@@ -452,6 +496,12 @@ OBSERVATIONS: tuple[str, ...] = (
     "mcp-framework: run over stdio only (its http-stream transport has no ephemeral port and serves every "
     "session from one SDK Server, EXPECTED.md §5); tasks-forbidden-tool-task-refused and "
     "tasks-tool-error-outcome pass with the S-LEG-SHOULD-01 and S-LEG-SHOULD-07 warnings.",
+    "mcp1-tasks: the main scenario probes parking_compute, whose cancelled work never returns. With the "
+    "guide's work (slow_compute), a task cancelled while working makes run_task raise out of its task group "
+    "when the work returns: over stdio the process exits, over HTTP the session (or the connection) ends "
+    "(EXPECTED.md §6); when that lands on the run varies, so no cell asserts it. Without --expect-wire, the "
+    "HTTP era probe's server/discover is answered 400 with the JSON-RPC id \"server-error\", a response to "
+    "an id never sent (tasks-wire-framing fails then).",
 )
 
 
@@ -627,6 +677,7 @@ def server_version(name: str) -> str:
         "server-everything": lambda: npm("@modelcontextprotocol/server-everything"),
         "mcp-plain": lambda: py("mcp"),
         "mcp-framework": lambda: npm("mcp-framework"),
+        "mcp1-tasks": lambda: f"mcp {servers.legacy_versions('mcp').get('mcp') or '(not installed)'}",
     }[name]()
 
 
