@@ -390,7 +390,40 @@ MCP1_TASKS = InteropServer(
     },
 )
 
-SERVERS: tuple[InteropServer, ...] = (FASTMCP_TASKS, SDK_TASKS, EVERYTHING, MCP_PLAIN, MCP_FRAMEWORK, MCP1_TASKS)
+ARCADE_TASKS = InteropServer(
+    name="arcade-tasks",
+    wire="legacy",
+    protocol_versions=("2025-11-25",),
+    stdio_argv=(_LEGACY_PY, str(SERVERS_DIR / "arcade_tasks_server.py"), "stdio"),
+    http_argv_base=(_LEGACY_PY, str(SERVERS_DIR / "arcade_tasks_server.py"), "http"),
+    env={"ARCADE_USAGE_TRACKING": "0"},
+    task_tool="Interop_SlowCompute",
+    task_args={"seconds": 1},
+    long_task_args={"seconds": 30},
+    required_tool="Interop_RequiredCompute",
+    required_args={"seconds": 0.2},
+    plain_tool="Interop_Greet",
+    plain_args={"name": "interop"},
+    failing_tool="Interop_FailingJob",
+    legacy_python_packages={"arcade-mcp-server": "1.32.1"},
+    expected={
+        "capabilities_tasks": {"list": {}, "cancel": {}, "requests": {"tools": {"call": {}}}},
+        "ttl": "requested ttl",
+        "poll_interval": None,  # never sent
+        "task_id": "uuid4",
+        "create_result_related_task_meta": True,
+        "unknown_task_code": -32602,
+        "cancel_terminal_code": -32602,
+        "required_without_task_code": -32601,
+        "forbidden_with_task_code": -32601,
+        "invalid_cursor_code": -32602,
+        "failing_status": "failed",  # no statusMessage; tasks/result returns the isError result
+        "status_notifications": True,
+    },
+)
+
+SERVERS: tuple[InteropServer, ...] = (FASTMCP_TASKS, SDK_TASKS, EVERYTHING, MCP_PLAIN, MCP_FRAMEWORK, MCP1_TASKS,
+                                      ARCADE_TASKS)
 BY_NAME: dict[str, InteropServer] = {server.name: server for server in SERVERS}
 
 
