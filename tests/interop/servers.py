@@ -422,8 +422,45 @@ ARCADE_TASKS = InteropServer(
     },
 )
 
+FASTMCP3_TASKS = InteropServer(
+    name="fastmcp3-tasks",
+    wire="legacy",
+    protocol_versions=("2025-11-25",),
+    stdio_argv=(_LEGACY_PY, str(SERVERS_DIR / "fastmcp3_tasks_server.py"), "stdio"),
+    http_argv_base=(_LEGACY_PY, str(SERVERS_DIR / "fastmcp3_tasks_server.py"), "http"),
+    env={"FASTMCP_DOCKET_URL": "memory://", "FASTMCP_CHECK_FOR_UPDATES": "off"},
+    task_tool="slow_compute",
+    task_args={"seconds": 1},
+    long_task_args={"seconds": 30},
+    required_tool="required_compute",
+    required_args={"seconds": 0.2},
+    plain_tool="greet",
+    plain_args={"name": "interop"},
+    failing_tool="failing_job",
+    input_tool="confirm_delete",
+    input_args={"filename": "demo.txt"},
+    elicit_result={"action": "accept", "content": {"confirm": True}},
+    legacy_python_packages={"fastmcp": "3.4.11", "pydocket": "0.27.2"},
+    expected={
+        "capabilities_tasks": {"list": {}, "cancel": {},
+                               "requests": {"tools": {"call": {}}, "prompts": {"get": {}},
+                                            "resources": {"read": {}}}},
+        "ttl": 60000,
+        "poll_interval": 200,  # the tools' TaskConfig; the default is 5000
+        "tasks_result_while_working_code": -32602,  # "Task not completed yet (current state: working)"
+        "tasks_result_related_task_meta": "only on a failed task's result",
+        "tasks_list": "always empty",
+        "cancel_terminal": "returns the task as cancelled",
+        "unknown_task_code": -32602,
+        "required_without_task": "isError CallToolResult",
+        "forbidden_with_task": "isError CallToolResult",
+        "failing_status": "failed",  # tasks/result returns an isError result
+        "status_notifications": True,
+    },
+)
+
 SERVERS: tuple[InteropServer, ...] = (FASTMCP_TASKS, SDK_TASKS, EVERYTHING, MCP_PLAIN, MCP_FRAMEWORK, MCP1_TASKS,
-                                      ARCADE_TASKS)
+                                      ARCADE_TASKS, FASTMCP3_TASKS)
 BY_NAME: dict[str, InteropServer] = {server.name: server for server in SERVERS}
 
 

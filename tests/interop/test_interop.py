@@ -492,6 +492,70 @@ SCENARIOS: tuple[Scenario, ...] = (
         checks=("tasks-undeclared-creation-refused", "tasks-status-payload-shape", "tasks-inline-result"),
         expected=_only(undeclared_creation_refused=P, status_payload_shape=P, inline_result=P),
     ),
+    # --- fastmcp3-tasks: PyPI fastmcp[tasks] 3.4.11, SEP-1686 tasks on Docket (EXPECTED.md §8) --
+    Scenario(
+        id="fastmcp3-tasks", server="fastmcp3-tasks", main=True,
+        title="slow_compute (optional task, 1 s)",
+        tool="slow_compute", args={"seconds": 1},
+        expect_wire="legacy", wire="legacy", protocol="2025-11-25",
+        expected=_all(
+            # §8 "Required and forbidden tools": the -32601 it raises reaches the wire as an
+            # isError result (S-LEG-MUST-02; the forbidden tool's is a SHOULD warning).
+            required_tool_needs_task=F,
+            # §8 "tasks/result": -32602 at once while the task works (S-LEG-MUST-11); a completed
+            # task's result lacks the related-task _meta (S-LEG-MUST-12).
+            legacy_result_blocks=F, inline_result=F,
+            # §8 "tasks/cancel": an ended task is "cancelled" again, not -32602 (S-LEG-MUST-18).
+            cancel_ack_shape=F,
+            # §8 "tasks/list": always empty (S-LEG-MUST-17), whatever the cursor (S-LEG-MUST-16).
+            legacy_list_includes_task=F, legacy_list_invalid_cursor=F,
+            # slow_compute never asks for input and reports no progress: n/a. Ours is
+            # could-not-run: see DISAGREEMENTS.
+            input_required_update_completes=NA, legacy_progress_token=NA,
+            # HTTP only; there every response is SSE: passed with the S-LEG-SHOULD-08 warning.
+            legacy_get_plain_json=STDIO_NA_HTTP_PASS,
+            **EXTENSION_ONLY_NA, **LEGACY_ROLES_NA, **NO_SECOND_PRINCIPAL,
+        ),
+        roles={"task": "slow_compute", "required": "required_compute", "sync": "greet", "tool-error": None,
+               "fault": None, "input": None},
+    ),
+    Scenario(
+        id="fastmcp3-tasks/roles", server="fastmcp3-tasks",
+        title="probe roles: required_compute and greet inferred, failing_job named",
+        tool=None, probes={"tool-error": "failing_job"},
+        expect_wire="legacy", wire="legacy", protocol="2025-11-25",
+        checks=("tasks-required-tool-needs-task", "tasks-forbidden-tool-task-refused", "tasks-tool-error-outcome"),
+        # §8 "isError and raised exceptions": failed with a statusMessage; tasks/result returns
+        # the isError result with the related-task _meta.
+        expected=_only(required_tool_needs_task=F, forbidden_tool_task_refused=P, tool_error_outcome=P),
+        roles={"required": "required_compute", "sync": "greet", "tool-error": "failing_job"},
+    ),
+    Scenario(
+        id="fastmcp3-tasks/input", server="fastmcp3-tasks",
+        title="confirm_delete (ctx.elicit on the tasks/result stream)",
+        tool="confirm_delete", args={"filename": "demo.txt"}, input_responses=SDK_ELICIT,
+        expect_wire="legacy", wire="legacy", protocol="2025-11-25",
+        checks=("tasks-result-type-discipline", "tasks-status-payload-shape", "tasks-inline-result",
+                "tasks-input-required-update-completes"),
+        # §8 "Input required": over stdio the task's elicitation arrives unasked and without the
+        # related-task _meta (S-LEG-MUST-13; ours passes: see DISAGREEMENTS), then the task
+        # completes; its result lacks the related-task _meta, as in the main one. Over HTTP the
+        # elicitation goes to the standalone GET stream, which the checker does not open, and
+        # tasks/get keeps saying working: nothing to judge (could-not-run; its advice misses the
+        # cause, §8).
+        expected=_only(result_type_discipline=P, status_payload_shape=P,
+                       inline_result={"stdio": F, "http": CNR},
+                       input_required_update_completes={"stdio": F, "http": CNR}),
+    ),
+    Scenario(
+        id="fastmcp3-tasks/tool-error", server="fastmcp3-tasks",
+        title="failing_job (failed, tasks/result returns the isError result)",
+        tool="failing_job", args={},
+        expect_wire="legacy", wire="legacy", protocol="2025-11-25",
+        checks=("tasks-undeclared-creation-refused", "tasks-status-payload-shape", "tasks-inline-result"),
+        # §8: a failed task's result is built with the related-task _meta (only that branch is).
+        expected=_only(undeclared_creation_refused=P, status_payload_shape=P, inline_result=P),
+    ),
     # --- mcp-plain: mcp 2.3.0 MCPServer, no tasks (EXPECTED.md §4) --------------------------
     Scenario(
         id="mcp-plain", server="mcp-plain", main=True,
@@ -538,6 +602,30 @@ _disagree(
     "the check is not applicable (EXPECTED.md §5).",
 )
 
+_disagree(
+    "fastmcp3-tasks", ("stdio", "http"), ("tasks-legacy-progress-token",),
+    "checker bug: the progress-token probe waits only on a blocking tasks/result (issue 30 item 4)",
+    "tasks-legacy-progress-token is could-not-run, \"the task with a progressToken was not seen to end "
+    "(tasks/result: error -32602 'Task not completed yet (current state: working)')\", advising \"raise "
+    "--poll-timeout or pick a quicker tool\". fastmcp 3 answers tasks/result at once while the task works "
+    "(tasks-legacy-result-blocks fails on it); the probe reads the task twice right after and stops while "
+    "it is still working, long before the poll timeout. Followed through tasks/get, the check is not "
+    "applicable: slow_compute sends no notifications/progress (EXPECTED.md §8).",
+)
+_disagree(
+    "fastmcp3-tasks/input", ("stdio",), ("tasks-input-required-update-completes",),
+    "checker bug: its own synchronous tools/call of the input tool overlaps the task, so the task's "
+    "elicitation is left unjudged (P-42) and the check passes saying the related-task _meta was there",
+    "In this scenario's run the checker also sends an undeclared tools/call of confirm_delete beside the "
+    "task-augmented one (frames 6-7), and that synchronous call asks its own elicitation/create. Both "
+    "elicitations (frames 12 and 17, ids 0 and 1) lack the related-task _meta; fastmcp 3 relays the task's with a "
+    "bare session.elicit (fastmcp/server/tasks/elicitation.py:258-261). Arriving while that synchronous call is "
+    "outstanding, both are UNTOLD under P-42 and neither is judged, and the check passes with \"the elicitation "
+    "carried the related-task _meta\", which no frame shows. Selected alone, the same check fails S-LEG-MUST-13 "
+    "on the same server (the elicitation comes with no call of ours outstanding): its verdict depends on what "
+    "else runs. Two elicitations for one outstanding synchronous call, or a schedule that keeps the undeclared "
+    "call of the input tool apart from the task's life, would settle it (EXPECTED.md §8).",
+)
 for _arcade in ("arcade-tasks", "arcade-tasks/roles", "arcade-tasks/required", "arcade-tasks/tool-error"):
     _disagree(
         _arcade, ("http",), (*BY_ID[_arcade].selected, "exit-code"),
@@ -743,6 +831,9 @@ def server_version(name: str) -> str:
         "mcp-plain": lambda: py("mcp"),
         "mcp-framework": lambda: npm("mcp-framework"),
         "mcp1-tasks": lambda: f"mcp {servers.legacy_versions('mcp').get('mcp') or '(not installed)'}",
+        "fastmcp3-tasks": lambda: ", ".join(f"{d} {v or '(not installed)'}" for d, v in
+                                            (servers.legacy_versions("fastmcp", "pydocket") or
+                                             {"fastmcp": None, "pydocket": None}).items()),
         "arcade-tasks": lambda: "arcade-mcp-server "
         + (servers.legacy_versions("arcade-mcp-server").get("arcade-mcp-server") or "(not installed)"),
     }[name]()
