@@ -183,7 +183,7 @@ def render(results: dict[tuple[str, str], T.CellRun], skipped: dict[str, str], s
         for scenario in T.SCENARIOS:
             if scenario.main != main:
                 continue
-            for transport in T.TRANSPORTS:
+            for transport in scenario.transports:
                 name = scenario.server if main else f"{scenario.server}<br>*{scenario.title}*"
                 version = T.server_version(scenario.server)
                 if scenario.id in skipped:
@@ -221,7 +221,7 @@ def render(results: dict[tuple[str, str], T.CellRun], skipped: dict[str, str], s
     out += ["## Disagreements", ""]
     found = False
     for scenario in T.SCENARIOS:
-        for transport in T.TRANSPORTS:
+        for transport in scenario.transports:
             run = results.get((scenario.id, transport))
             if run is None:
                 continue
@@ -284,7 +284,7 @@ def main() -> int:
             skipped[scenario.id] = why
             print(f"skip {scenario.id}: {why}", file=sys.stderr)
             continue
-        cells += [(scenario, transport) for transport in T.TRANSPORTS]
+        cells += [(scenario, transport) for transport in scenario.transports]
 
     clients = C.CLIENTS if opts.only != "servers" else ()
     client_skips = {c.id: why for c in clients if (why := c.availability()) is not None}

@@ -37,6 +37,12 @@ INTEROP_DIR = Path(__file__).resolve().parent
 SERVERS_DIR = INTEROP_DIR / "servers"
 NODE_MODULES = INTEROP_DIR / "node_modules"
 
+#: The virtualenv of the legacy (2025-11-25) Python task runtimes, which conflict with the interop
+#: extra (mcp 1.x, fastmcp 3.x): .ci/run makes it from legacy-clients-requirements.txt.
+LEGACY_VENV = INTEROP_DIR / ".venv-legacy-clients"
+LEGACY_PYTHON = LEGACY_VENV / "bin" / "python"
+LEGACY_REQUIREMENTS = INTEROP_DIR / "legacy-clients-requirements.txt"
+
 LISTENING_RE = re.compile(r"^LISTENING (http://127\.0\.0\.1:(\d+)/\S*)\s*$")
 
 TASKS_EXTENSION = "io.modelcontextprotocol/tasks"
@@ -61,8 +67,9 @@ class InteropServer:
     #: Protocol versions it negotiates, newest first.
     protocol_versions: tuple[str, ...]
     stdio_argv: tuple[str, ...]
-    #: HTTP argv without the port; ``http_argv(port)`` appends ``--port N``.
-    http_argv_base: tuple[str, ...]
+    #: HTTP argv without the port; ``http_argv(port)`` appends ``--port N``. Empty for a
+    #: server run over stdio only.
+    http_argv_base: tuple[str, ...] = ()
     #: Extra environment for both launch modes.
     env: Mapping[str, str] = field(default_factory=dict)
     #: A tool that runs as a task (None for a server without tasks).
@@ -94,6 +101,8 @@ class InteropServer:
     python_modules: tuple[str, ...] = ()
     #: node_modules packages (with exact versions) the launcher needs.
     node_packages: Mapping[str, str] = field(default_factory=dict)
+    #: Distributions (with exact versions) of LEGACY_VENV, whose Python runs the launcher.
+    legacy_python_packages: Mapping[str, str] = field(default_factory=dict)
     #: Facts from EXPECTED.md (codes, shapes) that tests may assert.
     expected: Mapping[str, Any] = field(default_factory=dict)
 
@@ -101,7 +110,14 @@ class InteropServer:
     def uses_node(self) -> bool:
         return bool(self.node_packages)
 
+    @property
+    def transports(self) -> tuple[str, ...]:
+        """The transports the suite runs it over: stdio, and Streamable HTTP where it has a launcher."""
+        return ("stdio", "http") if self.http_argv_base else ("stdio",)
+
     def http_argv(self, port: int = 0) -> list[str]:
+        if not self.http_argv_base:
+            raise ValueError(f"{self.name} is run over stdio only")
         return [*self.http_argv_base, "--port", str(port)]
 
     def launch_env(self) -> dict[str, str]:
@@ -115,6 +131,10 @@ class InteropServer:
                     f"Python module {module!r} is not installed "
                     "(pip install -e '.[interop]')"
                 )
+        if self.legacy_python_packages:
+            why = _legacy_venv_problem(self.legacy_python_packages)
+            if why is not None:
+                return why
         if self.uses_node:
             if shutil.which("node") is None:
                 return "node is not on PATH"
@@ -131,7 +151,36 @@ class InteropServer:
         return None
 
 
+def legacy_versions(*dists: str) -> dict[str, str | None]:
+    """The installed versions of ``dists`` in LEGACY_VENV (None: absent), or {} without the venv."""
+    if not LEGACY_PYTHON.exists():
+        return {}
+    code = ("import importlib.metadata as m, json, sys\n"
+            "def v(d):\n    try: return m.version(d)\n    except m.PackageNotFoundError: return None\n"
+            "print(json.dumps({d: v(d) for d in sys.argv[1:]}))")
+    try:
+        out = subprocess.run([str(LEGACY_PYTHON), "-c", code, *dists], capture_output=True, text=True,
+                             timeout=60, check=True).stdout
+        return dict(json.loads(out))
+    except (OSError, subprocess.SubprocessError, ValueError):
+        return {}
+
+
+def _legacy_venv_problem(wanted: Mapping[str, str]) -> str | None:
+    if not LEGACY_PYTHON.exists():
+        venv, pins = (p.relative_to(INTEROP_DIR.parent.parent) for p in (LEGACY_VENV, LEGACY_REQUIREMENTS))
+        return (f"the legacy virtualenv is absent: python3 -m venv {venv} && {venv}/bin/pip install -r {pins} "
+                "(.ci/run does this)")
+    got = legacy_versions(*wanted)
+    wrong = {d: got.get(d) for d, version in wanted.items() if got.get(d) != version}
+    if wrong:
+        return "not installed at the versions EXPECTED.md was established with: " + ", ".join(
+            f"{d} {v or 'absent'} (want {wanted[d]})" for d, v in wrong.items())
+    return None
+
+
 _PY = sys.executable
+_LEGACY_PY = str(LEGACY_PYTHON)
 
 FASTMCP_TASKS = InteropServer(
     name="fastmcp-tasks",
@@ -270,7 +319,148 @@ MCP_PLAIN = InteropServer(
     },
 )
 
-SERVERS: tuple[InteropServer, ...] = (FASTMCP_TASKS, SDK_TASKS, EVERYTHING, MCP_PLAIN)
+MCP_FRAMEWORK = InteropServer(
+    name="mcp-framework",
+    wire="legacy",
+    protocol_versions=("2025-11-25",),
+    # Its stdio transport only: the framework's http-stream transport binds `port || 8080` (no
+    # ephemeral port) and serves every session from one SDK Server, broadcasting each outgoing
+    # message to all sessions (EXPECTED.md §5).
+    stdio_argv=("node", str(SERVERS_DIR / "mcp_framework_server.mjs")),
+    task_tool="slow_compute",
+    task_args={"seconds": 1},
+    long_task_args={"seconds": 30},
+    required_tool="required_compute",
+    required_args={"seconds": 0.2},
+    plain_tool="greet",
+    plain_args={"name": "interop"},
+    failing_tool="failing_job",
+    node_packages={"mcp-framework": "0.2.22"},
+    expected={
+        "discover_before_initialize_code": -32601,
+        "capabilities_tasks": {"list": {}, "cancel": {}, "requests": {"tools": {"call": {}}}},
+        "ttl": "requested ttl, else 300000",
+        "poll_interval": 200,  # the script's defaultPollInterval; the framework's default is 5000
+        "task_id": "randomUUID()",
+        "unknown_task_code": -32603,  # tasks/get, tasks/result, tasks/cancel: "Task not found: …"
+        "cancel_terminal_code": -32603,
+        "tasks_result_while_working_code": -32603,  # "… is not completed (status: working) …"
+        "tasks_result_related_task_meta": False,
+        "invalid_cursor": "an empty page",
+        "required_without_task": "runs synchronously: a plain CallToolResult",
+        "forbidden_with_task_code": -32603,
+        "failing_status": "completed",  # isError CallToolResult as the result
+        "status_notifications": False,
+    },
+)
+
+MCP1_TASKS = InteropServer(
+    name="mcp1-tasks",
+    wire="legacy",
+    protocol_versions=("2025-11-25",),
+    stdio_argv=(_LEGACY_PY, str(SERVERS_DIR / "mcp1_tasks_server.py"), "stdio"),
+    http_argv_base=(_LEGACY_PY, str(SERVERS_DIR / "mcp1_tasks_server.py"), "http"),
+    env={"PYTHONWARNINGS": "ignore::DeprecationWarning"},
+    task_tool="parking_compute",
+    task_args={"seconds": 1},
+    long_task_args={"seconds": 30},
+    required_tool="required_compute",
+    required_args={"seconds": 0.2},
+    plain_tool="greet",
+    plain_args={"name": "interop"},
+    failing_tool="failing_job",
+    input_tool="confirm_delete",
+    input_args={"filename": "demo.txt"},
+    elicit_result={"action": "accept", "content": {"confirm": True}},
+    legacy_python_packages={"mcp": "1.30.0"},
+    expected={
+        "discover_before_initialize_code": -32602,  # stdio; HTTP: 400 -32600 "Missing session ID", id "server-error"
+        "capabilities_tasks": {"list": {}, "cancel": {}, "requests": {"tools": {"call": {}}}},
+        "ttl": "requested ttl",
+        "poll_interval": 500,
+        "task_id": "<session scope hex>:<uuid4>",
+        "unknown_task_code": -32602,
+        "cancel_terminal_code": -32602,
+        "required_without_task": "isError CallToolResult, text 'This tool requires task-augmented invocation'",
+        "forbidden_with_task": "isError CallToolResult",
+        "invalid_cursor": "ignored: every task on one page",
+        "failing_status": "failed",  # tasks/result: {} with only the related-task _meta
+        "cancelled_task_completing": "stdio: the process exits; HTTP: the session ends (404)",
+        "status_notifications": True,
+    },
+)
+
+ARCADE_TASKS = InteropServer(
+    name="arcade-tasks",
+    wire="legacy",
+    protocol_versions=("2025-11-25",),
+    stdio_argv=(_LEGACY_PY, str(SERVERS_DIR / "arcade_tasks_server.py"), "stdio"),
+    http_argv_base=(_LEGACY_PY, str(SERVERS_DIR / "arcade_tasks_server.py"), "http"),
+    env={"ARCADE_USAGE_TRACKING": "0"},
+    task_tool="Interop_SlowCompute",
+    task_args={"seconds": 1},
+    long_task_args={"seconds": 30},
+    required_tool="Interop_RequiredCompute",
+    required_args={"seconds": 0.2},
+    plain_tool="Interop_Greet",
+    plain_args={"name": "interop"},
+    failing_tool="Interop_FailingJob",
+    legacy_python_packages={"arcade-mcp-server": "1.32.1"},
+    expected={
+        "capabilities_tasks": {"list": {}, "cancel": {}, "requests": {"tools": {"call": {}}}},
+        "ttl": "requested ttl",
+        "poll_interval": None,  # never sent
+        "task_id": "uuid4",
+        "create_result_related_task_meta": True,
+        "unknown_task_code": -32602,
+        "cancel_terminal_code": -32602,
+        "required_without_task_code": -32601,
+        "forbidden_with_task_code": -32601,
+        "invalid_cursor_code": -32602,
+        "failing_status": "failed",  # no statusMessage; tasks/result returns the isError result
+        "status_notifications": True,
+    },
+)
+
+FASTMCP3_TASKS = InteropServer(
+    name="fastmcp3-tasks",
+    wire="legacy",
+    protocol_versions=("2025-11-25",),
+    stdio_argv=(_LEGACY_PY, str(SERVERS_DIR / "fastmcp3_tasks_server.py"), "stdio"),
+    http_argv_base=(_LEGACY_PY, str(SERVERS_DIR / "fastmcp3_tasks_server.py"), "http"),
+    env={"FASTMCP_DOCKET_URL": "memory://", "FASTMCP_CHECK_FOR_UPDATES": "off"},
+    task_tool="slow_compute",
+    task_args={"seconds": 1},
+    long_task_args={"seconds": 30},
+    required_tool="required_compute",
+    required_args={"seconds": 0.2},
+    plain_tool="greet",
+    plain_args={"name": "interop"},
+    failing_tool="failing_job",
+    input_tool="confirm_delete",
+    input_args={"filename": "demo.txt"},
+    elicit_result={"action": "accept", "content": {"confirm": True}},
+    legacy_python_packages={"fastmcp": "3.4.11", "pydocket": "0.27.2"},
+    expected={
+        "capabilities_tasks": {"list": {}, "cancel": {},
+                               "requests": {"tools": {"call": {}}, "prompts": {"get": {}},
+                                            "resources": {"read": {}}}},
+        "ttl": 60000,
+        "poll_interval": 200,  # the tools' TaskConfig; the default is 5000
+        "tasks_result_while_working_code": -32602,  # "Task not completed yet (current state: working)"
+        "tasks_result_related_task_meta": "only on a failed task's result",
+        "tasks_list": "always empty",
+        "cancel_terminal": "returns the task as cancelled",
+        "unknown_task_code": -32602,
+        "required_without_task": "isError CallToolResult",
+        "forbidden_with_task": "isError CallToolResult",
+        "failing_status": "failed",  # tasks/result returns an isError result
+        "status_notifications": True,
+    },
+)
+
+SERVERS: tuple[InteropServer, ...] = (FASTMCP_TASKS, SDK_TASKS, EVERYTHING, MCP_PLAIN, MCP_FRAMEWORK, MCP1_TASKS,
+                                      ARCADE_TASKS, FASTMCP3_TASKS)
 BY_NAME: dict[str, InteropServer] = {server.name: server for server in SERVERS}
 
 

@@ -1,4 +1,5 @@
-"""tasks-conformance against four real third-party MCP servers, over stdio and Streamable HTTP.
+"""tasks-conformance against five real third-party MCP servers, over stdio and Streamable HTTP
+(mcp-framework over stdio only).
 
 Each *scenario* names a server from ``servers.py``, the tool to probe (with its arguments and
 input answers) and, check by check, the verdict that is RIGHT for that server: derived from
@@ -11,7 +12,8 @@ check and the exit code.
 Where our verdict is known to disagree with the right one, the single parametrized case is
 marked ``xfail(strict=True)`` with the reason and the frame evidence (see ``DISAGREEMENTS``):
 the test still asserts the right verdict, so it turns XPASS (a failure) once the check is
-fixed.
+fixed. A disagreement that shows only when a race goes one way (``RACY_DISAGREEMENTS``) is a
+non-strict xfail: a run may match.
 
 Cells run in parallel (each with its own server on stdio or on an ephemeral 127.0.0.1 port),
 every server process is stopped in a ``finally``, and every wait is bounded.
@@ -90,6 +92,11 @@ class Scenario:
     @property
     def selected(self) -> tuple[str, ...]:
         return self.checks if self.checks is not None else ALL_CHECKS
+
+    @property
+    def transports(self) -> tuple[str, ...]:
+        """The transports its server is run over (servers.py): stdio, and HTTP where it has a launcher."""
+        return servers.BY_NAME[self.server].transports
 
     def verdict(self, check_id: str, transport: str) -> str:
         value = self.expected[check_id]
@@ -338,6 +345,218 @@ SCENARIOS: tuple[Scenario, ...] = (
         roles={"required": "simulate-research-query", "sync": "echo", "tool-error": None, "fault": None,
                "input": "simulate-research-query"},
     ),
+    # --- mcp-framework 0.2.22: its own task manager, legacy, stdio only (EXPECTED.md §5) -----
+    Scenario(
+        id="mcp-framework", server="mcp-framework", main=True,
+        title="slow_compute (optional task, 1 s)",
+        tool="slow_compute", args={"seconds": 1},
+        expect_wire="legacy", wire="legacy", protocol="2025-11-25",
+        expected=_all(
+            # §5 "Required tool without task": required_compute runs synchronously (S-LEG-MUST-02).
+            required_tool_needs_task=F,
+            # §5 "tasks/result": answered at once with -32603 while the task works (S-LEG-MUST-11),
+            # and the completed task's result carries no related-task _meta (S-LEG-MUST-12).
+            legacy_result_blocks=F, inline_result=F,
+            # §5 "Unknown taskId", "tasks/cancel", "tasks/list": every lookup failure is a plain
+            # Error, so -32603 for an unknown id (S-LEG-MUST-15) and for a cancel of an ended task
+            # (S-LEG-MUST-18); a made-up cursor gets an empty page (S-LEG-MUST-16).
+            invalid_task_id_rejected=F, cancel_ack_shape=F, legacy_list_invalid_cursor=F,
+            # slow_compute never asks for input and reports no progress (progress is optional): n/a.
+            # Ours is could-not-run: see DISAGREEMENTS.
+            input_required_update_completes=NA, legacy_progress_token=NA,
+            # HTTP only.
+            legacy_get_plain_json=NA,
+            **EXTENSION_ONLY_NA, **LEGACY_ROLES_NA, **NO_SECOND_PRINCIPAL,
+        ),
+        roles={"task": "slow_compute", "required": "required_compute", "sync": "greet", "tool-error": None,
+               "fault": None, "input": None},
+    ),
+    Scenario(
+        id="mcp-framework/roles", server="mcp-framework",
+        title="probe roles: required_compute and greet inferred, failing_job (isError) named",
+        tool=None, probes={"tool-error": "failing_job"},  # only role checks: no task tool is chosen
+        expect_wire="legacy", wire="legacy", protocol="2025-11-25",
+        checks=("tasks-required-tool-needs-task", "tasks-forbidden-tool-task-refused", "tasks-tool-error-outcome"),
+        # §5 "Forbidden tool with task": -32603, not the SHOULD -32601 (a warning); §5 "isError and
+        # raised exceptions": failing_job ends completed (S-LEG-SHOULD-07, a warning) and
+        # tasks/result returns the isError CallToolResult.
+        expected=_only(required_tool_needs_task=F, forbidden_tool_task_refused=P, tool_error_outcome=P),
+        roles={"required": "required_compute", "sync": "greet", "tool-error": "failing_job"},
+    ),
+    Scenario(
+        id="mcp-framework/required", server="mcp-framework",
+        title="required_compute (taskSupport required)",
+        tool="required_compute", args={"seconds": 0.2},
+        expect_wire="legacy", wire="legacy", protocol="2025-11-25",
+        checks=("tasks-result-type-discipline", "tasks-undeclared-creation-refused"),
+        # §5 "Required tool without task": a plain result instead of -32601 (S-LEG-MUST-02); its
+        # owner, tasks-required-tool-needs-task, is not selected, so this failure stands.
+        expected=_only(result_type_discipline=P, undeclared_creation_refused=F),
+    ),
+    Scenario(
+        id="mcp-framework/tool-error", server="mcp-framework",
+        title="failing_job (completed, tasks/result returns the isError result)",
+        tool="failing_job", args={},
+        expect_wire="legacy", wire="legacy", protocol="2025-11-25",
+        checks=("tasks-undeclared-creation-refused", "tasks-status-payload-shape", "tasks-inline-result"),
+        # §5 "isError and raised exceptions": completed with the isError result; tasks/result has
+        # no related-task _meta (S-LEG-MUST-12), as with slow_compute.
+        expected=_only(undeclared_creation_refused=P, status_payload_shape=P, inline_result=F),
+    ),
+    # --- mcp1-tasks: PyPI mcp 1.30.0 low-level Server, experimental tasks (EXPECTED.md §6) --
+    Scenario(
+        id="mcp1-tasks", server="mcp1-tasks", main=True,
+        title="parking_compute (optional task, 1 s; its cancelled work never returns)",
+        tool="parking_compute", args={"seconds": 1},
+        expect_wire="legacy", wire="legacy", protocol="2025-11-25",
+        expected=_all(
+            # §6 "Required tool without task": validate_for_tool's -32601 reaches the wire as an
+            # isError result (S-LEG-MUST-02); the forbidden tool's is one too (a SHOULD warning).
+            required_tool_needs_task=F,
+            # §6 "tasks/list": the cursor is never read, so a made-up one gets every task (S-LEG-MUST-16).
+            legacy_list_invalid_cursor=F,
+            # HTTP only; there every tasks/get comes as SSE: passed with the S-LEG-SHOULD-08 warning.
+            legacy_get_plain_json=STDIO_NA_HTTP_PASS,
+            # parking_compute never asks for input and reports no progress.
+            input_required_update_completes=NA, legacy_progress_token=NA,
+            **EXTENSION_ONLY_NA, **LEGACY_ROLES_NA, **NO_SECOND_PRINCIPAL,
+        ),
+        roles={"task": "parking_compute", "required": "required_compute", "sync": "greet", "tool-error": None,
+               "fault": None, "input": None},
+    ),
+    Scenario(
+        id="mcp1-tasks/input", server="mcp1-tasks",
+        title="confirm_delete (task.elicit on the tasks/result stream)",
+        tool="confirm_delete", args={"filename": "demo.txt"}, input_responses=SDK_ELICIT,
+        expect_wire="legacy", wire="legacy", protocol="2025-11-25",
+        checks=("tasks-result-type-discipline", "tasks-status-payload-shape", "tasks-inline-result",
+                "tasks-input-required-update-completes"),
+        # §6 "Input required": input_required, elicitation/create with the related-task _meta on
+        # the tasks/result stream, then completed with the answer.
+        expected=_only(result_type_discipline=P, status_payload_shape=P, inline_result=P,
+                       input_required_update_completes=P),
+    ),
+    Scenario(
+        id="mcp1-tasks/tool-error", server="mcp1-tasks",
+        title="failing_job (the work raises: failed, tasks/result empty)",
+        tool="failing_job", args={},
+        expect_wire="legacy", wire="legacy", protocol="2025-11-25",
+        checks=("tasks-undeclared-creation-refused", "tasks-status-payload-shape", "tasks-inline-result"),
+        # §6 "isError and raised exceptions": failed with statusMessage "boom"; tasks/result gives a
+        # result with nothing but the related-task _meta, where the same call without a task gives
+        # the isError CallToolResult (S-LEG-MUST-10).
+        expected=_only(undeclared_creation_refused=P, status_payload_shape=P, inline_result=F),
+    ),
+    # --- arcade-tasks: PyPI arcade-mcp-server 1.32.1, its own task manager (EXPECTED.md §7) --
+    Scenario(
+        id="arcade-tasks", server="arcade-tasks", main=True,
+        title="Interop_SlowCompute (optional task, 1 s)",
+        tool="Interop_SlowCompute", args={"seconds": 1},
+        expect_wire="legacy", wire="legacy", protocol="2025-11-25",
+        # §7: -32601 for the required tool without task and the forbidden one with it, -32602 for
+        # unknown ids, ended tasks and made-up cursors, a blocking tasks/result with the
+        # related-task _meta, plain JSON tasks/get over HTTP: every legacy check passes.
+        expected=_all(
+            legacy_get_plain_json=STDIO_NA_HTTP_PASS,
+            # Interop_SlowCompute never asks for input and reports no progress.
+            input_required_update_completes=NA, legacy_progress_token=NA,
+            **EXTENSION_ONLY_NA, **LEGACY_ROLES_NA, **NO_SECOND_PRINCIPAL,
+        ),
+        roles={"task": "Interop_SlowCompute", "required": "Interop_RequiredCompute", "sync": "Interop_Greet",
+               "tool-error": None, "fault": None, "input": None},
+    ),
+    Scenario(
+        id="arcade-tasks/roles", server="arcade-tasks",
+        title="probe roles: Interop_RequiredCompute and Interop_Greet inferred, Interop_FailingJob named",
+        tool=None, probes={"tool-error": "Interop_FailingJob"},
+        expect_wire="legacy", wire="legacy", protocol="2025-11-25",
+        checks=("tasks-required-tool-needs-task", "tasks-forbidden-tool-task-refused", "tasks-tool-error-outcome"),
+        # §7 "isError and raised exceptions": the raising tool's task ends failed (no statusMessage:
+        # a SHOULD-07 warning) and tasks/result returns its isError result.
+        expected=_only(required_tool_needs_task=P, forbidden_tool_task_refused=P, tool_error_outcome=P),
+        roles={"required": "Interop_RequiredCompute", "sync": "Interop_Greet", "tool-error": "Interop_FailingJob"},
+    ),
+    Scenario(
+        id="arcade-tasks/required", server="arcade-tasks",
+        title="Interop_RequiredCompute (taskSupport required)",
+        tool="Interop_RequiredCompute", args={"seconds": 0.2},
+        expect_wire="legacy", wire="legacy", protocol="2025-11-25",
+        checks=("tasks-result-type-discipline", "tasks-undeclared-creation-refused"),
+        # §7: without params.task the required tool gets -32601 (S-LEG-MUST-02 passes).
+        expected=_only(result_type_discipline=P, undeclared_creation_refused=P),
+    ),
+    Scenario(
+        id="arcade-tasks/tool-error", server="arcade-tasks",
+        title="Interop_FailingJob (failed, tasks/result returns the isError result)",
+        tool="Interop_FailingJob", args={},
+        expect_wire="legacy", wire="legacy", protocol="2025-11-25",
+        checks=("tasks-undeclared-creation-refused", "tasks-status-payload-shape", "tasks-inline-result"),
+        expected=_only(undeclared_creation_refused=P, status_payload_shape=P, inline_result=P),
+    ),
+    # --- fastmcp3-tasks: PyPI fastmcp[tasks] 3.4.11, SEP-1686 tasks on Docket (EXPECTED.md §8) --
+    Scenario(
+        id="fastmcp3-tasks", server="fastmcp3-tasks", main=True,
+        title="slow_compute (optional task, 1 s)",
+        tool="slow_compute", args={"seconds": 1},
+        expect_wire="legacy", wire="legacy", protocol="2025-11-25",
+        expected=_all(
+            # §8 "Required and forbidden tools": the -32601 it raises reaches the wire as an
+            # isError result (S-LEG-MUST-02; the forbidden tool's is a SHOULD warning).
+            required_tool_needs_task=F,
+            # §8 "tasks/result": -32602 at once while the task works (S-LEG-MUST-11); a completed
+            # task's result lacks the related-task _meta (S-LEG-MUST-12).
+            legacy_result_blocks=F, inline_result=F,
+            # §8 "tasks/cancel": an ended task is "cancelled" again, not -32602 (S-LEG-MUST-18).
+            cancel_ack_shape=F,
+            # §8 "tasks/list": always empty (S-LEG-MUST-17), whatever the cursor (S-LEG-MUST-16).
+            legacy_list_includes_task=F, legacy_list_invalid_cursor=F,
+            # slow_compute never asks for input and reports no progress: n/a. Ours is
+            # could-not-run: see DISAGREEMENTS.
+            input_required_update_completes=NA, legacy_progress_token=NA,
+            # HTTP only; there every response is SSE: passed with the S-LEG-SHOULD-08 warning.
+            legacy_get_plain_json=STDIO_NA_HTTP_PASS,
+            **EXTENSION_ONLY_NA, **LEGACY_ROLES_NA, **NO_SECOND_PRINCIPAL,
+        ),
+        roles={"task": "slow_compute", "required": "required_compute", "sync": "greet", "tool-error": None,
+               "fault": None, "input": None},
+    ),
+    Scenario(
+        id="fastmcp3-tasks/roles", server="fastmcp3-tasks",
+        title="probe roles: required_compute and greet inferred, failing_job named",
+        tool=None, probes={"tool-error": "failing_job"},
+        expect_wire="legacy", wire="legacy", protocol="2025-11-25",
+        checks=("tasks-required-tool-needs-task", "tasks-forbidden-tool-task-refused", "tasks-tool-error-outcome"),
+        # §8 "isError and raised exceptions": failed with a statusMessage; tasks/result returns
+        # the isError result with the related-task _meta.
+        expected=_only(required_tool_needs_task=F, forbidden_tool_task_refused=P, tool_error_outcome=P),
+        roles={"required": "required_compute", "sync": "greet", "tool-error": "failing_job"},
+    ),
+    Scenario(
+        id="fastmcp3-tasks/input", server="fastmcp3-tasks",
+        title="confirm_delete (ctx.elicit on the tasks/result stream)",
+        tool="confirm_delete", args={"filename": "demo.txt"}, input_responses=SDK_ELICIT,
+        expect_wire="legacy", wire="legacy", protocol="2025-11-25",
+        checks=("tasks-result-type-discipline", "tasks-status-payload-shape", "tasks-inline-result",
+                "tasks-input-required-update-completes"),
+        # §8 "Input required": over stdio the task's elicitation arrives unasked and without the
+        # related-task _meta (S-LEG-MUST-13; ours passes: see DISAGREEMENTS), then the task
+        # completes; its result lacks the related-task _meta, as in the main one. Over HTTP the
+        # elicitation goes to the standalone GET stream, which the checker does not open, and
+        # tasks/get keeps saying working: nothing to judge (could-not-run; its advice misses the
+        # cause, §8).
+        expected=_only(result_type_discipline=P, status_payload_shape=P,
+                       inline_result={"stdio": F, "http": CNR},
+                       input_required_update_completes={"stdio": F, "http": CNR}),
+    ),
+    Scenario(
+        id="fastmcp3-tasks/tool-error", server="fastmcp3-tasks",
+        title="failing_job (failed, tasks/result returns the isError result)",
+        tool="failing_job", args={},
+        expect_wire="legacy", wire="legacy", protocol="2025-11-25",
+        checks=("tasks-undeclared-creation-refused", "tasks-status-payload-shape", "tasks-inline-result"),
+        # §8: a failed task's result is built with the related-task _meta (only that branch is).
+        expected=_only(undeclared_creation_refused=P, status_payload_shape=P, inline_result=P),
+    ),
     # --- mcp-plain: mcp 2.3.0 MCPServer, no tasks (EXPECTED.md §4) --------------------------
     Scenario(
         id="mcp-plain", server="mcp-plain", main=True,
@@ -357,14 +576,70 @@ BY_ID = {s.id: s for s in SCENARIOS}
 #: (short reason for the xfail mark, the full explanation with the frame evidence).
 #: "exit-code" stands for the cell's exit code test.
 DISAGREEMENTS: dict[tuple[str, str, str], tuple[str, str]] = {}
+#: The disagreements that show only when a race goes one way (a run may still match the right
+#: verdict): their xfail is not strict.
+RACY_DISAGREEMENTS: set[tuple[str, str, str]] = set()
 
 
 def _disagree(scenario: str, transports: tuple[str, ...], checks: tuple[str, ...], reason: str,
-              detail: str) -> None:
+              detail: str, *, racy: bool = False) -> None:
     for transport in transports:
         for check in checks:
             DISAGREEMENTS[(scenario, transport, check)] = (reason, detail)
+            if racy:
+                RACY_DISAGREEMENTS.add((scenario, transport, check))
 
+
+_disagree(
+    "mcp-framework", ("stdio",), ("tasks-legacy-progress-token",),
+    "checker bug: the progress-token probe waits only on a blocking tasks/result (issue 30 item 4)",
+    "tasks-legacy-progress-token is could-not-run, \"the task with a progressToken was not seen to end "
+    "(tasks/result: error -32603 …not completed (status: working)…)\", with the advice \"raise --poll-timeout "
+    "or pick a quicker tool\". The probe sends tasks/result at once and reads the task twice straight after "
+    "its answer: mcp-framework answers tasks/result with -32603 while the task works (the defect "
+    "tasks-legacy-result-blocks already fails), both reads say working, and the probe gives up about 0.2 s in, "
+    "long before the 20 s poll timeout, on a 1 s task that completes. Neither a longer poll timeout nor a "
+    "quicker tool changes that. slow_compute sends no notifications/progress, so followed through tasks/get "
+    "the check is not applicable (EXPECTED.md §5).",
+)
+
+_disagree(
+    "fastmcp3-tasks", ("stdio", "http"), ("tasks-legacy-progress-token",),
+    "checker bug: the progress-token probe waits only on a blocking tasks/result (issue 30 item 4)",
+    "tasks-legacy-progress-token is could-not-run, \"the task with a progressToken was not seen to end "
+    "(tasks/result: error -32602 'Task not completed yet (current state: working)')\", advising \"raise "
+    "--poll-timeout or pick a quicker tool\". fastmcp 3 answers tasks/result at once while the task works "
+    "(tasks-legacy-result-blocks fails on it); the probe reads the task twice right after and stops while "
+    "it is still working, long before the poll timeout. Followed through tasks/get, the check is not "
+    "applicable: slow_compute sends no notifications/progress (EXPECTED.md §8).",
+)
+_disagree(
+    "fastmcp3-tasks/input", ("stdio",), ("tasks-input-required-update-completes",),
+    "checker bug: its own synchronous tools/call of the input tool overlaps the task, so the task's "
+    "elicitation is left unjudged (P-42) and the check passes saying the related-task _meta was there",
+    "In this scenario's run the checker also sends an undeclared tools/call of confirm_delete beside the "
+    "task-augmented one (frames 6-7), and that synchronous call asks its own elicitation/create. Both "
+    "elicitations (frames 12 and 17, ids 0 and 1) lack the related-task _meta; fastmcp 3 relays the task's with a "
+    "bare session.elicit (fastmcp/server/tasks/elicitation.py:258-261). Arriving while that synchronous call is "
+    "outstanding, both are UNTOLD under P-42 and neither is judged, and the check passes with \"the elicitation "
+    "carried the related-task _meta\", which no frame shows. Selected alone, the same check fails S-LEG-MUST-13 "
+    "on the same server (the elicitation comes with no call of ours outstanding): its verdict depends on what "
+    "else runs. Two elicitations for one outstanding synchronous call, or a schedule that keeps the undeclared "
+    "call of the input tool apart from the task's life, would settle it (EXPECTED.md §8).",
+)
+for _arcade in ("arcade-tasks", "arcade-tasks/roles", "arcade-tasks/required", "arcade-tasks/tool-error"):
+    _disagree(
+        _arcade, ("http",), (*BY_ID[_arcade].selected, "exit-code"),
+        "checker bug, racy: initialized and tools/list are POSTed at once, and arcade may run "
+        "tools/list first (issue 30 item 1)",
+        "Over HTTP the session start POSTs notifications/initialized and tools/list 0.1 ms apart on two "
+        "connections. arcade-mcp-server marks the session initialized when it handles the notification "
+        "(server.py:745-747) and refuses anything else before (-32600 \"Not initialized\", server.py:755-771), "
+        "which the spec allows; when its workers take tools/list first, discovery fails and the checks "
+        "depending on it are could-not-run (exit 3). The notification's 202 must be awaited before tools/list "
+        "(EXPECTED.md §7).",
+        racy=True,
+    )
 
 #: Things worth knowing that do not change a verdict (rendered in docs/interop-results.md).
 OBSERVATIONS: tuple[str, ...] = (
@@ -372,6 +647,15 @@ OBSERVATIONS: tuple[str, ...] = (
     "subscriptions/listen is not implemented (-32601), as EXPECTED.md §1 asks (unsupported, not a failure).",
     "sdk-tasks, server-everything over HTTP: tasks-legacy-get-plain-json passes with the S-LEG-SHOULD-08 warning "
     "that every tasks/get response is an SSE stream (the SDK default, EXPECTED.md §2).",
+    "mcp-framework: run over stdio only (its http-stream transport has no ephemeral port and serves every "
+    "session from one SDK Server, EXPECTED.md §5); tasks-forbidden-tool-task-refused and "
+    "tasks-tool-error-outcome pass with the S-LEG-SHOULD-01 and S-LEG-SHOULD-07 warnings.",
+    "mcp1-tasks: the main scenario probes parking_compute, whose cancelled work never returns. With the "
+    "guide's work (slow_compute), a task cancelled while working makes run_task raise out of its task group "
+    "when the work returns: over stdio the process exits, over HTTP the session (or the connection) ends "
+    "(EXPECTED.md §6); when that lands on the run varies, so no cell asserts it. Without --expect-wire, the "
+    "HTTP era probe's server/discover is answered 400 with the JSON-RPC id \"server-error\", a response to "
+    "an id never sent (tasks-wire-framing fails then).",
 )
 
 
@@ -546,6 +830,13 @@ def server_version(name: str) -> str:
         "sdk-tasks": lambda: npm("@modelcontextprotocol/sdk"),
         "server-everything": lambda: npm("@modelcontextprotocol/server-everything"),
         "mcp-plain": lambda: py("mcp"),
+        "mcp-framework": lambda: npm("mcp-framework"),
+        "mcp1-tasks": lambda: f"mcp {servers.legacy_versions('mcp').get('mcp') or '(not installed)'}",
+        "fastmcp3-tasks": lambda: ", ".join(f"{d} {v or '(not installed)'}" for d, v in
+                                            (servers.legacy_versions("fastmcp", "pydocket") or
+                                             {"fastmcp": None, "pydocket": None}).items()),
+        "arcade-tasks": lambda: "arcade-mcp-server "
+        + (servers.legacy_versions("arcade-mcp-server").get("arcade-mcp-server") or "(not installed)"),
     }[name]()
 
 
@@ -601,12 +892,13 @@ def cells(request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFacto
 
 def _case(scenario_id: str, transport: str, check_id: str) -> Any:
     known = DISAGREEMENTS.get((scenario_id, transport, check_id))
-    marks = [pytest.mark.xfail(strict=True, reason=known[0])] if known else []
+    racy = (scenario_id, transport, check_id) in RACY_DISAGREEMENTS
+    marks = [pytest.mark.xfail(strict=not racy, reason=known[0])] if known else []
     return pytest.param(scenario_id, transport, check_id, id=f"{scenario_id}-{transport}-{check_id}", marks=marks)
 
 
-CHECK_CASES = [_case(s.id, t, c) for s in SCENARIOS for t in TRANSPORTS for c in s.selected]
-RUN_CASES = [_case(s.id, t, "exit-code") for s in SCENARIOS for t in TRANSPORTS]
+CHECK_CASES = [_case(s.id, t, c) for s in SCENARIOS for t in s.transports for c in s.selected]
+RUN_CASES = [_case(s.id, t, "exit-code") for s in SCENARIOS for t in s.transports]
 
 
 @pytest.mark.parametrize("scenario_id,transport,check_id", CHECK_CASES)
@@ -646,8 +938,8 @@ def test_matrix_is_consistent() -> None:
     for scenario in SCENARIOS:
         assert set(scenario.expected) == set(scenario.selected), scenario.id
         for check_id in scenario.selected:
-            for transport in TRANSPORTS:
+            for transport in scenario.transports:
                 assert scenario.verdict(check_id, transport) in (P, F, NA, CNR), (scenario.id, check_id)
     for scenario_id, transport, check_id in DISAGREEMENTS:
-        assert scenario_id in BY_ID and transport in TRANSPORTS
+        assert scenario_id in BY_ID and transport in BY_ID[scenario_id].transports
         assert check_id == "exit-code" or check_id in BY_ID[scenario_id].selected
