@@ -129,8 +129,11 @@ def test_a_request_that_cannot_be_told_apart_counts_as_asking_but_is_not_failed(
     untold = w.elicit()
     v = _verdict(INPUT_CHECK, _input_evidence(w, [InputRequestSeen(untold, "elicitation/create", InputTie.UNTOLD,
                                                                     False)], ["working", "completed"]))
-    # Evidence that the task asked (not "never asked"), but its _meta is not judged.
+    # Evidence that the task asked (not "never asked"), but its _meta is not judged, and the
+    # message says so (it used to say "the elicitation carried the related-task _meta").
     assert v.status == "passed", v.message
+    assert "not judged" in v.message and "carried the related-task _meta" not in v.message
+    assert v.message_policies == ("P-42",)
     v = _verdict(INPUT_CHECK, _input_evidence(w, [], ["working", "completed"]))
     assert v.skip_reason == "not-applicable" and "never asked" in v.message
 

@@ -361,8 +361,8 @@ SCENARIOS: tuple[Scenario, ...] = (
             # Error, so -32603 for an unknown id (S-LEG-MUST-15) and for a cancel of an ended task
             # (S-LEG-MUST-18); a made-up cursor gets an empty page (S-LEG-MUST-16).
             invalid_task_id_rejected=F, cancel_ack_shape=F, legacy_list_invalid_cursor=F,
-            # slow_compute never asks for input and reports no progress (progress is optional): n/a.
-            # Ours is could-not-run: see DISAGREEMENTS.
+            # slow_compute never asks for input and reports no progress (progress is optional): n/a
+            # (the progress probe follows the task through tasks/get since tasks/result does not block).
             input_required_update_completes=NA, legacy_progress_token=NA,
             # HTTP only.
             legacy_get_plain_json=NA,
@@ -510,8 +510,8 @@ SCENARIOS: tuple[Scenario, ...] = (
             cancel_ack_shape=F,
             # §8 "tasks/list": always empty (S-LEG-MUST-17), whatever the cursor (S-LEG-MUST-16).
             legacy_list_includes_task=F, legacy_list_invalid_cursor=F,
-            # slow_compute never asks for input and reports no progress: n/a. Ours is
-            # could-not-run: see DISAGREEMENTS.
+            # slow_compute never asks for input and reports no progress: n/a (followed through
+            # tasks/get, since tasks/result does not block).
             input_required_update_completes=NA, legacy_progress_token=NA,
             # HTTP only; there every response is SSE: passed with the S-LEG-SHOULD-08 warning.
             legacy_get_plain_json=STDIO_NA_HTTP_PASS,
@@ -539,7 +539,8 @@ SCENARIOS: tuple[Scenario, ...] = (
         checks=("tasks-result-type-discipline", "tasks-status-payload-shape", "tasks-inline-result",
                 "tasks-input-required-update-completes"),
         # §8 "Input required": over stdio the task's elicitation arrives unasked and without the
-        # related-task _meta (S-LEG-MUST-13; ours passes: see DISAGREEMENTS), then the task
+        # related-task _meta (S-LEG-MUST-13; no synchronous call of ours overlaps the task since the
+        # undeclared call waits for its end, so the request is tied to it), then the task
         # completes; its result lacks the related-task _meta, as in the main one. Over HTTP the
         # elicitation goes to the standalone GET stream, which the checker does not open, and
         # tasks/get keeps saying working: nothing to judge (could-not-run; its advice misses the
@@ -589,57 +590,6 @@ def _disagree(scenario: str, transports: tuple[str, ...], checks: tuple[str, ...
             if racy:
                 RACY_DISAGREEMENTS.add((scenario, transport, check))
 
-
-_disagree(
-    "mcp-framework", ("stdio",), ("tasks-legacy-progress-token",),
-    "checker bug: the progress-token probe waits only on a blocking tasks/result (issue 30 item 4)",
-    "tasks-legacy-progress-token is could-not-run, \"the task with a progressToken was not seen to end "
-    "(tasks/result: error -32603 …not completed (status: working)…)\", with the advice \"raise --poll-timeout "
-    "or pick a quicker tool\". The probe sends tasks/result at once and reads the task twice straight after "
-    "its answer: mcp-framework answers tasks/result with -32603 while the task works (the defect "
-    "tasks-legacy-result-blocks already fails), both reads say working, and the probe gives up about 0.2 s in, "
-    "long before the 20 s poll timeout, on a 1 s task that completes. Neither a longer poll timeout nor a "
-    "quicker tool changes that. slow_compute sends no notifications/progress, so followed through tasks/get "
-    "the check is not applicable (EXPECTED.md §5).",
-)
-
-_disagree(
-    "fastmcp3-tasks", ("stdio", "http"), ("tasks-legacy-progress-token",),
-    "checker bug: the progress-token probe waits only on a blocking tasks/result (issue 30 item 4)",
-    "tasks-legacy-progress-token is could-not-run, \"the task with a progressToken was not seen to end "
-    "(tasks/result: error -32602 'Task not completed yet (current state: working)')\", advising \"raise "
-    "--poll-timeout or pick a quicker tool\". fastmcp 3 answers tasks/result at once while the task works "
-    "(tasks-legacy-result-blocks fails on it); the probe reads the task twice right after and stops while "
-    "it is still working, long before the poll timeout. Followed through tasks/get, the check is not "
-    "applicable: slow_compute sends no notifications/progress (EXPECTED.md §8).",
-)
-_disagree(
-    "fastmcp3-tasks/input", ("stdio",), ("tasks-input-required-update-completes",),
-    "checker bug: its own synchronous tools/call of the input tool overlaps the task, so the task's "
-    "elicitation is left unjudged (P-42) and the check passes saying the related-task _meta was there",
-    "In this scenario's run the checker also sends an undeclared tools/call of confirm_delete beside the "
-    "task-augmented one (frames 6-7), and that synchronous call asks its own elicitation/create. Both "
-    "elicitations (frames 12 and 17, ids 0 and 1) lack the related-task _meta; fastmcp 3 relays the task's with a "
-    "bare session.elicit (fastmcp/server/tasks/elicitation.py:258-261). Arriving while that synchronous call is "
-    "outstanding, both are UNTOLD under P-42 and neither is judged, and the check passes with \"the elicitation "
-    "carried the related-task _meta\", which no frame shows. Selected alone, the same check fails S-LEG-MUST-13 "
-    "on the same server (the elicitation comes with no call of ours outstanding): its verdict depends on what "
-    "else runs. Two elicitations for one outstanding synchronous call, or a schedule that keeps the undeclared "
-    "call of the input tool apart from the task's life, would settle it (EXPECTED.md §8).",
-)
-for _arcade in ("arcade-tasks", "arcade-tasks/roles", "arcade-tasks/required", "arcade-tasks/tool-error"):
-    _disagree(
-        _arcade, ("http",), (*BY_ID[_arcade].selected, "exit-code"),
-        "checker bug, racy: initialized and tools/list are POSTed at once, and arcade may run "
-        "tools/list first (issue 30 item 1)",
-        "Over HTTP the session start POSTs notifications/initialized and tools/list 0.1 ms apart on two "
-        "connections. arcade-mcp-server marks the session initialized when it handles the notification "
-        "(server.py:745-747) and refuses anything else before (-32600 \"Not initialized\", server.py:755-771), "
-        "which the spec allows; when its workers take tools/list first, discovery fails and the checks "
-        "depending on it are could-not-run (exit 3). The notification's 202 must be awaited before tools/list "
-        "(EXPECTED.md §7).",
-        racy=True,
-    )
 
 #: Things worth knowing that do not change a verdict (rendered in docs/interop-results.md).
 OBSERVATIONS: tuple[str, ...] = (

@@ -92,6 +92,11 @@ def legacy_input(ev: Evidence) -> Verdict:
         return failed(f"after the answer the task stayed {final!r} ({elapsed} ms)", broken=("S-LEG-MUST-13",),
                       evidence=poll.elicitations,
                       details={"expected": "a terminal status", "actual": final})
+    if poll.input_requests and all(r.tie is InputTie.UNTOLD for r in poll.input_requests):
+        # None could be told from a synchronous call's own (P-42): their _meta was not judged.
+        return passed(f"the task asked for input and ended {final} after the answer ({elapsed} ms); the _meta of its "
+                      f"{len(poll.input_requests)} input request(s) was not judged: they came while a tools/call of "
+                      "ours was outstanding (policy P-42)", evidence=poll.elicitations, policies=("P-42",))
     return passed(f"the elicitation carried the related-task _meta and the task ended {final} ({elapsed} ms)",
                   evidence=poll.elicitations)
 

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from tasks_conformance.core.wirelog import FrameTag, Purpose
 from tasks_conformance.core.wires import CreatedTask
-from tasks_conformance.server.evidence import DeclaredCall, UndeclaredCall
+from tasks_conformance.server.evidence import DeclaredCall, InputTask, Poll, UndeclaredCall
 from tasks_conformance.server.probes import probe
 from tasks_conformance.server.probes.context import ProbeContext
 
@@ -21,7 +21,11 @@ async def declared_call(ctx: ProbeContext) -> None:
     rec.ran = True
 
 
-@probe(UndeclaredCall, order=30, needs_tool=True, description="the same tools/call without declaring tasks support")
+# After the task's own life (its polls, and the input role's task): the same tool run synchronously
+# may ask its own elicitation, and one asked while it is outstanding cannot be told from the task's
+# (policy P-42), so overlapping them would make the input check's verdict depend on this probe.
+@probe(UndeclaredCall, order=30, needs_tool=True, after=(Poll, InputTask),
+       description="the same tools/call without declaring tasks support")
 async def undeclared_call(ctx: ProbeContext) -> None:
     rec = ctx.record(UndeclaredCall)
     reply = await ctx.session.request(
