@@ -6,8 +6,8 @@ from __future__ import annotations
 import os
 import shlex
 import time
-from collections.abc import Callable, Sequence
-from dataclasses import dataclass, field
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass, field, replace
 from datetime import UTC, datetime
 from typing import cast
 
@@ -22,7 +22,9 @@ from tasks_conformance.client.scripted_stdio import scripted_server
 from tasks_conformance.client.stdio_relay import relaying
 from tasks_conformance.core.causes import Cause, CauseKind
 from tasks_conformance.core.profiles import CLIENT_PROFILES, DEFAULT_PROFILE
+from tasks_conformance.core.redact import Redactor
 from tasks_conformance.core.result import CheckResult, Discovery, RunResult, decide_outcome, incomplete_reason
+from tasks_conformance.core.text import one_line
 from tasks_conformance.core.verdict import Verdict, could_not_run
 from tasks_conformance.core.wirelog import WireLog, frames_text, in_lane
 from tasks_conformance.core.wires import Wire
@@ -44,6 +46,9 @@ class ClientConfig:
     # both (`client demo`): each scenario once over each.
     transport: str = "http"
     profile: str = DEFAULT_PROFILE  # a key of profiles.CLIENT_PROFILES: which checks, and the score's id
+    env: Mapping[str, str] = field(default_factory=dict)  # -e: added to the client's environment
+    # What no output may show (-e values, secret-looking flags of the command): the run's Redactor's.
+    secrets: tuple[str, ...] = ()
 
     @property
     def transports(self) -> tuple[Transport, ...]:
@@ -55,7 +60,9 @@ class ClientConfig:
                 and (not self.scenarios or s.name in self.scenarios)]
 
     def target(self) -> str:
-        return " ".join(self.command)
+        """The client's command line as the server mode shows its stdio command (shell-quoted);
+        reports show it through the run's Redactor."""
+        return shlex.join(self.command)
 
     def judges(self, check: ClientCheck) -> bool:
         """Whether a check belongs to this run: it reads a scenario of one of the chosen eras (a
@@ -76,7 +83,7 @@ class ClientExecution:
 
 async def run_one(scenario: Scenario, era: Era, config: ClientConfig, wire: WireLog,
                   transport: Transport = "http") -> ScenarioRun:
-    env = harness_env(scenario.name, PROTOCOL_VERSION[era], scenario.context_for(era))
+    env = {**config.env, **harness_env(scenario.name, PROTOCOL_VERSION[era], scenario.context_for(era))}
     if transport == "stdio":
         return await _run_stdio(scenario, era, config, wire, env)
     app = scripted_server(scenario, wire)
@@ -114,7 +121,7 @@ async def execute_client(config: ClientConfig, progress: Callable[[str], None] |
     started_at = datetime.now(UTC).replace(microsecond=0, tzinfo=None).isoformat()
     planned = config.planned()
     done: dict[int, ScenarioRun] = {}
-    wire = WireLog()
+    wire = WireLog(Redactor(config.secrets))
     limiter = anyio.Semaphore(max(1, config.jobs))
     say = progress or (lambda _text: None)
 
@@ -130,7 +137,7 @@ async def execute_client(config: ClientConfig, progress: Callable[[str], None] |
             tg.start_soon(one, i, scenario, era, transport)
     runs = [done[i] for i in range(len(planned))]
     checks = [judge(check, runs, wire, config.profile) for check in CLIENT_CHECKS.values() if config.judges(check)]
-    target = config.target()
+    target = wire.redactor.text(config.target())
     outcome = decide_outcome(checks)
     result = RunResult(
         outcome=outcome, target=target, durationMs=int((time.monotonic() - started) * 1000),
@@ -142,22 +149,23 @@ async def execute_client(config: ClientConfig, progress: Callable[[str], None] |
     return ClientExecution(result, runs, wire)
 
 
-def _unreached(runs: Sequence[ScenarioRun]) -> Cause:
-    """Why no run of a check's scenarios reached the scripted server, said once for all checks."""
+def _unreached(runs: Sequence[ScenarioRun], redactor: Redactor) -> Cause:
+    """Why no run of a check's scenarios reached the scripted server, said once for all checks
+    (the client's stderr quoted through the run's Redactor, and cut)."""
     run = runs[0]
     c = run.client
     if run.server_problem:
         return Cause(run.server_problem, CauseKind.HARNESS, "")
     if not c.started:
-        return Cause(f"the client command could not be started: {c.start_error}", CauseKind.SETTING,
+        return Cause(redactor.text(f"the client command could not be started: {c.start_error}"), CauseKind.SETTING,
                      "check --command", ("--command",))
     if c.timed_out:
         what = f"the client sent nothing to the scripted server and was stopped after --timeout {c.duration_s:.0f} s"
     else:
         what = f"the client exited with code {c.exit_code} without sending anything to the scripted server"
-    tail = c.stderr_tail.strip().splitlines()[-1:] if c.stderr_tail.strip() else []
+    tail = redactor.text(c.stderr_tail).strip().splitlines()[-1:]
     if tail:
-        what += f"; its stderr ends: {tail[0][:200]}"
+        what += f"; its stderr ends: {one_line(tail[0], 200)}"
     if run.transport == "stdio":
         fix = ("check that --command starts the client and that it spawns the server command given as its last "
                "argument (or, as a JSON array, in MCP_CONFORMANCE_SERVER_COMMAND) and talks to it on stdio")
@@ -180,7 +188,7 @@ def judge(check: ClientCheck, runs: list[ScenarioRun], wire: WireLog, profile: s
     if not mine:
         verdict = Verdict("skipped", "none of its scenarios was selected", "not-applicable")  # type: ignore[arg-type]
     elif not reached:
-        verdict = could_not_run(_unreached(mine))
+        verdict = could_not_run(_unreached(mine, wire.redactor))
     elif profile == "full" and check.outcome_line and all(r.client.outcome is None for r in reached):
         verdict = could_not_run(NO_OUTCOME_LINE)
     else:
@@ -190,11 +198,14 @@ def judge(check: ClientCheck, runs: list[ScenarioRun], wire: WireLog, profile: s
             verdict = could_not_run(Cause(f"internal error in this check (a tasks-conformance bug): "
                                           f"{type(exc).__name__}: {exc}", CauseKind.HARNESS, ""))
     seqs = sorted(set(verdict.evidence))
+    redactor = wire.redactor
+    cause = replace(verdict.cause, text=redactor.text(verdict.cause.text)) if verdict.cause is not None else None
     return CheckResult(
         id=check.id, category=CATEGORY, area=check.area, title=check.title, description=check.description,
         requirements=list(check.requirements), broken=[r for r in check.requirements if r in verdict.broken],
-        cause=verdict.cause, status=verdict.status, skipReason=verdict.skip_reason,  # type: ignore[arg-type]
-        message=verdict.message, warnings=list(verdict.warnings), evidence=seqs,
-        details=dict(verdict.details), durationMs=int((time.monotonic() - t0) * 1000),
+        cause=cause, status=verdict.status, skipReason=verdict.skip_reason,  # type: ignore[arg-type]
+        message=redactor.text(verdict.message), message_policies=list(verdict.message_policies),
+        warnings=[replace(w, text=redactor.text(w.text)) for w in verdict.warnings], evidence=seqs,
+        details=redactor.json(dict(verdict.details)), durationMs=int((time.monotonic() - t0) * 1000),
         frames=frames_text(wire, seqs),
     )

@@ -74,8 +74,11 @@ class ScriptedHttp:
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         if scope["type"] != "http":
             return
-        headers = tuple((k.decode("latin-1"), v.decode("latin-1")) for k, v in scope.get("headers", []))
-        url = f"http://{_host(headers)}{scope.get('path', '')}"
+        raw_headers = tuple((k.decode("latin-1"), v.decode("latin-1")) for k, v in scope.get("headers", []))
+        url = f"http://{_host(raw_headers)}{scope.get('path', '')}"
+        # The client's credentials (Authorization, Cookie, X-Api-Key…) and the run's secrets are
+        # redacted as they are recorded, as the server mode's HTTP transport records its own.
+        headers = tuple(self.wire.redactor.headers(raw_headers))
         body = await _read_body(receive)
         meta = HttpMeta(scope.get("method", ""), url, request_headers=headers)
         inbound = self.wire.record("in", "http", body, http=meta)
