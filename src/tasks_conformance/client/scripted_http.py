@@ -19,6 +19,7 @@ from tasks_conformance.core.wirelog import HttpMeta, WireLog
 ENDPOINT = "/mcp"
 MAX_BODY = 1024 * 1024  # a client's request is small; a larger body is not read on
 SSE = "text/event-stream"
+INCOMPLETE_BODY = "incomplete body: the client went before sending all of it (not a request)"
 
 Scope = MutableMapping[str, Any]
 Message = MutableMapping[str, Any]
@@ -79,8 +80,13 @@ class ScriptedHttp:
         # The client's credentials (Authorization, Cookie, X-Api-Key…) and the run's secrets are
         # redacted as they are recorded, as the server mode's HTTP transport records its own.
         headers = tuple(self.wire.redactor.headers(raw_headers))
-        body = await _read_body(receive)
+        body, complete = await _read_body(receive)
         meta = HttpMeta(scope.get("method", ""), url, request_headers=headers)
+        if not complete:
+            # The client went (or the scenario ended) before its body did: no request was made.
+            # Kept in the log for the record, outside the scenario's frames, never answered.
+            self.wire.record("in", "http", body, http=meta, note=INCOMPLETE_BODY)
+            return
         inbound = self.wire.record("in", "http", body, http=meta)
         self.seqs.append(inbound.seq)
         if scope.get("method") != "POST" or scope.get("path") != ENDPOINT:
@@ -124,20 +130,21 @@ def _host(headers: tuple[tuple[str, str], ...]) -> str:
     return next((v for k, v in headers if k.lower() == "host"), "127.0.0.1")
 
 
-async def _read_body(receive: Receive) -> bytes:
+async def _read_body(receive: Receive) -> tuple[bytes, bool]:
+    """(the body, at most MAX_BODY bytes of it; whether it was received to its end). A client that
+    disconnects mid-body, or is stopped while sending it, sent no request."""
     chunks: list[bytes] = []
     size = 0
     while True:
         message = await receive()
         if message.get("type") != "http.request":
-            break
+            return b"".join(chunks), False
         chunk = message.get("body", b"")
         if size < MAX_BODY:
             chunks.append(chunk[: MAX_BODY - size])
         size += len(chunk)
         if not message.get("more_body"):
-            break
-    return b"".join(chunks)
+            return b"".join(chunks), True
 
 
 async def _respond(send: Send, status: int, data: bytes, extra: tuple[tuple[str, str], ...] = ()) -> None:
