@@ -5,6 +5,7 @@ what its process did. Checks read these and never the scripted server's state.
 
 from __future__ import annotations
 
+import json
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, field
 from typing import Any
@@ -16,6 +17,15 @@ from tasks_conformance.core.wirelog import Frame, HttpMeta, WireLog
 from tasks_conformance.core.wires import CreatedTask
 
 MAX_EXCHANGES = 10_000  # a client that floods the scripted server is judged on its first requests
+
+
+def id_key(value: Any) -> str:
+    """A JSON-RPC id as a key: any JSON value the client sent (an array or an object too, which
+    cannot key a dict), with true never the same as 1."""
+    try:
+        return json.dumps(value, sort_keys=True, separators=(",", ":"))
+    except (ValueError, TypeError, RecursionError):
+        return repr(value)
 
 
 @dataclass(frozen=True)

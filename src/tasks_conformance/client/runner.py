@@ -5,7 +5,9 @@ from __future__ import annotations
 
 import os
 import shlex
+import sys
 import time
+import traceback
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from datetime import UTC, datetime
@@ -49,6 +51,7 @@ class ClientConfig:
     env: Mapping[str, str] = field(default_factory=dict)  # -e: added to the client's environment
     # What no output may show (-e values, secret-looking flags of the command): the run's Redactor's.
     secrets: tuple[str, ...] = ()
+    debug: bool = False  # --debug: an internal error in a check prints its traceback on stderr
 
     @property
     def transports(self) -> tuple[Transport, ...]:
@@ -136,7 +139,7 @@ async def execute_client(config: ClientConfig, progress: Callable[[str], None] |
         for i, (scenario, era, transport) in enumerate(planned):
             tg.start_soon(one, i, scenario, era, transport)
     runs = [done[i] for i in range(len(planned))]
-    checks = [judge(check, runs, wire, config.profile) for check in CLIENT_CHECKS.values() if config.judges(check)]
+    checks = [judge(check, runs, wire, config) for check in CLIENT_CHECKS.values() if config.judges(check)]
     target = wire.redactor.text(config.target())
     outcome = decide_outcome(checks)
     result = RunResult(
@@ -181,7 +184,7 @@ NO_OUTCOME_LINE = Cause("the harness printed no TASKS-CONFORMANCE-OUTCOME line, 
                         "on stdout (or use --profile standard)", ("--command",))
 
 
-def judge(check: ClientCheck, runs: list[ScenarioRun], wire: WireLog, profile: str = DEFAULT_PROFILE) -> CheckResult:
+def judge(check: ClientCheck, runs: list[ScenarioRun], wire: WireLog, config: ClientConfig) -> CheckResult:
     t0 = time.monotonic()
     mine = [r for r in runs if check.reads(r.name)]
     reached = [r for r in mine if r.reached]
@@ -189,14 +192,17 @@ def judge(check: ClientCheck, runs: list[ScenarioRun], wire: WireLog, profile: s
         verdict = Verdict("skipped", "none of its scenarios was selected", "not-applicable")  # type: ignore[arg-type]
     elif not reached:
         verdict = could_not_run(_unreached(mine, wire.redactor))
-    elif profile == "full" and check.outcome_line and all(r.client.outcome is None for r in reached):
+    elif config.profile == "full" and check.outcome_line and all(r.client.outcome is None for r in reached):
         verdict = could_not_run(NO_OUTCOME_LINE)
     else:
         try:
             verdict = check.judge(reached)
         except Exception as exc:  # our own bug: this check is incomplete, never a crash
+            if config.debug:
+                traceback.print_exc(file=sys.stderr)
             verdict = could_not_run(Cause(f"internal error in this check (a tasks-conformance bug): "
-                                          f"{type(exc).__name__}: {exc}", CauseKind.HARNESS, ""))
+                                          f"{type(exc).__name__}: {exc}", CauseKind.HARNESS, ""),
+                                    details={"origin": "harness", "traceback": traceback.format_exc(limit=5)})
     seqs = sorted(set(verdict.evidence))
     redactor = wire.redactor
     cause = replace(verdict.cause, text=redactor.text(verdict.cause.text)) if verdict.cause is not None else None
