@@ -13,10 +13,23 @@ from typing import Any
 from tasks_conformance.client.launch import ClientRun
 from tasks_conformance.client.scenarios import Era, Scenario
 from tasks_conformance.core.protocol import decode_header_value, get_path
+from tasks_conformance.core.text import one_line
 from tasks_conformance.core.wirelog import Frame, HttpMeta, WireLog
 from tasks_conformance.core.wires import CreatedTask
 
 MAX_EXCHANGES = 10_000  # a client that floods the scripted server is judged on its first requests
+# A string the client controls (a method, an id, a value of its outcome line) is quoted in a message
+# at most this long (README: "Limits"); client/runner.py bounds a whole message, warning and detail.
+SHOWN_CHARS = 80
+
+
+def shown(value: object) -> str:
+    """A value the client sent, as a message quotes it: on one line, control characters visible,
+    at most SHOWN_CHARS characters (a longer one says how long it was)."""
+    text = value if isinstance(value, str) else repr(value)
+    if len(text) <= SHOWN_CHARS:
+        return one_line(text)
+    return one_line(text, SHOWN_CHARS) + f" ({len(text)} characters)"
 
 
 def id_key(value: Any) -> str:
@@ -88,6 +101,13 @@ class ScenarioRun:
     # with the client's response as its reply.
     server_requests: tuple[Exchange, ...] = field(default=())
     transport: str = "http"  # how the client reached the scripted server: http, or stdio (it spawned it)
+
+    @property
+    def called(self) -> bool:
+        """Whether the client made the request the scenario is about (tools/call, or the
+        context's request): without it the scenario showed nothing of the client."""
+        method = self.scenario.request_method
+        return any(e.is_request and e.method == method for e in self.exchanges)
 
     def sent(self, *methods: str) -> Iterator[Exchange]:
         return (e for e in self.exchanges if e.method in methods)

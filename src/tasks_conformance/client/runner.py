@@ -11,7 +11,7 @@ import traceback
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from datetime import UTC, datetime
-from typing import cast
+from typing import Any, cast
 
 from tasks_conformance import __version__
 from tasks_conformance.client.checks import CLIENT_CHECKS, ClientCheck
@@ -25,7 +25,14 @@ from tasks_conformance.client.stdio_relay import relaying
 from tasks_conformance.core.causes import Cause, CauseKind
 from tasks_conformance.core.profiles import CLIENT_PROFILES, DEFAULT_PROFILE
 from tasks_conformance.core.redact import Redactor
-from tasks_conformance.core.result import CheckResult, Discovery, RunResult, decide_outcome, incomplete_reason
+from tasks_conformance.core.result import (
+    CheckResult,
+    CheckWarning,
+    Discovery,
+    RunResult,
+    decide_outcome,
+    incomplete_reason,
+)
 from tasks_conformance.core.text import one_line
 from tasks_conformance.core.verdict import Verdict, could_not_run
 from tasks_conformance.core.wirelog import WireLog, frames_text, in_lane
@@ -168,7 +175,7 @@ def _unreached(runs: Sequence[ScenarioRun], redactor: Redactor) -> Cause:
         what = f"the client exited with code {c.exit_code} without sending anything to the scripted server"
     tail = redactor.text(c.stderr_tail).strip().splitlines()[-1:]
     if tail:
-        what += f"; its stderr ends: {one_line(tail[0], 200)}"
+        what += f"; its stderr ends: {one_line(tail[0], STDERR_LINE_CHARS)}"
     if run.transport == "stdio":
         fix = ("check that --command starts the client and that it spawns the server command given as its last "
                "argument (or, as a JSON array, in MCP_CONFORMANCE_SERVER_COMMAND) and talks to it on stdio")
@@ -177,41 +184,108 @@ def _unreached(runs: Sequence[ScenarioRun], redactor: Redactor) -> Cause:
     return Cause(what, CauseKind.SETTING, fix, ("--command", "--transport"))
 
 
+# A scenario whose client never made the request it is about showed nothing of the client: every
+# check that needs the scenario could not run, for this one cause (stated once in the report).
+UNCALLED = Cause("the client never called the tool: no tools/call of MCP_CONFORMANCE_CONTEXT's toolName (nor, in a "
+                 "scenario whose context has a `request`, that request)", CauseKind.SETTING,
+                 "have the harness call MCP_CONFORMANCE_CONTEXT's toolName with its arguments, or send the "
+                 "context's `request` where it has one", ("--command",))
+# A client stopped at --timeout: what it had done by its end is not known (stated once too).
+HUNG = Cause("the client did not exit by itself within --timeout and was stopped, so what it did by its end is "
+             "not known", CauseKind.SETTING, "make the client exit once its call has ended, or raise --timeout",
+             ("--timeout",))
 # --profile full: a check judged from the outcome line could not run without one (policy P-36).
 NO_OUTCOME_LINE = Cause("the harness printed no TASKS-CONFORMANCE-OUTCOME line, so what the client showed its user "
                         "cannot be judged", CauseKind.SETTING,
                         'make the harness print one line TASKS-CONFORMANCE-OUTCOME {"status", "isError", "error"} '
                         "on stdout (or use --profile standard)", ("--command",))
+# What a report quotes of the client's stderr, and how long a message, a warning or a detail's
+# string of a client check may be (README: "Limits"): whatever the client sends, a report stays small.
+STDERR_LINE_CHARS = 200
+MAX_TEXT_CHARS = 2_000
+MAX_DETAIL_ITEMS = 40
+
+
+def _lane(run: ScenarioRun) -> str:
+    return f"{run.name} ({run.era}, {run.transport})"
+
+
+def _verdict(check: ClientCheck, mine: list[ScenarioRun], config: ClientConfig, redactor: Redactor) -> Verdict:
+    """The check's verdict on its runs: could not run when none of them shows the client (it never
+    reached the scripted server, or never made the scenario's request), judged on the runs that
+    do; a failure stands on what was seen, anything else could not run while a run the check
+    needs is missing, or (a check judged from the client's end) while the client of a run it
+    needs was stopped at --timeout. A client stopped at --timeout warns on every other check
+    that passed."""
+    called = [r for r in mine if r.called]
+    if not any(r.reached for r in mine):
+        return could_not_run(_unreached(mine, redactor))
+    if not called:
+        return could_not_run(UNCALLED, details={"uncalled": [_lane(r) for r in mine]})
+    if config.profile == "full" and check.outcome_line and all(r.client.outcome is None for r in called):
+        return could_not_run(NO_OUTCOME_LINE)
+    try:
+        verdict = check.judge(called)
+    except Exception as exc:  # our own bug: this check is incomplete, never a crash
+        if config.debug:
+            traceback.print_exc(file=sys.stderr)
+        return could_not_run(Cause(f"internal error in this check (a tasks-conformance bug): {type(exc).__name__}: "
+                                   f"{exc}", CauseKind.HARNESS, ""),
+                             details={"origin": "harness", "traceback": traceback.format_exc(limit=5)})
+    if verdict.status == "failed":
+        return verdict
+    missing = [r for r in mine if not r.called and check.needs_scenario(r.name)]
+    if missing:
+        unreached = [r for r in missing if not r.reached]
+        return could_not_run(_unreached(unreached, redactor) if unreached else UNCALLED,
+                             details={"uncalled": [_lane(r) for r in missing]})
+    hung = [r for r in called if r.client.timed_out]
+    if check.ends and any(check.needs_scenario(r.name) for r in hung):
+        return could_not_run(HUNG, details={"stopped": [_lane(r) for r in hung]})
+    if hung and verdict.status == "passed":
+        said = (f"the client did not exit by itself within --timeout in {', '.join(map(_lane, hung[:3]))}"
+                f"{' and more' if len(hung) > 3 else ''}: it was stopped, and is judged on what it sent before")
+        return replace(verdict, warnings=(*verdict.warnings, CheckWarning(said)))
+    return verdict
+
+
+def _cut(text: str) -> str:
+    return text if len(text) <= MAX_TEXT_CHARS else text[:MAX_TEXT_CHARS - 1] + f"… ({len(text)} characters)"
+
+
+def _bounded(value: Any, depth: int = 0) -> Any:
+    """A verdict's details (redacted first: a cut through a secret would hide it from the Redactor)
+    with every string cut to MAX_TEXT_CHARS and every list to MAX_DETAIL_ITEMS items."""
+    if isinstance(value, str):
+        return _cut(value)
+    if depth > 8:
+        return "[too deep]"
+    if isinstance(value, dict):
+        return {_cut(str(k)): _bounded(v, depth + 1) for k, v in value.items()}
+    if isinstance(value, list | tuple):
+        return [_bounded(v, depth + 1) for v in value[:MAX_DETAIL_ITEMS]]
+    return value
+
 
 
 def judge(check: ClientCheck, runs: list[ScenarioRun], wire: WireLog, config: ClientConfig) -> CheckResult:
     t0 = time.monotonic()
+    redactor = wire.redactor
     mine = [r for r in runs if check.reads(r.name)]
-    reached = [r for r in mine if r.reached]
     if not mine:
         verdict = Verdict("skipped", "none of its scenarios was selected", "not-applicable")  # type: ignore[arg-type]
-    elif not reached:
-        verdict = could_not_run(_unreached(mine, wire.redactor))
-    elif config.profile == "full" and check.outcome_line and all(r.client.outcome is None for r in reached):
-        verdict = could_not_run(NO_OUTCOME_LINE)
     else:
-        try:
-            verdict = check.judge(reached)
-        except Exception as exc:  # our own bug: this check is incomplete, never a crash
-            if config.debug:
-                traceback.print_exc(file=sys.stderr)
-            verdict = could_not_run(Cause(f"internal error in this check (a tasks-conformance bug): "
-                                          f"{type(exc).__name__}: {exc}", CauseKind.HARNESS, ""),
-                                    details={"origin": "harness", "traceback": traceback.format_exc(limit=5)})
+        verdict = _verdict(check, mine, config, redactor)
     seqs = sorted(set(verdict.evidence))
-    redactor = wire.redactor
-    cause = replace(verdict.cause, text=redactor.text(verdict.cause.text)) if verdict.cause is not None else None
+    cause = verdict.cause
+    if cause is not None:
+        cause = replace(cause, text=_cut(redactor.text(cause.text)))
     return CheckResult(
         id=check.id, category=CATEGORY, area=check.area, title=check.title, description=check.description,
         requirements=list(check.requirements), broken=[r for r in check.requirements if r in verdict.broken],
         cause=cause, status=verdict.status, skipReason=verdict.skip_reason,  # type: ignore[arg-type]
-        message=redactor.text(verdict.message), message_policies=list(verdict.message_policies),
-        warnings=[replace(w, text=redactor.text(w.text)) for w in verdict.warnings], evidence=seqs,
-        details=redactor.json(dict(verdict.details)), durationMs=int((time.monotonic() - t0) * 1000),
-        frames=frames_text(wire, seqs),
+        message=_cut(redactor.text(verdict.message)), message_policies=list(verdict.message_policies),
+        warnings=[replace(w, text=_cut(redactor.text(w.text))) for w in verdict.warnings],
+        evidence=seqs, details=_bounded(redactor.json(dict(verdict.details))),
+        durationMs=int((time.monotonic() - t0) * 1000), frames=frames_text(wire, seqs),
     )

@@ -95,6 +95,15 @@ class Scenario:
     # nothing to show on stdio.
     transports: tuple[Transport, ...] = TRANSPORTS
 
+    @property
+    def request_method(self) -> str:
+        """The request the scenario is about: tools/call of the context's tool, or the context's
+        own `request` (tasks-client-task-on-prompt's prompts/get). A client that never sends it did
+        not take part in the scenario (client/runner.py: "the client never called the tool")."""
+        request = self.context.get("request")
+        method = request.get("method") if isinstance(request, dict) else None
+        return method if isinstance(method, str) else "tools/call"
+
     def context_for(self, era: Era) -> dict[str, Any]:
         """MCP_CONFORMANCE_CONTEXT: toolName and arguments always, then the scenario's keys."""
         return {"toolName": self.tool, "arguments": {"seconds": 1}, **self.context}
