@@ -14,6 +14,7 @@ from dataclasses import dataclass
 from datetime import UTC, datetime
 from typing import Any
 
+from tasks_conformance.client.jsonrpc import parse, strict_error
 from tasks_conformance.core.wirelog import HttpMeta, WireLog
 
 ENDPOINT = "/mcp"
@@ -69,8 +70,15 @@ class ScriptedHttp:
         self.seqs: list[int] = []
 
     async def respond(self, message: Any) -> Answer:
-        """The answer to one JSON-RPC message (None when the body is not JSON)."""
+        """The answer to one JSON-RPC message."""
         raise NotImplementedError
+
+    async def strict_respond(self, message: Any, not_json: str | None) -> Answer:
+        """What a strict JSON-RPC peer answers (jsonrpc.py): -32700 for what is not JSON, -32600
+        for an invalid message (a bad id answered with id null), with nothing of it echoed; a
+        message that is one gets the era's `respond`."""
+        error = strict_error(message, not_json)
+        return Answer(400, error) if error is not None else await self.respond(message)
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         if scope["type"] != "http":
@@ -92,12 +100,9 @@ class ScriptedHttp:
         if scope.get("method") != "POST" or scope.get("path") != ENDPOINT:
             await _respond(send, 405 if scope.get("path") == ENDPOINT else 404, b"")
             return
-        try:
-            message = json.loads(body)
-        except (ValueError, RecursionError):
-            message = None
+        message, not_json = parse(body)
         self.requests += 1
-        answer = await self.respond(message)
+        answer = await self.strict_respond(message, not_json)
         if answer.events is not None:
             rid = message.get("id") if isinstance(message, dict) else None
             await self._stream(send, answer, HttpMeta("POST", url, answer.status, headers,
