@@ -48,6 +48,7 @@ import client as hostile  # noqa: E402  (fixtures/hostile/client.py: the header 
 
 SECRETS = (TOKEN, ENV_TOKEN, *hostile.HEADER_SECRETS)
 UNCALLED = "the client never called the tool"
+FRAMING = ("tasks-client-wire-framing", "tasks-client-legacy-wire-framing")  # every message, whatever the scenario
 HUNG = "did not exit by itself within --timeout"
 NOTHING_SENT = "sent nothing to the scripted server"
 LIFECYCLE = ("tasks-client-lifecycle", "tasks-client-legacy-lifecycle")
@@ -76,6 +77,7 @@ CASES = [c for t in ("http", "stdio") for c in (
     Case("half-body", t, ("tasks-client-lifecycle",), timeout_ms=2_000),
     Case("then-hang", t, ("tasks-client-lifecycle", "tasks-client-sync-result"), timeout_ms=10_000),
     Case("huge-method", t, ("tasks-client-lifecycle",), exit=1),
+    Case("garbage", t, ("tasks-client-lifecycle", "tasks-client-legacy-lifecycle"), exit=1),
 )]
 BY_ID = {c.id: c for c in CASES}
 
@@ -206,8 +208,8 @@ def test_a_hostile_client(runs: _Runs, case_id: str) -> None:
     checks = run.checks()
     name = run.case.name
     if name in ("no-call", "secrets", "half-body", "stderr-secrets"):
-        # Nothing to judge: no check passes, and why is said once.
-        assert [i for i, c in checks.items() if c["status"] == "passed"] == []
+        # Nothing to judge: no check passes (but the framing of what it did send), and why is said once.
+        assert [i for i, c in checks.items() if c["status"] == "passed" and i not in FRAMING] == []
         causes = run.report["incompleteCauses"]
         assert len(causes) == 1, causes
         said = {"no-call": UNCALLED, "secrets": UNCALLED, "half-body": NOTHING_SENT,
@@ -215,12 +217,22 @@ def test_a_hostile_client(runs: _Runs, case_id: str) -> None:
         assert said in causes[0]["cause"], causes
         assert set(causes[0]["checks"]) == {i for i, c in checks.items() if c.get("skipReason") == "could-not-run"}
         if name == "no-call":
-            assert set(checks) == set(CLIENT_CHECKS) and set(causes[0]["checks"]) == set(CLIENT_CHECKS)
-    elif name == "odd-ids":
-        # Ids that are an array or an object are judged as any other: the notification names the
-        # tools/call that created the task, on either era.
-        assert checks["tasks-client-cancels-with-tasks-cancel"]["status"] == "failed"
-        assert checks["tasks-client-legacy-cancels-with-tasks-cancel"]["status"] == "failed"
+            assert set(checks) == set(CLIENT_CHECKS) and set(causes[0]["checks"]) == set(CLIENT_CHECKS) - set(FRAMING)
+            assert {checks[i]["status"] for i in FRAMING} == {"passed"}  # what it sent was well framed
+    elif name in ("odd-ids", "garbage"):
+        # Ids that are an array, an object or true, NaN, bytes that are not JSON: framing fails on
+        # either era, no check crashes, and the strict scripted servers never answer with NaN.
+        phrases = {"odd-ids": ("the request id is an array",),
+                   "garbage": ("not valid UTF-8", "NaN is no JSON value", "the request id is a boolean")}[name]
+        for check in FRAMING:
+            framing = checks[check]
+            assert framing["status"] == "failed", framing
+            assert all(words in framing["message"] for words in phrases), framing["message"]
+        frames = [json.loads(line) for line in run.file("wire.ndjson").splitlines()]
+        sent = [f.get("text", "") for f in frames if f["direction"] == "out"]
+        assert sent and not [t for t in sent if "NaN" in t or "Infinity" in t]
+        for text in sent:
+            json.loads(text, parse_constant=lambda c: pytest.fail(f"the scripted server sent {c}"))
     elif name == "then-hang":
         # Compliant until its end, then it hangs: what needs the end could not run, the rest warns.
         follows = checks["tasks-client-follows-task"]
@@ -294,3 +306,68 @@ def test_a_partial_http_body_is_no_request() -> None:
 def test_the_scenario_a_client_never_called_is_its_request_method() -> None:
     assert BY_NAME["tasks-client-lifecycle"].request_method == "tools/call"
     assert BY_NAME["tasks-client-task-on-prompt"].request_method == "prompts/get"
+
+
+def test_the_cancel_checks_read_ids_of_any_json_shape() -> None:
+    """A lenient server may create a task for a tools/call whose id is an array: the notification
+    naming that id is a cancel by notification (it crashed both eras' checks: unhashable id)."""
+    from tasks_conformance.client.checks.cancel import judge_cancel
+    from tasks_conformance.client.evidence import Exchange, ScenarioRun
+    from tasks_conformance.client.launch import ClientRun
+
+    call = Exchange(1, 0.0, {"jsonrpc": "2.0", "id": [7, 7], "method": "tools/call", "params": {}}, None, 2, 0.1,
+                    {"jsonrpc": "2.0", "id": [7, 7], "result": {"resultType": "task", "taskId": "t"}})
+    note = Exchange(3, 0.2, {"jsonrpc": "2.0", "method": "notifications/cancelled",
+                             "params": {"requestId": [7, 7]}}, None)
+    other = Exchange(4, 0.3, {"jsonrpc": "2.0", "method": "notifications/cancelled",
+                              "params": {"requestId": {"o": 1}}}, None)
+    client = ClientRun(("c",), True, 0, False, 1.0, "", "", None)
+    run = ScenarioRun(BY_NAME["tasks-client-cancel"], "extension", client, (call, note, other), reached=True)
+    verdict = judge_cancel([run], rule="C-EXT-MUST-06", scenario="tasks-client-cancel",
+                           creates=lambda r: [e for e in r.exchanges if e.method == "tools/call"],
+                           unstarted=lambda r: None)
+    assert verdict.status == "failed" and verdict.broken == ("C-EXT-MUST-06",)
+
+
+def _post(app: Any, data: bytes) -> list[Any]:
+    """What an ASGI app sends back for one complete POST /mcp of `data`."""
+    events = iter([{"type": "http.request", "body": data, "more_body": False}])
+    sent: list[Any] = []
+
+    async def receive() -> Any:
+        return next(events)
+
+    async def send(message: Any) -> None:
+        sent.append(message)
+
+    anyio.run(app, {"type": "http", "method": "POST", "path": "/mcp", "headers": []}, receive, send)
+    return sent
+
+
+@pytest.mark.parametrize(("data", "code", "rid"), [
+    (b"\x00\xffnot json{", -32700, None),
+    (b'{"jsonrpc":"2.0","id":NaN,"method":"ping"}', -32700, None),
+    (b'{"jsonrpc":"2.0","id":1e400,"method":"ping"}', -32600, None),
+    (b'{"jsonrpc":"2.0","id":[1],"method":"ping"}', -32600, None),
+    (b'{"jsonrpc":"2.0","id":true,"method":"ping"}', -32600, None),
+    (b'{"jsonrpc":"2.0","id":7,"method":42}', -32600, 7),
+    (b'[{"jsonrpc":"2.0","id":1,"method":"ping"}]', -32600, None),
+])
+def test_the_scripted_servers_answer_as_strict_json_rpc_peers(data: bytes, code: int, rid: Any) -> None:
+    from tasks_conformance.client.scripted import ScriptedServer
+    from tasks_conformance.client.scripted_legacy import LegacyScriptedServer
+
+    for app in (ScriptedServer(BY_NAME["tasks-client-lifecycle"].script, WireLog()),
+                LegacyScriptedServer(BY_NAME["tasks-client-legacy-lifecycle"].script, WireLog())):  # type: ignore[arg-type]
+        sent = _post(app, data)
+        assert sent[0]["status"] == 400
+        body = json.loads(sent[1]["body"])
+        assert body["error"]["code"] == code and body["id"] == rid and body["jsonrpc"] == "2.0"
+
+
+def test_the_scripted_server_echoes_no_unbounded_method() -> None:
+    from tasks_conformance.client.scripted import ScriptedServer
+
+    app = ScriptedServer(BY_NAME["tasks-client-lifecycle"].script, WireLog())
+    _status, body = app.answer({"jsonrpc": "2.0", "id": 1, "method": "m" * 1_000_000, "params": {}})
+    assert body is not None and len(json.dumps(body)) < 400

@@ -10,6 +10,7 @@ from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
+from tasks_conformance.client.jsonrpc import parse, problems
 from tasks_conformance.client.launch import ClientRun
 from tasks_conformance.client.scenarios import Era, Scenario
 from tasks_conformance.core.protocol import decode_header_value, get_path
@@ -101,6 +102,9 @@ class ScenarioRun:
     # with the client's response as its reply.
     server_requests: tuple[Exchange, ...] = field(default=())
     transport: str = "http"  # how the client reached the scripted server: http, or stdio (it spawned it)
+    # The client's messages that are not a JSON object (not JSON, NaN included, or another JSON
+    # value), each (frame, why): `exchanges` cannot hold them (jsonrpc.py reads them).
+    malformed: tuple[tuple[int, str], ...] = field(default=())
 
     @property
     def called(self) -> bool:
@@ -145,6 +149,22 @@ def exchanges_of(wire: WireLog, seqs: Sequence[int]) -> tuple[Exchange, ...]:
         out.append(Exchange(frame.seq, frame.time, message, frame.http,
                             reply.seq if reply is not None else None, reply.time if reply is not None else None,
                             body if isinstance(body, dict) else None))
+    return tuple(out)
+
+
+def malformed_of(wire: WireLog, seqs: Sequence[int]) -> tuple[tuple[int, str], ...]:
+    """(frame, why) for each message the client sent among the frames `seqs` that is not a JSON
+    object, read strictly (jsonrpc.parse: NaN is not JSON); an HTTP request other than a POST
+    (a GET for a stream, a DELETE of the session) carries no message."""
+    out: list[tuple[int, str]] = []
+    for frame in (wire.get(s) for s in seqs):
+        if frame is None or frame.direction != "in" or (frame.http is not None and frame.http.method != "POST"):
+            continue
+        value, why = parse(frame.data)
+        if why is None and not isinstance(value, dict):
+            why = problems(value)[0][1]
+        if why is not None and len(out) < MAX_EXCHANGES:
+            out.append((frame.seq, why))
     return tuple(out)
 
 

@@ -16,7 +16,7 @@ from typing import Any, cast
 from tasks_conformance import __version__
 from tasks_conformance.client.checks import CLIENT_CHECKS, ClientCheck
 from tasks_conformance.client.checks.registry import CATEGORY
-from tasks_conformance.client.evidence import ScenarioRun, exchanges_of, server_requests_of
+from tasks_conformance.client.evidence import ScenarioRun, exchanges_of, malformed_of, server_requests_of
 from tasks_conformance.client.launch import ClientRun, harness_env, run_client
 from tasks_conformance.client.scenarios import BY_NAME, PROTOCOL_VERSION, SCENARIOS, Era, Scenario, Transport
 from tasks_conformance.client.scripted_http import serving
@@ -104,7 +104,7 @@ async def run_one(scenario: Scenario, era: Era, config: ClientConfig, wire: Wire
         empty = ClientRun(tuple(config.command), False, None, False, 0.0, "", "", None)
         return ScenarioRun(scenario, era, empty, server_problem=f"the scripted server could not listen: {exc}")
     return ScenarioRun(scenario, era, client, exchanges_of(wire, app.seqs), reached=app.requests > 0,
-                       server_requests=server_requests_of(wire, app.seqs))
+                       server_requests=server_requests_of(wire, app.seqs), malformed=malformed_of(wire, app.seqs))
 
 
 async def _run_stdio(scenario: Scenario, era: Era, config: ClientConfig, wire: WireLog,
@@ -121,7 +121,8 @@ async def _run_stdio(scenario: Scenario, era: Era, config: ClientConfig, wire: W
                            transport="stdio")
     seqs = sorted(relay.seqs)
     return ScenarioRun(scenario, era, client, exchanges_of(wire, seqs), reached=relay.requests > 0,
-                       server_requests=server_requests_of(wire, seqs), transport="stdio")
+                       server_requests=server_requests_of(wire, seqs), transport="stdio",
+                       malformed=malformed_of(wire, seqs))
 
 
 async def execute_client(config: ClientConfig, progress: Callable[[str], None] | None = None) -> ClientExecution:
@@ -217,7 +218,7 @@ def _verdict(check: ClientCheck, mine: list[ScenarioRun], config: ClientConfig, 
     needs is missing, or (a check judged from the client's end) while the client of a run it
     needs was stopped at --timeout. A client stopped at --timeout warns on every other check
     that passed."""
-    called = [r for r in mine if r.called]
+    called = [r for r in mine if r.reached and (check.every_run or r.called)]
     if not any(r.reached for r in mine):
         return could_not_run(_unreached(mine, redactor))
     if not called:
@@ -234,7 +235,8 @@ def _verdict(check: ClientCheck, mine: list[ScenarioRun], config: ClientConfig, 
                              details={"origin": "harness", "traceback": traceback.format_exc(limit=5)})
     if verdict.status == "failed":
         return verdict
-    missing = [r for r in mine if not r.called and check.needs_scenario(r.name)]
+    judged = {id(r) for r in called}
+    missing = [r for r in mine if id(r) not in judged and check.needs_scenario(r.name)]
     if missing:
         unreached = [r for r in missing if not r.reached]
         return could_not_run(_unreached(unreached, redactor) if unreached else UNCALLED,

@@ -13,6 +13,7 @@ from typing import Any
 from tasks_conformance.client.checks.cancel import judge_cancel
 from tasks_conformance.client.checks.expiry import judge_expiry
 from tasks_conformance.client.checks.following import Cadence, judge_cadence
+from tasks_conformance.client.checks.framing import DESCRIPTION, judge_framing
 from tasks_conformance.client.checks.registry import client_check
 from tasks_conformance.client.evidence import Exchange, ScenarioRun, shown
 from tasks_conformance.client.scenarios import LEGACY_TOOLS, scenario_names
@@ -374,3 +375,16 @@ def input_answered(runs: list[ScenarioRun]) -> Verdict:
 )
 def task_expiry(runs: list[ScenarioRun]) -> Verdict:
     return judge_expiry(runs, scenario=EXPIRY, methods=TASK_METHODS)
+
+
+@client_check(
+    id="tasks-client-legacy-wire-framing",
+    title="Every message the client sent is JSON-RPC 2.0, and no two requests in flight share an id (2025-11-25)",
+    description=DESCRIPTION,
+    requirements=("C-LEG-MUST-14", "C-LEG-MUST-15"),
+    scenarios=LEGACY_RUNS,
+    needs=(),
+    every_run=True,
+)
+def wire_framing(runs: list[ScenarioRun]) -> Verdict:
+    return judge_framing(runs, framing="C-LEG-MUST-14", id_rule="C-LEG-MUST-15")

@@ -37,6 +37,9 @@ class ClientCheck:
     # live, the outcome line): a client stopped at --timeout makes it could-not-run; any other
     # check warns that the client hung, and is judged on what it sent.
     ends: bool = False
+    # Judged on every run that reached the scripted server, whether or not its client made the
+    # scenario's request: a check of what every message is, not of what the scenario is about.
+    every_run: bool = False
 
     @property
     def area(self) -> str:
@@ -55,12 +58,12 @@ CLIENT_CHECKS: dict[str, ClientCheck] = {}
 def client_check(*, id: str, title: str, description: str, requirements: tuple[str, ...],
                  scenarios: tuple[str, ...] = (), permits: tuple[str, ...] = (),
                  outcome_line: bool = False, needs: tuple[str, ...] | None = None,
-                 ends: bool = False) -> Callable[[Judge], Judge]:
+                 ends: bool = False, every_run: bool = False) -> Callable[[Judge], Judge]:
     def register(fn: Judge) -> Judge:
         if id in CLIENT_CHECKS:
             raise ValueError(f"client check {id!r} registered twice")
         CLIENT_CHECKS[id] = ClientCheck(id, title, description, requirements, scenarios, fn, permits, outcome_line,
-                                        needs, ends)
+                                        needs, ends, every_run)
         return fn
 
     return register
