@@ -464,6 +464,7 @@ LEGACY_RULES: dict[str, Callable[[Run], bool]] = {
     "C-LEG-MUST-08": _elicitation_unrelated,
     "C-LEG-MUST-10": lambda run: bool(run.requests("tasks/update")) or any(_declares(r) for r in run.log),
     "C-LEG-MUST-12": lambda run: any("tasks" in r.params.get("capabilities", {}) for r in run.requests("initialize")),
+    "C-LEG-MUST-15": lambda run: not _ids_unique(run),
     "C-LEG-SHOULD-02": _legacy_early_polls,
     "C-LEG-SHOULD-05": lambda run: any(get_path(r.params, "_meta", META_RELATED_TASK) is not None
                                        for r in run.requests("tasks/get", "tasks/result", "tasks/cancel")),
@@ -527,7 +528,8 @@ CASES = {
     "legacy-related-meta-on-get": "legacy-task", "no-protocol-version-header": "task",
     "legacy-polls-fast": "legacy-task", "legacy-extension-meta": "legacy-task",
     "legacy-cancel-undeclared": "legacy-cancel-undeclared", "legacy-elicitation-untagged": "legacy-input",
-    "polls-gone-task": "expiry", "legacy-polls-gone-task": "legacy-expiry",
+    "polls-gone-task": "expiry", "legacy-polls-gone-task": "legacy-expiry", "null-id": "task",
+    "legacy-null-id": "legacy-task",
 }
 
 

@@ -32,10 +32,10 @@ FAMILIES = {
     "C-EXT-MUST": 16,
     "C-EXT-SHOULD": 12,
     "C-EXT-MAY": 7,
-    "C-CORE-MUST": 11,
+    "C-CORE-MUST": 12,
     "C-CORE-SHOULD": 3,
     "C-CORE-MAY": 1,
-    "C-LEG-MUST": 13,
+    "C-LEG-MUST": 15,
     "C-LEG-SHOULD": 9,
     "C-LEG-MAY": 5,
 }

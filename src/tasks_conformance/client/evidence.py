@@ -5,17 +5,41 @@ what its process did. Checks read these and never the scripted server's state.
 
 from __future__ import annotations
 
+import json
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
+from tasks_conformance.client.jsonrpc import parse, problems
 from tasks_conformance.client.launch import ClientRun
 from tasks_conformance.client.scenarios import Era, Scenario
 from tasks_conformance.core.protocol import decode_header_value, get_path
+from tasks_conformance.core.text import one_line
 from tasks_conformance.core.wirelog import Frame, HttpMeta, WireLog
 from tasks_conformance.core.wires import CreatedTask
 
 MAX_EXCHANGES = 10_000  # a client that floods the scripted server is judged on its first requests
+# A string the client controls (a method, an id, a value of its outcome line) is quoted in a message
+# at most this long (README: "Limits"); client/runner.py bounds a whole message, warning and detail.
+SHOWN_CHARS = 80
+
+
+def shown(value: object) -> str:
+    """A value the client sent, as a message quotes it: on one line, control characters visible,
+    at most SHOWN_CHARS characters (a longer one says how long it was)."""
+    text = value if isinstance(value, str) else repr(value)
+    if len(text) <= SHOWN_CHARS:
+        return one_line(text)
+    return one_line(text, SHOWN_CHARS) + f" ({len(text)} characters)"
+
+
+def id_key(value: Any) -> str:
+    """A JSON-RPC id as a key: any JSON value the client sent (an array or an object too, which
+    cannot key a dict), with true never the same as 1."""
+    try:
+        return json.dumps(value, sort_keys=True, separators=(",", ":"))
+    except (ValueError, TypeError, RecursionError):
+        return repr(value)
 
 
 @dataclass(frozen=True)
@@ -78,6 +102,16 @@ class ScenarioRun:
     # with the client's response as its reply.
     server_requests: tuple[Exchange, ...] = field(default=())
     transport: str = "http"  # how the client reached the scripted server: http, or stdio (it spawned it)
+    # The client's messages that are not a JSON object (not JSON, NaN included, or another JSON
+    # value), each (frame, why): `exchanges` cannot hold them (jsonrpc.py reads them).
+    malformed: tuple[tuple[int, str], ...] = field(default=())
+
+    @property
+    def called(self) -> bool:
+        """Whether the client made the request the scenario is about (tools/call, or the
+        context's request): without it the scenario showed nothing of the client."""
+        method = self.scenario.request_method
+        return any(e.is_request and e.method == method for e in self.exchanges)
 
     def sent(self, *methods: str) -> Iterator[Exchange]:
         return (e for e in self.exchanges if e.method in methods)
@@ -115,6 +149,22 @@ def exchanges_of(wire: WireLog, seqs: Sequence[int]) -> tuple[Exchange, ...]:
         out.append(Exchange(frame.seq, frame.time, message, frame.http,
                             reply.seq if reply is not None else None, reply.time if reply is not None else None,
                             body if isinstance(body, dict) else None))
+    return tuple(out)
+
+
+def malformed_of(wire: WireLog, seqs: Sequence[int]) -> tuple[tuple[int, str], ...]:
+    """(frame, why) for each message the client sent among the frames `seqs` that is not a JSON
+    object, read strictly (jsonrpc.parse: NaN is not JSON); an HTTP request other than a POST
+    (a GET for a stream, a DELETE of the session) carries no message."""
+    out: list[tuple[int, str]] = []
+    for frame in (wire.get(s) for s in seqs):
+        if frame is None or frame.direction != "in" or (frame.http is not None and frame.http.method != "POST"):
+            continue
+        value, why = parse(frame.data)
+        if why is None and not isinstance(value, dict):
+            why = problems(value)[0][1]
+        if why is not None and len(out) < MAX_EXCHANGES:
+            out.append((frame.seq, why))
     return tuple(out)
 
 

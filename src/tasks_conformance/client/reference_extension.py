@@ -93,6 +93,10 @@ class ExtensionFlow(Flow):
 
     async def run(self) -> Outcome:
         method, params = self.first_request()
+        if self.dev.null_id:
+            ping = self.with_meta("ping", {})
+            await self.link.exchange({"jsonrpc": "2.0", "id": None, "method": "ping", "params": ping},
+                                     self.headers("ping", ping), None)
         reply = await self.call_with_input(method, params)
         if isinstance(reply, Outcome):
             return reply

@@ -75,6 +75,8 @@ class LegacyFlow(Flow):
         self.version_header = version if isinstance(version, str) else VERSION
         self.capabilities = init.result.get("capabilities")
         await self.link.notify("notifications/initialized", None, self.headers())
+        if self.dev.legacy_null_id:
+            await self.link.exchange({"jsonrpc": "2.0", "id": None, "method": "ping"}, self.headers(), None)
         request = self.opt.request
         if request is not None:
             given = request.get("params")

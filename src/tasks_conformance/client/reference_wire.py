@@ -91,6 +91,8 @@ class Deviations:
     polls_gone_task: bool = False  # polls a task the server reported not found 4 more times (policy P-45)
     legacy_cancel_undeclared: bool = False  # tasks/cancel to a server that declared no tasks.cancel (C-LEG-SHOULD-07)
     legacy_elicitation_untagged: bool = False  # an elicitation answered without the task's _meta (C-LEG-MUST-08)
+    null_id: bool = False  # one ping with id null before the call, its answer ignored (C-CORE-MUST-11)
+    legacy_null_id: bool = False  # the same on 2025-11-25, after initialize (C-LEG-MUST-15)
 
 
 NO_DEVIATIONS = Deviations()

@@ -5,16 +5,18 @@ from __future__ import annotations
 
 import os
 import shlex
+import sys
 import time
-from collections.abc import Callable, Sequence
-from dataclasses import dataclass, field
+import traceback
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass, field, replace
 from datetime import UTC, datetime
-from typing import cast
+from typing import Any, cast
 
 from tasks_conformance import __version__
 from tasks_conformance.client.checks import CLIENT_CHECKS, ClientCheck
 from tasks_conformance.client.checks.registry import CATEGORY
-from tasks_conformance.client.evidence import ScenarioRun, exchanges_of, server_requests_of
+from tasks_conformance.client.evidence import ScenarioRun, exchanges_of, malformed_of, server_requests_of
 from tasks_conformance.client.launch import ClientRun, harness_env, run_client
 from tasks_conformance.client.scenarios import BY_NAME, PROTOCOL_VERSION, SCENARIOS, Era, Scenario, Transport
 from tasks_conformance.client.scripted_http import serving
@@ -22,7 +24,16 @@ from tasks_conformance.client.scripted_stdio import scripted_server
 from tasks_conformance.client.stdio_relay import relaying
 from tasks_conformance.core.causes import Cause, CauseKind
 from tasks_conformance.core.profiles import CLIENT_PROFILES, DEFAULT_PROFILE
-from tasks_conformance.core.result import CheckResult, Discovery, RunResult, decide_outcome, incomplete_reason
+from tasks_conformance.core.redact import Redactor
+from tasks_conformance.core.result import (
+    CheckResult,
+    CheckWarning,
+    Discovery,
+    RunResult,
+    decide_outcome,
+    incomplete_reason,
+)
+from tasks_conformance.core.text import one_line
 from tasks_conformance.core.verdict import Verdict, could_not_run
 from tasks_conformance.core.wirelog import WireLog, frames_text, in_lane
 from tasks_conformance.core.wires import Wire
@@ -44,6 +55,10 @@ class ClientConfig:
     # both (`client demo`): each scenario once over each.
     transport: str = "http"
     profile: str = DEFAULT_PROFILE  # a key of profiles.CLIENT_PROFILES: which checks, and the score's id
+    env: Mapping[str, str] = field(default_factory=dict)  # -e: added to the client's environment
+    # What no output may show (-e values, secret-looking flags of the command): the run's Redactor's.
+    secrets: tuple[str, ...] = ()
+    debug: bool = False  # --debug: an internal error in a check prints its traceback on stderr
 
     @property
     def transports(self) -> tuple[Transport, ...]:
@@ -55,7 +70,9 @@ class ClientConfig:
                 and (not self.scenarios or s.name in self.scenarios)]
 
     def target(self) -> str:
-        return " ".join(self.command)
+        """The client's command line as the server mode shows its stdio command (shell-quoted);
+        reports show it through the run's Redactor."""
+        return shlex.join(self.command)
 
     def judges(self, check: ClientCheck) -> bool:
         """Whether a check belongs to this run: it reads a scenario of one of the chosen eras (a
@@ -76,7 +93,7 @@ class ClientExecution:
 
 async def run_one(scenario: Scenario, era: Era, config: ClientConfig, wire: WireLog,
                   transport: Transport = "http") -> ScenarioRun:
-    env = harness_env(scenario.name, PROTOCOL_VERSION[era], scenario.context_for(era))
+    env = {**config.env, **harness_env(scenario.name, PROTOCOL_VERSION[era], scenario.context_for(era))}
     if transport == "stdio":
         return await _run_stdio(scenario, era, config, wire, env)
     app = scripted_server(scenario, wire)
@@ -87,7 +104,7 @@ async def run_one(scenario: Scenario, era: Era, config: ClientConfig, wire: Wire
         empty = ClientRun(tuple(config.command), False, None, False, 0.0, "", "", None)
         return ScenarioRun(scenario, era, empty, server_problem=f"the scripted server could not listen: {exc}")
     return ScenarioRun(scenario, era, client, exchanges_of(wire, app.seqs), reached=app.requests > 0,
-                       server_requests=server_requests_of(wire, app.seqs))
+                       server_requests=server_requests_of(wire, app.seqs), malformed=malformed_of(wire, app.seqs))
 
 
 async def _run_stdio(scenario: Scenario, era: Era, config: ClientConfig, wire: WireLog,
@@ -104,7 +121,8 @@ async def _run_stdio(scenario: Scenario, era: Era, config: ClientConfig, wire: W
                            transport="stdio")
     seqs = sorted(relay.seqs)
     return ScenarioRun(scenario, era, client, exchanges_of(wire, seqs), reached=relay.requests > 0,
-                       server_requests=server_requests_of(wire, seqs), transport="stdio")
+                       server_requests=server_requests_of(wire, seqs), transport="stdio",
+                       malformed=malformed_of(wire, seqs))
 
 
 async def execute_client(config: ClientConfig, progress: Callable[[str], None] | None = None) -> ClientExecution:
@@ -114,7 +132,7 @@ async def execute_client(config: ClientConfig, progress: Callable[[str], None] |
     started_at = datetime.now(UTC).replace(microsecond=0, tzinfo=None).isoformat()
     planned = config.planned()
     done: dict[int, ScenarioRun] = {}
-    wire = WireLog()
+    wire = WireLog(Redactor(config.secrets))
     limiter = anyio.Semaphore(max(1, config.jobs))
     say = progress or (lambda _text: None)
 
@@ -129,8 +147,8 @@ async def execute_client(config: ClientConfig, progress: Callable[[str], None] |
         for i, (scenario, era, transport) in enumerate(planned):
             tg.start_soon(one, i, scenario, era, transport)
     runs = [done[i] for i in range(len(planned))]
-    checks = [judge(check, runs, wire, config.profile) for check in CLIENT_CHECKS.values() if config.judges(check)]
-    target = config.target()
+    checks = [judge(check, runs, wire, config) for check in CLIENT_CHECKS.values() if config.judges(check)]
+    target = wire.redactor.text(config.target())
     outcome = decide_outcome(checks)
     result = RunResult(
         outcome=outcome, target=target, durationMs=int((time.monotonic() - started) * 1000),
@@ -142,22 +160,23 @@ async def execute_client(config: ClientConfig, progress: Callable[[str], None] |
     return ClientExecution(result, runs, wire)
 
 
-def _unreached(runs: Sequence[ScenarioRun]) -> Cause:
-    """Why no run of a check's scenarios reached the scripted server, said once for all checks."""
+def _unreached(runs: Sequence[ScenarioRun], redactor: Redactor) -> Cause:
+    """Why no run of a check's scenarios reached the scripted server, said once for all checks
+    (the client's stderr quoted through the run's Redactor, and cut)."""
     run = runs[0]
     c = run.client
     if run.server_problem:
         return Cause(run.server_problem, CauseKind.HARNESS, "")
     if not c.started:
-        return Cause(f"the client command could not be started: {c.start_error}", CauseKind.SETTING,
+        return Cause(redactor.text(f"the client command could not be started: {c.start_error}"), CauseKind.SETTING,
                      "check --command", ("--command",))
     if c.timed_out:
         what = f"the client sent nothing to the scripted server and was stopped after --timeout {c.duration_s:.0f} s"
     else:
         what = f"the client exited with code {c.exit_code} without sending anything to the scripted server"
-    tail = c.stderr_tail.strip().splitlines()[-1:] if c.stderr_tail.strip() else []
+    tail = redactor.text(c.stderr_tail).strip().splitlines()[-1:]
     if tail:
-        what += f"; its stderr ends: {tail[0][:200]}"
+        what += f"; its stderr ends: {one_line(tail[0], STDERR_LINE_CHARS)}"
     if run.transport == "stdio":
         fix = ("check that --command starts the client and that it spawns the server command given as its last "
                "argument (or, as a JSON array, in MCP_CONFORMANCE_SERVER_COMMAND) and talks to it on stdio")
@@ -166,35 +185,109 @@ def _unreached(runs: Sequence[ScenarioRun]) -> Cause:
     return Cause(what, CauseKind.SETTING, fix, ("--command", "--transport"))
 
 
+# A scenario whose client never made the request it is about showed nothing of the client: every
+# check that needs the scenario could not run, for this one cause (stated once in the report).
+UNCALLED = Cause("the client never called the tool: no tools/call of MCP_CONFORMANCE_CONTEXT's toolName (nor, in a "
+                 "scenario whose context has a `request`, that request)", CauseKind.SETTING,
+                 "have the harness call MCP_CONFORMANCE_CONTEXT's toolName with its arguments, or send the "
+                 "context's `request` where it has one", ("--command",))
+# A client stopped at --timeout: what it had done by its end is not known (stated once too).
+HUNG = Cause("the client did not exit by itself within --timeout and was stopped, so what it did by its end is "
+             "not known", CauseKind.SETTING, "make the client exit once its call has ended, or raise --timeout",
+             ("--timeout",))
 # --profile full: a check judged from the outcome line could not run without one (policy P-36).
 NO_OUTCOME_LINE = Cause("the harness printed no TASKS-CONFORMANCE-OUTCOME line, so what the client showed its user "
                         "cannot be judged", CauseKind.SETTING,
                         'make the harness print one line TASKS-CONFORMANCE-OUTCOME {"status", "isError", "error"} '
                         "on stdout (or use --profile standard)", ("--command",))
+# What a report quotes of the client's stderr, and how long a message, a warning or a detail's
+# string of a client check may be (README: "Limits"): whatever the client sends, a report stays small.
+STDERR_LINE_CHARS = 200
+MAX_TEXT_CHARS = 2_000
+MAX_DETAIL_ITEMS = 40
 
 
-def judge(check: ClientCheck, runs: list[ScenarioRun], wire: WireLog, profile: str = DEFAULT_PROFILE) -> CheckResult:
+def _lane(run: ScenarioRun) -> str:
+    return f"{run.name} ({run.era}, {run.transport})"
+
+
+def _verdict(check: ClientCheck, mine: list[ScenarioRun], config: ClientConfig, redactor: Redactor) -> Verdict:
+    """The check's verdict on its runs: could not run when none of them shows the client (it never
+    reached the scripted server, or never made the scenario's request), judged on the runs that
+    do; a failure stands on what was seen, anything else could not run while a run the check
+    needs is missing, or (a check judged from the client's end) while the client of a run it
+    needs was stopped at --timeout. A client stopped at --timeout warns on every other check
+    that passed."""
+    called = [r for r in mine if r.reached and (check.every_run or r.called)]
+    if not any(r.reached for r in mine):
+        return could_not_run(_unreached(mine, redactor))
+    if not called:
+        return could_not_run(UNCALLED, details={"uncalled": [_lane(r) for r in mine]})
+    if config.profile == "full" and check.outcome_line and all(r.client.outcome is None for r in called):
+        return could_not_run(NO_OUTCOME_LINE)
+    try:
+        verdict = check.judge(called)
+    except Exception as exc:  # our own bug: this check is incomplete, never a crash
+        if config.debug:
+            traceback.print_exc(file=sys.stderr)
+        return could_not_run(Cause(f"internal error in this check (a tasks-conformance bug): {type(exc).__name__}: "
+                                   f"{exc}", CauseKind.HARNESS, ""),
+                             details={"origin": "harness", "traceback": traceback.format_exc(limit=5)})
+    if verdict.status == "failed":
+        return verdict
+    judged = {id(r) for r in called}
+    missing = [r for r in mine if id(r) not in judged and check.needs_scenario(r.name)]
+    if missing:
+        unreached = [r for r in missing if not r.reached]
+        return could_not_run(_unreached(unreached, redactor) if unreached else UNCALLED,
+                             details={"uncalled": [_lane(r) for r in missing]})
+    hung = [r for r in called if r.client.timed_out]
+    if check.ends and any(check.needs_scenario(r.name) for r in hung):
+        return could_not_run(HUNG, details={"stopped": [_lane(r) for r in hung]})
+    if hung and verdict.status == "passed":
+        said = (f"the client did not exit by itself within --timeout in {', '.join(map(_lane, hung[:3]))}"
+                f"{' and more' if len(hung) > 3 else ''}: it was stopped, and is judged on what it sent before")
+        return replace(verdict, warnings=(*verdict.warnings, CheckWarning(said)))
+    return verdict
+
+
+def _cut(text: str) -> str:
+    return text if len(text) <= MAX_TEXT_CHARS else text[:MAX_TEXT_CHARS - 1] + f"… ({len(text)} characters)"
+
+
+def _bounded(value: Any, depth: int = 0) -> Any:
+    """A verdict's details (redacted first: a cut through a secret would hide it from the Redactor)
+    with every string cut to MAX_TEXT_CHARS and every list to MAX_DETAIL_ITEMS items."""
+    if isinstance(value, str):
+        return _cut(value)
+    if depth > 8:
+        return "[too deep]"
+    if isinstance(value, dict):
+        return {_cut(str(k)): _bounded(v, depth + 1) for k, v in value.items()}
+    if isinstance(value, list | tuple):
+        return [_bounded(v, depth + 1) for v in value[:MAX_DETAIL_ITEMS]]
+    return value
+
+
+
+def judge(check: ClientCheck, runs: list[ScenarioRun], wire: WireLog, config: ClientConfig) -> CheckResult:
     t0 = time.monotonic()
+    redactor = wire.redactor
     mine = [r for r in runs if check.reads(r.name)]
-    reached = [r for r in mine if r.reached]
     if not mine:
         verdict = Verdict("skipped", "none of its scenarios was selected", "not-applicable")  # type: ignore[arg-type]
-    elif not reached:
-        verdict = could_not_run(_unreached(mine))
-    elif profile == "full" and check.outcome_line and all(r.client.outcome is None for r in reached):
-        verdict = could_not_run(NO_OUTCOME_LINE)
     else:
-        try:
-            verdict = check.judge(reached)
-        except Exception as exc:  # our own bug: this check is incomplete, never a crash
-            verdict = could_not_run(Cause(f"internal error in this check (a tasks-conformance bug): "
-                                          f"{type(exc).__name__}: {exc}", CauseKind.HARNESS, ""))
+        verdict = _verdict(check, mine, config, redactor)
     seqs = sorted(set(verdict.evidence))
+    cause = verdict.cause
+    if cause is not None:
+        cause = replace(cause, text=_cut(redactor.text(cause.text)))
     return CheckResult(
         id=check.id, category=CATEGORY, area=check.area, title=check.title, description=check.description,
         requirements=list(check.requirements), broken=[r for r in check.requirements if r in verdict.broken],
-        cause=verdict.cause, status=verdict.status, skipReason=verdict.skip_reason,  # type: ignore[arg-type]
-        message=verdict.message, warnings=list(verdict.warnings), evidence=seqs,
-        details=dict(verdict.details), durationMs=int((time.monotonic() - t0) * 1000),
-        frames=frames_text(wire, seqs),
+        cause=cause, status=verdict.status, skipReason=verdict.skip_reason,  # type: ignore[arg-type]
+        message=_cut(redactor.text(verdict.message)), message_policies=list(verdict.message_policies),
+        warnings=[replace(w, text=_cut(redactor.text(w.text))) for w in verdict.warnings],
+        evidence=seqs, details=_bounded(redactor.json(dict(verdict.details))),
+        durationMs=int((time.monotonic() - t0) * 1000), frames=frames_text(wire, seqs),
     )

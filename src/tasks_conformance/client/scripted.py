@@ -14,6 +14,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
+from tasks_conformance.client.evidence import shown
 from tasks_conformance.client.scenarios import TOOL, Script, Snapshot
 from tasks_conformance.client.scripted_http import Answer, Fault, ScriptedHttp, now_iso, rpc_error, rpc_result
 from tasks_conformance.core.protocol import (
@@ -127,7 +128,7 @@ class ScriptedServer(ScriptedHttp):
             return 202, None  # a notification: accepted, nothing to answer
         handler = _METHODS.get(method)
         if handler is None:
-            return 200, rpc_error(rid, ERR_METHOD_NOT_FOUND, f"method not found: {method}")
+            return 200, rpc_error(rid, ERR_METHOD_NOT_FOUND, f"method not found: {shown(method)}")
         outcome = handler(self, params if isinstance(params, dict) else {})
         if isinstance(outcome, Fault):
             return outcome.http_status, rpc_error(rid, outcome.code, outcome.message)

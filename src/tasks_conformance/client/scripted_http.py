@@ -14,11 +14,13 @@ from dataclasses import dataclass
 from datetime import UTC, datetime
 from typing import Any
 
+from tasks_conformance.client.jsonrpc import parse, strict_error
 from tasks_conformance.core.wirelog import HttpMeta, WireLog
 
 ENDPOINT = "/mcp"
 MAX_BODY = 1024 * 1024  # a client's request is small; a larger body is not read on
 SSE = "text/event-stream"
+INCOMPLETE_BODY = "incomplete body: the client went before sending all of it (not a request)"
 
 Scope = MutableMapping[str, Any]
 Message = MutableMapping[str, Any]
@@ -68,27 +70,39 @@ class ScriptedHttp:
         self.seqs: list[int] = []
 
     async def respond(self, message: Any) -> Answer:
-        """The answer to one JSON-RPC message (None when the body is not JSON)."""
+        """The answer to one JSON-RPC message."""
         raise NotImplementedError
+
+    async def strict_respond(self, message: Any, not_json: str | None) -> Answer:
+        """What a strict JSON-RPC peer answers (jsonrpc.py): -32700 for what is not JSON, -32600
+        for an invalid message (a bad id answered with id null), with nothing of it echoed; a
+        message that is one gets the era's `respond`."""
+        error = strict_error(message, not_json)
+        return Answer(400, error) if error is not None else await self.respond(message)
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         if scope["type"] != "http":
             return
-        headers = tuple((k.decode("latin-1"), v.decode("latin-1")) for k, v in scope.get("headers", []))
-        url = f"http://{_host(headers)}{scope.get('path', '')}"
-        body = await _read_body(receive)
+        raw_headers = tuple((k.decode("latin-1"), v.decode("latin-1")) for k, v in scope.get("headers", []))
+        url = f"http://{_host(raw_headers)}{scope.get('path', '')}"
+        # The client's credentials (Authorization, Cookie, X-Api-Key…) and the run's secrets are
+        # redacted as they are recorded, as the server mode's HTTP transport records its own.
+        headers = tuple(self.wire.redactor.headers(raw_headers))
+        body, complete = await _read_body(receive)
         meta = HttpMeta(scope.get("method", ""), url, request_headers=headers)
+        if not complete:
+            # The client went (or the scenario ended) before its body did: no request was made.
+            # Kept in the log for the record, outside the scenario's frames, never answered.
+            self.wire.record("in", "http", body, http=meta, note=INCOMPLETE_BODY)
+            return
         inbound = self.wire.record("in", "http", body, http=meta)
         self.seqs.append(inbound.seq)
         if scope.get("method") != "POST" or scope.get("path") != ENDPOINT:
             await _respond(send, 405 if scope.get("path") == ENDPOINT else 404, b"")
             return
-        try:
-            message = json.loads(body)
-        except (ValueError, RecursionError):
-            message = None
+        message, not_json = parse(body)
         self.requests += 1
-        answer = await self.respond(message)
+        answer = await self.strict_respond(message, not_json)
         if answer.events is not None:
             rid = message.get("id") if isinstance(message, dict) else None
             await self._stream(send, answer, HttpMeta("POST", url, answer.status, headers,
@@ -121,20 +135,21 @@ def _host(headers: tuple[tuple[str, str], ...]) -> str:
     return next((v for k, v in headers if k.lower() == "host"), "127.0.0.1")
 
 
-async def _read_body(receive: Receive) -> bytes:
+async def _read_body(receive: Receive) -> tuple[bytes, bool]:
+    """(the body, at most MAX_BODY bytes of it; whether it was received to its end). A client that
+    disconnects mid-body, or is stopped while sending it, sent no request."""
     chunks: list[bytes] = []
     size = 0
     while True:
         message = await receive()
         if message.get("type") != "http.request":
-            break
+            return b"".join(chunks), False
         chunk = message.get("body", b"")
         if size < MAX_BODY:
             chunks.append(chunk[: MAX_BODY - size])
         size += len(chunk)
         if not message.get("more_body"):
-            break
-    return b"".join(chunks)
+            return b"".join(chunks), True
 
 
 async def _respond(send: Send, status: int, data: bytes, extra: tuple[tuple[str, str], ...] = ()) -> None:

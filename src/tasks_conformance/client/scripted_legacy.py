@@ -31,6 +31,7 @@ from collections.abc import AsyncIterator, Callable
 from dataclasses import dataclass, field
 from typing import Any
 
+from tasks_conformance.client.evidence import shown
 from tasks_conformance.client.scenarios import LEGACY_TOOLS, LegacyScript, Snapshot
 from tasks_conformance.client.scripted import TaskState, find_task
 from tasks_conformance.client.scripted_http import Answer, Fault, ScriptedHttp, now_iso, rpc_error, rpc_result
@@ -101,7 +102,7 @@ class LegacyScriptedServer(ScriptedHttp):
             return self._tasks_result(rid, params)
         handler = _METHODS.get(method)
         outcome = handler(self, params) if handler is not None else Fault(ERR_METHOD_NOT_FOUND,
-                                                                           f"method not found: {method}")
+                                                                           f"method not found: {shown(method)}")
         if isinstance(outcome, Fault):
             return Answer(outcome.http_status, rpc_error(rid, outcome.code, outcome.message))
         return Answer(200, rpc_result(rid, outcome))

@@ -31,6 +31,7 @@ import sys
 import threading
 from typing import Any
 
+from tasks_conformance.client.jsonrpc import parse
 from tasks_conformance.client.scenarios import BY_NAME, LegacyScript, Scenario
 from tasks_conformance.client.scripted import ScriptedServer
 from tasks_conformance.client.scripted_http import Answer, ScriptedHttp
@@ -111,12 +112,9 @@ async def serve(app: ScriptedHttp, wire: WireLog) -> None:
                 os._exit(0)  # the client closed our stdout: it has gone
 
     async def handle(line: bytes, seq: int) -> None:
-        try:
-            message: Any = json.loads(line)
-        except (ValueError, RecursionError):
-            message = None
+        message, not_json = parse(line)
         rid = message.get("id") if isinstance(message, dict) else None
-        answer: Answer = await app.respond(message)
+        answer: Answer = await app.strict_respond(message, not_json)
         if answer.events is not None:
             async for event in answer.events:
                 reply = "method" not in event and event.get("id") == rid

@@ -50,7 +50,8 @@ def runner_config(config: ClientRunConfig) -> ClientConfig:
 
     return ClientConfig(command=config.command, eras=config.eras, scenarios=config.scenarios,  # type: ignore[arg-type]
                         timeout_s=config.timeout_ms / 1000, jobs=config.jobs or os.cpu_count() or 2,
-                        cwd=config.cwd, transport=config.transport, profile=config.profile)
+                        cwd=config.cwd, transport=config.transport, profile=config.profile,
+                        env=dict(config.env), secrets=config.secrets(), debug=config.output.debug)
 
 
 async def execute_client_run(config: ClientRunConfig, progress: Callable[[str], None] | None = None,

@@ -163,9 +163,10 @@ class RunOptions:
     cwd: str | None = setting(None, "--cwd", "DIR", PATH, CONN,
                  "Working directory for --command", subjects=BOTH)
     env: tuple[str, ...] = setting((), "--env", "NAME=VALUE", ENV, CONN,
-                 "Added to the server's environment (repeatable); reports show [REDACTED] for every value unless --show-env NAME", short="-e", pytest=True)
+                 "Added to the server's environment (repeatable); reports show [REDACTED] for every value unless --show-env NAME", short="-e", pytest=True, subjects=BOTH,
+                 client_help="Added to the client's environment, in every scenario (repeatable); reports show [REDACTED] for every value unless --show-env NAME")
     show_env: tuple[str, ...] = setting((), "--show-env", "NAME", MANY, CONN,
-                 "Let reports show this -e variable's value (repeatable; never a secret-looking name's, nor a password in a URL)")
+                 "Let reports show this -e variable's value (repeatable; never a secret-looking name's, nor a password in a URL)", subjects=BOTH)
     headers: tuple[str, ...] = setting((), "--header", "'NAME: VALUE'", HEADERS, CONN,
                  "Sent on every HTTP request (repeatable; default: the lines of $TASKS_CONFORMANCE_HEADERS)", env=HEADERS_ENV, pytest=True)
     access_token: str | None = setting(None, "--access-token", "TOKEN|@FILE|-", TEXT, CONN,

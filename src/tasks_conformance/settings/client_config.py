@@ -3,6 +3,7 @@
 
 The client's settings are the schema's fields whose subjects include CLIENT (settings/): its
 `command`, `era`, `scenarios`, `timeout_ms` (per scenario), `jobs`, `transport`, `profile`,
+`env` and `show_env` (the client's -e variables, hidden in every output as the server's are),
 and the report and baseline settings the server's runs have. What reports and the baseline read
 is a `RunConfig` (`output`), so the server's report writers and baseline step serve a client run
 unchanged. The scenarios and checks are the client subject's (client/, a layer above): the
@@ -16,10 +17,10 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 
 from tasks_conformance.core.errors import UsageError
-from tasks_conformance.core.flag_values import parse_reporter
+from tasks_conformance.core.flag_values import parse_env, parse_reporter
 from tasks_conformance.core.profiles import CLIENT_PROFILES
 from tasks_conformance.settings import CLIENT, CLIENT_ERAS, SETTINGS, RunOptions
-from tasks_conformance.settings.config import Catalog, RunConfig, _baseline
+from tasks_conformance.settings.config import Catalog, RunConfig, _baseline, show_env
 
 CLIENT_TRANSPORTS = ("http", "stdio")
 
@@ -48,6 +49,12 @@ class ClientRunConfig:
     profile: str
     cwd: str | None
     output: RunConfig
+    env: Mapping[str, str] = field(default_factory=dict)  # -e: added to the client's environment
+
+    def secrets(self) -> tuple[str, ...]:
+        """What no output may show: every -e value not named by --show-env, and the values of
+        secret-looking flags on the client's command line (the server run's rules, `RunConfig.secrets`)."""
+        return tuple(self.output.secrets())
 
 
 def client_fields() -> frozenset[str]:
@@ -82,16 +89,19 @@ def build_client_run_config(options: RunOptions, catalog: ClientCatalog) -> Clie
     if options.format is not None and options.format not in ("human", "json"):
         raise UsageError(f"--format must be human or json, got {options.format!r}")
     argv = _argv(options.command) + options.args
+    env = dict(parse_env(e) for e in options.env)
     baseline = _baseline(options, Catalog(catalog.check_ids))
-    output = RunConfig(transport="stdio", command=argv, cwd=options.cwd, profile=options.profile,
+    output = RunConfig(transport="stdio", command=argv, cwd=options.cwd, env=env, profile=options.profile,
                        timeout_ms=options.timeout_ms, format=options.format,  # type: ignore[arg-type]  # checked above
                        reporters=tuple(parse_reporter(r) for r in options.reporters), quiet=options.quiet,
                        verbose=options.verbose, wire_log=options.wire_log, debug=options.debug,
                        junit_suite_name=options.junit_suite_name, baseline=baseline,
                        update_baseline=options.update_baseline)
+    if options.show_env:
+        output = show_env(output, options.show_env)
     return ClientRunConfig(command=argv, transport=transport, eras=eras, scenarios=scenarios,
                            timeout_ms=options.timeout_ms, jobs=options.jobs, profile=options.profile,
-                           cwd=options.cwd, output=output)
+                           cwd=options.cwd, output=output, env=env)
 
 
 def _argv(command: str) -> tuple[str, ...]:

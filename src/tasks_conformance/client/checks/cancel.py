@@ -7,9 +7,8 @@ from __future__ import annotations
 
 from collections.abc import Callable, Iterable
 
-from tasks_conformance.client.evidence import Exchange, ScenarioRun
+from tasks_conformance.client.evidence import Exchange, ScenarioRun, id_key
 from tasks_conformance.core.causes import setting
-from tasks_conformance.core.protocol import get_path
 from tasks_conformance.core.result import CheckWarning
 from tasks_conformance.core.verdict import Verdict, could_not_run, failed, not_applicable, passed, warn
 
@@ -21,9 +20,10 @@ def judge_cancel(runs: list[ScenarioRun], *, rule: str, scenario: str,
     when the client never got to the point of cancelling (or None when it did)."""
     warnings: list[CheckWarning] = []
     for run in runs:
-        by_id = {e.message.get("id"): e for e in creates(run)}
+        # Keyed by the id's JSON text: a client may send any JSON value as an id (an array, an object).
+        by_id = {id_key(e.message.get("id")): e for e in creates(run)}
         for n in run.sent("notifications/cancelled"):
-            create = by_id.get(get_path(n.params, "requestId"))
+            create = by_id.get(id_key(n.params["requestId"])) if "requestId" in n.params else None
             if create is not None and create.reply_time is not None and n.time >= create.reply_time:
                 return failed(f"notifications/cancelled (frame #{n.seq}, {run.name}) names the tools/call that "
                               "created a task: a task is cancelled with tasks/cancel", broken=(rule,),

@@ -7,7 +7,7 @@ createdAt + ttl before the server says so, or polling until it does, is never ju
 
 from __future__ import annotations
 
-from tasks_conformance.client.evidence import Exchange, ScenarioRun
+from tasks_conformance.client.evidence import Exchange, ScenarioRun, shown
 from tasks_conformance.core.verdict import Verdict, not_applicable, passed, warn
 
 # Requests naming a task after the server first said it was not found that still pass: a client
@@ -27,11 +27,12 @@ def judge_expiry(runs: list[ScenarioRun], *, scenario: str, methods: tuple[str, 
     if not mine:
         return not_applicable("the expiry scenario did not run")
     warnings = []
-    judged = 0
+    judged = followed = 0
     evidence: list[int] = []
     for run in mine:
         for task_id in dict.fromkeys(run.created_task_ids()):
             naming = [e for e in run.sent(*methods) if e.is_request and e.task_id == task_id]
+            followed += any(e.method == "tasks/get" for e in naming)
             first = next((i for i, e in enumerate(naming) if e.method == "tasks/get" and _gone(e)), None)
             if first is None:
                 continue  # it stopped before the server said the task was gone: not judged (P-45)
@@ -42,11 +43,14 @@ def judge_expiry(runs: list[ScenarioRun], *, scenario: str, methods: tuple[str, 
                 warnings.append(warn(
                     f"{run.name}: after tasks/get answered task {task_id!r} not found (frame #{naming[first].seq}) "
                     f"the client sent {len(after)} more request(s) naming it: "
-                    + ", ".join(f"{e.method} #{e.seq}" for e in after[:SHOWN]) + " (policy P-45)", "P-45"))
+                    + ", ".join(f"{shown(e.method)} #{e.seq}" for e in after[:SHOWN]) + " (policy P-45)", "P-45"))
             said = run.client.outcome
             if said is not None and not said.get("error") and said.get("status") != "abandoned":
                 warnings.append(warn(f"{run.name}: the expired task was reported as status "
                                      f"{str(said.get('status'))[:40]!r} with no error (policy P-45)", "P-45"))
+    if not followed:
+        return not_applicable("the client never read the task with tasks/get, so how it let the task go cannot be "
+                              "judged")
     if not judged:
         return passed("the client stopped following the task before the server reported it gone (createdAt + ttl "
                       "as a backstop is not judged; policy P-45)")

@@ -10,7 +10,7 @@ from dataclasses import dataclass
 from tasks_conformance.client.checks.cancel import judge_cancel
 from tasks_conformance.client.checks.expiry import judge_expiry
 from tasks_conformance.client.checks.registry import client_check
-from tasks_conformance.client.evidence import Exchange, ScenarioRun
+from tasks_conformance.client.evidence import Exchange, ScenarioRun, shown
 from tasks_conformance.client.scenarios import scenario_names
 from tasks_conformance.client.scripted import PROMPT_TASK_ID
 from tasks_conformance.core.causes import setting
@@ -57,16 +57,20 @@ def _task_runs(runs: list[ScenarioRun]) -> Iterator[tuple[ScenarioRun, str]]:
     scenarios=("tasks-client-lifecycle", "tasks-client-sync-result"),
     # A subscription for the task follows it as well as tasks/get does.
     permits=("C-EXT-MAY-02",),
+    ends=True,
 )
 def follows_task(runs: list[ScenarioRun]) -> Verdict:
+    judged = 0
     for run in runs:
         if run.name == "tasks-client-sync-result":
+            judged += 1
             stray = [e for e in run.sent(*TASK_METHODS) if e.is_request]
             if stray:
-                return failed(f"after a plain CallToolResult the client sent {stray[0].method} (frame #{stray[0].seq}) "
-                              "although there was no task", evidence=[e.seq for e in stray][:MAX_EVIDENCE],
+                return failed(f"after a plain CallToolResult the client sent {shown(stray[0].method)} (frame "
+                              f"#{stray[0].seq}) although there was no task",
+                              evidence=[e.seq for e in stray][:MAX_EVIDENCE],
                               details={"expected": "no tasks/* request: the plain result is the outcome",
-                                       "actual": f"{stray[0].method} (frame #{stray[0].seq})"})
+                                       "actual": f"{shown(stray[0].method)} (frame #{stray[0].seq})"})
             said = run.client.outcome
             if said is not None and said.get("status") != "completed":
                 return failed(f"the plain CallToolResult was not the outcome: the client reported status "
@@ -75,15 +79,23 @@ def follows_task(runs: list[ScenarioRun]) -> Verdict:
                                        "actual": f"status {str(said.get('status'))[:40]}"})
         else:
             for task_id in run.created_task_ids():
-                listened = [e for e in run.sent("subscriptions/listen")
-                            if task_id in (get_path(e.params, "notifications", "taskIds") or [])]
-                if not _gets(run, task_id) and not listened:
+                judged += 1
+                listened = [e for e in run.sent("subscriptions/listen") if task_id in _listened_ids(e)]
+                # A client stopped at --timeout may have followed it later: the runner says it hung.
+                if not _gets(run, task_id) and not listened and not run.client.timed_out:
                     create = next(e for e in run.exchanges if get_path(e.result, "taskId") == task_id)
                     return failed(f"the CreateTaskResult for task {task_id!r} (frame #{create.reply_seq}) was never "
                                   "followed: no tasks/get or subscription for it", evidence=create.seqs,
                                   details={"expected": "tasks/get (or a subscription) for the task",
                                            "actual": "neither"})
+    if not judged:
+        return not_applicable("no task was created and no plain result was taken: nothing to follow")
     return passed("the task was followed through tasks/get, and the plain result was taken as the outcome")
+
+
+def _listened_ids(e: Exchange) -> list[str]:
+    ids = get_path(e.params, "notifications", "taskIds")
+    return [i for i in ids if isinstance(i, str)] if isinstance(ids, list) else []
 
 
 @client_check(
@@ -93,6 +105,7 @@ def follows_task(runs: list[ScenarioRun]) -> Verdict:
                 "invalid response, surfaced as an error, and no tasks/* is sent for its taskId.",
     requirements=("C-EXT-MUST-03",),
     scenarios=("tasks-client-task-on-prompt",),
+    ends=True,
 )
 def no_task_on_other_methods(runs: list[ScenarioRun]) -> Verdict:
     for run in runs:
@@ -103,11 +116,11 @@ def no_task_on_other_methods(runs: list[ScenarioRun]) -> Verdict:
                                          "tools/call"))
         followed = [e for e in run.sent(*TASK_METHODS) if e.task_id == PROMPT_TASK_ID]
         if followed:
-            return failed(f"the client sent {followed[0].method} for the task a prompts/get reply named "
+            return failed(f"the client sent {shown(followed[0].method)} for the task a prompts/get reply named "
                           f"(frame #{followed[0].seq}): only tools/call creates tasks",
                           evidence=[asked[0].seq, *(e.seq for e in followed)][:MAX_EVIDENCE],
                           details={"expected": "no tasks/* for a task a prompts/get reply named",
-                                   "actual": f"{followed[0].method} (frame #{followed[0].seq})"})
+                                   "actual": f"{shown(followed[0].method)} (frame #{followed[0].seq})"})
         said = run.client.outcome
         if said is not None and not said.get("error"):
             return failed("the client reported the prompts/get as a success although its reply was an invalid "
@@ -125,6 +138,8 @@ def no_task_on_other_methods(runs: list[ScenarioRun]) -> Verdict:
     # Once tasks/cancel is sent the check is satisfied: no poll until cancelled is asked for.
     permits=("C-EXT-MAY-03",),
     scenarios=EXTENSION,
+    needs=("tasks-client-cancel",),
+    ends=True,
 )
 def cancels_with_tasks_cancel(runs: list[ScenarioRun]) -> Verdict:
     def unstarted(run: ScenarioRun) -> Verdict | None:
@@ -223,14 +238,19 @@ def poll_interval(runs: list[ScenarioRun]) -> Verdict:
                 "wasted; it warns (SHOULD).",
     requirements=("C-EXT-SHOULD-04",),
     scenarios=EXTENSION,
+    needs=(),
 )
 def stops_at_terminal(runs: list[ScenarioRun]) -> Verdict:
     extra: list[tuple[ScenarioRun, Exchange]] = []
+    judged = 0
     for run, task_id in _task_runs(runs):
         gets = _gets(run, task_id)
         ended = next((i for i, e in enumerate(gets) if _status(e) in TERMINAL_STATUSES), None)
         if ended is not None:
+            judged += 1
             extra += [(run, e) for e in gets[ended + 1:]]
+    if not judged:
+        return not_applicable("the client never read a task's terminal status, so no poll after one to judge")
     if extra:
         shown = "; ".join(f"{r.name} frame #{e.seq}" for r, e in extra[:SHOWN])
         said = warn(f"{len(extra)} tasks/get after the task was read terminal (C-EXT-SHOULD-04; policy P-34): "
@@ -251,10 +271,14 @@ def stops_at_terminal(runs: list[ScenarioRun]) -> Verdict:
     permits=("C-EXT-MAY-03", "C-EXT-MAY-04"),
     # A task that expires ends without a terminal status: tasks-client-task-expiry judges that run.
     scenarios=tuple(name for name in EXTENSION if name != EXPIRY),
+    # A client stopped at --timeout did not leave its task by itself (the runner warns that it hung).
+    needs=(),
 )
 def keeps_observing(runs: list[ScenarioRun]) -> Verdict:
     abandoned = []
     rules: dict[str, None] = {}
+    if not any(True for _task in _task_runs(runs)):
+        return not_applicable("no task was created, so none could be left live")
     for run, task_id in _task_runs(runs):
         reads = [e for e in _gets(run, task_id) if _status(e) is not None]
         cancelled = any(e.task_id == task_id for e in run.sent("tasks/cancel"))
@@ -281,8 +305,10 @@ def keeps_observing(runs: list[ScenarioRun]) -> Verdict:
     scenarios=("tasks-client-input",),
     # Keys are collected over every tasks/update, so answering them a part at a time is accepted.
     permits=("C-EXT-MAY-07",),
+    ends=True,
 )
 def input_answered(runs: list[ScenarioRun]) -> Verdict:
+    judged = 0
     for run in runs:
         retried = [e for e in run.sent("tools/call") if "inputResponses" in e.params or "requestState" in e.params]
         if retried:
@@ -295,6 +321,7 @@ def input_answered(runs: list[ScenarioRun]) -> Verdict:
                    for k in (e.params.get("inputResponses") or {}) if isinstance(e.params.get("inputResponses"), dict)]
         keys = [k for _e, k in answers]
         asked = any("k1" in (get_path(e.result, "inputRequests") or {}) for e in run.sent("tasks/get"))
+        judged += asked or bool(keys)
         if asked and "k1" not in keys:
             return passed("the input request was not answered", warnings=[
                 "the task's input request k1 got no tasks/update inputResponses (C-EXT-SHOULD-06)"])
@@ -303,6 +330,9 @@ def input_answered(runs: list[ScenarioRun]) -> Verdict:
             return passed("k1 was answered more than once", evidence=again, warnings=[warn(
                 f"the key k1 was answered {keys.count('k1')} times (frames {', '.join(f'#{s}' for s in again)}); "
                 "an answered key is not answered again (C-EXT-SHOULD-08; policy P-37)", "P-37")])
+    if not judged:
+        return not_applicable("the client never read the task's input request (input_required), so there was "
+                              "nothing to answer")
     return passed("the input request was answered once, through tasks/update")
 
 
@@ -316,6 +346,7 @@ def input_answered(runs: list[ScenarioRun]) -> Verdict:
     requirements=("C-EXT-MUST-15", "C-EXT-MUST-16"),
     scenarios=("tasks-client-tool-error", "tasks-client-failed"),
     outcome_line=True,
+    ends=True,
 )
 def surfaces_outcome(runs: list[ScenarioRun]) -> Verdict:
     told = [run for run in runs if run.client.outcome is not None]
@@ -332,16 +363,17 @@ def surfaces_outcome(runs: list[ScenarioRun]) -> Verdict:
         tool_error_kept = said.get("status") == "completed" and said.get("isError") is True
         if run.name == "tasks-client-tool-error" and not tool_error_kept:
             return failed(f"a completed task whose result has isError true was reported as status "
-                          f"{str(said.get('status'))[:40]!r}, isError {said.get('isError')!r}",
+                          f"{str(said.get('status'))[:40]!r}, isError {shown(said.get('isError'))}",
                           broken=("C-EXT-MUST-15",),
                           details={"expected": "status completed, isError true",
-                                   "actual": f"status {str(said.get('status'))[:40]}, isError {said.get('isError')!r}"})
+                                   "actual": f"status {str(said.get('status'))[:40]}, "
+                                             f"isError {shown(said.get('isError'))}"})
         code = get_path(said, "error", "code")
         if run.name == "tasks-client-failed" and (said.get("status") != "failed" or code != -32000):
             return failed(f"a task that failed with JSON-RPC error -32000 was reported as status "
-                          f"{str(said.get('status'))[:40]!r}, error code {code!r}", broken=("C-EXT-MUST-16",),
+                          f"{str(said.get('status'))[:40]!r}, error code {shown(code)}", broken=("C-EXT-MUST-16",),
                           details={"expected": "status failed, error code -32000",
-                                   "actual": f"status {str(said.get('status'))[:40]}, error code {code!r}"})
+                                   "actual": f"status {str(said.get('status'))[:40]}, error code {shown(code)}"})
     return passed("the outcome the client reported matches the task's")
 
 
@@ -355,6 +387,7 @@ def surfaces_outcome(runs: list[ScenarioRun]) -> Verdict:
     requirements=(),
     permits=("C-EXT-MAY-01",),
     scenarios=(EXPIRY,),
+    ends=True,
 )
 def task_expiry(runs: list[ScenarioRun]) -> Verdict:
     return judge_expiry(runs, scenario=EXPIRY, methods=TASK_METHODS)

@@ -13,8 +13,9 @@ from typing import Any
 from tasks_conformance.client.checks.cancel import judge_cancel
 from tasks_conformance.client.checks.expiry import judge_expiry
 from tasks_conformance.client.checks.following import Cadence, judge_cadence
+from tasks_conformance.client.checks.framing import DESCRIPTION, judge_framing
 from tasks_conformance.client.checks.registry import client_check
-from tasks_conformance.client.evidence import Exchange, ScenarioRun
+from tasks_conformance.client.evidence import Exchange, ScenarioRun, shown
 from tasks_conformance.client.scenarios import LEGACY_TOOLS, scenario_names
 from tasks_conformance.core.causes import setting
 from tasks_conformance.core.protocol import (
@@ -31,6 +32,7 @@ from tasks_conformance.core.wires.base import TASK_CAPABLE, has_task_param, list
 LEGACY_RUNS = scenario_names(Wire.LEGACY)
 TASK_METHODS = ("tasks/get", "tasks/result", "tasks/cancel")
 CANCEL = "tasks-client-legacy-cancel"  # the harness is asked to cancel, and the server can
+CANCEL_UNDECLARED = "tasks-client-legacy-cancel-undeclared"  # asked to cancel, but the server declared no tasks.cancel
 INPUT = "tasks-client-legacy-input"  # the task asks for input on the tasks/result stream
 EXPIRY = "tasks-client-legacy-ttl-expiry"  # the task's ttl runs out while it works
 SHOWN = 3
@@ -40,7 +42,7 @@ LEGACY_CADENCE = Cadence(DIALECTS[Wire.LEGACY].poll_interval_field, ("tasks/resu
 
 
 def _where(run: ScenarioRun, e: Exchange) -> str:
-    return f"{e.method} (frame #{e.seq}, {run.name})"
+    return f"{shown(e.method)} (frame #{e.seq}, {run.name})"
 
 
 def _requests(run: ScenarioRun, *methods: str) -> list[Exchange]:
@@ -88,6 +90,9 @@ def _augmentation_problem(e: Exchange, declared: bool) -> tuple[str, str] | None
     # An optional tool may be called as a task or plainly: neither is judged.
     permits=("C-LEG-MAY-01",),
     scenarios=LEGACY_RUNS,
+    # The scenarios whose server or tool decides params.task; the others only repeat the first.
+    needs=("tasks-client-legacy-lifecycle", "tasks-client-legacy-required", "tasks-client-legacy-forbidden",
+           "tasks-client-legacy-undeclared"),
 )
 def task_augmentation(runs: list[ScenarioRun]) -> Verdict:
     problems: list[tuple[ScenarioRun, Exchange, str, str]] = []
@@ -129,16 +134,16 @@ def _outcome_mismatch(said: dict[str, Any], reply: dict[str, Any]) -> str | None
     code = get_path(reply, "error", "code")
     if "error" in reply:
         if said.get("status") != "failed" or get_path(said, "error", "code") != code:
-            return f"tasks/result answered JSON-RPC error {code!r}, reported as status {said.get('status')!r}, " \
-                   f"error code {get_path(said, 'error', 'code')!r}"
+            return f"tasks/result answered JSON-RPC error {code!r}, reported as status {shown(said.get('status'))}, " \
+                   f"error code {shown(get_path(said, 'error', 'code'))}"
         return None
     if get_path(reply, "result", "isError") is True:
         if said.get("isError") is not True or said.get("error"):
             return f"tasks/result answered a CallToolResult with isError true, reported as status " \
-                   f"{said.get('status')!r}, isError {said.get('isError')!r}"
+                   f"{shown(said.get('status'))}, isError {shown(said.get('isError'))}"
         return None
     if said.get("status") != "completed":
-        return f"tasks/result answered a CallToolResult, reported as status {said.get('status')!r}"
+        return f"tasks/result answered a CallToolResult, reported as status {shown(said.get('status'))}"
     return None
 
 
@@ -151,6 +156,7 @@ def _outcome_mismatch(said: dict[str, Any], reply: dict[str, Any]) -> str | None
     requirements=("C-LEG-MUST-05",),
     scenarios=("tasks-client-legacy-lifecycle", "tasks-client-legacy-required", "tasks-client-legacy-failed",
                "tasks-client-legacy-tool-error", "tasks-client-legacy-cancel-undeclared", INPUT),
+    ends=True,
 )
 def fetches_result(runs: list[ScenarioRun]) -> Verdict:
     unfetched: list[str] = []
@@ -192,6 +198,8 @@ def fetches_result(runs: list[ScenarioRun]) -> Verdict:
                 "the creating tools/call once the CreateTaskResult has arrived (policy P-35).",
     requirements=("C-LEG-MUST-07",),
     scenarios=LEGACY_RUNS,
+    needs=(CANCEL,),
+    ends=True,
 )
 def cancels_with_tasks_cancel(runs: list[ScenarioRun]) -> Verdict:
     def unstarted(run: ScenarioRun) -> Verdict | None:
@@ -212,9 +220,15 @@ def cancels_with_tasks_cancel(runs: list[ScenarioRun]) -> Verdict:
                 "initialize result declared tasks.cancel or tasks.list; otherwise it warns (SHOULD).",
     requirements=("C-LEG-SHOULD-07",),
     scenarios=LEGACY_RUNS,
+    # Where the harness is asked to cancel and the server declared no tasks.cancel.
+    needs=(CANCEL_UNDECLARED,),
 )
 def declared_methods(runs: list[ScenarioRun]) -> Verdict:
     optional = (("tasks/cancel", "cancel"), ("tasks/list", "list"))
+    judged = [e for run in runs for e in _requests(run, "tasks/cancel", "tasks/list")]
+    if not judged and not any(run.name == CANCEL_UNDECLARED for run in runs):
+        return not_applicable("the client sent no tasks/cancel or tasks/list, and was not asked to cancel where the "
+                              "server declared none")
     undeclared = [(run, e) for run in runs for method, capability in optional
                   if not _declared(run, capability) for e in _requests(run, method)]
     if undeclared:
@@ -233,6 +247,7 @@ def declared_methods(runs: list[ScenarioRun]) -> Verdict:
                 "initialize's capabilities warns (policy P-39).",
     requirements=("C-LEG-MUST-10", "C-EXT-SHOULD-12"),
     scenarios=LEGACY_RUNS,
+    needs=(),
 )
 def no_extension_wire(runs: list[ScenarioRun]) -> Verdict:
     wrong = [(run, e, "tasks/update does not exist on 2025-11-25") for run in runs
@@ -261,8 +276,11 @@ def no_extension_wire(runs: list[ScenarioRun]) -> Verdict:
                 "_meta on them is ignored by the server, and sending it warns (SHOULD NOT).",
     requirements=("C-LEG-SHOULD-05",),
     scenarios=LEGACY_RUNS,
+    needs=(),
 )
 def no_related_meta(runs: list[ScenarioRun]) -> Verdict:
+    if not any(True for run in runs for _e in _requests(run, *TASK_METHODS)):
+        return not_applicable("the client sent no tasks/get, tasks/result or tasks/cancel to judge")
     tagged = [(run, e) for run in runs for e in _requests(run, *TASK_METHODS)
               if get_path(e.params, "_meta", META_RELATED_TASK) is not None]
     if tagged:
@@ -308,7 +326,7 @@ def _input_problems(run: ScenarioRun) -> tuple[bool, list[str], list[CheckWarnin
         if e.reply is None:
             cited.append(warn(f"{where} was never answered (C-LEG-MUST-13; policy P-40)", "P-40"))
         elif "error" in e.reply:
-            cited.append(warn(f"{where} was answered with JSON-RPC error {get_path(e.reply, 'error', 'code')!r} "
+            cited.append(warn(f"{where} was answered with JSON-RPC error {shown(get_path(e.reply, 'error', 'code'))} "
                               "although the client declared elicitation (C-LEG-MUST-13; policy P-40)", "P-40"))
         elif get_path(e.reply, "result", "_meta", META_RELATED_TASK, "taskId") != task_id:
             cited.append(warn(f"the response to {where} (frame #{e.reply_seq}) does not carry the related-task _meta "
@@ -325,6 +343,7 @@ def _input_problems(run: ScenarioRun) -> tuple[bool, list[str], list[CheckWarnin
                 "from text no client follows yet, so they warn (policy P-40).",
     requirements=("C-LEG-MUST-08", "C-LEG-MUST-13", "C-LEG-SHOULD-04"),
     scenarios=(INPUT,),
+    ends=True,
 )
 def input_answered(runs: list[ScenarioRun]) -> Verdict:
     judged = False
@@ -352,6 +371,20 @@ def input_answered(runs: list[ScenarioRun]) -> Verdict:
     # The client may ask for a ttl; the server granting another is never held against it.
     permits=("C-LEG-MAY-02",),
     scenarios=(EXPIRY,),
+    ends=True,
 )
 def task_expiry(runs: list[ScenarioRun]) -> Verdict:
     return judge_expiry(runs, scenario=EXPIRY, methods=TASK_METHODS)
+
+
+@client_check(
+    id="tasks-client-legacy-wire-framing",
+    title="Every message the client sent is JSON-RPC 2.0, and no two requests in flight share an id (2025-11-25)",
+    description=DESCRIPTION,
+    requirements=("C-LEG-MUST-14", "C-LEG-MUST-15"),
+    scenarios=LEGACY_RUNS,
+    needs=(),
+    every_run=True,
+)
+def wire_framing(runs: list[ScenarioRun]) -> Verdict:
+    return judge_framing(runs, framing="C-LEG-MUST-14", id_rule="C-LEG-MUST-15")

@@ -29,6 +29,17 @@ class ClientCheck:
     # Judged from the harness's optional TASKS-CONFORMANCE-OUTCOME line: without it the check is
     # not applicable, and could not run under --profile full (client/runner.py decides that).
     outcome_line: bool = False
+    # The scenarios it cannot judge without: a run of one whose client never made the scenario's
+    # request makes it could-not-run (client/runner.py). None: every scenario it reads. A check
+    # that reads a whole era's runs for what every request carries needs none in particular.
+    needs: tuple[str, ...] | None = None
+    # Judged from what the client had done by its end (an absence: no tasks/cancel, a task left
+    # live, the outcome line): a client stopped at --timeout makes it could-not-run; any other
+    # check warns that the client hung, and is judged on what it sent.
+    ends: bool = False
+    # Judged on every run that reached the scripted server, whether or not its client made the
+    # scenario's request: a check of what every message is, not of what the scenario is about.
+    every_run: bool = False
 
     @property
     def area(self) -> str:
@@ -37,17 +48,22 @@ class ClientCheck:
     def reads(self, scenario: str) -> bool:
         return not self.scenarios or scenario in self.scenarios
 
+    def needs_scenario(self, scenario: str) -> bool:
+        return self.reads(scenario) if self.needs is None else scenario in self.needs
+
 
 CLIENT_CHECKS: dict[str, ClientCheck] = {}
 
 
 def client_check(*, id: str, title: str, description: str, requirements: tuple[str, ...],
                  scenarios: tuple[str, ...] = (), permits: tuple[str, ...] = (),
-                 outcome_line: bool = False) -> Callable[[Judge], Judge]:
+                 outcome_line: bool = False, needs: tuple[str, ...] | None = None,
+                 ends: bool = False, every_run: bool = False) -> Callable[[Judge], Judge]:
     def register(fn: Judge) -> Judge:
         if id in CLIENT_CHECKS:
             raise ValueError(f"client check {id!r} registered twice")
-        CLIENT_CHECKS[id] = ClientCheck(id, title, description, requirements, scenarios, fn, permits, outcome_line)
+        CLIENT_CHECKS[id] = ClientCheck(id, title, description, requirements, scenarios, fn, permits, outcome_line,
+                                        needs, ends, every_run)
         return fn
 
     return register

@@ -6,7 +6,7 @@ from __future__ import annotations
 from collections.abc import Iterator
 
 from tasks_conformance.client.checks.registry import client_check
-from tasks_conformance.client.evidence import Exchange, ScenarioRun
+from tasks_conformance.client.evidence import Exchange, ScenarioRun, shown
 from tasks_conformance.client.scenarios import scenario_names
 from tasks_conformance.core.protocol import (
     HEADER_METHOD,
@@ -28,7 +28,7 @@ MAX_EVIDENCE = 40
 
 
 def _where(run: ScenarioRun, e: Exchange) -> str:
-    return f"{e.method} (frame #{e.seq}, {run.name})"
+    return f"{shown(e.method)} (frame #{e.seq}, {run.name})"
 
 
 def _declaring(run: ScenarioRun) -> Iterator[Exchange]:
@@ -53,6 +53,7 @@ def _declares(e: Exchange) -> bool:
                 "declaration on an earlier request does not count, and the legacy capabilities.tasks is none.",
     requirements=("C-EXT-MUST-01",),
     scenarios=EXTENSION,
+    needs=(),
 )
 def declares_extension(runs: list[ScenarioRun]) -> Verdict:
     missing = [(run, e) for run in runs for e in _declaring(run) if not _declares(e)]
@@ -66,6 +67,8 @@ def declares_extension(runs: list[ScenarioRun]) -> Verdict:
             details={"expected": "the extension in every tools/call and tasks/* request's _meta clientCapabilities",
                      "actual": f"{len(missing)} request(s) without it, first {_where(*missing[0])}"})
     count = sum(1 for run in runs for _e in _declaring(run))
+    if not count:
+        return not_applicable("the client sent no tools/call or tasks/* request, so no declaration to judge")
     return passed(f"all {count} tools/call and tasks/* requests declared the extension")
 
 
@@ -79,8 +82,11 @@ def declares_extension(runs: list[ScenarioRun]) -> Verdict:
     # A server/discover first is one more request, held to the same _meta and header as any other.
     permits=("C-CORE-MAY-01",),
     scenarios=EXTENSION,
+    needs=(),
 )
 def core_meta(runs: list[ScenarioRun]) -> Verdict:
+    if not any(e.is_request for run in runs for e in run.exchanges):
+        return not_applicable("the client sent no request, so no _meta to judge")
     no_meta: list[tuple[ScenarioRun, Exchange]] = []
     bad_header: list[tuple[ScenarioRun, Exchange]] = []
     for run in runs:
@@ -118,7 +124,7 @@ def _header_problem(e: Exchange) -> tuple[str, str] | None:
     """(the rule, what is wrong) with one tasks/* request's routing headers, or None."""
     method_header = e.header(HEADER_METHOD)
     if method_header != e.method:
-        return "C-EXT-MUST-05", f"Mcp-Method is {method_header!r}, not {e.method!r}"
+        return "C-EXT-MUST-05", f"Mcp-Method is {shown(method_header)}, not {shown(e.method)}"
     task_id = e.task_id
     name = e.header(HEADER_NAME)
     if task_id is None:
@@ -127,9 +133,9 @@ def _header_problem(e: Exchange) -> tuple[str, str] | None:
         return "C-EXT-MUST-04", "no Mcp-Name"
     wanted = encode_header_value(task_id)
     if wanted != task_id and not name.startswith("=?base64?"):
-        return "C-CORE-MUST-06", f"the task id {task_id!r} is not header-safe but Mcp-Name carries it unencoded"
+        return "C-CORE-MUST-06", f"the task id {shown(task_id)} is not header-safe but Mcp-Name carries it unencoded"
     if e.decoded_header(HEADER_NAME) != task_id:
-        return "C-EXT-MUST-04", f"Mcp-Name {name!r} is not the taskId {task_id!r}"
+        return "C-EXT-MUST-04", f"Mcp-Name {shown(name)} is not the taskId {shown(task_id)}"
     return None
 
 
@@ -141,6 +147,8 @@ def _header_problem(e: Exchange) -> tuple[str, str] | None:
                 "header-safe. Not applicable on stdio, which has no headers (policy P-23).",
     requirements=("C-EXT-MUST-04", "C-EXT-MUST-05", "C-CORE-MUST-06"),
     scenarios=EXTENSION,
+    # The one scenario whose task id is not header-safe: C-CORE-MUST-06 is judged there only.
+    needs=("tasks-client-unsafe-task-id",),
 )
 def routing_headers(runs: list[ScenarioRun]) -> Verdict:
     runs = [run for run in runs if run.transport == "http"]
@@ -158,7 +166,7 @@ def routing_headers(runs: list[ScenarioRun]) -> Verdict:
                                "actual": problems[0][2][1]})
     count = sum(1 for run in runs for e in run.sent(*TASK_METHODS) if e.is_request)
     if count == 0:
-        return passed("the client sent no tasks/* request, so no routing header to judge")
+        return not_applicable("the client sent no tasks/* request, so no routing header to judge")
     return passed(f"all {count} tasks/* requests carried Mcp-Method and the task's Mcp-Name")
 
 
@@ -169,6 +177,7 @@ def routing_headers(runs: list[ScenarioRun]) -> Verdict:
                 "and there is no task inventory.",
     requirements=("C-EXT-MUST-11", "C-EXT-MUST-12"),
     scenarios=EXTENSION,
+    needs=(),
 )
 def no_removed_methods(runs: list[ScenarioRun]) -> Verdict:
     sent = [(run, e) for run in runs for e in run.sent("tasks/result", "tasks/list")]
@@ -179,6 +188,8 @@ def no_removed_methods(runs: list[ScenarioRun]) -> Verdict:
                       broken=broken, evidence=[e.seq for _r, e in sent][:MAX_EVIDENCE],
                       details={"expected": "no tasks/result or tasks/list",
                                "actual": ", ".join(dict.fromkeys(e.method for _r, e in sent))})
+    if not any(e.is_request for run in runs for e in run.exchanges):
+        return not_applicable("the client sent no request to judge")
     return passed("no tasks/result or tasks/list was sent")
 
 
@@ -191,8 +202,11 @@ def no_removed_methods(runs: list[ScenarioRun]) -> Verdict:
                 "extension the request is undeclared, which tasks-client-declares-extension fails.",
     requirements=("C-EXT-MUST-13", "C-EXT-MUST-14"),
     scenarios=EXTENSION,
+    needs=(),
 )
 def no_legacy_leftovers(runs: list[ScenarioRun]) -> Verdict:
+    if not any(True for run in runs for _e in _declaring(run)):
+        return not_applicable("the client sent no tools/call or tasks/* request to judge")
     task_param = [(r, e) for r in runs for e in r.sent("tools/call") if "task" in e.params and _declares(e)]
     legacy_caps = [(r, e) for r in runs for e in _declaring(r)
                    if get_path(e.params, "_meta", META_CLIENT_CAPS, "tasks") is not None and _declares(e)]

@@ -1,0 +1,373 @@
+"""`tasks-conformance client` against hostile and broken clients (fixtures/hostile/client.py), as a
+user runs it: one `python -m tasks_conformance client` per case and transport, with every
+reporter, the wire log and a secret-looking flag on the client's command line (`--token`; the cases
+about secrets add an -e secret), over both eras where the case is about either. For every case:
+
+- the exit code is the case's (never 0: each client is broken), with no traceback, no internal
+  error and no client process left behind (found by a unique marker on its command line);
+- no check passes where the client gave it nothing to judge;
+- none of the test secrets (the flag's, the -e value, and the Authorization, Cookie and X-Api-Key
+  values the `secrets` client sends) appears in stdout, stderr, any report or the wire log.
+
+The fast tests at the end hold the same rules at the unit level (no `hostile` mark).
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import shlex
+import subprocess
+import sys
+import time
+import uuid
+import xml.etree.ElementTree as ET
+from collections.abc import Iterator
+from concurrent.futures import Future, ThreadPoolExecutor
+from dataclasses import dataclass, field, replace
+from pathlib import Path
+from typing import Any
+
+import anyio
+import psutil
+import pytest
+from conftest import ROOT
+from test_cli_inprocess import invoke
+
+from tasks_conformance.client.checks import CLIENT_CHECKS
+from tasks_conformance.client.scenarios import BY_NAME
+from tasks_conformance.client.scripted_http import ScriptedHttp
+from tasks_conformance.core.wirelog import WireLog
+
+FIXTURE = ROOT / "fixtures" / "hostile" / "client.py"
+HANG_AFTER_S = 240  # the harness's hang detector only: every run is bounded by --timeout per scenario
+TOKEN = "hostileCmdTok3n6b2d"  # the client's own --token flag
+ENV_TOKEN = "hostileEnvTok3n9e4f"  # -e HOSTILE_ENV_TOKEN=…
+sys.path.insert(0, str(FIXTURE.parent))
+import client as hostile  # noqa: E402  (fixtures/hostile/client.py: the header secrets it sends)
+
+SECRETS = (TOKEN, ENV_TOKEN, *hostile.HEADER_SECRETS)
+UNCALLED = "the client never called the tool"
+FRAMING = ("tasks-client-wire-framing", "tasks-client-legacy-wire-framing")  # every message, whatever the scenario
+HUNG = "did not exit by itself within --timeout"
+NOTHING_SENT = "sent nothing to the scripted server"
+LIFECYCLE = ("tasks-client-lifecycle", "tasks-client-legacy-lifecycle")
+CANCEL = ("tasks-client-cancel", "tasks-client-legacy-cancel")
+
+
+@dataclass(frozen=True)
+class Case:
+    name: str
+    transport: str
+    scenarios: tuple[str, ...] = ()  # none: every scenario of both eras
+    timeout_ms: int = 5_000
+    exit: int = 3
+    env: bool = False  # -e HOSTILE_ENV_TOKEN=…: the cases about secrets
+
+    @property
+    def id(self) -> str:
+        return f"{self.transport}-{self.name}"
+
+
+CASES = [c for t in ("http", "stdio") for c in (
+    Case("no-call", t),
+    Case("secrets", t, LIFECYCLE, env=True),
+    Case("stderr-secrets", t, LIFECYCLE, env=True),
+    Case("odd-ids", t, CANCEL, exit=1),
+    Case("half-body", t, ("tasks-client-lifecycle",), timeout_ms=2_000),
+    Case("then-hang", t, ("tasks-client-lifecycle", "tasks-client-sync-result"), timeout_ms=10_000),
+    Case("huge-method", t, ("tasks-client-lifecycle",), exit=1),
+    Case("garbage", t, ("tasks-client-lifecycle", "tasks-client-legacy-lifecycle"), exit=1),
+)]
+BY_ID = {c.id: c for c in CASES}
+
+
+@dataclass
+class Run:
+    case: Case
+    dir: Path
+    returncode: int | None = None
+    stdout: str = ""
+    stderr: str = ""
+    hung: bool = False
+    survivors: list[str] = field(default_factory=list)
+
+    def file(self, name: str) -> str:
+        path = self.dir / name
+        return path.read_text(encoding="utf-8") if path.exists() else ""
+
+    @property
+    def report(self) -> dict[str, Any]:
+        return json.loads(self.file("report.json"))  # type: ignore[no-any-return]
+
+    def checks(self) -> dict[str, dict[str, Any]]:
+        return {c["id"]: c for c in self.report["checks"]}
+
+
+def _survivors(marker: str) -> list[str]:
+    """Processes whose command line holds `marker`, still alive a moment after the run (killed)."""
+    deadline = time.monotonic() + 1.0
+    while True:
+        alive = []
+        for p in psutil.process_iter(["cmdline"]):
+            try:
+                if p.pid != os.getpid() and any(marker in part for part in p.info["cmdline"] or []) \
+                        and p.status() != psutil.STATUS_ZOMBIE:
+                    alive.append(p)
+            except psutil.Error:
+                continue
+        if not alive or time.monotonic() > deadline:
+            break
+        time.sleep(0.05)
+    described = []
+    for p in alive:
+        try:
+            described.append(f"pid {p.pid}: {shlex.join(p.cmdline())[:200]}")
+            p.kill()
+        except psutil.Error:
+            pass
+    return described
+
+
+def run_case(case: Case, base: Path) -> Run:
+    d = base / case.id
+    d.mkdir()
+    marker = f"hostile-client-{uuid.uuid4().hex}"
+    client = [sys.executable, str(FIXTURE), "--case", case.name, "--token", TOKEN, "--marker", marker]
+    scenarios = [a for s in case.scenarios for a in ("--scenario", s)]
+    argv = [sys.executable, "-m", "tasks_conformance", "client", "--command", shlex.join(client), "--era", "both",
+            "--transport", case.transport, "--timeout", str(case.timeout_ms), *scenarios,
+            *(("-e", f"HOSTILE_ENV_TOKEN={ENV_TOKEN}") if case.env else ()), "--format", "human",
+            "--reporter", f"json={d / 'report.json'}", "--reporter", f"junit-xml={d / 'report.xml'}",
+            "--reporter", f"json-summary={d / 'summary.json'}", "--reporter", f"markdown={d / 'report.md'}",
+            "--reporter", f"html={d / 'report.html'}", "--wire-log", str(d / "wire.ndjson")]
+    run = Run(case, d)
+    env = {**os.environ, "NO_COLOR": "1"}
+    env.pop("HOSTILE_ENV_TOKEN", None)
+    proc = subprocess.Popen(argv, cwd=ROOT, env=env, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE,
+                            stderr=subprocess.PIPE, text=True, encoding="utf-8", errors="backslashreplace")
+    try:
+        run.stdout, run.stderr = proc.communicate(timeout=HANG_AFTER_S)
+    except subprocess.TimeoutExpired:
+        run.hung = True
+        proc.kill()
+        run.stdout, run.stderr = proc.communicate()
+    run.returncode = proc.returncode
+    run.survivors = _survivors(marker)
+    return run
+
+
+class _Runs:
+    """Every case started at once on a small pool (under xdist, each case on demand)."""
+
+    def __init__(self, base: Path) -> None:
+        self.base = base
+        self.pool = ThreadPoolExecutor(max_workers=3, thread_name_prefix="hostile-client")
+        self.futures: dict[str, Future[Run]] = {}
+        if not os.environ.get("PYTEST_XDIST_WORKER"):
+            for c in CASES:
+                self.futures[c.id] = self.pool.submit(run_case, c, base)
+
+    def get(self, case_id: str) -> Run:
+        if case_id not in self.futures:
+            self.futures[case_id] = self.pool.submit(run_case, BY_ID[case_id], self.base)
+        return self.futures[case_id].result()
+
+
+@pytest.fixture(scope="module")
+def runs(tmp_path_factory: pytest.TempPathFactory) -> Iterator[_Runs]:
+    r = _Runs(tmp_path_factory.mktemp("hostile-clients"))
+    yield r
+    r.pool.shutdown(wait=True, cancel_futures=True)
+
+
+def _assert_common(run: Run) -> None:
+    where = f"{run.case.id} (exit {run.returncode})\nstderr: {run.stderr[-1500:]}\nstdout: {run.stdout[-3000:]}"
+    assert not run.hung, where
+    assert run.returncode == run.case.exit, where
+    assert "Traceback" not in run.stdout + run.stderr and "internal error" not in run.stdout + run.stderr, where
+    assert not run.survivors, run.survivors
+    ET.fromstring(run.file("report.xml"))
+    json.loads(run.file("summary.json"))
+    for line in run.file("wire.ndjson").splitlines():
+        json.loads(line)
+    outputs = {"stdout": run.stdout, "stderr": run.stderr,
+               **{name: run.file(name) for name in ("report.json", "report.xml", "summary.json", "report.md",
+                                                     "report.html", "wire.ndjson")}}
+    leaks = [(name, s) for name, text in outputs.items() for s in SECRETS if s in text]
+    assert leaks == [], leaks
+    assert f"--token {TOKEN}" not in run.report["target"] and "--token [REDACTED]" in run.report["target"]
+
+
+@pytest.mark.hostile
+@pytest.mark.timeout(HANG_AFTER_S + 120)
+@pytest.mark.parametrize("case_id", list(BY_ID))
+def test_a_hostile_client(runs: _Runs, case_id: str) -> None:
+    run = runs.get(case_id)
+    _assert_common(run)
+    checks = run.checks()
+    name = run.case.name
+    if name in ("no-call", "secrets", "half-body", "stderr-secrets"):
+        # Nothing to judge: no check passes (but the framing of what it did send), and why is said once.
+        assert [i for i, c in checks.items() if c["status"] == "passed" and i not in FRAMING] == []
+        causes = run.report["incompleteCauses"]
+        assert len(causes) == 1, causes
+        said = {"no-call": UNCALLED, "secrets": UNCALLED, "half-body": NOTHING_SENT,
+                "stderr-secrets": "its stderr ends: the secrets: [REDACTED] [REDACTED]"}[name]
+        assert said in causes[0]["cause"], causes
+        assert set(causes[0]["checks"]) == {i for i, c in checks.items() if c.get("skipReason") == "could-not-run"}
+        if name == "no-call":
+            assert set(checks) == set(CLIENT_CHECKS) and set(causes[0]["checks"]) == set(CLIENT_CHECKS) - set(FRAMING)
+            assert {checks[i]["status"] for i in FRAMING} == {"passed"}  # what it sent was well framed
+    elif name in ("odd-ids", "garbage"):
+        # Ids that are an array, an object or true, NaN, bytes that are not JSON: framing fails on
+        # either era, no check crashes, and the strict scripted servers never answer with NaN.
+        phrases = {"odd-ids": ("the request id is an array",),
+                   "garbage": ("not valid UTF-8", "NaN is no JSON value", "the request id is a boolean")}[name]
+        for check in FRAMING:
+            framing = checks[check]
+            assert framing["status"] == "failed", framing
+            assert all(words in framing["message"] for words in phrases), framing["message"]
+        frames = [json.loads(line) for line in run.file("wire.ndjson").splitlines()]
+        sent = [f.get("text", "") for f in frames if f["direction"] == "out"]
+        assert sent and not [t for t in sent if "NaN" in t or "Infinity" in t]
+        for text in sent:
+            json.loads(text, parse_constant=lambda c: pytest.fail(f"the scripted server sent {c}"))
+    elif name == "then-hang":
+        # Compliant until its end, then it hangs: what needs the end could not run, the rest warns.
+        follows = checks["tasks-client-follows-task"]
+        assert follows["skipReason"] == "could-not-run" and HUNG in follows["message"], follows
+        passed = [c for c in checks.values() if c["status"] == "passed"]
+        assert passed and all(any(HUNG in str(w) for w in c["warnings"]) for c in passed), passed
+        causes = run.report["incompleteCauses"]
+        assert len(causes) == 1 and HUNG in causes[0]["cause"], causes
+    elif name == "huge-method":
+        meta = checks["tasks-client-core-meta"]
+        assert meta["status"] == "failed" and "(1000000 characters)" in meta["message"], meta["message"][:300]
+        texts = [c["message"] for c in checks.values()] + [str(w) for c in checks.values() for w in c["warnings"]]
+        assert max(map(len, texts)) <= 2_000
+        assert len(run.file("report.json")) < 200_000
+
+
+# -- the same rules, without a process per case --------------------------------------------------
+
+
+def test_client_env_reaches_the_client_and_is_redacted_unless_shown(tmp_path: Path) -> None:
+    said = tmp_path / "said.py"
+    said.write_text("import os, sys\nsys.stderr.write('value=' + os.environ['MY_SETTING'] + '\\n')\nsys.exit(4)\n")
+    command = shlex.join([sys.executable, str(said)])
+    args = ("client", "--command", command, "--scenario", "tasks-client-lifecycle", "--format", "json")
+    hidden = invoke(*args, "-e", "MY_SETTING=notShownValue42")
+    assert hidden.code == 3 and "notShownValue42" not in hidden.stdout + hidden.stderr
+    assert "value=[REDACTED]" in json.loads(hidden.stdout)["incompleteCauses"][0]["cause"]
+    shown = invoke(*args, "-e", "MY_SETTING=shownValue42", "--show-env", "MY_SETTING")
+    assert shown.code == 3 and "value=shownValue42" in json.loads(shown.stdout)["incompleteCauses"][0]["cause"]
+    unknown = invoke(*args, "--show-env", "OTHER")
+    assert unknown.code == 2 and "--show-env OTHER" in unknown.stderr
+
+
+def test_an_internal_error_in_a_client_check_shows_its_traceback_under_debug(monkeypatch: pytest.MonkeyPatch) -> None:
+    def boom(_runs: Any) -> Any:
+        raise RuntimeError("a bug of ours")
+
+    check = "tasks-client-declares-extension"
+    monkeypatch.setitem(CLIENT_CHECKS, check, replace(CLIENT_CHECKS[check], judge=boom))
+    reference = shlex.join([sys.executable, "-m", "tasks_conformance.client.reference_client"])
+    args = ("client", "--command", reference, "--scenario", "tasks-client-sync-result", "--format", "json")
+    quiet = invoke(*args)
+    assert quiet.code == 3 and "Traceback" not in quiet.stderr
+    assert "internal error" in {c["id"]: c for c in json.loads(quiet.stdout)["checks"]}[check]["message"]
+    loud = invoke(*args, "--debug")
+    assert loud.code == 3 and "Traceback" in loud.stderr and "RuntimeError: a bug of ours" in loud.stderr
+
+
+def test_a_partial_http_body_is_no_request() -> None:
+    """A client stopped (or gone) halfway through its body sent no request: nothing is answered,
+    and the scenario's frames do not hold it."""
+    app = ScriptedHttp(WireLog())
+    events = iter([{"type": "http.request", "body": b'{"jsonrpc": "2.0", "id": 1, "meth', "more_body": True},
+                   {"type": "http.disconnect"}])
+    sent: list[Any] = []
+
+    async def receive() -> Any:
+        return next(events)
+
+    async def send(message: Any) -> None:
+        sent.append(message)
+
+    scope = {"type": "http", "method": "POST", "path": "/mcp", "headers": [(b"authorization", b"Bearer abcdef123")]}
+    anyio.run(app, scope, receive, send)
+    assert app.requests == 0 and app.seqs == [] and sent == []
+    (frame,) = list(app.wire)
+    assert frame.note and "not a request" in frame.note
+    assert dict(frame.http.request_headers if frame.http else ())["authorization"] == "[REDACTED]"
+
+
+def test_the_scenario_a_client_never_called_is_its_request_method() -> None:
+    assert BY_NAME["tasks-client-lifecycle"].request_method == "tools/call"
+    assert BY_NAME["tasks-client-task-on-prompt"].request_method == "prompts/get"
+
+
+def test_the_cancel_checks_read_ids_of_any_json_shape() -> None:
+    """A lenient server may create a task for a tools/call whose id is an array: the notification
+    naming that id is a cancel by notification (it crashed both eras' checks: unhashable id)."""
+    from tasks_conformance.client.checks.cancel import judge_cancel
+    from tasks_conformance.client.evidence import Exchange, ScenarioRun
+    from tasks_conformance.client.launch import ClientRun
+
+    call = Exchange(1, 0.0, {"jsonrpc": "2.0", "id": [7, 7], "method": "tools/call", "params": {}}, None, 2, 0.1,
+                    {"jsonrpc": "2.0", "id": [7, 7], "result": {"resultType": "task", "taskId": "t"}})
+    note = Exchange(3, 0.2, {"jsonrpc": "2.0", "method": "notifications/cancelled",
+                             "params": {"requestId": [7, 7]}}, None)
+    other = Exchange(4, 0.3, {"jsonrpc": "2.0", "method": "notifications/cancelled",
+                              "params": {"requestId": {"o": 1}}}, None)
+    client = ClientRun(("c",), True, 0, False, 1.0, "", "", None)
+    run = ScenarioRun(BY_NAME["tasks-client-cancel"], "extension", client, (call, note, other), reached=True)
+    verdict = judge_cancel([run], rule="C-EXT-MUST-06", scenario="tasks-client-cancel",
+                           creates=lambda r: [e for e in r.exchanges if e.method == "tools/call"],
+                           unstarted=lambda r: None)
+    assert verdict.status == "failed" and verdict.broken == ("C-EXT-MUST-06",)
+
+
+def _post(app: Any, data: bytes) -> list[Any]:
+    """What an ASGI app sends back for one complete POST /mcp of `data`."""
+    events = iter([{"type": "http.request", "body": data, "more_body": False}])
+    sent: list[Any] = []
+
+    async def receive() -> Any:
+        return next(events)
+
+    async def send(message: Any) -> None:
+        sent.append(message)
+
+    anyio.run(app, {"type": "http", "method": "POST", "path": "/mcp", "headers": []}, receive, send)
+    return sent
+
+
+@pytest.mark.parametrize(("data", "code", "rid"), [
+    (b"\x00\xffnot json{", -32700, None),
+    (b'{"jsonrpc":"2.0","id":NaN,"method":"ping"}', -32700, None),
+    (b'{"jsonrpc":"2.0","id":1e400,"method":"ping"}', -32600, None),
+    (b'{"jsonrpc":"2.0","id":[1],"method":"ping"}', -32600, None),
+    (b'{"jsonrpc":"2.0","id":true,"method":"ping"}', -32600, None),
+    (b'{"jsonrpc":"2.0","id":7,"method":42}', -32600, 7),
+    (b'[{"jsonrpc":"2.0","id":1,"method":"ping"}]', -32600, None),
+])
+def test_the_scripted_servers_answer_as_strict_json_rpc_peers(data: bytes, code: int, rid: Any) -> None:
+    from tasks_conformance.client.scripted import ScriptedServer
+    from tasks_conformance.client.scripted_legacy import LegacyScriptedServer
+
+    for app in (ScriptedServer(BY_NAME["tasks-client-lifecycle"].script, WireLog()),
+                LegacyScriptedServer(BY_NAME["tasks-client-legacy-lifecycle"].script, WireLog())):  # type: ignore[arg-type]
+        sent = _post(app, data)
+        assert sent[0]["status"] == 400
+        body = json.loads(sent[1]["body"])
+        assert body["error"]["code"] == code and body["id"] == rid and body["jsonrpc"] == "2.0"
+
+
+def test_the_scripted_server_echoes_no_unbounded_method() -> None:
+    from tasks_conformance.client.scripted import ScriptedServer
+
+    app = ScriptedServer(BY_NAME["tasks-client-lifecycle"].script, WireLog())
+    _status, body = app.answer({"jsonrpc": "2.0", "id": 1, "method": "m" * 1_000_000, "params": {}})
+    assert body is not None and len(json.dumps(body)) < 400
