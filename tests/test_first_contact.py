@@ -266,3 +266,18 @@ def test_shell_completion_is_on_and_completes_options() -> None:
     proc = subprocess.run([str(script)], capture_output=True, text=True, timeout=60, env=env, stdin=subprocess.DEVNULL)
     assert proc.returncode == 0, proc.stderr
     assert set(proc.stdout.split()) == {"--profile", "--protocol-version", "--probe", "--probe-args"}
+
+
+# -- First contact with the last wave (issue 35) -------------------------------------------------
+
+
+@pytest.mark.parametrize("given", ["", "   "])
+@pytest.mark.parametrize("subject", [(), ("client",)])
+def test_an_empty_command_is_said_to_be_empty_however_empty(subject: tuple[str, ...], given: str) -> None:
+    """`--command ""` and `--command "   "` are one mistake: the same words, on either subject."""
+    from test_cli_inprocess import invoke
+
+    res = invoke(*subject, "--command", given)
+    assert res.code == 2 and res.stderr.strip().endswith("--command is empty"), res.stderr
+    assert invoke(*subject, "--url" if not subject else "--command", "").stderr.strip().endswith(
+        "--url is empty" if not subject else "--command is empty")
