@@ -248,7 +248,8 @@ def test_baseline_flag_errors(tmp_path: Path) -> None:
         f"--update-baseline: cannot write {str(nowhere)!r}: no writable directory {str(nowhere.parent)!r}")
     missing = tmp_path / "none.toml"
     assert usage_error(*target(), "--baseline", str(missing)) == (
-        f"--baseline: cannot read {str(missing)!r}: No such file or directory")
+        f"--baseline: cannot read {str(missing)!r}: no such file (--update-baseline {missing} writes it from a "
+        "run's failures)")
 
 
 # ---------------------------------------------------------------------------------------------

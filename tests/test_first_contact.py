@@ -281,3 +281,16 @@ def test_an_empty_command_is_said_to_be_empty_however_empty(subject: tuple[str, 
     assert res.code == 2 and res.stderr.strip().endswith("--command is empty"), res.stderr
     assert invoke(*subject, "--url" if not subject else "--command", "").stderr.strip().endswith(
         "--url is empty" if not subject else "--command is empty")
+
+
+def test_an_api_error_about_a_config_file_value_names_the_files_key(tmp_path: Path) -> None:
+    from tasks_conformance.entry import api
+
+    conf = tmp_path / "c.toml"
+    conf.write_text('url = "http://127.0.0.1:9/mcp"\ntimeout = -5\n[client]\ncommand = "x"\ntimeout = -5\n')
+    with pytest.raises(api.ConfigError, match=r"c\.toml: timeout must be a positive"):
+        api.build_config(config=conf)
+    with pytest.raises(api.ConfigError, match=r"c\.toml \[client\]: timeout must be a positive"):
+        api.build_client_config(subject="client", config=conf)
+    with pytest.raises(api.ConfigError, match=r"^--timeout must be a positive"):
+        api.build_config(url="http://127.0.0.1:9/mcp", timeout_ms=-5)

@@ -255,6 +255,9 @@ def _baseline(o: RunOptions, catalog: Catalog) -> Baseline | None:
         # The first --update-baseline of a project whose config file already names the
         # baseline: there is nothing to apply yet, and the run is what writes it.
         return None
+    if not os.path.exists(o.baseline):
+        raise UsageError(f"--baseline: cannot read {o.baseline!r}: no such file (--update-baseline {o.baseline} "
+                         "writes it from a run's failures)")
     from tasks_conformance.core import baseline
 
     return baseline.load(o.baseline, catalog.check_ids, strict=o.strict_baseline)
