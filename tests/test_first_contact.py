@@ -283,6 +283,17 @@ def test_an_empty_command_is_said_to_be_empty_however_empty(subject: tuple[str, 
         "--url is empty" if not subject else "--command is empty")
 
 
+def test_an_unknown_api_setting_says_which_one_was_meant() -> None:
+    """The pytest fixture's `check(subject="client", scenario=[…])`: the keyword is `scenarios`."""
+    import tasks_conformance as api
+    from tasks_conformance.entry.pytest_plugin import ConformanceFixture
+
+    with pytest.raises(TypeError, match=r"^unknown setting: scenario \(did you mean scenarios\?\)$"):
+        ConformanceFixture().check(subject="client", command=["x"], scenario=["tasks-client-lifecycle"])
+    with pytest.raises(TypeError, match=r"^unknown settings: tol_name \(did you mean tool_name\?\), zzz$"):
+        api.run(url="http://127.0.0.1:9/mcp", tol_name="x", zzz=1)
+
+
 def test_an_api_error_about_a_config_file_value_names_the_files_key(tmp_path: Path) -> None:
     from tasks_conformance.entry import api
 

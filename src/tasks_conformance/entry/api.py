@@ -127,7 +127,7 @@ def _options(settings: Mapping[str, Any]) -> RunOptions:
 
     unknown = sorted(set(settings) - {name for name, s in SETTINGS.items() if API in s.applies})
     if unknown:
-        raise TypeError(f"unknown setting{'s' if len(unknown) > 1 else ''}: {', '.join(unknown)}")
+        raise TypeError(f"unknown setting{'s' if len(unknown) > 1 else ''}: {', '.join(map(_did_you_mean, unknown))}")
     values: dict[str, Any] = {}
     for name, value in settings.items():
         kind = SETTINGS[name].kind
@@ -155,6 +155,17 @@ def _options(settings: Mapping[str, Any]) -> RunOptions:
         values["command"] = shlex.quote(argv[0]) if " " in argv[0] else argv[0]
         values["args"] = argv[1:] + tuple(values.get("args", ()))
     return RunOptions(**values)
+
+
+def _did_you_mean(name: str) -> str:
+    """An unknown keyword, with the setting it was likely meant to be: the one whose flag it spells
+    (`scenario` for `--scenario`, whose keyword is `scenarios`), else the closest name."""
+    import difflib
+
+    names = [n for n, s in SETTINGS.items() if API in s.applies]
+    by_flag = [n for n in names if SETTINGS[n].key.replace("-", "_") == name.replace("-", "_")]
+    close = by_flag or difflib.get_close_matches(name, names, n=1)
+    return f"{name} (did you mean {close[0]}?)" if close else name
 
 
 def _subject(settings: Mapping[str, Any]) -> str:
