@@ -177,8 +177,12 @@ def judge(check: ClientCheck, runs: list[ScenarioRun], wire: WireLog, profile: s
     t0 = time.monotonic()
     mine = [r for r in runs if check.reads(r.name)]
     reached = [r for r in mine if r.reached]
+    needed = [r for r in mine if r.name in check.needs] if check.needs else mine
     if not mine:
         verdict = Verdict("skipped", "none of its scenarios was selected", "not-applicable")  # type: ignore[arg-type]
+    elif not needed:
+        verdict = Verdict("skipped", f"its scenario {' or '.join(check.needs)} was not selected",  # type: ignore[arg-type]
+                          "not-applicable")
     elif not reached:
         verdict = could_not_run(_unreached(mine))
     elif profile == "full" and check.outcome_line and all(r.client.outcome is None for r in reached):

@@ -125,6 +125,7 @@ def no_task_on_other_methods(runs: list[ScenarioRun]) -> Verdict:
     # Once tasks/cancel is sent the check is satisfied: no poll until cancelled is asked for.
     permits=("C-EXT-MAY-03",),
     scenarios=EXTENSION,
+    needs=("tasks-client-cancel",),
 )
 def cancels_with_tasks_cancel(runs: list[ScenarioRun]) -> Verdict:
     def unstarted(run: ScenarioRun) -> Verdict | None:

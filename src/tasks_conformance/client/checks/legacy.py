@@ -192,6 +192,7 @@ def fetches_result(runs: list[ScenarioRun]) -> Verdict:
                 "the creating tools/call once the CreateTaskResult has arrived (policy P-35).",
     requirements=("C-LEG-MUST-07",),
     scenarios=LEGACY_RUNS,
+    needs=(CANCEL,),
 )
 def cancels_with_tasks_cancel(runs: list[ScenarioRun]) -> Verdict:
     def unstarted(run: ScenarioRun) -> Verdict | None:

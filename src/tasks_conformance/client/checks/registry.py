@@ -29,6 +29,10 @@ class ClientCheck:
     # Judged from the harness's optional TASKS-CONFORMANCE-OUTCOME line: without it the check is
     # not applicable, and could not run under --profile full (client/runner.py decides that).
     outcome_line: bool = False
+    # Of the scenarios it reads, those of which one at least must be selected for it to judge
+    # anything (the cancel scenario, for the cancel checks, which read every run): with none
+    # selected it is not applicable, whether or not the client reached the scripted server.
+    needs: tuple[str, ...] = ()
 
     @property
     def area(self) -> str:
@@ -43,11 +47,14 @@ CLIENT_CHECKS: dict[str, ClientCheck] = {}
 
 def client_check(*, id: str, title: str, description: str, requirements: tuple[str, ...],
                  scenarios: tuple[str, ...] = (), permits: tuple[str, ...] = (),
-                 outcome_line: bool = False) -> Callable[[Judge], Judge]:
+                 outcome_line: bool = False, needs: tuple[str, ...] = ()) -> Callable[[Judge], Judge]:
     def register(fn: Judge) -> Judge:
         if id in CLIENT_CHECKS:
             raise ValueError(f"client check {id!r} registered twice")
-        CLIENT_CHECKS[id] = ClientCheck(id, title, description, requirements, scenarios, fn, permits, outcome_line)
+        if any(not (not scenarios or n in scenarios) for n in needs):
+            raise ValueError(f"client check {id!r} needs a scenario it does not read")
+        CLIENT_CHECKS[id] = ClientCheck(id, title, description, requirements, scenarios, fn, permits, outcome_line,
+                                        needs)
         return fn
 
     return register
