@@ -135,7 +135,8 @@ async def execute_client(config: ClientConfig, progress: Callable[[str], None] |
     result = RunResult(
         outcome=outcome, target=target, durationMs=int((time.monotonic() - started) * 1000),
         discovery=Discovery(protocolVersion=", ".join(PROTOCOL_VERSION[e] for e in config.eras),
-                            wire=Wire(config.eras[0]) if len(config.eras) == 1 else Wire.NONE), checks=checks,
+                            wire=Wire(config.eras[0]) if len(config.eras) == 1 else Wire.NONE,
+                            wires=tuple(config.eras) if len(config.eras) > 1 else ()), checks=checks,
         incompleteReason=incomplete_reason(checks, False, target) if outcome == "incomplete" else None,
         startedAt=started_at, toolVersion=__version__, profile=CLIENT_PROFILES[config.profile].id, wire=wire,
     )

@@ -89,6 +89,8 @@ def run_wires(result: RunResult, pinned: str | None = None) -> frozenset[str]:
         return frozenset({wire} if wire else {str(w) for w in DIALECTS})
     if str(result.discovery.wire) in {str(w) for w in DIALECTS}:
         return frozenset({str(result.discovery.wire)})
+    if result.discovery.wires:
+        return frozenset(result.discovery.wires)
     versions = (dialect_for_version(v.strip()) for v in str(result.discovery.protocolVersion or "").split(","))
     return frozenset(str(d.wire) for d in versions if d is not None)
 
