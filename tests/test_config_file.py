@@ -220,8 +220,8 @@ def test_file_settings_reach_the_junit_suite_name_and_show_env(tmp_path: Path) -
         f'reporter = ["junit-xml={junit}"]\n'
         'show-env = ["NOPE"]\n'
     )), encoding="utf-8")
-    # show-env must name an -e variable, from the file as from the flag.
-    assert usage_error("--config", str(conf)) == "--show-env NOPE: no -e NAME=VALUE gives it"
+    # show-env must name an -e variable, from the file as from the flag (the error names the file's key).
+    assert usage_error("--config", str(conf)) == f"{conf}: show-env NOPE: no -e NAME=VALUE gives it"
     conf.write_text(conf.read_text(encoding="utf-8").replace('show-env = ["NOPE"]\n', ""), encoding="utf-8")
     res = invoke("--config", str(conf), "-q")
     assert res.code == 0, res

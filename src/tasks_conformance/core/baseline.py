@@ -71,9 +71,8 @@ def _wire_of(era: str, where: str) -> str | None:
     for part in (p.strip() for p in era.split(",")):
         dialect = dialect_for_version(part)
         if dialect is None and part not in names:
-            valid = [d.protocol_version for d in DIALECTS.values()] + sorted(names)
-            raise UsageError(f"{where}: era must be one of {', '.join(valid)} (or several, separated by commas), "
-                             f"got {era[:40]!r}")
+            valid = [d.protocol_version for d in DIALECTS.values()] + [str(w) for w in DIALECTS]
+            raise UsageError(f"{where}: era must be one of {', '.join(valid)}, got {era[:40]!r}")
         wires.add(str(dialect.wire) if dialect is not None else part)
     return None if wires == names else wires.pop() if len(wires) == 1 else None
 

@@ -275,9 +275,8 @@ def show_env(config: RunConfig, names: tuple[str, ...]) -> RunConfig:
 def _transport(o: RunOptions) -> TransportKind:
     """Exactly one target, and the transport it implies (which --transport may only confirm)."""
     flags = (("--url", o.url), ("--command", o.command), ("--tcp", o.tcp), ("--unix", o.unix))
-    empty = [name for name, value in flags if isinstance(value, str) and not value.strip()]
-    if empty:  # given, but nothing in it: said as "   " is (never "no target")
-        raise UsageError(f"{empty[0]} is empty")
+    if empty := [name for name, value in flags if isinstance(value, str) and not value.strip()]:
+        raise UsageError(f"{empty[0]} is empty")  # given, but nothing in it: as "   " is, never "no target"
     given = [name for name, value in flags if value]
     if len(given) > 1:
         raise UsageError(f"give one target, not {' and '.join(given)}")
