@@ -5,6 +5,9 @@ client every client-mode scenario must pass.
     tasks-conformance call --url URL | --command CMD --tool-name T [--tool-args JSON] [--era extension|legacy]
                            [--cancel-after MS] [--input-responses JSON] [--timeout MS] [--format human|json]
 
+It prints the outcome, then what it did (era, task or plain call, statuses, each input request and
+the answer sent, a cancel and why, why it stopped); --format json carries the same fields.
+
 Exit codes: 0 the task completed (its result may carry isError: the call ended), 1 it failed, was
 cancelled, expired (the server no longer knows it) or could not be followed, 2 a usage error, 130
 interrupted.
@@ -31,7 +34,7 @@ def call_command(
     tool_args: Annotated[str, typer.Option("--tool-args", metavar="JSON", help="its arguments: a JSON object, @FILE or -")] = "{}",
     era: Annotated[str, typer.Option("--era", metavar="|".join(ERAS), help="the tasks wire to speak (extension, the default: 2026-07-28; legacy: 2025-11-25)")] = "extension",
     cancel_after: Annotated[int | None, typer.Option("--cancel-after", metavar="MS", help="send tasks/cancel this long after the task was created, then follow it to its end")] = None,
-    input_responses: Annotated[str | None, typer.Option("--input-responses", metavar="JSON", help="answers to the task's input requests by key: a JSON object, @FILE or -")] = None,
+    input_responses: Annotated[str | None, typer.Option("--input-responses", metavar="JSON", help='answers to input requests (a JSON object, @FILE or -): by key, else "*", else the first shaped for the request; an elicitation none fits is declined')] = None,
     timeout: Annotated[int, typer.Option("--timeout", metavar="MS", help="at most this long in all; a task still live then is cancelled (default 60000)")] = 60_000,
     format: Annotated[str, typer.Option("--format", metavar="human|json", help="the outcome as a sentence (human) or as JSON")] = "human",
 ) -> None:
