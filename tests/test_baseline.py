@@ -8,6 +8,7 @@ from __future__ import annotations
 import datetime as dt
 import json
 import shlex
+import sys
 import xml.etree.ElementTree as ET
 from pathlib import Path
 from typing import Any
@@ -247,7 +248,8 @@ def test_baseline_flag_errors(tmp_path: Path) -> None:
         f"--update-baseline: cannot write {str(nowhere)!r}: no writable directory {str(nowhere.parent)!r}")
     missing = tmp_path / "none.toml"
     assert usage_error(*target(), "--baseline", str(missing)) == (
-        f"--baseline: cannot read {str(missing)!r}: No such file or directory")
+        f"--baseline: cannot read {str(missing)!r}: no such file (--update-baseline {missing} writes it from a "
+        "run's failures)")
 
 
 # ---------------------------------------------------------------------------------------------
@@ -304,3 +306,70 @@ def test_parse_reads_toml_and_json_alike() -> None:
     assert toml == js == (BaselineEntry("a", "r", wire="legacy", era="2025-11-25", expires=dt.date(2027, 1, 2)),)
     with pytest.raises(UsageError):
         parse('{"known": [{"check": "a"}]}', "b.json")
+
+
+# ---------------------------------------------------------------------------------------------
+# Round trips: what --update-baseline writes, the next run reads back (every era value)
+
+BROKEN_CLIENT = [sys.executable, str(ROOT / "fixtures" / "broken_client.py")]
+# One breaking client per era, each failing one check of its era in the scenario named for it.
+CLIENT_BREAKS = {"extension": ("no-extension-on-get", "tasks-client-lifecycle", "tasks-client-declares-extension"),
+                 "legacy": ("legacy-extension-meta", "tasks-client-legacy-lifecycle",
+                            "tasks-client-legacy-no-extension-wire")}
+
+
+def _known(doc: dict[str, Any]) -> list[str]:
+    runs = list(doc["eras"].values()) if "eras" in doc else [doc]
+    return sorted(c["id"] for run in runs for c in run["checks"] if (c.get("baseline") or {}).get("state") == "known")
+
+
+@pytest.mark.parametrize("era", ["auto", "both"])
+@pytest.mark.parametrize("variant", ["legacy-ttl-names", "no-tasks"])
+def test_a_server_baseline_written_for_each_era_value_reads_back(tmp_path: Path, era: str, variant: str) -> None:
+    """--update-baseline, then --baseline with the same file: every failure written is known. A server
+    that speaks no tasks wire too (its run found no wire to write the entries for)."""
+    server = [*BROKEN, "--break", variant, "--transport", "stdio"]
+    args = ["--command", shlex.join(server), "--era", era, "--timeout", "5000", "--poll-timeout", "5000",
+            "--tool-name", "slow_compute",
+            *(a for c in (CHECKS if variant != "no-tasks" else ["tasks-wire-resolvable"]) for a in ("--check-id", c))]
+    base = tmp_path / "b.toml"
+    first = invoke(*args, "--update-baseline", str(base), "-q")
+    assert first.code == 1 and "baseline entr" in first.stderr, first
+    written = parse(base.read_text(encoding="utf-8"), str(base))
+    assert written
+    again = invoke(*args, "--baseline", str(base), "--format", "json")
+    assert again.code == 0, again.stderr + again.stdout[-1500:]
+    assert set(_known(json.loads(again.stdout))) == {e.check for e in written}
+
+
+@pytest.mark.parametrize("era", ["extension", "legacy", "both"])
+def test_a_client_baseline_written_for_each_era_value_reads_back(tmp_path: Path, era: str) -> None:
+    """`client --era both --update-baseline` wrote era = "2025-11-25, 2026-07-28", which the next run
+    refused (exit 2); the entries of a run over both eras hold on every era."""
+    eras = ("extension", "legacy") if era == "both" else (era,)
+    for break_era in eras:  # one run per break: a client breaks one rule
+        brk, scenario, check_id = CLIENT_BREAKS[break_era]
+        scenarios = [a for e in eras for a in ("--scenario", CLIENT_BREAKS[e][1])]
+        args = ["client", "--command", shlex.join([*BROKEN_CLIENT, "--break", brk]), "--era", era, *scenarios]
+        base = tmp_path / f"{break_era}.toml"
+        first = invoke(*args, "--update-baseline", str(base), "-q")
+        assert first.code == 1 and "wrote 1 baseline entry" in first.stderr, first
+        (entry_,) = parse(base.read_text(encoding="utf-8"), str(base))
+        assert entry_.check == check_id and (entry_.era is None) == (era == "both"), entry_
+        again = invoke(*args, "--baseline", str(base), "--format", "json")
+        assert again.code == 0, again.stderr + again.stdout[-1500:]
+        assert _known(json.loads(again.stdout)) == [check_id]
+        if era != "both":  # a one-era file holds in a run over both eras too
+            both = invoke("client", "--command", shlex.join([*BROKEN_CLIENT, "--break", brk]), "--era", "both",
+                          "--scenario", scenario, "--baseline", str(base), "--format", "json")
+            assert both.code == 0 and _known(json.loads(both.stdout)) == [check_id], both
+
+
+def test_an_era_listing_several_eras_reads_as_each_of_them() -> None:
+    """What a client run over both eras wrote before: one era each, or every era."""
+    (every,) = parse('[[known]]\ncheck = "a"\nreason = "r"\nera = "2025-11-25, 2026-07-28"\n', "b.toml")
+    assert every.wire is None and every.era == "2025-11-25, 2026-07-28"
+    (one,) = parse('[[known]]\ncheck = "a"\nreason = "r"\nera = "legacy, 2025-11-25"\n', "b.toml")
+    assert one.wire == "legacy"
+    with pytest.raises(UsageError, match="era must be one of"):
+        parse('[[known]]\ncheck = "a"\nreason = "r"\nera = "2025-11-25, 2024-01-01"\n', "b.toml")

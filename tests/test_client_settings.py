@@ -259,3 +259,37 @@ def test_the_action_judges_a_client(tmp_path: Path) -> None:
     assert proc.returncode == 1 and outputs["exit-code"] == "1", proc.stdout + proc.stderr
     assert json.loads(Path(outputs["json"]).read_text())["profile"] == "tasks-conformance/client-standard@2026-12"
     assert DECLARES in summary and Path(outputs["wire-log"]).read_text().count("\n") > 5
+
+
+# -- what a client run says about itself (issue 35) -----------------------------------------------
+
+
+def test_a_client_run_over_both_eras_names_both_wires_never_no_tasks_wire() -> None:
+    import jsonschema  # type: ignore[import-untyped,unused-ignore]
+
+    from tasks_conformance.reporters import schema_text
+
+    args = ("--command", shlex.join(REFERENCE), "--era", "both", "--scenario", LIFECYCLE,
+            "--scenario", "tasks-client-legacy-lifecycle")
+    code, doc, _ = _client(*args)
+    assert code == 0 and doc["discovery"]["wires"] == ["legacy", "extension"]
+    jsonschema.Draft202012Validator(json.loads(schema_text("json"))).validate(doc)
+    human = invoke("client", *args, "--format", "human").stdout
+    assert "protocol  2025-11-25, 2026-07-28 (legacy and extension wires)" in human and "no tasks wire" not in human
+    code, doc, _ = _client("--command", shlex.join(REFERENCE), "--scenario", LIFECYCLE)
+    assert doc["discovery"]["wire"] == "extension" and "wires" not in doc["discovery"]
+
+
+@pytest.mark.parametrize(("era", "scenario", "check"), [
+    ("extension", LIFECYCLE, "tasks-client-cancels-with-tasks-cancel"),
+    ("legacy", "tasks-client-legacy-lifecycle", "tasks-client-legacy-cancels-with-tasks-cancel"),
+])
+def test_a_check_whose_scenario_was_not_selected_is_not_applicable_whether_the_client_works_or_not(
+        era: str, scenario: str, check: str) -> None:
+    """The cancel checks read every run but judge the cancel scenario: left out, they are n/a with the
+    reason, for a client that fails as for one that works (a failing one had made them could-not-run)."""
+    for client in (shlex.join(REFERENCE), "false"):
+        _code, doc, _ = _client("--command", client, "--era", era, "--scenario", scenario)
+        verdict = _checks(doc)[check]
+        assert verdict["skipReason"] == "not-applicable", (client, verdict)
+        assert verdict["message"].endswith("-cancel was not selected"), (client, verdict)

@@ -220,8 +220,8 @@ def test_file_settings_reach_the_junit_suite_name_and_show_env(tmp_path: Path) -
         f'reporter = ["junit-xml={junit}"]\n'
         'show-env = ["NOPE"]\n'
     )), encoding="utf-8")
-    # show-env must name an -e variable, from the file as from the flag.
-    assert usage_error("--config", str(conf)) == "--show-env NOPE: no -e NAME=VALUE gives it"
+    # show-env must name an -e variable, from the file as from the flag (the error names the file's key).
+    assert usage_error("--config", str(conf)) == f"{conf}: show-env NOPE: no -e NAME=VALUE gives it"
     conf.write_text(conf.read_text(encoding="utf-8").replace('show-env = ["NOPE"]\n', ""), encoding="utf-8")
     res = invoke("--config", str(conf), "-q")
     assert res.code == 0, res
@@ -392,3 +392,50 @@ def test_a_config_or_baseline_file_too_large_to_be_one_is_a_usage_error(tmp_path
     big.write_text("# " + "x" * (4 * 1024 * 1024 + 10) + "\n")
     assert usage_error("--config", str(big), "--url", "http://127.0.0.1:9/mcp").endswith("larger than 1 MiB")
     assert usage_error("--baseline", str(big), "--url", "http://127.0.0.1:9/mcp").endswith("larger than 4 MiB")
+
+
+# -- a setting's error names where its value came from (issue 35) ---------------------------------
+
+
+def _client_example() -> str:
+    """The README's `[client]` config example (under "Testing a tasks client"), as printed."""
+    text = (ROOT / "README.md").read_text(encoding="utf-8")
+    section = text[text.index("\n## Testing a tasks client\n"):]
+    (example,) = [b for b in blocks(section, "toml") if "\n[client]\n" in b]
+    return example
+
+
+def test_the_readmes_client_example_as_printed_names_the_files_key(tmp_path: Path,
+                                                                   monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.chdir(tmp_path)
+    example = _client_example()
+    (tmp_path / "tasks-conformance.toml").write_text(example, encoding="utf-8")
+    res = invoke("client")
+    assert res.code == 2 and res.stdout == "", res
+    assert res.stderr.strip() == (
+        "tasks-conformance client: tasks-conformance.toml [client]: baseline: cannot read 'client-baseline.toml': "
+        "no such file (--update-baseline client-baseline.toml writes it from a run's failures)")
+    # What the README says next: the first --update-baseline writes it, and then the example runs
+    # (the client swapped for the reference one, two scenarios to keep it short).
+    reference = [sys.executable, "-m", "tasks_conformance.client.reference_client"]
+    runnable = example.replace('command = ["node", "my-client.js"]', f"command = {toml_list(reference)}")
+    (tmp_path / "tasks-conformance.toml").write_text(runnable, encoding="utf-8")
+    short = ("--scenario", "tasks-client-lifecycle", "--scenario", "tasks-client-legacy-lifecycle", "-q")
+    first = invoke("client", *short, "--update-baseline", "client-baseline.toml")
+    assert first.code == 0 and "wrote 0 baseline entries to client-baseline.toml" in first.stderr, first
+    assert invoke("client", *short).code == 0
+
+
+@pytest.mark.parametrize(("subject", "table"), [((), ""), (("client",), "[client]\ncommand = \"x\"\n")])
+def test_a_settings_error_names_the_file_and_key_it_came_from_and_the_flag_otherwise(
+        tmp_path: Path, subject: tuple[str, ...], table: str) -> None:
+    conf = tmp_path / "c.toml"
+    target = "" if subject else 'url = "http://127.0.0.1:9/mcp"\n'
+    conf.write_text(target + table + "timeout = -5\n", encoding="utf-8")
+    prefix = "tasks-conformance client: " if subject else PREFIX
+    shown = f"{conf.relative_to(Path.cwd()) if conf.is_relative_to(Path.cwd()) else conf}"
+    where = f"{shown} [client]" if subject else shown
+    res = invoke(*subject, "--config", str(conf))
+    assert res.code == 2 and res.stderr.strip() == f"{prefix}{where}: timeout must be a positive number of milliseconds"
+    flag = invoke(*subject, "--config", str(conf), "--timeout", "0")
+    assert flag.stderr.strip() == f"{prefix}--timeout must be a positive number of milliseconds"

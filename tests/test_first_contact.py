@@ -266,3 +266,42 @@ def test_shell_completion_is_on_and_completes_options() -> None:
     proc = subprocess.run([str(script)], capture_output=True, text=True, timeout=60, env=env, stdin=subprocess.DEVNULL)
     assert proc.returncode == 0, proc.stderr
     assert set(proc.stdout.split()) == {"--profile", "--protocol-version", "--probe", "--probe-args"}
+
+
+# -- First contact with the last wave (issue 35) -------------------------------------------------
+
+
+@pytest.mark.parametrize("given", ["", "   "])
+@pytest.mark.parametrize("subject", [(), ("client",)])
+def test_an_empty_command_is_said_to_be_empty_however_empty(subject: tuple[str, ...], given: str) -> None:
+    """`--command ""` and `--command "   "` are one mistake: the same words, on either subject."""
+    from test_cli_inprocess import invoke
+
+    res = invoke(*subject, "--command", given)
+    assert res.code == 2 and res.stderr.strip().endswith("--command is empty"), res.stderr
+    assert invoke(*subject, "--url" if not subject else "--command", "").stderr.strip().endswith(
+        "--url is empty" if not subject else "--command is empty")
+
+
+def test_an_unknown_api_setting_says_which_one_was_meant() -> None:
+    """The pytest fixture's `check(subject="client", scenario=[…])`: the keyword is `scenarios`."""
+    import tasks_conformance as api
+    from tasks_conformance.entry.pytest_plugin import ConformanceFixture
+
+    with pytest.raises(TypeError, match=r"^unknown setting: scenario \(did you mean scenarios\?\)$"):
+        ConformanceFixture().check(subject="client", command=["x"], scenario=["tasks-client-lifecycle"])
+    with pytest.raises(TypeError, match=r"^unknown settings: tol_name \(did you mean tool_name\?\), zzz$"):
+        api.run(url="http://127.0.0.1:9/mcp", tol_name="x", zzz=1)
+
+
+def test_an_api_error_about_a_config_file_value_names_the_files_key(tmp_path: Path) -> None:
+    from tasks_conformance.entry import api
+
+    conf = tmp_path / "c.toml"
+    conf.write_text('url = "http://127.0.0.1:9/mcp"\ntimeout = -5\n[client]\ncommand = "x"\ntimeout = -5\n')
+    with pytest.raises(api.ConfigError, match=r"c\.toml: timeout must be a positive"):
+        api.build_config(config=conf)
+    with pytest.raises(api.ConfigError, match=r"c\.toml \[client\]: timeout must be a positive"):
+        api.build_client_config(subject="client", config=conf)
+    with pytest.raises(api.ConfigError, match=r"^--timeout must be a positive"):
+        api.build_config(url="http://127.0.0.1:9/mcp", timeout_ms=-5)

@@ -600,6 +600,15 @@ def test_an_input_key_is_answered_once_with_the_given_response() -> None:
     assert updates[0].params["taskId"] == TASK and _declares(updates[0])
 
 
+def test_an_input_key_no_answer_fits_is_declined_never_accepted() -> None:
+    server, _ = SCENARIOS["input"]()
+    run = run_sync(server, input_responses={"other": {"role": "assistant", "content": {}}})
+    assert [u.params["inputResponses"] for u in run.requests("tasks/update")] == [{"k1": {"action": "decline"}}]
+    assert run.outcome.trace is not None
+    (asked,) = run.outcome.trace.inputs
+    assert (asked.key, asked.method, asked.answered_by) == ("k1", "elicitation/create", "declined")
+
+
 def test_mrtr_retries_with_a_new_id_the_answers_and_the_request_state_as_given() -> None:
     server, _ = SCENARIOS["mrtr"]()
     run = run_sync(server, input_responses={"m1": {"action": "decline"}})
@@ -667,8 +676,9 @@ def test_an_unreadable_reply_is_an_unknown_outcome_and_the_live_task_is_cancelle
     def garbage(server: Server, body: JSON) -> httpx.Response:
         return httpx.Response(500, text="oops")
     run = run_sync(Server({"tools/call": [created()], "tasks/get": [garbage], "tasks/cancel": [ACK]}))
-    assert run.outcome.status == "unknown" and run.outcome.error is not None
-    assert "HTTP 500" in run.outcome.error["message"]
+    # The server sent no JSON-RPC error: the outcome names the failed exchange, never a code.
+    assert run.outcome.status == "unknown" and run.outcome.error is None and run.outcome.failure is not None
+    assert "HTTP 500" in run.outcome.failure and run.outcome.to_json()["failure"] == run.outcome.failure
     assert run.log[-1].method == "tasks/cancel"
 
 

@@ -55,6 +55,8 @@ def test_a_server_that_exits_first_is_one_cause_with_its_output_and_no_secret() 
     assert proc.returncode == 3, proc.stderr
     (cause,) = json.loads(proc.stdout)["incompleteCauses"]
     assert "exited with code 4 before it listened" in cause["cause"] and "boom" in cause["cause"]
+    # The run started that server itself: the fix is the command, never "start the server".
+    assert cause["fix"].startswith("the run started the server itself with --server-command: correct that command")
     assert "s3cr3t-value-123" not in proc.stdout + proc.stderr
 
 
@@ -65,6 +67,8 @@ def test_a_server_that_never_listens_is_stopped_at_the_timeout(tmp_path: Path) -
     assert proc.returncode == 3
     (cause,) = json.loads(proc.stdout)["incompleteCauses"]
     assert "did not listen at the target within --timeout" in cause["cause"]
+    assert "--server-command" in cause["fix"] and "raise --timeout" in cause["fix"]
+    assert "start the server or correct the target" not in proc.stdout
     assert _gone(int(pidfile.read_text()))
 
 

@@ -24,6 +24,7 @@ import shlex
 import sys
 import time
 from collections.abc import Callable, Mapping, Sequence
+from dataclasses import replace
 from functools import partial
 from typing import TYPE_CHECKING, Any, Literal, cast
 
@@ -32,8 +33,8 @@ import anyio
 from tasks_conformance.client.reference_extension import ExtensionFlow
 from tasks_conformance.client.reference_legacy import LegacyFlow
 from tasks_conformance.client.reference_stdio import stdio_link
+from tasks_conformance.client.reference_trace import CallTrace
 from tasks_conformance.client.reference_wire import (
-    INTERNAL_ERROR,
     NO_DEVIATIONS,
     CallOptions,
     ClientFailure,
@@ -44,6 +45,7 @@ from tasks_conformance.client.reference_wire import (
     Outcome,
     Sleep,
 )
+from tasks_conformance.core.protocol import TERMINAL_STATUSES
 from tasks_conformance.core.text import one_line
 from tasks_conformance.core.transports.lean_httpx import import_httpx
 from tasks_conformance.core.wires import DIALECTS, Wire
@@ -83,8 +85,10 @@ async def call(
     back, until it ends, `timeout_s` runs out (a live task is then cancelled) or the server's
     replies cannot be read (status "unknown"). `cancel_when_working` cancels the task once it is
     seen working, `cancel_after_ms` that long after it was created; polling goes on to a terminal
-    status. `input_responses` answers input requests by key (else an elicitation is accepted
-    with empty content). `clock` and `sleep` replace time.monotonic and anyio.sleep (tests)."""
+    status. `input_responses` answers input requests as the main command's --input-responses does
+    (by key, else "*", else the first answer shaped for the method; with none an elicitation is
+    declined, never accepted). The outcome's `trace` says what the call did. `clock` and `sleep`
+    replace time.monotonic and anyio.sleep (tests)."""
     flow_type = {wire.value: flow for wire, flow in FLOWS.items()}.get(era)
     if flow_type is None:
         raise ValueError(f"era must be one of {sorted(w.value for w in FLOWS)}, not {era!r}")
@@ -102,7 +106,9 @@ async def call(
             async with stdio_link(command, timeout_s) as link:
                 return await _follow(flow_type(link, options))
         except ClientFailure as exc:  # the server could not be started
-            return Outcome("unknown", error={"code": INTERNAL_ERROR, "message": one_line(exc, 300)})
+            trace = CallTrace(flow_type.dialect.wire.value, flow_type.dialect.protocol_version,
+                              stop="transport", failure=one_line(exc, 300))
+            return Outcome("unknown", failure=trace.failure, trace=trace)
     import_httpx()
     import httpx
 
@@ -112,11 +118,23 @@ async def call(
 
 
 async def _follow(flow: Flow) -> Outcome:
+    """Run the flow; the outcome carries its trace, with why it stopped."""
+    trace = flow.trace
     try:
-        return await flow.run()
+        outcome = await flow.run()
     except ClientFailure as exc:
-        await flow.leave()
-        return Outcome("unknown", error={"code": INTERNAL_ERROR, "message": one_line(exc, 300)})
+        trace.stopped("transport")
+        trace.failure = one_line(exc, 300)
+        await flow.leave(f"giving up on the task after a failed exchange: {trace.failure}")
+        outcome = Outcome("unknown", failure=trace.failure)
+    if trace.stop is None:
+        if outcome.status in TERMINAL_STATUSES and trace.task_id is not None:
+            trace.stopped("terminal")
+        elif trace.task_id is None:
+            trace.stopped("error" if outcome.error is not None else "plain")
+        else:
+            trace.stopped("abandoned")
+    return replace(outcome, trace=trace)
 
 
 class UsageProblem(Exception):

@@ -21,11 +21,13 @@ from tasks_conformance.client.reference_wire import (
     Outcome,
     Reply,
     encode_name,
-    invalid,
     plain_outcome,
     rpc_error,
 )
 from tasks_conformance.core.protocol import (
+    ERR_INVALID_REQUEST,
+    ERR_METHOD_NOT_FOUND,
+    ERR_UNSUPPORTED_VERSION,
     EXT_TASKS,
     HEADER_METHOD,
     HEADER_NAME,
@@ -34,6 +36,7 @@ from tasks_conformance.core.protocol import (
     META_CLIENT_INFO,
     META_PROTOCOL_VERSION,
     TERMINAL_STATUSES,
+    get_path,
     mcp_name_for,
 )
 from tasks_conformance.core.wires import DIALECTS, Wire
@@ -101,18 +104,30 @@ class ExtensionFlow(Flow):
         if isinstance(reply, Outcome):
             return reply
         if reply.error is not None:
+            older = reply.error.get("code") in (ERR_INVALID_REQUEST, ERR_METHOD_NOT_FOUND, ERR_UNSUPPORTED_VERSION)
+            self.trace.plain_reason = f"the server answered {method} with a JSON-RPC error" + (
+                f" (as a server that does not speak {VERSION} would: try --era legacy)" if older else "")
             return Outcome("failed", error=reply.error)
         result = reply.result or {}
         kind = result.get("resultType", "complete")
         if kind == "task":
             if method != TASK_CAPABLE and not self.dev.polls_non_tool_task:
-                return invalid(f"resultType task on {method}")  # and no tasks/* for it
+                return self.invalid(f"resultType task on {method}")  # and no tasks/* for it
             if self.dev.polymorphic_ignored:
                 return Outcome("completed", result=result)
             return await self.follow(result)
         if kind == "complete":
+            self.trace.plain_reason = self.why_plain(method, result)
             return plain_outcome(result)
-        return invalid(f"resultType {kind} on {method}")
+        return self.invalid(f"resultType {kind} on {method}")
+
+    def why_plain(self, method: str, result: JSON) -> str:
+        if method != TASK_CAPABLE:
+            return f"{method} was sent, not tools/call (only tools/call creates a task)"
+        if "resultType" not in result:
+            return (f"the reply carries no resultType, which every {VERSION} result has: the server may not "
+                    f"speak {VERSION} (try --era legacy)")
+        return 'the server answered the call itself (resultType "complete"): the tool ran without a task'
 
     async def call_with_input(self, method: str, params: JSON) -> Reply | Outcome:
         """The request, retried while it answers InputRequiredResult (MRTR, C-CORE-MUST-08): a
@@ -126,19 +141,20 @@ class ExtensionFlow(Flow):
             requests = reply.result.get("inputRequests")
             if isinstance(requests, dict) and requests:
                 if len(requests) > MAX_INPUT_KEYS:
-                    return invalid(f"more than {MAX_INPUT_KEYS} inputRequests")
+                    return self.invalid(f"more than {MAX_INPUT_KEYS} inputRequests")
                 answers: JSON = {}
                 for key, request in requests.items():
                     answer = self.answer_for(key, request)
                     if answer is None:
-                        return Outcome("unknown", error={"code": INTERNAL_ERROR,
-                                                         "message": f"cannot answer input request {key}"})
+                        self.trace.stopped("unanswerable")
+                        return Outcome("unknown", failure=f"no answer given fits input request {key!r} "
+                                       f"({get_path(request, 'method')}): give one with --input-responses")
                     answers[key] = answer
                 retry["inputResponses"] = answers
             if "requestState" in reply.result:
                 retry["requestState"] = reply.result["requestState"]
             params = retry
-        return invalid(f"more than {MAX_INPUT_ROUNDS} input_required rounds")
+        return self.invalid(f"more than {MAX_INPUT_ROUNDS} input_required rounds")
 
     # -- the task --------------------------------------------------------------------------
 
@@ -147,7 +163,7 @@ class ExtensionFlow(Flow):
         until a snapshot is terminal; answer new input keys once; cancel when asked."""
         task_id = created.get("taskId")
         if not isinstance(task_id, str):
-            return invalid("a CreateTaskResult without a taskId")
+            return self.invalid("a CreateTaskResult without a taskId")
         self.begin(task_id, created)
         answered: set[str] = set()
         snapshot: JSON | None = None  # the created task carries no result: read one snapshot at least
@@ -156,9 +172,10 @@ class ExtensionFlow(Flow):
                 break
             await self.maybe_cancel()
             await self.wait(self.poll_wait_s())
-            if self.expired():
+            if self.timed_out():
                 await self.leave()
                 return Outcome(self.status)
+            self.trace.polls += 1
             reply = await self.rpc("tasks/get", {"taskId": task_id})
             if reply.error is not None:
                 gone = self.poll_failed(reply.error)
@@ -168,6 +185,7 @@ class ExtensionFlow(Flow):
             self.errors, snapshot = 0, reply.result or {}
             self.observe(snapshot)
             if self.dev.abandons and self.status not in TERMINAL_STATUSES:
+                self.trace.stopped("abandoned")
                 return Outcome("abandoned")
             if self.status == "input_required" and not self.cancel_sent:
                 await self.answer(snapshot, answered)
@@ -191,7 +209,7 @@ class ExtensionFlow(Flow):
         for key, request in new.items():
             answer = self.answer_for(key, request)
             if answer is None or len(answered) + len(answers) >= MAX_INPUT_KEYS:
-                await self.send_cancel()
+                await self.send_cancel(f"no answer this client can send fits input request {key!r}")
                 return
             answers[key] = answer
         answered.update(answers)
@@ -227,4 +245,4 @@ class ExtensionFlow(Flow):
             params = self.with_meta("notifications/cancelled", {"requestId": self.call_id, "reason": "cancelled"})
             await self.link.notify("notifications/cancelled", params, self.headers("notifications/cancelled", params))
             return
-        await self.rpc("tasks/cancel", {"taskId": self.task_id})
+        self.cancel_answered(await self.rpc("tasks/cancel", {"taskId": self.task_id}))

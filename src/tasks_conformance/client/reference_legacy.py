@@ -13,7 +13,6 @@ from typing import Any
 from tasks_conformance.client.reference_wire import (
     ACCEPT,
     CLIENT_INFO,
-    ELICIT_ACCEPT,
     JSON,
     MAX_PAGES,
     MAX_POLLS,
@@ -51,6 +50,7 @@ class LegacyFlow(Flow):
         self.session_id: str | None = None
         self.version_header: str | None = None  # sent once initialize has negotiated it
         self.capabilities: Any = None
+        self.tool_listed = False  # tools/list named the tool
         self.link.on_server_request = self.on_server_request
 
     def headers(self) -> Headers:
@@ -68,6 +68,8 @@ class LegacyFlow(Flow):
         init = await self.rpc("initialize", {"protocolVersion": VERSION, "capabilities": {"elicitation": {}},
                                              "clientInfo": dict(CLIENT_INFO)})
         if init.error is not None or init.result is None:
+            self.trace.plain_reason = f"initialize failed: the server may not speak {VERSION} (try --era extension)"
+            self.trace.stopped("error")
             return Outcome("unknown", error=init.error)
         session = init.headers.get(HEADER_SESSION)
         self.session_id = session if session else None
@@ -81,21 +83,37 @@ class LegacyFlow(Flow):
         if request is not None:
             given = request.get("params")
             reply = await self.rpc(str(request["method"]), dict(given) if isinstance(given, dict) else {})
+            self.trace.plain_reason = f"{request['method']} was sent, not tools/call"
             if reply.error is not None:
                 return Outcome("failed", error=reply.error)
             return plain_outcome(reply.result or {})
         params: JSON = {"name": self.opt.tool_name, "arguments": self.opt.arguments}
-        if self.augments(await self.task_support()):
+        support = await self.task_support()
+        augmented = self.augments(support)
+        if augmented:
             params["task"] = {}
         reply = await self.rpc("tools/call", params)
         self.call_id = reply.id
         if reply.error is not None:
+            self.trace.plain_reason = "the server answered tools/call with a JSON-RPC error"
             return Outcome("failed", error=reply.error)
         result = reply.result or {}
         task = result.get("task")
         if isinstance(task, dict) and isinstance(task.get("taskId"), str):
             return await self.follow(task)
+        self.trace.plain_reason = self.why_plain(augmented, support, version)
         return plain_outcome(result)  # the server may process an augmented call normally (C-LEG-MUST-04)
+
+    def why_plain(self, augmented: bool, support: Any, version: Any) -> str:
+        if augmented:
+            return "the server answered the task-augmented call without a task (C-LEG-MUST-04 allows it)"
+        spoken = f"; it negotiated protocol {str(version)[:40]!r}, not {VERSION}" if version != VERSION else ""
+        if get_path(self.capabilities, "tasks", "requests", "tools", "call") is None:
+            return f"the server declared no tasks.requests.tools.call capability{spoken}: the call was a plain one"
+        if not self.tool_listed:
+            return f"tools/list does not list {self.opt.tool_name!r}: the call was a plain one"
+        said = "no execution.taskSupport (forbidden)" if support is None else f"execution.taskSupport {support!r}"
+        return f"the tool declares {str(said)[:80]}: the call was a plain one"
 
     def augments(self, task_support: Any) -> bool:
         """params.task only when the server declared tasks.requests.tools.call (C-LEG-MUST-01) and
@@ -115,6 +133,7 @@ class LegacyFlow(Flow):
             tools = get_path(reply.result, "tools")
             for tool in tools if isinstance(tools, list) else []:
                 if isinstance(tool, dict) and tool.get("name") == self.opt.tool_name:
+                    self.tool_listed = True
                     return get_path(tool, "execution", "taskSupport")
             cursor = get_path(reply.result, "nextCursor")
             if not isinstance(cursor, str):
@@ -138,7 +157,7 @@ class LegacyFlow(Flow):
             elif self.status in TERMINAL_STATUSES:
                 return Outcome(self.status)
             await self.wait(POLLS_FAST_S if self.dev.legacy_polls_fast else self.interval_s)
-            if self.expired():
+            if self.timed_out():
                 await self.leave()
                 return Outcome(self.status)
             params: JSON = {"taskId": self.task_id}  # no related-task _meta on tasks/* (C-LEG-SHOULD-05)
@@ -146,6 +165,7 @@ class LegacyFlow(Flow):
                 params["_meta"] = {META_RELATED_TASK: {"taskId": self.task_id}}
             if self.dev.legacy_extension_meta:  # the 2026-07-28 opt-in, meaningless on this wire
                 params["_meta"] = {META_CLIENT_CAPS: {"extensions": {EXT_TASKS: {}}}}
+            self.trace.polls += 1
             reply = await self.rpc("tasks/get", params)
             if reply.error is not None:
                 gone = self.poll_failed(reply.error)
@@ -164,6 +184,7 @@ class LegacyFlow(Flow):
             reply = await self.rpc("tasks/result", {"taskId": self.task_id})
         except StreamEnded:
             return None
+        self.trace.stopped("result")
         if reply.error is not None:
             return Outcome("failed", error=reply.error)
         return plain_outcome(reply.result or {})
@@ -174,8 +195,7 @@ class LegacyFlow(Flow):
         method = message.get("method")
         response: JSON = {"jsonrpc": "2.0", "id": message.get("id")}
         if method == "elicitation/create":
-            given = list(self.opt.input_responses.values())  # a legacy elicitation has no key
-            answer = dict(given[0]) if len(given) == 1 and isinstance(given[0], dict) else dict(ELICIT_ACCEPT)
+            answer = self.answer_for(None, message) or {}  # a 2025-11-25 elicitation has no key
             related = get_path(message, "params", "_meta", META_RELATED_TASK)
             if isinstance(related, dict) and not self.dev.legacy_elicitation_untagged:
                 answer["_meta"] = {META_RELATED_TASK: {"taskId": related.get("taskId")}}
@@ -194,7 +214,10 @@ class LegacyFlow(Flow):
                                    self.headers())
             return
         if get_path(self.capabilities, "tasks", "cancel") is None and not self.dev.legacy_cancel_undeclared:
+            self.trace.cancel_reason = None
+            self.trace.cancel_reply = "tasks/cancel not sent: the server declared no tasks.cancel capability"
             return
         reply = await self.rpc("tasks/cancel", {"taskId": self.task_id})
+        self.cancel_answered(reply, f"status {get_path(reply.result, 'status')!s:.40}")
         if reply.result is not None:
             self.observe(reply.result)

@@ -19,6 +19,8 @@ from typing import TYPE_CHECKING, Any, ClassVar
 import anyio
 
 from tasks_conformance import __version__
+from tasks_conformance.client.reference_trace import CallTrace
+from tasks_conformance.core.input_answers import match_answer
 from tasks_conformance.core.protocol import TERMINAL_STATUSES, encode_header_value, get_path
 from tasks_conformance.core.transports.lean_httpx import import_httpx
 from tasks_conformance.core.transports.sse import SseParser
@@ -42,7 +44,7 @@ MAX_POLLS = 10_000
 MAX_INPUT_KEYS = 1_000
 MAX_INPUT_ROUNDS = 100
 MAX_PAGES = 100
-ELICIT_ACCEPT: JSON = {"action": "accept", "content": {}}
+ELICIT_DECLINE: JSON = {"action": "decline"}  # an elicitation the user gave no answer for
 
 
 @dataclass(frozen=True)
@@ -54,9 +56,14 @@ class Outcome:
     is_error: bool = False
     error: JSON | None = None  # {"code", "message"}, kept exactly as the server sent them
     result: JSON | None = None
+    failure: str | None = None  # an exchange that failed (no connection, no reply): no JSON-RPC error
+    trace: CallTrace | None = field(default=None, compare=False)  # what the call did, step by step
 
     def to_json(self) -> JSON:
-        return {"status": self.status, "isError": self.is_error, "error": self.error}
+        out: JSON = {"status": self.status, "isError": self.is_error, "error": self.error}
+        if self.failure is not None:
+            out["failure"] = self.failure
+        return out
 
 
 @dataclass(frozen=True)
@@ -223,9 +230,11 @@ class HttpLink(Link):
                         raise ClientFailure(f"HTTP {resp.status_code} without the JSON-RPC response")
                     return found, resp.headers
         except TimeoutError:
-            raise ClientFailure(f"no reply within {self.timeout_s:g} s") from None
+            raise ClientFailure(f"no reply from {self.url} within {self.timeout_s:g} s") from None
+        except (httpx.ConnectError, httpx.ConnectTimeout) as exc:
+            raise ClientFailure(f"could not connect to {self.url}: {exc or type(exc).__name__}") from None
         except httpx.HTTPError as exc:
-            raise ClientFailure(f"HTTP error: {type(exc).__name__}: {exc}") from None
+            raise ClientFailure(f"HTTP error from {self.url}: {type(exc).__name__}: {exc}") from None
 
     async def _from_stream(self, resp: httpx.Response, want: int) -> JSON:
         parser = SseParser(MAX_REPLY_BYTES)
@@ -294,6 +303,7 @@ class Flow:
         self.cancel_sent = False
         self.errors = 0  # tasks/get answered with an error, in a row
         self.gone = False  # the server no longer knows the task (it expired, or was deleted)
+        self.trace = CallTrace(self.dialect.wire.value, self.dialect.protocol_version)
 
     async def run(self) -> Outcome:
         raise NotImplementedError
@@ -319,10 +329,23 @@ class Flow:
         if self.errors < GONE_AFTER + (GONE_POLLS if self.dev.polls_gone_task else 0):
             return None
         self.gone = True
+        self.trace.stopped("gone")
         return Outcome("unknown", error=error)
+
+    def invalid(self, what: str) -> Outcome:
+        self.trace.stopped("invalid")
+        return invalid(what)
+
+    def timed_out(self) -> bool:
+        """The deadline has passed: the call stops here (the caller leaves the task)."""
+        if self.expired():
+            self.trace.stopped("timeout")
+            return True
+        return False
 
     def begin(self, task_id: str, task: JSON) -> None:
         self.task_id = task_id
+        self.trace.task_id = task_id
         self.observe(task)
         if self.opt.cancel_after_ms is not None:
             self.cancel_at = self.now() + self.opt.cancel_after_ms / 1000
@@ -332,6 +355,7 @@ class Flow:
         status = task.get("status")
         if isinstance(status, str):
             self.status = status
+            self.trace.saw(status)
             if self.opt.on_status is not None:
                 self.opt.on_status(status)
         ms = self.dialect.poll_interval_ms(task)
@@ -345,12 +369,23 @@ class Flow:
         if self.cancel_sent or not self.live():
             return
         when_working = self.opt.cancel_when_working and self.status == "working"
-        if when_working or (self.cancel_at is not None and self.now() >= self.cancel_at):
-            await self.send_cancel()
+        if when_working:
+            await self.send_cancel("asked to cancel the task once it is working")
+        elif self.cancel_at is not None and self.now() >= self.cancel_at:
+            await self.send_cancel(f"--cancel-after {self.opt.cancel_after_ms} ms")
 
-    async def send_cancel(self) -> None:
+    async def send_cancel(self, reason: str) -> None:
         self.cancel_sent = True
-        await self.cancel()
+        self.trace.cancel_reason = reason
+        try:
+            await self.cancel()
+        except ClientFailure as exc:
+            self.trace.cancel_reply = f"nothing: {exc}"
+            raise
+
+    def cancel_answered(self, reply: Reply, said: str = "an ack") -> None:
+        self.trace.cancel_reply = said if reply.error is None else \
+            f"error {reply.error.get('code')}: {reply.error.get('message')}"
 
     async def wait(self, seconds: float) -> None:
         """Wait `seconds` (never past the deadline), sending a cancel due meanwhile on time."""
@@ -360,19 +395,25 @@ class Flow:
             await self.maybe_cancel()
         await self.opt.sleep(max(0.0, end - self.now()))
 
-    async def leave(self) -> None:
-        """Before giving up on a live task (deadline, transport failure): cancel it rather than
-        abandon it silently (C-EXT-SHOULD-03). Best effort."""
+    async def leave(self, reason: str | None = None) -> None:
+        """Before giving up on a live task (`reason`; None: the deadline, or a transport failure):
+        cancel it rather than abandon it silently (C-EXT-SHOULD-03). Best effort."""
         if self.live() and not self.cancel_sent:
+            why = reason or f"the timeout ({self.opt.timeout_s * 1000:.0f} ms) ran out with the task live"
             with contextlib.suppress(ClientFailure):
-                await self.send_cancel()
+                await self.send_cancel(why)
 
-    def answer_for(self, key: str, request: Any) -> JSON | None:
-        """The answer to one input request: the one given for its key, else an accepted
-        elicitation; None for a request this client cannot answer (it declares elicitation only)."""
-        given = self.opt.input_responses.get(key)
-        if isinstance(given, dict):
-            return given
+    def answer_for(self, key: str | None, request: Any) -> JSON | None:
+        """The answer to one input request, as the user gave it (core/input_answers.py: its key,
+        else "*", else the first answer shaped for its method); with none, an elicitation is
+        declined, never accepted; None for a request this client cannot answer otherwise (it
+        declares elicitation only). Each request and what was sent go into the trace."""
+        found = match_answer(key, request, self.opt.input_responses)
+        if found is not None and isinstance(found[0], dict):
+            self.trace.asked(key, request, found[0], found[1])
+            return dict(found[0])
         if get_path(request, "method") == "elicitation/create":
-            return dict(ELICIT_ACCEPT)
+            self.trace.asked(key, request, dict(ELICIT_DECLINE), "declined")
+            return dict(ELICIT_DECLINE)
+        self.trace.asked(key, request, None, "unanswered")
         return None

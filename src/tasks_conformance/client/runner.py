@@ -153,7 +153,8 @@ async def execute_client(config: ClientConfig, progress: Callable[[str], None] |
     result = RunResult(
         outcome=outcome, target=target, durationMs=int((time.monotonic() - started) * 1000),
         discovery=Discovery(protocolVersion=", ".join(PROTOCOL_VERSION[e] for e in config.eras),
-                            wire=Wire(config.eras[0]) if len(config.eras) == 1 else Wire.NONE), checks=checks,
+                            wire=Wire(config.eras[0]) if len(config.eras) == 1 else Wire.NONE,
+                            wires=tuple(config.eras) if len(config.eras) > 1 else ()), checks=checks,
         incompleteReason=incomplete_reason(checks, False, target) if outcome == "incomplete" else None,
         startedAt=started_at, toolVersion=__version__, profile=CLIENT_PROFILES[config.profile].id, wire=wire,
     )
@@ -276,6 +277,10 @@ def judge(check: ClientCheck, runs: list[ScenarioRun], wire: WireLog, config: Cl
     mine = [r for r in runs if check.reads(r.name)]
     if not mine:
         verdict = Verdict("skipped", "none of its scenarios was selected", "not-applicable")  # type: ignore[arg-type]
+    elif check.needs and not any(r.name in check.needs for r in mine):
+        # A check that reads every run but judges one scenario: with that one left out, nothing to judge.
+        verdict = Verdict("skipped", f"its scenario {' or '.join(check.needs)} was not selected",  # type: ignore[arg-type]
+                          "not-applicable")
     else:
         verdict = _verdict(check, mine, config, redactor)
     seqs = sorted(set(verdict.evidence))

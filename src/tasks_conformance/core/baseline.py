@@ -6,16 +6,18 @@ names as `known` after the run, so the runner and the checks never see a baselin
     # tasks-conformance-baseline.toml
     [[known]]
     check = "tasks-ttl-shape"          # a check id (required)
-    era = "2026-07-28"                 # optional: 2025-11-25 | 2026-07-28 | legacy | extension
+    era = "2026-07-28"                 # optional: 2025-11-25 | 2026-07-28 | legacy | extension (or several: a, b)
     reason = "ttl lands in v2 (#41)"   # required: why it is accepted for now
     expires = 2027-03-31               # optional: after this day the failure counts again
 
     {"known": [{"check": "tasks-ttl-shape", "reason": "…", "expires": "2027-03-31"}]}
 
-Each entry ends up in one state: `known` (its check failed and the entry accepts it), `expired`
-(its check failed, but the entry's day has passed: the failure counts), `fixed` (its check
-passed: remove the entry; a failure with --strict-baseline) or `unused` (its check did not
-pass or fail in this run: not selected, not applicable, could not run, or another era).
+An entry written by --update-baseline names the era of its run, and none (every era) when the run
+covered several (a client run over both eras). Each entry ends up in one state: `known` (its
+check failed and the entry accepts it), `expired` (its check failed, but the entry's day has
+passed: the failure counts), `fixed` (its check passed: remove the entry; a failure with
+--strict-baseline) or `unused` (its check did not pass or fail in this run: not selected, not
+applicable, could not run, or another era).
 
 Stdlib only, cheap to import (tomli_w loads only to write a TOML file).
 """
@@ -58,18 +60,46 @@ class Baseline:
 # Reading
 
 
-def _wire_of(era: str, where: str) -> str:
-    """The wire name of an era as written: a protocol version or a wire name."""
+def _wire_of(era: str, where: str) -> str | None:
+    """The wire name of an era as written: a protocol version or a wire name, or several of them
+    separated by commas (as a run over several eras once wrote them); None when they name every
+    era (the entry applies to all)."""
     from tasks_conformance.core.wires import DIALECTS, dialect_for_version
 
-    dialect = dialect_for_version(era)
-    if dialect is not None:
-        return str(dialect.wire)
-    names = {str(w): str(w) for w in DIALECTS}
-    if era in names:
-        return names[era]
-    valid = [d.protocol_version for d in DIALECTS.values()] + list(names)
-    raise UsageError(f"{where}: era must be one of {', '.join(valid)}, got {era[:40]!r}")
+    names = {str(w) for w in DIALECTS}
+    wires: set[str] = set()
+    for part in (p.strip() for p in era.split(",")):
+        dialect = dialect_for_version(part)
+        if dialect is None and part not in names:
+            valid = [d.protocol_version for d in DIALECTS.values()] + [str(w) for w in DIALECTS]
+            raise UsageError(f"{where}: era must be one of {', '.join(valid)}, got {era[:40]!r}")
+        wires.add(str(dialect.wire) if dialect is not None else part)
+    return None if wires == names else wires.pop() if len(wires) == 1 else None
+
+
+def run_wires(result: RunResult, pinned: str | None = None) -> frozenset[str]:
+    """The wires a run judged: the era it was pinned to (--era both), else the one it found, else
+    (a client run over several eras, or a server that spoke no tasks wire) those of the protocol
+    versions it names."""
+    from tasks_conformance.core.wires import DIALECTS, dialect_for_version
+
+    if pinned:
+        wire = _wire_of(pinned, "--era")
+        return frozenset({wire} if wire else {str(w) for w in DIALECTS})
+    if str(result.discovery.wire) in {str(w) for w in DIALECTS}:
+        return frozenset({str(result.discovery.wire)})
+    if result.discovery.wires:
+        return frozenset(result.discovery.wires)
+    versions = (dialect_for_version(v.strip()) for v in str(result.discovery.protocolVersion or "").split(","))
+    return frozenset(str(d.wire) for d in versions if d is not None)
+
+
+def _era_of(wires: frozenset[str]) -> str | None:
+    """What an entry written for a run over `wires` says: the protocol version of its one era;
+    None (every era) for a run over several, or none."""
+    from tasks_conformance.core.wires import DIALECTS, Wire
+
+    return DIALECTS[Wire(next(iter(wires)))].protocol_version if len(wires) == 1 else None
 
 
 def _date(value: object, where: str) -> dt.date:
@@ -158,8 +188,8 @@ def load(path: str, known_ids: tuple[str, ...] = (), strict: bool = False) -> Ba
 # Applying
 
 
-def _applies(entry: BaselineEntry, wire: str) -> bool:
-    return entry.wire is None or entry.wire == wire
+def _applies(entry: BaselineEntry, wires: frozenset[str]) -> bool:
+    return entry.wire is None or entry.wire in wires
 
 
 def apply(result: RunResult, baseline: Baseline, today: dt.date | None = None, wire: str | None = None) -> RunResult:
@@ -170,14 +200,14 @@ def apply(result: RunResult, baseline: Baseline, today: dt.date | None = None, w
     from tasks_conformance.core.result import decide_outcome, incomplete_reason
 
     day = today or dt.date.today()
-    wire = wire or str(result.discovery.wire)
+    wires = run_wires(result, wire)
     by_id = {c.id: c for c in result.checks}
     states: list[tuple[BaselineEntry, EntryState]] = []
     marked: dict[str, BaselineMark] = {}
     for entry in baseline.entries:
         check = by_id.get(entry.check)
         state: EntryState = "unused"
-        if check is not None and _applies(entry, wire):
+        if check is not None and _applies(entry, wires):
             if check.status == "failed":
                 state = "expired" if entry.expired(day) else "known"
             elif check.status == "passed":
@@ -205,8 +235,9 @@ def entries_for(result: RunResult, previous: Iterable[BaselineEntry] = (),
     expiry of a previous entry for the same check and era; new ones get a placeholder reason.
     `era`: the protocol version the run was pinned to (--era both), which its entries name even
     when the server did not speak it; None: the era the run found."""
-    wire = _wire_of(era, "--era") if era else str(result.discovery.wire)
-    old = [e for e in previous if _applies(e, wire)]
+    wires = run_wires(result, era)
+    written = _era_of(wires)
+    old = [e for e in previous if _applies(e, wires)]
     out: list[BaselineEntry] = []
     for check in result.checks:
         if check.status != "failed":
@@ -216,8 +247,8 @@ def entries_for(result: RunResult, previous: Iterable[BaselineEntry] = (),
             # Kept as written, expiry included: extending a deadline is the reader's decision.
             out.append(kept)
         else:
-            out.append(BaselineEntry(check=check.id, reason=PLACEHOLDER_REASON,
-                                     era=era or result.discovery.protocolVersion, wire=wire))
+            out.append(BaselineEntry(check=check.id, reason=PLACEHOLDER_REASON, era=written,
+                                     wire=_wire_of(written, "--era") if written else None))
     return out
 
 
@@ -244,8 +275,8 @@ def update(path: str, result: RunResult, known_ids: tuple[str, ...] = (), era: s
         previous = load(path, known_ids).entries
     entries = entries_for(result, previous, era)
     # Entries for the other era (this run could not judge them) are kept as they were.
-    wire = _wire_of(era, "--era") if era else str(result.discovery.wire)
-    entries += [e for e in previous if not _applies(e, wire)]
+    wires = run_wires(result, era)
+    entries += [e for e in previous if not _applies(e, wires)]
     text = dump(entries, path)
     tmp = f"{path}.tmp-{os.getpid()}"
     try:

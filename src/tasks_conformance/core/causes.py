@@ -24,6 +24,7 @@ class CauseKind(StrEnum):
     INTERRUPTED = "interrupted"  # the run was stopped before the check's traffic finished
     FRAMES_DROPPED = "frames-dropped"  # the frames a verdict rests on were past the wire log's bounds
     SERVER_GONE = "server-gone"  # the server exited or its connection ended mid-run (its own check fails)
+    SERVER_COMMAND = "server-command"  # the server the run started itself (--server-command) never listened
     SETTING = "setting"  # a flag, a tool or a timeout to change: the cause names it (`fix` or `flags`)
     CHECK_NEEDS = "check-needs"  # what the check needs did not happen: `explain` says what that is
 
@@ -84,6 +85,9 @@ _FIXES: dict[CauseKind, str] = {
     CauseKind.INTERRUPTED: INTERRUPTED_FIX,
     CauseKind.FRAMES_DROPPED: "the server sent more frames than the wire log keeps; check it with fewer, smaller "
                               "messages",
+    CauseKind.SERVER_COMMAND: "the run started the server itself with --server-command: correct that command (or "
+                              "its --cwd and -e) so that it starts and listens{where}, or raise "
+                              "--timeout if it starts slowly",
     CauseKind.SERVER_GONE: "keep the server running to the end of the run (tasks-server-stays-up shows how it "
                            "ended, with its exit code and last output), then run again",
 }

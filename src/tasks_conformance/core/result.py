@@ -119,11 +119,19 @@ class Discovery:
     serverInfo: dict[str, Any] | None = None
     # Probe roles (roles.py): role -> {tool, source, reason}; which tool took which role and why.
     roles: dict[str, dict[str, str | None]] = field(default_factory=dict)
+    wires: tuple[str, ...] = ()  # a run that played several wires (a client over both eras): them; `wire` is none
+
+    @property
+    def wire_words(self) -> str:
+        """In words: "extension wire", "legacy and extension wires" (a run over both), "no tasks wire"."""
+        return (f"{' and '.join(self.wires)} wires" if self.wires
+                else "no tasks wire" if self.wire == "none" else f"{self.wire} wire")
 
     def to_json(self) -> dict[str, Any]:
         return {
             "protocolVersion": self.protocolVersion,
             "wire": self.wire,
+            **({"wires": list(self.wires)} if self.wires else {}),
             "toolCount": self.toolCount,
             "taskCapableToolCount": self.taskCapableToolCount,
             "probedTool": self.probedTool,

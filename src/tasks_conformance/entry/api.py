@@ -127,7 +127,7 @@ def _options(settings: Mapping[str, Any]) -> RunOptions:
 
     unknown = sorted(set(settings) - {name for name, s in SETTINGS.items() if API in s.applies})
     if unknown:
-        raise TypeError(f"unknown setting{'s' if len(unknown) > 1 else ''}: {', '.join(unknown)}")
+        raise TypeError(f"unknown setting{'s' if len(unknown) > 1 else ''}: {', '.join(map(_did_you_mean, unknown))}")
     values: dict[str, Any] = {}
     for name, value in settings.items():
         kind = SETTINGS[name].kind
@@ -157,6 +157,17 @@ def _options(settings: Mapping[str, Any]) -> RunOptions:
     return RunOptions(**values)
 
 
+def _did_you_mean(name: str) -> str:
+    """An unknown keyword, with the setting it was likely meant to be: the one whose flag it spells
+    (`scenario` for `--scenario`, whose keyword is `scenarios`), else the closest name."""
+    import difflib
+
+    names = [n for n, s in SETTINGS.items() if API in s.applies]
+    by_flag = [n for n in names if SETTINGS[n].key.replace("-", "_") == name.replace("-", "_")]
+    close = by_flag or difflib.get_close_matches(name, names, n=1)
+    return f"{name} (did you mean {close[0]}?)" if close else name
+
+
 def _subject(settings: Mapping[str, Any]) -> str:
     """The subject the keywords name (`subject`, default a server); a keyword of the other
     subject's only is a ConfigError, as an option `client` lacks is a usage error there."""
@@ -170,12 +181,13 @@ def _subject(settings: Mapping[str, Any]) -> str:
     return str(subject)
 
 
-def _with_config_file(options: RunOptions, subject: str = SERVER) -> RunOptions:
-    """With `config=PATH`: the file's settings under the keywords given (a keyword left at its
-    default does not override the file; a client run reads the file's [client] table). The API
-    reads a file only when `config` names one."""
+def _with_config_file(options: RunOptions, build: Callable[[RunOptions], T], subject: str = SERVER) -> T:
+    """`build` over the settings with `config=PATH`: the file's settings under the keywords given
+    (a keyword left at its default does not override the file; a client run reads the file's
+    [client] table); an error about a value of the file names the file's key. The API reads a
+    file only when `config` names one."""
     if options.config is None:
-        return options
+        return build(options)
     from tasks_conformance.settings.config import RunOptions
     from tasks_conformance.settings.config_file import resolve
 
@@ -188,7 +200,13 @@ def _with_config_file(options: RunOptions, subject: str = SERVER) -> RunOptions:
         # One call is one run; --era both's two runs and combined report are the command line's.
         raise UsageError(f"{resolved.file}: era = {resolved.era!r} is for the command line; from Python, "
                          "call run() once per protocol_version")
-    return resolved.options
+    from tasks_conformance.core.errors import UsageError
+    from tasks_conformance.settings.config_file import from_where
+
+    try:
+        return build(resolved.options)
+    except UsageError as exc:
+        raise from_where(exc, resolved) from None
 
 
 def build_config(**settings: Any) -> RunConfig:
@@ -201,8 +219,8 @@ def build_config(**settings: Any) -> RunConfig:
     if _subject(settings) != SERVER:
         raise ConfigError("build_config checks a server run's settings; use build_client_config for subject='client'")
     try:
-        options = _with_config_file(_options(settings))
-        return build_run_config(options, Catalog(tuple(c.id for c in ordered_checks()), CATEGORIES))
+        catalog = Catalog(tuple(c.id for c in ordered_checks()), CATEGORIES)
+        return _with_config_file(_options(settings), lambda options: build_run_config(options, catalog))
     except UsageError as exc:
         raise ConfigError(str(exc)) from None
 
@@ -214,7 +232,7 @@ def build_client_config(**settings: Any) -> ClientRunConfig:
     from tasks_conformance.entry.client_run import build_client
 
     try:
-        return build_client(_with_config_file(_options(settings), CLIENT))
+        return _with_config_file(_options(settings), build_client, CLIENT)
     except UsageError as exc:
         raise ConfigError(str(exc)) from None
 

@@ -5,6 +5,9 @@ client every client-mode scenario must pass.
     tasks-conformance call --url URL | --command CMD --tool-name T [--tool-args JSON] [--era extension|legacy]
                            [--cancel-after MS] [--input-responses JSON] [--timeout MS] [--format human|json]
 
+It prints the outcome, then what it did (era, task or plain call, statuses, each input request and
+the answer sent, a cancel and why, why it stopped); --format json carries the same fields.
+
 Exit codes: 0 the task completed (its result may carry isError: the call ended), 1 it failed, was
 cancelled, expired (the server no longer knows it) or could not be followed, 2 a usage error, 130
 interrupted.
@@ -31,7 +34,7 @@ def call_command(
     tool_args: Annotated[str, typer.Option("--tool-args", metavar="JSON", help="its arguments: a JSON object, @FILE or -")] = "{}",
     era: Annotated[str, typer.Option("--era", metavar="|".join(ERAS), help="the tasks wire to speak (extension, the default: 2026-07-28; legacy: 2025-11-25)")] = "extension",
     cancel_after: Annotated[int | None, typer.Option("--cancel-after", metavar="MS", help="send tasks/cancel this long after the task was created, then follow it to its end")] = None,
-    input_responses: Annotated[str | None, typer.Option("--input-responses", metavar="JSON", help="answers to the task's input requests by key: a JSON object, @FILE or -")] = None,
+    input_responses: Annotated[str | None, typer.Option("--input-responses", metavar="JSON", help='answers to input requests (a JSON object, @FILE or -): by key, else "*", else the first shaped for the request; an elicitation none fits is declined')] = None,
     timeout: Annotated[int, typer.Option("--timeout", metavar="MS", help="at most this long in all; a task still live then is cancelled (default 60000)")] = 60_000,
     format: Annotated[str, typer.Option("--format", metavar="human|json", help="the outcome as a sentence (human) or as JSON")] = "human",
 ) -> None:
@@ -50,8 +53,10 @@ def _keywords(url: str | None, command: str | None, tool_name: str | None, tool_
 
     from tasks_conformance.core.flag_values import parse_json_flag
 
-    if (url is None) == (command is None):
-        raise UsageError("give --url (a Streamable HTTP server) or --command (a stdio server to spawn), not both")
+    if url is None and command is None:
+        raise UsageError("--url (a Streamable HTTP server) or --command (a stdio server to spawn) is required")
+    if url is not None and command is not None:
+        raise UsageError("give --url or --command, not both")
     target: dict[str, Any]
     if command is not None:
         try:
@@ -92,22 +97,34 @@ def _call(keywords: dict[str, Any], format: str) -> int:
         if live:
             typer.echo(f"task {one_line(status, 40)}", err=True)
 
+    redact = _redactor(keywords.get("url")).text
     try:
         outcome = anyio.run(lambda: call(on_status=on_status, **keywords))
     except KeyboardInterrupt:
         typer.echo("tasks-conformance call: interrupted", err=True)
         return EXIT_INTERRUPTED
     except Exception as exc:  # the server's side of the exchange, or ours: one line, never a traceback
-        typer.echo(f"tasks-conformance call: {one_line(exc, 500)}", err=True)
+        typer.echo(redact(f"tasks-conformance call: {one_line(exc, 500)}"), err=True)
         return 1
+    trace = outcome.trace.to_json() if outcome.trace is not None else {}
     if format == "json":
-        typer.echo(json.dumps({**outcome.to_json(), "result": outcome.result}, ensure_ascii=False))
+        typer.echo(redact(json.dumps({**outcome.to_json(), "result": outcome.result, **trace}, ensure_ascii=False)))
     else:
-        typer.echo(_sentence(outcome))
+        lines = outcome.trace.lines() if outcome.trace is not None else []
+        typer.echo(redact("\n".join([_sentence(outcome), *(f"  {line}" for line in lines)])))
     return 0 if outcome.status == "completed" else 1
 
 
+def _redactor(url: str | None) -> Any:
+    """The URL's password and secret-looking query values, hidden from everything call prints."""
+    from tasks_conformance.core.redact import Redactor
+    from tasks_conformance.settings.masking import query_secrets, url_passwords
+
+    return Redactor([*query_secrets(url), *url_passwords(url)] if url else [])
+
+
 def _sentence(outcome: Any) -> str:
+    from tasks_conformance.client.reference_trace import STOPS
     from tasks_conformance.core.text import one_line
 
     if outcome.status == "completed":
@@ -117,4 +134,7 @@ def _sentence(outcome: Any) -> str:
         return f"{said}" + (f": {one_line(shown, 300)}" if shown else "")
     if outcome.error:
         return f"{outcome.status}: error {outcome.error.get('code')}: {one_line(outcome.error.get('message'), 300)}"
-    return str(outcome.status)
+    if outcome.failure:
+        return f"{outcome.status}: {one_line(outcome.failure, 300)}"
+    stop = outcome.trace.stop if outcome.trace is not None else None
+    return str(outcome.status) + (f" ({STOPS[stop]})" if stop in ("timeout", "gone", "abandoned") else "")

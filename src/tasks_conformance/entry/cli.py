@@ -107,16 +107,22 @@ def usage_exit(message: str) -> NoReturn:
 
 
 @contextlib.contextmanager
-def _usage_errors() -> Iterator[None]:
+def _usage_errors(resolved: Any = None) -> Iterator[None]:
+    """A UsageError exits 2 with its message; `resolved` (config_file.Resolved): the settings it
+    came from, so an error about a value the config file gave names the file's key."""
     try:
         yield
     except UsageError as exc:
+        if resolved is not None:
+            from tasks_conformance.settings.config_file import from_where
+
+            exc = from_where(exc, resolved)
         usage_exit(str(exc))
 
 
-def _run_options(options: RunOptions, era: str = "auto") -> NoReturn:
+def _run_options(options: RunOptions, era: str = "auto", resolved: Any = None) -> NoReturn:
     """Build the RunConfig (usage errors exit 2 here), run it and exit with its code."""
-    with _usage_errors():
+    with _usage_errors(resolved):
         # The catalog is read only to check --check-id/--category names; without them, the checks
         # are first imported by the runner, while a stdio server boots (see launch.py).
         known = catalog() if options.check_ids or options.categories else Catalog()
@@ -154,7 +160,7 @@ def main_command(ctx: typer.Context, **flags: Any) -> None:
     with _usage_errors():
         # Credentials from the environment apply to an HTTP target only (resolve checks the url).
         resolved = resolve(options, given, environ=os.environ, era=era if "era" in given else None)
-    _run_options(resolved.options, resolved.era)
+    _run_options(resolved.options, resolved.era, resolved)
 
 
 _ERA_FLAG = "tasks_conformance.era"  # ctx.meta: --era as given before `config show` (None: not given)

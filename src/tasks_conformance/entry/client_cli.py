@@ -57,7 +57,7 @@ def client_command(ctx: typer.Context, **flags: Any) -> None:
         resolved = resolve(options_from(flags, CLIENT), given_flags(ctx), subject=CLIENT)
     except UsageError as exc:
         raise _fail(str(exc)) from None
-    raise typer.Exit(_run(resolved.options))
+    raise typer.Exit(_run(resolved.options, resolved=resolved))
 
 
 @client_app.command("demo")
@@ -70,15 +70,18 @@ def client_demo_command(**flags: Any) -> None:
     raise typer.Exit(_run(options, both_transports=True))
 
 
-def _run(options: Any, *, both_transports: bool = False) -> int:
+def _run(options: Any, *, both_transports: bool = False, resolved: Any = None) -> int:
+    """`resolved` (config_file.Resolved): where the settings came from, so an error about a value
+    of the file's [client] table names that table's key."""
     from tasks_conformance.entry.client_run import build_client, run_client_cli
+    from tasks_conformance.settings.config_file import from_where
 
     try:
         config = build_client(options)
         if both_transports:  # `client demo`: every scenario over HTTP and over stdio
             config = replace(config, transport="both")
     except UsageError as exc:
-        typer.echo(f"tasks-conformance client: {exc}", err=True)
+        typer.echo(f"tasks-conformance client: {from_where(exc, resolved) if resolved else exc}", err=True)
         return EXIT_USAGE
     try:
         return run_client_cli(config)

@@ -160,8 +160,7 @@ def _header(result: RunResult, w: Writer) -> Any:
 
     row("target", w.u(result.target, 400, indent=0), "bold")
     protocol = w.s(d.protocolVersion) if d.protocolVersion else "unknown"
-    wire = "no tasks wire" if d.wire == "none" else f"{w.s(d.wire)} wire"
-    row("protocol", f"{protocol} ({wire})")
+    row("protocol", f"{protocol} ({w.s(d.wire_words)})")
     row("server", w.s(_server_name(d.serverInfo), 200) if d.serverInfo else None)
     if d.probedTool is not None or d.toolCount is not None:
         tool = w.s(d.probedTool, 120) if d.probedTool is not None else "none probed"

@@ -188,7 +188,7 @@ def suite_name(result: RunResult) -> str:
     """`tasks-conformance: TARGET (ERA)`: which server, over which era, so that suites from
     several servers or eras stay apart in one CI view."""
     d = result.discovery
-    era = "no tasks wire" if d.wire == "none" else f"{d.protocolVersion or 'unknown'} {d.wire} wire"
+    era = d.wire_words if d.wire == "none" and not d.wires else f"{d.protocolVersion or 'unknown'} {d.wire_words}"
     return f"{SUITE_NAME}: {one_line(result.target, 200)} ({one_line(era, 80)})"
 
 
@@ -232,7 +232,7 @@ def build_tree(result: RunResult, name: str | None = None) -> ET.Element:
     pairs: list[tuple[str, object]] = [
         ("target", result.target),
         ("protocolVersion", d.protocolVersion),
-        ("wire", d.wire),
+        ("wire", ", ".join(d.wires) if d.wires else d.wire),
         ("outcome", result.outcome),
         ("toolVersion", result.toolVersion),
         ("summary", result.summary),

@@ -157,7 +157,7 @@ def render_markdown(result: RunResult, out: TextIO, *, options: ReportOptions = 
     facts = [f"target {cell(result.target, 300)}"]
     if d.protocolVersion:
         facts.append(f"protocol {cell(d.protocolVersion, 60)}")
-    facts.append(f"wire {cell(d.wire, 40)}")
+    facts.append(f"wire {cell(', '.join(d.wires) if d.wires else d.wire, 40)}")
     if d.probedTool is not None:
         facts.append(f"tool {cell(d.probedTool, 120)}")
     if d.createdTaskId is not None:

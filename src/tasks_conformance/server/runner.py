@@ -410,7 +410,7 @@ async def execute(
         if server.problem is None:
             interrupted = await _run_until_interrupted(traffic, interrupt)
         else:
-            traffic.conn.record_problem(server.problem)
+            traffic.conn.record_problem(server.problem, CauseKind.SERVER_COMMAND)
             interrupted = False
     ev = traffic.evidence(managed if config.server_command else None)
     say(steps.JUDGING)

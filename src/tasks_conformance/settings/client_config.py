@@ -64,7 +64,7 @@ def client_fields() -> frozenset[str]:
 
 def build_client_run_config(options: RunOptions, catalog: ClientCatalog) -> ClientRunConfig:
     """Flags in, a checked client run out, or a UsageError naming the first bad flag."""
-    if not options.command:
+    if options.command is None:
         raise UsageError("--command is required (or --list-scenarios, or `client demo`)")
     transport = options.transport or "http"
     if transport not in CLIENT_TRANSPORTS:

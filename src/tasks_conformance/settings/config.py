@@ -255,6 +255,9 @@ def _baseline(o: RunOptions, catalog: Catalog) -> Baseline | None:
         # The first --update-baseline of a project whose config file already names the
         # baseline: there is nothing to apply yet, and the run is what writes it.
         return None
+    if not os.path.exists(o.baseline):
+        raise UsageError(f"--baseline: cannot read {o.baseline!r}: no such file (--update-baseline {o.baseline} "
+                         "writes it from a run's failures)")
     from tasks_conformance.core import baseline
 
     return baseline.load(o.baseline, catalog.check_ids, strict=o.strict_baseline)
@@ -272,6 +275,8 @@ def show_env(config: RunConfig, names: tuple[str, ...]) -> RunConfig:
 def _transport(o: RunOptions) -> TransportKind:
     """Exactly one target, and the transport it implies (which --transport may only confirm)."""
     flags = (("--url", o.url), ("--command", o.command), ("--tcp", o.tcp), ("--unix", o.unix))
+    if empty := [name for name, value in flags if isinstance(value, str) and not value.strip()]:
+        raise UsageError(f"{empty[0]} is empty")  # given, but nothing in it: as "   " is, never "no target"
     given = [name for name, value in flags if value]
     if len(given) > 1:
         raise UsageError(f"give one target, not {' and '.join(given)}")

@@ -172,6 +172,7 @@ class ConfigFile:
     values: dict[str, Any]  # RunOptions field -> value, converted
     era: str | None = None  # `era`: --era is no RunOptions field (it chooses how many runs are made)
     client: dict[str, Any] | None = None  # the [client] table's values, converted (None: no table)
+    table: str = ""  # the table the settings are in: "" (the file's top level) or tool.tasks-conformance
 
 
 @dataclass(frozen=True)
@@ -269,7 +270,7 @@ def load(path: str) -> ConfigFile:
         raise UsageError(f"{shown}: {CLIENT_TABLE} must be a table ([{CLIENT_TABLE}]) of the client's settings")
     values = _values({k: v for k, v in table.items() if k not in (ERA.key, CLIENT_TABLE)}, shown, BY_NAME)
     client_values = _values(client, f"{shown} [{CLIENT_TABLE}]", CLIENT_BY_NAME) if client is not None else None
-    return ConfigFile(path, values, era, client_values)
+    return ConfigFile(path, values, era, client_values, f"tool.{TABLE}" if table is not doc else "")
 
 
 def _values(table: Mapping[str, Any], shown: str, keys: Mapping[str, Key]) -> dict[str, Any]:
@@ -346,10 +347,14 @@ def resolve(
     if path is None and discover:
         path = find(cwd)
     file = load(path) if path is not None else None
+    # Where a value came from: the file and its table ([client], [tool.tasks-conformance]…).
     label = f"file {_display(path)}" if path is not None else ""
     from_file = (file.values if subject == SERVER else file.client or {}) if file is not None else {}
+    prefix = f"{file.table}." if file is not None and file.table else ""
     if subject == CLIENT:
-        label += f" [{CLIENT_TABLE}]"
+        label += f" [{prefix}{CLIENT_TABLE}]"
+    elif prefix:
+        label += f" [{prefix.rstrip('.')}]"
     values: dict[str, Any] = {}
     sources: dict[str, str] = {}
     defaults = RunOptions()
@@ -391,6 +396,23 @@ def resolve(
         era_value, era_source = file.era, label
     return Resolved(replace(defaults, **values), sources, path, era_value, era_source,
                     file is not None and file.client is not None)
+
+
+_LEADING_FLAG = re.compile(r"--[a-z][a-z0-9-]*")
+
+
+def from_where(exc: UsageError, resolved: Resolved) -> UsageError:
+    """A setting's error as its source would have it: the settings' steps name the flag
+    ("--baseline: cannot read …"), and when the value came from the config file the error names
+    the file, its table and the key instead ("tasks-conformance.toml [client]: baseline: cannot
+    read …"), as the file's own errors do. Any other error is returned as it is."""
+    text = str(exc)
+    found = _LEADING_FLAG.match(text)
+    name = next((n for n, spec in SETTINGS.items() if found and spec.flag == found.group()), None)
+    source = resolved.sources.get(name or "", "")
+    if found is None or name is None or not source.startswith("file "):
+        return exc
+    return UsageError(f"{source.removeprefix('file ')}: {SETTINGS[name].key}{text[found.end():]}")
 
 
 # `tasks-conformance config show` is settings/config_show.py.

@@ -62,6 +62,8 @@ def client_check(*, id: str, title: str, description: str, requirements: tuple[s
     def register(fn: Judge) -> Judge:
         if id in CLIENT_CHECKS:
             raise ValueError(f"client check {id!r} registered twice")
+        if needs is not None and any(not (not scenarios or n in scenarios) for n in needs):
+            raise ValueError(f"client check {id!r} needs a scenario it does not read")
         CLIENT_CHECKS[id] = ClientCheck(id, title, description, requirements, scenarios, fn, permits, outcome_line,
                                         needs, ends, every_run)
         return fn

@@ -9,12 +9,8 @@ from typing import Any
 
 import anyio
 
-from tasks_conformance.core.protocol import (
-    ERR_INVALID_PARAMS,
-    ERR_MISSING_CAPABILITY,
-    TERMINAL_STATUSES,
-    get_path,
-)
+from tasks_conformance.core.input_answers import answers_for
+from tasks_conformance.core.protocol import ERR_INVALID_PARAMS, ERR_MISSING_CAPABILITY, TERMINAL_STATUSES
 from tasks_conformance.core.rpc.peer import Reply
 from tasks_conformance.core.wirelog import FrameTag
 from tasks_conformance.server.evidence import DeclaredCall, Durability, Poll, StopReason, Update
@@ -31,42 +27,11 @@ MAX_POLLS = 2_000
 # refusing is judged on its refusal.
 MAX_RATE_LIMIT_RETRIES = 3
 POLL_BYTE_BUDGET = POLL_BYTE_BUDGET_MIB * 1024 * 1024
-ANSWER_SHAPES = {"elicitation/create": ("action",), "sampling/createMessage": ("role", "content"),
-                 "roots/list": ("roots",)}
 
 
 def request_fingerprint(request: Any) -> str:
     """One input request as comparable text (key order does not matter)."""
     return json.dumps(request, sort_keys=True, default=str)
-
-
-def answers_for(pending: dict[str, Any], responses: dict[str, Any]) -> dict[str, Any]:
-    """Match --input-responses to the outstanding inputRequests.
-
-    By key first. Servers may mint their own keys (e.g. "<taskId>:<hex>"), which no answer
-    written before the run can name, so an unmatched request then takes the "*" answer, or
-    else the first answer shaped for its method (an ElicitResult has "action"; a
-    CreateMessageResult has "role" and "content"; a ListRootsResult has "roots").
-    """
-    out: dict[str, Any] = {}
-    for key, request in pending.items():
-        if key in responses:
-            out[key] = responses[key]
-        elif "*" in responses:
-            out[key] = responses["*"]
-        else:
-            answer = _shaped_answer(request, responses)
-            if answer is not None:
-                out[key] = answer
-    return out
-
-
-def _shaped_answer(request: Any, responses: dict[str, Any]) -> Any:
-    method = get_path(request, "method")
-    want = ANSWER_SHAPES.get(method) if isinstance(method, str) else None
-    if not want:
-        return None
-    return next((a for a in responses.values() if isinstance(a, dict) and all(k in a for k in want)), None)
 
 
 class Poller:

@@ -77,9 +77,10 @@ class Connection:
     def _looked_for(self, text: str) -> None:
         self._learn(looked_for=(*self.discovery.looked_for, text))
 
-    def record_problem(self, text: str) -> None:
-        """A connection problem found outside negotiation (our own bug while connecting)."""
-        self._learn(connection_problem=text)
+    def record_problem(self, text: str, kind: CauseKind | None = None) -> None:
+        """A connection problem found outside negotiation (our own bug while connecting, or the
+        --server-command server that never listened: `kind` says what to change)."""
+        self._learn(connection_problem=text, **({"connection_problem_kind": kind} if kind is not None else {}))
 
     def finish(self) -> Discovery:
         """The final Discovery: a silent server with no wire and no other word gets a cause."""
