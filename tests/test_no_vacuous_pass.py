@@ -12,7 +12,7 @@ import pytest
 from tasks_conformance.core.verdict import passed
 
 SRC = Path(__file__).resolve().parent.parent / "src" / "tasks_conformance"
-CHECK_DIRS = ("server/checks",)
+CHECK_DIRS = ("server/checks", "client/checks")
 
 
 def _bare_passes() -> list[str]:
@@ -20,9 +20,9 @@ def _bare_passes() -> list[str]:
     for folder in CHECK_DIRS:
         for path in sorted((SRC / folder).glob("*.py")):
             for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
-                if isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and node.func.id == "passed":
-                    if not {k.arg for k in node.keywords} & {"evidence", "judged"}:
-                        out.append(f"{path.relative_to(SRC)}:{node.lineno}")
+                if isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and node.func.id == "passed" \
+                        and not {k.arg for k in node.keywords} & {"evidence", "judged"}:
+                    out.append(f"{path.relative_to(SRC)}:{node.lineno}")
     return out
 
 
