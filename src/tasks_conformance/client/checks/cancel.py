@@ -33,8 +33,11 @@ def judge_cancel(runs: list[ScenarioRun], *, rule: str, scenario: str,
             warnings.append(warn(f"a notifications/cancelled in {run.name} (frame #{n.seq}) names no task's tools/call "
                                  "(request-level cancellation, policy P-35)", "P-35"))
     asked = [run for run in runs if run.name == scenario]
+    cancels: list[int] = []
     for run in asked:
-        if not any(e.is_request for e in run.sent("tasks/cancel")):
+        sent = [e for e in run.sent("tasks/cancel") if e.is_request]
+        cancels += [s for e in sent for s in e.seqs]
+        if not sent:
             early = unstarted(run)
             if early is not None:
                 return early
@@ -44,4 +47,4 @@ def judge_cancel(runs: list[ScenarioRun], *, rule: str, scenario: str,
                                          "says cancel: true"), policies=("P-35",))
     if not asked:
         return not_applicable("the cancel scenario did not run")
-    return passed("the task was cancelled with tasks/cancel", warnings=warnings)
+    return passed("the task was cancelled with tasks/cancel", warnings=warnings, evidence=cancels)

@@ -29,6 +29,7 @@ def judge_expiry(runs: list[ScenarioRun], *, scenario: str, methods: tuple[str, 
     warnings = []
     judged = followed = 0
     evidence: list[int] = []
+    gone: list[int] = []  # the tasks/get the server answered "not found", and that answer
     for run in mine:
         for task_id in dict.fromkeys(run.created_task_ids()):
             naming = [e for e in run.sent(*methods) if e.is_request and e.task_id == task_id]
@@ -37,6 +38,7 @@ def judge_expiry(runs: list[ScenarioRun], *, scenario: str, methods: tuple[str, 
             if first is None:
                 continue  # it stopped before the server said the task was gone: not judged (P-45)
             judged += 1
+            gone += naming[first].seqs
             after = naming[first + 1:]
             if len(after) > RETRIES:
                 evidence += [e.seq for e in after]
@@ -53,8 +55,9 @@ def judge_expiry(runs: list[ScenarioRun], *, scenario: str, methods: tuple[str, 
                               "judged")
     if not judged:
         return passed("the client stopped following the task before the server reported it gone (createdAt + ttl "
-                      "as a backstop is not judged; policy P-45)")
+                      "as a backstop is not judged; policy P-45)", judged=followed, policies=("P-45",))
     if warnings:
         return passed("the client went on with a task the server no longer knew", warnings=warnings,
                       evidence=evidence[:MAX_EVIDENCE])
-    return passed("the client stopped following the task once the server reported it not found")
+    return passed("the client stopped following the task once the server reported it not found", judged=judged,
+                  evidence=gone[:MAX_EVIDENCE])

@@ -63,7 +63,8 @@ def follows_task(runs: list[ScenarioRun]) -> Verdict:
     judged = 0
     for run in runs:
         if run.name == "tasks-client-sync-result":
-            judged += 1
+            # Judged once the plain result came back to a tools/call.
+            judged += any(e.is_request and e.result is not None for e in run.sent("tools/call"))
             stray = [e for e in run.sent(*TASK_METHODS) if e.is_request]
             if stray:
                 return failed(f"after a plain CallToolResult the client sent {shown(stray[0].method)} (frame "
@@ -90,7 +91,8 @@ def follows_task(runs: list[ScenarioRun]) -> Verdict:
                                            "actual": "neither"})
     if not judged:
         return not_applicable("no task was created and no plain result was taken: nothing to follow")
-    return passed("the task was followed through tasks/get, and the plain result was taken as the outcome")
+    return passed("the task was followed through tasks/get, and the plain result was taken as the outcome",
+                  judged=judged)
 
 
 def _listened_ids(e: Exchange) -> list[str]:
@@ -126,7 +128,8 @@ def no_task_on_other_methods(runs: list[ScenarioRun]) -> Verdict:
             return failed("the client reported the prompts/get as a success although its reply was an invalid "
                           "task result", evidence=asked[0].seqs,
                           details={"expected": "an error for the invalid reply", "actual": "reported as a success"})
-    return passed("the task reply to prompts/get was not followed")
+    return passed("the task reply to prompts/get was not followed",
+                  evidence=[s for run in runs for e in run.sent("prompts/get") if e.is_request for s in e.seqs])
 
 
 @client_check(
@@ -207,7 +210,7 @@ def judge_cadence(runs: list[ScenarioRun], cadence: Cadence) -> Verdict:
     if not judged:
         return not_applicable(f"no two consecutive tasks/get of a task with a {name} to judge")
     if not early:
-        return passed(f"all {judged} polls waited the latest {name}")
+        return passed(f"all {judged} polls waited the latest {name}", judged=judged)
     changed = any(stale for *_rest, stale in early)
     rule = cadence.changed_rule if changed else cadence.rule
     text = "; ".join(f"{r.name} frame #{e.seq}: {gap * 1000:.0f} ms after the last answer, {name} {iv}"
@@ -257,7 +260,7 @@ def stops_at_terminal(runs: list[ScenarioRun]) -> Verdict:
                     f"{shown}", "P-34")
         return passed(f"{len(extra)} tasks/get after a terminal status",
                       evidence=[e.seq for _r, e in extra][:MAX_EVIDENCE], warnings=[said])
-    return passed("no task was polled after a terminal status")
+    return passed("no task was polled after a terminal status", judged=judged)
 
 
 @client_check(
@@ -277,9 +280,10 @@ def stops_at_terminal(runs: list[ScenarioRun]) -> Verdict:
 def keeps_observing(runs: list[ScenarioRun]) -> Verdict:
     abandoned = []
     rules: dict[str, None] = {}
-    if not any(True for _task in _task_runs(runs)):
+    tasks = list(_task_runs(runs))
+    if not tasks:
         return not_applicable("no task was created, so none could be left live")
-    for run, task_id in _task_runs(runs):
+    for run, task_id in tasks:
         reads = [e for e in _gets(run, task_id) if _status(e) is not None]
         cancelled = any(e.task_id == task_id for e in run.sent("tasks/cancel"))
         last = _status(reads[-1]) if reads else "working"
@@ -289,10 +293,10 @@ def keeps_observing(runs: list[ScenarioRun]) -> Verdict:
             abandoned.append(f"{run.name}: task {task_id!r} last read {last}"
                              + (" after the client answered its input" if answered else ""))
     if abandoned:
-        return passed("a live task was left", warnings=[
+        return passed("a live task was left", judged=len(tasks), warnings=[
             f"the client ended while a task was live, without tasks/cancel ({', '.join(sorted(rules))}): "
             + "; ".join(abandoned[:SHOWN])])
-    return passed("every task was followed to a terminal status or cancelled")
+    return passed("every task was followed to a terminal status or cancelled", judged=len(tasks))
 
 
 @client_check(
@@ -323,7 +327,7 @@ def input_answered(runs: list[ScenarioRun]) -> Verdict:
         asked = any("k1" in (get_path(e.result, "inputRequests") or {}) for e in run.sent("tasks/get"))
         judged += asked or bool(keys)
         if asked and "k1" not in keys:
-            return passed("the input request was not answered", warnings=[
+            return passed("the input request was not answered", judged=1, warnings=[
                 "the task's input request k1 got no tasks/update inputResponses (C-EXT-SHOULD-06)"])
         if keys.count("k1") > 1:
             again = [e.seq for e, k in answers if k == "k1"]
@@ -333,7 +337,7 @@ def input_answered(runs: list[ScenarioRun]) -> Verdict:
     if not judged:
         return not_applicable("the client never read the task's input request (input_required), so there was "
                               "nothing to answer")
-    return passed("the input request was answered once, through tasks/update")
+    return passed("the input request was answered once, through tasks/update", judged=judged)
 
 
 @client_check(
@@ -374,7 +378,7 @@ def surfaces_outcome(runs: list[ScenarioRun]) -> Verdict:
                           f"{str(said.get('status'))[:40]!r}, error code {shown(code)}", broken=("C-EXT-MUST-16",),
                           details={"expected": "status failed, error code -32000",
                                    "actual": f"status {str(said.get('status'))[:40]}, error code {shown(code)}"})
-    return passed("the outcome the client reported matches the task's")
+    return passed("the outcome the client reported matches the task's", judged=len(told))
 
 
 @client_check(

@@ -119,7 +119,7 @@ def task_augmentation(runs: list[ScenarioRun]) -> Verdict:
         return could_not_run(setting("the client sent no tools/call in the 2025-11-25 scenarios",
                                      "have the harness call MCP_CONFORMANCE_CONTEXT's toolName"))
     return passed(f"all {calls} tools/call carried params.task exactly where the server and the tool allowed it",
-                  warnings=warnings, evidence=[e.seq for _r, e in elsewhere][:MAX_EVIDENCE])
+                  warnings=warnings, evidence=[e.seq for _r, e in elsewhere][:MAX_EVIDENCE], judged=calls)
 
 
 def _payload_answer(run: ScenarioRun, task_id: str) -> Exchange | None:
@@ -187,8 +187,8 @@ def fetches_result(runs: list[ScenarioRun]) -> Verdict:
                              "policy P-38): " + "; ".join(differs[:SHOWN]), "P-38"))
     if warnings:
         return passed(f"{len(unfetched) + len(differs)} of {tasks} tasks' payloads not taken from tasks/result",
-                      warnings=warnings)
-    return passed(f"all {tasks} tasks' payloads were fetched with tasks/result")
+                      warnings=warnings, judged=tasks)
+    return passed(f"all {tasks} tasks' payloads were fetched with tasks/result", judged=tasks)
 
 
 @client_check(
@@ -226,8 +226,10 @@ def cancels_with_tasks_cancel(runs: list[ScenarioRun]) -> Verdict:
 def declared_methods(runs: list[ScenarioRun]) -> Verdict:
     optional = (("tasks/cancel", "cancel"), ("tasks/list", "list"))
     judged = [e for run in runs for e in _requests(run, "tasks/cancel", "tasks/list")]
-    if not judged and not any(run.name == CANCEL_UNDECLARED for run in runs):
-        return not_applicable("the client sent no tasks/cancel or tasks/list, and was not asked to cancel where the "
+    # Asked to cancel where the server declared no tasks.cancel: judged once there was a task to cancel.
+    undeclared_asked = sum(run.name == CANCEL_UNDECLARED and bool(_creates(run)) for run in runs)
+    if not judged and not undeclared_asked:
+        return not_applicable("the client sent no tasks/cancel or tasks/list, and created no task to cancel where the "
                               "server declared none")
     undeclared = [(run, e) for run in runs for method, capability in optional
                   if not _declared(run, capability) for e in _requests(run, method)]
@@ -236,7 +238,9 @@ def declared_methods(runs: list[ScenarioRun]) -> Verdict:
                       evidence=[e.seq for _r, e in undeclared][:MAX_EVIDENCE], warnings=[
                           "tasks/cancel or tasks/list sent although the server declared no tasks.cancel or tasks.list "
                           "(C-LEG-SHOULD-07): " + "; ".join(_where(r, e) for r, e in undeclared[:SHOWN])])
-    return passed("tasks/cancel and tasks/list were sent only where the server declared them")
+    # Judged: each tasks/cancel or tasks/list, and the run asked to cancel where none was declared.
+    return passed("tasks/cancel and tasks/list were sent only where the server declared them",
+                  judged=len(judged) + undeclared_asked)
 
 
 @client_check(
@@ -266,7 +270,8 @@ def no_extension_wire(runs: list[ScenarioRun]) -> Verdict:
                       warnings=warnings, policies=("P-39",),
                       details={"expected": "no 2026-07-28 extension wire on 2025-11-25", "actual": wrong[0][2]})
     return passed("no extension wire was sent on 2025-11-25", warnings=warnings,
-                  evidence=[e.seq for _r, e in listed][:MAX_EVIDENCE])
+                  evidence=[e.seq for _r, e in listed][:MAX_EVIDENCE],
+                  judged=sum(e.is_request for run in runs for e in run.exchanges))
 
 
 @client_check(
@@ -288,7 +293,8 @@ def no_related_meta(runs: list[ScenarioRun]) -> Verdict:
                       evidence=[e.seq for _r, e in tagged][:MAX_EVIDENCE], warnings=[
                           f"the related-task _meta on {len(tagged)} tasks/* request(s), whose params.taskId already "
                           f"names the task (C-LEG-SHOULD-05): " + "; ".join(_where(r, e) for r, e in tagged[:SHOWN])])
-    return passed("no tasks/get, tasks/result or tasks/cancel carried the related-task _meta")
+    return passed("no tasks/get, tasks/result or tasks/cancel carried the related-task _meta",
+                  judged=sum(len(_requests(run, *TASK_METHODS)) for run in runs))
 
 
 @client_check(
@@ -346,18 +352,20 @@ def _input_problems(run: ScenarioRun) -> tuple[bool, list[str], list[CheckWarnin
     ends=True,
 )
 def input_answered(runs: list[ScenarioRun]) -> Verdict:
-    judged = False
+    judged = 0
     plain: list[str] = []
     cited: list[CheckWarning] = []
     for run in runs:
         asked, should, policy = _input_problems(run)
-        judged, plain, cited = judged or asked, plain + should, cited + policy
+        judged, plain, cited = judged + asked, plain + should, cited + policy
     if not judged:
         return not_applicable("the client never saw the task ask for input (it created no task, or never read it)")
     warnings: list[str | CheckWarning] = [*plain, *cited]
     if warnings:
-        return passed("the task's input was not asked for and answered as 2025-11-25 says", warnings=warnings)
-    return passed("tasks/result was called on input_required and the elicitation answered with its task's _meta")
+        return passed("the task's input was not asked for and answered as 2025-11-25 says", warnings=warnings,
+                      judged=judged)
+    return passed("tasks/result was called on input_required and the elicitation answered with its task's _meta",
+                  judged=judged)
 
 
 @client_check(
