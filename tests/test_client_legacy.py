@@ -313,6 +313,30 @@ def test_a_task_nobody_cancels_gives_up_so_a_blocked_tasks_result_ends(monkeypat
     _serve(BY_NAME["tasks-client-legacy-cancel"].script, body)  # type: ignore[arg-type]
 
 
+def test_each_initialize_opens_a_session_and_a_task_belongs_to_the_one_that_created_it() -> None:
+    """As a second server process over stdio, a second session over HTTP knows none of the first's
+    tasks (policy P-46): its tasks/get and tasks/cancel are answered task not found."""
+    init = {"protocolVersion": "2025-11-25", "capabilities": {}, "clientInfo": {"name": "t", "version": "1"}}
+
+    async def body(peer: Peer) -> None:
+        first_resp, _ = await peer.send("initialize", init)
+        second_resp, _ = await peer.send("initialize", init)
+        first, second = first_resp.headers["mcp-session-id"], second_resp.headers["mcp-session-id"]
+        assert first != second
+        peer.session = first
+        _, created = await peer.send("tools/call", {"name": "scripted_task", "arguments": {}, "task": {}})
+        task_id = created["result"]["task"]["taskId"]
+        peer.session = second
+        _, elsewhere = await peer.send("tasks/get", {"taskId": task_id})
+        _, cancel = await peer.send("tasks/cancel", {"taskId": task_id})
+        _, listed = await peer.send("tasks/list")
+        assert elsewhere["error"]["code"] == cancel["error"]["code"] == -32602 and listed["result"]["tasks"] == []
+        peer.session = first
+        _, got = await peer.send("tasks/get", {"taskId": task_id})
+        assert got["result"]["status"] == "working"
+    _serve(BY_NAME["tasks-client-legacy-cancel"].script, body)  # type: ignore[arg-type]
+
+
 def test_cancel_and_list_exist_only_where_declared() -> None:
     async def body(peer: Peer) -> None:
         _, created = await peer.send("tools/call", {"name": "scripted_task", "arguments": {}, "task": {}})

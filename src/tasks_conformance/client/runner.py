@@ -271,14 +271,20 @@ def _bounded(value: Any, depth: int = 0) -> Any:
 
 
 
+def _could_run(names: Sequence[str], config: ClientConfig) -> bool:
+    """Whether one of the scenarios could have run over the run's transports (it was left out by choice)."""
+    return any(t in BY_NAME[n].transports for n in names if n in BY_NAME for t in config.transports)
+
+
 def judge(check: ClientCheck, runs: list[ScenarioRun], wire: WireLog, config: ClientConfig) -> CheckResult:
     t0 = time.monotonic()
     redactor = wire.redactor
     mine = [r for r in runs if check.reads(r.name)]
     if not mine:
         verdict = Verdict("skipped", "none of its scenarios was selected", "not-applicable")  # type: ignore[arg-type]
-    elif check.needs and not any(r.name in check.needs for r in mine):
+    elif check.needs and not any(r.name in check.needs for r in mine) and _could_run(check.needs, config):
         # A check that reads every run but judges one scenario: with that one left out, nothing to judge.
+        # (One whose scenario cannot run over the chosen transports is judged: its judge says why.)
         verdict = Verdict("skipped", f"its scenario {' or '.join(check.needs)} was not selected",  # type: ignore[arg-type]
                           "not-applicable")
     else:

@@ -115,7 +115,9 @@ class ScriptedServer(ScriptedHttp):
         self.script = script
         self.tasks: dict[str, TaskState] = {}
 
-    async def respond(self, message: Any) -> Answer:
+    async def respond(self, message: Any, connection: int = 1) -> Answer:
+        """The answer to one message; the 2026-07-28 wire is stateless, so whatever connection it
+        came on, every request reads the same tasks (policy P-28)."""
         status, body = self.answer(message)
         return Answer(status, body)
 

@@ -1,7 +1,9 @@
 """What both scripted servers share: the Streamable HTTP endpoint they serve on 127.0.0.1, every
 byte both ways recorded in the run's WireLog, a reply as plain JSON or as an SSE stream, and the
 small JSON-RPC helpers. Each era's server (scripted.py, scripted_legacy.py) says only how it
-answers a message (`respond`).
+answers a message (`respond`) and which of its connections a message arrived on (`connection_for`:
+one for the stateless 2026-07-28 server, a session each for the 2025-11-25 one); every frame
+carries that number (`Frame.connection`), so that a task is judged on the connection that made it.
 """
 
 from __future__ import annotations
@@ -15,7 +17,7 @@ from datetime import UTC, datetime
 from typing import Any
 
 from tasks_conformance.client.jsonrpc import parse, strict_error
-from tasks_conformance.core.wirelog import HttpMeta, WireLog
+from tasks_conformance.core.wirelog import Frame, HttpMeta, WireLog
 
 ENDPOINT = "/mcp"
 MAX_BODY = 1024 * 1024  # a client's request is small; a larger body is not read on
@@ -69,16 +71,21 @@ class ScriptedHttp:
         # The frames of this scenario in the run's wire log (every scenario of a run shares one).
         self.seqs: list[int] = []
 
-    async def respond(self, message: Any) -> Answer:
-        """The answer to one JSON-RPC message."""
+    async def respond(self, message: Any, connection: int = 1) -> Answer:
+        """The answer to one JSON-RPC message that arrived on `connection`."""
         raise NotImplementedError
 
-    async def strict_respond(self, message: Any, not_json: str | None) -> Answer:
+    def connection_for(self, session: str | None, message: Any) -> int:
+        """The connection (numbered from 1) an HTTP message arrived on, by the Mcp-Session-Id it
+        carries: one, unless the era's server keeps sessions."""
+        return 1
+
+    async def strict_respond(self, message: Any, not_json: str | None, connection: int = 1) -> Answer:
         """What a strict JSON-RPC peer answers (jsonrpc.py): -32700 for what is not JSON, -32600
         for an invalid message (a bad id answered with id null), with nothing of it echoed; a
         message that is one gets the era's `respond`."""
         error = strict_error(message, not_json)
-        return Answer(400, error) if error is not None else await self.respond(message)
+        return Answer(400, error) if error is not None else await self.respond(message, connection)
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         if scope["type"] != "http":
@@ -95,27 +102,31 @@ class ScriptedHttp:
             # Kept in the log for the record, outside the scenario's frames, never answered.
             self.wire.record("in", "http", body, http=meta, note=INCOMPLETE_BODY)
             return
-        inbound = self.wire.record("in", "http", body, http=meta)
+        posted = scope.get("method") == "POST" and scope.get("path") == ENDPOINT
+        message, not_json = parse(body) if posted else (None, None)
+        session = next((v for k, v in raw_headers if k.lower() == "mcp-session-id"), None)
+        connection = self.connection_for(session, message)
+        inbound = self.wire.record("in", "http", body, http=meta, connection=connection)
         self.seqs.append(inbound.seq)
-        if scope.get("method") != "POST" or scope.get("path") != ENDPOINT:
+        if not posted:
             await _respond(send, 405 if scope.get("path") == ENDPOINT else 404, b"")
             return
-        message, not_json = parse(body)
         self.requests += 1
-        answer = await self.strict_respond(message, not_json)
+        answer = await self.strict_respond(message, not_json, connection)
         if answer.events is not None:
             rid = message.get("id") if isinstance(message, dict) else None
             await self._stream(send, answer, HttpMeta("POST", url, answer.status, headers,
-                                                      (("content-type", SSE), *answer.headers)), inbound.seq, rid)
+                                                      (("content-type", SSE), *answer.headers)), inbound, rid)
             return
         data = json.dumps(answer.body, separators=(",", ":")).encode() if answer.body is not None else b""
         if answer.body is not None:
             out_meta = HttpMeta("POST", url, answer.status, headers,
                                 (("content-type", "application/json"), *answer.headers))
-            self.seqs.append(self.wire.record("out", "http", data, http=out_meta, reply_to=inbound.seq).seq)
+            self.seqs.append(self.wire.record("out", "http", data, http=out_meta, reply_to=inbound.seq,
+                                              connection=connection).seq)
         await _respond(send, answer.status, data, answer.headers)
 
-    async def _stream(self, send: Send, answer: Answer, out_meta: HttpMeta, inbound: int, rid: Any) -> None:
+    async def _stream(self, send: Send, answer: Answer, out_meta: HttpMeta, inbound: Frame, rid: Any) -> None:
         """An SSE response: each message one event, recorded as it is sent; the one with the
         request's id (a result or an error) is recorded as the reply."""
         assert answer.events is not None
@@ -125,7 +136,8 @@ class ScriptedHttp:
         async for message in answer.events:
             data = json.dumps(message, separators=(",", ":")).encode()
             reply = "method" not in message and message.get("id") == rid
-            frame = self.wire.record("out", "sse", data, http=out_meta, reply_to=inbound if reply else None)
+            frame = self.wire.record("out", "sse", data, http=out_meta, reply_to=inbound.seq if reply else None,
+                                     connection=inbound.connection)
             self.seqs.append(frame.seq)
             await send({"type": "http.response.body", "body": b"data: " + data + b"\n\n", "more_body": True})
         await send({"type": "http.response.body", "body": b"", "more_body": False})

@@ -2,7 +2,9 @@
 (scripted_stdio.py), and that server reports every frame it read or wrote to a listener of ours
 on an ephemeral 127.0.0.1 port, named with a one-time token in its argv. Each reported frame goes
 into the run's WireLog as it arrives, with the time the server saw it, so the checks read stdio
-runs exactly as HTTP ones.
+runs exactly as HTTP ones. Each server process is a connection of its own, numbered from 1 in the
+order their hellos came (`Frame.connection`): its tasks are its own, and a second process the
+client starts knows none of the first's.
 
 When the client has gone, every server it started is stopped: it ends by itself when its stdin
 ends; one still connected is told to stop (the report connection closes), and one that does not
@@ -40,6 +42,7 @@ class Connection:
 
     pid: int | None = None
     ended: bool = False
+    number: int | None = None  # its connection number, once its hello was read
     seqs: dict[int, int] = field(default_factory=dict)  # its frame numbers -> the run's
 
 
@@ -120,6 +123,7 @@ async def relaying(scenario: Scenario, wire: WireLog, timeout_s: float) -> Async
             if not isinstance(hello, dict) or hello.get("token") != token:
                 return
             conn.pid = hello.get("pid") if isinstance(hello.get("pid"), int) else None
+            conn.number = 1 + sum(c.number is not None for c in relay.connections)
             base = wire.elapsed()
             while True:
                 _record(json.loads(await buffered.receive_until(b"\n", MAX_REPORT_LINE)), conn, relay, wire, base)
@@ -152,7 +156,7 @@ def _record(report: Any, conn: Connection, relay: Relay, wire: WireLog, base: fl
         return
     data = base64.b64decode(str(report.get("data", "")), validate=False)
     reply_to = conn.seqs.get(report["replyTo"]) if isinstance(report.get("replyTo"), int) else None
-    frame = wire.record(report["direction"], "stdio", data, reply_to=reply_to)
+    frame = wire.record(report["direction"], "stdio", data, reply_to=reply_to, connection=conn.number)
     at = report.get("time")
     if isinstance(at, int | float):
         # The frame's time is when the scripted server read or wrote it (its clock started at the

@@ -10,7 +10,7 @@ from dataclasses import dataclass
 from tasks_conformance.client.checks.cancel import judge_cancel
 from tasks_conformance.client.checks.expiry import judge_expiry
 from tasks_conformance.client.checks.registry import client_check
-from tasks_conformance.client.evidence import Exchange, ScenarioRun, shown
+from tasks_conformance.client.evidence import Exchange, ScenarioRun, said_elsewhere, shown
 from tasks_conformance.client.scenarios import scenario_names
 from tasks_conformance.client.scripted import PROMPT_TASK_ID
 from tasks_conformance.core.causes import setting
@@ -42,10 +42,13 @@ def _read_ended(run: ScenarioRun) -> bool:
 
 
 def _task_runs(runs: list[ScenarioRun]) -> Iterator[tuple[ScenarioRun, str]]:
+    """Each task a run's client created, with the view of the connection that created it, where it
+    is judged (policy P-46)."""
     for run in runs:
-        for task_id in dict.fromkeys(run.created_task_ids()):
-            if task_id != PROMPT_TASK_ID:
-                yield run, task_id
+        for view in run.by_connection():
+            for task_id in dict.fromkeys(view.created_task_ids()):
+                if task_id != PROMPT_TASK_ID:
+                    yield view, task_id
 
 
 @client_check(
@@ -78,17 +81,20 @@ def follows_task(runs: list[ScenarioRun]) -> Verdict:
                               f"{str(said.get('status'))[:40]!r}",
                               details={"expected": "status completed",
                                        "actual": f"status {str(said.get('status'))[:40]}"})
-        else:
-            for task_id in run.created_task_ids():
-                judged += 1
-                listened = [e for e in run.sent("subscriptions/listen") if task_id in _listened_ids(e)]
-                # A client stopped at --timeout may have followed it later: the runner says it hung.
-                if not _gets(run, task_id) and not listened and not run.client.timed_out:
-                    create = next(e for e in run.exchanges if get_path(e.result, "taskId") == task_id)
-                    return failed(f"the CreateTaskResult for task {task_id!r} (frame #{create.reply_seq}) was never "
-                                  "followed: no tasks/get or subscription for it", evidence=create.seqs,
-                                  details={"expected": "tasks/get (or a subscription) for the task",
-                                           "actual": "neither"})
+    for view, task_id in _task_runs([run for run in runs if run.name != "tasks-client-sync-result"]):
+        judged += 1
+        listened = [e for e in view.sent("subscriptions/listen") if task_id in _listened_ids(e)]
+        # A client stopped at --timeout may have followed it later: the runner says it hung.
+        if not _gets(view, task_id) and not listened and not view.client.timed_out:
+            create = next(e for e in view.exchanges if get_path(e.result, "taskId") == task_id)
+            elsewhere = view.elsewhere(task_id, "tasks/get", "subscriptions/listen")
+            also = f"; {said_elsewhere(view, elsewhere)}" if elsewhere else ""
+            return failed(f"the CreateTaskResult for task {task_id!r} (frame #{create.reply_seq}, {view.label}) was "
+                          f"never followed on the {view.connection_kind} that created it: no tasks/get or "
+                          f"subscription for it there{also} (policy P-46)", policies=("P-46",),
+                          evidence=[*create.seqs, *(e.seq for e in elsewhere)][:MAX_EVIDENCE],
+                          details={"expected": f"tasks/get (or a subscription) for the task on its "
+                                               f"{view.connection_kind}", "actual": "neither" + also})
     if not judged:
         return not_applicable("no task was created and no plain result was taken: nothing to follow")
     return passed("the task was followed through tasks/get, and the plain result was taken as the outcome",
@@ -213,7 +219,7 @@ def judge_cadence(runs: list[ScenarioRun], cadence: Cadence) -> Verdict:
         return passed(f"all {judged} polls waited the latest {name}", judged=judged)
     changed = any(stale for *_rest, stale in early)
     rule = cadence.changed_rule if changed else cadence.rule
-    text = "; ".join(f"{r.name} frame #{e.seq}: {gap * 1000:.0f} ms after the last answer, {name} {iv}"
+    text = "; ".join(f"{r.label} frame #{e.seq}: {gap * 1000:.0f} ms after the last answer, {name} {iv}"
                      for r, e, gap, iv, _s in early[:SHOWN])
     return passed(f"{len(early)} of {judged} polls came early", evidence=[e.seq for _r, e, *_x in early][:MAX_EVIDENCE],
                   warnings=[warn(f"polls sooner than {name} ({rule}"
@@ -255,7 +261,7 @@ def stops_at_terminal(runs: list[ScenarioRun]) -> Verdict:
     if not judged:
         return not_applicable("the client never read a task's terminal status, so no poll after one to judge")
     if extra:
-        shown = "; ".join(f"{r.name} frame #{e.seq}" for r, e in extra[:SHOWN])
+        shown = "; ".join(f"{r.label} frame #{e.seq}" for r, e in extra[:SHOWN])
         said = warn(f"{len(extra)} tasks/get after the task was read terminal (C-EXT-SHOULD-04; policy P-34): "
                     f"{shown}", "P-34")
         return passed(f"{len(extra)} tasks/get after a terminal status",
@@ -280,6 +286,8 @@ def stops_at_terminal(runs: list[ScenarioRun]) -> Verdict:
 def keeps_observing(runs: list[ScenarioRun]) -> Verdict:
     abandoned = []
     rules: dict[str, None] = {}
+    seqs: list[int] = []
+    policies: set[str] = set()
     tasks = list(_task_runs(runs))
     if not tasks:
         return not_applicable("no task was created, so none could be left live")
@@ -290,12 +298,16 @@ def keeps_observing(runs: list[ScenarioRun]) -> Verdict:
         if last not in TERMINAL_STATUSES and not cancelled and not run.client.timed_out:
             answered = any(e.task_id == task_id for e in run.sent("tasks/update"))
             rules["C-EXT-SHOULD-07" if answered else "C-EXT-SHOULD-03"] = None
-            abandoned.append(f"{run.name}: task {task_id!r} last read {last}"
-                             + (" after the client answered its input" if answered else ""))
+            elsewhere = run.elsewhere(task_id, *TASK_METHODS)
+            seqs += [e.seq for e in elsewhere]
+            abandoned.append(f"{run.label}: task {task_id!r} last read {last}"
+                             + (" after the client answered its input" if answered else "")
+                             + (f" ({said_elsewhere(run, elsewhere)}; policy P-46)" if elsewhere else ""))
+            policies.update(("P-46",) if elsewhere else ())
     if abandoned:
-        return passed("a live task was left", judged=len(tasks), warnings=[
+        return passed("a live task was left", judged=len(tasks), evidence=seqs[:MAX_EVIDENCE], warnings=[warn(
             f"the client ended while a task was live, without tasks/cancel ({', '.join(sorted(rules))}): "
-            + "; ".join(abandoned[:SHOWN])])
+            + "; ".join(abandoned[:SHOWN]), *sorted(policies))])
     return passed("every task was followed to a terminal status or cancelled", judged=len(tasks))
 
 

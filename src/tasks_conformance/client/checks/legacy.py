@@ -42,7 +42,7 @@ LEGACY_CADENCE = Cadence(DIALECTS[Wire.LEGACY].poll_interval_field, ("tasks/resu
 
 
 def _where(run: ScenarioRun, e: Exchange) -> str:
-    return f"{shown(e.method)} (frame #{e.seq}, {run.name})"
+    return f"{shown(e.method)} (frame #{e.seq}, {run.label})"
 
 
 def _requests(run: ScenarioRun, *methods: str) -> list[Exchange]:
@@ -50,13 +50,15 @@ def _requests(run: ScenarioRun, *methods: str) -> list[Exchange]:
 
 
 def _declared(run: ScenarioRun, *path: str) -> bool:
-    """Whether the initialize result the client got declares capabilities.tasks.<path>."""
+    """Whether the initialize result the client got declares capabilities.tasks.<path> (read on a
+    connection's view: each session has its own initialize)."""
     init = next((e for e in _requests(run, "initialize") if isinstance(e.result, dict)), None)
     return init is not None and get_path(init.result, "capabilities", "tasks", *path) is not None
 
 
 def _creates(run: ScenarioRun) -> dict[str, Exchange]:
-    """The tools/call requests that created a task (a nested CreateTaskResult), by task id."""
+    """The tools/call requests that created a task (a nested CreateTaskResult), by task id (on a
+    connection's view: a task id names a task of its own connection)."""
     out: dict[str, Exchange] = {}
     for e in _requests(run, "tools/call"):
         created = CreatedTask.read(e.result)
@@ -97,7 +99,7 @@ def _augmentation_problem(e: Exchange, declared: bool) -> tuple[str, str] | None
 def task_augmentation(runs: list[ScenarioRun]) -> Verdict:
     problems: list[tuple[ScenarioRun, Exchange, str, str]] = []
     calls = 0
-    for run in runs:
+    for run in (view for whole in runs for view in whole.by_connection()):
         declared = _declared(run, "requests", "tools", "call")
         for e in _requests(run, "tools/call"):
             calls += 1
@@ -162,7 +164,7 @@ def fetches_result(runs: list[ScenarioRun]) -> Verdict:
     unfetched: list[str] = []
     differs: list[str] = []
     tasks = 0
-    for run in runs:
+    for run in (view for whole in runs for view in whole.by_connection()):
         cancelled = {e.task_id for e in _requests(run, "tasks/cancel")}
         for task_id, create in _creates(run).items():
             if task_id in cancelled:
@@ -170,12 +172,12 @@ def fetches_result(runs: list[ScenarioRun]) -> Verdict:
             tasks += 1
             answer = _payload_answer(run, task_id)
             if answer is None:
-                unfetched.append(f"{run.name}: the task tools/call frame #{create.seq} created")
+                unfetched.append(f"{run.label}: the task tools/call frame #{create.seq} created")
                 continue
             said = run.client.outcome
             mismatch = _outcome_mismatch(said, answer.reply or {}) if said is not None else None
             if mismatch is not None:
-                differs.append(f"{run.name} (frame #{answer.reply_seq}): {mismatch}")
+                differs.append(f"{run.label} (frame #{answer.reply_seq}): {mismatch}")
     if not tasks:
         return not_applicable("no task was created (tasks-client-legacy-task-augmentation judges params.task)")
     warnings: list[CheckWarning] = []
@@ -203,7 +205,7 @@ def fetches_result(runs: list[ScenarioRun]) -> Verdict:
 )
 def cancels_with_tasks_cancel(runs: list[ScenarioRun]) -> Verdict:
     def unstarted(run: ScenarioRun) -> Verdict | None:
-        if _creates(run):
+        if any(_creates(view) for view in run.by_connection()):
             return None
         return could_not_run(setting("the client created no task in the cancel scenario, so it had nothing to cancel",
                                      "see tasks-client-legacy-task-augmentation"),
@@ -227,11 +229,13 @@ def declared_methods(runs: list[ScenarioRun]) -> Verdict:
     optional = (("tasks/cancel", "cancel"), ("tasks/list", "list"))
     judged = [e for run in runs for e in _requests(run, "tasks/cancel", "tasks/list")]
     # Asked to cancel where the server declared no tasks.cancel: judged once there was a task to cancel.
-    undeclared_asked = sum(run.name == CANCEL_UNDECLARED and bool(_creates(run)) for run in runs)
+    undeclared_asked = sum(run.name == CANCEL_UNDECLARED and any(_creates(v) for v in run.by_connection())
+                           for run in runs)
     if not judged and not undeclared_asked:
         return not_applicable("the client sent no tasks/cancel or tasks/list, and created no task to cancel where the "
                               "server declared none")
-    undeclared = [(run, e) for run in runs for method, capability in optional
+    views = [view for run in runs for view in run.by_connection()]
+    undeclared = [(run, e) for run in views for method, capability in optional
                   if not _declared(run, capability) for e in _requests(run, method)]
     if undeclared:
         return passed(f"{len(undeclared)} request(s) to a method the server did not declare",
