@@ -62,7 +62,8 @@ class Script:
     until_cancelled: bool = False
     # prompts/get is answered with a CreateTaskResult (not a task-capable method in 2026-07-28).
     task_on_prompt: bool = False
-    task_id: str = "task-1"
+    # The prefix of the task's id; the rest is random (a server's ids cannot be guessed).
+    task_id: str = "task-"
     # The task's ttlMs (ttl on 2025-11-25): once that long has passed since its creation the task
     # is deleted, and every request naming it gets "task not found" (-32602), as a server may do.
     # Ten minutes, far beyond any scenario, unless a scenario is about the task expiring.
@@ -136,7 +137,8 @@ EXTENSION_SCENARIOS: Final[tuple[Scenario, ...]] = (
     ),
     Scenario(
         "tasks-client-input",
-        "input_required with one elicitation (key k1), a stale snapshot after the answer, then completed",
+        "input_required with one elicitation (key k1), a stale snapshot after the answer, then completed (a client "
+        "whose tools/call declared no elicitation is asked nothing)",
         ("extension",),
         Script(reads=(Snapshot("input_required", input_key="k1"), Snapshot("working"), Snapshot("completed")),
                stale_input_after_update=True),
@@ -181,7 +183,7 @@ EXTENSION_SCENARIOS: Final[tuple[Scenario, ...]] = (
     Scenario(
         "tasks-client-unsafe-task-id",
         "a task id that is not header-safe, so Mcp-Name must carry it base64-encoded",
-        ("extension",), Script(task_id="tâche-1"),
+        ("extension",), Script(task_id="tâche-"),
         rules=("C-EXT-MUST-04", "C-CORE-MUST-06"), transports=("http",),
     ),
 )

@@ -15,6 +15,7 @@ from collections.abc import AsyncIterator, Awaitable, Callable, Iterator, Mutabl
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from typing import Any
+from urllib.parse import urlsplit
 
 from tasks_conformance.client.jsonrpc import parse, strict_error
 from tasks_conformance.core.wirelog import Frame, HttpMeta, WireLog
@@ -41,10 +42,14 @@ class Fault:
     code: int
     message: str
     http_status: int = 200
+    data: dict[str, Any] | None = None
 
 
-def rpc_error(rid: Any, code: int, message: str) -> dict[str, Any]:
-    return {"jsonrpc": "2.0", "id": rid, "error": {"code": code, "message": message}}
+def rpc_error(rid: Any, code: int, message: str, data: dict[str, Any] | None = None) -> dict[str, Any]:
+    error: dict[str, Any] = {"code": code, "message": message}
+    if data is not None:
+        error["data"] = data
+    return {"jsonrpc": "2.0", "id": rid, "error": error}
 
 
 def rpc_result(rid: Any, result: dict[str, Any]) -> dict[str, Any]:
@@ -74,6 +79,10 @@ class ScriptedHttp:
     async def respond(self, message: Any, connection: int = 1) -> Answer:
         """The answer to one JSON-RPC message that arrived on `connection`."""
         raise NotImplementedError
+
+    def refuse(self, message: Any, headers: tuple[tuple[str, str], ...]) -> Answer | None:
+        """What a request whose HTTP headers disagree with it gets before it is answered (None: nothing)."""
+        return None
 
     def connection_for(self, session: str | None, message: Any) -> int:
         """The connection (numbered from 1) an HTTP message arrived on, by the Mcp-Session-Id it
@@ -112,7 +121,8 @@ class ScriptedHttp:
             await _respond(send, 405 if scope.get("path") == ENDPOINT else 404, b"")
             return
         self.requests += 1
-        answer = await self.strict_respond(message, not_json, connection)
+        refused = _foreign_origin(raw_headers) or self.refuse(message, raw_headers)
+        answer = refused or await self.strict_respond(message, not_json, connection)
         if answer.events is not None:
             rid = message.get("id") if isinstance(message, dict) else None
             await self._stream(send, answer, HttpMeta("POST", url, answer.status, headers,
@@ -141,6 +151,24 @@ class ScriptedHttp:
             self.seqs.append(frame.seq)
             await send({"type": "http.response.body", "body": b"data: " + data + b"\n\n", "more_body": True})
         await send({"type": "http.response.body", "body": b"", "more_body": False})
+
+
+# The origins a local server accepts: its own host's (a request from a page anywhere else is a
+# DNS-rebinding attempt, refused with 403, as both eras' transports require).
+LOCAL_HOSTS = frozenset({"127.0.0.1", "localhost", "::1"})
+
+
+def _foreign_origin(headers: tuple[tuple[str, str], ...]) -> Answer | None:
+    origin = next((v for k, v in headers if k.lower() == "origin"), None)
+    if origin is None:
+        return None
+    try:
+        host = urlsplit(origin).hostname
+    except ValueError:
+        host = None
+    if host in LOCAL_HOSTS:
+        return None
+    return Answer(403, rpc_error(None, -32600, "forbidden: the request's Origin is not this server's"))
 
 
 def _host(headers: tuple[tuple[str, str], ...]) -> str:

@@ -12,7 +12,6 @@ from tasks_conformance.client.checks.expiry import judge_expiry
 from tasks_conformance.client.checks.registry import client_check
 from tasks_conformance.client.evidence import Exchange, ScenarioRun, said_elsewhere, shown
 from tasks_conformance.client.scenarios import scenario_names
-from tasks_conformance.client.scripted import PROMPT_TASK_ID
 from tasks_conformance.core.causes import setting
 from tasks_conformance.core.protocol import TERMINAL_STATUSES, get_path
 from tasks_conformance.core.verdict import Verdict, could_not_run, failed, not_applicable, passed, warn
@@ -47,8 +46,13 @@ def _task_runs(runs: list[ScenarioRun]) -> Iterator[tuple[ScenarioRun, str]]:
     for run in runs:
         for view in run.by_connection():
             for task_id in dict.fromkeys(view.created_task_ids()):
-                if task_id != PROMPT_TASK_ID:
+                if task_id not in _prompt_tasks(view):
                     yield view, task_id
+
+
+def _prompt_tasks(run: ScenarioRun) -> set[str]:
+    """The ids of the tasks a reply to prompts/get named (which no 2026-07-28 method but tools/call may create)."""
+    return {task_id for e in run.sent("prompts/get") if (task_id := CreatedTask.read(e.result).task_id) is not None}
 
 
 @client_check(
@@ -122,7 +126,8 @@ def no_task_on_other_methods(runs: list[ScenarioRun]) -> Verdict:
             return could_not_run(setting(f"the client sent no prompts/get in {run.name}",
                                          "have the harness send MCP_CONFORMANCE_CONTEXT's `request` instead of "
                                          "tools/call"))
-        followed = [e for e in run.sent(*TASK_METHODS) if e.task_id == PROMPT_TASK_ID]
+        prompt_tasks = _prompt_tasks(run)
+        followed = [e for e in run.sent(*TASK_METHODS) if e.task_id in prompt_tasks]
         if followed:
             return failed(f"the client sent {shown(followed[0].method)} for the task a prompts/get reply named "
                           f"(frame #{followed[0].seq}): only tools/call creates tasks",
