@@ -80,16 +80,33 @@ class Relay:
 
         if not self.live():
             return
+        pids = [c.pid for c in self.live() if c.pid is not None]
         for close in self.closers:
             with contextlib.suppress(Exception):
                 await close()
+        # Closing ends the report connections at once, not the processes: wait for those to exit.
         with anyio.move_on_after(STOP_S):
-            while self.live():
+            while any(_running(pid) for pid in pids):
                 await anyio.sleep(0.01)
-        for conn in self.live():
-            if conn.pid is not None:
+        for pid in pids:
+            if _running(pid):
                 with contextlib.suppress(ProcessLookupError, PermissionError):
-                    os.kill(conn.pid, signal.SIGKILL)
+                    os.kill(pid, signal.SIGKILL)
+
+
+def _running(pid: int) -> bool:
+    """Whether the process is still running (an exited one its parent has not reaped yet is not)."""
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:
+        return True
+    try:
+        with open(f"/proc/{pid}/stat", "rb") as stat:
+            return stat.read().rpartition(b")")[2].split()[:1] != [b"Z"]
+    except OSError:
+        return True  # no /proc: alive as far as can be told
 
 
 def server_argv(scenario: Scenario, port: int, token: str, lifetime_s: float) -> tuple[str, ...]:
