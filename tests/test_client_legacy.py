@@ -40,6 +40,7 @@ LEGACY = ("legacy",)
 # elicitation is read from text no client follows yet, so it warns too (policy P-40).
 WARN_ONLY = frozenset({"C-LEG-MUST-05", "C-LEG-MUST-08"})
 LEGACY_CHECKS = {c.id for c in CLIENT_CHECKS.values() if c.area == "legacy"}
+CANCEL_SCENARIO = "tasks-client-legacy-cancel"
 JSON = dict[str, Any]
 
 
@@ -139,6 +140,27 @@ def test_a_legacy_break_breaks_exactly_the_check_that_owns_its_rule(name: str) -
 @pytest.mark.parametrize("name", sorted(BREAKS))
 def test_over_every_legacy_scenario_nothing_but_the_owner_fails(name: str) -> None:
     _judge_break(name, _run((sys.executable, str(BROKEN), "--break", name)))
+
+
+@pytest.mark.parametrize("transport", ["http", "stdio"])
+def test_a_client_that_tasks_only_required_tools_runs_every_legacy_scenario(transport: str) -> None:
+    """A client may call an optional tool plainly (C-LEG-MAY-01): every scenario that needs a task
+    names the required tool, so such a client creates its task there too. It used to leave the
+    cancel check could-not-run (blaming task augmentation) and the run incomplete."""
+    config = ClientConfig(command=(sys.executable, str(BROKEN), "--freedom", "legacy-required-only"),
+                          eras=LEGACY, timeout_s=20, jobs=4, transport=transport)
+    result = anyio.run(execute_client, config).result
+    assert [(c.id, c.message) for c in result.checks if c.bucket == "could-not-run"] == []
+    assert result.outcome == "passed", [(c.id, c.bucket, c.message) for c in result.checks if c.bucket != "passed"]
+    assert [c.id for c in result.checks if c.warnings] == []
+
+
+def test_a_cancel_check_whose_scenario_created_no_task_is_not_applicable() -> None:
+    """No task in the cancel scenario: nothing to cancel, and no other rule blamed for it."""
+    run = _evidence(CANCEL_SCENARIO, _init(DECLARED), _call(1, {"name": "required_task", "arguments": {}},
+                                                            {"result": {"content": [], "isError": False}}))
+    verdict = _judge("tasks-client-legacy-cancels-with-tasks-cancel", run)
+    assert verdict.status == "skipped" and verdict.skip_reason == "not-applicable" and verdict.blocked_by is None
 
 
 @pytest.mark.slow

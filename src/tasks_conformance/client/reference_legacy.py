@@ -132,6 +132,8 @@ class LegacyFlow(Flow):
             return False
         if task_support == "required":
             return not self.dev.legacy_no_task_on_required
+        if task_support == "optional" and self.dev.legacy_required_only:
+            return False  # an optional tool may be called plainly (C-LEG-MAY-01)
         return task_support in TASK_TOOLS or self.dev.legacy_task_on_forbidden
 
     async def task_support(self) -> Any:

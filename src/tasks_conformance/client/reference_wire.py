@@ -69,8 +69,8 @@ class Outcome:
 
 @dataclass(frozen=True)
 class Deviations:
-    """One rule broken on purpose, for the breaking fixture clients (fixtures/broken_client.py).
-    All false: the compliant reference client."""
+    """One rule broken on purpose, for the breaking fixture clients (fixtures/broken_client.py), or
+    one freedom taken (its FREEDOMS). All false: the compliant reference client."""
 
     no_extension_on_get: bool = False  # tasks/get without the extension declared (C-EXT-MUST-01)
     polymorphic_ignored: bool = False  # a CreateTaskResult taken as the final result (C-EXT-MUST-02)
@@ -101,6 +101,9 @@ class Deviations:
     legacy_elicitation_untagged: bool = False  # an elicitation answered without the task's _meta (C-LEG-MUST-08)
     null_id: bool = False  # one ping with id null before the call, its answer ignored (C-CORE-MUST-11)
     legacy_null_id: bool = False  # the same on 2025-11-25, after initialize (C-LEG-MUST-15)
+    # Not a break: a freedom (C-LEG-MAY-01) a legal client takes, for the tests that every scenario
+    # is reachable by every legal client: an optional tool is called plainly, only required ones as tasks.
+    legacy_required_only: bool = False
     # Cancels over a second connection: the server spawned again (stdio), a new session (2025-11-25
     # over HTTP), whose tasks/cancel never reaches the task; then stops following it (policy P-46).
     cancels_elsewhere: bool = False

@@ -26,7 +26,8 @@ TOOL = "scripted_task"
 TTL_MS = 600_000
 EXPIRY_TTL_MS = 1_000  # the expiry scenarios' task: gone a second after its creation, while working
 # The tools the 2025-11-25 scripted server lists, by their execution.taskSupport (None: absent,
-# which 2025-11-25 reads as forbidden).
+# which 2025-11-25 reads as forbidden). A scenario that needs a task names the required tool, which
+# every client calls as a task: one that calls an optional tool plainly (C-LEG-MAY-01) enters it too.
 REQUIRED_TOOL, FORBIDDEN_TOOL = "required_task", "plain_tool"
 LEGACY_TOOLS: Final[dict[str, str | None]] = {TOOL: "optional", REQUIRED_TOOL: "required", FORBIDDEN_TOOL: "forbidden",
                                              "unmarked_tool": None}
@@ -219,50 +220,52 @@ LEGACY_SCENARIOS: Final[tuple[Scenario, ...]] = (
     ),
     Scenario(
         "tasks-client-legacy-failed",
-        "a task that fails; tasks/result answers its JSON-RPC error (-32000)",
+        "a task of the required tool that fails; tasks/result answers its JSON-RPC error (-32000)",
         ("legacy",),
         LegacyScript(reads=(Snapshot("working"), Snapshot("failed")),
                      error={"code": -32000, "message": "the scripted tool failed"}),
-        rules=("C-LEG-MUST-05",),
+        rules=("C-LEG-MUST-05",), tool=REQUIRED_TOOL,
     ),
     Scenario(
         "tasks-client-legacy-tool-error",
-        "a task whose CallToolResult has isError true: it ends failed, and tasks/result answers that result",
+        "a task of the required tool whose CallToolResult has isError true: it ends failed, and tasks/result "
+        "answers that result",
         ("legacy",),
         LegacyScript(reads=(Snapshot("working"), Snapshot("failed")),
                      result={"content": [{"type": "text", "text": "the tool reported an error"}], "isError": True}),
-        rules=("C-LEG-MUST-05",),
+        rules=("C-LEG-MUST-05",), tool=REQUIRED_TOOL,
     ),
     Scenario(
         "tasks-client-legacy-input",
-        "a task that reads input_required; its elicitation comes on the tasks/result stream, and the "
-        "client's answer lets it complete",
+        "a task of the required tool that reads input_required; its elicitation comes on the tasks/result stream, "
+        "and the client's answer lets it complete",
         ("legacy",),
         LegacyScript(reads=(Snapshot("working"), Snapshot("input_required", input_key="colour"), Snapshot("working"),
                             Snapshot("completed"))),
-        rules=("C-LEG-MUST-05", "C-LEG-MUST-08", "C-LEG-MUST-13", "C-LEG-SHOULD-04"),
+        rules=("C-LEG-MUST-05", "C-LEG-MUST-08", "C-LEG-MUST-13", "C-LEG-SHOULD-04"), tool=REQUIRED_TOOL,
     ),
     Scenario(
         "tasks-client-legacy-cancel",
-        "a task that runs until cancelled; the harness is asked to cancel it once it is seen working",
+        "a task of the required tool that runs until cancelled; the harness is asked to cancel it once it is seen "
+        "working",
         ("legacy",), LegacyScript(reads=(Snapshot("working"),), until_cancelled=True),
         context={"cancel": True},
-        rules=("C-LEG-MUST-07", "C-LEG-SHOULD-05", "C-LEG-SHOULD-07"),
+        rules=("C-LEG-MUST-07", "C-LEG-SHOULD-05", "C-LEG-SHOULD-07"), tool=REQUIRED_TOOL,
     ),
     Scenario(
         "tasks-client-legacy-cancel-undeclared",
-        "the harness is asked to cancel, but the server declares no tasks.cancel; the task completes "
-        "after two polls",
+        "the harness is asked to cancel, but the server declares no tasks.cancel; the required tool's task "
+        "completes after two polls",
         ("legacy",), LegacyScript(reads=_LEGACY_WORKING_TWICE, tasks=_NO_CANCEL),
         context={"cancel": True},
-        rules=("C-LEG-MUST-07", "C-LEG-SHOULD-07"),
+        rules=("C-LEG-MUST-07", "C-LEG-SHOULD-07"), tool=REQUIRED_TOOL,
     ),
     Scenario(
         "tasks-client-legacy-ttl-expiry",
-        f"a task granted ttl {EXPIRY_TTL_MS} (whatever ttl the client asked for) that is still working when it "
-        "runs out: from then on tasks/get answers -32602 task not found",
+        f"a task of the required tool granted ttl {EXPIRY_TTL_MS} (whatever ttl the client asked for) that is "
+        "still working when it runs out: from then on tasks/get answers -32602 task not found",
         ("legacy",), LegacyScript(reads=(Snapshot("working"),), ttl_ms=EXPIRY_TTL_MS),
-        rules=("C-LEG-MAY-02",),
+        rules=("C-LEG-MAY-02",), tool=REQUIRED_TOOL,
     ),
 )
 

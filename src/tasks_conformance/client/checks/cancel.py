@@ -31,8 +31,8 @@ def judge_cancel(runs: list[ScenarioRun], *, rule: str, scenario: str,
                  creates: Callable[[ScenarioRun], Iterable[Exchange]],
                  unstarted: Callable[[ScenarioRun], Verdict | None]) -> Verdict:
     """`creates`: the tools/call exchanges of a run (or of one connection's view) that created a
-    task; `unstarted`: the verdict when the client never got to the point of cancelling (or None
-    when it did)."""
+    task; `unstarted`: the verdict when the client created a task but never got to the point of
+    cancelling it (or None when it did). A scenario in which no task was created is not applicable."""
     warnings: list[CheckWarning] = []
     for run in runs:
         for view in run.by_connection():  # a request id names a request of its own connection only
@@ -55,17 +55,17 @@ def judge_cancel(runs: list[ScenarioRun], *, rule: str, scenario: str,
     for run in asked:
         sent = [e for e in run.sent("tasks/cancel") if e.is_request]
         tasks = _tasks(run, creates)
-        if not sent or not tasks:
+        if not tasks:  # which rule kept the task from being created is another check's to say
+            return not_applicable("the client created no task in the cancel scenario (no tools/call of it got a "
+                                  "CreateTaskResult), so it had nothing to cancel")
+        if not sent:
             early = unstarted(run)
             if early is not None:
                 return early
-        if not sent:
             return could_not_run(setting("asked to cancel (MCP_CONFORMANCE_CONTEXT cancel: true), the client sent no "
                                          "tasks/cancel (policy P-35)",
                                          "have the harness cancel the task once it reads working when the context "
                                          "says cancel: true"), policies=("P-35",))
-        if not tasks:
-            return not_applicable("the client created no task in the cancel scenario, so it had nothing to cancel")
         reached = [e for view, task_id in tasks for e in view.sent("tasks/cancel") if e.is_request
                    and e.task_id == task_id]
         if not reached:
