@@ -188,13 +188,18 @@ EXTENSION_CADENCE = Cadence(DIALECTS[Wire.EXTENSION].poll_interval_field, ("task
 
 def poll_gaps(run: ScenarioRun, task_id: str,
               cadence: Cadence) -> Iterator[tuple[Exchange, Exchange, float, int, int | None]]:
-    """(previous read, next read, gap s, interval in force ms, the interval before it) for each pair of
-    tasks/get of a task, where the previous read said how long to wait and no request of
-    `cadence.between` (an answer, a result fetch) came between."""
+    """(previous answer, next read, gap s, interval in force ms, the interval before it) for the first
+    tasks/get of a task after its CreateTaskResult, against the interval that gave (policy P-47),
+    and for each pair of tasks/get, where the previous answer said how long to wait and no request
+    of `cadence.between` (an answer, a result fetch) came between (P-33)."""
     gets = [e for e in _gets(run, task_id) if e.reply_time is not None]
     create = next((e for e in run.exchanges if CreatedTask.read(e.result).task_id == task_id), None)
     before = get_path(task_object(create.result), cadence.field) if create is not None else None
     between = [e.time for e in run.sent(*cadence.between)]
+    if create is not None and create.reply_time is not None and gets and isinstance(before, int) and before > 0:
+        first = gets[0]
+        if not any(create.reply_time <= t <= first.time for t in between):
+            yield create, first, first.time - create.reply_time, before, None
     for prev, nxt in itertools.pairwise(gets):
         interval = get_path(prev.result, cadence.field)
         assert prev.reply_time is not None
@@ -209,35 +214,39 @@ def poll_gaps(run: ScenarioRun, task_id: str,
 def judge_cadence(runs: list[ScenarioRun], cadence: Cadence) -> Verdict:
     """Early polls warn (SHOULD; policy P-33), naming the changed-value rule when the gaps still
     follow the interval before the latest."""
-    early: list[tuple[ScenarioRun, Exchange, float, int, bool]] = []
+    early: list[tuple[ScenarioRun, Exchange, float, int, bool, bool]] = []
     judged = 0
     name = cadence.field
     for run, task_id in _task_runs(runs):
-        for _prev, nxt, gap, interval, before in poll_gaps(run, task_id, cadence):
+        for prev, nxt, gap, interval, before in poll_gaps(run, task_id, cadence):
             judged += 1
             if gap < interval / 1000 - max(EARLY_SLACK_S, EARLY_SLACK_SHARE * interval / 1000):
                 stale = before is not None and before != interval and gap >= before / 1000 - EARLY_SLACK_S
-                early.append((run, nxt, gap, interval, stale))
+                early.append((run, nxt, gap, interval, stale, prev.method != "tasks/get"))
     if not judged:
-        return not_applicable(f"no two consecutive tasks/get of a task with a {name} to judge")
+        return not_applicable(f"no tasks/get of a task after an answer with a {name} to judge")
     if not early:
         return passed(f"all {judged} polls waited the latest {name}", judged=judged)
-    changed = any(stale for *_rest, stale in early)
+    changed = any(e[4] for e in early)
+    first = any(e[5] for e in early)
     rule = cadence.changed_rule if changed else cadence.rule
-    text = "; ".join(f"{r.label} frame #{e.seq}: {gap * 1000:.0f} ms after the last answer, {name} {iv}"
-                     for r, e, gap, iv, _s in early[:SHOWN])
-    return passed(f"{len(early)} of {judged} polls came early", evidence=[e.seq for _r, e, *_x in early][:MAX_EVIDENCE],
-                  warnings=[warn(f"polls sooner than {name} ({rule}"
-                                 f"{', still on the old value' if changed else ''}; policy P-33): {text}", "P-33")])
+    text = "; ".join(f"{r.label} frame #{e.seq}: {gap * 1000:.0f} ms after "
+                     f"{'the CreateTaskResult' if at_first else 'the last answer'}, {name} {iv}"
+                     for r, e, gap, iv, _s, at_first in early[:SHOWN])
+    policies = ("P-33", "P-47") if first else ("P-33",)
+    return passed(f"{len(early)} of {judged} polls came early", evidence=[e[1].seq for e in early][:MAX_EVIDENCE],
+                  judged=judged, warnings=[warn(f"polls sooner than {name} ({rule}"
+                                                f"{', still on the old value' if changed else ''}; policy "
+                                                f"{' and '.join(policies)}): {text}", *policies)])
 
 
 @client_check(
     id="tasks-client-poll-interval",
     title="tasks/get polls wait at least the latest pollIntervalMs",
     description="Between a tasks/get answer and the next tasks/get of the same task the client waits the "
-                "pollIntervalMs of the most recent snapshot, and follows a changed value. Early polls warn "
-                "(SHOULD; policy P-33: measured answer to request, max(50 ms, 10 %) slack, the first poll and "
-                "a poll after tasks/update not judged).",
+                "pollIntervalMs of the most recent snapshot, and follows a changed value; the first tasks/get "
+                "waits the CreateTaskResult's (policy P-47). Early polls warn (SHOULD; policy P-33: measured "
+                "answer to request, max(50 ms, 10 %) slack, a poll after tasks/update not judged).",
     requirements=("C-EXT-SHOULD-01", "C-EXT-SHOULD-02"),
     scenarios=("tasks-client-lifecycle", "tasks-client-interval-change"),
 )
