@@ -114,7 +114,8 @@ def _listened_ids(e: Exchange) -> list[str]:
     id="tasks-client-no-task-on-other-methods",
     title="A task reply to a method other than tools/call is invalid and is not followed",
     description="In 2026-07-28 only tools/call may create a task: a resultType \"task\" reply to prompts/get is an "
-                "invalid response, surfaced as an error, and no tasks/* is sent for its taskId.",
+                "invalid response, surfaced as an error (the outcome line judged when the prompts/get was the "
+                "client's last request, not a tools/call), and no tasks/* is sent for its taskId.",
     requirements=("C-EXT-MUST-03",),
     scenarios=("tasks-client-task-on-prompt",),
     ends=True,
@@ -135,7 +136,11 @@ def no_task_on_other_methods(runs: list[ScenarioRun]) -> Verdict:
                           details={"expected": "no tasks/* for a task a prompts/get reply named",
                                    "actual": f"{shown(followed[0].method)} (frame #{followed[0].seq})"})
         said = run.client.outcome
-        if said is not None and not said.get("error"):
+        # The outcome line is about the request the client made last: a client that also called the
+        # context's toolName after its prompts/get reported that call, not the prompt.
+        last = max((e for e in run.exchanges if e.is_request and e.method in ("prompts/get", "tools/call")),
+                   key=lambda e: e.time)
+        if said is not None and last.method == "prompts/get" and not said.get("error"):
             return failed("the client reported the prompts/get as a success although its reply was an invalid "
                           "task result", evidence=asked[0].seqs,
                           details={"expected": "an error for the invalid reply", "actual": "reported as a success"})
