@@ -196,3 +196,22 @@ def test_every_frame_of_a_client_run_names_its_scenario_and_connection() -> None
     frames = [f.to_json() for f in execution.wire.frames()]
     assert frames and {(f["lane"], f["connection"]) for f in frames} == {
         ("tasks-client-lifecycle (extension)", 1), ("tasks-client-legacy-lifecycle (legacy)", 1)}
+
+
+def test_a_client_that_shows_every_error_without_its_code_surfaces_the_failed_task_as_the_direct_call() -> None:
+    """tasks-client-direct-error is the control: the failed task's error shown exactly as the same
+    error from the tools/call itself is what C-EXT-MUST-16 asks, code or no code."""
+    command = (sys.executable, str(BROKEN), "--freedom", "errors-without-code")
+    result = _run(command, "tasks-client-tool-error", "tasks-client-failed", "tasks-client-direct-error")
+    surfaces = {c.id: c for c in result.checks}["tasks-client-surfaces-outcome"]
+    assert surfaces.bucket == "passed" and "direct tools/call" in surfaces.message, surfaces.message
+    # Without the control the missing code is all there is to judge.
+    alone = {c.id: c for c in _run(command, "tasks-client-failed").checks}["tasks-client-surfaces-outcome"]
+    assert alone.bucket == "failed", alone.message
+
+
+def test_a_failed_task_shown_otherwise_than_the_direct_call_still_fails() -> None:
+    result = _run((sys.executable, str(BROKEN), "--break", "generic-error"), "tasks-client-failed",
+                  "tasks-client-direct-error")
+    surfaces = {c.id: c for c in result.checks}["tasks-client-surfaces-outcome"]
+    assert surfaces.bucket == "failed" and "direct tools/call" in surfaces.message, surfaces.message

@@ -226,7 +226,10 @@ def main(argv: list[str] | None = None, *, deviations: Deviations = NO_DEVIATION
     except Exception as exc:  # one line, never a traceback
         print(f"reference client: {one_line(exc, 500)}", file=sys.stderr)
         return 1
-    print(OUTCOME_PREFIX + json.dumps(outcome.to_json(), separators=(",", ":")), flush=True)
+    said = outcome.to_json()
+    if deviations.errors_without_code and isinstance(said.get("error"), dict):
+        said["error"] = {"code": None, "message": said["error"].get("message")}
+    print(OUTCOME_PREFIX + json.dumps(said, separators=(",", ":")), flush=True)
     return 0
 
 

@@ -101,9 +101,10 @@ class Deviations:
     legacy_elicitation_untagged: bool = False  # an elicitation answered without the task's _meta (C-LEG-MUST-08)
     null_id: bool = False  # one ping with id null before the call, its answer ignored (C-CORE-MUST-11)
     legacy_null_id: bool = False  # the same on 2025-11-25, after initialize (C-LEG-MUST-15)
-    # Not a break: a freedom (C-LEG-MAY-01) a legal client takes, for the tests that every scenario
-    # is reachable by every legal client: an optional tool is called plainly, only required ones as tasks.
+    # Not breaks, freedoms of a legal client (broken_client.py's FREEDOMS): optional tools called
+    # plainly (C-LEG-MAY-01); every JSON-RPC error shown by its message alone, direct or a task's.
     legacy_required_only: bool = False
+    errors_without_code: bool = False
     # Cancels over a second connection: the server spawned again (stdio), a new session (2025-11-25
     # over HTTP), whose tasks/cancel never reaches the task; then stops following it (policy P-46).
     cancels_elsewhere: bool = False

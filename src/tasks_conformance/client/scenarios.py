@@ -48,8 +48,9 @@ class Snapshot:
 class Script:
     """The scripted server's side of one scenario (extension era)."""
 
-    # "task": tools/call gets a CreateTaskResult; "complete": a plain CallToolResult.
-    answer: Literal["task", "complete"] = "task"
+    # "task": tools/call gets a CreateTaskResult; "complete": a plain CallToolResult; "error": the
+    # script's `error`, as the tools/call's own JSON-RPC error (no task).
+    answer: Literal["task", "complete", "error"] = "task"
     # The task's reads, in order; `create` is what the CreateTaskResult says.
     create: Snapshot = Snapshot("working")
     reads: tuple[Snapshot, ...] = (Snapshot("working"), Snapshot("completed"))
@@ -165,6 +166,14 @@ EXTENSION_SCENARIOS: Final[tuple[Scenario, ...]] = (
         ("extension",),
         Script(reads=(Snapshot("working"), Snapshot("failed")),
                error={"code": -32000, "message": "the scripted tool failed"}),
+        rules=("C-EXT-MUST-16",),
+    ),
+    Scenario(
+        "tasks-client-direct-error",
+        "the same JSON-RPC error (-32000) as tasks-client-failed's task, answered to the tools/call itself: how "
+        "the client shows that error is the measure of how it shows the failed task's",
+        ("extension",),
+        Script(answer="error", error={"code": -32000, "message": "the scripted tool failed"}),
         rules=("C-EXT-MUST-16",),
     ),
     Scenario(

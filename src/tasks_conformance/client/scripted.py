@@ -26,6 +26,7 @@ from tasks_conformance.client.scenarios import TOOL, Script, Snapshot
 from tasks_conformance.client.scripted_http import Answer, Fault, ScriptedHttp, now_iso, rpc_error, rpc_result
 from tasks_conformance.core.protocol import (
     ERR_HEADER_MISMATCH,
+    ERR_INTERNAL,
     ERR_INVALID_PARAMS,
     ERR_METHOD_NOT_FOUND,
     ERR_MISSING_CAPABILITY,
@@ -192,6 +193,9 @@ class ScriptedServer(ScriptedHttp):
     def _tools_call(self, params: dict[str, Any]) -> dict[str, Any] | Fault:
         if params.get("name") != TOOL:
             return Fault(ERR_INVALID_PARAMS, f"unknown tool: {str(params.get('name'))[:60]}")
+        error = self.script.error or {}
+        if self.script.answer == "error":  # the call itself fails, as a direct call does
+            return Fault(int(error.get("code", ERR_INTERNAL)), str(error.get("message", "failed")))
         if self.script.answer == "complete" or not declares_extension(params):
             return {"resultType": "complete", **self.script.result}
         return self._create(self.script.task_id, declares_form_elicitation(params))

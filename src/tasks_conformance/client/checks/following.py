@@ -3,10 +3,11 @@ cancellation, the end of a task, and what the client surfaced (its optional outc
 
 from __future__ import annotations
 
-import itertools
 from collections.abc import Iterator
-from dataclasses import dataclass
 
+from tasks_conformance.client.checks.cadence import Cadence, judge_cadence, prompt_tasks, read_ended, task_runs
+from tasks_conformance.client.checks.cadence import gets_of as _gets
+from tasks_conformance.client.checks.cadence import status_of as _status
 from tasks_conformance.client.checks.cancel import judge_cancel
 from tasks_conformance.client.checks.expiry import judge_expiry
 from tasks_conformance.client.checks.registry import client_check
@@ -15,44 +16,13 @@ from tasks_conformance.client.scenarios import scenario_names
 from tasks_conformance.core.causes import setting
 from tasks_conformance.core.protocol import TERMINAL_STATUSES, get_path
 from tasks_conformance.core.verdict import Verdict, could_not_run, failed, not_applicable, passed, warn
-from tasks_conformance.core.wires import DIALECTS, CreatedTask, Wire, task_object
+from tasks_conformance.core.wires import DIALECTS, Wire
 
 TASK_METHODS = ("tasks/get", "tasks/update", "tasks/cancel")
 EXTENSION = scenario_names(Wire.EXTENSION)  # these checks judge the 2026-07-28 runs only
 EXPIRY = "tasks-client-ttl-expiry"
 SHOWN = 3
 MAX_EVIDENCE = 40
-# A poll this much earlier than the interval is still on time (policy P-33): max(50 ms, 10 %).
-EARLY_SLACK_S, EARLY_SLACK_SHARE = 0.050, 0.10
-
-
-def _gets(run: ScenarioRun, task_id: str) -> list[Exchange]:
-    return [e for e in run.sent("tasks/get") if e.is_request and e.task_id == task_id]
-
-
-def _status(e: Exchange) -> str | None:
-    value = get_path(e.result, "status")
-    return value if isinstance(value, str) else None
-
-
-def _read_ended(run: ScenarioRun) -> bool:
-    """Did the client read a task's end (a tasks/get answered with a terminal status)?"""
-    return any(_status(e) in TERMINAL_STATUSES for e in run.sent("tasks/get"))
-
-
-def _task_runs(runs: list[ScenarioRun]) -> Iterator[tuple[ScenarioRun, str]]:
-    """Each task a run's client created, with the view of the connection that created it, where it
-    is judged (policy P-46)."""
-    for run in runs:
-        for view in run.by_connection():
-            for task_id in dict.fromkeys(view.created_task_ids()):
-                if task_id not in _prompt_tasks(view):
-                    yield view, task_id
-
-
-def _prompt_tasks(run: ScenarioRun) -> set[str]:
-    """The ids of the tasks a reply to prompts/get named (which no 2026-07-28 method but tools/call may create)."""
-    return {task_id for e in run.sent("prompts/get") if (task_id := CreatedTask.read(e.result).task_id) is not None}
 
 
 @client_check(
@@ -85,7 +55,7 @@ def follows_task(runs: list[ScenarioRun]) -> Verdict:
                               f"{str(said.get('status'))[:40]!r}",
                               details={"expected": "status completed",
                                        "actual": f"status {str(said.get('status'))[:40]}"})
-    for view, task_id in _task_runs([run for run in runs if run.name != "tasks-client-sync-result"]):
+    for view, task_id in task_runs([run for run in runs if run.name != "tasks-client-sync-result"]):
         judged += 1
         listened = [e for e in view.sent("subscriptions/listen") if task_id in _listened_ids(e)]
         # A client stopped at --timeout may have followed it later: the runner says it hung.
@@ -127,8 +97,8 @@ def no_task_on_other_methods(runs: list[ScenarioRun]) -> Verdict:
             return could_not_run(setting(f"the client sent no prompts/get in {run.name}",
                                          "have the harness send MCP_CONFORMANCE_CONTEXT's `request` instead of "
                                          "tools/call"))
-        prompt_tasks = _prompt_tasks(run)
-        followed = [e for e in run.sent(*TASK_METHODS) if e.task_id in prompt_tasks]
+        named = prompt_tasks(run)
+        followed = [e for e in run.sent(*TASK_METHODS) if e.task_id in named]
         if followed:
             return failed(f"the client sent {shown(followed[0].method)} for the task a prompts/get reply named "
                           f"(frame #{followed[0].seq}): only tools/call creates tasks",
@@ -175,74 +145,8 @@ def cancels_with_tasks_cancel(runs: list[ScenarioRun]) -> Verdict:
                         creates=creates)
 
 
-@dataclass(frozen=True)
-class Cadence:
-    """How one wire's polls are judged: the interval's field, the requests after which the next
-    poll is not judged (P-33), and the rules an early poll breaks (still on a changed value: the
-    second)."""
-
-    field: str
-    between: tuple[str, ...]
-    rule: str
-    changed_rule: str
-
-
 EXTENSION_CADENCE = Cadence(DIALECTS[Wire.EXTENSION].poll_interval_field, ("tasks/update",),
                             "C-EXT-SHOULD-01", "C-EXT-SHOULD-02")
-
-
-def poll_gaps(run: ScenarioRun, task_id: str,
-              cadence: Cadence) -> Iterator[tuple[Exchange, Exchange, float, int, int | None]]:
-    """(previous answer, next read, gap s, interval in force ms, the interval before it) for the first
-    tasks/get of a task after its CreateTaskResult, against the interval that gave (policy P-47),
-    and for each pair of tasks/get, where the previous answer said how long to wait and no request
-    of `cadence.between` (an answer, a result fetch) came between (P-33)."""
-    gets = [e for e in _gets(run, task_id) if e.reply_time is not None]
-    create = next((e for e in run.exchanges if CreatedTask.read(e.result).task_id == task_id), None)
-    before = get_path(task_object(create.result), cadence.field) if create is not None else None
-    between = [e.time for e in run.sent(*cadence.between)]
-    if create is not None and create.reply_time is not None and gets and isinstance(before, int) and before > 0:
-        first = gets[0]
-        if not any(create.reply_time <= t <= first.time for t in between):
-            yield create, first, first.time - create.reply_time, before, None
-    for prev, nxt in itertools.pairwise(gets):
-        interval = get_path(prev.result, cadence.field)
-        assert prev.reply_time is not None
-        if _status(prev) in TERMINAL_STATUSES or not isinstance(interval, int) or interval <= 0:
-            before = interval
-            continue
-        if not any(prev.reply_time <= t <= nxt.time for t in between):  # after an answer: not judged (P-33)
-            yield prev, nxt, nxt.time - prev.reply_time, interval, before if isinstance(before, int) else None
-        before = interval
-
-
-def judge_cadence(runs: list[ScenarioRun], cadence: Cadence) -> Verdict:
-    """Early polls warn (SHOULD; policy P-33), naming the changed-value rule when the gaps still
-    follow the interval before the latest."""
-    early: list[tuple[ScenarioRun, Exchange, float, int, bool, bool]] = []
-    judged = 0
-    name = cadence.field
-    for run, task_id in _task_runs(runs):
-        for prev, nxt, gap, interval, before in poll_gaps(run, task_id, cadence):
-            judged += 1
-            if gap < interval / 1000 - max(EARLY_SLACK_S, EARLY_SLACK_SHARE * interval / 1000):
-                stale = before is not None and before != interval and gap >= before / 1000 - EARLY_SLACK_S
-                early.append((run, nxt, gap, interval, stale, prev.method != "tasks/get"))
-    if not judged:
-        return not_applicable(f"no tasks/get of a task after an answer with a {name} to judge")
-    if not early:
-        return passed(f"all {judged} polls waited the latest {name}", judged=judged)
-    changed = any(e[4] for e in early)
-    first = any(e[5] for e in early)
-    rule = cadence.changed_rule if changed else cadence.rule
-    text = "; ".join(f"{r.label} frame #{e.seq}: {gap * 1000:.0f} ms after "
-                     f"{'the CreateTaskResult' if at_first else 'the last answer'}, {name} {iv}"
-                     for r, e, gap, iv, _s, at_first in early[:SHOWN])
-    policies = ("P-33", "P-47") if first else ("P-33",)
-    return passed(f"{len(early)} of {judged} polls came early", evidence=[e[1].seq for e in early][:MAX_EVIDENCE],
-                  judged=judged, warnings=[warn(f"polls sooner than {name} ({rule}"
-                                                f"{', still on the old value' if changed else ''}; policy "
-                                                f"{' and '.join(policies)}): {text}", *policies)])
 
 
 @client_check(
@@ -271,7 +175,7 @@ def poll_interval(runs: list[ScenarioRun]) -> Verdict:
 def stops_at_terminal(runs: list[ScenarioRun]) -> Verdict:
     extra: list[tuple[ScenarioRun, Exchange]] = []
     judged = 0
-    for run, task_id in _task_runs(runs):
+    for run, task_id in task_runs(runs):
         gets = _gets(run, task_id)
         ended = next((i for i, e in enumerate(gets) if _status(e) in TERMINAL_STATUSES), None)
         if ended is not None:
@@ -307,7 +211,7 @@ def keeps_observing(runs: list[ScenarioRun]) -> Verdict:
     rules: dict[str, None] = {}
     seqs: list[int] = []
     policies: set[str] = set()
-    tasks = list(_task_runs(runs))
+    tasks = list(task_runs(runs))
     if not tasks:
         return not_applicable("no task was created, so none could be left live")
     for run, task_id in tasks:
@@ -371,28 +275,50 @@ def input_answered(runs: list[ScenarioRun]) -> Verdict:
     return passed("the input request was answered once, through tasks/update", judged=judged)
 
 
+FAILED_TASK, DIRECT_ERROR = "tasks-client-failed", "tasks-client-direct-error"
+
+
+def _control(runs: list[ScenarioRun]) -> dict[str, object] | None:
+    """The outcome line of the direct call that failed with the failed task's error, when it shows an
+    error at all (a client that shows none for it has no measure to offer)."""
+    for run in runs:
+        said = run.client.outcome
+        if run.name == DIRECT_ERROR and said is not None and (said.get("error") or said.get("status") == "failed"):
+            return said
+    return None
+
+
+def _shown_alike(said: dict[str, object], control: dict[str, object]) -> bool:
+    return all(said.get(key) == control.get(key) for key in ("status", "isError", "error"))
+
+
 @client_check(
     id="tasks-client-surfaces-outcome",
     title="The client surfaces a task's outcome as the call's: isError stays completed, a failure keeps its error",
     description="From the harness's TASKS-CONFORMANCE-OUTCOME line: a completed task whose result has isError true "
                 "is a completed call carrying a tool error, and a failed task's JSON-RPC error reaches the user "
-                "with its code. Without the line these rules are not applicable (could not run under --profile full; "
-                "policy P-36).",
+                "as the same error from the call itself would: with its code, or exactly as the client shows that "
+                "error from a direct tools/call (the control scenario tasks-client-direct-error). Without the line "
+                "these rules are not applicable (could not run under --profile full; policy P-36).",
     requirements=("C-EXT-MUST-15", "C-EXT-MUST-16"),
-    scenarios=("tasks-client-tool-error", "tasks-client-failed"),
+    scenarios=("tasks-client-tool-error", FAILED_TASK, DIRECT_ERROR),
+    # The control is a measure, not a run the rules are judged on.
+    needs=("tasks-client-tool-error", FAILED_TASK),
     outcome_line=True,
     ends=True,
 )
 def surfaces_outcome(runs: list[ScenarioRun]) -> Verdict:
-    told = [run for run in runs if run.client.outcome is not None]
+    told = [run for run in runs if run.client.outcome is not None and run.name != DIRECT_ERROR]
     if not told:
         return not_applicable("the harness printed no TASKS-CONFORMANCE-OUTCOME line (policy P-36)",
                               policies=("P-36",))
     # What a client reports before it read the task's end is not about the end: following the task
     # is tasks-client-follows-task's and tasks-client-keeps-observing's to judge.
-    told = [run for run in told if _read_ended(run)]
+    told = [run for run in told if read_ended(run)]
     if not told:
         return not_applicable("the client never read the task's end, so its outcome line is not about it")
+    control = _control(runs)
+    alike = False
     for run in told:
         said = run.client.outcome or {}
         tool_error_kept = said.get("status") == "completed" and said.get("isError") is True
@@ -404,11 +330,22 @@ def surfaces_outcome(runs: list[ScenarioRun]) -> Verdict:
                                    "actual": f"status {str(said.get('status'))[:40]}, "
                                              f"isError {shown(said.get('isError'))}"})
         code = get_path(said, "error", "code")
-        if run.name == "tasks-client-failed" and (said.get("status") != "failed" or code != -32000):
-            return failed(f"a task that failed with JSON-RPC error -32000 was reported as status "
-                          f"{str(said.get('status'))[:40]!r}, error code {shown(code)}", broken=("C-EXT-MUST-16",),
-                          details={"expected": "status failed, error code -32000",
-                                   "actual": f"status {str(said.get('status'))[:40]}, error code {shown(code)}"})
+        if run.name != FAILED_TASK or (said.get("status") == "failed" and code == -32000):
+            continue
+        if control is not None and _shown_alike(said, control):
+            alike = True  # shown as the same error from a direct call is: what the rule asks
+            continue
+        also = "" if control is None else (
+            f", while the same error from a direct tools/call was reported as status "
+            f"{str(control.get('status'))[:40]!r}, error {shown(control.get('error'))}")
+        return failed(f"a task that failed with JSON-RPC error -32000 was reported as status "
+                      f"{str(said.get('status'))[:40]!r}, error code {shown(code)}{also}", broken=("C-EXT-MUST-16",),
+                      details={"expected": "status failed, error code -32000, or the error as the client shows it "
+                                           "from a direct tools/call",
+                               "actual": f"status {str(said.get('status'))[:40]}, error code {shown(code)}{also}"})
+    if alike:
+        return passed("the outcome the client reported matches the task's; the failed task's error is shown as the "
+                      "same error from a direct tools/call is", judged=len(told))
     return passed("the outcome the client reported matches the task's", judged=len(told))
 
 

@@ -10,9 +10,9 @@ from __future__ import annotations
 
 from typing import Any
 
+from tasks_conformance.client.checks.cadence import Cadence, judge_cadence
 from tasks_conformance.client.checks.cancel import judge_cancel
 from tasks_conformance.client.checks.expiry import judge_expiry
-from tasks_conformance.client.checks.following import Cadence, judge_cadence
 from tasks_conformance.client.checks.framing import DESCRIPTION, judge_framing
 from tasks_conformance.client.checks.registry import client_check
 from tasks_conformance.client.evidence import Exchange, ScenarioRun, shown
