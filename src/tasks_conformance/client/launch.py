@@ -36,6 +36,9 @@ class ClientRun:
     outcome: dict[str, Any] | None  # the last well-formed TASKS-CONFORMANCE-OUTCOME line
     outcome_problem: str | None = None  # a malformed outcome line, said once
     start_error: str | None = None  # why it could not be started
+    # The outcome line as printed (after its prefix): the one `outcome` was read from, or the
+    # malformed one `outcome_problem` is about.
+    outcome_line: str | None = None
 
 
 def split_command(command: str | Sequence[str]) -> list[str]:
@@ -77,7 +80,7 @@ async def run_client(argv: Sequence[str], last: str, env: Mapping[str, str], tim
     except OSError as exc:
         return ClientRun(full, False, None, False, 0.0, "", "", None, start_error=f"{type(exc).__name__}: {exc}")
     tails = {"stdout": bytearray(), "stderr": bytearray()}
-    outcome: list[tuple[dict[str, Any] | None, str | None]] = []
+    outcome: list[tuple[str, dict[str, Any] | None, str | None]] = []
     pending = bytearray()
 
     async def pump(name: str, stream: ByteReceiveStream | None) -> None:
@@ -94,7 +97,7 @@ async def run_client(argv: Sequence[str], last: str, env: Mapping[str, str], tim
                 for raw in lines:
                     text = raw.decode("utf-8", "replace").rstrip("\r")
                     if text.startswith(OUTCOME_PREFIX):
-                        outcome.append(parse_outcome(text))
+                        outcome.append((text[len(OUTCOME_PREFIX):], *parse_outcome(text)))
 
     timed_out = False
     drained = [anyio.Event(), anyio.Event()]
@@ -124,12 +127,13 @@ async def run_client(argv: Sequence[str], last: str, env: Mapping[str, str], tim
         await _stop_group(proc.pid, hard=True)
         with anyio.CancelScope(shield=True), anyio.move_on_after(GRACE_S):
             await proc.aclose()
-    good = [o for o, _problem in outcome if o is not None]
-    problems = [p for _o, p in outcome if p is not None]
+    good = [(line, o) for line, o, _problem in outcome if o is not None]
+    problems = [(line, p) for line, _o, p in outcome if p is not None]
+    said = good[-1][0] if good else problems[-1][0] if problems else None
     return ClientRun(
         full, True, None if timed_out else proc.returncode, timed_out, time.monotonic() - t0,
         tails["stderr"].decode("utf-8", "replace"), tails["stdout"].decode("utf-8", "replace"),
-        good[-1] if good else None, problems[-1] if problems and not good else None,
+        good[-1][1] if good else None, problems[-1][1] if problems and not good else None, outcome_line=said,
     )
 
 

@@ -33,6 +33,7 @@ from tasks_conformance.core.result import (
     decide_outcome,
     incomplete_reason,
 )
+from tasks_conformance.core.scenario_record import ScenarioRecord
 from tasks_conformance.core.text import one_line
 from tasks_conformance.core.verdict import Verdict, could_not_run
 from tasks_conformance.core.wirelog import WireLog, frames_text, in_lane
@@ -157,8 +158,25 @@ async def execute_client(config: ClientConfig, progress: Callable[[str], None] |
                             wires=tuple(config.eras) if len(config.eras) > 1 else ()), checks=checks,
         incompleteReason=incomplete_reason(checks, False, target) if outcome == "incomplete" else None,
         startedAt=started_at, toolVersion=__version__, profile=CLIENT_PROFILES[config.profile].id, wire=wire,
+        scenarios=tuple(record(run, config, wire.redactor) for run in runs),
     )
     return ClientExecution(result, runs, wire)
+
+
+STDERR_LINES = 10  # the lines of the client's stderr a scenario's record keeps
+
+
+def record(run: ScenarioRun, config: ClientConfig, redactor: Redactor) -> ScenarioRecord:
+    """What the client did in one scenario, for the reports: redacted, every string bounded."""
+    c = run.client
+    tail = [one_line(line, STDERR_LINE_CHARS) for line in redactor.text(c.stderr_tail).splitlines() if line.strip()]
+    problem = run.server_problem or (redactor.text(f"could not be started: {c.start_error}") if not c.started else None)
+    return ScenarioRecord(
+        run.name, run.era, run.transport, c.started, c.exit_code, c.timed_out, int(c.duration_s * 1000),
+        int(config.timeout_s * 1000), run.reached, len(run.exchanges) + len(run.malformed),
+        len(run.connection_numbers()) if run.reached else 0,
+        outcome_line=_cut(redactor.text(c.outcome_line)) if c.outcome_line is not None else None,
+        outcome_problem=c.outcome_problem, stderr_tail=tuple(tail[-STDERR_LINES:]), problem=problem)
 
 
 def _unreached(runs: Sequence[ScenarioRun], redactor: Redactor) -> Cause:
@@ -201,6 +219,13 @@ NO_OUTCOME_LINE = Cause("the harness printed no TASKS-CONFORMANCE-OUTCOME line, 
                         "cannot be judged", CauseKind.SETTING,
                         'make the harness print one line TASKS-CONFORMANCE-OUTCOME {"status", "isError", "error"} '
                         "on stdout (or use --profile standard)", ("--command",))
+def _unreadable(problem: str) -> Cause:
+    """The outcome line was printed but cannot be read: its own cause, naming what is wrong."""
+    return Cause(f"{problem}, so what the client showed its user cannot be judged", CauseKind.SETTING,
+                 'make the harness print one line TASKS-CONFORMANCE-OUTCOME {"status", "isError", "error"} '
+                 "(a JSON object with a status string) on stdout", ("--command",))
+
+
 # What a report quotes of the client's stderr, and how long a message, a warning or a detail's
 # string of a client check may be (README: "Limits"): whatever the client sends, a report stays small.
 STDERR_LINE_CHARS = 200
@@ -225,7 +250,8 @@ def _verdict(check: ClientCheck, mine: list[ScenarioRun], config: ClientConfig, 
     if not called:
         return could_not_run(UNCALLED, details={"uncalled": [_lane(r) for r in mine]})
     if config.profile == "full" and check.outcome_line and all(r.client.outcome is None for r in called):
-        return could_not_run(NO_OUTCOME_LINE)
+        unread = next((r.client.outcome_problem for r in called if r.client.outcome_problem), None)
+        return could_not_run(_unreadable(unread) if unread else NO_OUTCOME_LINE)
     try:
         verdict = check.judge(called)
     except Exception as exc:  # our own bug: this check is incomplete, never a crash

@@ -17,6 +17,7 @@ from tasks_conformance.core.wires import Wire
 
 if TYPE_CHECKING:
     from tasks_conformance.core.baseline_marks import BaselineMark, BaselineReport
+    from tasks_conformance.core.scenario_record import ScenarioRecord
     from tasks_conformance.core.wirelog import WireLog
 
 
@@ -159,11 +160,9 @@ class CheckResult:
     # Frames the verdict rests on, as text (already redacted, bounded); filled by the runner. The
     # json report writes them as `evidenceFrames`, JUnit in <system-out>, human under -v.
     frames: list[str] = field(default_factory=list)
-    # What a --baseline entry made of this result (baseline.py): known, expired or fixed; None
-    # without a baseline entry for this check.
+    # What a --baseline entry made of this result (baseline.py): known, expired, fixed, or None.
     baseline: BaselineMark | None = None
-    # A failure's broken requirement ids (a subset of `requirements`); empty: all of them. Typed
-    # for reporters (the rule a failure is about), not a field of the JSON documents.
+    # A failure's broken requirement ids (of `requirements`; empty: all), typed, not in the JSON.
     broken: list[str] = field(default_factory=list)
     # The spec area the check belongs to (the JUnit classname); "" for a result made by hand.
     area: str = ""
@@ -259,9 +258,9 @@ class RunResult:
     startedAt: str = ""
     # The --baseline file as applied to this run (baseline.py); None without one.
     baseline: BaselineReport | None = None
-    # Every frame of the run, each in its lane (a probe, a client scenario), for reporters that draw
-    # the exchange (html); in memory only, never in a JSON document. None for a hand-made result.
+    # Every frame of the run in its lane, for the html reporter; in memory only (None: made by hand).
     wire: WireLog | None = field(default=None, repr=False, compare=False)
+    scenarios: tuple[ScenarioRecord, ...] = ()  # a client run: what the client did in each scenario
 
     @property
     def score(self) -> int | None:
@@ -361,6 +360,7 @@ class RunResult:
             "categorySummary": {k: v.to_json() for k, v in self.category_summary().items()},
             "checks": [self._check_json(c) for c in self.checks],
             **({"baseline": self.baseline.to_json()} if self.baseline is not None else {}),
+            **({"scenarios": [s.to_json() for s in self.scenarios]} if self.scenarios else {}),
         }
 
     def _check_json(self, check: CheckResult) -> dict[str, Any]:

@@ -290,6 +290,12 @@ def _draw(console: Console, result: RunResult, w: Writer, options: ReportOptions
                 console.print(Text(f"  blocked: {w.s(', '.join(cause.checks), 4000)}", style="dim"))
     else:
         console.print(Text("no checks ran", style="dim"))
+    if options.verbose and result.scenarios:  # a client run: what the client did in each scenario
+        console.print()
+        console.print(Text("the client, scenario by scenario:", style="bold"))
+        for record in result.scenarios:
+            for n, line in enumerate(record.lines()):
+                console.print(Text(w.u(line, 2000, indent=4), style="dim" if n else ""))
     unused = [e.check for e, state in result.baseline.entries if state == "unused"] if result.baseline else []
     if unused:
         console.print()

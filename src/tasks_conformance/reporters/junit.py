@@ -256,6 +256,9 @@ def build_tree(result: RunResult, name: str | None = None) -> ET.Element:
         summary.append(_body(result.incompleteReason))
     elif causes:  # a failed run whose other checks could not run: why, and what to change, once
         summary.append(_body(f"Some checks could not run — {causes_text(causes)}"))
+    if result.scenarios:  # a client run: what the client did in each scenario
+        summary.append(_body("\n".join(["The client, scenario by scenario:",
+                                        *(line for s in result.scenarios for line in s.lines())])))
     ET.SubElement(suite, "system-out").text = "\n".join(summary)
     return root
 

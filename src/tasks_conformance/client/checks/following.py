@@ -309,9 +309,11 @@ def _shown_alike(said: dict[str, object], control: dict[str, object]) -> bool:
 )
 def surfaces_outcome(runs: list[ScenarioRun]) -> Verdict:
     told = [run for run in runs if run.client.outcome is not None and run.name != DIRECT_ERROR]
+    unread = next((run.client.outcome_problem for run in runs if run.client.outcome_problem), None)
     if not told:
-        return not_applicable("the harness printed no TASKS-CONFORMANCE-OUTCOME line (policy P-36)",
-                              policies=("P-36",))
+        why = f"{unread}, so it cannot be judged" if unread else \
+            "the harness printed no TASKS-CONFORMANCE-OUTCOME line"
+        return not_applicable(f"{why} (policy P-36)", policies=("P-36",))
     # What a client reports before it read the task's end is not about the end: following the task
     # is tasks-client-follows-task's and tasks-client-keeps-observing's to judge.
     told = [run for run in told if read_ended(run)]
