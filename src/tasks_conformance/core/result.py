@@ -11,13 +11,22 @@ from dataclasses import dataclass, field
 from enum import StrEnum
 from typing import TYPE_CHECKING, Any, Final, Literal
 
-from tasks_conformance.core.causes import INTERRUPTED_CAUSE, INTERRUPTED_FIX, Cause, CauseKind
+from tasks_conformance.core.causes import Cause
+
+# The causes of an incomplete run are part of the result model, in a module of their own
+# (incomplete.py); their names are imported from here too.
+from tasks_conformance.core.incomplete import IncompleteCause, causes_text, incomplete_causes, incomplete_reason
 from tasks_conformance.core.profiles import DEFAULT_PROFILE, profile_id
 from tasks_conformance.core.wires import Wire
 
 if TYPE_CHECKING:
     from tasks_conformance.core.baseline_marks import BaselineMark, BaselineReport
     from tasks_conformance.core.wirelog import WireLog
+
+__all__ = ["EXIT_CODES", "EXIT_INTERRUPTED", "EXIT_USAGE", "POLICIES_DOC", "CategoryCounts", "CheckResult",
+           "CheckStatus", "CheckWarning", "Discovery", "IncompleteCause", "Outcome", "PolicyRef", "RuleRef",
+           "RunResult", "SkipReason", "causes_text", "decide_outcome", "incomplete_causes", "incomplete_reason",
+           "policy_refs", "policy_url", "rule_refs"]
 
 
 class CheckStatus(StrEnum):
@@ -371,72 +380,3 @@ def decide_outcome(checks: list[CheckResult], interrupted: bool = False) -> Outc
     if interrupted or any(c.bucket == "could-not-run" for c in checks):
         return "incomplete"
     return "passed"
-
-
-@dataclass(frozen=True)
-class IncompleteCause:
-    """One reason checks could not run, stated once: the checks it blocked and the one thing to change."""
-
-    cause: str
-    fix: str
-    checks: tuple[str, ...]
-
-    def to_json(self) -> dict[str, Any]:
-        return {"cause": self.cause, "fix": self.fix, "checks": list(self.checks)}
-
-
-def _root(check: CheckResult, by_id: dict[str, CheckResult]) -> CheckResult:
-    """The check whose own message explains `check`: follow `blockedBy` while it is could-not-run."""
-    seen = {check.id}
-    while True:
-        blocker = by_id.get(str(check.details.get("blockedBy", "")))
-        if blocker is None or blocker.bucket != "could-not-run" or blocker.id in seen:
-            return check
-        seen.add(blocker.id)
-        check = blocker
-
-
-def _cause_and_fix(root: CheckResult, target: str) -> tuple[str, str]:
-    """The cause in the root check's typed words, and the one thing to change."""
-    cause = root.cause or Cause(root.message.strip())
-    text = cause.statement()
-    blocked = root.details.get("blockedBy")
-    if blocked and cause.kind is not CauseKind.INTERRUPTED:
-        text = f"{text} (see {blocked})"
-    return text or root.title, cause.fix_for(root.id, target)
-
-
-def incomplete_causes(checks: list[CheckResult], interrupted: bool = False, target: str = "") -> list[IncompleteCause]:
-    """Each distinct reason checks could not run, once, with the checks it blocked (in run order).
-    A check blocked by another (`details.blockedBy`) counts under that check's cause."""
-    by_id = {c.id: c for c in checks}
-    grouped: dict[tuple[str, str], list[str]] = {}
-    for check in checks:
-        if check.bucket != "could-not-run":
-            continue
-        grouped.setdefault(_cause_and_fix(_root(check, by_id), target), []).append(check.id)
-    out = [IncompleteCause(cause, fix, tuple(ids)) for (cause, fix), ids in grouped.items()]
-    if interrupted and not any(c.cause == INTERRUPTED_CAUSE for c in out):
-        out.insert(0, IncompleteCause(INTERRUPTED_CAUSE, INTERRUPTED_FIX, ()))
-    return out
-
-
-def _count(n: int, noun: str) -> str:
-    return f"{n} {noun}" + ("" if n == 1 else "s")
-
-
-def causes_text(causes: list[IncompleteCause]) -> str:
-    """The causes in one line, each once: the cause, the fix, the checks it blocked."""
-    parts = []
-    for c in causes:
-        blocked = f" [{_count(len(c.checks), 'check')}: {', '.join(c.checks)}]" if c.checks else ""
-        parts.append(f"{c.cause} (to fix: {c.fix}){blocked}")
-    return "; ".join(parts)
-
-
-def incomplete_reason(checks: list[CheckResult], interrupted: bool = False, target: str = "") -> str | None:
-    """One sentence per distinct cause (never one per check): the cause, the fix, the checks."""
-    causes = incomplete_causes(checks, interrupted, target)
-    if not causes:
-        return None
-    return "Could not establish conformance — " + causes_text(causes)
