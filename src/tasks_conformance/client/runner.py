@@ -194,6 +194,7 @@ def judge(check: ClientCheck, runs: list[ScenarioRun], wire: WireLog, profile: s
         id=check.id, category=CATEGORY, area=check.area, title=check.title, description=check.description,
         requirements=list(check.requirements), broken=[r for r in check.requirements if r in verdict.broken],
         cause=verdict.cause, status=verdict.status, skipReason=verdict.skip_reason,  # type: ignore[arg-type]
+        deferredTo=verdict.deferred_to,
         message=verdict.message, warnings=list(verdict.warnings), evidence=seqs,
         details=dict(verdict.details), durationMs=int((time.monotonic() - t0) * 1000),
         frames=frames_text(wire, seqs),

@@ -35,10 +35,12 @@ class CheckStatus(StrEnum):
 
     PASSED = "passed"
     FAILED = "failed"
-    SKIPPED = "skipped"  # not applicable, or could not run: `skipReason` says which
+    SKIPPED = "skipped"  # not applicable, could not run, or deferred: `skipReason` says which
 
 
-SkipReason = Literal["not-applicable", "could-not-run"]
+# deferred: what the check found broken is a rule another check owns and fails too; that check
+# reports it (one defect, one failure), and this one names it (`deferredTo`).
+SkipReason = Literal["not-applicable", "could-not-run", "deferred"]
 Outcome = Literal["passed", "failed", "incomplete"]
 
 EXIT_CODES: dict[str, int] = {"passed": 0, "failed": 1, "incomplete": 3}
@@ -172,6 +174,9 @@ class CheckResult:
     cause: Cause | None = None
     # The policy ids the message cites (each warning carries its own); typed, like `broken`.
     message_policies: list[str] = field(default_factory=list)
+    # A deferral (skipReason "deferred"): the check that owns the rule this one found broken and
+    # fails it too; None otherwise. `details.deferredTo` maps each deferred rule to its owner.
+    deferredTo: str | None = None
 
     def __post_init__(self) -> None:
         self.status = CheckStatus(self.status)
@@ -197,8 +202,9 @@ class CheckResult:
 
     @property
     def bucket(self) -> str:
-        """passed | failed | known | not-applicable | could-not-run: the one classification
-        reporters use. `known`: a failure a --baseline entry accepts (it does not fail the run)."""
+        """passed | failed | known | not-applicable | could-not-run | deferred: the one
+        classification reporters use. `known`: a failure a --baseline entry accepts (it does not
+        fail the run). `deferred`: neither failed nor could-not-run; its owner reports the finding."""
         if self.status == "skipped":
             return self.skipReason or "could-not-run"
         if self.status == "failed" and self.baseline is not None and self.baseline.state == "known":
@@ -216,6 +222,7 @@ class CheckResult:
             "requirementIds": list(self.requirements),
             "status": self.status.value,
             "skipReason": self.skipReason,
+            "deferredTo": self.deferredTo,
             "message": self.message,
             "warnings": [w.text for w in self.warnings],
             "policies": [p.to_json() for p in self.policies],
@@ -233,7 +240,8 @@ class CategoryCounts:
     passed: int = 0
     failed: int = 0
     skipped: int = 0
-    couldNotRun: int = 0
+    couldNotRun: int = 0  # part of skipped
+    deferred: int = 0  # part of skipped
 
     def to_json(self) -> dict[str, int]:
         return {
@@ -242,6 +250,7 @@ class CategoryCounts:
             "failed": self.failed,
             "skipped": self.skipped,
             "couldNotRun": self.couldNotRun,
+            "deferred": self.deferred,
         }
 
 
@@ -283,6 +292,7 @@ class RunResult:
             "failed": buckets.count("failed"),
             "couldNotRun": buckets.count("could-not-run"),
             "notApplicable": buckets.count("not-applicable"),
+            "deferred": buckets.count("deferred"),
         }
         # Only with a baseline: without one, the documents stay exactly what they were.
         if self.baseline is not None:
@@ -297,6 +307,8 @@ class RunResult:
             f"{n['passed']}/{ran} checks passed, {n['failed']} failed, "
             f"{n['couldNotRun']} could not run, {n['notApplicable']} not applicable"
         )
+        if n["deferred"]:
+            text += f", {n['deferred']} deferred"
         if n.get("known"):
             text += f", {n['known']} known (baseline)"
         fixed = self.baseline.count("fixed") if self.baseline is not None else 0
@@ -317,6 +329,8 @@ class RunResult:
                 cc.skipped += 1
                 if c.skipReason == "could-not-run":
                     cc.couldNotRun += 1
+                elif c.skipReason == "deferred":
+                    cc.deferred += 1
         return out
 
     @property
@@ -374,7 +388,8 @@ class RunResult:
 
 def decide_outcome(checks: list[CheckResult], interrupted: bool = False) -> Outcome:
     """any failed -> failed; else any could-not-run (or an interrupted run) -> incomplete; else
-    passed. A known failure (accepted by a --baseline entry) does not fail the run."""
+    passed. A known failure (accepted by a --baseline entry) does not fail the run; a deferral
+    neither fails it nor makes it incomplete (its owner's verdict does)."""
     if any(c.bucket == "failed" for c in checks):
         return "failed"
     if interrupted or any(c.bucket == "could-not-run" for c in checks):

@@ -25,7 +25,7 @@ CHAR_PX, PAD_PX = 7, 10
 def message(result: RunResult) -> tuple[str, str]:
     """(the badge's right-hand text, its colour)."""
     n = result.counts()
-    judged = n["total"] - n["notApplicable"]
+    judged = n["total"] - n["notApplicable"] - n["deferred"]  # a deferral's owner is the one judged
     word = "interrupted" if result.interrupted else result.outcome
     text = f"{n['passed']}/{judged} passed" if word != "interrupted" else "interrupted"
     if word == "incomplete":

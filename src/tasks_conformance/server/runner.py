@@ -344,6 +344,7 @@ def _check_result(spec: CheckSpec, ev: Evidence, verdict: Verdict, judge_ms: int
         requirements=requirements, broken=[r for r in requirements if r in verdict.broken], cause=verdict.cause,
         status=verdict.status,
         skipReason=verdict.skip_reason,  # type: ignore[arg-type]
+        deferredTo=verdict.deferred_to,
         message=redactor.text(verdict.message), message_policies=list(verdict.message_policies),
         warnings=[replace(w, text=redactor.text(w.text)) for w in verdict.warnings],  # the typed ids kept
         evidence=seqs, details=redactor.json(details),
