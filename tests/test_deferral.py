@@ -1,14 +1,16 @@
 """A deferral is a verdict of its own (one defect, one failure: the check that owns the rule fails,
 the other defers to it): skipReason `deferred`, naming its owner in every report, neither failed
-nor could-not-run, never making a run incomplete and left out of the score. On hand-made results;
-the runs against a server are in test_one_defect.py and test_baseline.py."""
+nor could-not-run, never making a run incomplete and left out of the score. And a run that tested
+nothing (every check not applicable) is incomplete, never passed (policy P-46). On hand-made results;
+the runs against servers and clients are in test_one_defect.py, test_baseline.py, test_durable.py
+and test_client_settings.py."""
 
 from __future__ import annotations
 
 import json
 import xml.etree.ElementTree as ET
 
-from test_reporters import DEFERRING, OWNER, _run, deferred_run, render_text
+from test_reporters import DEFERRING, OWNER, _check, _run, deferred_run, nothing_tested_run, render_text
 
 from tasks_conformance.core.profiles import score
 from tasks_conformance.reporters.badge import message
@@ -68,3 +70,23 @@ def test_a_deferral_names_its_owner_in_every_report() -> None:
     assert html["bucket"] == "deferred" and html["deferredTo"] == OWNER and "cause" not in html
     assert [c["bucket"] for c in checks] == ["failed", "deferred", "passed"]  # by area: creation first
     assert message(result)[0] == "1/2 passed"  # the badge judges the owner, not its deferral
+
+
+def test_a_run_that_tested_nothing_is_incomplete_with_the_fix_its_checks_name() -> None:
+    result = nothing_tested_run()
+    assert result.outcome == "incomplete" and result.score is None
+    (cause,) = result.incompleteCauses
+    assert cause.cause == "nothing was tested: none of the 2 checks selected applies to this run (policy P-46)"
+    assert cause.fix == "give --server-command to test durability" and cause.checks == ()
+    assert (result.incompleteReason or "").startswith("Could not establish conformance — nothing was tested")
+    human = render_text("human", result)
+    assert human.splitlines()[-1] == "Could not establish conformance — 1 cause above"
+    assert "fix: give --server-command to test durability" in human
+    assert "> **Incomplete:** Could not establish conformance\n" in render_text("markdown", result)
+    assert message(result)[0] == "0/0 passed, nothing tested"
+    # Without a fix of their own, the checks point at choosing others.
+    plain = _run([_check("tasks-legacy-task-id-wins", "skipped", skip="not-applicable", message="legacy only")])
+    assert plain.outcome == "incomplete" and "tasks-conformance explain ID" in plain.incompleteCauses[0].fix
+    # One check tested beside them, and the run is what that check says: not-applicable never holds it back.
+    tested = _run([*result.checks, _check("tasks-wire-resolvable", "passed")])
+    assert tested.outcome == "passed" and tested.incompleteCauses == []

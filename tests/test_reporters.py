@@ -322,9 +322,20 @@ def deferred_run() -> RunResult:
     ])
 
 
+def nothing_tested_run() -> RunResult:
+    """Every selected check did not apply: nothing was tested (policy P-46)."""
+    return _run([
+        _check("tasks-task-survives-restart", "skipped", skip="not-applicable", category="lifecycle",
+               cause=setting(f"the server at --url is not started by tasks-conformance {BIDI}",
+                             "give --server-command to test durability")),
+        _check("tasks-legacy-task-id-wins", "skipped", skip="not-applicable", message="applies to the legacy wire"),
+    ])
+
+
 RUNS = {
     "passed": passed_run,
     "deferred": deferred_run,
+    "nothing-tested": nothing_tested_run,
     "failed": failed_run,
     "incomplete": incomplete_run,
     "interrupted": interrupted_run,

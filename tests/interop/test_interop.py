@@ -99,7 +99,8 @@ class Scenario:
         verdicts = [self.verdict(c, transport) for c in self.selected]
         if F in verdicts:
             return 1
-        return 3 if CNR in verdicts else 0
+        # Incomplete when a check could not run, or when none was tested (policy P-46).
+        return 3 if CNR in verdicts or P not in verdicts else 0
 
 
 def _all(**overrides: str | Mapping[str, str]) -> dict[str, str | Mapping[str, str]]:

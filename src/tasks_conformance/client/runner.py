@@ -20,10 +20,10 @@ from tasks_conformance.client.scenarios import BY_NAME, PROTOCOL_VERSION, SCENAR
 from tasks_conformance.client.scripted_http import serving
 from tasks_conformance.client.scripted_stdio import scripted_server
 from tasks_conformance.client.stdio_relay import relaying
-from tasks_conformance.core.causes import Cause, CauseKind
+from tasks_conformance.core.causes import Cause, CauseKind, setting
 from tasks_conformance.core.profiles import CLIENT_PROFILES, DEFAULT_PROFILE
 from tasks_conformance.core.result import CheckResult, Discovery, RunResult, decide_outcome, incomplete_reason
-from tasks_conformance.core.verdict import Verdict, could_not_run
+from tasks_conformance.core.verdict import could_not_run, not_applicable
 from tasks_conformance.core.wirelog import WireLog, frames_text, in_lane
 from tasks_conformance.core.wires import Wire
 
@@ -178,7 +178,9 @@ def judge(check: ClientCheck, runs: list[ScenarioRun], wire: WireLog, profile: s
     mine = [r for r in runs if check.reads(r.name)]
     reached = [r for r in mine if r.reached]
     if not mine:
-        verdict = Verdict("skipped", "none of its scenarios was selected", "not-applicable")  # type: ignore[arg-type]
+        scenarios = " ".join(f"--scenario {name}" for name in check.scenarios)
+        verdict = not_applicable("none of its scenarios was selected",
+                                 cause=setting("none of its scenarios was selected", f"select one: {scenarios}"))
     elif not reached:
         verdict = could_not_run(_unreached(mine))
     elif profile == "full" and check.outcome_line and all(r.client.outcome is None for r in reached):

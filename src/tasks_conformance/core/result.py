@@ -15,7 +15,13 @@ from tasks_conformance.core.causes import Cause
 
 # The causes of an incomplete run are part of the result model, in a module of their own
 # (incomplete.py); their names are imported from here too.
-from tasks_conformance.core.incomplete import IncompleteCause, causes_text, incomplete_causes, incomplete_reason
+from tasks_conformance.core.incomplete import (
+    IncompleteCause,
+    causes_text,
+    incomplete_causes,
+    incomplete_reason,
+    nothing_tested,
+)
 from tasks_conformance.core.profiles import DEFAULT_PROFILE, profile_id
 from tasks_conformance.core.wires import Wire
 
@@ -170,7 +176,8 @@ class CheckResult:
     broken: list[str] = field(default_factory=list)
     # The spec area the check belongs to (the JUnit classname); "" for a result made by hand.
     area: str = ""
-    # A could-not-run's typed cause (causes.py): what the fix list and the cause pointers read.
+    # A could-not-run's typed cause (causes.py): what the fix list and the cause pointers read. A
+    # not-applicable check's, where the user can make it apply (a run that tested nothing says it).
     cause: Cause | None = None
     # The policy ids the message cites (each warning carries its own); typed, like `broken`.
     message_policies: list[str] = field(default_factory=list)
@@ -387,11 +394,12 @@ class RunResult:
 
 
 def decide_outcome(checks: list[CheckResult], interrupted: bool = False) -> Outcome:
-    """any failed -> failed; else any could-not-run (or an interrupted run) -> incomplete; else
-    passed. A known failure (accepted by a --baseline entry) does not fail the run; a deferral
-    neither fails it nor makes it incomplete (its owner's verdict does)."""
+    """any failed -> failed; else any could-not-run (or an interrupted run), or nothing tested
+    (no check passed or failed: policy P-46) -> incomplete; else passed. A known failure
+    (accepted by a --baseline entry) does not fail the run; a deferral neither fails it nor makes
+    it incomplete (its owner's verdict does)."""
     if any(c.bucket == "failed" for c in checks):
         return "failed"
-    if interrupted or any(c.bucket == "could-not-run" for c in checks):
+    if interrupted or any(c.bucket == "could-not-run" for c in checks) or nothing_tested(checks):
         return "incomplete"
     return "passed"

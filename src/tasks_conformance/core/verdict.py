@@ -25,7 +25,9 @@ class Verdict:
     blocked_by: str | None = None
     # A failure: the requirement ids it found broken; empty means every rule the judge judges.
     broken: tuple[str, ...] = ()
-    cause: Cause | None = None  # a could-not-run: why, and the one thing to change
+    # A could-not-run: why, and the one thing to change. A not-applicable verdict may carry one too:
+    # what keeps the check from applying, where the user can change it (a flag to give).
+    cause: Cause | None = None
     # The policies (P-NN) the message cites, as the words of the message do; each warning carries its own.
     message_policies: tuple[str, ...] = ()
     # A deferral (skip_reason "deferred"): the check that owns the rule this one found broken and
@@ -64,9 +66,14 @@ def failed(message: str, *, broken: tuple[str, ...] = (), evidence: Seqs = (), w
 
 
 def not_applicable(message: str, *, evidence: Seqs = (), policies: tuple[str, ...] = (),
-                   warnings: Warnings = ()) -> Verdict:
+                   warnings: Warnings = (), cause: Cause | None = None) -> Verdict:
+    """The check does not apply to this server or run. `cause`: what keeps it from applying, when
+    the user can change that (a flag to give); a Reason given as `message` brings its own. A run
+    in which no check applied names those fixes (policy P-46)."""
+    if cause is None and isinstance(message, Reason):
+        cause = message.cause
     return Verdict(CheckStatus.SKIPPED, message, "not-applicable", _warnings(warnings), tuple(evidence),
-                   message_policies=policies)
+                   cause=cause, message_policies=policies)
 
 
 def could_not_run(cause: Cause | Reason, *, blocked_by: str | None = None, evidence: Seqs = (),

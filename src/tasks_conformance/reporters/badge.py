@@ -29,7 +29,8 @@ def message(result: RunResult) -> tuple[str, str]:
     word = "interrupted" if result.interrupted else result.outcome
     text = f"{n['passed']}/{judged} passed" if word != "interrupted" else "interrupted"
     if word == "incomplete":
-        text += f", {n['couldNotRun']} could not run"
+        # Incomplete with none that could not run: nothing was tested (policy P-46).
+        text += f", {n['couldNotRun']} could not run" if n["couldNotRun"] else ", nothing tested"
     return text, COLOURS.get(word, COLOURS["interrupted"])
 
 

@@ -49,7 +49,7 @@
     box.append(dl);
     if (run.causes.length) {
       const causes = el("div", "causes");
-      causes.append(el("h3", "", "Could not run"));
+      causes.append(el("h3", "", run.causes.some((c) => c.checks.length) ? "Could not run" : "Incomplete"));
       const ol = el("ol");
       for (const c of run.causes) {
         const li = el("li");

@@ -302,6 +302,8 @@ def _draw(console: Console, result: RunResult, w: Writer, options: ReportOptions
     if causes or result.incompleteReason:
         # The causes are above, each once; this closing line only counts them.
         n = len(causes)
-        tail = f"{blocked} check{'' if blocked == 1 else 's'} could not run, {n} cause{'' if n == 1 else 's'} above"
+        tail = f"{n} cause{'' if n == 1 else 's'} above"
+        if blocked:  # a run that tested nothing, or was interrupted, may have blocked none
+            tail = f"{blocked} check{'' if blocked == 1 else 's'} could not run, {tail}"
         closing = f"Could not establish conformance — {tail}" if causes else result.incompleteReason or ""
         console.print(Text(w.u(closing, 4000), style="yellow"))

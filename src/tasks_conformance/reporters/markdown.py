@@ -134,7 +134,9 @@ def incomplete_lines(result: RunResult) -> list[str]:
     if not causes:  # a hand-made result with a reason but no could-not-run check
         return [f"> **Incomplete:** {cell(result.incompleteReason, MAX_REASON)}"]
     n = sum(len(c.checks) for c in causes)
-    lines = [f"> **Incomplete:** Could not establish conformance — {n} check{'' if n == 1 else 's'} could not run"]
+    # A run that tested nothing (policy P-46), or was interrupted, may have blocked no check.
+    blocked = f" — {n} check{'' if n == 1 else 's'} could not run" if n else ""
+    lines = [f"> **Incomplete:** Could not establish conformance{blocked}"]
     for n, cause in enumerate(causes, 1):
         lines.append(">")
         label = f"**Cause {n}:** " if len(causes) > 1 else ""
