@@ -25,11 +25,12 @@ CHAR_PX, PAD_PX = 7, 10
 def message(result: RunResult) -> tuple[str, str]:
     """(the badge's right-hand text, its colour)."""
     n = result.counts()
-    judged = n["total"] - n["notApplicable"]
+    judged = n["total"] - n["notApplicable"] - n["deferred"]  # a deferral's owner is the one judged
     word = "interrupted" if result.interrupted else result.outcome
     text = f"{n['passed']}/{judged} passed" if word != "interrupted" else "interrupted"
     if word == "incomplete":
-        text += f", {n['couldNotRun']} could not run"
+        # Incomplete with none that could not run: nothing was tested (policy P-46).
+        text += f", {n['couldNotRun']} could not run" if n["couldNotRun"] else ", nothing tested"
     return text, COLOURS.get(word, COLOURS["interrupted"])
 
 

@@ -157,7 +157,7 @@ def _junit(combined: Combined, out: TextIO, options: ReportOptions) -> None:
 
 _OUTCOME_EMOJI = {"passed": "✅", "failed": "❌", "incomplete": "⚠️", "interrupted": "⏹️"}  # by headline
 _CELL_EMOJI = {"passed": "✅", "failed": "❌", "not-applicable": "➖", "could-not-run": "⚠️",
-               "known": "🟡"}  # as the single-run markdown shows each bucket
+               "known": "🟡", "deferred": "↪️"}  # as the single-run markdown shows each bucket
 
 
 def _markdown(combined: Combined, out: TextIO, options: ReportOptions) -> None:
@@ -206,6 +206,8 @@ def _matrix(combined: Combined) -> list[str]:
     legend = "✅ passed · ❌ failed · ⚠️ could not run · ➖ not applicable"
     if any(c.bucket == "known" for checks in by_run for c in checks.values()):
         legend += " · 🟡 known failure (baseline)"
+    if any(c.bucket == "deferred" for checks in by_run for c in checks.values()):
+        legend += " · ↪️ deferred (to the check that owns the rule)"
     lines.append(legend + " · blank: not selected")
     lines.append("")
     return lines
@@ -321,7 +323,7 @@ def _badge(combined: Combined, out: TextIO, _options: ReportOptions) -> None:
 
     counts = [r.result.counts() for r in combined.runs]
     passed = sum(n["passed"] for n in counts)
-    judged = sum(n["total"] - n["notApplicable"] for n in counts)
+    judged = sum(n["total"] - n["notApplicable"] - n["deferred"] for n in counts)
     word = combined.headline
     text = "interrupted" if word == "interrupted" else f"{passed}/{judged} passed"
     out.write(svg(LABEL, text, COLOURS.get(word, COLOURS["interrupted"])))

@@ -29,7 +29,7 @@ if TYPE_CHECKING:
     from tasks_conformance.reporters import ReportOptions
 
 # Which checks come first: the order of their bucket (a check with warnings comes after failures).
-_ORDER = {"failed": 0, "could-not-run": 1, "known": 2, "passed": 3, "not-applicable": 4}
+_ORDER = {"failed": 0, "could-not-run": 1, "known": 2, "deferred": 3, "passed": 4, "not-applicable": 5}
 MAX_TEXT = 20_000  # one message, detail or cause in the page (the json report has them whole)
 
 
@@ -79,11 +79,13 @@ def _check(check: CheckResult, causes: dict[str, tuple[str, str]]) -> dict[str, 
         out["cause"], out["fix"] = (_s(t) for t in causes[check.id])
     if check.baseline is not None:
         out["baseline"] = check.baseline.state
+    if check.bucket == "deferred":  # the check that owns the rule and reports the finding
+        out["deferredTo"] = _s(check.deferredTo or "", 200)
     return out
 
 
 def _rank(check: CheckResult) -> tuple[int, int]:
-    return _ORDER.get(check.bucket, 5), 0 if check.warnings else 1
+    return _ORDER.get(check.bucket, 6), 0 if check.warnings else 1
 
 
 def run_data(label: str, result: RunResult, wire: WireLog | None = None) -> dict[str, Any]:

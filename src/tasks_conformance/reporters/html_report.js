@@ -49,7 +49,7 @@
     box.append(dl);
     if (run.causes.length) {
       const causes = el("div", "causes");
-      causes.append(el("h3", "", "Could not run"));
+      causes.append(el("h3", "", run.causes.some((c) => c.checks.length) ? "Could not run" : "Incomplete"));
       const ol = el("ol");
       for (const c of run.causes) {
         const li = el("li");
@@ -70,10 +70,12 @@
     const head = el("button", "check-head");
     head.type = "button";
     head.append(el("span", "status", check.bucket), el("span", "check-id", check.id), el("span", "title", check.title));
+    if (check.deferredTo) head.append(el("span", "deferred-to", "→ " + check.deferredTo));
     if (check.warnings.length) head.append(el("span", "warn-count", "⚠ " + check.warnings.length));
     if (check.evidence.length) head.append(el("span", "ev-count", check.evidence.length + (check.evidence.length === 1 ? " frame" : " frames")));
     const body = el("div", "check-body");
     body.hidden = true;
+    if (check.bucket === "deferred") body.append(el("p", "deferred", "Deferred to " + (check.deferredTo || "the check that owns the rule") + ": it owns the rule this check found broken and reports the defect (one defect, one failure)."));
     if (check.message) body.append(el("p", "message", check.message));
     if (check.cause) body.append(el("p", "cause", "Cause: " + check.cause), el("p", "fix", "To fix: " + check.fix));
     if (check.rules.length) {
@@ -117,6 +119,7 @@
   function visible(check, filter) {
     if (filter === "all") return true;
     if (filter === "failed") return check.bucket === "failed";
+    if (filter === "deferred") return check.bucket === "deferred";
     return check.bucket === "failed" || check.bucket === "could-not-run" || check.bucket === "known" || check.warnings.length > 0;
   }
 
@@ -124,11 +127,12 @@
     const panel = el("div", "checks");
     const filters = el("div", "filters");
     const name = "filter-" + section.index;
-    const counts = { failed: 0, warnings: 0, all: 0 };
+    const counts = { failed: 0, warnings: 0, deferred: 0, all: 0 };
     for (const a of run.areas) for (const c of a.checks) {
       counts.all++;
       if (visible(c, "failed")) counts.failed++;
       if (visible(c, "warnings")) counts.warnings++;
+      if (visible(c, "deferred")) counts.deferred++;
     }
     const lists = [];
     function apply(filter) {
@@ -138,7 +142,8 @@
         area.hidden = shown === 0;
       }
     }
-    for (const f of ["failed", "warnings", "all"]) {
+    // "deferred" only where a check deferred to the check that owns its rule.
+    for (const f of counts.deferred ? ["failed", "warnings", "deferred", "all"] : ["failed", "warnings", "all"]) {
       const label = el("label", "filter");
       const input = el("input");
       input.type = "radio"; input.name = name; input.value = f; input.checked = f === "all";
