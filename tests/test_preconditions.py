@@ -111,5 +111,6 @@ def test_no_recorded_report_holds_an_internal_error() -> None:
     from pathlib import Path
 
     recorded = Path(__file__).parent / "data" / "reports-before"
-    found = [p.name for p in sorted(recorded.glob("*.json")) if "a tasks-conformance bug" in p.read_text(encoding="utf-8")]
+    found = [p.name for p in sorted(recorded.glob("*.json"))
+             if "a tasks-conformance bug" in p.read_text(encoding="utf-8")]
     assert found == []

@@ -32,7 +32,7 @@ from tasks_conformance.core.wires import DIALECTS, Wire, WireDialect, listed_tas
 from tasks_conformance.server.checks import CHECKS, CheckSpec, ordered_checks
 from tasks_conformance.server.checks.common import NO_TASKS_WIRE, PRECONDITIONS, need_wire
 from tasks_conformance.server.checks.liveness import after_server_gone
-from tasks_conformance.server.checks.ownership import defer
+from tasks_conformance.server.checks.ownership import defer, follow_failures
 from tasks_conformance.server.evidence import Discovery, Evidence, ProbeRecord, ToolChoice
 from tasks_conformance.server.evidence.reasons import NO_TASK_CREATED, no_tool
 from tasks_conformance.server.liveness import server_gone
@@ -342,7 +342,7 @@ def _judge_all(selected: list[CheckSpec], ev: Evidence, interrupted: bool) -> li
     for spec in selected:
         t0 = time.monotonic()
         judged[spec.id] = (judge(spec, ev, interrupted), int((time.monotonic() - t0) * 1000))
-    final = defer({i: v for i, (v, _ms) in judged.items()}, {s.id: s for s in selected}, ev)
+    final = follow_failures(defer({i: v for i, (v, _ms) in judged.items()}, {s.id: s for s in selected}, ev))
     return [(spec, final[spec.id], judged[spec.id][1]) for spec in selected]
 
 

@@ -61,3 +61,25 @@ def _deferred(verdict: Verdict, rules: tuple[str, ...], owned: dict[str, str]) -
                f"(one defect, one failure); this check saw: {verdict.message}")
     return deferred(owners[0], owned, message, evidence=verdict.evidence, warnings=verdict.warnings,
                     details=verdict.details, policies=verdict.message_policies)
+
+
+def follow_failures(verdicts: Mapping[str, Verdict]) -> dict[str, Verdict]:
+    """A could-not-run whose precondition fell to what another selected check reports as a failure
+    (`blocked_by` names it, and it failed) is no advice to the user: it defers to that failure, which
+    says what to correct. Followed along a chain of could-not-runs to the failure at its end."""
+    out = dict(verdicts)
+    for check_id, verdict in verdicts.items():
+        if verdict.skip_reason != "could-not-run" or not verdict.blocked_by:
+            continue
+        owner, seen = verdict.blocked_by, {check_id}
+        while owner not in seen and (theirs := verdicts.get(owner)) is not None \
+                and theirs.skip_reason == "could-not-run" and theirs.blocked_by:
+            seen.add(owner)
+            owner = theirs.blocked_by
+        theirs = verdicts.get(owner)
+        if theirs is None or theirs.status != "failed":
+            continue
+        why = verdict.cause.statement() if verdict.cause is not None else verdict.message
+        out[check_id] = deferred(owner, {}, f"{why}: {owner} fails what this check needed (one defect, one failure)",
+                                 evidence=verdict.evidence, details=verdict.details, policies=verdict.message_policies)
+    return out
