@@ -14,6 +14,7 @@ from typing import TYPE_CHECKING, Literal
 from tasks_conformance.core.result import EXIT_CODES, EXIT_INTERRUPTED, RunResult
 
 if TYPE_CHECKING:
+    from tasks_conformance.core.fleet_history import FleetHistory
     from tasks_conformance.core.wirelog import WireLog
 
 Kind = Literal["eras", "suite"]
@@ -49,6 +50,7 @@ class Combined:
     runs: tuple[NamedRun, ...]
     interrupted: bool = False
     shard: str | None = None  # suite --shard I/N as given
+    history: FleetHistory | None = None  # merge --history: each target's earlier runs (fleet_history.py)
 
     @property
     def outcome(self) -> str:
