@@ -134,3 +134,78 @@ def test_what_is_not_a_report_is_one_line_naming_the_file(fleet: dict[str, Any],
         assert usage_error("merge", str(fleet["shard1"][1]), str(path)) == f"merge: {path}: {why}"
     assert usage_error("merge", str(tmp_path / "absent.json")) == (
         f"merge: cannot read {str(tmp_path / 'absent.json')!r}: No such file or directory")
+
+
+def at_time(report: Path, when: str, out: Path) -> Path:
+    """The report as if its runs had started at `when` (a history record is named by that time)."""
+    doc = json.loads(report.read_text())
+    for target in doc["targets"]:
+        target["result"]["startedAt"] = when
+    out.write_text(json.dumps(doc))
+    return out
+
+
+def test_history_marks_a_regression_and_fail_on_regression_exits_1_under_a_baseline(tmp_path: Path) -> None:
+    removed = "tasks-removed-methods-not-found"
+    baseline = tmp_path / "known.toml"
+    baseline.write_text(f'[[known]]\ncheck = "{removed}"\nreason = "being fixed"\n')
+    ref = {"command": [*REFERENCE, *QUICK], "tool-name": "slow_compute"}
+    broken = {"command": [*BROKEN, "--break", "removed-methods-served", *QUICK], "tool-name": "slow_compute",
+              "baseline": str(baseline)}
+    reports = []
+    for n, flaky in enumerate((ref, broken), 1):  # the second time, flaky fails a check it passed
+        suite = write_suite(tmp_path / f"suite{n}.toml", [{"name": "ref", **ref}, {"name": "flaky", **flaky}])
+        report = tmp_path / f"run{n}.json"
+        proc = cli("suite", str(suite), "--jobs", "2", "-q", "--reporter", f"json={report}", timeout=240)
+        assert proc.returncode == 0, proc.stdout + proc.stderr  # the failure is a known one: passed
+        reports.append(report)
+    history = tmp_path / "history"
+    first = at_time(reports[0], "2026-01-01T10:00:00", tmp_path / "first.json")
+    second = at_time(reports[1], "2026-01-02T10:00:00", tmp_path / "second.json")
+    third = at_time(reports[1], "2026-01-03T10:00:00", tmp_path / "third.json")
+    merged, md = tmp_path / "merged.json", tmp_path / "merged.md"
+
+    def merge(report: Path, *extra: str) -> tuple[int, dict[str, Any]]:
+        res = invoke("merge", str(report), "--history", str(history), "-q", "--reporter", f"json={merged}",
+                     "--reporter", f"markdown={md}", *extra)
+        return res.code, json.loads(merged.read_text())
+
+    code, doc = merge(first)
+    assert code == 0 and doc["history"] == {"run": "20260101T100000Z", "earlierRuns": 0, "previous": None,
+                                            "regressions": 0}
+    code, doc = merge(second)
+    assert code == 0  # a regression fails the merge only when asked
+    multi_validator().validate(doc)
+    flaky_marks = doc["targets"][1]["history"]
+    assert flaky_marks == {"recent": [{"run": "20260101T100000Z", "outcome": "passed"},
+                                      {"run": "20260102T100000Z", "outcome": "passed"}],
+                           "previous": "20260101T100000Z", "failingSince": {removed: "20260102T100000Z"},
+                           "regressions": [removed]}
+    assert doc["targets"][0]["history"]["regressions"] == [] and doc["history"]["regressions"] == 1
+    assert f"| flaky | ✅ ✅ | `{removed}` since 20260102T100000Z | ⬇️ `{removed}` |" in md.read_text()
+    code, _doc = merge(second, "--fail-on-regression")  # the same reports again: the same record, rewritten
+    assert code == 1
+    assert sorted(p.name for p in history.iterdir()) == ["20260101T100000Z.json", "20260102T100000Z.json"]
+    code, doc = merge(third, "--fail-on-regression", "--history-length", "2")
+    assert code == 0  # failing since the second run: no longer a regression
+    assert doc["targets"][1]["history"] == {
+        "recent": [{"run": "20260102T100000Z", "outcome": "passed"}, {"run": "20260103T100000Z", "outcome": "passed"}],
+        "previous": "20260102T100000Z", "failingSince": {removed: "20260102T100000Z"}, "regressions": []}
+    assert usage_error("merge", str(third), "--fail-on-regression") == (
+        "--fail-on-regression needs --history DIR (a regression is a change since the last run)")
+
+
+def test_two_runs_of_the_same_second_keep_two_records(tmp_path: Path) -> None:
+    from tasks_conformance.core import fleet_history as fh
+
+    one = fh.RunRecord("20260101T100000Z", "passed", {"a": fh.TargetRecord("passed", {"c": "P"})})
+    other = fh.RunRecord("20260101T100000Z", "failed", {"a": fh.TargetRecord("failed", {"c": "F"})})
+    fh.write_record(str(tmp_path), fh.free_name(str(tmp_path), one))
+    assert fh.free_name(str(tmp_path), one).run == "20260101T100000Z"  # the same run: its own record
+    moved = fh.free_name(str(tmp_path), other)
+    assert moved.run == "20260101T100000Z-2"
+    fh.write_record(str(tmp_path), moved)
+    earlier, problems = fh.read_records(str(tmp_path), before="20260101T100001Z")
+    assert [r.run for r in earlier] == ["20260101T100000Z", "20260101T100000Z-2"] and problems == []
+    marks = fh.marks(fh.RunRecord("20260101T100001Z", "failed", other.targets), earlier)
+    assert marks.targets["a"].failing_since == {"c": "20260101T100000Z-2"}

@@ -4,8 +4,9 @@ first appeared, and its regressions (checks that passed the last time the target
 a failure a baseline accepts included).
 
 A record is named by its run's time, the newest `startedAt` of the runs merged (UTC,
-`20261204T202118Z.json`), so merging the same reports again rewrites the same record rather than
-adding a run that never happened; it holds every target's outcome and one letter per check (`CODES`).
+`20261204T202118Z.json`; `…Z-2.json` for another run whose newest began in the same second), so
+merging the same reports again rewrites the same record rather than adding a run that never
+happened; it holds every target's outcome and one letter per check (`CODES`).
 Plain data and the folder's files; stdlib only.
 """
 
@@ -16,7 +17,7 @@ import json
 import os
 import re
 from collections.abc import Iterable, Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
@@ -28,7 +29,7 @@ DEFAULT_LENGTH = 10  # outcomes shown per target
 # One letter per check bucket in a record; "-": the target did not run the check.
 CODES = {"passed": "P", "failed": "F", "known": "K", "could-not-run": "C", "not-applicable": "N"}
 FAILING = frozenset("FK")  # a failure, counted whether or not a baseline accepts it
-_NAME = re.compile(r"^\d{8}T\d{6}Z$")
+_NAME = re.compile(r"^\d{8}T\d{6}Z(-\d+)?$")
 
 
 @dataclass(frozen=True)
@@ -99,14 +100,40 @@ def run_name(started: Iterable[str], now: dt.datetime | None = None) -> str:
     return (now or dt.datetime.now(dt.UTC)).strftime("%Y%m%dT%H%M%SZ")
 
 
+def free_name(folder: str, record: RunRecord) -> RunRecord:
+    """`record` under the name it keeps in the folder: its own, unless a record of another run has
+    it (two fleets' newest runs began in the same second): then the next `-2`, `-3`… that is free or
+    holds this same run (merging the same reports again rewrites their record)."""
+    base, n = record.run, 1
+    while True:
+        name = base if n == 1 else f"{base}-{n}"
+        path = os.path.join(folder, name + ".json")
+        try:
+            with open(path, encoding="utf-8") as fh:
+                same = _record(name, json.load(fh)) == replace(record, run=name)
+        except FileNotFoundError:
+            return replace(record, run=name)
+        except (OSError, ValueError, KeyError, TypeError, AttributeError):
+            same = False
+        if same:
+            return replace(record, run=name)
+        n += 1
+
+
+def _key(name: str) -> tuple[str, int]:
+    """Records in time order: a name's `-N` counts as a number (`…Z-10` after `…Z-9`)."""
+    head, _, n = name.partition("-")
+    return head, int(n) if n else 1
+
+
 def read_records(folder: str, before: str) -> tuple[list[RunRecord], list[str]]:
     """The folder's records older than `before`, oldest first, and a line for each it could not read."""
     try:
-        names = sorted(n[:-5] for n in os.listdir(folder) if n.endswith(".json") and _NAME.match(n[:-5]))
+        names = sorted((n[:-5] for n in os.listdir(folder) if n.endswith(".json") and _NAME.match(n[:-5])), key=_key)
     except FileNotFoundError:
         return [], []
     records, problems = [], []
-    for name in (n for n in names if n < before):
+    for name in (n for n in names if _key(n) < _key(before)):
         path = os.path.join(folder, name + ".json")
         try:
             with open(path, encoding="utf-8") as fh:
