@@ -345,7 +345,13 @@ def _badge(combined: Combined, out: TextIO, _options: ReportOptions) -> None:
 
 
 def _html(combined: Combined, out: TextIO, _options: ReportOptions) -> None:
-    """One page, one section per run (named after its era or target), each with its own timeline."""
+    """`--era both`: one page, one section per era, each with its own timeline. A suite or a merge:
+    the fleet page (fleet_html.py), each target's section drawn when opened."""
+    if combined.kind == "suite":
+        from tasks_conformance.reporters.fleet_html import fleet_document
+
+        out.write(fleet_document(combined))
+        return
     from tasks_conformance.reporters.html import document, run_data
 
     out.write(document([run_data(_label(run), run.result, run.wire) for run in combined.runs]))
