@@ -103,7 +103,7 @@ def test_a_merge_with_history_marks_each_target(tmp_path: Path) -> None:
     combined = rule_fleet()
     before = fh.RunRecord("20260101T000000Z", "passed", {
         "known": fh.TargetRecord("passed", {"tasks-result-type-discipline": "P"})})
-    now = fh.record_of("20260102T000000Z", combined)
+    now = combined.history_record("20260102T000000Z")
     fleet = fleet_of(page_of(Combined(kind="suite", runs=combined.runs, history=fh.marks(now, [before]))))
     known = next(t for t in fleet["targets"] if t["label"] == "known")
     assert known["history"] == {"recent": [{"run": "20260101T000000Z", "outcome": "passed"},

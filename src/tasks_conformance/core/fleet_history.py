@@ -18,10 +18,7 @@ import os
 import re
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field, replace
-from typing import TYPE_CHECKING, Any
-
-if TYPE_CHECKING:
-    from tasks_conformance.core.multirun_result import Combined
+from typing import Any
 
 HISTORY_KIND = "tasks-conformance-history"
 HISTORY_SCHEMA_VERSION = "1"
@@ -190,9 +187,3 @@ def marks(current: RunRecord, earlier: list[RunRecord], length: int = DEFAULT_LE
                                  past[-1][0] if past else None)
     return FleetHistory(current.run, tuple(r.run for r in earlier), out)
 
-
-def record_of(run: str, combined: Combined) -> RunRecord:
-    """This merged run's record: each run's headline and the letter of each of its checks."""
-    targets = {r.name: TargetRecord(r.result.headline, {c.id: CODES.get(c.bucket, "C") for c in r.result.checks})
-               for r in combined.runs}
-    return RunRecord(run, combined.headline, targets)

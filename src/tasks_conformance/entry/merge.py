@@ -179,7 +179,7 @@ def run_merge(paths: Sequence[str], *, latest: bool, history: str | None, histor
     if history is not None:
         from tasks_conformance.core import fleet_history as fh
 
-        record = fh.free_name(history, fh.record_of(fh.run_name(r.result.startedAt for r in combined.runs), combined))
+        record = fh.free_name(history, combined.history_record(fh.run_name(r.result.startedAt for r in combined.runs)))
         earlier, problems = fh.read_records(history, before=record.run)
         notes += problems
         combined = replace(combined, history=fh.marks(record, earlier, history_length))

@@ -9,7 +9,9 @@ from typing import Annotated, Any
 
 import typer
 
+from tasks_conformance.core.errors import UsageError
 from tasks_conformance.core.fleet_history import DEFAULT_LENGTH
+from tasks_conformance.core.result import EXIT_USAGE
 from tasks_conformance.settings import SUITE
 from tasks_conformance.settings.command_line import many, takes_settings
 
@@ -26,12 +28,14 @@ def merge_command(
     """Combine the json reports of runs, suites and shards into the report one suite of them all would
     have written, with every reporter. Exit code: the suite's (the worst run: incomplete, then failed,
     then passed); 2 for a file that is not a report or a run given twice (without --latest)."""
-    from tasks_conformance.entry.cli import _usage_errors
     from tasks_conformance.entry.merge import run_merge
 
-    with _usage_errors():
+    try:
         code = run_merge(reports, latest=latest, history=history, history_length=history_length,
                          fail_on_regression=fail_on_regression, format=flags["format"],
                          reporters=many(flags["reporters"]), quiet=flags["quiet"], verbose=flags["verbose"],
                          debug=flags["debug"])
+    except UsageError as exc:  # one line, as every command's (cli.usage_exit)
+        typer.echo(f"tasks-conformance: error: {exc}", err=True)
+        raise typer.Exit(EXIT_USAGE) from None
     raise typer.Exit(code)
