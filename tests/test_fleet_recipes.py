@@ -154,13 +154,6 @@ def read_yaml(text: str) -> list[Any]:
     return docs
 
 
-def test_the_yaml_reader_reads_what_the_recipes_use() -> None:
-    text = ('a: 1\nb: [x, "y z", 3]\nc:\n  - d: e\n    f: |\n      one\n      two\n  - plain # note\n'
-            'g: >\n  folded\n  line\nh:\n- 1\n')
-    assert read_yaml(text) == [{"a": 1, "b": ["x", "y z", 3], "c": [{"d": "e", "f": "one\ntwo\n"}, "plain"],
-                                "g": "folded line\n", "h": [1]}]
-
-
 # -- running them ----------------------------------------------------------------------------------
 
 
