@@ -245,6 +245,9 @@ class CheckResult:
             "evidenceFrames": list(self.frames),
             "details": self.details,
             "durationMs": self.durationMs,
+            # The area, and the rules a failure broke (none named: all), so `merge` rebuilds every report.
+            "area": self.area or self.category,
+            "brokenRequirementIds": [r.id for r in self.broken_rules[0]] if self.status == "failed" else [],
             **({"baseline": self.baseline.to_json()} if self.baseline is not None else {}),
         }
 
@@ -385,6 +388,7 @@ class RunResult:
             "profile": self.profile,
             "score": self.score,
             "durationMs": self.durationMs,
+            **({"startedAt": self.startedAt} if self.startedAt else {}),
             "summary": self.summary,
             "counts": self.counts(),
             "discovery": self.discovery.to_json(),

@@ -101,8 +101,16 @@ def document(combined: Combined, summary: bool = False) -> dict[str, Any]:
         # name: the target's name in the file; label: what the reports call this run (the name,
         # and the era when the target ran each era).
         doc["targets"] = [{"name": run.target or run.name, "era": run.era, "label": run.name,
-                           "outcome": run.result.outcome, "result": one(run)} for run in combined.runs]
+                           "outcome": run.result.outcome, "result": one(run), **_marks(combined, run)}
+                          for run in combined.runs]
+        if combined.history is not None:  # merge --history: which runs the marks come from
+            doc["history"] = combined.history.to_json()
     return doc
+
+
+def _marks(combined: Combined, run: NamedRun) -> dict[str, Any]:
+    marks = combined.history.targets.get(run.name) if combined.history is not None else None
+    return {"history": marks.to_json()} if marks is not None else {}
 
 
 def _json(combined: Combined, out: TextIO, options: ReportOptions) -> None:
@@ -169,7 +177,10 @@ def _markdown(combined: Combined, out: TextIO, options: ReportOptions) -> None:
     lines = [f"## {emoji} MCP Tasks conformance, {what}: {combined.headline}", "", f"**{cell(combined.summary)}**",
              ""]
     if combined.kind == "suite":
+        from tasks_conformance.reporters.history_lines import markdown_lines
+
         lines += _matrix(combined) if combined.runs else []
+        lines += markdown_lines(combined)
         out.write("\n".join(lines) + "\n")
         _suite_details(combined, out)
         return
@@ -280,7 +291,13 @@ def _human(combined: Combined, out: TextIO, options: ReportOptions) -> None:
             line = Text(f"{w.s(_label(run), 80):<{pad}}  ", style="bold")
             console.print(line + summary_line(run.result, w), soft_wrap=True)
         if combined.kind == "suite" and not options.quiet:
+            from tasks_conformance.reporters.history_lines import human_lines
+
             _human_failures(console, combined, w, options.verbose)
+            if combined.history is not None:
+                console.print()
+            for said in human_lines(combined):
+                console.print(Text(w.s(said, 2000), style="bold" if said.startswith("  ") else ""), soft_wrap=True)
         console.print(closing, soft_wrap=True)
     out.write(TRAILING_SPACE.sub(r"\1", capture.get()))
 
@@ -330,7 +347,13 @@ def _badge(combined: Combined, out: TextIO, _options: ReportOptions) -> None:
 
 
 def _html(combined: Combined, out: TextIO, _options: ReportOptions) -> None:
-    """One page, one section per run (named after its era or target), each with its own timeline."""
+    """`--era both`: one page, one section per era, each with its own timeline. A suite or a merge:
+    the fleet page (fleet_html.py), each target's section drawn when opened."""
+    if combined.kind == "suite":
+        from tasks_conformance.reporters.fleet_html import fleet_document
+
+        out.write(fleet_document(combined))
+        return
     from tasks_conformance.reporters.html import document, run_data
 
     out.write(document([run_data(_label(run), run.result, run.wire) for run in combined.runs]))
