@@ -19,6 +19,8 @@ from typing import Any
 
 import anyio
 import pytest
+from suite_times import SuiteTimes
+from suite_times import lines as times_lines
 
 from tasks_conformance.server.runner import Execution, execute
 from tasks_conformance.settings.config import build_config
@@ -94,6 +96,26 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
         config.hook.pytest_deselected(items=slow)
         kept = set(map(id, slow))
         items[:] = [item for item in items if id(item) not in kept]
+
+
+_TIMES = SuiteTimes()
+_STARTED = time.monotonic()
+
+
+def pytest_runtest_logreport(report: pytest.TestReport) -> None:
+    _TIMES.add(report.nodeid, report.duration)
+
+
+def pytest_terminal_summary(terminalreporter: Any, config: pytest.Config) -> None:
+    """The suite's time by file and its slowest tests: written after every run (not on a worker),
+    printed after a --full or CI run (issue 32: budgets anyone can see)."""
+    if os.environ.get("PYTEST_XDIST_WORKER") or not _TIMES.by_test:
+        return
+    path = _TIMES.write(ROOT, time.monotonic() - _STARTED)
+    if config.getoption("--full") or os.environ.get("CI"):
+        for line in times_lines(_TIMES.document(time.monotonic() - _STARTED)):
+            terminalreporter.write_line(line)
+        terminalreporter.write_line(f"(written to {path.relative_to(ROOT)}; python benchmarks/suite_time.py prints it)")
 
 
 def run(**kwargs: Any) -> Execution:
