@@ -247,3 +247,33 @@ def test_the_assets_use_no_markup_sink_and_fetch_nothing(asset: str) -> None:
         assert sink not in text, sink
     # The one address is SVG's namespace name (never fetched); links are made only to https: spec pages.
     assert set(re.findall(r"https?://[^\"' ]*", text)) <= {"http://www.w3.org/2000/svg", "https://"}
+
+
+def paced_wire(times: dict[str, list[float]]) -> WireLog:
+    """A wire log with one frame (out, then in, alternately) at each of these times (s) on each lane."""
+    wire = WireLog(Redactor())
+    stamped = []
+    for lane, ts in times.items():
+        for i, t in enumerate(ts):
+            with in_lane(lane):
+                frame = wire.record("out" if i % 2 == 0 else "in", "stdio", b'{"jsonrpc":"2.0","id":1,"result":{}}')
+            stamped.append((frame, t))
+    for frame, t in stamped:
+        frame.time = t
+    return wire
+
+def test_every_area_is_titled_in_words() -> None:
+    """Issue 35: area headings were module names (`task_object`). Every area of both subjects' checks
+    has a title in the reporters' table (which imports neither subject)."""
+    from tasks_conformance.client.checks import CLIENT_CHECKS
+    from tasks_conformance.reporters.html import AREA_TITLES, area_title
+    from tasks_conformance.server.checks import AREAS, CHECKS
+
+    areas = set(AREAS) | {c.area for c in CHECKS.values()} | {c.area for c in CLIENT_CHECKS.values()}
+    assert areas <= set(AREA_TITLES), areas - set(AREA_TITLES)
+    assert all(" " in title or title[0].isupper() for title in AREA_TITLES.values())
+    assert area_title("task_object") == "The task object" and area_title("made_up") == "made up"
+    result = failed_run()
+    result.checks[1].area = "task_object"
+    data = run_data("", result)
+    assert {a["area"]: a["title"] for a in data["areas"]}["task_object"] == "The task object"

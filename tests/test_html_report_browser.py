@@ -16,8 +16,8 @@ from typing import Any
 
 import pytest
 from conftest import BROKEN, ROOT, cli
-from test_html_report import EVIL, SECRET, bench, hostile_wire
-from test_reporters import failed_run
+from test_html_report import EVIL, SECRET, bench, hostile_wire, paced_wire
+from test_reporters import DEFERRING, NO_TOOL_CAUSE, OWNER, _check, _run, failed_run
 
 from tasks_conformance.reporters.html import document, run_data
 
@@ -163,4 +163,47 @@ def test_the_readme_screenshot(browser: Any, tmp_path: Path) -> None:
         page.set_viewport_size({"width": 1280, "height": 760})
         README_SHOT.parent.mkdir(parents=True, exist_ok=True)
         page.screenshot(path=str(README_SHOT), scale="css", type="png")
+    page.close()
+
+
+def _lead_run() -> Any:
+    """Two failures (one with a warning), a deferral to one of them, two checks that could not run
+    for one cause, a passed check that warned, one that did not, one not applicable."""
+    checks = [
+        _check("tasks-wire-resolvable", "passed", message="ok"),
+        _check("tasks-ttl-shape", "passed", warnings=["ttl is very short (100 ms)"]),
+        _check("tasks-result-type-discipline", "failed", requirements=["S-EXT-MUST-03", "S-EXT-MUST-04"],
+               broken=["S-EXT-MUST-03"], warnings=["also odd"], evidence=[1, 2],
+               details={"expected": "task", "actual": "tool"}, message="resultType was 'tool'"),
+        _check(OWNER, "failed", requirements=["S-LEG-MUST-02"], evidence=[3], message="ran synchronously"),
+        _check(DEFERRING, "skipped", skip="deferred", requirements=["S-LEG-MUST-02"], deferred_to=OWNER,
+               details={"deferredTo": {"S-LEG-MUST-02": OWNER}}, message="S-LEG-MUST-02 is failed by its owner"),
+        *(_check(i, "skipped", skip="could-not-run", cause=NO_TOOL_CAUSE)
+          for i in ("tasks-inline-result", "tasks-cancel-ack-shape")),
+        _check("tasks-legacy-task-id-wins", "skipped", skip="not-applicable", message="applies to the legacy wire"),
+    ]
+    areas = ["discovery", "task_object", "creation", "creation", "creation", "results", "cancel", "association"]
+    for check, area in zip(checks, areas, strict=True):
+        check.area = area
+    result = _run(checks)
+    result.wire = paced_wire({"declared-call": [0.1, 0.101], "required-tool": [0.2, 0.201]})
+    return result
+
+
+def _lead_page(browser: Any, tmp_path: Path) -> tuple[Any, list[str], dict[str, Any]]:
+    data = run_data("", _lead_run())
+    path = tmp_path / "lead.html"
+    path.write_text(document([data]), encoding="utf-8")
+    page, problems = open_report(browser, path)
+    return page, problems, data
+
+
+def test_areas_are_titled_in_words(browser: Any, tmp_path: Path) -> None:
+    """Issue 35: area headings were module names (`task_object`)."""
+    page, problems, _data = _lead_page(browser, tmp_path)
+    page.locator("input[value='all']").check()
+    headings = page.locator(".area h3").all_text_contents()
+    assert {"Task creation", "The task object", "Discovery of the tasks wire", "Task results"} <= set(headings)
+    assert not any("_" in h for h in headings)
+    assert problems == []
     page.close()

@@ -31,7 +31,7 @@ from typing import TYPE_CHECKING, Any
 
 from tasks_conformance.core.fleet_history import CODES, FAILING
 from tasks_conformance.core.profiles import CLIENT_PROFILES
-from tasks_conformance.reporters.html import embedded_json, run_data
+from tasks_conformance.reporters.html import area_title, embedded_json, run_data
 
 if TYPE_CHECKING:
     from tasks_conformance.core.multirun_result import Combined, NamedRun
@@ -154,8 +154,9 @@ def fleet_data(combined: Combined, sections: list[dict[str, Any]]) -> dict[str, 
     history = combined.history
     return {
         "outcome": combined.headline, "summary": combined.summary, "exitCode": _EXIT.get(combined.headline, 1),
-        "columns": [{"area": area, "checks": [{"id": c.id, "title": titles.get(c.id, c.title),
-                                                "rules": list(c.requirements)} for c in checks]}
+        "columns": [{"area": area, "title": area_title(area),
+                     "checks": [{"id": c.id, "title": titles.get(c.id, c.title), "rules": list(c.requirements)}
+                                for c in checks]}
                     for area, checks in cols],
         "rules": rules,
         "targets": [_target(i, run, cols, combined) for i, run in enumerate(combined.runs)],

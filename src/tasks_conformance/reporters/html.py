@@ -1,8 +1,8 @@
 """The `html` reporter: one self-contained HTML file (`--reporter html=report.html`).
 
-The run's header, the checks grouped by spec area (failed first, a filter for failed / warnings /
-all), and the exchange drawn as a timeline (html_timeline.py): a check lights up the frames it
-rests on, a frame shows its bytes. `--era both` and `suite` get one section per run.
+The run's header, the checks grouped by spec area, titled in words (failed first, a filter for
+failed / warnings / all), and the exchange drawn as a timeline (html_timeline.py): a check lights
+up the frames it rests on, a frame shows its bytes. `--era both` and `suite` get one section per run.
 
 Nothing a server sent can act in the page: the run is embedded as JSON in a
 `<script type="application/json">` (never executed; `<`, `>`, `&`, U+2028/2029 escaped, so no
@@ -31,6 +31,22 @@ if TYPE_CHECKING:
 # Which checks come first: the order of their bucket (a check with warnings comes after failures).
 _ORDER = {"failed": 0, "could-not-run": 1, "known": 2, "deferred": 3, "passed": 4, "not-applicable": 5}
 MAX_TEXT = 20_000  # one message, detail or cause in the page (the json report has them whole)
+# Each spec area (a check's `area`: its module in server/checks/, AREAS there, or in client/checks/)
+# in words. Kept here, not read from the checks' packages: reporters do not import the subjects
+# (tests/test_html_report.py holds the table to both packages' areas). Both subjects' `cancel` and
+# `framing` read the same.
+AREA_TITLES = {
+    "liveness": "Liveness", "discovery": "Discovery of the tasks wire", "declaration": "Task declarations",
+    "framing": "JSON-RPC framing", "creation": "Task creation", "task_object": "The task object",
+    "status": "Task status", "results": "Task results", "routing": "Request routing", "cancel": "Cancellation",
+    "input": "Input required", "subscriptions": "Task subscriptions", "capability": "Capability negotiation",
+    "base": "Base protocol", "listing": "Listing tasks", "association": "Messages associated with a task",
+    "progress": "Task progress", "durability": "Durability", "security": "Security",
+    "input_requests": "Input requests", "eras": "Eras kept apart",
+    # client/checks/
+    "requests": "What every request carries", "following": "Following a task", "expiry": "Task expiry",
+    "legacy": "The 2025-11-25 task wire",
+}
 
 
 def _asset(name: str) -> str:
@@ -60,6 +76,12 @@ def _json_text(value: Any) -> str:
 
 def exit_code(result: RunResult) -> int:
     return EXIT_INTERRUPTED if result.interrupted else EXIT_CODES.get(result.outcome, 1)
+
+
+def area_title(area: str) -> str:
+    """The area in words: its title, or (an area this table lacks, a hand-made category) its name
+    with spaces for underscores."""
+    return AREA_TITLES.get(area) or area.replace("_", " ")
 
 
 def _check(check: CheckResult, causes: dict[str, tuple[str, str]]) -> dict[str, Any]:
@@ -107,7 +129,8 @@ def run_data(label: str, result: RunResult, wire: WireLog | None = None) -> dict
         },
         "causes": [{"cause": _s(c.cause), "fix": _s(c.fix), "checks": list(c.checks)}
                    for c in result.incompleteCauses],
-        "areas": [{"area": _s(area), "checks": [_check(c, causes) for c in checks]} for area, checks in areas],
+        "areas": [{"area": _s(area), "title": _s(area_title(area)), "checks": [_check(c, causes) for c in checks]}
+                  for area, checks in areas],
         "timeline": timeline(wire if wire is not None else result.wire),
     }
 

@@ -154,7 +154,10 @@
     panel.append(filters);
     for (const a of run.areas) {
       const area = el("div", "area");
-      area.append(el("h3", "", a.area));
+      const h = el("h3", "", a.title || a.area);
+      h.title = "area " + a.area;
+      area.dataset.area = a.area;
+      area.append(h);
       const ul = el("ul", "check-list");
       for (const c of a.checks) { const li = checkItem(c, section); li.check = c; ul.append(li); }
       area.append(ul);
