@@ -277,3 +277,13 @@ def test_every_area_is_titled_in_words() -> None:
     result.checks[1].area = "task_object"
     data = run_data("", result)
     assert {a["area"]: a["title"] for a in data["areas"]}["task_object"] == "The task object"
+
+
+def test_the_page_knows_which_side_it_shows() -> None:
+    """Client mode's legend speaks of what the client sent (issue 35): the header says the subject."""
+    from tasks_conformance.core.profiles import CLIENT_PROFILES
+
+    result = passed_run()
+    assert run_data("", result)["header"]["subject"] == "server"
+    result.profile = next(iter(CLIENT_PROFILES.values())).id
+    assert run_data("", result)["header"]["subject"] == "client"

@@ -17,7 +17,7 @@ from typing import Any
 import pytest
 from conftest import BROKEN, ROOT, cli
 from test_html_report import EVIL, SECRET, bench, hostile_wire, paced_wire
-from test_reporters import DEFERRING, NO_TOOL_CAUSE, OWNER, _check, _run, failed_run
+from test_reporters import DEFERRING, NO_TOOL_CAUSE, OWNER, _check, _run, failed_run, passed_run
 
 from tasks_conformance.reporters.html import document, run_data
 
@@ -207,3 +207,26 @@ def test_areas_are_titled_in_words(browser: Any, tmp_path: Path) -> None:
     assert not any("_" in h for h in headings)
     assert problems == []
     page.close()
+
+
+def test_client_mode_says_who_sent_each_frame(browser: Any, tmp_path: Path) -> None:
+    """Issue 35: in client mode the legend said "received" for what the user's client sent. The
+    wire log is the scripted server's: in is what the client sent, out what the scripted server did."""
+    from tasks_conformance.core.profiles import CLIENT_PROFILES
+
+    words = {}
+    for subject in ("client", "server"):
+        result = passed_run()
+        if subject == "client":
+            result.profile = next(iter(CLIENT_PROFILES.values())).id
+        result.wire = paced_wire({"tasks-client-lifecycle (extension)": [0.1, 0.2]})  # out, then in
+        path = tmp_path / f"{subject}.html"
+        path.write_text(document([run_data("", result)]), encoding="utf-8")
+        page, problems = open_report(browser, path)
+        legend = (page.locator(".legend .lg.out").text_content(), page.locator(".legend .lg.in").text_content())
+        page.locator("svg.tl rect.f[data-seq='2']").click()
+        words[subject] = (legend, (page.locator(".frame-head").text_content() or "").split(" · ")[1])
+        assert problems == []
+        page.close()
+    assert words["client"] == (("sent by the scripted server", "sent by the client"), "sent by the client")
+    assert words["server"] == (("sent", "received"), "received")

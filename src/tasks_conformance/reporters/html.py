@@ -19,6 +19,7 @@ import json
 from importlib.resources import files
 from typing import TYPE_CHECKING, Any, TextIO
 
+from tasks_conformance.core.profiles import CLIENT_PROFILES
 from tasks_conformance.core.result import EXIT_CODES, EXIT_INTERRUPTED
 from tasks_conformance.reporters import PLAIN
 from tasks_conformance.reporters.html_timeline import inert, timeline
@@ -31,6 +32,7 @@ if TYPE_CHECKING:
 # Which checks come first: the order of their bucket (a check with warnings comes after failures).
 _ORDER = {"failed": 0, "could-not-run": 1, "known": 2, "deferred": 3, "passed": 4, "not-applicable": 5}
 MAX_TEXT = 20_000  # one message, detail or cause in the page (the json report has them whole)
+_CLIENT_PROFILE_IDS = frozenset(p.id for p in CLIENT_PROFILES.values())
 # Each spec area (a check's `area`: its module in server/checks/, AREAS there, or in client/checks/)
 # in words. Kept here, not read from the checks' packages: reporters do not import the subjects
 # (tests/test_html_report.py holds the table to both packages' areas). Both subjects' `cancel` and
@@ -84,6 +86,10 @@ def area_title(area: str) -> str:
     return AREA_TITLES.get(area) or area.replace("_", " ")
 
 
+def subject(result: RunResult) -> str:
+    """"client" for a run of the client checks (a client profile), else "server"."""
+    return "client" if result.profile in _CLIENT_PROFILE_IDS else "server"
+
 def _check(check: CheckResult, causes: dict[str, tuple[str, str]]) -> dict[str, Any]:
     named, others = check.broken_rules if check.status == "failed" else (check.rules, [])
     rules = [{"id": r.id, "level": r.level, "text": _s(r.text), "url": r.url, "broken": check.status == "failed"}
@@ -125,7 +131,7 @@ def run_data(label: str, result: RunResult, wire: WireLog | None = None) -> dict
             "profile": result.profile, "score": result.score, "outcome": result.headline,
             "exitCode": exit_code(result), "summary": result.summary, "startedAt": result.startedAt,
             "durationMs": result.durationMs, "toolVersion": result.toolVersion,
-            "tool": _s(d.probedTool) if d.probedTool else None,
+            "tool": _s(d.probedTool) if d.probedTool else None, "subject": subject(result),
         },
         "causes": [{"cause": _s(c.cause), "fix": _s(c.fix), "checks": list(c.checks)}
                    for c in result.incompleteCauses],

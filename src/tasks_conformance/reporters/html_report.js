@@ -30,6 +30,12 @@
     return el("span", "", text);
   }
   function ms(v) { return v === null || v === undefined ? "" : (v >= 1000 ? (v / 1000).toFixed(2) + " s" : Math.round(v) + " ms"); }
+  // What each direction of a frame was, in the words of the side under test: the wire log is the
+  // checker's (server mode: it sent, the server answered) or the scripted server's (client mode).
+  function directions(run) {
+    return run.header.subject === "client" ? { out: "sent by the scripted server", in: "sent by the client" }
+      : { out: "sent", in: "received" };
+  }
 
   function header(run) {
     const h = run.header, box = el("div", "header");
@@ -169,12 +175,12 @@
 
   function timelinePanel(run, section) {
     const t = run.timeline, panel = el("div", "timeline");
-    const frames = t.frames;
+    const frames = t.frames, words = directions(run);
     panel.append(el("h3", "", "Exchange: " + frames.length + " frames, " + t.lanes.length + " lanes" +
       (t.omitted ? " (" + t.omitted + " not shown: see --wire-log)" : "")));
     if (!frames.length) { panel.append(el("p", "muted", "No frames were recorded.")); return panel; }
     const legend = el("div", "legend");
-    legend.append(el("span", "lg out", "sent"), el("span", "lg in", "received"), el("span", "lg poll", "poll"),
+    legend.append(el("span", "lg out", words.out), el("span", "lg in", words.in), el("span", "lg poll", "poll"),
       el("span", "lg interval", "poll interval (tick: the pollInterval the server asked)"), el("span", "lg hl", "evidence of the selected check"));
     panel.append(legend);
     const scroller = el("div", "tl-scroll");
@@ -202,7 +208,7 @@
       const width = LABEL_W + plotW + RIGHT_PAD, height = AXIS_H + t.lanes.length * LANE_H + 4;
       root = svg("svg", { width: width, height: height, viewBox: "0 0 " + width + " " + height, role: "img" }, "tl");
       root.append(svg("title", {}), svg("desc", {}));
-      root.firstChild.textContent = "The exchange: one lane per " + (run.header.wire === "none" ? "part" : "probe or scenario");
+      root.firstChild.textContent = "The exchange: one lane per " + (run.header.subject === "client" ? "scenario" : "probe");
       const ticks = 8;
       for (let i = 0; i <= ticks; i++) {
         const tv = t0 + (span * i) / ticks, gx = x(tv);
@@ -245,7 +251,7 @@
         const mark = svg("rect", { x: (x(f.t) - 1.5).toFixed(2), y: y(f.lane) + (f.dir === "out" ? 3 : 10), width: 3, height: 8 }, cls);
         mark.dataset.seq = String(f.seq);
         const title = svg("title", {});
-        title.textContent = "#" + f.seq + " " + f.dir + " " + (f.method || f.http || f.channel) + " at " + ms(f.t);
+        title.textContent = "#" + f.seq + " " + (f.dir === "out" ? words.out : words.in) + " " + (f.method || f.http || f.channel) + " at " + ms(f.t);
         mark.append(title);
         mark.addEventListener("click", () => section.showFrame(f.seq));
         root.append(mark);
@@ -268,7 +274,7 @@
       for (const m of root ? root.querySelectorAll(".f.current") : []) m.classList.remove("current");
       if (!f) { viewHead.textContent = "Frame #" + seq + " is not in this report (see --wire-log)."; pre.textContent = ""; return; }
       marks.get(seq).classList.add("current");
-      const bits = ["#" + f.seq, f.dir === "out" ? "sent" : "received", f.channel, "lane " + f.lane, "at " + ms(f.t), f.size + " bytes"];
+      const bits = ["#" + f.seq, f.dir === "out" ? words.out : words.in, f.channel, "lane " + f.lane, "at " + ms(f.t), f.size + " bytes"];
       if (f.http) bits.push(f.http);
       if (f.method) bits.push(f.method);
       if (f.purpose) bits.push(f.purpose + (f.poll ? " " + f.poll : ""));
