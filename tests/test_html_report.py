@@ -18,7 +18,17 @@ from typing import Any
 
 import pytest
 from conftest import BROKEN, REFERENCE, ROOT, cli
-from test_reporters import HOSTILE, RAW_CONTROL, SCRIPT, failed_run, passed_run
+from test_reporters import (
+    DEFERRING,
+    HOSTILE,
+    OWNER,
+    RAW_CONTROL,
+    SCRIPT,
+    deferred_run,
+    failed_run,
+    no_tool_run,
+    passed_run,
+)
 from test_suite import reference, write_suite
 
 from tasks_conformance import run
@@ -261,6 +271,23 @@ def paced_wire(times: dict[str, list[float]]) -> WireLog:
     for frame, t in stamped:
         frame.time = t
     return wire
+
+def test_a_failing_run_leads_with_its_failures_with_rule_and_expected_actual_never_a_deferral() -> None:
+    """Issue 35: the page led with what could not run (a deferral, once): `lead` names the failed
+    checks in page order, each with expected/actual as every report words them; never a deferral."""
+    data = run_data("", failed_run())
+    assert data["lead"] == ["tasks-result-type-discipline", "tasks-mcp-name-routing"]
+    checks = {c["id"]: c for a in data["areas"] for c in a["checks"]}
+    assert checks["tasks-result-type-discipline"]["expectedActual"][0] == ["expected", '"task"']
+    assert checks["tasks-result-type-discipline"]["expectedActual"][1][0] == "actual"
+    assert checks["tasks-mcp-name-routing"]["expectedActual"] == []  # it set neither
+    assert "expectedActual" not in checks["tasks-wire-resolvable"]
+    deferred = run_data("", deferred_run())
+    assert deferred["lead"] == [OWNER]
+    (deferral,) = [c for a in deferred["areas"] for c in a["checks"] if c["id"] == DEFERRING]
+    assert deferral["bucket"] == "deferred" and deferral["deferredTo"] == OWNER
+    assert run_data("", passed_run())["lead"] == [] and run_data("", no_tool_run())["lead"] == []
+
 
 def test_every_area_is_titled_in_words() -> None:
     """Issue 35: area headings were module names (`task_object`). Every area of both subjects' checks

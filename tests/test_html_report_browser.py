@@ -198,6 +198,62 @@ def _lead_page(browser: Any, tmp_path: Path) -> tuple[Any, list[str], dict[str, 
     return page, problems, data
 
 
+def test_a_failing_run_opens_on_its_failures_with_their_rules_and_expected_actual(
+        browser: Any, tmp_path: Path) -> None:
+    """Issue 35: the page led with a could-not-run box (about a deferral, once), every check closed
+    and the filter on "all"."""
+    page, problems, data = _lead_page(browser, tmp_path)
+    # First after the header: the failures; what could not run comes after them, folded.
+    boxes = page.eval_on_selector_all("section.run > *", "els => els.map(e => [e.tagName, e.className, e.open])")
+    assert [(tag, cls) for tag, cls, _open in boxes] == [
+        ("DIV", "header"), ("DIV", "lead"), ("DETAILS", "causes"), ("DIV", "layout")]
+    assert boxes[2][2] is False
+    led = page.eval_on_selector_all(".lead .lead-item", "els => els.map(e => e.dataset.checkId)")
+    assert led == data["lead"] == ["tasks-result-type-discipline", OWNER]  # never the deferral
+    rule = next(r for c in data["areas"][0]["checks"] if c["id"] == led[0] for r in c["rules"] if r["broken"])
+    first = page.locator(".lead .lead-item").first
+    assert first.locator(".rules a").get_attribute("href") == rule["url"] and rule["url"].startswith("https://")
+    assert first.locator(".rules a").text_content() == "S-EXT-MUST-03"
+    assert first.locator(".rules .rule-text").text_content() == rule["text"]  # its wording, not the unbroken rule's
+    assert first.locator(".rules li").count() == 1
+    assert first.locator(".expected-actual dt").all_text_contents() == ["expected", "actual"]
+    assert first.locator(".expected-actual pre").all_text_contents() == ['"task"', '"tool"']
+    # The list opens on the failures, each open; the deferral keeps its own status.
+    assert page.locator("input[name='filter-0']:checked").get_attribute("value") == "failed"
+    shown = page.eval_on_selector_all("li.check", """els => els.filter(e => !e.hidden).map(e =>
+        [e.dataset.bucket, !e.querySelector('.check-body').hidden])""")
+    assert shown == [["failed", True], ["failed", True]]
+    deferral = page.locator(f"li.check[data-check-id='{DEFERRING}']")
+    assert deferral.locator(".status").text_content() == deferral.get_attribute("data-bucket") == "deferred"
+    # A failure's id in the lead shows it in the list (whatever the filter) and lights its frames.
+    page.locator("input[value='all']").check()
+    page.locator(f"li.check[data-check-id='{led[0]}'] .check-head").click()  # selected, then closed
+    page.locator(f"li.check[data-check-id='{led[0]}'] .check-head").click()
+    page.locator("input[value='warnings']").check()
+    first.locator(".lead-id").click()
+    selected = page.locator("li.check.selected")
+    assert selected.get_attribute("data-check-id") == led[0] and selected.is_visible()
+    assert selected.locator(".check-body").is_visible()
+    assert {m["seq"] for m in marks(page) if m["hl"]} == {1, 2}
+    assert problems == []
+    page.close()
+
+
+def test_warnings_count_the_passed_checks_that_warned(browser: Any, tmp_path: Path) -> None:
+    """Issue 35: "warnings (N)" counted failed and could-not-run checks too."""
+    page, problems, _data = _lead_page(browser, tmp_path)
+    labels = [" ".join(t.split()) for t in page.locator(".filters label").all_text_contents()]
+    assert labels == ["failed (2)", "warnings (1)", "could not run (2)", "deferred (1)", "all (8)"]
+    page.locator("input[value='warnings']").check()
+    visible = page.eval_on_selector_all("li.check", "els => els.filter(e => !e.hidden).map(e => e.dataset.checkId)")
+    assert visible == ["tasks-ttl-shape"]  # not the failure that warned too
+    page.locator("input[value='could-not-run']").check()
+    visible = page.eval_on_selector_all("li.check", "els => els.filter(e => !e.hidden).map(e => e.dataset.bucket)")
+    assert visible == ["could-not-run", "could-not-run"]
+    assert problems == []
+    page.close()
+
+
 def test_areas_are_titled_in_words(browser: Any, tmp_path: Path) -> None:
     """Issue 35: area headings were module names (`task_object`)."""
     page, problems, _data = _lead_page(browser, tmp_path)

@@ -1,8 +1,10 @@
 """The `html` reporter: one self-contained HTML file (`--reporter html=report.html`).
 
-The run's header, the checks grouped by spec area, titled in words (failed first, a filter for
-failed / warnings / all), and the exchange drawn as a timeline (html_timeline.py): a check lights
-up the frames it rests on, a frame shows its bytes. `--era both` and `suite` get one section per run.
+The run's header; on a failing run, the failed checks first (`lead`: each with the rule it broke
+and expected/actual), before what could not run; the checks grouped by spec area, titled in words
+(failed first and open, a filter for failed / warnings of passed checks / all, on "failed" when
+something failed), and the exchange drawn as a timeline (html_timeline.py): a check lights up the
+frames it rests on, a frame shows its bytes. `--era both` and `suite` get one section per run.
 
 Nothing a server sent can act in the page: the run is embedded as JSON in a
 `<script type="application/json">` (never executed; `<`, `>`, `&`, U+2028/2029 escaped, so no
@@ -22,6 +24,7 @@ from typing import TYPE_CHECKING, Any, TextIO
 from tasks_conformance.core.profiles import CLIENT_PROFILES
 from tasks_conformance.core.result import EXIT_CODES, EXIT_INTERRUPTED
 from tasks_conformance.reporters import PLAIN
+from tasks_conformance.reporters._failure import expected_actual
 from tasks_conformance.reporters.html_timeline import inert, timeline
 
 if TYPE_CHECKING:
@@ -109,6 +112,8 @@ def _check(check: CheckResult, causes: dict[str, tuple[str, str]]) -> dict[str, 
         out["baseline"] = check.baseline.state
     if check.bucket == "deferred":  # the check that owns the rule and reports the finding
         out["deferredTo"] = _s(check.deferredTo or "", 200)
+    if check.bucket == "failed":  # expected/actual on one line each, as every report words them
+        out["expectedActual"] = [[key, _s(value)] for key, value in expected_actual(check)]
     return out
 
 
@@ -117,7 +122,9 @@ def _rank(check: CheckResult) -> tuple[int, int]:
 
 
 def run_data(label: str, result: RunResult, wire: WireLog | None = None) -> dict[str, Any]:
-    """One run's section: header, checks (areas with failures first; in each, failed first), timeline."""
+    """One run's section: header, the failed checks' ids (`lead`, in page order: what the page
+    leads with; never a deferral, nor a failure a baseline accepts), checks (areas with failures
+    first; in each, failed first), timeline."""
     causes = {cid: (c.cause, c.fix) for c in result.incompleteCauses for cid in c.checks}
     by_area: dict[str, list[CheckResult]] = {}
     for check in sorted(result.checks, key=_rank):
@@ -133,6 +140,7 @@ def run_data(label: str, result: RunResult, wire: WireLog | None = None) -> dict
             "durationMs": result.durationMs, "toolVersion": result.toolVersion,
             "tool": _s(d.probedTool) if d.probedTool else None, "subject": subject(result),
         },
+        "lead": [c.id for _area, checks in areas for c in checks if c.bucket == "failed"],
         "causes": [{"cause": _s(c.cause), "fix": _s(c.fix), "checks": list(c.checks)}
                    for c in result.incompleteCauses],
         "areas": [{"area": _s(area), "title": _s(area_title(area)), "checks": [_check(c, causes) for c in checks]}

@@ -30,11 +30,26 @@
     return el("span", "", text);
   }
   function ms(v) { return v === null || v === undefined ? "" : (v >= 1000 ? (v / 1000).toFixed(2) + " s" : Math.round(v) + " ms"); }
+  function plural(n, one, many) { return n + " " + (n === 1 ? one : many); }
   // What each direction of a frame was, in the words of the side under test: the wire log is the
   // checker's (server mode: it sent, the server answered) or the scripted server's (client mode).
   function directions(run) {
     return run.header.subject === "client" ? { out: "sent by the scripted server", in: "sent by the client" }
       : { out: "sent", in: "received" };
+  }
+  function rulesList(rules) {
+    const ul = el("ul", "rules");
+    for (const r of rules) {
+      const rli = el("li", r.broken ? "broken" : "");
+      rli.append(link(r.url, r.id), el("span", "level", r.level), el("span", "rule-text", r.text));
+      ul.append(rli);
+    }
+    return ul;
+  }
+  function valuesList(pairs, cls) {
+    const dl = el("dl", cls);
+    for (const [k, v] of pairs) { dl.append(el("dt", "", k), el("dd", "", "")); dl.lastChild.append(el("pre", "", v)); }
+    return dl;
   }
 
   function header(run) {
@@ -53,19 +68,53 @@
       dl.append(dd);
     }
     box.append(dl);
-    if (run.causes.length) {
-      const causes = el("div", "causes");
-      causes.append(el("h3", "", run.causes.some((c) => c.checks.length) ? "Could not run" : "Incomplete"));
-      const ol = el("ol");
-      for (const c of run.causes) {
-        const li = el("li");
-        li.append(el("div", "cause", c.cause), el("div", "fix", "To fix: " + c.fix));
-        if (c.checks.length) li.append(el("div", "muted", c.checks.join(", ")));
-        ol.append(li);
-      }
-      causes.append(ol);
-      box.append(causes);
+    return box;
+  }
+
+  // Why checks could not run. Behind the failures on a failing run: a box the reader opens.
+  function causesBox(run, behind) {
+    const title = run.causes.some((c) => c.checks.length) ? "Could not run" : "Incomplete";
+    const causes = el(behind ? "details" : "div", "causes");
+    const n = run.causes.reduce((sum, c) => sum + c.checks.length, 0);
+    const words = title + ": " + plural(run.causes.length, "cause", "causes") + (n ? ", " + plural(n, "check", "checks") : "");
+    causes.append(behind ? el("summary", "", words) : el("h3", "", title));
+    const ol = el("ol");
+    for (const c of run.causes) {
+      const li = el("li");
+      li.append(el("div", "cause", c.cause), el("div", "fix", "To fix: " + c.fix));
+      if (c.checks.length) li.append(el("div", "muted", c.checks.join(", ")));
+      ol.append(li);
     }
+    causes.append(ol);
+    return causes;
+  }
+
+  // What a failing run leads with: each failed check (never a deferral), its broken rule and
+  // expected/actual, open; its id shows it in the list and lights its frames.
+  function leadBox(run, section) {
+    const byId = new Map();
+    for (const a of run.areas) for (const c of a.checks) byId.set(c.id, c);
+    const box = el("div", "lead");
+    box.append(el("h3", "", plural(run.lead.length, "check failed", "checks failed")));
+    const ol = el("ol", "lead-list");
+    for (const id of run.lead) {
+      const c = byId.get(id);
+      if (!c) continue;
+      const li = el("li", "lead-item");
+      li.dataset.checkId = c.id;
+      const go = el("button", "lead-id", c.id);
+      go.type = "button"; go.title = "show this check and light its frames";
+      go.addEventListener("click", () => section.focus(c.id));
+      const head = el("div", "lead-head");
+      head.append(go, el("span", "lead-title", c.title));
+      li.append(head);
+      if (c.message) li.append(el("p", "message", c.message));
+      const broken = c.rules.filter((r) => r.broken);
+      if (broken.length) li.append(rulesList(broken));
+      if (c.expectedActual && c.expectedActual.length) li.append(valuesList(c.expectedActual, "details expected-actual"));
+      ol.append(li);
+    }
+    box.append(ol);
     return box;
   }
 
@@ -80,27 +129,16 @@
     if (check.warnings.length) head.append(el("span", "warn-count", "⚠ " + check.warnings.length));
     if (check.evidence.length) head.append(el("span", "ev-count", check.evidence.length + (check.evidence.length === 1 ? " frame" : " frames")));
     const body = el("div", "check-body");
-    body.hidden = true;
+    body.hidden = check.bucket !== "failed";  // failures open, the rest closed
+    head.setAttribute("aria-expanded", String(!body.hidden));
     if (check.bucket === "deferred") body.append(el("p", "deferred", "Deferred to " + (check.deferredTo || "the check that owns the rule") + ": it owns the rule this check found broken and reports the defect (one defect, one failure)."));
     if (check.message) body.append(el("p", "message", check.message));
     if (check.cause) body.append(el("p", "cause", "Cause: " + check.cause), el("p", "fix", "To fix: " + check.fix));
-    if (check.rules.length) {
-      const ul = el("ul", "rules");
-      for (const r of check.rules) {
-        const rli = el("li", r.broken ? "broken" : "");
-        rli.append(link(r.url, r.id), el("span", "level", r.level), el("span", "rule-text", r.text));
-        ul.append(rli);
-      }
-      body.append(ul);
-    }
+    if (check.rules.length) body.append(rulesList(check.rules));
     for (const w of check.warnings) body.append(el("p", "warning", "⚠ " + w.text));
     for (const p of check.policies) body.append(el("p", "muted", "policy " + p.id + " (docs/policies.md)"));
     const keys = Object.keys(check.details);
-    if (keys.length) {
-      const dl = el("dl", "details");
-      for (const k of keys) { dl.append(el("dt", "", k), el("dd", "", "")); dl.lastChild.append(el("pre", "", check.details[k])); }
-      body.append(dl);
-    }
+    if (keys.length) body.append(valuesList(keys.map((k) => [k, check.details[k]]), "details"));
     if (check.evidence.length) {
       const ev = el("div", "evidence");
       ev.append(el("span", "muted", "frames: "));
@@ -113,34 +151,33 @@
       body.append(ev);
     }
     if (check.baseline) body.append(el("p", "muted", "baseline: " + check.baseline));
+    const open = (shown) => { body.hidden = !shown; head.setAttribute("aria-expanded", String(shown)); };
+    // A closed check opens and is selected; an open one is selected; the selected one closes.
     head.addEventListener("click", () => {
-      const open = body.hidden;
-      body.hidden = !open;
-      section.select(open ? check : null, li);
+      if (body.hidden || section.selected !== li) { open(true); section.select(check, li); }
+      else { open(false); section.select(null, li); }
     });
+    section.items.set(check.id, { li: li, check: check, open: open });
     li.append(head, body);
     return li;
   }
 
+  // "warnings": the passed checks that warned (a failure or a could-not-run has its own filter).
   function visible(check, filter) {
     if (filter === "all") return true;
-    if (filter === "failed") return check.bucket === "failed";
-    if (filter === "deferred") return check.bucket === "deferred";
-    return check.bucket === "failed" || check.bucket === "could-not-run" || check.bucket === "known" || check.warnings.length > 0;
+    if (filter === "warnings") return check.bucket === "passed" && check.warnings.length > 0;
+    return check.bucket === filter;
   }
+  const FILTER_WORDS = { "could-not-run": "could not run", known: "known (baseline)" };
 
   function checksPanel(run, section) {
     const panel = el("div", "checks");
     const filters = el("div", "filters");
     const name = "filter-" + section.index;
-    const counts = { failed: 0, warnings: 0, deferred: 0, all: 0 };
-    for (const a of run.areas) for (const c of a.checks) {
-      counts.all++;
-      if (visible(c, "failed")) counts.failed++;
-      if (visible(c, "warnings")) counts.warnings++;
-      if (visible(c, "deferred")) counts.deferred++;
-    }
-    const lists = [];
+    const all = ["failed", "warnings", "could-not-run", "known", "deferred", "all"];
+    const counts = Object.fromEntries(all.map((f) => [f, 0]));
+    for (const a of run.areas) for (const c of a.checks) for (const f of all) if (visible(c, f)) counts[f]++;
+    const lists = [], inputs = new Map();
     function apply(filter) {
       for (const [area, ul] of lists) {
         let shown = 0;
@@ -148,13 +185,17 @@
         area.hidden = shown === 0;
       }
     }
-    // "deferred" only where a check deferred to the check that owns its rule.
-    for (const f of counts.deferred ? ["failed", "warnings", "deferred", "all"] : ["failed", "warnings", "all"]) {
+    // On a failing run the list opens on its failures; otherwise on every check.
+    const initial = run.lead.length ? "failed" : "all";
+    section.setFilter = (f) => { inputs.get(f).checked = true; apply(f); };
+    // Could not run, known and deferred only where some check is.
+    for (const f of all.filter((f) => ["failed", "warnings", "all"].includes(f) || counts[f])) {
       const label = el("label", "filter");
       const input = el("input");
-      input.type = "radio"; input.name = name; input.value = f; input.checked = f === "all";
+      input.type = "radio"; input.name = name; input.value = f; input.checked = f === initial;
       input.addEventListener("change", () => apply(f));
-      label.append(input, document.createTextNode(" " + f + " (" + counts[f] + ")"));
+      inputs.set(f, input);
+      label.append(input, document.createTextNode(" " + (FILTER_WORDS[f] || f) + " (" + counts[f] + ")"));
       filters.append(label);
     }
     panel.append(filters);
@@ -170,6 +211,7 @@
       panel.append(area);
       lists.push([area, ul]);
     }
+    apply(initial);
     return panel;
   }
 
@@ -291,11 +333,15 @@
 
   function section(run, index) {
     const node = el("section", "run");
-    const state = { index: index, marks: new Map(), root: null, showFrame: () => {}, draw: () => {}, selected: null };
+    const state = { index: index, marks: new Map(), items: new Map(), root: null, showFrame: () => {}, draw: () => {},
+      selected: null, setFilter: () => {} };
     state.select = (check, li) => {
       if (state.selected) state.selected.classList.remove("selected");
       state.selected = check ? li : null;
-      if (li && check) li.classList.add("selected");
+      if (li && check) {
+        li.classList.add("selected");
+        if (li.hidden) state.setFilter("all");  // a check the filter hides is shown with every other
+      }
       if (!state.root) return;
       for (const m of state.root.querySelectorAll(".f.hl")) m.classList.remove("hl");
       state.root.classList.toggle("dim", Boolean(check && check.evidence.length));
@@ -308,8 +354,18 @@
       if (first && first.scrollIntoView) first.scrollIntoView({ block: "nearest", inline: "nearest" });
       if (check.evidence.length) state.showFrame(check.evidence[0]);
     };
+    state.focus = (id) => {
+      const item = state.items.get(id);
+      if (!item) return;
+      item.open(true);
+      state.select(item.check, item.li);
+      if (item.li.scrollIntoView) item.li.scrollIntoView({ block: "nearest" });
+    };
+    const lead = run.lead;
     if (run.label) node.append(el("h2", "", run.label));
     node.append(header(run));
+    if (lead.length) node.append(leadBox(run, state));
+    if (run.causes.length) node.append(causesBox(run, lead.length > 0));
     const layout = el("div", "layout");
     const tl = timelinePanel(run, state);
     layout.append(checksPanel(run, state), tl);
