@@ -272,6 +272,7 @@ def paced_wire(times: dict[str, list[float]]) -> WireLog:
         frame.time = t
     return wire
 
+
 def test_a_failing_run_leads_with_its_failures_with_rule_and_expected_actual_never_a_deferral() -> None:
     """Issue 35: the page led with what could not run (a deferral, once): `lead` names the failed
     checks in page order, each with expected/actual as every report words them; never a deferral."""
@@ -304,6 +305,23 @@ def test_every_area_is_titled_in_words() -> None:
     result.checks[1].area = "task_object"
     data = run_data("", result)
     assert {a["area"]: a["title"] for a in data["areas"]}["task_object"] == "The task object"
+
+
+def test_a_long_pause_is_a_break_of_the_time_axis() -> None:
+    """Issue 35: frames bunched in the first 6 % of the axis beside one long wait. The timeline names
+    the pauses longer than a tenth of the exchange (and 250 ms) as breaks, which the page draws narrow."""
+    burst = [i * 0.0015 for i in range(40)]  # 40 frames in 60 ms, then a wait of ~10 s
+    tl = timeline(paced_wire({"burst": burst, "late": [10.0, 10.002]}))
+    assert tl["breaks"] == [{"from": round(burst[-1] * 1000, 3), "to": 10000.0}]
+    # Polls every 100 ms for 2 s: no pause is long enough to leave out.
+    assert timeline(paced_wire({"poll": [i * 0.1 for i in range(21)]}))["breaks"] == []
+    # Two waits: both left out, in time order.
+    two = timeline(paced_wire({"a": [0.0, 0.01, 3.0, 3.01, 6.0], "b": [6.2]}))
+    assert [(b["from"], b["to"]) for b in two["breaks"]] == [(10.0, 3000.0), (3010.0, 6000.0)]
+    # A pause under 250 ms never is, even beyond a tenth of a short exchange.
+    short = timeline(paced_wire({"a": [0.0, 0.2, 1.0]}))
+    assert [(b["from"], b["to"]) for b in short["breaks"]] == [(200.0, 1000.0)]
+    assert timeline(None)["breaks"] == [] and timeline(paced_wire({"one": [1.0]}))["breaks"] == []
 
 
 def test_the_page_knows_which_side_it_shows() -> None:

@@ -265,6 +265,39 @@ def test_areas_are_titled_in_words(browser: Any, tmp_path: Path) -> None:
     page.close()
 
 
+def test_the_timeline_spreads_the_frames_beside_a_long_pause_and_zooms_to_a_checks_frames(
+        browser: Any, tmp_path: Path) -> None:
+    """Issue 35: frames bunched into the first 6 % of the axis, so a check's lit frames were a few
+    pixels wide. A long pause is drawn narrow, and "zoom" draws only the time around the evidence."""
+    burst = [0.5 + i * 0.0015 for i in range(40)]  # 40 frames in 60 ms, then ~10 s with none
+    result = _run([_check("tasks-result-type-discipline", "failed", evidence=[10, 11])])
+    result.wire = paced_wire({"burst": burst, "late": [10.5, 10.502]})
+    path = tmp_path / "pause.html"
+    path.write_text(document([run_data("", result)]), encoding="utf-8")
+    page, problems = open_report(browser, path)
+    xs = {m["seq"]: m["x"] for m in marks(page)}
+    assert len(xs) == 42
+    assert (xs[40] - xs[1]) / (xs[42] - xs[1]) > 0.5  # the burst spans most of the plot, not 0.6 % of it
+    assert page.locator("svg.tl rect.gap").count() == 1 and page.locator(".legend .lg.gap").count() == 1
+    assert "no frame for 9.94 s" in (page.locator("svg.tl rect.gap title").text_content() or "")
+    zoom = page.locator(".tl-tools .zoom")
+    assert zoom.is_disabled()  # nothing selected yet
+    page.locator("li.check .check-head").first.click()
+    lit = {m["seq"]: m["x"] for m in marks(page) if m["hl"]}
+    assert set(lit) == {10, 11}
+    apart = lit[11] - lit[10]
+    zoom.click()
+    zoomed = marks(page)
+    near = {m["seq"]: m["x"] for m in zoomed if m["hl"]}
+    assert set(near) == {10, 11} and len(zoomed) < 42 and {41, 42}.isdisjoint(m["seq"] for m in zoomed)
+    assert near[11] - near[10] > 2 * apart
+    assert zoom.text_content() == "show the whole exchange"
+    zoom.click()
+    assert len(marks(page)) == 42 and {m["seq"] for m in marks(page) if m["hl"]} == {10, 11}
+    assert problems == []
+    page.close()
+
+
 def test_client_mode_says_who_sent_each_frame(browser: Any, tmp_path: Path) -> None:
     """Issue 35: in client mode the legend said "received" for what the user's client sent. The
     wire log is the scripted server's: in is what the client sent, out what the scripted server did."""

@@ -3,8 +3,9 @@
 The run's header; on a failing run, the failed checks first (`lead`: each with the rule it broke
 and expected/actual), before what could not run; the checks grouped by spec area, titled in words
 (failed first and open, a filter for failed / warnings of passed checks / all, on "failed" when
-something failed), and the exchange drawn as a timeline (html_timeline.py): a check lights up the
-frames it rests on, a frame shows its bytes. `--era both` and `suite` get one section per run.
+something failed), and the exchange drawn as a timeline (html_timeline.py, long pauses drawn as
+breaks): a check lights up the frames it rests on, a frame shows its bytes. `--era both` and
+`suite` get one section per run.
 
 Nothing a server sent can act in the page: the run is embedded as JSON in a
 `<script type="application/json">` (never executed; `<`, `>`, `&`, U+2028/2029 escaped, so no
@@ -36,6 +37,7 @@ if TYPE_CHECKING:
 _ORDER = {"failed": 0, "could-not-run": 1, "known": 2, "deferred": 3, "passed": 4, "not-applicable": 5}
 MAX_TEXT = 20_000  # one message, detail or cause in the page (the json report has them whole)
 _CLIENT_PROFILE_IDS = frozenset(p.id for p in CLIENT_PROFILES.values())
+
 # Each spec area (a check's `area`: its module in server/checks/, AREAS there, or in client/checks/)
 # in words. Kept here, not read from the checks' packages: reporters do not import the subjects
 # (tests/test_html_report.py holds the table to both packages' areas). Both subjects' `cancel` and
@@ -92,6 +94,7 @@ def area_title(area: str) -> str:
 def subject(result: RunResult) -> str:
     """"client" for a run of the client checks (a client profile), else "server"."""
     return "client" if result.profile in _CLIENT_PROFILE_IDS else "server"
+
 
 def _check(check: CheckResult, causes: dict[str, tuple[str, str]]) -> dict[str, Any]:
     named, others = check.broken_rules if check.status == "failed" else (check.rules, [])

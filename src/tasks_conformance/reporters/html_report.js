@@ -4,7 +4,7 @@
 "use strict";
 (function () {
   const SVG = "http://www.w3.org/2000/svg";
-  const LANE_H = 22, LABEL_W = 170, AXIS_H = 20, MIN_PLOT_W = 640, MAX_PLOT_W = 24000, RIGHT_PAD = 90;
+  const LANE_H = 22, LABEL_W = 170, AXIS_H = 20, MIN_PLOT_W = 360, MAX_PLOT_W = 24000, RIGHT_PAD = 90, BREAK_W = 28;
   const STATUSES = ["working", "input_required", "completed", "failed", "cancelled"];
   const data = JSON.parse(document.getElementById("report-data").textContent);
 
@@ -30,6 +30,8 @@
     return el("span", "", text);
   }
   function ms(v) { return v === null || v === undefined ? "" : (v >= 1000 ? (v / 1000).toFixed(2) + " s" : Math.round(v) + " ms"); }
+  // A tick's time, as precise as the step between ticks needs.
+  function tick(v, step) { return v >= 1000 ? (v / 1000).toFixed(step < 10 ? 3 : 2) + " s" : (step < 1 ? v.toFixed(2) : Math.round(v)) + " ms"; }
   function plural(n, one, many) { return n + " " + (n === 1 ? one : many); }
   // What each direction of a frame was, in the words of the side under test: the wire log is the
   // checker's (server mode: it sent, the server answered) or the scripted server's (client mode).
@@ -215,16 +217,50 @@
     return panel;
   }
 
+  // The time axis: linear where the frames are, and each break (a long pause with no frame, as the
+  // report's data names them) drawn BREAK_W wide, so frames never bunch beside one long wait.
+  // x(t) and its inverse are piecewise linear through the knots.
+  function axis(t0, tEnd, breaks, x0, width) {
+    const paused = breaks.reduce((sum, b) => sum + (b.to - b.from), 0), active = tEnd - t0 - paused;
+    const gapW = !breaks.length ? 0 : active > 0 ? Math.min(BREAK_W, width / (3 * breaks.length)) : width / breaks.length;
+    const k = active > 0 ? (width - gapW * breaks.length) / active : (breaks.length ? 0 : width);  // px per ms
+    const knots = [[t0, x0]];
+    let px = x0, prev = t0;
+    for (const b of breaks) {
+      px += (b.from - prev) * k; knots.push([b.from, px]);
+      px += gapW; knots.push([b.to, px]); prev = b.to;
+    }
+    knots.push([tEnd, px + (tEnd - prev) * k]);
+    const slope = (a) => (a === 0 ? k : 1 / (k || 1));
+    function through(v, a, b) {  // a: the coordinate given (0 time, 1 x), b: the one returned
+      if (v <= knots[0][a]) return knots[0][b] + (v - knots[0][a]) * slope(a);
+      for (let i = 1; i < knots.length; i++) {
+        const p = knots[i - 1], q = knots[i];
+        if (v <= q[a]) return q[a] > p[a] ? p[b] + ((v - p[a]) * (q[b] - p[b])) / (q[a] - p[a]) : q[b];
+      }
+      const last = knots[knots.length - 1];
+      return last[b] + (v - last[a]) * slope(a);
+    }
+    const gaps = breaks.map((b, i) => ({ from: b.from, to: b.to, x1: knots[2 * i + 1][1], x2: knots[2 * i + 2][1] }));
+    return { x: (tv) => through(tv, 0, 1), time: (xv) => through(xv, 1, 0), gaps: gaps };
+  }
+
   function timelinePanel(run, section) {
     const t = run.timeline, panel = el("div", "timeline");
-    const frames = t.frames, words = directions(run);
+    const frames = t.frames, words = directions(run), breaks = t.breaks || [];
     panel.append(el("h3", "", "Exchange: " + frames.length + " frames, " + t.lanes.length + " lanes" +
       (t.omitted ? " (" + t.omitted + " not shown: see --wire-log)" : "")));
     if (!frames.length) { panel.append(el("p", "muted", "No frames were recorded.")); return panel; }
     const legend = el("div", "legend");
     legend.append(el("span", "lg out", words.out), el("span", "lg in", words.in), el("span", "lg poll", "poll"),
       el("span", "lg interval", "poll interval (tick: the pollInterval the server asked)"), el("span", "lg hl", "evidence of the selected check"));
+    if (breaks.length) legend.append(el("span", "lg gap", "a pause with no frame, drawn narrow"));
     panel.append(legend);
+    const zoom = el("button", "zoom", "");
+    zoom.type = "button";
+    const tools = el("div", "tl-tools");
+    tools.append(zoom);
+    panel.append(tools);
     const scroller = el("div", "tl-scroll");
     panel.append(scroller);
     const view = el("div", "frame-view");
@@ -237,26 +273,41 @@
     nav.append(prev, next);
     view.append(nav, viewHead, pre);
     panel.append(view);
-    const marks = new Map();
+    const marks = section.marks;
+    const bySeq = new Map(frames.map((f) => [f.seq, f]));
+    const whole = { from: frames[0].t, to: Math.max(t.duration, frames[0].t) };
     let root = null;
-    // Drawn once the page is laid out, to the width the panel has (wider, and scrolled, when many frames).
-    section.draw = () => {
-      const t0 = frames[0].t, span = Math.max(t.duration - t0, 1);  // from the first frame to the last
+    // Drawn once the page is laid out, to the width the panel has (wider, and scrolled, when many
+    // frames): the whole exchange, or (zoomed) the time around the selected check's frames.
+    section.draw = (range) => {
+      const win = range || whole, t0 = win.from, tEnd = win.to;
+      const inside = (tv) => !range || (tv >= t0 && tv <= tEnd);
+      const shown = frames.filter((f) => inside(f.t));
+      // 4 px a frame on the busiest lane (marks on different lanes never overlap), or the room there is.
+      const perLane = new Map();
+      for (const f of shown) perLane.set(f.lane, (perLane.get(f.lane) || 0) + 1);
+      const busiest = Math.max(0, ...perLane.values());
       const room = scroller.clientWidth - LABEL_W - RIGHT_PAD - 10;
-      const plotW = Math.min(MAX_PLOT_W, Math.max(MIN_PLOT_W, room, frames.length * 4));
-      const x = (tms) => LABEL_W + 6 + ((tms - t0) / span) * plotW;
+      const plotW = Math.min(MAX_PLOT_W, Math.max(MIN_PLOT_W, room, busiest * 4));
+      const X0 = LABEL_W + 6, ax = axis(t0, tEnd, breaks.filter((b) => b.from >= t0 && b.to <= tEnd && b.to > b.from), X0, plotW);
+      const x = (tms) => Math.min(X0 + plotW + RIGHT_PAD - 4, Math.max(X0 - 4, ax.x(tms)));
       const laneIndex = new Map(t.lanes.map((l, i) => [l, i]));
       const y = (lane) => AXIS_H + laneIndex.get(lane) * LANE_H;
       const width = LABEL_W + plotW + RIGHT_PAD, height = AXIS_H + t.lanes.length * LANE_H + 4;
       root = svg("svg", { width: width, height: height, viewBox: "0 0 " + width + " " + height, role: "img" }, "tl");
       root.append(svg("title", {}), svg("desc", {}));
       root.firstChild.textContent = "The exchange: one lane per " + (run.header.subject === "client" ? "scenario" : "probe");
-      const ticks = 8;
-      for (let i = 0; i <= ticks; i++) {
-        const tv = t0 + (span * i) / ticks, gx = x(tv);
+      // Ticks evenly along the plot, each labelled with its time (none on a break: its own label says it).
+      const n = Math.max(2, Math.round(plotW / 110)), ticks = [];
+      for (let i = 0; i <= n; i++) {
+        const gx = X0 + (plotW * i) / n;
+        if (!ax.gaps.some((g) => gx > g.x1 - 26 && gx < g.x2 + 26)) ticks.push([gx, ax.time(gx)]);
+      }
+      const step = ticks.slice(1).reduce((m, tk, i) => Math.min(m, tk[1] - ticks[i][1]), Infinity);
+      for (const [gx, tv] of ticks) {
         root.append(svg("line", { x1: gx, x2: gx, y1: AXIS_H - 4, y2: height }, "grid"));
         const label = svg("text", { x: gx, y: AXIS_H - 7 }, "tick");
-        label.textContent = ms(tv);
+        label.textContent = tick(tv, step);
         root.append(label);
       }
       t.lanes.forEach((lane, i) => {
@@ -267,9 +318,18 @@
         const title = svg("title", {}); title.textContent = lane; label.append(title);
         root.append(label);
       });
+      for (const g of ax.gaps) {
+        const gap = svg("rect", { x: g.x1, y: AXIS_H - 4, width: Math.max(g.x2 - g.x1, 1), height: height - AXIS_H + 4 }, "gap");
+        const title = svg("title", {});
+        title.textContent = "no frame for " + ms(g.to - g.from) + " (" + ms(g.from) + " to " + ms(g.to) + "): drawn narrow";
+        gap.append(title);
+        const label = svg("text", { x: (g.x1 + g.x2) / 2, y: AXIS_H - 7 }, "tick gap-label");
+        label.textContent = "+" + ms(g.to - g.from);
+        root.append(gap, label);
+      }
       for (const p of t.polls) {
-        if (p.sinceMs === null) continue;
-        const ly = y(p.lane) + LANE_H - 4, x2 = x(p.t), x1 = x(p.t - p.sinceMs);
+        if (p.sinceMs === null || !inside(p.t)) continue;
+        const ly = y(p.lane) + LANE_H - 4, x2 = x(p.t), x1 = x(Math.max(p.t - p.sinceMs, t0));
         const line = svg("line", { x1: x1, x2: x2, y1: ly, y2: ly }, "interval");
         const title = svg("title", {});
         title.textContent = "poll " + p.n + ": " + ms(p.sinceMs) + " after the previous poll" +
@@ -280,6 +340,7 @@
       }
       const labelEnd = new Map();
       for (const s of t.statuses) {
+        if (!inside(s.t)) continue;
         const sx = x(s.t) + 3, crowded = (labelEnd.get(s.lane) || 0) > sx;
         if (!crowded) labelEnd.set(s.lane, sx + s.status.length * 5.5 + 4);
         const st = svg(crowded ? "circle" : "text", crowded ? { cx: sx - 3, cy: y(s.lane) + 4, r: 2 } : { x: sx, y: y(s.lane) + 8 }, "status-label st-" + (STATUSES.includes(s.status) ? s.status : "other"));
@@ -288,7 +349,8 @@
         st.append(title);
         root.append(st);
       }
-      for (const f of frames) {
+      marks.clear();
+      for (const f of shown) {
         const cls = "f " + (f.dir === "out" ? "out" : "in") + (f.purpose === "poll" ? " poll" : "") + (f.flags ? " flagged" : "");
         const mark = svg("rect", { x: (x(f.t) - 1.5).toFixed(2), y: y(f.lane) + (f.dir === "out" ? 3 : 10), width: 3, height: 8 }, cls);
         mark.dataset.seq = String(f.seq);
@@ -299,10 +361,32 @@
         root.append(mark);
         marks.set(f.seq, mark);
       }
-      scroller.append(root);
+      scroller.replaceChildren(root);
       section.root = root;
+      const current = marks.get(Number(view.dataset.seq));
+      if (current) current.classList.add("current");
     };
-    const bySeq = new Map(frames.map((f) => [f.seq, f]));
+    // The time around a check's frames (a quarter of their spread each side, at least 10 ms).
+    const around = (check) => {
+      const ts = check ? check.evidence.filter((s) => bySeq.has(s)).map((s) => bySeq.get(s).t) : [];
+      if (!ts.length) return null;
+      const lo = ts.reduce((a, b) => Math.min(a, b)), hi = ts.reduce((a, b) => Math.max(a, b));
+      const pad = Math.max((hi - lo) / 4, 10);
+      return { from: lo - pad, to: hi + pad };
+    };
+    section.updateZoom = () => {
+      zoom.disabled = !section.window && !around(section.selectedCheck);
+      zoom.textContent = section.window ? "show the whole exchange" : "zoom to the selected check's frames";
+    };
+    // Zoomed, selecting another check zooms to its frames (or, it has none, back out).
+    section.rezoom = () => { if (section.window) { section.window = around(section.selectedCheck); section.draw(section.window); } };
+    zoom.addEventListener("click", () => {
+      section.window = section.window ? null : around(section.selectedCheck);
+      section.draw(section.window);
+      section.highlight();
+      section.updateZoom();
+    });
+    section.updateZoom();
     const order = frames.map((f) => f.seq);
     const step = (by) => {
       const at = order.indexOf(Number(view.dataset.seq || order[0]));
@@ -310,12 +394,12 @@
     };
     prev.addEventListener("click", () => step(-1));
     next.addEventListener("click", () => step(1));
-    section.marks = marks;
     section.showFrame = (seq) => {
       const f = bySeq.get(seq);
       for (const m of root ? root.querySelectorAll(".f.current") : []) m.classList.remove("current");
       if (!f) { viewHead.textContent = "Frame #" + seq + " is not in this report (see --wire-log)."; pre.textContent = ""; return; }
-      marks.get(seq).classList.add("current");
+      const mark = marks.get(seq);
+      if (mark) mark.classList.add("current");
       const bits = ["#" + f.seq, f.dir === "out" ? words.out : words.in, f.channel, "lane " + f.lane, "at " + ms(f.t), f.size + " bytes"];
       if (f.http) bits.push(f.http);
       if (f.method) bits.push(f.method);
@@ -333,26 +417,34 @@
 
   function section(run, index) {
     const node = el("section", "run");
-    const state = { index: index, marks: new Map(), items: new Map(), root: null, showFrame: () => {}, draw: () => {},
-      selected: null, setFilter: () => {} };
+    const state = { index: index, marks: new Map(), items: new Map(), root: null, selected: null, selectedCheck: null,
+      window: null, showFrame: () => {}, draw: () => {}, setFilter: () => {}, updateZoom: () => {}, rezoom: () => {} };
+    // Lights the selected check's frames (and dims the rest); returns the first lit mark.
+    state.highlight = () => {
+      if (!state.root) return null;
+      for (const m of state.root.querySelectorAll(".f.hl")) m.classList.remove("hl");
+      const check = state.selectedCheck;
+      state.root.classList.toggle("dim", Boolean(check && check.evidence.length));
+      let first = null;
+      for (const seq of check ? check.evidence : []) {
+        const m = state.marks.get(seq);
+        if (m) { m.classList.add("hl"); first = first || m; }
+      }
+      return first;
+    };
     state.select = (check, li) => {
       if (state.selected) state.selected.classList.remove("selected");
       state.selected = check ? li : null;
+      state.selectedCheck = check;
       if (li && check) {
         li.classList.add("selected");
         if (li.hidden) state.setFilter("all");  // a check the filter hides is shown with every other
       }
-      if (!state.root) return;
-      for (const m of state.root.querySelectorAll(".f.hl")) m.classList.remove("hl");
-      state.root.classList.toggle("dim", Boolean(check && check.evidence.length));
-      if (!check) return;
-      let first = null;
-      for (const seq of check.evidence) {
-        const m = state.marks.get(seq);
-        if (m) { m.classList.add("hl"); first = first || m; }
-      }
+      state.rezoom();
+      const first = state.highlight();
+      state.updateZoom();
       if (first && first.scrollIntoView) first.scrollIntoView({ block: "nearest", inline: "nearest" });
-      if (check.evidence.length) state.showFrame(check.evidence[0]);
+      if (check && check.evidence.length) state.showFrame(check.evidence[0]);
     };
     state.focus = (id) => {
       const item = state.items.get(id);
