@@ -62,7 +62,8 @@ def test_a_500_target_fleet_page_draws_its_matrix_filters_rule_counts_and_sectio
     assert page.eval_on_selector_all("table.matrix tbody tr", "e => e.length") == 500
     assert page.eval_on_selector_all("table.matrix td.v", "e => e.length") == 500 * 48
     areas = page.eval_on_selector_all("table.matrix tr.areas th.area", "e => e.map(x => [x.textContent, x.colSpan])")
-    assert areas == [[a["area"], len(a["checks"])] for a in fleet["columns"]]
+    assert areas == [[a["title"], len(a["checks"])] for a in fleet["columns"]]  # in words (issue 35)
+    assert "The task object" in [a for a, _n in areas] and not any("_" in a for a, _n in areas)
     top = fleet["ruleCounts"][0]
     first = page.text_content("ol.rule-list li button.rule-count")
     assert first == f"{top['rule']}: {top['failed']} of {top['of']} servers"

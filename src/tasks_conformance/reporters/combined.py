@@ -335,14 +335,15 @@ def _human_failures(console: Any, combined: Combined, w: Any, verbose: bool) -> 
 
 
 def _badge(combined: Combined, out: TextIO, _options: ReportOptions) -> None:
-    """One badge for every run: the checks passed of those judged, coloured by the worst outcome."""
+    """One badge for every run: the checks passed of all the runs' checks (what each run's summary
+    counts, summed), coloured by the worst outcome."""
     from tasks_conformance.reporters.badge import COLOURS, LABEL, svg
 
     counts = [r.result.counts() for r in combined.runs]
     passed = sum(n["passed"] for n in counts)
-    judged = sum(n["total"] - n["notApplicable"] - n["deferred"] for n in counts)
+    total = sum(n["total"] for n in counts)
     word = combined.headline
-    text = "interrupted" if word == "interrupted" else f"{passed}/{judged} passed"
+    text = "interrupted" if word == "interrupted" else f"{passed}/{total} passed"
     out.write(svg(LABEL, text, COLOURS.get(word, COLOURS["interrupted"])))
 
 

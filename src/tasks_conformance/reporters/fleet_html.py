@@ -30,15 +30,14 @@ from importlib.resources import files
 from typing import TYPE_CHECKING, Any
 
 from tasks_conformance.core.fleet_history import CODES, FAILING
-from tasks_conformance.core.profiles import CLIENT_PROFILES
-from tasks_conformance.reporters.html import embedded_json, run_data
+from tasks_conformance.reporters.html import area_title, embedded_json, run_data
+from tasks_conformance.reporters.html import subject as run_subject
 
 if TYPE_CHECKING:
     from tasks_conformance.core.multirun_result import Combined, NamedRun
     from tasks_conformance.core.result import CheckResult
 
 TIMELINE_BUDGET = 8 * 1024 * 1024  # bytes of timeline JSON a fleet page embeds, over every target
-_CLIENT_PROFILE_IDS = frozenset(p.id for p in CLIENT_PROFILES.values())
 _EXIT = {"passed": 0, "failed": 1, "incomplete": 3, "interrupted": 130}
 
 
@@ -51,7 +50,7 @@ def _hash(source: str) -> str:
 
 
 def subject(run: NamedRun) -> str:
-    return "client" if run.result.profile in _CLIENT_PROFILE_IDS else "server"
+    return run_subject(run.result)
 
 
 def era(run: NamedRun) -> str:
@@ -154,8 +153,9 @@ def fleet_data(combined: Combined, sections: list[dict[str, Any]]) -> dict[str, 
     history = combined.history
     return {
         "outcome": combined.headline, "summary": combined.summary, "exitCode": _EXIT.get(combined.headline, 1),
-        "columns": [{"area": area, "checks": [{"id": c.id, "title": titles.get(c.id, c.title),
-                                                "rules": list(c.requirements)} for c in checks]}
+        "columns": [{"area": area, "title": area_title(area),
+                     "checks": [{"id": c.id, "title": titles.get(c.id, c.title), "rules": list(c.requirements)}
+                                for c in checks]}
                     for area, checks in cols],
         "rules": rules,
         "targets": [_target(i, run, cols, combined) for i, run in enumerate(combined.runs)],

@@ -132,8 +132,8 @@
   const areaRow = el("tr", "areas"), checkRow = el("tr", "checks-row");
   areaRow.append(el("th", "corner", ""), el("th", "corner", ""));
   for (const a of fleet.columns) {
-    const th = el("th", "area", a.area);
-    th.colSpan = a.checks.length; th.title = a.area + ": " + plural(a.checks.length, "check");
+    const th = el("th", "area", a.title || a.area);
+    th.colSpan = a.checks.length; th.title = (a.title || a.area) + " (area " + a.area + "): " + plural(a.checks.length, "check");
     areaRow.append(th);
   }
   checkRow.append(el("th", "row-head", "target (" + targets.length + ")"), el("th", "row-head", "outcome"));
