@@ -567,8 +567,8 @@ SCENARIOS: tuple[Scenario, ...] = (
         wire="none", protocol="2026-07-28",
         # No extension in server/discover, no capabilities.tasks after initialize: a tasks
         # checker must FAIL a server without tasks (README); every other check's precondition
-        # fell with that finding, so they are could-not-run naming it.
-        expected={c: (F if c == "tasks-wire-resolvable" else CNR) for c in ALL_CHECKS},
+        # fell with that finding, so they defer to it (its failure says what to correct).
+        expected={c: (F if c == "tasks-wire-resolvable" else DEF) for c in ALL_CHECKS},
     ),
 )
 
