@@ -69,7 +69,7 @@ def test_a_deferral_names_its_owner_in_every_report() -> None:
     html = next(c for c in checks if c["id"] == DEFERRING)
     assert html["bucket"] == "deferred" and html["deferredTo"] == OWNER and "cause" not in html
     assert [c["bucket"] for c in checks] == ["failed", "deferred", "passed"]  # by area: creation first
-    assert message(result)[0] == "1/2 passed"  # the badge judges the owner, not its deferral
+    assert message(result)[0] == "1/3 passed"  # the badge counts what the summary counts (1/3 checks passed)
 
 
 def test_a_run_that_tested_nothing_is_incomplete_with_the_fix_its_checks_name() -> None:
@@ -83,7 +83,7 @@ def test_a_run_that_tested_nothing_is_incomplete_with_the_fix_its_checks_name() 
     assert human.splitlines()[-1] == "Could not establish conformance — 1 cause above"
     assert "fix: give --server-command to test durability" in human
     assert "> **Incomplete:** Could not establish conformance\n" in render_text("markdown", result)
-    assert message(result)[0] == "0/0 passed, nothing tested"
+    assert message(result)[0] == "0/2 passed, nothing tested"
     # Without a fix of their own, the checks point at choosing others.
     plain = _run([_check("tasks-legacy-task-id-wins", "skipped", skip="not-applicable", message="legacy only")])
     assert plain.outcome == "incomplete" and "tasks-conformance explain ID" in plain.incompleteCauses[0].fix
