@@ -170,3 +170,23 @@ def test_keeps_observing_names_should_07_for_a_task_left_after_its_input_was_ans
     left = _Run("tasks-client-lifecycle").create().get("working", at=0.3)
     said = str(CLIENT_CHECKS["tasks-client-keeps-observing"].judge([left.done()]).warnings[0])
     assert "C-EXT-SHOULD-03" in said and "C-EXT-SHOULD-07" not in said
+
+
+def _prompt_then(*, call_after: bool) -> ScenarioRun:
+    prompt = {"resultType": "task", "taskId": "prompt-task-x", "status": "working", "pollIntervalMs": 200}
+    run = _Run("tasks-client-task-on-prompt").send("prompts/get", {"name": "scripted_prompt"}, prompt, at=0.0)
+    if call_after:
+        run.send("tools/call", {"name": "scripted_task", "arguments": {}},
+                 {"resultType": "complete", "content": [], "isError": False}, at=0.1)
+    done = run.done()
+    said = {"status": "completed", "isError": False, "error": None}
+    client = ClientRun(("client",), True, 0, False, 1.0, "", "", said)
+    return ScenarioRun(done.scenario, "extension", client, done.exchanges, reached=True)
+
+
+def test_the_prompt_scenarios_outcome_line_is_judged_against_the_request_made_last() -> None:
+    """The context has both toolName and request: a client that sent the prompts/get, then called the
+    tool and reported that call's success, did not report the prompt as a success."""
+    check = CLIENT_CHECKS["tasks-client-no-task-on-other-methods"]
+    assert check.judge([_prompt_then(call_after=True)]).status == "passed"
+    assert check.judge([_prompt_then(call_after=False)]).status == "failed"

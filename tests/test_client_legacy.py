@@ -40,6 +40,7 @@ LEGACY = ("legacy",)
 # elicitation is read from text no client follows yet, so it warns too (policy P-40).
 WARN_ONLY = frozenset({"C-LEG-MUST-05", "C-LEG-MUST-08"})
 LEGACY_CHECKS = {c.id for c in CLIENT_CHECKS.values() if c.area == "legacy"}
+CANCEL_SCENARIO = "tasks-client-legacy-cancel"
 JSON = dict[str, Any]
 
 
@@ -139,6 +140,27 @@ def test_a_legacy_break_breaks_exactly_the_check_that_owns_its_rule(name: str) -
 @pytest.mark.parametrize("name", sorted(BREAKS))
 def test_over_every_legacy_scenario_nothing_but_the_owner_fails(name: str) -> None:
     _judge_break(name, _run((sys.executable, str(BROKEN), "--break", name)))
+
+
+@pytest.mark.parametrize("transport", ["http", "stdio"])
+def test_a_client_that_tasks_only_required_tools_runs_every_legacy_scenario(transport: str) -> None:
+    """A client may call an optional tool plainly (C-LEG-MAY-01): every scenario that needs a task
+    names the required tool, so such a client creates its task there too. It used to leave the
+    cancel check could-not-run (blaming task augmentation) and the run incomplete."""
+    config = ClientConfig(command=(sys.executable, str(BROKEN), "--freedom", "legacy-required-only"),
+                          eras=LEGACY, timeout_s=20, jobs=4, transport=transport)
+    result = anyio.run(execute_client, config).result
+    assert [(c.id, c.message) for c in result.checks if c.bucket == "could-not-run"] == []
+    assert result.outcome == "passed", [(c.id, c.bucket, c.message) for c in result.checks if c.bucket != "passed"]
+    assert [c.id for c in result.checks if c.warnings] == []
+
+
+def test_a_cancel_check_whose_scenario_created_no_task_is_not_applicable() -> None:
+    """No task in the cancel scenario: nothing to cancel, and no other rule blamed for it."""
+    run = _evidence(CANCEL_SCENARIO, _init(DECLARED), _call(1, {"name": "required_task", "arguments": {}},
+                                                            {"result": {"content": [], "isError": False}}))
+    verdict = _judge("tasks-client-legacy-cancels-with-tasks-cancel", run)
+    assert verdict.status == "skipped" and verdict.skip_reason == "not-applicable" and verdict.blocked_by is None
 
 
 @pytest.mark.slow
@@ -310,6 +332,30 @@ def test_a_task_nobody_cancels_gives_up_so_a_blocked_tasks_result_ends(monkeypat
         assert result["error"]["code"] == -32603
         _, got = await peer.send("tasks/get", {"taskId": task_id})
         assert got["result"]["status"] == "failed"
+    _serve(BY_NAME["tasks-client-legacy-cancel"].script, body)  # type: ignore[arg-type]
+
+
+def test_each_initialize_opens_a_session_and_a_task_belongs_to_the_one_that_created_it() -> None:
+    """As a second server process over stdio, a second session over HTTP knows none of the first's
+    tasks (policy P-47): its tasks/get and tasks/cancel are answered task not found."""
+    init = {"protocolVersion": "2025-11-25", "capabilities": {}, "clientInfo": {"name": "t", "version": "1"}}
+
+    async def body(peer: Peer) -> None:
+        first_resp, _ = await peer.send("initialize", init)
+        second_resp, _ = await peer.send("initialize", init)
+        first, second = first_resp.headers["mcp-session-id"], second_resp.headers["mcp-session-id"]
+        assert first != second
+        peer.session = first
+        _, created = await peer.send("tools/call", {"name": "scripted_task", "arguments": {}, "task": {}})
+        task_id = created["result"]["task"]["taskId"]
+        peer.session = second
+        _, elsewhere = await peer.send("tasks/get", {"taskId": task_id})
+        _, cancel = await peer.send("tasks/cancel", {"taskId": task_id})
+        _, listed = await peer.send("tasks/list")
+        assert elsewhere["error"]["code"] == cancel["error"]["code"] == -32602 and listed["result"]["tasks"] == []
+        peer.session = first
+        _, got = await peer.send("tasks/get", {"taskId": task_id})
+        assert got["result"]["status"] == "working"
     _serve(BY_NAME["tasks-client-legacy-cancel"].script, body)  # type: ignore[arg-type]
 
 

@@ -35,7 +35,9 @@ def _load_broken() -> ModuleType:
     return module
 
 
-BREAKS: dict[str, Any] = {name: b for name, b in _load_broken().BREAKS.items() if not name.startswith("legacy-")}
+# The 2026-07-28 breaks, run here over HTTP: those of stdio only are tests/test_client_stdio.py's.
+BREAKS: dict[str, Any] = {name: b for name, b in _load_broken().BREAKS.items()
+                          if not name.startswith("legacy-") and "http" in b.transports}
 
 
 def _owner(b: Any) -> str:
@@ -175,3 +177,41 @@ def test_client_demo_passes_and_writes_reports(tmp_path: Path) -> None:
     assert 'classname="tasks_conformance.requests"' in junit.read_text()
     frames = [json.loads(line) for line in wire.read_text().splitlines()]
     assert any(f.get("http", {}).get("method") == "POST" for f in frames)
+
+
+def test_a_cancel_over_a_second_http_connection_reaches_the_stateless_server_and_passes() -> None:
+    """cancels-elsewhere breaks the rule over stdio only: over HTTP the second connection reaches the
+    same 2026-07-28 server, which is stateless (policy P-28), so its tasks/cancel cancels the task."""
+    result = _run((sys.executable, str(BROKEN), "--break", "cancels-elsewhere"), "tasks-client-cancel")
+    by_id = {c.id: c for c in result.checks}
+    assert by_id["tasks-client-cancels-with-tasks-cancel"].bucket == "passed", by_id[
+        "tasks-client-cancels-with-tasks-cancel"].message
+    assert by_id["tasks-client-keeps-observing"].warnings == []
+
+
+def test_every_frame_of_a_client_run_names_its_scenario_and_connection() -> None:
+    config = ClientConfig(command=REFERENCE, eras=("extension", "legacy"), jobs=4, timeout_s=20,
+                          scenarios=("tasks-client-lifecycle", "tasks-client-legacy-lifecycle"))
+    execution = anyio.run(execute_client, config)
+    frames = [f.to_json() for f in execution.wire.frames()]
+    assert frames and {(f["lane"], f["connection"]) for f in frames} == {
+        ("tasks-client-lifecycle (extension)", 1), ("tasks-client-legacy-lifecycle (legacy)", 1)}
+
+
+def test_a_client_that_shows_every_error_without_its_code_surfaces_the_failed_task_as_the_direct_call() -> None:
+    """tasks-client-direct-error is the control: the failed task's error shown exactly as the same
+    error from the tools/call itself is what C-EXT-MUST-16 asks, code or no code."""
+    command = (sys.executable, str(BROKEN), "--freedom", "errors-without-code")
+    result = _run(command, "tasks-client-tool-error", "tasks-client-failed", "tasks-client-direct-error")
+    surfaces = {c.id: c for c in result.checks}["tasks-client-surfaces-outcome"]
+    assert surfaces.bucket == "passed" and "direct tools/call" in surfaces.message, surfaces.message
+    # Without the control the missing code is all there is to judge.
+    alone = {c.id: c for c in _run(command, "tasks-client-failed").checks}["tasks-client-surfaces-outcome"]
+    assert alone.bucket == "failed", alone.message
+
+
+def test_a_failed_task_shown_otherwise_than_the_direct_call_still_fails() -> None:
+    result = _run((sys.executable, str(BROKEN), "--break", "generic-error"), "tasks-client-failed",
+                  "tasks-client-direct-error")
+    surfaces = {c.id: c for c in result.checks}["tasks-client-surfaces-outcome"]
+    assert surfaces.bucket == "failed" and "direct tools/call" in surfaces.message, surfaces.message

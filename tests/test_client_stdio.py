@@ -47,7 +47,7 @@ def _load_broken() -> ModuleType:
 
 
 BREAKS: dict[str, Any] = _load_broken().BREAKS
-STDIO_BREAKS = sorted(name for name, b in BREAKS.items() if b.rule not in HEADER_RULES)
+STDIO_BREAKS = sorted(name for name, b in BREAKS.items() if b.rule not in HEADER_RULES and "stdio" in b.transports)
 
 
 def _owner(name: str) -> str:
@@ -86,7 +86,8 @@ def test_the_reference_client_passes_every_scenario_of_both_eras_on_stdio() -> N
     assert all(e.reply is not None for r in runs for e in r.exchanges if e.is_request and "method" in e.message)
 
 
-@pytest.mark.parametrize("name", ["no-extension-on-get", "cancel-notification", "legacy-task-on-forbidden"])
+@pytest.mark.parametrize("name", ["no-extension-on-get", "cancel-notification", "legacy-task-on-forbidden",
+                                  "cancels-elsewhere", "legacy-cancels-elsewhere"])
 def test_a_transport_independent_break_fails_the_same_single_check_on_stdio(name: str) -> None:
     _judge(name)
 
@@ -206,3 +207,26 @@ def test_the_relay_stops_a_server_whose_stdin_stays_open() -> None:
 
     code, frames = anyio.run(go)
     assert code is not None and frames == 2
+
+
+@pytest.mark.parametrize(("name", "era", "scenario"), [
+    ("cancels-elsewhere", "extension", "tasks-client-cancel"),
+    ("legacy-cancels-elsewhere", "legacy", "tasks-client-legacy-cancel"),
+])
+def test_a_cancel_sent_to_a_second_server_process_is_no_cancel_of_the_task(name: str, era: str,
+                                                                           scenario: str) -> None:
+    """The client spawns the server again and cancels there: that process never created the task
+    (its tasks/cancel got -32602), so the task of the first was never cancelled. Merged by task id
+    the two processes' frames made the cancel check pass."""
+    execution = _run((sys.executable, str(BROKEN), "--break", name), scenario, eras=(era,))
+    by_id = {c.id: c for c in execution.result.checks}
+    cancel = by_id["tasks-client-cancels-with-tasks-cancel" if era == "extension"
+                   else "tasks-client-legacy-cancels-with-tasks-cancel"]
+    assert cancel.bucket == "failed" and "server process 2" in cancel.message, cancel.message
+    if era == "extension":
+        (said,) = by_id["tasks-client-keeps-observing"].warnings
+        assert "C-EXT-SHOULD-03" in said.text and "server process 2" in said.text and said.policies == ("P-47",)
+    # Every frame carries its scenario (its lane) and the server process it crossed.
+    frames = [f.to_json() for f in execution.wire.frames()]
+    assert {f["connection"] for f in frames} == {1, 2}
+    assert {f["lane"] for f in frames} == {f"{scenario} ({era}, stdio)"}

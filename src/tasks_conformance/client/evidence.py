@@ -1,13 +1,18 @@
 """What a client did in one scenario, read back from the wire log's bytes: each JSON-RPC message
-it sent (with its HTTP headers and arrival time) beside what the scripted server answered, and
-what its process did. Checks read these and never the scripted server's state.
+it sent (with its HTTP headers, arrival time and connection) beside what the scripted server
+answered, and what its process did. Checks read these and never the scripted server's state.
+
+The unit of evidence is a connection (policy P-47): a server process the client spawned (stdio),
+a 2025-11-25 session (HTTP), or the one stateless 2026-07-28 server (HTTP). A task is judged on the
+connection that created it (`ScenarioRun.by_connection`); a request naming it on another, which
+never created it, is a finding of its own (`ScenarioRun.elsewhere`), never evidence about it.
 """
 
 from __future__ import annotations
 
 import json
 from collections.abc import Iterator, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 from tasks_conformance.client.jsonrpc import parse, problems
@@ -53,6 +58,7 @@ class Exchange:
     reply_seq: int | None = None
     reply_time: float | None = None
     reply: dict[str, Any] | None = None
+    connection: int = 1  # the scripted server's connection it came on (Frame.connection)
 
     @property
     def method(self) -> str:
@@ -105,6 +111,51 @@ class ScenarioRun:
     # The client's messages that are not a JSON object (not JSON, NaN included, or another JSON
     # value), each (frame, why): `exchanges` cannot hold them (jsonrpc.py reads them).
     malformed: tuple[tuple[int, str], ...] = field(default=())
+    # A view of one connection (`on`): its exchanges only; `whole` is the scenario's run.
+    connection: int | None = None
+    whole: ScenarioRun | None = field(default=None, repr=False, compare=False)
+
+    def connection_numbers(self) -> tuple[int, ...]:
+        """The connections the client's messages came on, in order."""
+        return tuple(sorted({e.connection for e in (*self.exchanges, *self.server_requests)})) or (1,)
+
+    def on(self, connection: int) -> ScenarioRun:
+        """The run as one connection saw it: its exchanges and the server's requests on it."""
+        whole = self.whole or self
+        return replace(whole, exchanges=tuple(e for e in whole.exchanges if e.connection == connection),
+                       server_requests=tuple(e for e in whole.server_requests if e.connection == connection),
+                       connection=connection, whole=whole)
+
+    def by_connection(self) -> list[ScenarioRun]:
+        """One view per connection: where each task is judged."""
+        return [self.on(c) for c in (self.whole or self).connection_numbers()]
+
+    def elsewhere(self, task_id: str, *methods: str) -> list[Exchange]:
+        """Requests (of `methods`) naming a task of this view's connection that went over another
+        connection of the scenario, one that did not create a task of that id (P-47)."""
+        whole = self.whole or self
+        others = {c: set(whole.on(c).created_task_ids()) for c in whole.connection_numbers() if c != self.connection}
+        return [e for e in whole.exchanges if e.is_request and e.method in methods and e.task_id == task_id
+                and e.connection in others and task_id not in others[e.connection]]
+
+    @property
+    def connection_kind(self) -> str:
+        """What one connection is here: a server process (stdio), a session (2025-11-25 over HTTP),
+        or the stateless server (2026-07-28 over HTTP: one connection)."""
+        if self.transport == "stdio":
+            return "server process"
+        return "session" if self.era == "legacy" else "connection"
+
+    def where_is(self, connection: int) -> str:
+        return f"{self.connection_kind} {connection}"
+
+    @property
+    def label(self) -> str:
+        """The scenario's name, and the connection of a view when the client used more than one."""
+        whole = self.whole or self
+        if self.connection is None or len(whole.connection_numbers()) < 2:
+            return self.name
+        return f"{self.name}, {self.where_is(self.connection)}"
 
     @property
     def called(self) -> bool:
@@ -132,6 +183,17 @@ class ScenarioRun:
         return self.scenario.name
 
 
+def said_elsewhere(run: ScenarioRun, found: Sequence[Exchange]) -> str:
+    """`run.elsewhere(...)`'s requests in words: where they went, and what they got."""
+    parts = []
+    for e in found[:3]:
+        code = get_path(e.reply, "error", "code")
+        got = f"answered error {shown(code)}" if code is not None else "answered"
+        parts.append(f"{shown(e.method)} #{e.seq} went to {run.where_is(e.connection)}, which did not create it "
+                     f"({got})")
+    return "; ".join(parts) + (f" and {len(found) - 3} more" if len(found) > 3 else "")
+
+
 def exchanges_of(wire: WireLog, seqs: Sequence[int]) -> tuple[Exchange, ...]:
     """The client's messages among the frames `seqs` (one scenario's), in arrival order, each with
     the answer that replied to it."""
@@ -148,7 +210,7 @@ def exchanges_of(wire: WireLog, seqs: Sequence[int]) -> tuple[Exchange, ...]:
         body = reply.json() if reply is not None else None
         out.append(Exchange(frame.seq, frame.time, message, frame.http,
                             reply.seq if reply is not None else None, reply.time if reply is not None else None,
-                            body if isinstance(body, dict) else None))
+                            body if isinstance(body, dict) else None, frame.connection or 1))
     return tuple(out)
 
 
@@ -172,19 +234,21 @@ def server_requests_of(wire: WireLog, seqs: Sequence[int]) -> tuple[Exchange, ..
     """The requests the scripted server sent the client among the frames `seqs`, each with the
     message the client answered it with (a response with the same id), in the order they were sent."""
     frames = [f for f in (wire.get(s) for s in seqs) if f is not None]
-    responses: dict[Any, Frame] = {}
+    responses: dict[tuple[int, Any], Frame] = {}  # by (connection, id): ids are a connection's own
     for frame in frames:
         message = frame.json()
         if (frame.direction == "in" and isinstance(message, dict) and "method" not in message
                 and isinstance(message.get("id"), str | int)):
-            responses.setdefault(message["id"], frame)
+            responses.setdefault((frame.connection or 1, message["id"]), frame)
     out: list[Exchange] = []
     for frame in frames:
         message = frame.json()
         if frame.direction != "out" or not isinstance(message, dict) or not isinstance(message.get("method"), str):
             continue
-        answer = responses.get(message.get("id")) if isinstance(message.get("id"), str | int) else None
+        rid = message.get("id")
+        answer = responses.get((frame.connection or 1, rid)) if isinstance(rid, str | int) else None
         body = answer.json() if answer is not None else None
         out.append(Exchange(frame.seq, frame.time, message, frame.http, answer.seq if answer else None,
-                            answer.time if answer else None, body if isinstance(body, dict) else None))
+                            answer.time if answer else None, body if isinstance(body, dict) else None,
+                            frame.connection or 1))
     return tuple(out)

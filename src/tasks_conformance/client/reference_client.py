@@ -18,12 +18,13 @@ MCP_CONFORMANCE_CONTEXT in the environment) and prints one line:
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import shlex
 import sys
 import time
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import AsyncIterator, Callable, Mapping, Sequence
 from dataclasses import replace
 from functools import partial
 from typing import TYPE_CHECKING, Any, Literal, cast
@@ -42,6 +43,7 @@ from tasks_conformance.client.reference_wire import (
     Deviations,
     Flow,
     HttpLink,
+    Link,
     Outcome,
     Sleep,
 )
@@ -102,6 +104,7 @@ async def call(
     if (url is None) == (command is None):
         raise ValueError("give either url (Streamable HTTP) or command (stdio)")
     if command is not None:
+        options = replace(options, reconnect=partial(stdio_link, command, timeout_s))
         try:
             async with stdio_link(command, timeout_s) as link:
                 return await _follow(flow_type(link, options))
@@ -109,12 +112,20 @@ async def call(
             trace = CallTrace(flow_type.dialect.wire.value, flow_type.dialect.protocol_version,
                               stop="transport", failure=one_line(exc, 300))
             return Outcome("unknown", failure=trace.failure, trace=trace)
+    assert url is not None
+    options = replace(options, reconnect=partial(_http_link, url, transport, timeout_s))
+    async with _http_link(url, transport, timeout_s) as link:
+        return await _follow(flow_type(link, options))
+
+
+@contextlib.asynccontextmanager
+async def _http_link(url: str, transport: httpx.AsyncBaseTransport | None, timeout_s: float) -> AsyncIterator[Link]:
+    """A Streamable HTTP peer of the server at `url`, on an HTTP client of its own."""
     import_httpx()
     import httpx
 
-    assert url is not None
     async with httpx.AsyncClient(transport=transport, timeout=timeout_s, trust_env=False) as http:
-        return await _follow(flow_type(HttpLink(url, http, timeout_s), options))
+        yield HttpLink(url, http, timeout_s)
 
 
 async def _follow(flow: Flow) -> Outcome:
@@ -215,7 +226,10 @@ def main(argv: list[str] | None = None, *, deviations: Deviations = NO_DEVIATION
     except Exception as exc:  # one line, never a traceback
         print(f"reference client: {one_line(exc, 500)}", file=sys.stderr)
         return 1
-    print(OUTCOME_PREFIX + json.dumps(outcome.to_json(), separators=(",", ":")), flush=True)
+    said = outcome.to_json()
+    if deviations.errors_without_code and isinstance(said.get("error"), dict):
+        said["error"] = {"code": None, "message": said["error"].get("message")}
+    print(OUTCOME_PREFIX + json.dumps(said, separators=(",", ":")), flush=True)
     return 0
 
 

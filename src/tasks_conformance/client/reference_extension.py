@@ -171,6 +171,8 @@ class ExtensionFlow(Flow):
             if snapshot is not None and self.status in TERMINAL_STATUSES:
                 break
             await self.maybe_cancel()
+            if self.left:
+                return Outcome("cancelled")
             await self.wait(self.poll_wait_s())
             if self.timed_out():
                 await self.leave()

@@ -49,6 +49,7 @@ class LegacyFlow(Flow):
         super().__init__(*args, **kwargs)
         self.session_id: str | None = None
         self.version_header: str | None = None  # sent once initialize has negotiated it
+        self.negotiated: Any = None  # the protocolVersion the initialize result gave, as it came
         self.capabilities: Any = None
         self.tool_listed = False  # tools/list named the tool
         self.link.on_server_request = self.on_server_request
@@ -64,7 +65,8 @@ class LegacyFlow(Flow):
     async def rpc(self, method: str, params: JSON) -> Reply:
         return await self.link.request(method, params, self.headers())
 
-    async def run(self) -> Outcome:
+    async def open(self) -> Outcome | None:
+        """initialize as a pure requestor, then notifications/initialized: the session."""
         init = await self.rpc("initialize", {"protocolVersion": VERSION, "capabilities": {"elicitation": {}},
                                              "clientInfo": dict(CLIENT_INFO)})
         if init.error is not None or init.result is None:
@@ -73,10 +75,17 @@ class LegacyFlow(Flow):
             return Outcome("unknown", error=init.error)
         session = init.headers.get(HEADER_SESSION)
         self.session_id = session if session else None
-        version = init.result.get("protocolVersion")
+        version = self.negotiated = init.result.get("protocolVersion")
         self.version_header = version if isinstance(version, str) else VERSION
         self.capabilities = init.result.get("capabilities")
         await self.link.notify("notifications/initialized", None, self.headers())
+        return None
+
+    async def run(self) -> Outcome:
+        failed = await self.open()
+        if failed is not None:
+            return failed
+        version = self.negotiated
         if self.dev.legacy_null_id:
             await self.link.exchange({"jsonrpc": "2.0", "id": None, "method": "ping"}, self.headers(), None)
         request = self.opt.request
@@ -123,6 +132,8 @@ class LegacyFlow(Flow):
             return False
         if task_support == "required":
             return not self.dev.legacy_no_task_on_required
+        if task_support == "optional" and self.dev.legacy_required_only:
+            return False  # an optional tool may be called plainly (C-LEG-MAY-01)
         return task_support in TASK_TOOLS or self.dev.legacy_task_on_forbidden
 
     async def task_support(self) -> Any:
@@ -147,7 +158,7 @@ class LegacyFlow(Flow):
         fetches = 0
         for _ in range(MAX_POLLS):
             await self.maybe_cancel()
-            if self.status == "cancelled":
+            if self.status == "cancelled" or self.left:
                 return Outcome("cancelled")
             if self.status in FETCH_ON and not self.dev.legacy_no_result_fetch and fetches < MAX_FETCHES:
                 fetches += 1

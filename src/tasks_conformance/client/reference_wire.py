@@ -13,6 +13,7 @@ import itertools
 import json
 import time
 from collections.abc import Awaitable, Callable, Mapping
+from contextlib import AbstractAsyncContextManager
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, ClassVar
 
@@ -68,8 +69,8 @@ class Outcome:
 
 @dataclass(frozen=True)
 class Deviations:
-    """One rule broken on purpose, for the breaking fixture clients (fixtures/broken_client.py).
-    All false: the compliant reference client."""
+    """One rule broken on purpose, for the breaking fixture clients (fixtures/broken_client.py), or
+    one freedom taken (its FREEDOMS). All false: the compliant reference client."""
 
     no_extension_on_get: bool = False  # tasks/get without the extension declared (C-EXT-MUST-01)
     polymorphic_ignored: bool = False  # a CreateTaskResult taken as the final result (C-EXT-MUST-02)
@@ -100,6 +101,13 @@ class Deviations:
     legacy_elicitation_untagged: bool = False  # an elicitation answered without the task's _meta (C-LEG-MUST-08)
     null_id: bool = False  # one ping with id null before the call, its answer ignored (C-CORE-MUST-11)
     legacy_null_id: bool = False  # the same on 2025-11-25, after initialize (C-LEG-MUST-15)
+    # Not breaks, freedoms of a legal client (broken_client.py's FREEDOMS): optional tools called
+    # plainly (C-LEG-MAY-01); every JSON-RPC error shown by its message alone, direct or a task's.
+    legacy_required_only: bool = False
+    errors_without_code: bool = False
+    # Cancels over a second connection: the server spawned again (stdio), a new session (2025-11-25
+    # over HTTP), whose tasks/cancel never reaches the task; then stops following it (policy P-47).
+    cancels_elsewhere: bool = False
 
 
 NO_DEVIATIONS = Deviations()
@@ -123,6 +131,9 @@ class CallOptions:
     deviations: Deviations = NO_DEVIATIONS
     clock: Clock = time.monotonic
     sleep: Sleep = anyio.sleep
+    # A second connection to the same server (the server spawned again, a new HTTP client): only the
+    # cancels_elsewhere deviation opens one.
+    reconnect: Callable[[], AbstractAsyncContextManager[Link]] | None = None
 
 
 def invalid(what: str) -> Outcome:
@@ -303,6 +314,7 @@ class Flow:
         self.cancel_sent = False
         self.errors = 0  # tasks/get answered with an error, in a row
         self.gone = False  # the server no longer knows the task (it expired, or was deleted)
+        self.left = False  # the cancels_elsewhere deviation: it believes its cancel ended the task
         self.trace = CallTrace(self.dialect.wire.value, self.dialect.protocol_version)
 
     async def run(self) -> Outcome:
@@ -311,6 +323,21 @@ class Flow:
     async def cancel(self) -> None:
         """Ask the server to cancel the task (each era its own way)."""
         raise NotImplementedError
+
+    async def open(self) -> Outcome | None:
+        """What a connection needs before the call (2025-11-25: initialize); an Outcome when it failed."""
+        return None
+
+    async def cancel_elsewhere(self) -> None:
+        """The cancels_elsewhere deviation: tasks/cancel for the task over a second connection, then
+        the task is left as if cancelled."""
+        assert self.opt.reconnect is not None
+        async with self.opt.reconnect() as link:
+            other = type(self)(link, self.opt)
+            if await other.open() is None:
+                other.task_id = self.task_id
+                await other.cancel()
+        self.left = True
 
     def now(self) -> float:
         return self.opt.clock()
@@ -378,7 +405,10 @@ class Flow:
         self.cancel_sent = True
         self.trace.cancel_reason = reason
         try:
-            await self.cancel()
+            if self.dev.cancels_elsewhere and self.opt.reconnect is not None:
+                await self.cancel_elsewhere()
+            else:
+                await self.cancel()
         except ClientFailure as exc:
             self.trace.cancel_reply = f"nothing: {exc}"
             raise

@@ -271,6 +271,11 @@ def _bounded(value: Any, depth: int = 0) -> Any:
 
 
 
+def _could_run(names: Sequence[str], config: ClientConfig) -> bool:
+    """Whether one of the scenarios could have run over the run's transports (it was left out by choice)."""
+    return any(t in BY_NAME[n].transports for n in names if n in BY_NAME for t in config.transports)
+
+
 def judge(check: ClientCheck, runs: list[ScenarioRun], wire: WireLog, config: ClientConfig) -> CheckResult:
     t0 = time.monotonic()
     redactor = wire.redactor
@@ -279,8 +284,9 @@ def judge(check: ClientCheck, runs: list[ScenarioRun], wire: WireLog, config: Cl
         scenarios = " ".join(f"--scenario {name}" for name in check.scenarios)
         verdict = not_applicable("none of its scenarios was selected",
                                  cause=setting("none of its scenarios was selected", f"select one: {scenarios}"))
-    elif check.needs and config.scenarios and not set(check.needs) & set(config.scenarios):
+    elif check.needs and not any(r.name in check.needs for r in mine) and _could_run(check.needs, config):
         # A check that reads every run but judges one scenario: with that one left out, nothing to judge.
+        # (One whose scenario cannot run over the chosen transports is judged: its judge says why.)
         needed = " ".join(f"--scenario {name}" for name in check.needs)
         verdict = not_applicable(f"its scenario {' or '.join(check.needs)} was not selected",
                                  cause=setting(f"its scenario {' or '.join(check.needs)} was not selected",

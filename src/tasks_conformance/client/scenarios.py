@@ -26,7 +26,8 @@ TOOL = "scripted_task"
 TTL_MS = 600_000
 EXPIRY_TTL_MS = 1_000  # the expiry scenarios' task: gone a second after its creation, while working
 # The tools the 2025-11-25 scripted server lists, by their execution.taskSupport (None: absent,
-# which 2025-11-25 reads as forbidden).
+# which 2025-11-25 reads as forbidden). A scenario that needs a task names the required tool, which
+# every client calls as a task: one that calls an optional tool plainly (C-LEG-MAY-01) enters it too.
 REQUIRED_TOOL, FORBIDDEN_TOOL = "required_task", "plain_tool"
 LEGACY_TOOLS: Final[dict[str, str | None]] = {TOOL: "optional", REQUIRED_TOOL: "required", FORBIDDEN_TOOL: "forbidden",
                                              "unmarked_tool": None}
@@ -47,8 +48,9 @@ class Snapshot:
 class Script:
     """The scripted server's side of one scenario (extension era)."""
 
-    # "task": tools/call gets a CreateTaskResult; "complete": a plain CallToolResult.
-    answer: Literal["task", "complete"] = "task"
+    # "task": tools/call gets a CreateTaskResult; "complete": a plain CallToolResult; "error": the
+    # script's `error`, as the tools/call's own JSON-RPC error (no task).
+    answer: Literal["task", "complete", "error"] = "task"
     # The task's reads, in order; `create` is what the CreateTaskResult says.
     create: Snapshot = Snapshot("working")
     reads: tuple[Snapshot, ...] = (Snapshot("working"), Snapshot("completed"))
@@ -62,7 +64,8 @@ class Script:
     until_cancelled: bool = False
     # prompts/get is answered with a CreateTaskResult (not a task-capable method in 2026-07-28).
     task_on_prompt: bool = False
-    task_id: str = "task-1"
+    # The prefix of the task's id; the rest is random (a server's ids cannot be guessed).
+    task_id: str = "task-"
     # The task's ttlMs (ttl on 2025-11-25): once that long has passed since its creation the task
     # is deleted, and every request naming it gets "task not found" (-32602), as a server may do.
     # Ten minutes, far beyond any scenario, unless a scenario is about the task expiring.
@@ -136,7 +139,8 @@ EXTENSION_SCENARIOS: Final[tuple[Scenario, ...]] = (
     ),
     Scenario(
         "tasks-client-input",
-        "input_required with one elicitation (key k1), a stale snapshot after the answer, then completed",
+        "input_required with one elicitation (key k1), a stale snapshot after the answer, then completed (a client "
+        "whose tools/call declared no elicitation is asked nothing)",
         ("extension",),
         Script(reads=(Snapshot("input_required", input_key="k1"), Snapshot("working"), Snapshot("completed")),
                stale_input_after_update=True),
@@ -165,6 +169,14 @@ EXTENSION_SCENARIOS: Final[tuple[Scenario, ...]] = (
         rules=("C-EXT-MUST-16",),
     ),
     Scenario(
+        "tasks-client-direct-error",
+        "the same JSON-RPC error (-32000) as tasks-client-failed's task, answered to the tools/call itself: how "
+        "the client shows that error is the measure of how it shows the failed task's",
+        ("extension",),
+        Script(answer="error", error={"code": -32000, "message": "the scripted tool failed"}),
+        rules=("C-EXT-MUST-16",),
+    ),
+    Scenario(
         "tasks-client-task-on-prompt",
         "prompts/get answered with a CreateTaskResult, which no 2026-07-28 method but tools/call may get",
         ("extension",), Script(task_on_prompt=True),
@@ -181,7 +193,7 @@ EXTENSION_SCENARIOS: Final[tuple[Scenario, ...]] = (
     Scenario(
         "tasks-client-unsafe-task-id",
         "a task id that is not header-safe, so Mcp-Name must carry it base64-encoded",
-        ("extension",), Script(task_id="tâche-1"),
+        ("extension",), Script(task_id="tâche-"),
         rules=("C-EXT-MUST-04", "C-CORE-MUST-06"), transports=("http",),
     ),
 )
@@ -217,50 +229,52 @@ LEGACY_SCENARIOS: Final[tuple[Scenario, ...]] = (
     ),
     Scenario(
         "tasks-client-legacy-failed",
-        "a task that fails; tasks/result answers its JSON-RPC error (-32000)",
+        "a task of the required tool that fails; tasks/result answers its JSON-RPC error (-32000)",
         ("legacy",),
         LegacyScript(reads=(Snapshot("working"), Snapshot("failed")),
                      error={"code": -32000, "message": "the scripted tool failed"}),
-        rules=("C-LEG-MUST-05",),
+        rules=("C-LEG-MUST-05",), tool=REQUIRED_TOOL,
     ),
     Scenario(
         "tasks-client-legacy-tool-error",
-        "a task whose CallToolResult has isError true: it ends failed, and tasks/result answers that result",
+        "a task of the required tool whose CallToolResult has isError true: it ends failed, and tasks/result "
+        "answers that result",
         ("legacy",),
         LegacyScript(reads=(Snapshot("working"), Snapshot("failed")),
                      result={"content": [{"type": "text", "text": "the tool reported an error"}], "isError": True}),
-        rules=("C-LEG-MUST-05",),
+        rules=("C-LEG-MUST-05",), tool=REQUIRED_TOOL,
     ),
     Scenario(
         "tasks-client-legacy-input",
-        "a task that reads input_required; its elicitation comes on the tasks/result stream, and the "
-        "client's answer lets it complete",
+        "a task of the required tool that reads input_required; its elicitation comes on the tasks/result stream, "
+        "and the client's answer lets it complete",
         ("legacy",),
         LegacyScript(reads=(Snapshot("working"), Snapshot("input_required", input_key="colour"), Snapshot("working"),
                             Snapshot("completed"))),
-        rules=("C-LEG-MUST-05", "C-LEG-MUST-08", "C-LEG-MUST-13", "C-LEG-SHOULD-04"),
+        rules=("C-LEG-MUST-05", "C-LEG-MUST-08", "C-LEG-MUST-13", "C-LEG-SHOULD-04"), tool=REQUIRED_TOOL,
     ),
     Scenario(
         "tasks-client-legacy-cancel",
-        "a task that runs until cancelled; the harness is asked to cancel it once it is seen working",
+        "a task of the required tool that runs until cancelled; the harness is asked to cancel it once it is seen "
+        "working",
         ("legacy",), LegacyScript(reads=(Snapshot("working"),), until_cancelled=True),
         context={"cancel": True},
-        rules=("C-LEG-MUST-07", "C-LEG-SHOULD-05", "C-LEG-SHOULD-07"),
+        rules=("C-LEG-MUST-07", "C-LEG-SHOULD-05", "C-LEG-SHOULD-07"), tool=REQUIRED_TOOL,
     ),
     Scenario(
         "tasks-client-legacy-cancel-undeclared",
-        "the harness is asked to cancel, but the server declares no tasks.cancel; the task completes "
-        "after two polls",
+        "the harness is asked to cancel, but the server declares no tasks.cancel; the required tool's task "
+        "completes after two polls",
         ("legacy",), LegacyScript(reads=_LEGACY_WORKING_TWICE, tasks=_NO_CANCEL),
         context={"cancel": True},
-        rules=("C-LEG-MUST-07", "C-LEG-SHOULD-07"),
+        rules=("C-LEG-MUST-07", "C-LEG-SHOULD-07"), tool=REQUIRED_TOOL,
     ),
     Scenario(
         "tasks-client-legacy-ttl-expiry",
-        f"a task granted ttl {EXPIRY_TTL_MS} (whatever ttl the client asked for) that is still working when it "
-        "runs out: from then on tasks/get answers -32602 task not found",
+        f"a task of the required tool granted ttl {EXPIRY_TTL_MS} (whatever ttl the client asked for) that is "
+        "still working when it runs out: from then on tasks/get answers -32602 task not found",
         ("legacy",), LegacyScript(reads=(Snapshot("working"),), ttl_ms=EXPIRY_TTL_MS),
-        rules=("C-LEG-MAY-02",),
+        rules=("C-LEG-MAY-02",), tool=REQUIRED_TOOL,
     ),
 )
 

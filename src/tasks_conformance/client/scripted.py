@@ -1,14 +1,21 @@
 """The scripted server a client under test talks to: a small 2026-07-28 tasks server over
 Streamable HTTP that plays one scenario's `Script` and records every byte both ways in a WireLog.
 
-It behaves as a compliant server (so that a client is only ever judged on its own bytes): a
-`tools/call` or `tasks/*` request that does not declare the extension gets what such a request
-gets from a compliant server (a plain result, `-32021`), removed methods get `-32601`. Answers are
+It behaves as a compliant server, keeping the server rules the server mode judges (so that a
+client is only ever judged on its own bytes; tests/test_scripted_servers.py runs the server mode
+against it): a `tools/call` or `tasks/*` request that does not declare the extension gets what such
+a request gets from a compliant server (a plain result, `-32021` naming the extension), a request
+without the `_meta` envelope `-32602`, one for another protocol version `-32022`, a method it does
+not implement (the removed ones among them) `-32601` with HTTP 404, a `tasks/*` request whose
+routing headers name another method or task `-32020`. Task ids are random; every result carries
+the server's `serverInfo`. A task asks for input only of a client whose creating `tools/call`
+declared the `elicitation` capability; for any other it goes on without (policy P-08). Answers are
 plain JSON; the checks read the client's requests and these answers from the wire log.
 """
 
 from __future__ import annotations
 
+import secrets
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
@@ -18,19 +25,29 @@ from tasks_conformance.client.evidence import shown
 from tasks_conformance.client.scenarios import TOOL, Script, Snapshot
 from tasks_conformance.client.scripted_http import Answer, Fault, ScriptedHttp, now_iso, rpc_error, rpc_result
 from tasks_conformance.core.protocol import (
+    ERR_HEADER_MISMATCH,
+    ERR_INTERNAL,
     ERR_INVALID_PARAMS,
     ERR_METHOD_NOT_FOUND,
     ERR_MISSING_CAPABILITY,
+    ERR_UNSUPPORTED_VERSION,
     EXT_TASKS,
+    HEADER_METHOD,
+    HEADER_NAME,
     META_CLIENT_CAPS,
+    META_PROTOCOL_VERSION,
     META_SERVER_INFO,
     TERMINAL_STATUSES,
+    decode_header_value,
+    get_path,
 )
 from tasks_conformance.core.wirelog import WireLog
 from tasks_conformance.core.wires.base import lists_extension
 
 VERSION = "2026-07-28"
-PROMPT_TASK_ID = "prompt-task-1"
+PROMPT_TASK_PREFIX = "prompt-task-"  # the prefix of a task a prompts/get reply names
+SERVER_INFO: dict[str, Any] = {"name": "tasks-conformance scripted server", "version": "1"}
+MISSING_TASKS: dict[str, Any] = {"requiredCapabilities": {"extensions": {EXT_TASKS: {}}}}
 # server/discover and tools/list are CacheableResults in 2026-07-28: ttlMs and cacheScope are
 # required (SDK clients validate them). Each scenario's server is new, so nothing is to be cached.
 NOT_CACHED: dict[str, Any] = {"ttlMs": 0, "cacheScope": "private"}
@@ -38,6 +55,12 @@ NOT_CACHED: dict[str, Any] = {"ttlMs": 0, "cacheScope": "private"}
 
 def declares_extension(params: Any) -> bool:
     return lists_extension(params, "_meta", META_CLIENT_CAPS)
+
+
+def declares_form_elicitation(params: Any) -> bool:
+    """The request's own client capabilities allow a form-mode elicitation (`{}` means form)."""
+    declared = get_path(params, "_meta", META_CLIENT_CAPS, "elicitation")
+    return isinstance(declared, dict) and (not declared or "form" in declared)
 
 
 @dataclass
@@ -52,6 +75,7 @@ class TaskState:
     cancelled: bool = False
     ended: bool = False  # a terminal status was read
     born: float = field(default_factory=time.monotonic)
+    asks_input: bool = True  # False: its client declared no elicitation, so it is never asked for input
 
     def expired(self, script: Script) -> bool:
         """Its ttl has run out: the server has deleted it (a server may, whatever its status)."""
@@ -73,6 +97,9 @@ class TaskState:
         if self.stale_pending:
             self.stale_pending = False
             return reads[self.read - 1]  # the input_required read once more, stale
+        if current.status == "input_required" and not self.asks_input and self.read < len(reads) - 1:
+            self.read += 1  # nothing is asked of a client that cannot answer: the task goes on without
+            return self._next(script)
         if current.status == "input_required" and current.input_key not in self.answered:
             return current  # stays until its key is answered
         self.read += 1
@@ -115,7 +142,9 @@ class ScriptedServer(ScriptedHttp):
         self.script = script
         self.tasks: dict[str, TaskState] = {}
 
-    async def respond(self, message: Any) -> Answer:
+    async def respond(self, message: Any, connection: int = 1) -> Answer:
+        """The answer to one message; the 2026-07-28 wire is stateless, so whatever connection it
+        came on, every request reads the same tasks (policy P-28)."""
         status, body = self.answer(message)
         return Answer(status, body)
 
@@ -128,17 +157,33 @@ class ScriptedServer(ScriptedHttp):
             return 202, None  # a notification: accepted, nothing to answer
         handler = _METHODS.get(method)
         if handler is None:
-            return 200, rpc_error(rid, ERR_METHOD_NOT_FOUND, f"method not found: {shown(method)}")
-        outcome = handler(self, params if isinstance(params, dict) else {})
+            return 404, rpc_error(rid, ERR_METHOD_NOT_FOUND, f"method not found: {shown(method)}")
+        params = params if isinstance(params, dict) else {}
+        outcome = _envelope_fault(params) or handler(self, params)
         if isinstance(outcome, Fault):
-            return outcome.http_status, rpc_error(rid, outcome.code, outcome.message)
-        return 200, rpc_result(rid, outcome)
+            return outcome.http_status, rpc_error(rid, outcome.code, outcome.message, outcome.data)
+        meta = outcome.get("_meta") if isinstance(outcome.get("_meta"), dict) else {}
+        return 200, rpc_result(rid, {**outcome, "_meta": {**meta, META_SERVER_INFO: dict(SERVER_INFO)}})
+
+    def refuse(self, message: Any, headers: tuple[tuple[str, str], ...]) -> Answer | None:
+        """A tasks/* request whose Mcp-Method or Mcp-Name (base64-decoded when encoded) names another
+        method or task: -32020, HTTP 400. A header left out is the client's to answer for
+        (tasks-client-routing-headers), not refused."""
+        method = message.get("method") if isinstance(message, dict) else None
+        if not isinstance(method, str) or not method.startswith("tasks/") or "id" not in message:
+            return None
+        said = {k.lower(): v for k, v in headers}
+        task_id = get_path(message, "params", "taskId")
+        named = said.get(HEADER_NAME.lower())
+        if said.get(HEADER_METHOD.lower(), method) != method or (
+                named is not None and isinstance(task_id, str) and decode_header_value(named) != task_id):
+            return Answer(400, rpc_error(message.get("id"), ERR_HEADER_MISMATCH,
+                                         "Mcp-Method or Mcp-Name does not match the request's body"))
+        return None
 
     def _discover(self, _params: dict[str, Any]) -> dict[str, Any]:
         return {"resultType": "complete", "supportedVersions": [VERSION],
-                "capabilities": {"tools": {}, "prompts": {}, "extensions": {EXT_TASKS: {}}},
-                "_meta": {META_SERVER_INFO: {"name": "tasks-conformance scripted server", "version": "1"}},
-                **NOT_CACHED}
+                "capabilities": {"tools": {}, "prompts": {}, "extensions": {EXT_TASKS: {}}}, **NOT_CACHED}
 
     def _tools_list(self, _params: dict[str, Any]) -> dict[str, Any]:
         return {"resultType": "complete", "tools": [{
@@ -148,22 +193,28 @@ class ScriptedServer(ScriptedHttp):
     def _tools_call(self, params: dict[str, Any]) -> dict[str, Any] | Fault:
         if params.get("name") != TOOL:
             return Fault(ERR_INVALID_PARAMS, f"unknown tool: {str(params.get('name'))[:60]}")
+        error = self.script.error or {}
+        if self.script.answer == "error":  # the call itself fails, as a direct call does
+            return Fault(int(error.get("code", ERR_INTERNAL)), str(error.get("message", "failed")))
         if self.script.answer == "complete" or not declares_extension(params):
             return {"resultType": "complete", **self.script.result}
-        return self._create(self.script.task_id)
+        return self._create(self.script.task_id, declares_form_elicitation(params))
 
-    def _create(self, task_id: str) -> dict[str, Any]:
-        state = self.tasks.setdefault(task_id, TaskState(task_id))
+    def _create(self, prefix: str, asks_input: bool = True) -> dict[str, Any]:
+        """A new task, its id the prefix and enough random characters that nobody can guess it."""
+        state = TaskState(prefix + secrets.token_urlsafe(16), asks_input=asks_input)
+        self.tasks[state.task_id] = state
         return {"resultType": "task", **task_body(state, self.script.create, self.script)}
 
     def _prompts_get(self, params: dict[str, Any]) -> dict[str, Any]:
         if self.script.task_on_prompt:
-            return self._create(PROMPT_TASK_ID)
+            return self._create(PROMPT_TASK_PREFIX)
         return {"resultType": "complete", "messages": [{"role": "user", "content": {"type": "text", "text": "hi"}}]}
 
     def _task(self, params: dict[str, Any]) -> TaskState | Fault:
         if not declares_extension(params):
-            return Fault(ERR_MISSING_CAPABILITY, "the request does not declare io.modelcontextprotocol/tasks", 400)
+            return Fault(ERR_MISSING_CAPABILITY, "the request does not declare io.modelcontextprotocol/tasks", 400,
+                         MISSING_TASKS)
         found: TaskState | Fault = find_task(self.tasks, params, self.script)
         return found
 
@@ -193,6 +244,18 @@ class ScriptedServer(ScriptedHttp):
         if not state.ended:  # cancelling an ended task is no error, and changes nothing
             state.cancelled = True
         return {"resultType": "complete"}
+
+
+def _envelope_fault(params: dict[str, Any]) -> Fault | None:
+    """What a 2026-07-28 request whose _meta envelope is wrong gets: -32602 without protocolVersion
+    or clientCapabilities, -32022 for a version this server does not serve (both HTTP 400)."""
+    version = get_path(params, "_meta", META_PROTOCOL_VERSION)
+    if not isinstance(version, str) or not isinstance(get_path(params, "_meta", META_CLIENT_CAPS), dict):
+        return Fault(ERR_INVALID_PARAMS, "the request's _meta lacks protocolVersion or clientCapabilities", 400)
+    if version != VERSION:
+        return Fault(ERR_UNSUPPORTED_VERSION, f"protocol version {shown(version)} is not served", 400,
+                     {"supported": [VERSION], "requested": version})
+    return None
 
 
 _METHODS: dict[str, Callable[[ScriptedServer, dict[str, Any]], Any]] = {

@@ -1,7 +1,9 @@
 """What both scripted servers share: the Streamable HTTP endpoint they serve on 127.0.0.1, every
 byte both ways recorded in the run's WireLog, a reply as plain JSON or as an SSE stream, and the
 small JSON-RPC helpers. Each era's server (scripted.py, scripted_legacy.py) says only how it
-answers a message (`respond`).
+answers a message (`respond`) and which of its connections a message arrived on (`connection_for`:
+one for the stateless 2026-07-28 server, a session each for the 2025-11-25 one); every frame
+carries that number (`Frame.connection`), so that a task is judged on the connection that made it.
 """
 
 from __future__ import annotations
@@ -13,9 +15,10 @@ from collections.abc import AsyncIterator, Awaitable, Callable, Iterator, Mutabl
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from typing import Any
+from urllib.parse import urlsplit
 
 from tasks_conformance.client.jsonrpc import parse, strict_error
-from tasks_conformance.core.wirelog import HttpMeta, WireLog
+from tasks_conformance.core.wirelog import Frame, HttpMeta, WireLog
 
 ENDPOINT = "/mcp"
 MAX_BODY = 1024 * 1024  # a client's request is small; a larger body is not read on
@@ -39,10 +42,14 @@ class Fault:
     code: int
     message: str
     http_status: int = 200
+    data: dict[str, Any] | None = None
 
 
-def rpc_error(rid: Any, code: int, message: str) -> dict[str, Any]:
-    return {"jsonrpc": "2.0", "id": rid, "error": {"code": code, "message": message}}
+def rpc_error(rid: Any, code: int, message: str, data: dict[str, Any] | None = None) -> dict[str, Any]:
+    error: dict[str, Any] = {"code": code, "message": message}
+    if data is not None:
+        error["data"] = data
+    return {"jsonrpc": "2.0", "id": rid, "error": error}
 
 
 def rpc_result(rid: Any, result: dict[str, Any]) -> dict[str, Any]:
@@ -69,16 +76,25 @@ class ScriptedHttp:
         # The frames of this scenario in the run's wire log (every scenario of a run shares one).
         self.seqs: list[int] = []
 
-    async def respond(self, message: Any) -> Answer:
-        """The answer to one JSON-RPC message."""
+    async def respond(self, message: Any, connection: int = 1) -> Answer:
+        """The answer to one JSON-RPC message that arrived on `connection`."""
         raise NotImplementedError
 
-    async def strict_respond(self, message: Any, not_json: str | None) -> Answer:
+    def refuse(self, message: Any, headers: tuple[tuple[str, str], ...]) -> Answer | None:
+        """What a request whose HTTP headers disagree with it gets before it is answered (None: nothing)."""
+        return None
+
+    def connection_for(self, session: str | None, message: Any) -> int:
+        """The connection (numbered from 1) an HTTP message arrived on, by the Mcp-Session-Id it
+        carries: one, unless the era's server keeps sessions."""
+        return 1
+
+    async def strict_respond(self, message: Any, not_json: str | None, connection: int = 1) -> Answer:
         """What a strict JSON-RPC peer answers (jsonrpc.py): -32700 for what is not JSON, -32600
         for an invalid message (a bad id answered with id null), with nothing of it echoed; a
         message that is one gets the era's `respond`."""
         error = strict_error(message, not_json)
-        return Answer(400, error) if error is not None else await self.respond(message)
+        return Answer(400, error) if error is not None else await self.respond(message, connection)
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         if scope["type"] != "http":
@@ -95,27 +111,32 @@ class ScriptedHttp:
             # Kept in the log for the record, outside the scenario's frames, never answered.
             self.wire.record("in", "http", body, http=meta, note=INCOMPLETE_BODY)
             return
-        inbound = self.wire.record("in", "http", body, http=meta)
+        posted = scope.get("method") == "POST" and scope.get("path") == ENDPOINT
+        message, not_json = parse(body) if posted else (None, None)
+        session = next((v for k, v in raw_headers if k.lower() == "mcp-session-id"), None)
+        connection = self.connection_for(session, message)
+        inbound = self.wire.record("in", "http", body, http=meta, connection=connection)
         self.seqs.append(inbound.seq)
-        if scope.get("method") != "POST" or scope.get("path") != ENDPOINT:
+        if not posted:
             await _respond(send, 405 if scope.get("path") == ENDPOINT else 404, b"")
             return
-        message, not_json = parse(body)
         self.requests += 1
-        answer = await self.strict_respond(message, not_json)
+        refused = _foreign_origin(raw_headers) or self.refuse(message, raw_headers)
+        answer = refused or await self.strict_respond(message, not_json, connection)
         if answer.events is not None:
             rid = message.get("id") if isinstance(message, dict) else None
             await self._stream(send, answer, HttpMeta("POST", url, answer.status, headers,
-                                                      (("content-type", SSE), *answer.headers)), inbound.seq, rid)
+                                                      (("content-type", SSE), *answer.headers)), inbound, rid)
             return
         data = json.dumps(answer.body, separators=(",", ":")).encode() if answer.body is not None else b""
         if answer.body is not None:
             out_meta = HttpMeta("POST", url, answer.status, headers,
                                 (("content-type", "application/json"), *answer.headers))
-            self.seqs.append(self.wire.record("out", "http", data, http=out_meta, reply_to=inbound.seq).seq)
+            self.seqs.append(self.wire.record("out", "http", data, http=out_meta, reply_to=inbound.seq,
+                                              connection=connection).seq)
         await _respond(send, answer.status, data, answer.headers)
 
-    async def _stream(self, send: Send, answer: Answer, out_meta: HttpMeta, inbound: int, rid: Any) -> None:
+    async def _stream(self, send: Send, answer: Answer, out_meta: HttpMeta, inbound: Frame, rid: Any) -> None:
         """An SSE response: each message one event, recorded as it is sent; the one with the
         request's id (a result or an error) is recorded as the reply."""
         assert answer.events is not None
@@ -125,10 +146,29 @@ class ScriptedHttp:
         async for message in answer.events:
             data = json.dumps(message, separators=(",", ":")).encode()
             reply = "method" not in message and message.get("id") == rid
-            frame = self.wire.record("out", "sse", data, http=out_meta, reply_to=inbound if reply else None)
+            frame = self.wire.record("out", "sse", data, http=out_meta, reply_to=inbound.seq if reply else None,
+                                     connection=inbound.connection)
             self.seqs.append(frame.seq)
             await send({"type": "http.response.body", "body": b"data: " + data + b"\n\n", "more_body": True})
         await send({"type": "http.response.body", "body": b"", "more_body": False})
+
+
+# The origins a local server accepts: its own host's (a request from a page anywhere else is a
+# DNS-rebinding attempt, refused with 403, as both eras' transports require).
+LOCAL_HOSTS = frozenset({"127.0.0.1", "localhost", "::1"})
+
+
+def _foreign_origin(headers: tuple[tuple[str, str], ...]) -> Answer | None:
+    origin = next((v for k, v in headers if k.lower() == "origin"), None)
+    if origin is None:
+        return None
+    try:
+        host = urlsplit(origin).hostname
+    except ValueError:
+        host = None
+    if host in LOCAL_HOSTS:
+        return None
+    return Answer(403, rpc_error(None, -32600, "forbidden: the request's Origin is not this server's"))
 
 
 def _host(headers: tuple[tuple[str, str], ...]) -> str:

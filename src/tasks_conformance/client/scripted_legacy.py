@@ -3,7 +3,10 @@ Streamable HTTP that plays one scenario's `LegacyScript`, on the HTTP plumbing b
 (scripted_http.py).
 
 It behaves as a compliant 2025-11-25 server, so that a client is only ever judged on its own
-bytes: `initialize` opens a session (`Mcp-Session-Id`) and declares `capabilities.tasks`;
+bytes: each `initialize` opens a session of its own (`Mcp-Session-Id`) and declares
+`capabilities.tasks`; a task belongs to the session that created it, as it belongs to the server
+process over stdio (another session asking for it gets -32602 "task not found"; a request that
+names no session, or one never opened, is taken as the latest session's, leniently);
 `tools/list` gives each tool's `execution.taskSupport`; a `tools/call` with `params.task` on a
 task-capable tool gets a CreateTaskResult `{task: {...}}`, and without it the plain CallToolResult.
 Where the server declared `tasks.requests.tools.call`, a required tool called plainly and a
@@ -66,6 +69,7 @@ class LegacyTask(TaskState):
     started: float = field(default_factory=time.monotonic)
     last: Snapshot = field(default_factory=lambda: Snapshot("working"))
     gave_up: bool = False
+    connection: int = 1  # the session (HTTP) that created it: no other finds it
 
 
 class LegacyScriptedServer(ScriptedHttp):
@@ -75,13 +79,23 @@ class LegacyScriptedServer(ScriptedHttp):
         super().__init__(wire)
         self.script = script
         self.tasks: dict[str, LegacyTask] = {}
-        self.session = secrets.token_hex(16)
-        self.client_capabilities: Any = None  # what initialize declared
+        self.sessions: list[str] = []  # the Mcp-Session-Id of each HTTP session, by connection number - 1
+        self.capabilities: dict[int, Any] = {}  # what each connection's initialize declared
         self.asked: set[str] = set()  # input keys whose elicitation was sent
         self.answers: dict[Any, Any] = {}  # the client's responses to our requests, by id
         self.answered: Any = None  # an anyio.Event, set when a response arrives (made in the loop)
 
-    async def respond(self, message: Any) -> Answer:
+    def connection_for(self, session: str | None, message: Any) -> int:
+        """An initialize opens a new session; any other message is on the session it names (none,
+        or one never opened: the latest)."""
+        if isinstance(message, dict) and message.get("method") == "initialize" and "id" in message:
+            self.sessions.append(secrets.token_hex(16))
+            return len(self.sessions)
+        if session in self.sessions:
+            return self.sessions.index(session) + 1
+        return max(1, len(self.sessions))
+
+    async def respond(self, message: Any, connection: int = 1) -> Answer:
         if not isinstance(message, dict):
             return Answer(400, rpc_error(None, ERR_INVALID_REQUEST, "not a JSON-RPC message"))
         method, rid = message.get("method"), message.get("id")
@@ -96,13 +110,15 @@ class LegacyScriptedServer(ScriptedHttp):
         params = message.get("params") if isinstance(message.get("params"), dict) else {}
         assert isinstance(params, dict)
         if method == "initialize":
-            self.client_capabilities = params.get("capabilities")
-            return Answer(200, rpc_result(rid, self._initialize()), ((HEADER_SESSION, self.session),))
+            self.capabilities[connection] = params.get("capabilities")
+            session = self.sessions[connection - 1] if connection <= len(self.sessions) else None  # stdio: none
+            return Answer(200, rpc_result(rid, self._initialize()),
+                          ((HEADER_SESSION, session),) if session is not None else ())
         if method == "tasks/result":
-            return self._tasks_result(rid, params)
+            return self._tasks_result(rid, params, connection)
         handler = _METHODS.get(method)
-        outcome = handler(self, params) if handler is not None else Fault(ERR_METHOD_NOT_FOUND,
-                                                                           f"method not found: {shown(method)}")
+        outcome = handler(self, params, connection) if handler is not None else Fault(
+            ERR_METHOD_NOT_FOUND, f"method not found: {shown(method)}")
         if isinstance(outcome, Fault):
             return Answer(outcome.http_status, rpc_error(rid, outcome.code, outcome.message))
         return Answer(200, rpc_result(rid, outcome))
@@ -114,7 +130,7 @@ class LegacyScriptedServer(ScriptedHttp):
                 "capabilities": {"tools": {}, "tasks": self.script.tasks},
                 "serverInfo": {"name": "tasks-conformance scripted server", "version": "1"}}
 
-    def _tools_list(self, params: dict[str, Any]) -> dict[str, Any] | Fault:
+    def _tools_list(self, params: dict[str, Any], _connection: int) -> dict[str, Any] | Fault:
         if params.get("cursor") is not None:
             return Fault(ERR_INVALID_PARAMS, "invalid cursor: the tool list has one page")
         tools = []
@@ -129,7 +145,7 @@ class LegacyScriptedServer(ScriptedHttp):
     def declared(self, *path: str) -> bool:
         return get_path(self.script.tasks, *path) is not None
 
-    def _tools_call(self, params: dict[str, Any]) -> dict[str, Any] | Fault:
+    def _tools_call(self, params: dict[str, Any], connection: int) -> dict[str, Any] | Fault:
         name = params.get("name")
         if not isinstance(name, str) or name not in LEGACY_TOOLS:
             return Fault(ERR_INVALID_PARAMS, f"unknown tool: {str(name)[:60]}")
@@ -140,7 +156,7 @@ class LegacyScriptedServer(ScriptedHttp):
             if not asked and support == "required":
                 return Fault(ERR_METHOD_NOT_FOUND, f"{name} runs only as a task: call it with params.task")
             if asked and self.script.answer == "task":
-                state = LegacyTask(secrets.token_urlsafe(16))
+                state = LegacyTask(secrets.token_urlsafe(16), connection=connection)
                 self.tasks[state.task_id] = state
                 return {"task": self.task_body(state, self.script.create)}
         failure = self.failure()
@@ -175,20 +191,24 @@ class LegacyScriptedServer(ScriptedHttp):
         state.last = state.snapshot(self.script)
         return state.last
 
-    def _task(self, params: dict[str, Any]) -> LegacyTask | Fault:
-        found: LegacyTask | Fault = find_task(self.tasks, params, self.script)  # related-task _meta is ignored
+    def _task(self, params: dict[str, Any], connection: int) -> LegacyTask | Fault:
+        """The task params.taskId names, on the connection that created it (related-task _meta is
+        ignored); on another, it is not found."""
+        found: LegacyTask | Fault = find_task(self.tasks, params, self.script)
+        if isinstance(found, LegacyTask) and found.connection != connection:
+            return Fault(ERR_INVALID_PARAMS, "task not found")
         return found
 
-    def _tasks_get(self, params: dict[str, Any]) -> dict[str, Any] | Fault:
-        state = self._task(params)
+    def _tasks_get(self, params: dict[str, Any], connection: int) -> dict[str, Any] | Fault:
+        state = self._task(params, connection)
         if isinstance(state, Fault):
             return state
         return self.task_body(state, self.read(state))
 
-    def _tasks_cancel(self, params: dict[str, Any]) -> dict[str, Any] | Fault:
+    def _tasks_cancel(self, params: dict[str, Any], connection: int) -> dict[str, Any] | Fault:
         if not self.declared("cancel"):
             return Fault(ERR_METHOD_NOT_FOUND, "tasks/cancel is not supported (no tasks.cancel declared)")
-        state = self._task(params)
+        state = self._task(params, connection)
         if isinstance(state, Fault):
             return state
         if state.ended:
@@ -197,12 +217,12 @@ class LegacyScriptedServer(ScriptedHttp):
         state.last = Snapshot("cancelled", state.last.poll_interval_ms)
         return self.task_body(state, state.last)
 
-    def _tasks_list(self, params: dict[str, Any]) -> dict[str, Any] | Fault:
+    def _tasks_list(self, params: dict[str, Any], connection: int) -> dict[str, Any] | Fault:
         if not self.declared("list"):
             return Fault(ERR_METHOD_NOT_FOUND, "tasks/list is not supported (no tasks.list declared)")
         if params.get("cursor") is not None:
             return Fault(ERR_INVALID_PARAMS, "invalid cursor: the task list has one page")
-        return {"tasks": [self.task_body(s, s.last) for s in self.tasks.values()]}
+        return {"tasks": [self.task_body(s, s.last) for s in self.tasks.values() if s.connection == connection]}
 
     def payload(self, rid: Any, state: LegacyTask) -> dict[str, Any]:
         """What tasks/result answers for an ended task: what the call itself would have answered."""
@@ -215,8 +235,8 @@ class LegacyScriptedServer(ScriptedHttp):
         meta = {**(self.script.result.get("_meta") or {}), META_RELATED_TASK: {"taskId": state.task_id}}
         return rpc_result(rid, {**self.script.result, "_meta": meta})
 
-    def _tasks_result(self, rid: Any, params: dict[str, Any]) -> Answer:
-        state = self._task(params)
+    def _tasks_result(self, rid: Any, params: dict[str, Any], connection: int) -> Answer:
+        state = self._task(params, connection)
         if isinstance(state, Fault):
             return Answer(200, rpc_error(rid, state.code, state.message))
         if state.ended:
@@ -229,14 +249,15 @@ class LegacyScriptedServer(ScriptedHttp):
         import anyio
 
         while not state.ended:
-            if isinstance(self._task({"taskId": state.task_id}), Fault):
+            if isinstance(self._task({"taskId": state.task_id}, state.connection), Fault):
                 yield rpc_error(rid, ERR_INVALID_PARAMS, "task not found")  # it expired meanwhile
                 return
             snap = self.read(state)
             key = snap.input_key
             if snap.status == "input_required" and key is not None and key not in self.asked:
                 self.asked.add(key)
-                if get_path(self.client_capabilities, "elicitation") is not None:  # else the task gives up
+                # Only to a client that declared elicitation on this connection; else the task gives up.
+                if get_path(self.capabilities.get(state.connection), "elicitation") is not None:
                     yield self.elicitation(state)
                     if await self.answer_to(ELICITATION_ID, state):
                         state.answered.add(key)
@@ -262,8 +283,8 @@ class LegacyScriptedServer(ScriptedHttp):
         return request_id in self.answers
 
 
-_METHODS: dict[str, Callable[[LegacyScriptedServer, dict[str, Any]], dict[str, Any] | Fault]] = {
-    "ping": lambda _s, _p: {},
+_METHODS: dict[str, Callable[[LegacyScriptedServer, dict[str, Any], int], dict[str, Any] | Fault]] = {
+    "ping": lambda _s, _p, _c: {},
     "tools/list": LegacyScriptedServer._tools_list,
     "tools/call": LegacyScriptedServer._tools_call,
     "tasks/get": LegacyScriptedServer._tasks_get,

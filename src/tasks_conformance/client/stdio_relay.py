@@ -2,7 +2,9 @@
 (scripted_stdio.py), and that server reports every frame it read or wrote to a listener of ours
 on an ephemeral 127.0.0.1 port, named with a one-time token in its argv. Each reported frame goes
 into the run's WireLog as it arrives, with the time the server saw it, so the checks read stdio
-runs exactly as HTTP ones.
+runs exactly as HTTP ones. Each server process is a connection of its own, numbered from 1 in the
+order their hellos came (`Frame.connection`): its tasks are its own, and a second process the
+client starts knows none of the first's.
 
 When the client has gone, every server it started is stopped: it ends by itself when its stdin
 ends; one still connected is told to stop (the report connection closes), and one that does not
@@ -40,6 +42,7 @@ class Connection:
 
     pid: int | None = None
     ended: bool = False
+    number: int | None = None  # its connection number, once its hello was read
     seqs: dict[int, int] = field(default_factory=dict)  # its frame numbers -> the run's
 
 
@@ -77,16 +80,33 @@ class Relay:
 
         if not self.live():
             return
+        pids = [c.pid for c in self.live() if c.pid is not None]
         for close in self.closers:
             with contextlib.suppress(Exception):
                 await close()
+        # Closing ends the report connections at once, not the processes: wait for those to exit.
         with anyio.move_on_after(STOP_S):
-            while self.live():
+            while any(_running(pid) for pid in pids):
                 await anyio.sleep(0.01)
-        for conn in self.live():
-            if conn.pid is not None:
+        for pid in pids:
+            if _running(pid):
                 with contextlib.suppress(ProcessLookupError, PermissionError):
-                    os.kill(conn.pid, signal.SIGKILL)
+                    os.kill(pid, signal.SIGKILL)
+
+
+def _running(pid: int) -> bool:
+    """Whether the process is still running (an exited one its parent has not reaped yet is not)."""
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:
+        return True
+    try:
+        with open(f"/proc/{pid}/stat", "rb") as stat:
+            return stat.read().rpartition(b")")[2].split()[:1] != [b"Z"]
+    except OSError:
+        return True  # no /proc: alive as far as can be told
 
 
 def server_argv(scenario: Scenario, port: int, token: str, lifetime_s: float) -> tuple[str, ...]:
@@ -120,6 +140,7 @@ async def relaying(scenario: Scenario, wire: WireLog, timeout_s: float) -> Async
             if not isinstance(hello, dict) or hello.get("token") != token:
                 return
             conn.pid = hello.get("pid") if isinstance(hello.get("pid"), int) else None
+            conn.number = 1 + sum(c.number is not None for c in relay.connections)
             base = wire.elapsed()
             while True:
                 _record(json.loads(await buffered.receive_until(b"\n", MAX_REPORT_LINE)), conn, relay, wire, base)
@@ -152,7 +173,7 @@ def _record(report: Any, conn: Connection, relay: Relay, wire: WireLog, base: fl
         return
     data = base64.b64decode(str(report.get("data", "")), validate=False)
     reply_to = conn.seqs.get(report["replyTo"]) if isinstance(report.get("replyTo"), int) else None
-    frame = wire.record(report["direction"], "stdio", data, reply_to=reply_to)
+    frame = wire.record(report["direction"], "stdio", data, reply_to=reply_to, connection=conn.number)
     at = report.get("time")
     if isinstance(at, int | float):
         # The frame's time is when the scripted server read or wrote it (its clock started at the

@@ -173,8 +173,12 @@ class Frame:
     # Why it was sent and over which connection (outbound requests of the harness); in memory
     # only: `to_json` leaves it out.
     tag: FrameTag | None = None
-    # The part of the run it belongs to (`in_lane`; an answer takes its request's); in memory only.
+    # The part of the run it belongs to (`in_lane`; an answer takes its request's); in memory only,
+    # unless the frame has a `connection`.
     lane: str | None = None
+    # Client mode: the connection of the scripted server it crossed, numbered from 1 within its
+    # lane (a server process the client spawned, a 2025-11-25 session); exported with its lane.
+    connection: int | None = None
     _json: Any = field(default=None, repr=False, compare=False)
     _parsed: bool = field(default=False, repr=False, compare=False)
 
@@ -216,6 +220,9 @@ class Frame:
             out["note"] = self.note
         if self.flags:
             out["flags"] = sorted(flag.name for flag in self.flags)
+        if self.connection is not None:
+            out["lane"] = self.lane
+            out["connection"] = self.connection
         return out
 
 
@@ -279,6 +286,7 @@ class WireLog:
         note: str | None = None,
         flags: Iterable[FrameFlag] = (),
         tag: FrameTag | None = None,
+        connection: int | None = None,
     ) -> Frame:
         """Append one frame; the first outbound frame in a `tagging` block takes its tag (unless
         given one here)."""
@@ -309,6 +317,7 @@ class WireLog:
             flags=kept_flags,
             tag=tag,
             lane=self._lane_of(direction, reply_to),
+            connection=connection,
         )
         if len(self._frames) < self._max_frames:
             self._frames[seq] = frame

@@ -3,49 +3,26 @@ cancellation, the end of a task, and what the client surfaced (its optional outc
 
 from __future__ import annotations
 
-import itertools
 from collections.abc import Iterator
-from dataclasses import dataclass
 
+from tasks_conformance.client.checks.cadence import Cadence, judge_cadence, prompt_tasks, read_ended, task_runs
+from tasks_conformance.client.checks.cadence import gets_of as _gets
+from tasks_conformance.client.checks.cadence import status_of as _status
 from tasks_conformance.client.checks.cancel import judge_cancel
 from tasks_conformance.client.checks.expiry import judge_expiry
 from tasks_conformance.client.checks.registry import client_check
-from tasks_conformance.client.evidence import Exchange, ScenarioRun, shown
+from tasks_conformance.client.evidence import Exchange, ScenarioRun, said_elsewhere, shown
 from tasks_conformance.client.scenarios import scenario_names
-from tasks_conformance.client.scripted import PROMPT_TASK_ID
 from tasks_conformance.core.causes import setting
 from tasks_conformance.core.protocol import TERMINAL_STATUSES, get_path
 from tasks_conformance.core.verdict import Verdict, could_not_run, failed, not_applicable, passed, warn
-from tasks_conformance.core.wires import DIALECTS, CreatedTask, Wire, task_object
+from tasks_conformance.core.wires import DIALECTS, Wire
 
 TASK_METHODS = ("tasks/get", "tasks/update", "tasks/cancel")
 EXTENSION = scenario_names(Wire.EXTENSION)  # these checks judge the 2026-07-28 runs only
 EXPIRY = "tasks-client-ttl-expiry"
 SHOWN = 3
 MAX_EVIDENCE = 40
-# A poll this much earlier than the interval is still on time (policy P-33): max(50 ms, 10 %).
-EARLY_SLACK_S, EARLY_SLACK_SHARE = 0.050, 0.10
-
-
-def _gets(run: ScenarioRun, task_id: str) -> list[Exchange]:
-    return [e for e in run.sent("tasks/get") if e.is_request and e.task_id == task_id]
-
-
-def _status(e: Exchange) -> str | None:
-    value = get_path(e.result, "status")
-    return value if isinstance(value, str) else None
-
-
-def _read_ended(run: ScenarioRun) -> bool:
-    """Did the client read a task's end (a tasks/get answered with a terminal status)?"""
-    return any(_status(e) in TERMINAL_STATUSES for e in run.sent("tasks/get"))
-
-
-def _task_runs(runs: list[ScenarioRun]) -> Iterator[tuple[ScenarioRun, str]]:
-    for run in runs:
-        for task_id in dict.fromkeys(run.created_task_ids()):
-            if task_id != PROMPT_TASK_ID:
-                yield run, task_id
 
 
 @client_check(
@@ -63,7 +40,8 @@ def follows_task(runs: list[ScenarioRun]) -> Verdict:
     judged = 0
     for run in runs:
         if run.name == "tasks-client-sync-result":
-            judged += 1
+            # Judged once the plain result came back to a tools/call.
+            judged += any(e.is_request and e.result is not None for e in run.sent("tools/call"))
             stray = [e for e in run.sent(*TASK_METHODS) if e.is_request]
             if stray:
                 return failed(f"after a plain CallToolResult the client sent {shown(stray[0].method)} (frame "
@@ -77,20 +55,24 @@ def follows_task(runs: list[ScenarioRun]) -> Verdict:
                               f"{str(said.get('status'))[:40]!r}",
                               details={"expected": "status completed",
                                        "actual": f"status {str(said.get('status'))[:40]}"})
-        else:
-            for task_id in run.created_task_ids():
-                judged += 1
-                listened = [e for e in run.sent("subscriptions/listen") if task_id in _listened_ids(e)]
-                # A client stopped at --timeout may have followed it later: the runner says it hung.
-                if not _gets(run, task_id) and not listened and not run.client.timed_out:
-                    create = next(e for e in run.exchanges if get_path(e.result, "taskId") == task_id)
-                    return failed(f"the CreateTaskResult for task {task_id!r} (frame #{create.reply_seq}) was never "
-                                  "followed: no tasks/get or subscription for it", evidence=create.seqs,
-                                  details={"expected": "tasks/get (or a subscription) for the task",
-                                           "actual": "neither"})
+    for view, task_id in task_runs([run for run in runs if run.name != "tasks-client-sync-result"]):
+        judged += 1
+        listened = [e for e in view.sent("subscriptions/listen") if task_id in _listened_ids(e)]
+        # A client stopped at --timeout may have followed it later: the runner says it hung.
+        if not _gets(view, task_id) and not listened and not view.client.timed_out:
+            create = next(e for e in view.exchanges if get_path(e.result, "taskId") == task_id)
+            elsewhere = view.elsewhere(task_id, "tasks/get", "subscriptions/listen")
+            also = f"; {said_elsewhere(view, elsewhere)}" if elsewhere else ""
+            return failed(f"the CreateTaskResult for task {task_id!r} (frame #{create.reply_seq}, {view.label}) was "
+                          f"never followed on the {view.connection_kind} that created it: no tasks/get or "
+                          f"subscription for it there{also} (policy P-47)", policies=("P-47",),
+                          evidence=[*create.seqs, *(e.seq for e in elsewhere)][:MAX_EVIDENCE],
+                          details={"expected": f"tasks/get (or a subscription) for the task on its "
+                                               f"{view.connection_kind}", "actual": "neither" + also})
     if not judged:
         return not_applicable("no task was created and no plain result was taken: nothing to follow")
-    return passed("the task was followed through tasks/get, and the plain result was taken as the outcome")
+    return passed("the task was followed through tasks/get, and the plain result was taken as the outcome",
+                  judged=judged)
 
 
 def _listened_ids(e: Exchange) -> list[str]:
@@ -102,7 +84,8 @@ def _listened_ids(e: Exchange) -> list[str]:
     id="tasks-client-no-task-on-other-methods",
     title="A task reply to a method other than tools/call is invalid and is not followed",
     description="In 2026-07-28 only tools/call may create a task: a resultType \"task\" reply to prompts/get is an "
-                "invalid response, surfaced as an error, and no tasks/* is sent for its taskId.",
+                "invalid response, surfaced as an error (the outcome line judged when the prompts/get was the "
+                "client's last request, not a tools/call), and no tasks/* is sent for its taskId.",
     requirements=("C-EXT-MUST-03",),
     scenarios=("tasks-client-task-on-prompt",),
     ends=True,
@@ -114,7 +97,8 @@ def no_task_on_other_methods(runs: list[ScenarioRun]) -> Verdict:
             return could_not_run(setting(f"the client sent no prompts/get in {run.name}",
                                          "have the harness send MCP_CONFORMANCE_CONTEXT's `request` instead of "
                                          "tools/call"))
-        followed = [e for e in run.sent(*TASK_METHODS) if e.task_id == PROMPT_TASK_ID]
+        named = prompt_tasks(run)
+        followed = [e for e in run.sent(*TASK_METHODS) if e.task_id in named]
         if followed:
             return failed(f"the client sent {shown(followed[0].method)} for the task a prompts/get reply named "
                           f"(frame #{followed[0].seq}): only tools/call creates tasks",
@@ -122,11 +106,16 @@ def no_task_on_other_methods(runs: list[ScenarioRun]) -> Verdict:
                           details={"expected": "no tasks/* for a task a prompts/get reply named",
                                    "actual": f"{shown(followed[0].method)} (frame #{followed[0].seq})"})
         said = run.client.outcome
-        if said is not None and not said.get("error"):
+        # The outcome line is about the request the client made last: a client that also called the
+        # context's toolName after its prompts/get reported that call, not the prompt.
+        last = max((e for e in run.exchanges if e.is_request and e.method in ("prompts/get", "tools/call")),
+                   key=lambda e: e.time)
+        if said is not None and last.method == "prompts/get" and not said.get("error"):
             return failed("the client reported the prompts/get as a success although its reply was an invalid "
                           "task result", evidence=asked[0].seqs,
                           details={"expected": "an error for the invalid reply", "actual": "reported as a success"})
-    return passed("the task reply to prompts/get was not followed")
+    return passed("the task reply to prompts/get was not followed",
+                  evidence=[s for run in runs for e in run.sent("prompts/get") if e.is_request for s in e.seqs])
 
 
 @client_check(
@@ -156,74 +145,17 @@ def cancels_with_tasks_cancel(runs: list[ScenarioRun]) -> Verdict:
                         creates=creates)
 
 
-@dataclass(frozen=True)
-class Cadence:
-    """How one wire's polls are judged: the interval's field, the requests after which the next
-    poll is not judged (P-33), and the rules an early poll breaks (still on a changed value: the
-    second)."""
-
-    field: str
-    between: tuple[str, ...]
-    rule: str
-    changed_rule: str
-
-
 EXTENSION_CADENCE = Cadence(DIALECTS[Wire.EXTENSION].poll_interval_field, ("tasks/update",),
                             "C-EXT-SHOULD-01", "C-EXT-SHOULD-02")
-
-
-def poll_gaps(run: ScenarioRun, task_id: str,
-              cadence: Cadence) -> Iterator[tuple[Exchange, Exchange, float, int, int | None]]:
-    """(previous read, next read, gap s, interval in force ms, the interval before it) for each pair of
-    tasks/get of a task, where the previous read said how long to wait and no request of
-    `cadence.between` (an answer, a result fetch) came between."""
-    gets = [e for e in _gets(run, task_id) if e.reply_time is not None]
-    create = next((e for e in run.exchanges if CreatedTask.read(e.result).task_id == task_id), None)
-    before = get_path(task_object(create.result), cadence.field) if create is not None else None
-    between = [e.time for e in run.sent(*cadence.between)]
-    for prev, nxt in itertools.pairwise(gets):
-        interval = get_path(prev.result, cadence.field)
-        assert prev.reply_time is not None
-        if _status(prev) in TERMINAL_STATUSES or not isinstance(interval, int) or interval <= 0:
-            before = interval
-            continue
-        if not any(prev.reply_time <= t <= nxt.time for t in between):  # after an answer: not judged (P-33)
-            yield prev, nxt, nxt.time - prev.reply_time, interval, before if isinstance(before, int) else None
-        before = interval
-
-
-def judge_cadence(runs: list[ScenarioRun], cadence: Cadence) -> Verdict:
-    """Early polls warn (SHOULD; policy P-33), naming the changed-value rule when the gaps still
-    follow the interval before the latest."""
-    early: list[tuple[ScenarioRun, Exchange, float, int, bool]] = []
-    judged = 0
-    name = cadence.field
-    for run, task_id in _task_runs(runs):
-        for _prev, nxt, gap, interval, before in poll_gaps(run, task_id, cadence):
-            judged += 1
-            if gap < interval / 1000 - max(EARLY_SLACK_S, EARLY_SLACK_SHARE * interval / 1000):
-                stale = before is not None and before != interval and gap >= before / 1000 - EARLY_SLACK_S
-                early.append((run, nxt, gap, interval, stale))
-    if not judged:
-        return not_applicable(f"no two consecutive tasks/get of a task with a {name} to judge")
-    if not early:
-        return passed(f"all {judged} polls waited the latest {name}")
-    changed = any(stale for *_rest, stale in early)
-    rule = cadence.changed_rule if changed else cadence.rule
-    text = "; ".join(f"{r.name} frame #{e.seq}: {gap * 1000:.0f} ms after the last answer, {name} {iv}"
-                     for r, e, gap, iv, _s in early[:SHOWN])
-    return passed(f"{len(early)} of {judged} polls came early", evidence=[e.seq for _r, e, *_x in early][:MAX_EVIDENCE],
-                  warnings=[warn(f"polls sooner than {name} ({rule}"
-                                 f"{', still on the old value' if changed else ''}; policy P-33): {text}", "P-33")])
 
 
 @client_check(
     id="tasks-client-poll-interval",
     title="tasks/get polls wait at least the latest pollIntervalMs",
     description="Between a tasks/get answer and the next tasks/get of the same task the client waits the "
-                "pollIntervalMs of the most recent snapshot, and follows a changed value. Early polls warn "
-                "(SHOULD; policy P-33: measured answer to request, max(50 ms, 10 %) slack, the first poll and "
-                "a poll after tasks/update not judged).",
+                "pollIntervalMs of the most recent snapshot, and follows a changed value; the first tasks/get "
+                "waits the CreateTaskResult's (policy P-48). Early polls warn (SHOULD; policy P-33: measured "
+                "answer to request, max(50 ms, 10 %) slack, a poll after tasks/update not judged).",
     requirements=("C-EXT-SHOULD-01", "C-EXT-SHOULD-02"),
     scenarios=("tasks-client-lifecycle", "tasks-client-interval-change"),
 )
@@ -243,7 +175,7 @@ def poll_interval(runs: list[ScenarioRun]) -> Verdict:
 def stops_at_terminal(runs: list[ScenarioRun]) -> Verdict:
     extra: list[tuple[ScenarioRun, Exchange]] = []
     judged = 0
-    for run, task_id in _task_runs(runs):
+    for run, task_id in task_runs(runs):
         gets = _gets(run, task_id)
         ended = next((i for i, e in enumerate(gets) if _status(e) in TERMINAL_STATUSES), None)
         if ended is not None:
@@ -252,12 +184,12 @@ def stops_at_terminal(runs: list[ScenarioRun]) -> Verdict:
     if not judged:
         return not_applicable("the client never read a task's terminal status, so no poll after one to judge")
     if extra:
-        shown = "; ".join(f"{r.name} frame #{e.seq}" for r, e in extra[:SHOWN])
+        shown = "; ".join(f"{r.label} frame #{e.seq}" for r, e in extra[:SHOWN])
         said = warn(f"{len(extra)} tasks/get after the task was read terminal (C-EXT-SHOULD-04; policy P-34): "
                     f"{shown}", "P-34")
         return passed(f"{len(extra)} tasks/get after a terminal status",
                       evidence=[e.seq for _r, e in extra][:MAX_EVIDENCE], warnings=[said])
-    return passed("no task was polled after a terminal status")
+    return passed("no task was polled after a terminal status", judged=judged)
 
 
 @client_check(
@@ -277,22 +209,29 @@ def stops_at_terminal(runs: list[ScenarioRun]) -> Verdict:
 def keeps_observing(runs: list[ScenarioRun]) -> Verdict:
     abandoned = []
     rules: dict[str, None] = {}
-    if not any(True for _task in _task_runs(runs)):
+    seqs: list[int] = []
+    policies: set[str] = set()
+    tasks = list(task_runs(runs))
+    if not tasks:
         return not_applicable("no task was created, so none could be left live")
-    for run, task_id in _task_runs(runs):
+    for run, task_id in tasks:
         reads = [e for e in _gets(run, task_id) if _status(e) is not None]
         cancelled = any(e.task_id == task_id for e in run.sent("tasks/cancel"))
         last = _status(reads[-1]) if reads else "working"
         if last not in TERMINAL_STATUSES and not cancelled and not run.client.timed_out:
             answered = any(e.task_id == task_id for e in run.sent("tasks/update"))
             rules["C-EXT-SHOULD-07" if answered else "C-EXT-SHOULD-03"] = None
-            abandoned.append(f"{run.name}: task {task_id!r} last read {last}"
-                             + (" after the client answered its input" if answered else ""))
+            elsewhere = run.elsewhere(task_id, *TASK_METHODS)
+            seqs += [e.seq for e in elsewhere]
+            abandoned.append(f"{run.label}: task {task_id!r} last read {last}"
+                             + (" after the client answered its input" if answered else "")
+                             + (f" ({said_elsewhere(run, elsewhere)}; policy P-47)" if elsewhere else ""))
+            policies.update(("P-47",) if elsewhere else ())
     if abandoned:
-        return passed("a live task was left", warnings=[
+        return passed("a live task was left", judged=len(tasks), evidence=seqs[:MAX_EVIDENCE], warnings=[warn(
             f"the client ended while a task was live, without tasks/cancel ({', '.join(sorted(rules))}): "
-            + "; ".join(abandoned[:SHOWN])])
-    return passed("every task was followed to a terminal status or cancelled")
+            + "; ".join(abandoned[:SHOWN]), *sorted(policies))])
+    return passed("every task was followed to a terminal status or cancelled", judged=len(tasks))
 
 
 @client_check(
@@ -323,7 +262,7 @@ def input_answered(runs: list[ScenarioRun]) -> Verdict:
         asked = any("k1" in (get_path(e.result, "inputRequests") or {}) for e in run.sent("tasks/get"))
         judged += asked or bool(keys)
         if asked and "k1" not in keys:
-            return passed("the input request was not answered", warnings=[
+            return passed("the input request was not answered", judged=1, warnings=[
                 "the task's input request k1 got no tasks/update inputResponses (C-EXT-SHOULD-06)"])
         if keys.count("k1") > 1:
             again = [e.seq for e, k in answers if k == "k1"]
@@ -333,7 +272,24 @@ def input_answered(runs: list[ScenarioRun]) -> Verdict:
     if not judged:
         return not_applicable("the client never read the task's input request (input_required), so there was "
                               "nothing to answer")
-    return passed("the input request was answered once, through tasks/update")
+    return passed("the input request was answered once, through tasks/update", judged=judged)
+
+
+FAILED_TASK, DIRECT_ERROR = "tasks-client-failed", "tasks-client-direct-error"
+
+
+def _control(runs: list[ScenarioRun]) -> dict[str, object] | None:
+    """The outcome line of the direct call that failed with the failed task's error, when it shows an
+    error at all (a client that shows none for it has no measure to offer)."""
+    for run in runs:
+        said = run.client.outcome
+        if run.name == DIRECT_ERROR and said is not None and (said.get("error") or said.get("status") == "failed"):
+            return said
+    return None
+
+
+def _shown_alike(said: dict[str, object], control: dict[str, object]) -> bool:
+    return all(said.get(key) == control.get(key) for key in ("status", "isError", "error"))
 
 
 @client_check(
@@ -341,23 +297,28 @@ def input_answered(runs: list[ScenarioRun]) -> Verdict:
     title="The client surfaces a task's outcome as the call's: isError stays completed, a failure keeps its error",
     description="From the harness's TASKS-CONFORMANCE-OUTCOME line: a completed task whose result has isError true "
                 "is a completed call carrying a tool error, and a failed task's JSON-RPC error reaches the user "
-                "with its code. Without the line these rules are not applicable (could not run under --profile full; "
-                "policy P-36).",
+                "as the same error from the call itself would: with its code, or exactly as the client shows that "
+                "error from a direct tools/call (the control scenario tasks-client-direct-error). Without the line "
+                "these rules are not applicable (could not run under --profile full; policy P-36).",
     requirements=("C-EXT-MUST-15", "C-EXT-MUST-16"),
-    scenarios=("tasks-client-tool-error", "tasks-client-failed"),
+    scenarios=("tasks-client-tool-error", FAILED_TASK, DIRECT_ERROR),
+    # The control is a measure, not a run the rules are judged on.
+    needs=("tasks-client-tool-error", FAILED_TASK),
     outcome_line=True,
     ends=True,
 )
 def surfaces_outcome(runs: list[ScenarioRun]) -> Verdict:
-    told = [run for run in runs if run.client.outcome is not None]
+    told = [run for run in runs if run.client.outcome is not None and run.name != DIRECT_ERROR]
     if not told:
         return not_applicable("the harness printed no TASKS-CONFORMANCE-OUTCOME line (policy P-36)",
                               policies=("P-36",))
     # What a client reports before it read the task's end is not about the end: following the task
     # is tasks-client-follows-task's and tasks-client-keeps-observing's to judge.
-    told = [run for run in told if _read_ended(run)]
+    told = [run for run in told if read_ended(run)]
     if not told:
         return not_applicable("the client never read the task's end, so its outcome line is not about it")
+    control = _control(runs)
+    alike = False
     for run in told:
         said = run.client.outcome or {}
         tool_error_kept = said.get("status") == "completed" and said.get("isError") is True
@@ -369,12 +330,23 @@ def surfaces_outcome(runs: list[ScenarioRun]) -> Verdict:
                                    "actual": f"status {str(said.get('status'))[:40]}, "
                                              f"isError {shown(said.get('isError'))}"})
         code = get_path(said, "error", "code")
-        if run.name == "tasks-client-failed" and (said.get("status") != "failed" or code != -32000):
-            return failed(f"a task that failed with JSON-RPC error -32000 was reported as status "
-                          f"{str(said.get('status'))[:40]!r}, error code {shown(code)}", broken=("C-EXT-MUST-16",),
-                          details={"expected": "status failed, error code -32000",
-                                   "actual": f"status {str(said.get('status'))[:40]}, error code {shown(code)}"})
-    return passed("the outcome the client reported matches the task's")
+        if run.name != FAILED_TASK or (said.get("status") == "failed" and code == -32000):
+            continue
+        if control is not None and _shown_alike(said, control):
+            alike = True  # shown as the same error from a direct call is: what the rule asks
+            continue
+        also = "" if control is None else (
+            f", while the same error from a direct tools/call was reported as status "
+            f"{str(control.get('status'))[:40]!r}, error {shown(control.get('error'))}")
+        return failed(f"a task that failed with JSON-RPC error -32000 was reported as status "
+                      f"{str(said.get('status'))[:40]!r}, error code {shown(code)}{also}", broken=("C-EXT-MUST-16",),
+                      details={"expected": "status failed, error code -32000, or the error as the client shows it "
+                                           "from a direct tools/call",
+                               "actual": f"status {str(said.get('status'))[:40]}, error code {shown(code)}{also}"})
+    if alike:
+        return passed("the outcome the client reported matches the task's; the failed task's error is shown as the "
+                      "same error from a direct tools/call is", judged=len(told))
+    return passed("the outcome the client reported matches the task's", judged=len(told))
 
 
 @client_check(

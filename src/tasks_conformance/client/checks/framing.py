@@ -57,7 +57,7 @@ def judge_framing(runs: list[ScenarioRun], *, framing: str, id_rule: str) -> Ver
     if not count:
         return not_applicable("the client sent no message to judge")
     return passed(f"all {count} messages the client sent were JSON-RPC 2.0, their request ids strings or integers "
-                  "unique in flight")
+                  "unique in flight", judged=count)
 
 
 @client_check(

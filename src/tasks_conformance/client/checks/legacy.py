@@ -10,9 +10,9 @@ from __future__ import annotations
 
 from typing import Any
 
+from tasks_conformance.client.checks.cadence import Cadence, judge_cadence
 from tasks_conformance.client.checks.cancel import judge_cancel
 from tasks_conformance.client.checks.expiry import judge_expiry
-from tasks_conformance.client.checks.following import Cadence, judge_cadence
 from tasks_conformance.client.checks.framing import DESCRIPTION, judge_framing
 from tasks_conformance.client.checks.registry import client_check
 from tasks_conformance.client.evidence import Exchange, ScenarioRun, shown
@@ -42,7 +42,7 @@ LEGACY_CADENCE = Cadence(DIALECTS[Wire.LEGACY].poll_interval_field, ("tasks/resu
 
 
 def _where(run: ScenarioRun, e: Exchange) -> str:
-    return f"{shown(e.method)} (frame #{e.seq}, {run.name})"
+    return f"{shown(e.method)} (frame #{e.seq}, {run.label})"
 
 
 def _requests(run: ScenarioRun, *methods: str) -> list[Exchange]:
@@ -50,13 +50,15 @@ def _requests(run: ScenarioRun, *methods: str) -> list[Exchange]:
 
 
 def _declared(run: ScenarioRun, *path: str) -> bool:
-    """Whether the initialize result the client got declares capabilities.tasks.<path>."""
+    """Whether the initialize result the client got declares capabilities.tasks.<path> (read on a
+    connection's view: each session has its own initialize)."""
     init = next((e for e in _requests(run, "initialize") if isinstance(e.result, dict)), None)
     return init is not None and get_path(init.result, "capabilities", "tasks", *path) is not None
 
 
 def _creates(run: ScenarioRun) -> dict[str, Exchange]:
-    """The tools/call requests that created a task (a nested CreateTaskResult), by task id."""
+    """The tools/call requests that created a task (a nested CreateTaskResult), by task id (on a
+    connection's view: a task id names a task of its own connection)."""
     out: dict[str, Exchange] = {}
     for e in _requests(run, "tools/call"):
         created = CreatedTask.read(e.result)
@@ -97,7 +99,7 @@ def _augmentation_problem(e: Exchange, declared: bool) -> tuple[str, str] | None
 def task_augmentation(runs: list[ScenarioRun]) -> Verdict:
     problems: list[tuple[ScenarioRun, Exchange, str, str]] = []
     calls = 0
-    for run in runs:
+    for run in (view for whole in runs for view in whole.by_connection()):
         declared = _declared(run, "requests", "tools", "call")
         for e in _requests(run, "tools/call"):
             calls += 1
@@ -119,7 +121,7 @@ def task_augmentation(runs: list[ScenarioRun]) -> Verdict:
         return could_not_run(setting("the client sent no tools/call in the 2025-11-25 scenarios",
                                      "have the harness call MCP_CONFORMANCE_CONTEXT's toolName"))
     return passed(f"all {calls} tools/call carried params.task exactly where the server and the tool allowed it",
-                  warnings=warnings, evidence=[e.seq for _r, e in elsewhere][:MAX_EVIDENCE])
+                  warnings=warnings, evidence=[e.seq for _r, e in elsewhere][:MAX_EVIDENCE], judged=calls)
 
 
 def _payload_answer(run: ScenarioRun, task_id: str) -> Exchange | None:
@@ -162,7 +164,7 @@ def fetches_result(runs: list[ScenarioRun]) -> Verdict:
     unfetched: list[str] = []
     differs: list[str] = []
     tasks = 0
-    for run in runs:
+    for run in (view for whole in runs for view in whole.by_connection()):
         cancelled = {e.task_id for e in _requests(run, "tasks/cancel")}
         for task_id, create in _creates(run).items():
             if task_id in cancelled:
@@ -170,12 +172,12 @@ def fetches_result(runs: list[ScenarioRun]) -> Verdict:
             tasks += 1
             answer = _payload_answer(run, task_id)
             if answer is None:
-                unfetched.append(f"{run.name}: the task tools/call frame #{create.seq} created")
+                unfetched.append(f"{run.label}: the task tools/call frame #{create.seq} created")
                 continue
             said = run.client.outcome
             mismatch = _outcome_mismatch(said, answer.reply or {}) if said is not None else None
             if mismatch is not None:
-                differs.append(f"{run.name} (frame #{answer.reply_seq}): {mismatch}")
+                differs.append(f"{run.label} (frame #{answer.reply_seq}): {mismatch}")
     if not tasks:
         return not_applicable("no task was created (tasks-client-legacy-task-augmentation judges params.task)")
     warnings: list[CheckWarning] = []
@@ -187,8 +189,8 @@ def fetches_result(runs: list[ScenarioRun]) -> Verdict:
                              "policy P-38): " + "; ".join(differs[:SHOWN]), "P-38"))
     if warnings:
         return passed(f"{len(unfetched) + len(differs)} of {tasks} tasks' payloads not taken from tasks/result",
-                      warnings=warnings)
-    return passed(f"all {tasks} tasks' payloads were fetched with tasks/result")
+                      warnings=warnings, judged=tasks)
+    return passed(f"all {tasks} tasks' payloads were fetched with tasks/result", judged=tasks)
 
 
 @client_check(
@@ -202,14 +204,8 @@ def fetches_result(runs: list[ScenarioRun]) -> Verdict:
     ends=True,
 )
 def cancels_with_tasks_cancel(runs: list[ScenarioRun]) -> Verdict:
-    def unstarted(run: ScenarioRun) -> Verdict | None:
-        if _creates(run):
-            return None
-        return could_not_run(setting("the client created no task in the cancel scenario, so it had nothing to cancel",
-                                     "see tasks-client-legacy-task-augmentation"),
-                             blocked_by="tasks-client-legacy-task-augmentation")
-
-    return judge_cancel(runs, rule="C-LEG-MUST-07", scenario=CANCEL, unstarted=unstarted,
+    # A created task is working from its CreateTaskResult on: the client had its task to cancel.
+    return judge_cancel(runs, rule="C-LEG-MUST-07", scenario=CANCEL, unstarted=lambda _run: None,
                         creates=lambda run: _creates(run).values())
 
 
@@ -226,17 +222,23 @@ def cancels_with_tasks_cancel(runs: list[ScenarioRun]) -> Verdict:
 def declared_methods(runs: list[ScenarioRun]) -> Verdict:
     optional = (("tasks/cancel", "cancel"), ("tasks/list", "list"))
     judged = [e for run in runs for e in _requests(run, "tasks/cancel", "tasks/list")]
-    if not judged and not any(run.name == CANCEL_UNDECLARED for run in runs):
-        return not_applicable("the client sent no tasks/cancel or tasks/list, and was not asked to cancel where the "
+    # Asked to cancel where the server declared no tasks.cancel: judged once there was a task to cancel.
+    undeclared_asked = sum(run.name == CANCEL_UNDECLARED and any(_creates(v) for v in run.by_connection())
+                           for run in runs)
+    if not judged and not undeclared_asked:
+        return not_applicable("the client sent no tasks/cancel or tasks/list, and created no task to cancel where the "
                               "server declared none")
-    undeclared = [(run, e) for run in runs for method, capability in optional
+    views = [view for run in runs for view in run.by_connection()]
+    undeclared = [(run, e) for run in views for method, capability in optional
                   if not _declared(run, capability) for e in _requests(run, method)]
     if undeclared:
         return passed(f"{len(undeclared)} request(s) to a method the server did not declare",
                       evidence=[e.seq for _r, e in undeclared][:MAX_EVIDENCE], warnings=[
                           "tasks/cancel or tasks/list sent although the server declared no tasks.cancel or tasks.list "
                           "(C-LEG-SHOULD-07): " + "; ".join(_where(r, e) for r, e in undeclared[:SHOWN])])
-    return passed("tasks/cancel and tasks/list were sent only where the server declared them")
+    # Judged: each tasks/cancel or tasks/list, and the run asked to cancel where none was declared.
+    return passed("tasks/cancel and tasks/list were sent only where the server declared them",
+                  judged=len(judged) + undeclared_asked)
 
 
 @client_check(
@@ -266,7 +268,8 @@ def no_extension_wire(runs: list[ScenarioRun]) -> Verdict:
                       warnings=warnings, policies=("P-39",),
                       details={"expected": "no 2026-07-28 extension wire on 2025-11-25", "actual": wrong[0][2]})
     return passed("no extension wire was sent on 2025-11-25", warnings=warnings,
-                  evidence=[e.seq for _r, e in listed][:MAX_EVIDENCE])
+                  evidence=[e.seq for _r, e in listed][:MAX_EVIDENCE],
+                  judged=sum(e.is_request for run in runs for e in run.exchanges))
 
 
 @client_check(
@@ -288,15 +291,17 @@ def no_related_meta(runs: list[ScenarioRun]) -> Verdict:
                       evidence=[e.seq for _r, e in tagged][:MAX_EVIDENCE], warnings=[
                           f"the related-task _meta on {len(tagged)} tasks/* request(s), whose params.taskId already "
                           f"names the task (C-LEG-SHOULD-05): " + "; ".join(_where(r, e) for r, e in tagged[:SHOWN])])
-    return passed("no tasks/get, tasks/result or tasks/cancel carried the related-task _meta")
+    return passed("no tasks/get, tasks/result or tasks/cancel carried the related-task _meta",
+                  judged=sum(len(_requests(run, *TASK_METHODS)) for run in runs))
 
 
 @client_check(
     id="tasks-client-legacy-poll-interval",
     title="tasks/get polls wait at least the latest pollInterval (2025-11-25)",
     description="Between a tasks/get answer and the next tasks/get of the same task the client waits the "
-                "pollInterval of the CreateTaskResult or the latest tasks/get. Early polls warn (SHOULD; policy "
-                "P-33, and a poll after a tasks/result is not judged).",
+                "pollInterval of the CreateTaskResult or the latest tasks/get, the first tasks/get that of the "
+                "CreateTaskResult (policy P-48). Early polls warn (SHOULD; policy P-33, and a poll after a "
+                "tasks/result is not judged).",
     requirements=("C-LEG-SHOULD-02",),
     scenarios=("tasks-client-legacy-lifecycle", "tasks-client-legacy-required",
                "tasks-client-legacy-cancel-undeclared"),
@@ -346,18 +351,20 @@ def _input_problems(run: ScenarioRun) -> tuple[bool, list[str], list[CheckWarnin
     ends=True,
 )
 def input_answered(runs: list[ScenarioRun]) -> Verdict:
-    judged = False
+    judged = 0
     plain: list[str] = []
     cited: list[CheckWarning] = []
     for run in runs:
         asked, should, policy = _input_problems(run)
-        judged, plain, cited = judged or asked, plain + should, cited + policy
+        judged, plain, cited = judged + asked, plain + should, cited + policy
     if not judged:
         return not_applicable("the client never saw the task ask for input (it created no task, or never read it)")
     warnings: list[str | CheckWarning] = [*plain, *cited]
     if warnings:
-        return passed("the task's input was not asked for and answered as 2025-11-25 says", warnings=warnings)
-    return passed("tasks/result was called on input_required and the elicitation answered with its task's _meta")
+        return passed("the task's input was not asked for and answered as 2025-11-25 says", warnings=warnings,
+                      judged=judged)
+    return passed("tasks/result was called on input_required and the elicitation answered with its task's _meta",
+                  judged=judged)
 
 
 @client_check(

@@ -69,7 +69,7 @@ def declares_extension(runs: list[ScenarioRun]) -> Verdict:
     count = sum(1 for run in runs for _e in _declaring(run))
     if not count:
         return not_applicable("the client sent no tools/call or tasks/* request, so no declaration to judge")
-    return passed(f"all {count} tools/call and tasks/* requests declared the extension")
+    return passed(f"all {count} tools/call and tasks/* requests declared the extension", judged=count)
 
 
 @client_check(
@@ -113,11 +113,12 @@ def core_meta(runs: list[ScenarioRun]) -> Verdict:
         return failed("; ".join(parts), broken=broken, evidence=seqs[:MAX_EVIDENCE],
                       details={"expected": "protocolVersion and clientCapabilities in _meta, and a matching "
                                            "MCP-Protocol-Version header", "actual": parts[0]})
+    requests = sum(e.is_request for run in runs for e in run.exchanges)
     if not any(e.http is not None for run in runs for e in run.exchanges):
         return passed("every request carried the protocolVersion and clientCapabilities _meta (stdio: no "
-                      "MCP-Protocol-Version header to judge)")
+                      "MCP-Protocol-Version header to judge)", judged=requests)
     return passed("every request carried the protocolVersion and clientCapabilities _meta and a matching "
-                  "MCP-Protocol-Version header")
+                  "MCP-Protocol-Version header", judged=requests)
 
 
 def _header_problem(e: Exchange) -> tuple[str, str] | None:
@@ -167,7 +168,7 @@ def routing_headers(runs: list[ScenarioRun]) -> Verdict:
     count = sum(1 for run in runs for e in run.sent(*TASK_METHODS) if e.is_request)
     if count == 0:
         return not_applicable("the client sent no tasks/* request, so no routing header to judge")
-    return passed(f"all {count} tasks/* requests carried Mcp-Method and the task's Mcp-Name")
+    return passed(f"all {count} tasks/* requests carried Mcp-Method and the task's Mcp-Name", judged=count)
 
 
 @client_check(
@@ -190,7 +191,8 @@ def no_removed_methods(runs: list[ScenarioRun]) -> Verdict:
                                "actual": ", ".join(dict.fromkeys(e.method for _r, e in sent))})
     if not any(e.is_request for run in runs for e in run.exchanges):
         return not_applicable("the client sent no request to judge")
-    return passed("no tasks/result or tasks/list was sent")
+    return passed("no tasks/result or tasks/list was sent",
+                  judged=sum(e.is_request for run in runs for e in run.exchanges))
 
 
 @client_check(
@@ -222,4 +224,5 @@ def no_legacy_leftovers(runs: list[ScenarioRun]) -> Verdict:
     seqs = sorted({e.seq for _r, e in [*task_param, *legacy_caps]})
     return passed("no legacy task wire beside the extension" if not warnings
                   else "the legacy task wire was sent beside the extension (harmless to a compliant server)",
-                  warnings=warnings, evidence=seqs[:MAX_EVIDENCE])
+                  warnings=warnings, evidence=seqs[:MAX_EVIDENCE],
+                  judged=sum(1 for run in runs for _e in _declaring(run)))

@@ -1,0 +1,111 @@
+"""The scripted servers keep the server rules: the server mode (tasks_conformance.server.runner),
+run in this process against each scenario's scripted server, both eras, over HTTP (and over
+stdio for one scenario of each era, spawned as a client spawns it), fails no check. A scripted
+server that broke a server rule would have a client judged for what the server did (the 2026-07-28
+one asked a client that declared no elicitation for one, and warned the client for not answering).
+
+What a scenario's server does on purpose is a server's freedom, not a broken rule: the expiry
+scenarios delete a working task once its ttl has run out (S-EXT-MAY-04, S-LEG-MAY-03, policy P-45),
+which two server checks judge only for an ended task (they read a working task's "not found" as a
+broken read); and tasks-client-legacy-undeclared's server declares no task-augmented tools/call,
+which is no tasks wire for the server mode to test (tasks-wire-resolvable fails any such server,
+no rule being broken). Those verdicts on those scenarios are left out here, named below."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import anyio
+import pytest
+
+from tasks_conformance.client import scripted_legacy
+from tasks_conformance.client.scenarios import BY_NAME, SCENARIOS, Scenario
+from tasks_conformance.client.scripted_http import serving
+from tasks_conformance.client.scripted_stdio import scripted_server
+from tasks_conformance.client.stdio_relay import relaying
+from tasks_conformance.core.wirelog import WireLog
+from tasks_conformance.server.checks import CATEGORIES, CHECKS
+from tasks_conformance.server.runner import Execution, execute
+from tasks_conformance.settings.config import build_config
+
+# The expiry scenarios' task is deleted, while still working, when its ttl has run out: these
+# checks read the "not found" a poll or a cancel then gets as a broken answer (they honour the
+# deletion only for an ended task).
+DELETED_WHILE_WORKING = frozenset({"tasks-status-payload-shape", "tasks-cancel-ack-shape"})
+EXEMPT: dict[str, frozenset[str]] = {"tasks-client-ttl-expiry": DELETED_WHILE_WORKING,
+                                     "tasks-client-legacy-ttl-expiry": DELETED_WHILE_WORKING,
+                                     "tasks-client-legacy-undeclared": frozenset({"tasks-wire-resolvable"})}
+# Short waits: a task that waits for a cancel or an answer gives up quickly, polls stop soon.
+SETTINGS: dict[str, Any] = {"timeout_ms": 3_000, "poll_timeout_ms": 2_000}
+
+
+def _config(scenario: Scenario, **target: Any) -> Any:
+    return build_config(known_check_ids=tuple(CHECKS), known_categories=CATEGORIES, era=scenario.eras[0],
+                        tool_name=scenario.tool, **SETTINGS, **target)
+
+
+async def _over_http(scenario: Scenario) -> Execution:
+    app = scripted_server(scenario, WireLog())
+    async with serving(app) as url:
+        return await execute(_config(scenario, url=url))
+
+
+async def _over_stdio(scenario: Scenario) -> Execution:
+    async with relaying(scenario, WireLog(), timeout_s=30) as relay:
+        command, *args = relay.argv
+        return await execute(_config(scenario, command=command, args=list(args)))
+
+
+def _broken(execution: Execution, scenario: Scenario) -> list[tuple[str, str]]:
+    exempt = EXEMPT.get(scenario.name, frozenset())
+    return [(c.id, c.message) for c in execution.result.checks if c.bucket == "failed" and c.id not in exempt]
+
+
+@pytest.fixture(autouse=True)
+def _quick_give_up(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(scripted_legacy, "GIVE_UP_S", 1.0)
+
+
+@pytest.mark.parametrize("name", [s.name for s in SCENARIOS if "http" in s.transports])
+def test_the_scripted_server_of_each_scenario_breaks_no_server_rule_over_http(name: str) -> None:
+    scenario = BY_NAME[name]
+    execution = anyio.run(_over_http, scenario)
+    assert _broken(execution, scenario) == []
+    # Judged, not skipped (but where the server offers no tasks wire to judge).
+    no_wire = "tasks-wire-resolvable" in EXEMPT.get(name, frozenset())
+    assert no_wire or any(c.bucket == "passed" for c in execution.result.checks)
+
+
+@pytest.mark.parametrize("name", ["tasks-client-lifecycle", "tasks-client-legacy-lifecycle"])
+def test_the_scripted_server_spawned_over_stdio_breaks_no_server_rule(name: str) -> None:
+    scenario = BY_NAME[name]
+    execution = anyio.run(_over_stdio, scenario)
+    assert _broken(execution, scenario) == []
+    assert any(c.bucket == "passed" for c in execution.result.checks)
+
+
+def test_a_task_asks_for_input_only_of_a_client_that_declared_elicitation() -> None:
+    """tasks-client-input: with elicitation declared on the tools/call the task reads input_required
+    with its elicitation; without it, the task never asks (S-EXT-MUST-34) and goes on to its end."""
+    from tasks_conformance.client.scripted import ScriptedServer
+    from tasks_conformance.core.protocol import EXT_TASKS, META_CLIENT_CAPS, META_PROTOCOL_VERSION
+
+    def meta(**caps: Any) -> dict[str, Any]:
+        return {META_PROTOCOL_VERSION: "2026-07-28", META_CLIENT_CAPS: {"extensions": {EXT_TASKS: {}}, **caps}}
+
+    def statuses(caps: dict[str, Any]) -> list[tuple[str, bool]]:
+        app = ScriptedServer(BY_NAME["tasks-client-input"].script, WireLog())
+        _s, created = app.answer({"jsonrpc": "2.0", "id": 1, "method": "tools/call",
+                                  "params": {"name": "scripted_task", "_meta": meta(**caps)}})
+        assert created is not None
+        task_id = created["result"]["taskId"]
+        out = []
+        for n in range(3):
+            _s, got = app.answer({"jsonrpc": "2.0", "id": 2 + n, "method": "tasks/get",
+                                  "params": {"taskId": task_id, "_meta": meta(**caps)}})
+            assert got is not None
+            out.append((got["result"]["status"], "inputRequests" in got["result"]))
+        return out
+
+    assert statuses({"elicitation": {}})[0] == ("input_required", True)
+    assert statuses({}) == [("working", False), ("completed", False), ("completed", False)]
