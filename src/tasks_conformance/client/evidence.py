@@ -21,7 +21,7 @@ from tasks_conformance.client.scenarios import Era, Scenario
 from tasks_conformance.core.protocol import decode_header_value, get_path
 from tasks_conformance.core.text import one_line
 from tasks_conformance.core.wirelog import Frame, HttpMeta, WireLog
-from tasks_conformance.core.wires import CreatedTask
+from tasks_conformance.core.wires import DIALECTS, CreatedTask, Wire
 
 MAX_EXCHANGES = 10_000  # a client that floods the scripted server is judged on its first requests
 # A string the client controls (a method, an id, a value of its outcome line) is quoted in a message
@@ -144,7 +144,8 @@ class ScenarioRun:
         or the stateless server (2026-07-28 over HTTP: one connection)."""
         if self.transport == "stdio":
             return "server process"
-        return "session" if self.era == "legacy" else "connection"
+        # A wire whose requests stand on their own has no session: the one server is one connection.
+        return "connection" if DIALECTS[Wire(self.era)].self_contained("tools/call") else "session"
 
     def where_is(self, connection: int) -> str:
         return f"{self.connection_kind} {connection}"
