@@ -39,7 +39,7 @@ import test_interop as T  # noqa: E402
 
 from tasks_conformance import __version__  # noqa: E402
 
-SYMBOL = {T.P: "✓", T.F: "✗", T.NA: "n/a", T.CNR: "?", None: "—"}
+SYMBOL = {T.P: "✓", T.F: "✗", T.NA: "n/a", T.CNR: "?", T.DEF: "↪", None: "—"}
 DEFAULT_OUTPUT = ROOT / "docs" / "interop-results.md"
 CLIENTS_HEADING = "## Real clients (`tasks-conformance client`)"
 
@@ -169,7 +169,8 @@ def render(results: dict[tuple[str, str], T.CellRun], skipped: dict[str, str], s
         "which derives them from the servers' real behaviour (`tests/interop/EXPECTED.md`) and the spec "
         "digest's policies; the interop tests assert the same table.",
         "",
-        "Legend: ✓ passed · ✗ failed · n/a not applicable · ? could not run · — not selected in this "
+        "Legend: ✓ passed · ✗ failed · n/a not applicable · ? could not run · ↪ deferred to the check "
+        "that owns the rule (it fails for both) · — not selected in this "
         "scenario · **ours** ≠ right: tasks-conformance's verdict differs from the right one (listed under "
         "*Disagreements*) · ! the run produced no report.",
         "",

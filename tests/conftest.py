@@ -19,6 +19,8 @@ from typing import Any
 
 import anyio
 import pytest
+from suite_times import SuiteTimes
+from suite_times import lines as times_lines
 
 from tasks_conformance.server.runner import Execution, execute
 from tasks_conformance.settings.config import build_config
@@ -46,16 +48,31 @@ def pytest_addoption(parser: pytest.Parser) -> None:
 FAST_WORKERS = 4
 
 
+# Set for the workers of a --full run: each slow group's module runs whole on one worker (xdist's
+# loadgroup), so the modules that start all their cases at once on a pool of their own may do so.
+WHOLE_MODULES = "TASKS_CONFORMANCE_WHOLE_MODULES"
+
+
+def starts_all_cases() -> bool:
+    """Whether a module's pool may start every case at once: in one process, or on a --full
+    worker that holds the whole module; a worker of the fast run gets some of its tests only."""
+    return not os.environ.get("PYTEST_XDIST_WORKER") or bool(os.environ.get(WHOLE_MODULES))
+
+
 @pytest.hookimpl(tryfirst=True)
 def pytest_cmdline_main(config: pytest.Config) -> None:
     """The fast run spreads its tests over FAST_WORKERS processes (pytest-xdist), unless -n was
-    given or xdist is not installed. --full and a group chosen with -m stay in one process: the
-    slow groups start their own pools of servers (the interop servers are not made to run twice
-    at once), and CI's time is not the constraint there."""
-    if config.getoption("--full") or config.getoption("-m") or not config.pluginmanager.hasplugin("xdist"):
+    given or xdist is not installed. --full too, with xdist's loadgroup: every module of a slow
+    group stays whole on one worker (its own pool of servers runs its cases; the interop servers
+    are not made to run twice at once), and the rest is spread test by test. A group chosen with
+    -m stays in one process."""
+    if config.getoption("-m") or not config.pluginmanager.hasplugin("xdist"):
         return
     if getattr(config.option, "numprocesses", None) is None and not os.environ.get("PYTEST_XDIST_WORKER"):
         config.option.numprocesses = FAST_WORKERS
+        if config.getoption("--full"):
+            config.option.dist = "loadgroup"
+            os.environ[WHOLE_MODULES] = "1"  # the workers inherit it
 
 
 def pytest_report_header(config: pytest.Config) -> str:
@@ -67,13 +84,38 @@ def pytest_report_header(config: pytest.Config) -> str:
 
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
     # An explicit -m chooses for itself (e.g. -m interop runs only those).
-    if config.getoption("--full") or config.getoption("-m"):
+    if config.getoption("-m"):
+        return
+    if config.getoption("--full"):
+        for item in items:  # each slow group's module whole on one worker (see pytest_cmdline_main)
+            if any(item.get_closest_marker(g) for g in SLOW_GROUPS):
+                item.add_marker(pytest.mark.xdist_group(item.module.__name__ if item.module else item.nodeid))
         return
     slow = [item for item in items if any(item.get_closest_marker(g) for g in SLOW_GROUPS)]
     if slow:
         config.hook.pytest_deselected(items=slow)
         kept = set(map(id, slow))
         items[:] = [item for item in items if id(item) not in kept]
+
+
+_TIMES = SuiteTimes()
+_STARTED = time.monotonic()
+
+
+def pytest_runtest_logreport(report: pytest.TestReport) -> None:
+    _TIMES.add(report.nodeid, report.duration)
+
+
+def pytest_terminal_summary(terminalreporter: Any, config: pytest.Config) -> None:
+    """The suite's time by file and its slowest tests: written after every run (not on a worker),
+    printed after a --full or CI run (issue 32: budgets anyone can see)."""
+    if os.environ.get("PYTEST_XDIST_WORKER") or not _TIMES.by_test:
+        return
+    path = _TIMES.write(ROOT, time.monotonic() - _STARTED)
+    if config.getoption("--full") or os.environ.get("CI"):
+        for line in times_lines(_TIMES.document(time.monotonic() - _STARTED)):
+            terminalreporter.write_line(line)
+        terminalreporter.write_line(f"(written to {path.relative_to(ROOT)}; python benchmarks/suite_time.py prints it)")
 
 
 def run(**kwargs: Any) -> Execution:

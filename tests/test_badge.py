@@ -1,17 +1,23 @@
-"""The badge reporter: one self-contained SVG, "MCP tasks | N/M passed", coloured by outcome; one
-badge for several runs; written by the command line and the Action."""
+"""The badge reporter: one self-contained SVG, "MCP tasks | N/M passed" (the fraction the report's
+summary gives), coloured by outcome; one badge for several runs; written by the command line and
+the Action."""
 
 from __future__ import annotations
 
+import io
+import re
 import subprocess
 import sys
 from pathlib import Path
 from xml.etree import ElementTree as ET
 
 import pytest
-from test_reporters import failed_run, incomplete_run, interrupted_run, passed_run, render_text
+from test_reporters import RUNS, failed_run, incomplete_run, interrupted_run, passed_run, render_text
 
+from tasks_conformance.core.multirun_result import Combined, NamedRun
 from tasks_conformance.reporters.badge import COLOURS
+from tasks_conformance.reporters.badge import message as badge_message
+from tasks_conformance.reporters.combined import render_combined
 
 ROOT = Path(__file__).resolve().parent.parent
 SVG = "{http://www.w3.org/2000/svg}"
@@ -35,9 +41,31 @@ def test_the_badge_says_the_count_and_is_coloured_by_outcome(run: object, outcom
     if outcome == "interrupted":
         assert said == "interrupted"
     else:
-        assert said.startswith(f"{n['passed']}/{n['total'] - n['notApplicable']} passed")
+        assert said.startswith(f"{n['passed']}/{n['total']} passed")
     if outcome == "incomplete":
         assert said.endswith(f"{n['couldNotRun']} could not run")
+
+
+def _fraction(text: str) -> str:
+    match = re.match(r"(\d+/\d+) (checks )?passed", text)
+    assert match is not None, text
+    return match.group(1)
+
+
+@pytest.mark.parametrize("run", sorted(set(RUNS) - {"interrupted"}))
+def test_the_badge_counts_what_the_report_counts(run: str) -> None:
+    """`19/22 passed` on the badge of a run whose report said `19/47 checks passed` (issue 35): the
+    badge's fraction is the summary's, not-applicable and deferred checks included in both."""
+    result = RUNS[run]()
+    assert _fraction(badge_message(result)[0]) == _fraction(result.summary)
+    # --era both and suite: one badge, each run's summary summed.
+    runs = (NamedRun("a", "2025-11-25", None, result, None),
+            NamedRun("b", "2026-07-28", None, RUNS["deferred"](), None))
+    out = io.StringIO()
+    render_combined("badge", Combined(kind="eras", runs=runs), out)
+    (_label, said) = _texts(out.getvalue())
+    totals = [sum(int(_fraction(r.result.summary).split("/")[i]) for r in runs) for i in (0, 1)]
+    assert _fraction(said) == f"{totals[0]}/{totals[1]}"
 
 
 def test_the_command_line_writes_one_badge_for_both_eras(tmp_path: Path) -> None:

@@ -15,7 +15,7 @@ from typing import Any
 
 import jsonschema  # type: ignore[import-untyped,unused-ignore]
 import pytest
-from conftest import BROKEN, REFERENCE, ROOT
+from conftest import BROKEN, REFERENCE, ROOT, cli
 from test_cli_inprocess import invoke, usage_error
 
 import tasks_conformance
@@ -181,6 +181,38 @@ def test_update_baseline_round_trip_keeps_reasons(tmp_path: Path) -> None:
     as_json = tmp_path / "b.json"
     assert invoke(*target(), "--update-baseline", str(as_json), "-q").code == 1
     assert json.loads(as_json.read_text(encoding="utf-8"))["known"][0]["check"] == FAILING
+
+
+# One defect, two checks that see it: the owner of S-LEG-MUST-02 fails, the other defers to it.
+OWNER, DEFERRING = "tasks-required-tool-needs-task", "tasks-undeclared-creation-refused"
+
+
+def owned_defect() -> list[str]:
+    server = [*BROKEN, "--break", "required-without-task-ok"]
+    args = ["--command", server[0]]
+    for arg in [*server[1:], "--transport", "stdio"]:
+        args += ["--args", arg]
+    return [*args, "--protocol-version", "2025-11-25", "--check-id", OWNER, "--check-id", DEFERRING,
+            "--timeout", "5000", "--poll-timeout", "3000"]
+
+
+def test_a_deferral_follows_its_owner_under_a_baseline(tmp_path: Path) -> None:
+    # The command line as a user runs it: write the baseline from today's failures, then run with it.
+    base = tmp_path / "baseline.toml"
+    first = cli(*owned_defect(), "--update-baseline", str(base), "--format", "json")
+    assert first.returncode == 1, first.stderr
+    assert [e.check for e in parse(base.read_text(encoding="utf-8"), str(base))] == [OWNER]  # the one failure
+    known = cli(*owned_defect(), "--baseline", str(base), "--format", "json")
+    # The owner's failure is known, and the deferral follows it: nothing fails, nothing is incomplete.
+    assert known.returncode == 0, known.stdout
+    doc = json.loads(known.stdout)
+    assert doc["outcome"] == "passed" and doc["incompleteCauses"] == [] and doc["incompleteReason"] is None
+    by_id = {c["id"]: c for c in doc["checks"]}
+    assert by_id[OWNER]["baseline"]["state"] == "known"
+    assert (by_id[DEFERRING]["status"], by_id[DEFERRING]["skipReason"]) == ("skipped", "deferred")
+    assert by_id[DEFERRING]["deferredTo"] == OWNER and by_id[OWNER]["deferredTo"] is None
+    assert doc["counts"] == {"total": 2, "passed": 0, "failed": 0, "couldNotRun": 0, "notApplicable": 0,
+                             "deferred": 1, "known": 1}
 
 
 def test_baseline_from_the_config_file(tmp_path: Path) -> None:

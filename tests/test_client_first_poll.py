@@ -1,4 +1,4 @@
-"""The first poll is judged (policy P-47): the wait between the CreateTaskResult and the first
+"""The first poll is judged (policy P-48): the wait between the CreateTaskResult and the first
 tasks/get is held to the interval the CreateTaskResult gave, as later polls are held to the
 latest snapshot's (P-33), on both eras. Real clients poll 2-20 ms after creation against 150-200 ms;
 that was never judged."""
@@ -26,7 +26,7 @@ def test_a_first_poll_straight_after_the_create_task_result_warns() -> None:
     assert verdict.status == "passed" and len(verdict.warnings) == 1
     said = verdict.warnings[0]
     assert "C-EXT-SHOULD-01" in said.text and "after the CreateTaskResult" in said.text
-    assert said.policies == ("P-33", "P-47")
+    assert said.policies == ("P-33", "P-48")
 
 
 def test_a_first_poll_that_waits_the_create_task_results_interval_passes() -> None:
@@ -52,4 +52,4 @@ def test_on_2025_11_25_the_create_task_results_poll_interval_counts() -> None:
     legacy = ScenarioRun(done.scenario, "legacy", done.client, done.exchanges, reached=True)
     verdict = CLIENT_CHECKS["tasks-client-legacy-poll-interval"].judge([legacy])
     assert verdict.status == "passed" and len(verdict.warnings) == 1
-    assert "C-LEG-SHOULD-02" in verdict.warnings[0].text and "P-47" in verdict.warnings[0].policies
+    assert "C-LEG-SHOULD-02" in verdict.warnings[0].text and "P-48" in verdict.warnings[0].policies

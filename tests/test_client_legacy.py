@@ -337,7 +337,7 @@ def test_a_task_nobody_cancels_gives_up_so_a_blocked_tasks_result_ends(monkeypat
 
 def test_each_initialize_opens_a_session_and_a_task_belongs_to_the_one_that_created_it() -> None:
     """As a second server process over stdio, a second session over HTTP knows none of the first's
-    tasks (policy P-46): its tasks/get and tasks/cancel are answered task not found."""
+    tasks (policy P-47): its tasks/get and tasks/cancel are answered task not found."""
     init = {"protocolVersion": "2025-11-25", "capabilities": {}, "clientInfo": {"name": "t", "version": "1"}}
 
     async def body(peer: Peer) -> None:

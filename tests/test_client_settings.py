@@ -91,6 +91,32 @@ def test_profile_full_makes_the_outcome_line_check_could_not_run_without_the_lin
     assert code == 0 and _checks(doc)[SURFACES]["status"] == "passed"
 
 
+def test_a_client_run_whose_checks_all_did_not_apply_tested_nothing(monkeypatch: pytest.MonkeyPatch) -> None:
+    # No shipped profile selects only checks that cannot apply: a profile of one check, run on a
+    # scenario it does not read, is such a run. It tested nothing, so it is not a pass (policy P-46).
+    import anyio
+
+    from tasks_conformance.client.runner import ClientConfig, execute_client
+    from tasks_conformance.core.profiles import CLIENT_PROFILES, Profile
+
+    answered = "tasks-client-input-answered"
+    monkeypatch.setitem(CLIENT_PROFILES, "one", Profile("client-one", "one check", (answered,)))
+
+    def outcome(scenario: str) -> Any:
+        config = ClientConfig(command=tuple(REFERENCE), scenarios=(scenario,), timeout_s=20, jobs=1, profile="one")
+        return anyio.run(execute_client, config).result
+
+    result = outcome(LIFECYCLE)
+    assert [(c.id, c.bucket) for c in result.checks] == [(answered, "not-applicable")]
+    assert result.outcome == "incomplete" and result.score is None
+    (cause,) = result.incompleteCauses
+    assert cause.cause.startswith("nothing was tested") and cause.checks == ()
+    assert cause.fix == "select one: --scenario tasks-client-input"
+    # Its own scenario selected, the same check is judged, and the run passes.
+    judged = outcome("tasks-client-input")
+    assert [(c.id, c.bucket) for c in judged.checks] == [(answered, "passed")] and judged.outcome == "passed"
+
+
 def test_profile_core_selects_the_client_core_checks() -> None:
     from tasks_conformance.core.profiles import CLIENT_CORE_CHECKS
 

@@ -18,7 +18,7 @@ from tasks_conformance.core.verdict import could_not_run
 SRC = Path(__file__).resolve().parents[1] / "src" / "tasks_conformance"
 # The one Cause built from a message rather than at a could-not-run site: a report read back from
 # JSON (a baseline, the API's results) whose check carried no typed cause.
-READERS = {"core/result.py"}
+READERS = {"core/incomplete.py"}
 # Sites whose kind is a variable, and where it comes from: the connection's own failure (unreachable,
 # OAuth, stdout not JSON, an HTTP status), each kind with its fix in causes.py.
 CONNECTION_KINDS = {"server/checks/discovery.py"}

@@ -106,6 +106,28 @@ def test_a_server_the_run_did_not_start_is_not_applicable_and_is_left_alone() ->
         server.stop()
 
 
+def test_the_restart_check_alone_against_a_server_the_run_did_not_start_tested_nothing() -> None:
+    # Nothing applicable was tested, so the run is not a pass (policy P-46): incomplete, exit 3, with
+    # the one cause saying what makes the check apply. It used to end PASSED 0/1, score n/a, exit 0.
+    server = http_server(REFERENCE)
+    try:
+        args = ("--url", server.url, "--profile", "durable", "--check-id", RESTART, "--tool-name", "slow_compute")
+        proc = cli(*args, "--format", "json")
+        human = cli(*args, "--format", "human")
+    finally:
+        server.stop()
+    assert proc.returncode == 3, proc.stdout
+    doc = json.loads(proc.stdout)
+    assert doc["outcome"] == "incomplete" and doc["score"] is None
+    assert [(c["id"], c["skipReason"]) for c in doc["checks"]] == [(RESTART, "not-applicable")]
+    (cause,) = doc["incompleteCauses"]
+    assert cause["cause"].startswith("nothing was tested") and "(policy P-46)" in cause["cause"]
+    assert cause["fix"] == "give --server-command to test durability" and cause["checks"] == []
+    assert doc["incompleteReason"].startswith("Could not establish conformance — nothing was tested")
+    assert human.returncode == 3
+    assert "INCOMPLETE" in human.stdout and "fix: give --server-command to test durability" in human.stdout
+
+
 def test_the_demo_passes_the_durable_profile() -> None:
     proc = cli("demo", "--profile", "durable", "--format", "json", timeout=120)
     assert proc.returncode == 0, proc.stdout[-2000:] + proc.stderr

@@ -41,7 +41,7 @@ from pathlib import Path
 
 import psutil
 import pytest
-from conftest import ROOT, HttpServer
+from conftest import ROOT, HttpServer, starts_all_cases
 
 FIXTURE = ROOT / "fixtures" / "hostile" / "server.py"
 # The hang detector. Every case's run is bounded by the tool's own deadlines: --timeout per
@@ -263,7 +263,7 @@ class _Runs:
     def get(self, case_id: str) -> Run:
         if self.pool is None:
             self.pool = ThreadPoolExecutor(max_workers=6, thread_name_prefix="hostile")
-            wanted = [BY_ID[case_id]] if os.environ.get("PYTEST_XDIST_WORKER") else CASES
+            wanted = CASES if starts_all_cases() else [BY_ID[case_id]]
             for c in wanted:
                 self.futures[c.id] = self.pool.submit(run_case, c, self.base)
         if case_id not in self.futures:

@@ -31,7 +31,7 @@ from typing import Any
 import anyio
 import psutil
 import pytest
-from conftest import ROOT
+from conftest import ROOT, starts_all_cases
 from test_cli_inprocess import invoke
 
 from tasks_conformance.client.checks import CLIENT_CHECKS
@@ -164,7 +164,7 @@ class _Runs:
         self.base = base
         self.pool = ThreadPoolExecutor(max_workers=3, thread_name_prefix="hostile-client")
         self.futures: dict[str, Future[Run]] = {}
-        if not os.environ.get("PYTEST_XDIST_WORKER"):
+        if starts_all_cases():
             for c in CASES:
                 self.futures[c.id] = self.pool.submit(run_case, c, base)
 

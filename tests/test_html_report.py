@@ -18,7 +18,17 @@ from typing import Any
 
 import pytest
 from conftest import BROKEN, REFERENCE, ROOT, cli
-from test_reporters import HOSTILE, RAW_CONTROL, SCRIPT, failed_run, passed_run
+from test_reporters import (
+    DEFERRING,
+    HOSTILE,
+    OWNER,
+    RAW_CONTROL,
+    SCRIPT,
+    deferred_run,
+    failed_run,
+    no_tool_run,
+    passed_run,
+)
 from test_suite import reference, write_suite
 
 from tasks_conformance import run
@@ -247,3 +257,78 @@ def test_the_assets_use_no_markup_sink_and_fetch_nothing(asset: str) -> None:
         assert sink not in text, sink
     # The one address is SVG's namespace name (never fetched); links are made only to https: spec pages.
     assert set(re.findall(r"https?://[^\"' ]*", text)) <= {"http://www.w3.org/2000/svg", "https://"}
+
+
+def paced_wire(times: dict[str, list[float]]) -> WireLog:
+    """A wire log with one frame (out, then in, alternately) at each of these times (s) on each lane."""
+    wire = WireLog(Redactor())
+    stamped = []
+    for lane, ts in times.items():
+        for i, t in enumerate(ts):
+            with in_lane(lane):
+                frame = wire.record("out" if i % 2 == 0 else "in", "stdio", b'{"jsonrpc":"2.0","id":1,"result":{}}')
+            stamped.append((frame, t))
+    for frame, t in stamped:
+        frame.time = t
+    return wire
+
+
+def test_a_failing_run_leads_with_its_failures_with_rule_and_expected_actual_never_a_deferral() -> None:
+    """Issue 35: the page led with what could not run (a deferral, once): `lead` names the failed
+    checks in page order, each with expected/actual as every report words them; never a deferral."""
+    data = run_data("", failed_run())
+    assert data["lead"] == ["tasks-result-type-discipline", "tasks-mcp-name-routing"]
+    checks = {c["id"]: c for a in data["areas"] for c in a["checks"]}
+    assert checks["tasks-result-type-discipline"]["expectedActual"][0] == ["expected", '"task"']
+    assert checks["tasks-result-type-discipline"]["expectedActual"][1][0] == "actual"
+    assert checks["tasks-mcp-name-routing"]["expectedActual"] == []  # it set neither
+    assert "expectedActual" not in checks["tasks-wire-resolvable"]
+    deferred = run_data("", deferred_run())
+    assert deferred["lead"] == [OWNER]
+    (deferral,) = [c for a in deferred["areas"] for c in a["checks"] if c["id"] == DEFERRING]
+    assert deferral["bucket"] == "deferred" and deferral["deferredTo"] == OWNER
+    assert run_data("", passed_run())["lead"] == [] and run_data("", no_tool_run())["lead"] == []
+
+
+def test_every_area_is_titled_in_words() -> None:
+    """Issue 35: area headings were module names (`task_object`). Every area of both subjects' checks
+    has a title in the reporters' table (which imports neither subject)."""
+    from tasks_conformance.client.checks import CLIENT_CHECKS
+    from tasks_conformance.reporters.html import AREA_TITLES, area_title
+    from tasks_conformance.server.checks import AREAS, CHECKS
+
+    areas = set(AREAS) | {c.area for c in CHECKS.values()} | {c.area for c in CLIENT_CHECKS.values()}
+    assert areas <= set(AREA_TITLES), areas - set(AREA_TITLES)
+    assert all(" " in title or title[0].isupper() for title in AREA_TITLES.values())
+    assert area_title("task_object") == "The task object" and area_title("made_up") == "made up"
+    result = failed_run()
+    result.checks[1].area = "task_object"
+    data = run_data("", result)
+    assert {a["area"]: a["title"] for a in data["areas"]}["task_object"] == "The task object"
+
+
+def test_a_long_pause_is_a_break_of_the_time_axis() -> None:
+    """Issue 35: frames bunched in the first 6 % of the axis beside one long wait. The timeline names
+    the pauses longer than a tenth of the exchange (and 250 ms) as breaks, which the page draws narrow."""
+    burst = [i * 0.0015 for i in range(40)]  # 40 frames in 60 ms, then a wait of ~10 s
+    tl = timeline(paced_wire({"burst": burst, "late": [10.0, 10.002]}))
+    assert tl["breaks"] == [{"from": round(burst[-1] * 1000, 3), "to": 10000.0}]
+    # Polls every 100 ms for 2 s: no pause is long enough to leave out.
+    assert timeline(paced_wire({"poll": [i * 0.1 for i in range(21)]}))["breaks"] == []
+    # Two waits: both left out, in time order.
+    two = timeline(paced_wire({"a": [0.0, 0.01, 3.0, 3.01, 6.0], "b": [6.2]}))
+    assert [(b["from"], b["to"]) for b in two["breaks"]] == [(10.0, 3000.0), (3010.0, 6000.0)]
+    # A pause under 250 ms never is, even beyond a tenth of a short exchange.
+    short = timeline(paced_wire({"a": [0.0, 0.2, 1.0]}))
+    assert [(b["from"], b["to"]) for b in short["breaks"]] == [(200.0, 1000.0)]
+    assert timeline(None)["breaks"] == [] and timeline(paced_wire({"one": [1.0]}))["breaks"] == []
+
+
+def test_the_page_knows_which_side_it_shows() -> None:
+    """Client mode's legend speaks of what the client sent (issue 35): the header says the subject."""
+    from tasks_conformance.core.profiles import CLIENT_PROFILES
+
+    result = passed_run()
+    assert run_data("", result)["header"]["subject"] == "server"
+    result.profile = next(iter(CLIENT_PROFILES.values())).id
+    assert run_data("", result)["header"]["subject"] == "client"

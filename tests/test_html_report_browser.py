@@ -16,8 +16,8 @@ from typing import Any
 
 import pytest
 from conftest import BROKEN, ROOT, cli
-from test_html_report import EVIL, SECRET, bench, hostile_wire
-from test_reporters import failed_run
+from test_html_report import EVIL, SECRET, bench, hostile_wire, paced_wire
+from test_reporters import DEFERRING, NO_TOOL_CAUSE, OWNER, _check, _run, failed_run, passed_run
 
 from tasks_conformance.reporters.html import document, run_data
 
@@ -164,3 +164,158 @@ def test_the_readme_screenshot(browser: Any, tmp_path: Path) -> None:
         README_SHOT.parent.mkdir(parents=True, exist_ok=True)
         page.screenshot(path=str(README_SHOT), scale="css", type="png")
     page.close()
+
+
+def _lead_run() -> Any:
+    """Two failures (one with a warning), a deferral to one of them, two checks that could not run
+    for one cause, a passed check that warned, one that did not, one not applicable."""
+    checks = [
+        _check("tasks-wire-resolvable", "passed", message="ok"),
+        _check("tasks-ttl-shape", "passed", warnings=["ttl is very short (100 ms)"]),
+        _check("tasks-result-type-discipline", "failed", requirements=["S-EXT-MUST-03", "S-EXT-MUST-04"],
+               broken=["S-EXT-MUST-03"], warnings=["also odd"], evidence=[1, 2],
+               details={"expected": "task", "actual": "tool"}, message="resultType was 'tool'"),
+        _check(OWNER, "failed", requirements=["S-LEG-MUST-02"], evidence=[3], message="ran synchronously"),
+        _check(DEFERRING, "skipped", skip="deferred", requirements=["S-LEG-MUST-02"], deferred_to=OWNER,
+               details={"deferredTo": {"S-LEG-MUST-02": OWNER}}, message="S-LEG-MUST-02 is failed by its owner"),
+        *(_check(i, "skipped", skip="could-not-run", cause=NO_TOOL_CAUSE)
+          for i in ("tasks-inline-result", "tasks-cancel-ack-shape")),
+        _check("tasks-legacy-task-id-wins", "skipped", skip="not-applicable", message="applies to the legacy wire"),
+    ]
+    areas = ["discovery", "task_object", "creation", "creation", "creation", "results", "cancel", "association"]
+    for check, area in zip(checks, areas, strict=True):
+        check.area = area
+    result = _run(checks)
+    result.wire = paced_wire({"declared-call": [0.1, 0.101], "required-tool": [0.2, 0.201]})
+    return result
+
+
+def _lead_page(browser: Any, tmp_path: Path) -> tuple[Any, list[str], dict[str, Any]]:
+    data = run_data("", _lead_run())
+    path = tmp_path / "lead.html"
+    path.write_text(document([data]), encoding="utf-8")
+    page, problems = open_report(browser, path)
+    return page, problems, data
+
+
+def test_a_failing_run_opens_on_its_failures_with_their_rules_and_expected_actual(
+        browser: Any, tmp_path: Path) -> None:
+    """Issue 35: the page led with a could-not-run box (about a deferral, once), every check closed
+    and the filter on "all"."""
+    page, problems, data = _lead_page(browser, tmp_path)
+    # First after the header: the failures; what could not run comes after them, folded.
+    boxes = page.eval_on_selector_all("section.run > *", "els => els.map(e => [e.tagName, e.className, e.open])")
+    assert [(tag, cls) for tag, cls, _open in boxes] == [
+        ("DIV", "header"), ("DIV", "lead"), ("DETAILS", "causes"), ("DIV", "layout")]
+    assert boxes[2][2] is False
+    led = page.eval_on_selector_all(".lead .lead-item", "els => els.map(e => e.dataset.checkId)")
+    assert led == data["lead"] == ["tasks-result-type-discipline", OWNER]  # never the deferral
+    rule = next(r for c in data["areas"][0]["checks"] if c["id"] == led[0] for r in c["rules"] if r["broken"])
+    first = page.locator(".lead .lead-item").first
+    assert first.locator(".rules a").get_attribute("href") == rule["url"] and rule["url"].startswith("https://")
+    assert first.locator(".rules a").text_content() == "S-EXT-MUST-03"
+    assert first.locator(".rules .rule-text").text_content() == rule["text"]  # its wording, not the unbroken rule's
+    assert first.locator(".rules li").count() == 1
+    assert first.locator(".expected-actual dt").all_text_contents() == ["expected", "actual"]
+    assert first.locator(".expected-actual pre").all_text_contents() == ['"task"', '"tool"']
+    # The list opens on the failures, each open; the deferral keeps its own status.
+    assert page.locator("input[name='filter-0']:checked").get_attribute("value") == "failed"
+    shown = page.eval_on_selector_all("li.check", """els => els.filter(e => !e.hidden).map(e =>
+        [e.dataset.bucket, !e.querySelector('.check-body').hidden])""")
+    assert shown == [["failed", True], ["failed", True]]
+    deferral = page.locator(f"li.check[data-check-id='{DEFERRING}']")
+    assert deferral.locator(".status").text_content() == deferral.get_attribute("data-bucket") == "deferred"
+    # A failure's id in the lead shows it in the list (whatever the filter) and lights its frames.
+    page.locator("input[value='all']").check()
+    page.locator(f"li.check[data-check-id='{led[0]}'] .check-head").click()  # selected, then closed
+    page.locator(f"li.check[data-check-id='{led[0]}'] .check-head").click()
+    page.locator("input[value='warnings']").check()
+    first.locator(".lead-id").click()
+    selected = page.locator("li.check.selected")
+    assert selected.get_attribute("data-check-id") == led[0] and selected.is_visible()
+    assert selected.locator(".check-body").is_visible()
+    assert {m["seq"] for m in marks(page) if m["hl"]} == {1, 2}
+    assert problems == []
+    page.close()
+
+
+def test_warnings_count_the_passed_checks_that_warned(browser: Any, tmp_path: Path) -> None:
+    """Issue 35: "warnings (N)" counted failed and could-not-run checks too."""
+    page, problems, _data = _lead_page(browser, tmp_path)
+    labels = [" ".join(t.split()) for t in page.locator(".filters label").all_text_contents()]
+    assert labels == ["failed (2)", "warnings (1)", "could not run (2)", "deferred (1)", "all (8)"]
+    page.locator("input[value='warnings']").check()
+    visible = page.eval_on_selector_all("li.check", "els => els.filter(e => !e.hidden).map(e => e.dataset.checkId)")
+    assert visible == ["tasks-ttl-shape"]  # not the failure that warned too
+    page.locator("input[value='could-not-run']").check()
+    visible = page.eval_on_selector_all("li.check", "els => els.filter(e => !e.hidden).map(e => e.dataset.bucket)")
+    assert visible == ["could-not-run", "could-not-run"]
+    assert problems == []
+    page.close()
+
+
+def test_areas_are_titled_in_words(browser: Any, tmp_path: Path) -> None:
+    """Issue 35: area headings were module names (`task_object`)."""
+    page, problems, _data = _lead_page(browser, tmp_path)
+    page.locator("input[value='all']").check()
+    headings = page.locator(".area h3").all_text_contents()
+    assert {"Task creation", "The task object", "Discovery of the tasks wire", "Task results"} <= set(headings)
+    assert not any("_" in h for h in headings)
+    assert problems == []
+    page.close()
+
+
+def test_the_timeline_spreads_the_frames_beside_a_long_pause_and_zooms_to_a_checks_frames(
+        browser: Any, tmp_path: Path) -> None:
+    """Issue 35: frames bunched into the first 6 % of the axis, so a check's lit frames were a few
+    pixels wide. A long pause is drawn narrow, and "zoom" draws only the time around the evidence."""
+    burst = [0.5 + i * 0.0015 for i in range(40)]  # 40 frames in 60 ms, then ~10 s with none
+    result = _run([_check("tasks-result-type-discipline", "failed", evidence=[10, 11])])
+    result.wire = paced_wire({"burst": burst, "late": [10.5, 10.502]})
+    path = tmp_path / "pause.html"
+    path.write_text(document([run_data("", result)]), encoding="utf-8")
+    page, problems = open_report(browser, path)
+    xs = {m["seq"]: m["x"] for m in marks(page)}
+    assert len(xs) == 42
+    assert (xs[40] - xs[1]) / (xs[42] - xs[1]) > 0.5  # the burst spans most of the plot, not 0.6 % of it
+    assert page.locator("svg.tl rect.gap").count() == 1 and page.locator(".legend .lg.gap").count() == 1
+    assert "no frame for 9.94 s" in (page.locator("svg.tl rect.gap title").text_content() or "")
+    zoom = page.locator(".tl-tools .zoom")
+    assert zoom.is_disabled()  # nothing selected yet
+    page.locator("li.check .check-head").first.click()
+    lit = {m["seq"]: m["x"] for m in marks(page) if m["hl"]}
+    assert set(lit) == {10, 11}
+    apart = lit[11] - lit[10]
+    zoom.click()
+    zoomed = marks(page)
+    near = {m["seq"]: m["x"] for m in zoomed if m["hl"]}
+    assert set(near) == {10, 11} and len(zoomed) < 42 and {41, 42}.isdisjoint(m["seq"] for m in zoomed)
+    assert near[11] - near[10] > 2 * apart
+    assert zoom.text_content() == "show the whole exchange"
+    zoom.click()
+    assert len(marks(page)) == 42 and {m["seq"] for m in marks(page) if m["hl"]} == {10, 11}
+    assert problems == []
+    page.close()
+
+
+def test_client_mode_says_who_sent_each_frame(browser: Any, tmp_path: Path) -> None:
+    """Issue 35: in client mode the legend said "received" for what the user's client sent. The
+    wire log is the scripted server's: in is what the client sent, out what the scripted server did."""
+    from tasks_conformance.core.profiles import CLIENT_PROFILES
+
+    words = {}
+    for subject in ("client", "server"):
+        result = passed_run()
+        if subject == "client":
+            result.profile = next(iter(CLIENT_PROFILES.values())).id
+        result.wire = paced_wire({"tasks-client-lifecycle (extension)": [0.1, 0.2]})  # out, then in
+        path = tmp_path / f"{subject}.html"
+        path.write_text(document([run_data("", result)]), encoding="utf-8")
+        page, problems = open_report(browser, path)
+        legend = (page.locator(".legend .lg.out").text_content(), page.locator(".legend .lg.in").text_content())
+        page.locator("svg.tl rect.f[data-seq='2']").click()
+        words[subject] = (legend, (page.locator(".frame-head").text_content() or "").split(" · ")[1])
+        assert problems == []
+        page.close()
+    assert words["client"] == (("sent by the scripted server", "sent by the client"), "sent by the client")
+    assert words["server"] == (("sent", "received"), "received")

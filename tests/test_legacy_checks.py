@@ -16,6 +16,7 @@ from tasks_conformance.server.evidence import (
     DeclaredCall,
     Discovery,
     Evidence,
+    ListBadCursor,
     Poll,
     ProbeRecord,
     RelatedMetaOverride,
@@ -177,10 +178,12 @@ def _listing(w: Wire2025, *pages: list[str], cursor_code: int = -32602) -> TaskL
     # Our task, read once the listing was done (readable: it must be listed).
     rec.ours = ["t1"]
     rec.reads = [w.exchange("tasks/get", {"taskId": "t1"}, {"result": task("working")})]
-    rec.bad_cursor = "made-up"
+    bad = w.record(ListBadCursor)
+    bad.bad_cursor = "made-up"
     answer = ({"error": {"code": cursor_code, "message": "bad cursor"}} if cursor_code
               else {"result": {"tasks": []}})
-    rec.bad_cursor_reply = w.exchange("tasks/list", {"cursor": "made-up"}, answer)
+    bad.bad_cursor_reply = w.exchange("tasks/list", {"cursor": "made-up"}, answer)
+    bad.ran = True
     return rec
 
 
@@ -224,8 +227,19 @@ def test_tasks_list_is_not_applicable_without_its_capability() -> None:
     w.create()
     rec = w.record(TaskListing)
     rec.ran, rec.no_list_capability = False, True
+    bad = w.record(ListBadCursor)
+    bad.ran, bad.no_list_capability = False, True
     assert verdict("tasks-legacy-list-includes-task", w.ev).skip_reason == "not-applicable"
     assert verdict("tasks-legacy-list-invalid-cursor", w.ev).skip_reason == "not-applicable"
+
+
+def test_a_made_up_cursor_is_judged_with_no_task_of_ours() -> None:
+    """The made-up cursor needs no task: a run whose tool made none still has it judged (it used
+    to be could-not-run, "no task was created by the declared tools/call")."""
+    from tasks_conformance.server.probes import load_probes
+
+    spec = load_probes()["list-bad-cursor"]
+    assert not spec.preconditions and spec.brief
 
 
 def test_params_task_id_must_win_over_the_related_task_meta() -> None:

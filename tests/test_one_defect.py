@@ -103,7 +103,10 @@ def test_a_non_owner_defers_only_to_an_owner_that_fails_the_rule() -> None:
     out = defer(verdicts, specs, b.ev)
     assert out["tasks-required-tool-needs-task"] is verdicts["tasks-required-tool-needs-task"]  # the owner fails
     deferred = out["tasks-undeclared-creation-refused"]
-    assert deferred.skip_reason == "could-not-run" and deferred.blocked_by == "tasks-required-tool-needs-task"
+    # A verdict of its own, naming its owner: neither a failure nor a could-not-run (no blocking cause).
+    assert (deferred.status, deferred.skip_reason) == ("skipped", "deferred")
+    assert deferred.deferred_to == "tasks-required-tool-needs-task"
+    assert deferred.blocked_by is None and deferred.cause is None
     assert deferred.details["deferredTo"] == {"S-LEG-MUST-02": "tasks-required-tool-needs-task"}
     assert deferred.evidence == tuple(mine.seqs())  # it still shows what it saw
     # An owner that passed, or was not selected, takes nothing over: the failure is the rule's only report.
@@ -123,7 +126,7 @@ def test_a_failure_on_rules_of_its_own_too_keeps_failing_on_those_alone() -> Non
                  "tasks-required-tool-needs-task": failed("code", broken=("S-EXT-MUST-02",), evidence=theirs.seqs())},
                 specs, b.ev)
     kept = out["tasks-undeclared-creation-refused"]
-    assert kept.status == "failed" and kept.broken == ("S-CORE-MUST-13",)
+    assert kept.status == "failed" and kept.broken == ("S-CORE-MUST-13",) and kept.deferred_to is None
     assert kept.details["deferredTo"] == {"S-EXT-MUST-02": "tasks-required-tool-needs-task"}
 
 
@@ -135,8 +138,12 @@ def test_a_required_tool_run_without_a_task_fails_its_owner_alone() -> None:
     ex = _execute("required-without-task-ok", **LEGACY)
     assert set(_failures(ex)) == {"tasks-required-tool-needs-task"}, _failures(ex)
     other = _buckets(ex)["tasks-undeclared-creation-refused"]
-    assert other.bucket == "could-not-run" and other.details["blockedBy"] == "tasks-required-tool-needs-task"
+    assert other.bucket == "deferred" and other.deferredTo == "tasks-required-tool-needs-task"
     assert other.details["deferredTo"] == {"S-LEG-MUST-02": "tasks-required-tool-needs-task"}
+    assert "blockedBy" not in other.details
+    # The deferral neither fails the run nor makes it incomplete, and costs no score: the owner's does.
+    assert ex.result.outcome == "failed" and ex.result.incompleteCauses == []
+    assert ex.result.counts()["deferred"] == 1 and ex.result.counts()["couldNotRun"] == 0
 
 
 # b. "Task not found" is not "not decoded".

@@ -81,10 +81,9 @@ def _problems(name: str, case: Any, settings: dict[str, Any], assignment: str) -
     failed = {c.id: c for c in ex.result.checks if c.bucket == "failed"}
     expected = {case.check, *case.also} | DECLARED_FAILING.get(_key(name, settings, case.transport), set())
     # With other role tools the rule may be seen by its owner too: the fixture's check then defers
-    # to it (could-not-run, blockedBy the owner), and the owner's is the one failure.
+    # to it (deferred, naming the owner), and the owner's is the one failure.
     by_id = {c.id: c for c in ex.result.checks}
-    owners = {str(by_id[cid].details["blockedBy"]) for cid in expected
-              if cid in by_id and by_id[cid].details.get("deferredTo")}
+    owners = {str(by_id[cid].deferredTo) for cid in expected if cid in by_id and by_id[cid].deferredTo}
     problems = [f"{where}: also failed {cid}: {c.message[:160]}" for cid, c in failed.items()
                 if cid not in expected | owners]
     # That the declared run does fail its check is test_breaking_fixtures' to show; here, under a

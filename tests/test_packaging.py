@@ -55,7 +55,7 @@ def test_the_built_wheel_installs_and_runs_in_a_fresh_environment(tmp_path: Path
     for shipped in ("py.typed", "core/requirements.toml", "schemas/json.schema.json",
                     "schemas/json-summary.schema.json", "entry/api.py", "entry/pytest_plugin.py",
                     "server/reference/__main__.py", "client/__init__.py", "reporters/html_report.js",
-                    "reporters/html_report.css"):
+                    "reporters/html_report.css", "reporters/fleet_report.js", "reporters/fleet_report.css"):
         assert f"tasks_conformance/{shipped}" in names, shipped
     assert "[pytest11]\ntasks_conformance = tasks_conformance.entry.pytest_plugin" in entry_points
     assert "tasks-conformance = tasks_conformance.entry.cli:main" in entry_points

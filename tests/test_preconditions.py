@@ -103,3 +103,14 @@ def test_debug_prints_where_a_probe_failed(monkeypatch: pytest.MonkeyPatch, caps
         err = capsys.readouterr().err
         assert code == 3
         assert ("Traceback" in err and "a probe bug, on purpose" in err) == debug, err
+
+
+def test_no_recorded_report_holds_an_internal_error() -> None:
+    """The reports recorded from every breaking fixture (tests/data/reports-before): none holds an
+    internal error of ours (one did: a probe hashed a status that was a list)."""
+    from pathlib import Path
+
+    recorded = Path(__file__).parent / "data" / "reports-before"
+    found = [p.name for p in sorted(recorded.glob("*.json"))
+             if "a tasks-conformance bug" in p.read_text(encoding="utf-8")]
+    assert found == []

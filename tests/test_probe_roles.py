@@ -175,7 +175,12 @@ def test_a_role_without_a_tool_is_not_applicable_under_standard_and_could_not_ru
     ids = ["tasks-tool-error-outcome", "tasks-fault-outcome"]
     standard = run(**stdio(REFERENCE), **LEGACY, check_ids=ids)
     assert [c.bucket for c in standard.result.checks] == ["not-applicable"] * 2
-    assert standard.result.outcome == "passed"
+    # Neither holds a run back; but with nothing else selected, nothing was tested: incomplete, and
+    # the one cause says which flags would make them apply (policy P-46).
+    assert standard.result.outcome == "incomplete"
+    (cause,) = standard.result.incompleteCauses
+    assert cause.cause.startswith("nothing was tested") and cause.checks == ()
+    assert "--probe tool-error=TOOL" in cause.fix and "--probe fault=TOOL" in cause.fix
     full = run(**stdio(REFERENCE), **LEGACY, check_ids=ids, profile="full")
     assert [c.bucket for c in full.result.checks] == ["could-not-run"] * 2
     assert "--probe tool-error=TOOL" in full.result.checks[0].message

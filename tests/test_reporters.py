@@ -100,6 +100,7 @@ def _check(
     duration: int = 12,
     broken: list[str] | None = None,
     cause: Cause | None = None,
+    deferred_to: str | None = None,
 ) -> CheckResult:
     return CheckResult(
         id=check_id,
@@ -117,6 +118,7 @@ def _check(
         frames=frames or [],
         broken=broken or [],
         cause=cause,
+        deferredTo=deferred_to,
     )
 
 
@@ -305,8 +307,35 @@ def unreachable_run() -> RunResult:
     return _run([root, *rest], discovery=Discovery(), target="http://127.0.0.1:9/mcp")
 
 
+OWNER, DEFERRING = "tasks-required-tool-needs-task", "tasks-undeclared-creation-refused"
+
+
+def deferred_run() -> RunResult:
+    """One defect seen by two checks: the rule's owner fails, the other defers to it."""
+    return _run([
+        _check("tasks-wire-resolvable", "passed", message="ok"),
+        _check(OWNER, "failed", category="creation", requirements=["S-LEG-MUST-02"], evidence=[6, 8],
+               message=f"the task-required tool ran synchronously {MARKUP}"),
+        _check(DEFERRING, "skipped", skip="deferred", category="creation", requirements=["S-LEG-MUST-02"],
+               deferred_to=OWNER, evidence=[4], details={"deferredTo": {"S-LEG-MUST-02": OWNER}},
+               message=f"S-LEG-MUST-02 is failed by the check that owns it; this check saw: {ANSI} {PIPE_NL}"),
+    ])
+
+
+def nothing_tested_run() -> RunResult:
+    """Every selected check did not apply: nothing was tested (policy P-46)."""
+    return _run([
+        _check("tasks-task-survives-restart", "skipped", skip="not-applicable", category="lifecycle",
+               cause=setting(f"the server at --url is not started by tasks-conformance {BIDI}",
+                             "give --server-command to test durability")),
+        _check("tasks-legacy-task-id-wins", "skipped", skip="not-applicable", message="applies to the legacy wire"),
+    ])
+
+
 RUNS = {
     "passed": passed_run,
+    "deferred": deferred_run,
+    "nothing-tested": nothing_tested_run,
     "failed": failed_run,
     "incomplete": incomplete_run,
     "interrupted": interrupted_run,
@@ -434,8 +463,8 @@ def test_json_summary_matches_the_schema(run: str) -> None:
     assert [c["id"] for c in doc["checks"]] == [c.id for c in result.checks]
     for got, check in zip(doc["checks"], result.checks, strict=True):
         assert set(got) == {
-            "id", "category", "status", "skipReason", "message", "warnings", "policies", "requirements",
-            "requirementIds", "durationMs",
+            "id", "category", "status", "skipReason", "deferredTo", "message", "warnings", "policies",
+            "requirements", "requirementIds", "durationMs",
         }  # fmt: skip
         assert got["skipReason"] == check.skipReason and got["warnings"] == [w.text for w in check.warnings]
         assert got["requirementIds"] == check.requirements
@@ -501,7 +530,7 @@ def test_junit_is_well_formed_and_valid(run: str) -> None:
     assert suite.get("tests") == str(counts["total"]) == root.get("tests")
     assert suite.get("failures") == str(counts["failed"])
     assert suite.get("errors") == str(counts["couldNotRun"])
-    assert suite.get("skipped") == str(counts["notApplicable"])
+    assert suite.get("skipped") == str(counts["notApplicable"] + counts["deferred"])
     assert suite.get("time") == "1.234"
     cases = suite.findall("testcase")
     assert [c.get("name") for c in cases] == [c.id for c in result.checks]

@@ -1,4 +1,4 @@
-"""`tasks-conformance client` against five real tasks clients, each driven by a small harness in
+"""`tasks-conformance client` against seven real tasks clients, each driven by a small harness in
 ``clients/`` that follows the client-harness convention (URL last, context in the environment).
 
 Each client's right verdict, check by check, is the one ``EXPECTED.md`` ("Real clients")
@@ -9,9 +9,11 @@ warnings must cite, and a check not listed there must pass without one. Every cl
 is bounded. ``scripts/interop_table.py`` reuses ``CLIENTS`` and ``run_client`` for the clients
 table of ``docs/interop-results.md``.
 
-The legacy Python clients (mcp 1.30, fastmcp 3.4.11) conflict with the interop extra (mcp 2.3,
-fastmcp 4.1.4), so they run from their own virtualenv, ``.venv-legacy-clients`` (``.ci/run``
-creates it from ``legacy-clients-requirements.txt``); without it their tests skip, saying how to
+The legacy Python clients (mcp 1.30, fastmcp 3.4.11, strands-agents on mcp 1.30) conflict with the
+interop extra (mcp 2.3, fastmcp 4.1.4), so they run from their own virtualenv,
+``.venv-legacy-clients`` (``.ci/run`` creates it from ``legacy-clients-requirements.txt``); so does
+strands-agents on 2026-07-28, which needs an mcp 2.x below 2.2 (``.venv-extension-clients``, from
+``extension-clients-requirements.txt``). Without its virtualenv a client's tests skip, saying how to
 make it.
 """
 
@@ -41,9 +43,6 @@ pytestmark = [pytest.mark.interop, pytest.mark.timeout(300)]
 HERE = Path(__file__).resolve().parent
 HARNESSES = HERE / "clients"
 NODE_MODULES = HERE / "node_modules"
-LEGACY_VENV = HERE / ".venv-legacy-clients"
-LEGACY_PYTHON = LEGACY_VENV / "bin" / "python"
-LEGACY_REQUIREMENTS = HERE / "legacy-clients-requirements.txt"
 #: A client run is its scenarios (at most ~10 s each, two at a time) plus our own bounds.
 RUN_TIMEOUT_S = 240.0
 P, F, NA, CNR = "passed", "failed", "not-applicable", "could-not-run"
@@ -54,6 +53,35 @@ def era_checks(era: str) -> tuple[str, ...]:
     """The checks a run of one era reports, in report order (from the registry, not a copy)."""
     config = ClientConfig(command=("true",), eras=(era,))  # type: ignore[arg-type]
     return tuple(c.id for c in CLIENT_CHECKS.values() if config.judges(c))
+
+
+@dataclass(frozen=True)
+class OwnVenv:
+    """A git-ignored virtualenv of clients that cannot share the interop extra (.ci/run makes it)."""
+
+    what: str
+    path: Path
+    requirements: Path
+
+    @property
+    def python(self) -> Path:
+        return self.path / "bin" / "python"
+
+    def pins(self) -> dict[str, str]:
+        """name -> version of its requirements file's `name==version` lines (extras dropped)."""
+        lines = (line.split("#")[0].strip() for line in self.requirements.read_text(encoding="utf-8").splitlines())
+        return {name.split("[")[0]: version for name, _, version in (line.partition("==") for line in lines if
+                                                                      "==" in line)}
+
+
+#: By RealClient.kind: the legacy (2025-11-25) Python runtimes, and the 2026-07-28 clients whose mcp pin
+#: the interop extra's mcp 2.3.0 rules out.
+VENVS = {
+    "legacy-python": OwnVenv("the legacy clients' virtualenv", HERE / ".venv-legacy-clients",
+                             HERE / "legacy-clients-requirements.txt"),
+    "extension-python": OwnVenv("the extension clients' virtualenv", HERE / ".venv-extension-clients",
+                                HERE / "extension-clients-requirements.txt"),
+}
 
 
 def _npm_version(package: str) -> str | None:
@@ -81,7 +109,7 @@ class RealClient:
     era: str
     #: The packages the harness drives, and the versions EXPECTED.md was established with.
     packages: Mapping[str, str]
-    kind: str  # "npm", "python" (this interpreter), "legacy-python" (the legacy clients' venv)
+    kind: str  # "npm", "python" (this interpreter), or a key of VENVS (a virtualenv of its own)
     harness: str
     #: The right verdict of every check of the era.
     expected: Mapping[str, str] = field(default_factory=dict)
@@ -91,23 +119,22 @@ class RealClient:
     @property
     def command(self) -> str:
         script = str(HARNESSES / self.harness)
-        interpreter = {"npm": shutil.which("node") or "node", "python": sys.executable,
-                       "legacy-python": str(LEGACY_PYTHON)}[self.kind]
-        return shlex.join([interpreter, script])
+        interpreter = {"npm": shutil.which("node") or "node", "python": sys.executable}.get(self.kind)
+        return shlex.join([interpreter or str(VENVS[self.kind].python), script])
 
     def installed(self) -> dict[str, str | None]:
         if self.kind == "npm":
             return {name: _npm_version(name) for name in self.packages}
-        python = sys.executable if self.kind == "python" else LEGACY_PYTHON
-        return _python_versions(python, *self.packages)
+        return _python_versions(VENVS[self.kind].python if self.kind in VENVS else sys.executable, *self.packages)
 
     def availability(self) -> str | None:
         """Why this client cannot run here, or None."""
         if self.kind == "npm" and shutil.which("node") is None:
             return "node is not installed"
-        if self.kind == "legacy-python" and not LEGACY_PYTHON.exists():
-            venv, pins = (p.relative_to(HERE.parent.parent) for p in (LEGACY_VENV, LEGACY_REQUIREMENTS))
-            return (f"the legacy clients' virtualenv is absent: python3 -m venv {venv} && {venv}/bin/pip install "
+        own = VENVS.get(self.kind)
+        if own is not None and not own.python.exists():
+            venv, pins = (p.relative_to(HERE.parent.parent) for p in (own.path, own.requirements))
+            return (f"{own.what} is absent: python3 -m venv {venv} && {venv}/bin/pip install "
                     f"-r {pins} (.ci/run does this)")
         wrong = {name: got for name, got in self.installed().items() if got != self.packages[name]}
         if wrong:
@@ -182,6 +209,24 @@ CLIENTS: tuple[RealClient, ...] = (
         expected=_verdicts("legacy", legacy_task_augmentation=F),
         # result() polls through input_required and calls tasks/result only at the end (tasks.py:273-286).
         warns=_warns(legacy_declared_methods=("C-LEG-SHOULD-07",), legacy_input_answered=("C-LEG-SHOULD-04",)),
+    ),
+    # §C6: one harness, the era chosen by the mcp line installed beside strands.
+    RealClient(
+        id="strands-mcp-2.1", title="strands-agents MCPClient with tasks_config, on mcp 2.x", era="extension",
+        packages={"strands-agents": "1.62.0", "mcp": "2.1.1"}, kind="extension-python", harness="strands_client.py",
+        # A failed task becomes a CallToolResult with isError true and the error's message, its code dropped
+        # (_resolve_v2_terminal_state, mcp_client.py:2160-2167): C-EXT-MUST-16.
+        expected=_verdicts("extension", surfaces_outcome=F),
+    ),
+    # §C7.
+    RealClient(
+        id="strands-mcp-1.30", title="strands-agents MCPClient with tasks_config, on mcp 1.x", era="legacy",
+        packages={"strands-agents": "1.62.0", "mcp": "1.30.0"}, kind="legacy-python", harness="strands_client.py",
+        expected=_verdicts("legacy"),
+        # A failed task's outcome is built from tasks/get alone (mcp_client.py:2458-2461); the poll runs
+        # through input_required to the end (2430); tasks/cancel is sent with no look at tasks.cancel (1808).
+        warns=_warns(legacy_fetches_result=("C-LEG-MUST-05",), legacy_declared_methods=("C-LEG-SHOULD-07",),
+                     legacy_input_answered=("C-LEG-SHOULD-04",)),
     ),
 )
 
@@ -310,17 +355,16 @@ def test_client_run_exit_code_and_checks(runs: Runs, client_id: str) -> None:
 
 def test_client_matrix_is_consistent() -> None:
     """Each client states a right verdict for every check of its era and warnings only on checks
-    that pass; the legacy venv's pins are the legacy clients' package versions."""
+    that pass; a client of a virtualenv of its own has every package pinned there at its version."""
     for client in CLIENTS:
         assert list(client.expected) == list(era_checks(client.era)), client.id
         assert set(client.expected.values()) <= {P, F, NA, CNR}, client.id
         assert all(client.expected[c] == P for c in client.warns), client.id
         assert (HARNESSES / client.harness).is_file(), client.harness
-    pins = dict(line.split("==") for line in LEGACY_REQUIREMENTS.read_text().split() if "==" in line)
-    for client in CLIENTS:
-        if client.kind == "legacy-python":
-            assert {k: v for k, v in client.packages.items() if k in pins} == {k: pins[k] for k in client.packages
-                                                                                  if k in pins}, client.id
+        assert client.kind in ("npm", "python", *VENVS), client.id
+        if client.kind in VENVS:
+            pins = VENVS[client.kind].pins()
+            assert {name: pins.get(name) for name in client.packages} == dict(client.packages), client.id
 
 
 def versions_text(client: RealClient) -> str:
@@ -328,11 +372,19 @@ def versions_text(client: RealClient) -> str:
 
 
 
-def test_a_missing_legacy_venv_skips_saying_how_to_make_it(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
-    monkeypatch.setattr(sys.modules[__name__], "LEGACY_PYTHON", tmp_path / "absent" / "python")
-    why = BY_ID["mcp-1.30"].availability()
-    assert why is not None and "python3 -m venv tests/interop/.venv-legacy-clients" in why
-    assert "legacy-clients-requirements.txt" in why
+@pytest.mark.parametrize("client_id,venv,pins", [
+    ("mcp-1.30", ".venv-legacy-clients", "legacy-clients-requirements.txt"),
+    ("strands-mcp-2.1", ".venv-extension-clients", "extension-clients-requirements.txt"),
+])
+def test_a_missing_own_venv_skips_saying_how_to_make_it(monkeypatch: pytest.MonkeyPatch, client_id: str, venv: str,
+                                                        pins: str) -> None:
+    kind = BY_ID[client_id].kind
+    assert VENVS[kind].path == HERE / venv
+    absent = OwnVenv(VENVS[kind].what, HERE / "absent-venv-of-the-test", VENVS[kind].requirements)
+    monkeypatch.setitem(VENVS, kind, absent)
+    why = BY_ID[client_id].availability()
+    assert why is not None and why.startswith(f"{absent.what} is absent: python3 -m venv tests/interop/absent-venv")
+    assert f"-r tests/interop/{pins}" in why
 
 
 __all__ = ["CLIENTS", "ClientRunResult", "RealClient", "era_checks", "run_client", "versions_text"]

@@ -50,7 +50,7 @@ TRANSPORTS = ("stdio", "http")
 #: Every check, in the order tasks-conformance reports them (from the registry, not a copy of it).
 ALL_CHECKS = tuple(spec.id for spec in ordered_checks() if spec.id not in OPT_IN_CHECKS)  # the default profile's
 
-P, F, NA, CNR = "passed", "failed", "not-applicable", "could-not-run"
+P, F, NA, CNR, DEF = "passed", "failed", "not-applicable", "could-not-run", "deferred"
 EXIT_FOR = {"passed": 0, "failed": 1, "incomplete": 3}
 
 #: Per-request and per-task bounds handed to the tool. server-everything's research task
@@ -106,7 +106,8 @@ class Scenario:
         verdicts = [self.verdict(c, transport) for c in self.selected]
         if F in verdicts:
             return 1
-        return 3 if CNR in verdicts else 0
+        # Incomplete when a check could not run, or when none was tested (policy P-46).
+        return 3 if CNR in verdicts or P not in verdicts else 0
 
 
 def _all(**overrides: str | Mapping[str, str]) -> dict[str, str | Mapping[str, str]]:
@@ -322,8 +323,8 @@ SCENARIOS: tuple[Scenario, ...] = (
             # The only task tool is required; without params.task it returns an isError
             # result, not -32601 (§2/§3, S-LEG-MUST-02, §6 Q1). The rule is a task-required
             # tool's, so tasks-required-tool-needs-task owns it and fails it below; this check
-            # defers to it (one defect, one failure): could not run, naming the owner.
-            undeclared_creation_refused=CNR,
+            # defers to it (one defect, one failure): deferred, naming the owner.
+            undeclared_creation_refused=DEF,
             # §3 "Input flow": elicitation with related-task _meta on tasks/result, then
             # working → completed.
             **NO_SECOND_PRINCIPAL,
@@ -566,8 +567,8 @@ SCENARIOS: tuple[Scenario, ...] = (
         wire="none", protocol="2026-07-28",
         # No extension in server/discover, no capabilities.tasks after initialize: a tasks
         # checker must FAIL a server without tasks (README); every other check's precondition
-        # fell with that finding, so they are could-not-run naming it.
-        expected={c: (F if c == "tasks-wire-resolvable" else CNR) for c in ALL_CHECKS},
+        # fell with that finding, so they defer to it (its failure says what to correct).
+        expected={c: (F if c == "tasks-wire-resolvable" else DEF) for c in ALL_CHECKS},
     ),
 )
 
@@ -889,7 +890,7 @@ def test_matrix_is_consistent() -> None:
         assert set(scenario.expected) == set(scenario.selected), scenario.id
         for check_id in scenario.selected:
             for transport in scenario.transports:
-                assert scenario.verdict(check_id, transport) in (P, F, NA, CNR), (scenario.id, check_id)
+                assert scenario.verdict(check_id, transport) in (P, F, NA, CNR, DEF), (scenario.id, check_id)
     for scenario_id, transport, check_id in DISAGREEMENTS:
         assert scenario_id in BY_ID and transport in BY_ID[scenario_id].transports
         assert check_id == "exit-code" or check_id in BY_ID[scenario_id].selected

@@ -2,7 +2,7 @@
 it sent (with its HTTP headers, arrival time and connection) beside what the scripted server
 answered, and what its process did. Checks read these and never the scripted server's state.
 
-The unit of evidence is a connection (policy P-46): a server process the client spawned (stdio),
+The unit of evidence is a connection (policy P-47): a server process the client spawned (stdio),
 a 2025-11-25 session (HTTP), or the one stateless 2026-07-28 server (HTTP). A task is judged on the
 connection that created it (`ScenarioRun.by_connection`); a request naming it on another, which
 never created it, is a finding of its own (`ScenarioRun.elsewhere`), never evidence about it.
@@ -21,7 +21,7 @@ from tasks_conformance.client.scenarios import Era, Scenario
 from tasks_conformance.core.protocol import decode_header_value, get_path
 from tasks_conformance.core.text import one_line
 from tasks_conformance.core.wirelog import Frame, HttpMeta, WireLog
-from tasks_conformance.core.wires import CreatedTask
+from tasks_conformance.core.wires import DIALECTS, CreatedTask, Wire
 
 MAX_EXCHANGES = 10_000  # a client that floods the scripted server is judged on its first requests
 # A string the client controls (a method, an id, a value of its outcome line) is quoted in a message
@@ -132,7 +132,7 @@ class ScenarioRun:
 
     def elsewhere(self, task_id: str, *methods: str) -> list[Exchange]:
         """Requests (of `methods`) naming a task of this view's connection that went over another
-        connection of the scenario, one that did not create a task of that id (P-46)."""
+        connection of the scenario, one that did not create a task of that id (P-47)."""
         whole = self.whole or self
         others = {c: set(whole.on(c).created_task_ids()) for c in whole.connection_numbers() if c != self.connection}
         return [e for e in whole.exchanges if e.is_request and e.method in methods and e.task_id == task_id
@@ -144,7 +144,8 @@ class ScenarioRun:
         or the stateless server (2026-07-28 over HTTP: one connection)."""
         if self.transport == "stdio":
             return "server process"
-        return "session" if self.era == "legacy" else "connection"
+        # A wire whose requests stand on their own has no session: the one server is one connection.
+        return "connection" if DIALECTS[Wire(self.era)].self_contained("tools/call") else "session"
 
     def where_is(self, connection: int) -> str:
         return f"{self.connection_kind} {connection}"

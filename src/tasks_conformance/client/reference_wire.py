@@ -106,7 +106,7 @@ class Deviations:
     legacy_required_only: bool = False
     errors_without_code: bool = False
     # Cancels over a second connection: the server spawned again (stdio), a new session (2025-11-25
-    # over HTTP), whose tasks/cancel never reaches the task; then stops following it (policy P-46).
+    # over HTTP), whose tasks/cancel never reaches the task; then stops following it (policy P-47).
     cancels_elsewhere: bool = False
 
 

@@ -22,7 +22,7 @@ from tasks_conformance.client.scenarios import BY_NAME, PROTOCOL_VERSION, SCENAR
 from tasks_conformance.client.scripted_http import serving
 from tasks_conformance.client.scripted_stdio import scripted_server
 from tasks_conformance.client.stdio_relay import relaying
-from tasks_conformance.core.causes import Cause, CauseKind
+from tasks_conformance.core.causes import Cause, CauseKind, setting
 from tasks_conformance.core.profiles import CLIENT_PROFILES, DEFAULT_PROFILE
 from tasks_conformance.core.redact import Redactor
 from tasks_conformance.core.result import (
@@ -35,7 +35,7 @@ from tasks_conformance.core.result import (
 )
 from tasks_conformance.core.scenario_record import ScenarioRecord
 from tasks_conformance.core.text import one_line
-from tasks_conformance.core.verdict import Verdict, could_not_run
+from tasks_conformance.core.verdict import Verdict, could_not_run, not_applicable
 from tasks_conformance.core.wirelog import WireLog, frames_text, in_lane
 from tasks_conformance.core.wires import Wire
 
@@ -307,12 +307,16 @@ def judge(check: ClientCheck, runs: list[ScenarioRun], wire: WireLog, config: Cl
     redactor = wire.redactor
     mine = [r for r in runs if check.reads(r.name)]
     if not mine:
-        verdict = Verdict("skipped", "none of its scenarios was selected", "not-applicable")  # type: ignore[arg-type]
+        scenarios = " ".join(f"--scenario {name}" for name in check.scenarios)
+        verdict = not_applicable("none of its scenarios was selected",
+                                 cause=setting("none of its scenarios was selected", f"select one: {scenarios}"))
     elif check.needs and not any(r.name in check.needs for r in mine) and _could_run(check.needs, config):
         # A check that reads every run but judges one scenario: with that one left out, nothing to judge.
         # (One whose scenario cannot run over the chosen transports is judged: its judge says why.)
-        verdict = Verdict("skipped", f"its scenario {' or '.join(check.needs)} was not selected",  # type: ignore[arg-type]
-                          "not-applicable")
+        needed = " ".join(f"--scenario {name}" for name in check.needs)
+        verdict = not_applicable(f"its scenario {' or '.join(check.needs)} was not selected",
+                                 cause=setting(f"its scenario {' or '.join(check.needs)} was not selected",
+                                               f"select it: {needed}"))
     else:
         verdict = _verdict(check, mine, config, redactor)
     seqs = sorted(set(verdict.evidence))
@@ -323,6 +327,7 @@ def judge(check: ClientCheck, runs: list[ScenarioRun], wire: WireLog, config: Cl
         id=check.id, category=CATEGORY, area=check.area, title=check.title, description=check.description,
         requirements=list(check.requirements), broken=[r for r in check.requirements if r in verdict.broken],
         cause=cause, status=verdict.status, skipReason=verdict.skip_reason,  # type: ignore[arg-type]
+        deferredTo=verdict.deferred_to,
         message=_cut(redactor.text(verdict.message)), message_policies=list(verdict.message_policies),
         warnings=[replace(w, text=_cut(redactor.text(w.text))) for w in verdict.warnings],
         evidence=seqs, details=_bounded(redactor.json(dict(verdict.details))),

@@ -14,6 +14,7 @@ from typing import TYPE_CHECKING, Literal
 from tasks_conformance.core.result import EXIT_CODES, EXIT_INTERRUPTED, RunResult
 
 if TYPE_CHECKING:
+    from tasks_conformance.core.fleet_history import FleetHistory, RunRecord
     from tasks_conformance.core.wirelog import WireLog
 
 Kind = Literal["eras", "suite"]
@@ -49,6 +50,7 @@ class Combined:
     runs: tuple[NamedRun, ...]
     interrupted: bool = False
     shard: str | None = None  # suite --shard I/N as given
+    history: FleetHistory | None = None  # merge --history: each target's earlier runs (fleet_history.py)
 
     @property
     def outcome(self) -> str:
@@ -87,3 +89,11 @@ class Combined:
             runs = f"{n['total']} {noun}{'' if n['total'] == 1 else 's'}"
             text = f"{runs}: {n['passed']} passed, {n['failed']} failed, {n['incomplete']} incomplete"
         return text + (" (interrupted)" if self.interrupted else "")
+
+    def history_record(self, run: str) -> RunRecord:
+        """This run as `merge --history` keeps it: each run's headline and the letter of each check."""
+        from tasks_conformance.core.fleet_history import CODES, RunRecord, TargetRecord
+
+        targets = {r.name: TargetRecord(r.result.headline, {c.id: CODES.get(c.bucket, "C") for c in r.result.checks})
+                   for r in self.runs}
+        return RunRecord(run, self.headline, targets)

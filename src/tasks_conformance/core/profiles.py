@@ -128,6 +128,7 @@ MUST_WEIGHT: Final = 2
 OTHER_WEIGHT: Final = 1
 WARNING_COST: Final = Fraction(1, 2)
 _MUST_LEVELS: Final = frozenset({"MUST", "MUST NOT"})
+_LEFT_OUT: Final = frozenset({"not-applicable", "deferred"})  # buckets the score does not count
 
 
 class Rule(Protocol):
@@ -165,11 +166,12 @@ def score(checks: Iterable[ScoredCheck]) -> int | None:
     """The 0–100 score of a run: floor(100 × Σ points / Σ weight) over the applicable checks.
 
     Applicable means passed, failed or could-not-run (a could-not-run check earns nothing: a run
-    that could not look has not shown conformance); not-applicable checks are left out. None
-    when no check was applicable. 100 only when every applicable check passed without warnings.
-    The score never changes the exit code.
+    that could not look has not shown conformance); not-applicable checks are left out, and so
+    are deferrals (the check they defer to costs the defect, once). None when no check was
+    applicable. 100 only when every applicable check passed without warnings. The score never
+    changes the exit code.
     """
-    applicable = [c for c in checks if c.bucket != "not-applicable"]
+    applicable = [c for c in checks if c.bucket not in _LEFT_OUT]
     if not applicable:
         return None
     total = sum(check_weight(c) for c in applicable)

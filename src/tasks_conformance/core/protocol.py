@@ -14,7 +14,9 @@ META_RELATED_TASK = "io.modelcontextprotocol/related-task"
 META_SUBSCRIPTION_ID = "io.modelcontextprotocol/subscriptionId"
 
 TASK_STATUSES = ("working", "input_required", "completed", "failed", "cancelled")
-TERMINAL_STATUSES = frozenset({"completed", "failed", "cancelled"})
+# A tuple, not a set: `status in TERMINAL_STATUSES` is asked of whatever a peer sent, and a list or
+# object there must read as "not terminal", never raise (a set would hash it: TypeError).
+TERMINAL_STATUSES = ("completed", "failed", "cancelled")
 
 ERR_HEADER_MISMATCH = -32020
 ERR_MISSING_CAPABILITY = -32021

@@ -11,7 +11,17 @@ from dataclasses import dataclass, field
 from enum import StrEnum
 from typing import TYPE_CHECKING, Any, Final, Literal
 
-from tasks_conformance.core.causes import INTERRUPTED_CAUSE, INTERRUPTED_FIX, Cause, CauseKind
+from tasks_conformance.core.causes import Cause
+
+# The causes of an incomplete run are part of the result model, in a module of their own
+# (incomplete.py); their names are imported from here too.
+from tasks_conformance.core.incomplete import (
+    IncompleteCause,
+    causes_text,
+    incomplete_causes,
+    incomplete_reason,
+    nothing_tested,
+)
 from tasks_conformance.core.profiles import DEFAULT_PROFILE, profile_id
 from tasks_conformance.core.wires import Wire
 
@@ -20,6 +30,11 @@ if TYPE_CHECKING:
     from tasks_conformance.core.scenario_record import ScenarioRecord
     from tasks_conformance.core.wirelog import WireLog
 
+__all__ = ["EXIT_CODES", "EXIT_INTERRUPTED", "EXIT_USAGE", "POLICIES_DOC", "CategoryCounts", "CheckResult",
+           "CheckStatus", "CheckWarning", "Discovery", "IncompleteCause", "Outcome", "PolicyRef", "RuleRef",
+           "RunResult", "SkipReason", "causes_text", "decide_outcome", "incomplete_causes", "incomplete_reason",
+           "policy_refs", "policy_url", "rule_refs"]
+
 
 class CheckStatus(StrEnum):
     """What a check concluded. A StrEnum: equal to its value ("passed" == CheckStatus.PASSED) and
@@ -27,10 +42,12 @@ class CheckStatus(StrEnum):
 
     PASSED = "passed"
     FAILED = "failed"
-    SKIPPED = "skipped"  # not applicable, or could not run: `skipReason` says which
+    SKIPPED = "skipped"  # not applicable, could not run, or deferred: `skipReason` says which
 
 
-SkipReason = Literal["not-applicable", "could-not-run"]
+# deferred: what the check found broken is a rule another check owns and fails too; that check
+# reports it (one defect, one failure), and this one names it (`deferredTo`).
+SkipReason = Literal["not-applicable", "could-not-run", "deferred"]
 Outcome = Literal["passed", "failed", "incomplete"]
 
 EXIT_CODES: dict[str, int] = {"passed": 0, "failed": 1, "incomplete": 3}
@@ -166,10 +183,14 @@ class CheckResult:
     broken: list[str] = field(default_factory=list)
     # The spec area the check belongs to (the JUnit classname); "" for a result made by hand.
     area: str = ""
-    # A could-not-run's typed cause (causes.py): what the fix list and the cause pointers read.
+    # A could-not-run's typed cause (causes.py): what the fix list and the cause pointers read. A
+    # not-applicable check's, where the user can make it apply (a run that tested nothing says it).
     cause: Cause | None = None
     # The policy ids the message cites (each warning carries its own); typed, like `broken`.
     message_policies: list[str] = field(default_factory=list)
+    # A deferral (skipReason "deferred"): the check that owns the rule this one found broken and
+    # fails it too; None otherwise. `details.deferredTo` maps each deferred rule to its owner.
+    deferredTo: str | None = None
 
     def __post_init__(self) -> None:
         self.status = CheckStatus(self.status)
@@ -195,8 +216,9 @@ class CheckResult:
 
     @property
     def bucket(self) -> str:
-        """passed | failed | known | not-applicable | could-not-run: the one classification
-        reporters use. `known`: a failure a --baseline entry accepts (it does not fail the run)."""
+        """passed | failed | known | not-applicable | could-not-run | deferred: the one
+        classification reporters use. `known`: a failure a --baseline entry accepts (it does not
+        fail the run). `deferred`: neither failed nor could-not-run; its owner reports the finding."""
         if self.status == "skipped":
             return self.skipReason or "could-not-run"
         if self.status == "failed" and self.baseline is not None and self.baseline.state == "known":
@@ -214,6 +236,7 @@ class CheckResult:
             "requirementIds": list(self.requirements),
             "status": self.status.value,
             "skipReason": self.skipReason,
+            "deferredTo": self.deferredTo,
             "message": self.message,
             "warnings": [w.text for w in self.warnings],
             "policies": [p.to_json() for p in self.policies],
@@ -221,6 +244,9 @@ class CheckResult:
             "evidenceFrames": list(self.frames),
             "details": self.details,
             "durationMs": self.durationMs,
+            # The area, and the rules a failure broke (none named: all), so `merge` rebuilds every report.
+            "area": self.area or self.category,
+            "brokenRequirementIds": [r.id for r in self.broken_rules[0]] if self.status == "failed" else [],
             **({"baseline": self.baseline.to_json()} if self.baseline is not None else {}),
         }
 
@@ -231,7 +257,8 @@ class CategoryCounts:
     passed: int = 0
     failed: int = 0
     skipped: int = 0
-    couldNotRun: int = 0
+    couldNotRun: int = 0  # part of skipped
+    deferred: int = 0  # part of skipped
 
     def to_json(self) -> dict[str, int]:
         return {
@@ -240,6 +267,7 @@ class CategoryCounts:
             "failed": self.failed,
             "skipped": self.skipped,
             "couldNotRun": self.couldNotRun,
+            "deferred": self.deferred,
         }
 
 
@@ -281,6 +309,7 @@ class RunResult:
             "failed": buckets.count("failed"),
             "couldNotRun": buckets.count("could-not-run"),
             "notApplicable": buckets.count("not-applicable"),
+            "deferred": buckets.count("deferred"),
         }
         # Only with a baseline: without one, the documents stay exactly what they were.
         if self.baseline is not None:
@@ -295,6 +324,8 @@ class RunResult:
             f"{n['passed']}/{ran} checks passed, {n['failed']} failed, "
             f"{n['couldNotRun']} could not run, {n['notApplicable']} not applicable"
         )
+        if n["deferred"]:
+            text += f", {n['deferred']} deferred"
         if n.get("known"):
             text += f", {n['known']} known (baseline)"
         fixed = self.baseline.count("fixed") if self.baseline is not None else 0
@@ -315,6 +346,8 @@ class RunResult:
                 cc.skipped += 1
                 if c.skipReason == "could-not-run":
                     cc.couldNotRun += 1
+                elif c.skipReason == "deferred":
+                    cc.deferred += 1
         return out
 
     @property
@@ -354,6 +387,7 @@ class RunResult:
             "profile": self.profile,
             "score": self.score,
             "durationMs": self.durationMs,
+            **({"startedAt": self.startedAt} if self.startedAt else {}),
             "summary": self.summary,
             "counts": self.counts(),
             "discovery": self.discovery.to_json(),
@@ -372,79 +406,12 @@ class RunResult:
 
 
 def decide_outcome(checks: list[CheckResult], interrupted: bool = False) -> Outcome:
-    """any failed -> failed; else any could-not-run (or an interrupted run) -> incomplete; else
-    passed. A known failure (accepted by a --baseline entry) does not fail the run."""
+    """any failed -> failed; else any could-not-run (or an interrupted run), or nothing tested
+    (no check passed or failed: policy P-46) -> incomplete; else passed. A known failure
+    (accepted by a --baseline entry) does not fail the run; a deferral neither fails it nor makes
+    it incomplete (its owner's verdict does)."""
     if any(c.bucket == "failed" for c in checks):
         return "failed"
-    if interrupted or any(c.bucket == "could-not-run" for c in checks):
+    if interrupted or any(c.bucket == "could-not-run" for c in checks) or nothing_tested(checks):
         return "incomplete"
     return "passed"
-
-
-@dataclass(frozen=True)
-class IncompleteCause:
-    """One reason checks could not run, stated once: the checks it blocked and the one thing to change."""
-
-    cause: str
-    fix: str
-    checks: tuple[str, ...]
-
-    def to_json(self) -> dict[str, Any]:
-        return {"cause": self.cause, "fix": self.fix, "checks": list(self.checks)}
-
-
-def _root(check: CheckResult, by_id: dict[str, CheckResult]) -> CheckResult:
-    """The check whose own message explains `check`: follow `blockedBy` while it is could-not-run."""
-    seen = {check.id}
-    while True:
-        blocker = by_id.get(str(check.details.get("blockedBy", "")))
-        if blocker is None or blocker.bucket != "could-not-run" or blocker.id in seen:
-            return check
-        seen.add(blocker.id)
-        check = blocker
-
-
-def _cause_and_fix(root: CheckResult, target: str) -> tuple[str, str]:
-    """The cause in the root check's typed words, and the one thing to change."""
-    cause = root.cause or Cause(root.message.strip())
-    text = cause.statement()
-    blocked = root.details.get("blockedBy")
-    if blocked and cause.kind is not CauseKind.INTERRUPTED:
-        text = f"{text} (see {blocked})"
-    return text or root.title, cause.fix_for(root.id, target)
-
-
-def incomplete_causes(checks: list[CheckResult], interrupted: bool = False, target: str = "") -> list[IncompleteCause]:
-    """Each distinct reason checks could not run, once, with the checks it blocked (in run order).
-    A check blocked by another (`details.blockedBy`) counts under that check's cause."""
-    by_id = {c.id: c for c in checks}
-    grouped: dict[tuple[str, str], list[str]] = {}
-    for check in checks:
-        if check.bucket != "could-not-run":
-            continue
-        grouped.setdefault(_cause_and_fix(_root(check, by_id), target), []).append(check.id)
-    out = [IncompleteCause(cause, fix, tuple(ids)) for (cause, fix), ids in grouped.items()]
-    if interrupted and not any(c.cause == INTERRUPTED_CAUSE for c in out):
-        out.insert(0, IncompleteCause(INTERRUPTED_CAUSE, INTERRUPTED_FIX, ()))
-    return out
-
-
-def _count(n: int, noun: str) -> str:
-    return f"{n} {noun}" + ("" if n == 1 else "s")
-
-
-def causes_text(causes: list[IncompleteCause]) -> str:
-    """The causes in one line, each once: the cause, the fix, the checks it blocked."""
-    parts = []
-    for c in causes:
-        blocked = f" [{_count(len(c.checks), 'check')}: {', '.join(c.checks)}]" if c.checks else ""
-        parts.append(f"{c.cause} (to fix: {c.fix}){blocked}")
-    return "; ".join(parts)
-
-
-def incomplete_reason(checks: list[CheckResult], interrupted: bool = False, target: str = "") -> str | None:
-    """One sentence per distinct cause (never one per check): the cause, the fix, the checks."""
-    causes = incomplete_causes(checks, interrupted, target)
-    if not causes:
-        return None
-    return "Could not establish conformance — " + causes_text(causes)

@@ -1,11 +1,12 @@
 """A check's verdict, as fields: its status, the human sentence, the rules a failure broke, the
-policies it cites, the frames it rests on and, for a could-not-run, the typed cause. Both subjects'
-checks return one; their runners turn it into the CheckResult the reporters read.
+policies it cites, the frames it rests on and, for a could-not-run, the typed cause; a deferral
+names the check it defers to. Both subjects' checks return one; their runners turn it into the
+CheckResult the reporters read.
 """
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -24,9 +25,14 @@ class Verdict:
     blocked_by: str | None = None
     # A failure: the requirement ids it found broken; empty means every rule the judge judges.
     broken: tuple[str, ...] = ()
-    cause: Cause | None = None  # a could-not-run: why, and the one thing to change
+    # A could-not-run: why, and the one thing to change. A not-applicable verdict may carry one too:
+    # what keeps the check from applying, where the user can change it (a flag to give).
+    cause: Cause | None = None
     # The policies (P-NN) the message cites, as the words of the message do; each warning carries its own.
     message_policies: tuple[str, ...] = ()
+    # A deferral (skip_reason "deferred"): the check that owns the rule this one found broken and
+    # fails it too (one defect, one failure). Not a precondition: `blocked_by` is for could-not-run.
+    deferred_to: str | None = None
 
 
 Seqs = list[int] | tuple[int, ...]
@@ -66,9 +72,14 @@ def failed(message: str, *, broken: tuple[str, ...] = (), evidence: Seqs = (), w
 
 
 def not_applicable(message: str, *, evidence: Seqs = (), policies: tuple[str, ...] = (),
-                   warnings: Warnings = ()) -> Verdict:
+                   warnings: Warnings = (), cause: Cause | None = None) -> Verdict:
+    """The check does not apply to this server or run. `cause`: what keeps it from applying, when
+    the user can change that (a flag to give); a Reason given as `message` brings its own. A run
+    in which no check applied names those fixes (policy P-46)."""
+    if cause is None and isinstance(message, Reason):
+        cause = message.cause
     return Verdict(CheckStatus.SKIPPED, message, "not-applicable", _warnings(warnings), tuple(evidence),
-                   message_policies=policies)
+                   cause=cause, message_policies=policies)
 
 
 def could_not_run(cause: Cause | Reason, *, blocked_by: str | None = None, evidence: Seqs = (),
@@ -82,3 +93,14 @@ def could_not_run(cause: Cause | Reason, *, blocked_by: str | None = None, evide
         message = f"{message} (see {blocked_by})"
     return Verdict(CheckStatus.SKIPPED, message, "could-not-run", (), tuple(evidence), details or {}, blocked_by,
                    cause=typed, message_policies=policies)
+
+
+def deferred(owner: str, rules: Mapping[str, str], message: str, *, evidence: Seqs = (), warnings: Warnings = (),
+             details: dict[str, Any] | None = None, policies: tuple[str, ...] = ()) -> Verdict:
+    """A verdict of its own: what this check found broken is a rule another check owns and fails
+    too (one defect, one failure), so that check reports it and this one defers to it. `owner`:
+    the check it defers to (the first, when the rules have several owners); `rules`: each
+    deferred rule and its owner. Neither a failure nor a could-not-run: it never makes a run
+    incomplete and costs no score. The message says what this check saw."""
+    return Verdict(CheckStatus.SKIPPED, message, "deferred", _warnings(warnings), tuple(evidence),
+                   {**(details or {}), "deferredTo": dict(rules)}, message_policies=policies, deferred_to=owner)

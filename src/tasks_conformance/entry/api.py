@@ -106,6 +106,8 @@ class RunReport:
             lines.append(f"  FAILED {c.id}: {c.message}{cites}")
         for c in self.could_not_run:
             lines.append(f"  COULD NOT RUN {c.id}: {c.message}")
+        if self.result.incompleteReason and not self.could_not_run:  # nothing tested (P-46), or interrupted
+            lines.append(f"  {self.result.incompleteReason}")
         return "\n".join(lines)
 
     def wire_ndjson(self) -> str:

@@ -30,6 +30,7 @@ from tasks_conformance.entry.call_cli import call_command
 from tasks_conformance.entry.cli_coercion import install as install_plain_coercion
 from tasks_conformance.entry.cli_run import run_one as _run
 from tasks_conformance.entry.client_cli import client_app
+from tasks_conformance.entry.merge_cli import merge_command
 from tasks_conformance.server.check_catalog import catalog
 from tasks_conformance.settings import CLIENT, DEMO, ERA, RUN, SETTINGS, SUITE, RunOptions
 from tasks_conformance.settings.command_line import given_flags, options_from, takes_settings, typer_option
@@ -331,6 +332,7 @@ config_app = typer.Typer(help="The config file: `config show` prints the effecti
 app.add_typer(config_app, name="config")
 app.add_typer(client_app, name="client")
 app.command("call")(call_command)
+app.command("merge", cls=_MetavarCommand)(merge_command)
 
 
 @config_app.command("show")

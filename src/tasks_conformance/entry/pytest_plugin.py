@@ -218,7 +218,9 @@ class ConformanceItem(pytest.Item):
             pytest.fail(f"could-not-run: {check.message}", pytrace=False)
         if check.status == "skipped":
             # Reported at the item (as a skip mark would be), not at this line of the plugin.
-            raise pytest.skip.Exception(f"{check.skipReason}: {check.message}", _use_item_location=True)
+            # A deferral names the check it defers to ("deferred to OWNER: …").
+            reason = f"deferred to {check.deferredTo}" if check.deferredTo else check.skipReason
+            raise pytest.skip.Exception(f"{reason}: {check.message}", _use_item_location=True)
         if check.bucket == "known" and check.baseline is not None:
             raise pytest.skip.Exception(f"known failure: {check.baseline.reason}", _use_item_location=True)
         if check.status == "failed":

@@ -1,8 +1,9 @@
 """What every reporter says about a failed check beyond its message, computed once.
 
 The requirement(s) broken (id, level, the rule, the spec link: `CheckResult.rules`), the short
-expected/actual values a check put in `details`, and the policy links its warnings cite. Values
-may come from the server: callers still make them safe for their format.
+expected/actual values a check put in `details`, the policy links its warnings cite, and the
+owner a deferral names. Values may come from the server: callers still make them safe for their
+format.
 """
 
 from __future__ import annotations
@@ -41,3 +42,19 @@ def rule_line(rule: RuleRef) -> str:
 def explains(check: CheckResult) -> bool:
     """Does this check's result get the rule/expected/actual explanation? Failures do."""
     return check.bucket == "failed"
+
+
+def deferred_words(check: CheckResult) -> str | None:
+    """`deferred to OWNER`, the words every report puts before a deferral's message; None for a
+    check that did not defer."""
+    if check.bucket != "deferred":
+        return None
+    return f"deferred to {check.deferredTo}" if check.deferredTo else "deferred"
+
+
+def shown_message(check: CheckResult) -> str:
+    """The message a report shows for a check (its title when it has none); a deferral's names
+    the check it defers to first."""
+    message = check.message or check.title
+    words = deferred_words(check)
+    return f"{words}: {message}" if words else message

@@ -1,5 +1,7 @@
-"""The `badge` reporter: an SVG badge in the shields style for a README, "MCP tasks | 42/46 passed",
-coloured by the run's outcome (`--reporter badge=badge.svg`).
+"""The `badge` reporter: an SVG badge in the shields style for a README, "MCP tasks | 21/47 passed",
+coloured by the run's outcome (`--reporter badge=badge.svg`). It counts what every report's
+summary counts ("21/47 checks passed, 1 failed, …": the passed checks of all the run's checks),
+so the badge and the report it stands for never show two different fractions.
 
 Self-contained (no font, script or link to fetch); every text in it is escaped, and the only text
 that comes from a run is numbers and the outcome word.
@@ -25,11 +27,11 @@ CHAR_PX, PAD_PX = 7, 10
 def message(result: RunResult) -> tuple[str, str]:
     """(the badge's right-hand text, its colour)."""
     n = result.counts()
-    judged = n["total"] - n["notApplicable"]
     word = "interrupted" if result.interrupted else result.outcome
-    text = f"{n['passed']}/{judged} passed" if word != "interrupted" else "interrupted"
+    text = f"{n['passed']}/{n['total']} passed" if word != "interrupted" else "interrupted"  # RunResult.summary's
     if word == "incomplete":
-        text += f", {n['couldNotRun']} could not run"
+        # Incomplete with none that could not run: nothing was tested (policy P-46).
+        text += f", {n['couldNotRun']} could not run" if n["couldNotRun"] else ", nothing tested"
     return text, COLOURS.get(word, COLOURS["interrupted"])
 
 

@@ -101,8 +101,16 @@ def document(combined: Combined, summary: bool = False) -> dict[str, Any]:
         # name: the target's name in the file; label: what the reports call this run (the name,
         # and the era when the target ran each era).
         doc["targets"] = [{"name": run.target or run.name, "era": run.era, "label": run.name,
-                           "outcome": run.result.outcome, "result": one(run)} for run in combined.runs]
+                           "outcome": run.result.outcome, "result": one(run), **_marks(combined, run)}
+                          for run in combined.runs]
+        if combined.history is not None:  # merge --history: which runs the marks come from
+            doc["history"] = combined.history.to_json()
     return doc
+
+
+def _marks(combined: Combined, run: NamedRun) -> dict[str, Any]:
+    marks = combined.history.targets.get(run.name) if combined.history is not None else None
+    return {"history": marks.to_json()} if marks is not None else {}
 
 
 def _json(combined: Combined, out: TextIO, options: ReportOptions) -> None:
@@ -157,7 +165,7 @@ def _junit(combined: Combined, out: TextIO, options: ReportOptions) -> None:
 
 _OUTCOME_EMOJI = {"passed": "✅", "failed": "❌", "incomplete": "⚠️", "interrupted": "⏹️"}  # by headline
 _CELL_EMOJI = {"passed": "✅", "failed": "❌", "not-applicable": "➖", "could-not-run": "⚠️",
-               "known": "🟡"}  # as the single-run markdown shows each bucket
+               "known": "🟡", "deferred": "↪️"}  # as the single-run markdown shows each bucket
 
 
 def _markdown(combined: Combined, out: TextIO, options: ReportOptions) -> None:
@@ -169,7 +177,10 @@ def _markdown(combined: Combined, out: TextIO, options: ReportOptions) -> None:
     lines = [f"## {emoji} MCP Tasks conformance, {what}: {combined.headline}", "", f"**{cell(combined.summary)}**",
              ""]
     if combined.kind == "suite":
+        from tasks_conformance.reporters.history_lines import markdown_lines
+
         lines += _matrix(combined) if combined.runs else []
+        lines += markdown_lines(combined)
         out.write("\n".join(lines) + "\n")
         _suite_details(combined, out)
         return
@@ -206,6 +217,8 @@ def _matrix(combined: Combined) -> list[str]:
     legend = "✅ passed · ❌ failed · ⚠️ could not run · ➖ not applicable"
     if any(c.bucket == "known" for checks in by_run for c in checks.values()):
         legend += " · 🟡 known failure (baseline)"
+    if any(c.bucket == "deferred" for checks in by_run for c in checks.values()):
+        legend += " · ↪️ deferred (to the check that owns the rule)"
     lines.append(legend + " · blank: not selected")
     lines.append("")
     return lines
@@ -278,7 +291,13 @@ def _human(combined: Combined, out: TextIO, options: ReportOptions) -> None:
             line = Text(f"{w.s(_label(run), 80):<{pad}}  ", style="bold")
             console.print(line + summary_line(run.result, w), soft_wrap=True)
         if combined.kind == "suite" and not options.quiet:
+            from tasks_conformance.reporters.history_lines import human_lines
+
             _human_failures(console, combined, w, options.verbose)
+            if combined.history is not None:
+                console.print()
+            for said in human_lines(combined):
+                console.print(Text(w.s(said, 2000), style="bold" if said.startswith("  ") else ""), soft_wrap=True)
         console.print(closing, soft_wrap=True)
     out.write(TRAILING_SPACE.sub(r"\1", capture.get()))
 
@@ -316,19 +335,26 @@ def _human_failures(console: Any, combined: Combined, w: Any, verbose: bool) -> 
 
 
 def _badge(combined: Combined, out: TextIO, _options: ReportOptions) -> None:
-    """One badge for every run: the checks passed of those judged, coloured by the worst outcome."""
+    """One badge for every run: the checks passed of all the runs' checks (what each run's summary
+    counts, summed), coloured by the worst outcome."""
     from tasks_conformance.reporters.badge import COLOURS, LABEL, svg
 
     counts = [r.result.counts() for r in combined.runs]
     passed = sum(n["passed"] for n in counts)
-    judged = sum(n["total"] - n["notApplicable"] for n in counts)
+    total = sum(n["total"] for n in counts)
     word = combined.headline
-    text = "interrupted" if word == "interrupted" else f"{passed}/{judged} passed"
+    text = "interrupted" if word == "interrupted" else f"{passed}/{total} passed"
     out.write(svg(LABEL, text, COLOURS.get(word, COLOURS["interrupted"])))
 
 
 def _html(combined: Combined, out: TextIO, _options: ReportOptions) -> None:
-    """One page, one section per run (named after its era or target), each with its own timeline."""
+    """`--era both`: one page, one section per era, each with its own timeline. A suite or a merge:
+    the fleet page (fleet_html.py), each target's section drawn when opened."""
+    if combined.kind == "suite":
+        from tasks_conformance.reporters.fleet_html import fleet_document
+
+        out.write(fleet_document(combined))
+        return
     from tasks_conformance.reporters.html import document, run_data
 
     out.write(document([run_data(_label(run), run.result, run.wire) for run in combined.runs]))

@@ -1,8 +1,11 @@
 """The `html` reporter: one self-contained HTML file (`--reporter html=report.html`).
 
-The run's header, the checks grouped by spec area (failed first, a filter for failed / warnings /
-all), and the exchange drawn as a timeline (html_timeline.py): a check lights up the frames it
-rests on, a frame shows its bytes. `--era both` and `suite` get one section per run.
+The run's header; on a failing run, the failed checks first (`lead`: each with the rule it broke
+and expected/actual), before what could not run; the checks grouped by spec area, titled in words
+(failed first and open, a filter for failed / warnings of passed checks / all, on "failed" when
+something failed), and the exchange drawn as a timeline (html_timeline.py, long pauses drawn as
+breaks): a check lights up the frames it rests on, a frame shows its bytes. `--era both` and
+`suite` get one section per run.
 
 Nothing a server sent can act in the page: the run is embedded as JSON in a
 `<script type="application/json">` (never executed; `<`, `>`, `&`, U+2028/2029 escaped, so no
@@ -19,8 +22,10 @@ import json
 from importlib.resources import files
 from typing import TYPE_CHECKING, Any, TextIO
 
+from tasks_conformance.core.profiles import CLIENT_PROFILES
 from tasks_conformance.core.result import EXIT_CODES, EXIT_INTERRUPTED
 from tasks_conformance.reporters import PLAIN
+from tasks_conformance.reporters._failure import expected_actual
 from tasks_conformance.reporters.html_timeline import inert, timeline
 
 if TYPE_CHECKING:
@@ -29,8 +34,26 @@ if TYPE_CHECKING:
     from tasks_conformance.reporters import ReportOptions
 
 # Which checks come first: the order of their bucket (a check with warnings comes after failures).
-_ORDER = {"failed": 0, "could-not-run": 1, "known": 2, "passed": 3, "not-applicable": 4}
+_ORDER = {"failed": 0, "could-not-run": 1, "known": 2, "deferred": 3, "passed": 4, "not-applicable": 5}
 MAX_TEXT = 20_000  # one message, detail or cause in the page (the json report has them whole)
+_CLIENT_PROFILE_IDS = frozenset(p.id for p in CLIENT_PROFILES.values())
+
+# Each spec area (a check's `area`: its module in server/checks/, AREAS there, or in client/checks/)
+# in words. Kept here, not read from the checks' packages: reporters do not import the subjects
+# (tests/test_html_report.py holds the table to both packages' areas). Both subjects' `cancel` and
+# `framing` read the same.
+AREA_TITLES = {
+    "liveness": "Liveness", "discovery": "Discovery of the tasks wire", "declaration": "Task declarations",
+    "framing": "JSON-RPC framing", "creation": "Task creation", "task_object": "The task object",
+    "status": "Task status", "results": "Task results", "routing": "Request routing", "cancel": "Cancellation",
+    "input": "Input required", "subscriptions": "Task subscriptions", "capability": "Capability negotiation",
+    "base": "Base protocol", "listing": "Listing tasks", "association": "Messages associated with a task",
+    "progress": "Task progress", "durability": "Durability", "security": "Security",
+    "input_requests": "Input requests", "eras": "Eras kept apart",
+    # client/checks/
+    "requests": "What every request carries", "following": "Following a task", "expiry": "Task expiry",
+    "legacy": "The 2025-11-25 task wire",
+}
 
 
 def _asset(name: str) -> str:
@@ -62,6 +85,17 @@ def exit_code(result: RunResult) -> int:
     return EXIT_INTERRUPTED if result.interrupted else EXIT_CODES.get(result.outcome, 1)
 
 
+def area_title(area: str) -> str:
+    """The area in words: its title, or (an area this table lacks, a hand-made category) its name
+    with spaces for underscores."""
+    return AREA_TITLES.get(area) or area.replace("_", " ")
+
+
+def subject(result: RunResult) -> str:
+    """"client" for a run of the client checks (a client profile), else "server"."""
+    return "client" if result.profile in _CLIENT_PROFILE_IDS else "server"
+
+
 def _check(check: CheckResult, causes: dict[str, tuple[str, str]]) -> dict[str, Any]:
     named, others = check.broken_rules if check.status == "failed" else (check.rules, [])
     rules = [{"id": r.id, "level": r.level, "text": _s(r.text), "url": r.url, "broken": check.status == "failed"}
@@ -79,15 +113,21 @@ def _check(check: CheckResult, causes: dict[str, tuple[str, str]]) -> dict[str, 
         out["cause"], out["fix"] = (_s(t) for t in causes[check.id])
     if check.baseline is not None:
         out["baseline"] = check.baseline.state
+    if check.bucket == "deferred":  # the check that owns the rule and reports the finding
+        out["deferredTo"] = _s(check.deferredTo or "", 200)
+    if check.bucket == "failed":  # expected/actual on one line each, as every report words them
+        out["expectedActual"] = [[key, _s(value)] for key, value in expected_actual(check)]
     return out
 
 
 def _rank(check: CheckResult) -> tuple[int, int]:
-    return _ORDER.get(check.bucket, 5), 0 if check.warnings else 1
+    return _ORDER.get(check.bucket, 6), 0 if check.warnings else 1
 
 
 def run_data(label: str, result: RunResult, wire: WireLog | None = None) -> dict[str, Any]:
-    """One run's section: header, checks (areas with failures first; in each, failed first), timeline."""
+    """One run's section: header, the failed checks' ids (`lead`, in page order: what the page
+    leads with; never a deferral, nor a failure a baseline accepts), checks (areas with failures
+    first; in each, failed first), timeline."""
     causes = {cid: (c.cause, c.fix) for c in result.incompleteCauses for cid in c.checks}
     by_area: dict[str, list[CheckResult]] = {}
     for check in sorted(result.checks, key=_rank):
@@ -101,11 +141,13 @@ def run_data(label: str, result: RunResult, wire: WireLog | None = None) -> dict
             "profile": result.profile, "score": result.score, "outcome": result.headline,
             "exitCode": exit_code(result), "summary": result.summary, "startedAt": result.startedAt,
             "durationMs": result.durationMs, "toolVersion": result.toolVersion,
-            "tool": _s(d.probedTool) if d.probedTool else None,
+            "tool": _s(d.probedTool) if d.probedTool else None, "subject": subject(result),
         },
+        "lead": [c.id for _area, checks in areas for c in checks if c.bucket == "failed"],
         "causes": [{"cause": _s(c.cause), "fix": _s(c.fix), "checks": list(c.checks)}
                    for c in result.incompleteCauses],
-        "areas": [{"area": _s(area), "checks": [_check(c, causes) for c in checks]} for area, checks in areas],
+        "areas": [{"area": _s(area), "title": _s(area_title(area)), "checks": [_check(c, causes) for c in checks]}
+                  for area, checks in areas],
         "timeline": timeline(wire if wire is not None else result.wire),
     }
 

@@ -4,7 +4,7 @@
 "use strict";
 (function () {
   const SVG = "http://www.w3.org/2000/svg";
-  const LANE_H = 22, LABEL_W = 170, AXIS_H = 20, MIN_PLOT_W = 640, MAX_PLOT_W = 24000, RIGHT_PAD = 90;
+  const LANE_H = 22, LABEL_W = 170, AXIS_H = 20, MIN_PLOT_W = 360, MAX_PLOT_W = 24000, RIGHT_PAD = 90, BREAK_W = 28;
   const STATUSES = ["working", "input_required", "completed", "failed", "cancelled"];
   const data = JSON.parse(document.getElementById("report-data").textContent);
 
@@ -30,6 +30,29 @@
     return el("span", "", text);
   }
   function ms(v) { return v === null || v === undefined ? "" : (v >= 1000 ? (v / 1000).toFixed(2) + " s" : Math.round(v) + " ms"); }
+  // A tick's time, as precise as the step between ticks needs.
+  function tick(v, step) { return v >= 1000 ? (v / 1000).toFixed(step < 10 ? 3 : 2) + " s" : (step < 1 ? v.toFixed(2) : Math.round(v)) + " ms"; }
+  function plural(n, one, many) { return n + " " + (n === 1 ? one : many); }
+  // What each direction of a frame was, in the words of the side under test: the wire log is the
+  // checker's (server mode: it sent, the server answered) or the scripted server's (client mode).
+  function directions(run) {
+    return run.header.subject === "client" ? { out: "sent by the scripted server", in: "sent by the client" }
+      : { out: "sent", in: "received" };
+  }
+  function rulesList(rules) {
+    const ul = el("ul", "rules");
+    for (const r of rules) {
+      const rli = el("li", r.broken ? "broken" : "");
+      rli.append(link(r.url, r.id), el("span", "level", r.level), el("span", "rule-text", r.text));
+      ul.append(rli);
+    }
+    return ul;
+  }
+  function valuesList(pairs, cls) {
+    const dl = el("dl", cls);
+    for (const [k, v] of pairs) { dl.append(el("dt", "", k), el("dd", "", "")); dl.lastChild.append(el("pre", "", v)); }
+    return dl;
+  }
 
   function header(run) {
     const h = run.header, box = el("div", "header");
@@ -47,19 +70,53 @@
       dl.append(dd);
     }
     box.append(dl);
-    if (run.causes.length) {
-      const causes = el("div", "causes");
-      causes.append(el("h3", "", "Could not run"));
-      const ol = el("ol");
-      for (const c of run.causes) {
-        const li = el("li");
-        li.append(el("div", "cause", c.cause), el("div", "fix", "To fix: " + c.fix));
-        if (c.checks.length) li.append(el("div", "muted", c.checks.join(", ")));
-        ol.append(li);
-      }
-      causes.append(ol);
-      box.append(causes);
+    return box;
+  }
+
+  // Why checks could not run. Behind the failures on a failing run: a box the reader opens.
+  function causesBox(run, behind) {
+    const title = run.causes.some((c) => c.checks.length) ? "Could not run" : "Incomplete";
+    const causes = el(behind ? "details" : "div", "causes");
+    const n = run.causes.reduce((sum, c) => sum + c.checks.length, 0);
+    const words = title + ": " + plural(run.causes.length, "cause", "causes") + (n ? ", " + plural(n, "check", "checks") : "");
+    causes.append(behind ? el("summary", "", words) : el("h3", "", title));
+    const ol = el("ol");
+    for (const c of run.causes) {
+      const li = el("li");
+      li.append(el("div", "cause", c.cause), el("div", "fix", "To fix: " + c.fix));
+      if (c.checks.length) li.append(el("div", "muted", c.checks.join(", ")));
+      ol.append(li);
     }
+    causes.append(ol);
+    return causes;
+  }
+
+  // What a failing run leads with: each failed check (never a deferral), its broken rule and
+  // expected/actual, open; its id shows it in the list and lights its frames.
+  function leadBox(run, section) {
+    const byId = new Map();
+    for (const a of run.areas) for (const c of a.checks) byId.set(c.id, c);
+    const box = el("div", "lead");
+    box.append(el("h3", "", plural(run.lead.length, "check failed", "checks failed")));
+    const ol = el("ol", "lead-list");
+    for (const id of run.lead) {
+      const c = byId.get(id);
+      if (!c) continue;
+      const li = el("li", "lead-item");
+      li.dataset.checkId = c.id;
+      const go = el("button", "lead-id", c.id);
+      go.type = "button"; go.title = "show this check and light its frames";
+      go.addEventListener("click", () => section.focus(c.id));
+      const head = el("div", "lead-head");
+      head.append(go, el("span", "lead-title", c.title));
+      li.append(head);
+      if (c.message) li.append(el("p", "message", c.message));
+      const broken = c.rules.filter((r) => r.broken);
+      if (broken.length) li.append(rulesList(broken));
+      if (c.expectedActual && c.expectedActual.length) li.append(valuesList(c.expectedActual, "details expected-actual"));
+      ol.append(li);
+    }
+    box.append(ol);
     return box;
   }
 
@@ -70,29 +127,20 @@
     const head = el("button", "check-head");
     head.type = "button";
     head.append(el("span", "status", check.bucket), el("span", "check-id", check.id), el("span", "title", check.title));
+    if (check.deferredTo) head.append(el("span", "deferred-to", "→ " + check.deferredTo));
     if (check.warnings.length) head.append(el("span", "warn-count", "⚠ " + check.warnings.length));
     if (check.evidence.length) head.append(el("span", "ev-count", check.evidence.length + (check.evidence.length === 1 ? " frame" : " frames")));
     const body = el("div", "check-body");
-    body.hidden = true;
+    body.hidden = check.bucket !== "failed";  // failures open, the rest closed
+    head.setAttribute("aria-expanded", String(!body.hidden));
+    if (check.bucket === "deferred") body.append(el("p", "deferred", "Deferred to " + (check.deferredTo || "the check that owns the rule") + ": it owns the rule this check found broken and reports the defect (one defect, one failure)."));
     if (check.message) body.append(el("p", "message", check.message));
     if (check.cause) body.append(el("p", "cause", "Cause: " + check.cause), el("p", "fix", "To fix: " + check.fix));
-    if (check.rules.length) {
-      const ul = el("ul", "rules");
-      for (const r of check.rules) {
-        const rli = el("li", r.broken ? "broken" : "");
-        rli.append(link(r.url, r.id), el("span", "level", r.level), el("span", "rule-text", r.text));
-        ul.append(rli);
-      }
-      body.append(ul);
-    }
+    if (check.rules.length) body.append(rulesList(check.rules));
     for (const w of check.warnings) body.append(el("p", "warning", "⚠ " + w.text));
     for (const p of check.policies) body.append(el("p", "muted", "policy " + p.id + " (docs/policies.md)"));
     const keys = Object.keys(check.details);
-    if (keys.length) {
-      const dl = el("dl", "details");
-      for (const k of keys) { dl.append(el("dt", "", k), el("dd", "", "")); dl.lastChild.append(el("pre", "", check.details[k])); }
-      body.append(dl);
-    }
+    if (keys.length) body.append(valuesList(keys.map((k) => [k, check.details[k]]), "details"));
     if (check.evidence.length) {
       const ev = el("div", "evidence");
       ev.append(el("span", "muted", "frames: "));
@@ -105,32 +153,33 @@
       body.append(ev);
     }
     if (check.baseline) body.append(el("p", "muted", "baseline: " + check.baseline));
+    const open = (shown) => { body.hidden = !shown; head.setAttribute("aria-expanded", String(shown)); };
+    // A closed check opens and is selected; an open one is selected; the selected one closes.
     head.addEventListener("click", () => {
-      const open = body.hidden;
-      body.hidden = !open;
-      section.select(open ? check : null, li);
+      if (body.hidden || section.selected !== li) { open(true); section.select(check, li); }
+      else { open(false); section.select(null, li); }
     });
+    section.items.set(check.id, { li: li, check: check, open: open });
     li.append(head, body);
     return li;
   }
 
+  // "warnings": the passed checks that warned (a failure or a could-not-run has its own filter).
   function visible(check, filter) {
     if (filter === "all") return true;
-    if (filter === "failed") return check.bucket === "failed";
-    return check.bucket === "failed" || check.bucket === "could-not-run" || check.bucket === "known" || check.warnings.length > 0;
+    if (filter === "warnings") return check.bucket === "passed" && check.warnings.length > 0;
+    return check.bucket === filter;
   }
+  const FILTER_WORDS = { "could-not-run": "could not run", known: "known (baseline)" };
 
   function checksPanel(run, section) {
     const panel = el("div", "checks");
     const filters = el("div", "filters");
     const name = "filter-" + section.index;
-    const counts = { failed: 0, warnings: 0, all: 0 };
-    for (const a of run.areas) for (const c of a.checks) {
-      counts.all++;
-      if (visible(c, "failed")) counts.failed++;
-      if (visible(c, "warnings")) counts.warnings++;
-    }
-    const lists = [];
+    const all = ["failed", "warnings", "could-not-run", "known", "deferred", "all"];
+    const counts = Object.fromEntries(all.map((f) => [f, 0]));
+    for (const a of run.areas) for (const c of a.checks) for (const f of all) if (visible(c, f)) counts[f]++;
+    const lists = [], inputs = new Map();
     function apply(filter) {
       for (const [area, ul] of lists) {
         let shown = 0;
@@ -138,37 +187,80 @@
         area.hidden = shown === 0;
       }
     }
-    for (const f of ["failed", "warnings", "all"]) {
+    // On a failing run the list opens on its failures; otherwise on every check.
+    const initial = run.lead.length ? "failed" : "all";
+    section.setFilter = (f) => { inputs.get(f).checked = true; apply(f); };
+    // Could not run, known and deferred only where some check is.
+    for (const f of all.filter((f) => ["failed", "warnings", "all"].includes(f) || counts[f])) {
       const label = el("label", "filter");
       const input = el("input");
-      input.type = "radio"; input.name = name; input.value = f; input.checked = f === "all";
+      input.type = "radio"; input.name = name; input.value = f; input.checked = f === initial;
       input.addEventListener("change", () => apply(f));
-      label.append(input, document.createTextNode(" " + f + " (" + counts[f] + ")"));
+      inputs.set(f, input);
+      label.append(input, document.createTextNode(" " + (FILTER_WORDS[f] || f) + " (" + counts[f] + ")"));
       filters.append(label);
     }
     panel.append(filters);
     for (const a of run.areas) {
       const area = el("div", "area");
-      area.append(el("h3", "", a.area));
+      const h = el("h3", "", a.title || a.area);
+      h.title = "area " + a.area;
+      area.dataset.area = a.area;
+      area.append(h);
       const ul = el("ul", "check-list");
       for (const c of a.checks) { const li = checkItem(c, section); li.check = c; ul.append(li); }
       area.append(ul);
       panel.append(area);
       lists.push([area, ul]);
     }
+    apply(initial);
     return panel;
+  }
+
+  // The time axis: linear where the frames are, and each break (a long pause with no frame, as the
+  // report's data names them) drawn BREAK_W wide, so frames never bunch beside one long wait.
+  // x(t) and its inverse are piecewise linear through the knots.
+  function axis(t0, tEnd, breaks, x0, width) {
+    const paused = breaks.reduce((sum, b) => sum + (b.to - b.from), 0), active = tEnd - t0 - paused;
+    const gapW = !breaks.length ? 0 : active > 0 ? Math.min(BREAK_W, width / (3 * breaks.length)) : width / breaks.length;
+    const k = active > 0 ? (width - gapW * breaks.length) / active : (breaks.length ? 0 : width);  // px per ms
+    const knots = [[t0, x0]];
+    let px = x0, prev = t0;
+    for (const b of breaks) {
+      px += (b.from - prev) * k; knots.push([b.from, px]);
+      px += gapW; knots.push([b.to, px]); prev = b.to;
+    }
+    knots.push([tEnd, px + (tEnd - prev) * k]);
+    const slope = (a) => (a === 0 ? k : 1 / (k || 1));
+    function through(v, a, b) {  // a: the coordinate given (0 time, 1 x), b: the one returned
+      if (v <= knots[0][a]) return knots[0][b] + (v - knots[0][a]) * slope(a);
+      for (let i = 1; i < knots.length; i++) {
+        const p = knots[i - 1], q = knots[i];
+        if (v <= q[a]) return q[a] > p[a] ? p[b] + ((v - p[a]) * (q[b] - p[b])) / (q[a] - p[a]) : q[b];
+      }
+      const last = knots[knots.length - 1];
+      return last[b] + (v - last[a]) * slope(a);
+    }
+    const gaps = breaks.map((b, i) => ({ from: b.from, to: b.to, x1: knots[2 * i + 1][1], x2: knots[2 * i + 2][1] }));
+    return { x: (tv) => through(tv, 0, 1), time: (xv) => through(xv, 1, 0), gaps: gaps };
   }
 
   function timelinePanel(run, section) {
     const t = run.timeline, panel = el("div", "timeline");
-    const frames = t.frames;
+    const frames = t.frames, words = directions(run), breaks = t.breaks || [];
     panel.append(el("h3", "", "Exchange: " + frames.length + " frames, " + t.lanes.length + " lanes" +
       (t.omitted ? " (" + t.omitted + " not shown: see --wire-log)" : "")));
     if (!frames.length) { panel.append(el("p", "muted", "No frames were recorded.")); return panel; }
     const legend = el("div", "legend");
-    legend.append(el("span", "lg out", "sent"), el("span", "lg in", "received"), el("span", "lg poll", "poll"),
+    legend.append(el("span", "lg out", words.out), el("span", "lg in", words.in), el("span", "lg poll", "poll"),
       el("span", "lg interval", "poll interval (tick: the pollInterval the server asked)"), el("span", "lg hl", "evidence of the selected check"));
+    if (breaks.length) legend.append(el("span", "lg gap", "a pause with no frame, drawn narrow"));
     panel.append(legend);
+    const zoom = el("button", "zoom", "");
+    zoom.type = "button";
+    const tools = el("div", "tl-tools");
+    tools.append(zoom);
+    panel.append(tools);
     const scroller = el("div", "tl-scroll");
     panel.append(scroller);
     const view = el("div", "frame-view");
@@ -181,26 +273,41 @@
     nav.append(prev, next);
     view.append(nav, viewHead, pre);
     panel.append(view);
-    const marks = new Map();
+    const marks = section.marks;
+    const bySeq = new Map(frames.map((f) => [f.seq, f]));
+    const whole = { from: frames[0].t, to: Math.max(t.duration, frames[0].t) };
     let root = null;
-    // Drawn once the page is laid out, to the width the panel has (wider, and scrolled, when many frames).
-    section.draw = () => {
-      const t0 = frames[0].t, span = Math.max(t.duration - t0, 1);  // from the first frame to the last
+    // Drawn once the page is laid out, to the width the panel has (wider, and scrolled, when many
+    // frames): the whole exchange, or (zoomed) the time around the selected check's frames.
+    section.draw = (range) => {
+      const win = range || whole, t0 = win.from, tEnd = win.to;
+      const inside = (tv) => !range || (tv >= t0 && tv <= tEnd);
+      const shown = frames.filter((f) => inside(f.t));
+      // 4 px a frame on the busiest lane (marks on different lanes never overlap), or the room there is.
+      const perLane = new Map();
+      for (const f of shown) perLane.set(f.lane, (perLane.get(f.lane) || 0) + 1);
+      const busiest = Math.max(0, ...perLane.values());
       const room = scroller.clientWidth - LABEL_W - RIGHT_PAD - 10;
-      const plotW = Math.min(MAX_PLOT_W, Math.max(MIN_PLOT_W, room, frames.length * 4));
-      const x = (tms) => LABEL_W + 6 + ((tms - t0) / span) * plotW;
+      const plotW = Math.min(MAX_PLOT_W, Math.max(MIN_PLOT_W, room, busiest * 4));
+      const X0 = LABEL_W + 6, ax = axis(t0, tEnd, breaks.filter((b) => b.from >= t0 && b.to <= tEnd && b.to > b.from), X0, plotW);
+      const x = (tms) => Math.min(X0 + plotW + RIGHT_PAD - 4, Math.max(X0 - 4, ax.x(tms)));
       const laneIndex = new Map(t.lanes.map((l, i) => [l, i]));
       const y = (lane) => AXIS_H + laneIndex.get(lane) * LANE_H;
       const width = LABEL_W + plotW + RIGHT_PAD, height = AXIS_H + t.lanes.length * LANE_H + 4;
       root = svg("svg", { width: width, height: height, viewBox: "0 0 " + width + " " + height, role: "img" }, "tl");
       root.append(svg("title", {}), svg("desc", {}));
-      root.firstChild.textContent = "The exchange: one lane per " + (run.header.wire === "none" ? "part" : "probe or scenario");
-      const ticks = 8;
-      for (let i = 0; i <= ticks; i++) {
-        const tv = t0 + (span * i) / ticks, gx = x(tv);
+      root.firstChild.textContent = "The exchange: one lane per " + (run.header.subject === "client" ? "scenario" : "probe");
+      // Ticks evenly along the plot, each labelled with its time (none on a break: its own label says it).
+      const n = Math.max(2, Math.round(plotW / 110)), ticks = [];
+      for (let i = 0; i <= n; i++) {
+        const gx = X0 + (plotW * i) / n;
+        if (!ax.gaps.some((g) => gx > g.x1 - 26 && gx < g.x2 + 26)) ticks.push([gx, ax.time(gx)]);
+      }
+      const step = ticks.slice(1).reduce((m, tk, i) => Math.min(m, tk[1] - ticks[i][1]), Infinity);
+      for (const [gx, tv] of ticks) {
         root.append(svg("line", { x1: gx, x2: gx, y1: AXIS_H - 4, y2: height }, "grid"));
         const label = svg("text", { x: gx, y: AXIS_H - 7 }, "tick");
-        label.textContent = ms(tv);
+        label.textContent = tick(tv, step);
         root.append(label);
       }
       t.lanes.forEach((lane, i) => {
@@ -211,9 +318,18 @@
         const title = svg("title", {}); title.textContent = lane; label.append(title);
         root.append(label);
       });
+      for (const g of ax.gaps) {
+        const gap = svg("rect", { x: g.x1, y: AXIS_H - 4, width: Math.max(g.x2 - g.x1, 1), height: height - AXIS_H + 4 }, "gap");
+        const title = svg("title", {});
+        title.textContent = "no frame for " + ms(g.to - g.from) + " (" + ms(g.from) + " to " + ms(g.to) + "): drawn narrow";
+        gap.append(title);
+        const label = svg("text", { x: (g.x1 + g.x2) / 2, y: AXIS_H - 7 }, "tick gap-label");
+        label.textContent = "+" + ms(g.to - g.from);
+        root.append(gap, label);
+      }
       for (const p of t.polls) {
-        if (p.sinceMs === null) continue;
-        const ly = y(p.lane) + LANE_H - 4, x2 = x(p.t), x1 = x(p.t - p.sinceMs);
+        if (p.sinceMs === null || !inside(p.t)) continue;
+        const ly = y(p.lane) + LANE_H - 4, x2 = x(p.t), x1 = x(Math.max(p.t - p.sinceMs, t0));
         const line = svg("line", { x1: x1, x2: x2, y1: ly, y2: ly }, "interval");
         const title = svg("title", {});
         title.textContent = "poll " + p.n + ": " + ms(p.sinceMs) + " after the previous poll" +
@@ -224,6 +340,7 @@
       }
       const labelEnd = new Map();
       for (const s of t.statuses) {
+        if (!inside(s.t)) continue;
         const sx = x(s.t) + 3, crowded = (labelEnd.get(s.lane) || 0) > sx;
         if (!crowded) labelEnd.set(s.lane, sx + s.status.length * 5.5 + 4);
         const st = svg(crowded ? "circle" : "text", crowded ? { cx: sx - 3, cy: y(s.lane) + 4, r: 2 } : { x: sx, y: y(s.lane) + 8 }, "status-label st-" + (STATUSES.includes(s.status) ? s.status : "other"));
@@ -232,21 +349,44 @@
         st.append(title);
         root.append(st);
       }
-      for (const f of frames) {
+      marks.clear();
+      for (const f of shown) {
         const cls = "f " + (f.dir === "out" ? "out" : "in") + (f.purpose === "poll" ? " poll" : "") + (f.flags ? " flagged" : "");
         const mark = svg("rect", { x: (x(f.t) - 1.5).toFixed(2), y: y(f.lane) + (f.dir === "out" ? 3 : 10), width: 3, height: 8 }, cls);
         mark.dataset.seq = String(f.seq);
         const title = svg("title", {});
-        title.textContent = "#" + f.seq + " " + f.dir + " " + (f.method || f.http || f.channel) + " at " + ms(f.t);
+        title.textContent = "#" + f.seq + " " + (f.dir === "out" ? words.out : words.in) + " " + (f.method || f.http || f.channel) + " at " + ms(f.t);
         mark.append(title);
         mark.addEventListener("click", () => section.showFrame(f.seq));
         root.append(mark);
         marks.set(f.seq, mark);
       }
-      scroller.append(root);
+      scroller.replaceChildren(root);
       section.root = root;
+      const current = marks.get(Number(view.dataset.seq));
+      if (current) current.classList.add("current");
     };
-    const bySeq = new Map(frames.map((f) => [f.seq, f]));
+    // The time around a check's frames (a quarter of their spread each side, at least 10 ms).
+    const around = (check) => {
+      const ts = check ? check.evidence.filter((s) => bySeq.has(s)).map((s) => bySeq.get(s).t) : [];
+      if (!ts.length) return null;
+      const lo = ts.reduce((a, b) => Math.min(a, b)), hi = ts.reduce((a, b) => Math.max(a, b));
+      const pad = Math.max((hi - lo) / 4, 10);
+      return { from: lo - pad, to: hi + pad };
+    };
+    section.updateZoom = () => {
+      zoom.disabled = !section.window && !around(section.selectedCheck);
+      zoom.textContent = section.window ? "show the whole exchange" : "zoom to the selected check's frames";
+    };
+    // Zoomed, selecting another check zooms to its frames (or, it has none, back out).
+    section.rezoom = () => { if (section.window) { section.window = around(section.selectedCheck); section.draw(section.window); } };
+    zoom.addEventListener("click", () => {
+      section.window = section.window ? null : around(section.selectedCheck);
+      section.draw(section.window);
+      section.highlight();
+      section.updateZoom();
+    });
+    section.updateZoom();
     const order = frames.map((f) => f.seq);
     const step = (by) => {
       const at = order.indexOf(Number(view.dataset.seq || order[0]));
@@ -254,13 +394,13 @@
     };
     prev.addEventListener("click", () => step(-1));
     next.addEventListener("click", () => step(1));
-    section.marks = marks;
     section.showFrame = (seq) => {
       const f = bySeq.get(seq);
       for (const m of root ? root.querySelectorAll(".f.current") : []) m.classList.remove("current");
       if (!f) { viewHead.textContent = "Frame #" + seq + " is not in this report (see --wire-log)."; pre.textContent = ""; return; }
-      marks.get(seq).classList.add("current");
-      const bits = ["#" + f.seq, f.dir === "out" ? "sent" : "received", f.channel, "lane " + f.lane, "at " + ms(f.t), f.size + " bytes"];
+      const mark = marks.get(seq);
+      if (mark) mark.classList.add("current");
+      const bits = ["#" + f.seq, f.dir === "out" ? words.out : words.in, f.channel, "lane " + f.lane, "at " + ms(f.t), f.size + " bytes"];
       if (f.http) bits.push(f.http);
       if (f.method) bits.push(f.method);
       if (f.purpose) bits.push(f.purpose + (f.poll ? " " + f.poll : ""));
@@ -277,25 +417,47 @@
 
   function section(run, index) {
     const node = el("section", "run");
-    const state = { index: index, marks: new Map(), root: null, showFrame: () => {}, draw: () => {}, selected: null };
-    state.select = (check, li) => {
-      if (state.selected) state.selected.classList.remove("selected");
-      state.selected = check ? li : null;
-      if (li && check) li.classList.add("selected");
-      if (!state.root) return;
+    const state = { index: index, marks: new Map(), items: new Map(), root: null, selected: null, selectedCheck: null,
+      window: null, showFrame: () => {}, draw: () => {}, setFilter: () => {}, updateZoom: () => {}, rezoom: () => {} };
+    // Lights the selected check's frames (and dims the rest); returns the first lit mark.
+    state.highlight = () => {
+      if (!state.root) return null;
       for (const m of state.root.querySelectorAll(".f.hl")) m.classList.remove("hl");
+      const check = state.selectedCheck;
       state.root.classList.toggle("dim", Boolean(check && check.evidence.length));
-      if (!check) return;
       let first = null;
-      for (const seq of check.evidence) {
+      for (const seq of check ? check.evidence : []) {
         const m = state.marks.get(seq);
         if (m) { m.classList.add("hl"); first = first || m; }
       }
-      if (first && first.scrollIntoView) first.scrollIntoView({ block: "nearest", inline: "nearest" });
-      if (check.evidence.length) state.showFrame(check.evidence[0]);
+      return first;
     };
+    state.select = (check, li) => {
+      if (state.selected) state.selected.classList.remove("selected");
+      state.selected = check ? li : null;
+      state.selectedCheck = check;
+      if (li && check) {
+        li.classList.add("selected");
+        if (li.hidden) state.setFilter("all");  // a check the filter hides is shown with every other
+      }
+      state.rezoom();
+      const first = state.highlight();
+      state.updateZoom();
+      if (first && first.scrollIntoView) first.scrollIntoView({ block: "nearest", inline: "nearest" });
+      if (check && check.evidence.length) state.showFrame(check.evidence[0]);
+    };
+    state.focus = (id) => {
+      const item = state.items.get(id);
+      if (!item) return;
+      item.open(true);
+      state.select(item.check, item.li);
+      if (item.li.scrollIntoView) item.li.scrollIntoView({ block: "nearest" });
+    };
+    const lead = run.lead;
     if (run.label) node.append(el("h2", "", run.label));
     node.append(header(run));
+    if (lead.length) node.append(leadBox(run, state));
+    if (run.causes.length) node.append(causesBox(run, lead.length > 0));
     const layout = el("div", "layout");
     const tl = timelinePanel(run, state);
     layout.append(checksPanel(run, state), tl);

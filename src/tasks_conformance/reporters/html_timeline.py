@@ -1,6 +1,7 @@
 """The exchange of one run as the HTML report draws it: every frame with its time and lane, the
-polls and their intervals beside the pollInterval the server asked for, and each task's status
-changes along its lane.
+polls and their intervals beside the pollInterval the server asked for, each task's status
+changes along its lane, and the pauses the axis leaves out (`breaks`: a long wait with no frame,
+drawn narrow, so the frames spread over the plot instead of bunching beside it).
 
 Plain data (dicts of str/int/float/list) for the report's embedded JSON. Everything read here
 comes from typed fields (`Frame.lane`, `Frame.tag`) or from the wire data itself (a task's
@@ -11,6 +12,7 @@ redacted by the run's redactor, and bounded per frame and in total so a flood st
 from __future__ import annotations
 
 import re
+from itertools import pairwise
 from typing import TYPE_CHECKING, Any
 
 from tasks_conformance.core.wirelog import Purpose
@@ -28,6 +30,9 @@ MAX_SHOWN_BYTES = 8 * 1024
 MAX_TOTAL_BYTES = 4 * 1024 * 1024
 MAX_FRAMES = 20_000  # marks beyond it are not drawn (the wire log keeps up to 100 000)
 OTHER_LANE = "other"  # frames recorded outside any lane (a transport event before the first probe)
+# A pause with no frame is a break of the axis when it is longer than BREAK_SHARE of the whole
+# exchange (first frame to last) and than BREAK_MIN_MS; at most MAX_BREAKS, the longest.
+BREAK_SHARE, BREAK_MIN_MS, MAX_BREAKS = 0.1, 250.0, 9
 
 # The poll interval field of every wire (pollIntervalMs, pollInterval): read whichever the task has.
 _INTERVAL_FIELDS = tuple(dict.fromkeys(d.poll_interval_field for d in DIALECTS.values()))
@@ -110,7 +115,7 @@ def _frame_data(frame: Frame, wire: WireLog, budget: list[int]) -> dict[str, Any
 def timeline(wire: WireLog | None) -> dict[str, Any]:
     """Lanes (in the order they first speak), frames, polls with their intervals, status changes."""
     if wire is None:
-        return {"lanes": [], "frames": [], "polls": [], "statuses": [], "duration": 0, "omitted": 0}
+        return {"lanes": [], "frames": [], "polls": [], "statuses": [], "duration": 0, "omitted": 0, "breaks": []}
     frames = wire.frames()
     omitted = max(0, len(frames) - MAX_FRAMES) + wire.dropped
     frames = frames[:MAX_FRAMES]
@@ -121,7 +126,21 @@ def timeline(wire: WireLog | None) -> dict[str, Any]:
     return {
         "lanes": lanes, "frames": rows, "polls": _polls(frames), "statuses": _statuses(frames, redact),
         "duration": round(max((f.time for f in frames), default=0.0) * 1000, 3), "omitted": omitted,
+        "breaks": breaks([r["t"] for r in rows]),
     }
+
+
+def breaks(times: list[float]) -> list[dict[str, float]]:
+    """The pauses the time axis leaves out, in time order: {from, to} in ms, each from a frame's
+    time to the next frame's, where no frame crossed for longer than BREAK_SHARE of the exchange
+    (and BREAK_MIN_MS). A run that waits (a TTL running out, a slow task) before its last frames
+    would otherwise draw every other frame in a sliver of the plot."""
+    ts = sorted(times)
+    if len(ts) < 2:
+        return []
+    least = max(BREAK_MIN_MS, BREAK_SHARE * (ts[-1] - ts[0]))
+    pauses = sorted(((b - a, a, b) for a, b in pairwise(ts) if b - a > least), reverse=True)
+    return [{"from": a, "to": b} for _gap, a, b in sorted(pauses[:MAX_BREAKS], key=lambda p: p[1])]
 
 
 def _polls(frames: list[Frame]) -> list[dict[str, Any]]:

@@ -14,7 +14,7 @@ from typing import TYPE_CHECKING, Any, TextIO
 
 from tasks_conformance.core.text import encodable, one_line
 from tasks_conformance.reporters import PLAIN
-from tasks_conformance.reporters._failure import broken_rules, expected_actual, explains, rule_line
+from tasks_conformance.reporters._failure import broken_rules, expected_actual, explains, rule_line, shown_message
 
 if TYPE_CHECKING:
     from rich.console import Console
@@ -30,6 +30,7 @@ _BUCKETS: dict[str, tuple[str, str, str, str]] = {
     "not-applicable": ("○", "o", "n/a", "dim"),
     "could-not-run": ("!", "!", "not run", "yellow"),
     "known": ("~", "~", "known", "magenta"),  # a failure a --baseline entry accepts
+    "deferred": ("→", ">", "deferred", "cyan"),  # its owner reports the finding (one defect, one failure)
 }
 # headline (RunResult.headline: the outcome, or "interrupted") -> (word, style)
 OUTCOMES: dict[str, tuple[str, str]] = {
@@ -61,7 +62,7 @@ class Writer:
     def __init__(self, out: TextIO) -> None:
         encoding = getattr(out, "encoding", None) or "utf-8"
         self.encoding = encoding
-        self.unicode = encodable("✓✗○⚠—…", encoding) == "✓✗○⚠—…"
+        self.unicode = encodable("✓✗○⚠—…→", encoding) == "✓✗○⚠—…→"
         self._urls: list[str] = []
 
     def s(self, value: object, limit: int | None = None) -> str:
@@ -215,7 +216,7 @@ def _checks_table(result: RunResult, w: Writer, width: int, verbose: bool = Fals
 
     warn = w.glyph("⚠", "!")
     for check in result.checks:
-        message = Text(pointers.get(check.id) or w.u(check.message, 2000) or w.u(check.title, 400))
+        message = Text(pointers.get(check.id) or w.u(shown_message(check), 2000))
         add(_status_cell(check, w), Text(w.s(check.id, 120)), w.s(check.category, 40), message)
         if explains(check):
             broken, others = broken_rules(check)
@@ -306,6 +307,8 @@ def _draw(console: Console, result: RunResult, w: Writer, options: ReportOptions
     if causes or result.incompleteReason:
         # The causes are above, each once; this closing line only counts them.
         n = len(causes)
-        tail = f"{blocked} check{'' if blocked == 1 else 's'} could not run, {n} cause{'' if n == 1 else 's'} above"
+        tail = f"{n} cause{'' if n == 1 else 's'} above"
+        if blocked:  # a run that tested nothing, or was interrupted, may have blocked none
+            tail = f"{blocked} check{'' if blocked == 1 else 's'} could not run, {tail}"
         closing = f"Could not establish conformance — {tail}" if causes else result.incompleteReason or ""
         console.print(Text(w.u(closing, 4000), style="yellow"))

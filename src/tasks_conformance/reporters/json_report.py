@@ -56,6 +56,7 @@ def summary_document(result: RunResult) -> dict[str, Any]:
                 "category": c.category,
                 "status": c.status.value,
                 "skipReason": c.skipReason,
+                "deferredTo": c.deferredTo,
                 "message": c.message,
                 "warnings": [w.text for w in c.warnings],
                 "policies": [p.to_json() for p in c.policies],

@@ -27,8 +27,10 @@ Mapping: testcase `name` is the check id (what users put in `--check-id`), `clas
 whose `type` lists the requirement ids and whose `message` starts with the id, level and rule of each requirement broken
 (those the check's message names, else all it judges), then the check's message; its body adds
 each rule's spec link, expected/actual, warnings (with the policies they cite), evidence and
-details; not-applicable is `<skipped message="not-applicable: ...">`; could-not-run is
-`<error type="could-not-run">` (the run is incomplete, which viewers must not show as green).
+details; not-applicable is `<skipped message="not-applicable: ...">`; a deferral is
+`<skipped message="deferred to OWNER: ...">` (the owner's `<failure>` reports the defect, once);
+could-not-run is `<error type="could-not-run">` (the run is incomplete, which viewers must not
+show as green).
 A passed check with warnings stays passed; its warnings go to `<system-out>`.
 """
 
@@ -40,7 +42,7 @@ from typing import TYPE_CHECKING, TextIO
 from tasks_conformance.core.result import causes_text
 from tasks_conformance.core.text import dumps, one_line, visible
 from tasks_conformance.reporters import PLAIN
-from tasks_conformance.reporters._failure import broken_rules, expected_actual, explains, rule_line
+from tasks_conformance.reporters._failure import broken_rules, expected_actual, explains, rule_line, shown_message
 
 if TYPE_CHECKING:
     from tasks_conformance.core.result import CheckResult, RunResult
@@ -174,6 +176,9 @@ def _testcase(parent: ET.Element, check: CheckResult) -> None:
         # A failure a --baseline entry accepts: skipped, so CI stays green, with the reason.
         skipped = ET.SubElement(case, "skipped", {"message": _attr(f"known failure: {check.baseline.reason}")})
         skipped.text = _verdict_text(check)
+    elif bucket == "deferred":
+        skipped = ET.SubElement(case, "skipped", {"message": _attr(shown_message(check))})
+        skipped.text = _verdict_text(check)
     elif bucket == "could-not-run":
         error = ET.SubElement(case, "error", {"type": "could-not-run", "message": _attr(message)})
         error.text = _verdict_text(check)
@@ -221,7 +226,7 @@ def build_tree(result: RunResult, name: str | None = None) -> ET.Element:
             "tests": tests,
             "failures": failures,
             "errors": errors,
-            "skipped": str(counts["notApplicable"] + counts.get("known", 0)),
+            "skipped": str(counts["notApplicable"] + counts["deferred"] + counts.get("known", 0)),
             "time": time,
             "timestamp": _timestamp(result),
             "hostname": _attr(socket.gethostname(), 255),

@@ -19,7 +19,7 @@ from typing import TYPE_CHECKING, TextIO
 
 from tasks_conformance.core.text import one_line
 from tasks_conformance.reporters import PLAIN
-from tasks_conformance.reporters._failure import broken_rules, expected_actual, explains
+from tasks_conformance.reporters._failure import broken_rules, expected_actual, explains, shown_message
 
 if TYPE_CHECKING:
     from tasks_conformance.core.result import CheckResult, RunResult
@@ -31,6 +31,7 @@ _BUCKETS: dict[str, tuple[str, str]] = {
     "not-applicable": ("➖", "not applicable"),
     "could-not-run": ("⚠️", "could not run"),
     "known": ("🟡", "known failure"),  # accepted by a --baseline entry
+    "deferred": ("↪️", "deferred"),  # its owner reports the finding (one defect, one failure)
 }
 # headline (RunResult.headline: the outcome, or "interrupted") -> emoji
 _OUTCOMES: dict[str, str] = {"passed": "✅", "failed": "❌", "incomplete": "⚠️", "interrupted": "⏹️"}
@@ -78,7 +79,7 @@ def code(value: str) -> str:
 
 def _row(check: CheckResult, pointer: str | None = None) -> str:
     emoji, word = _BUCKETS.get(check.bucket, ("❔", check.bucket))
-    message = pointer or check.message or check.title
+    message = pointer or shown_message(check)
     if check.baseline is not None:  # the baseline's word first (a long message is cut): known (why), expired, fixed
         message = f"baseline: {check.baseline.note}\n{message}"
     return f"| {emoji} {word} | {code(check.id)} | {cell(check.category, 60)} | {cell(message)} |"
@@ -133,7 +134,9 @@ def incomplete_lines(result: RunResult) -> list[str]:
     if not causes:  # a hand-made result with a reason but no could-not-run check
         return [f"> **Incomplete:** {cell(result.incompleteReason, MAX_REASON)}"]
     n = sum(len(c.checks) for c in causes)
-    lines = [f"> **Incomplete:** Could not establish conformance — {n} check{'' if n == 1 else 's'} could not run"]
+    # A run that tested nothing (policy P-46), or was interrupted, may have blocked no check.
+    blocked = f" — {n} check{'' if n == 1 else 's'} could not run" if n else ""
+    lines = [f"> **Incomplete:** Could not establish conformance{blocked}"]
     for n, cause in enumerate(causes, 1):
         lines.append(">")
         label = f"**Cause {n}:** " if len(causes) > 1 else ""

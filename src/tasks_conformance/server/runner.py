@@ -28,11 +28,11 @@ from tasks_conformance.core.result import CheckResult, RunResult, decide_outcome
 from tasks_conformance.core.result import Discovery as DiscoveryReport
 from tasks_conformance.core.verdict import Verdict, could_not_run, not_applicable
 from tasks_conformance.core.wirelog import Frame, FrameFlag, WireLog, frames_text, in_lane
-from tasks_conformance.core.wires import Wire, WireDialect, listed_task_support, task_support
+from tasks_conformance.core.wires import DIALECTS, Wire, WireDialect, listed_task_support, task_support
 from tasks_conformance.server.checks import CHECKS, CheckSpec, ordered_checks
 from tasks_conformance.server.checks.common import NO_TASKS_WIRE, PRECONDITIONS, need_wire
 from tasks_conformance.server.checks.liveness import after_server_gone
-from tasks_conformance.server.checks.ownership import defer
+from tasks_conformance.server.checks.ownership import defer, follow_failures
 from tasks_conformance.server.evidence import Discovery, Evidence, ProbeRecord, ToolChoice
 from tasks_conformance.server.evidence.reasons import NO_TASK_CREATED, no_tool
 from tasks_conformance.server.liveness import server_gone
@@ -139,9 +139,15 @@ def judge(spec: CheckSpec, ev: Evidence, interrupted: bool) -> Verdict:
     if judge_fn is None:
         if ev.wire is Wire.NONE:
             return need_wire(ev) or could_not_run(NO_TASKS_WIRE, blocked_by="tasks-wire-resolvable")
-        return not_applicable(f"applies to the {'/'.join(sorted(spec.wires - {Wire.NONE}))} wire, not {ev.wire}")
+        wires = sorted(spec.wires - {Wire.NONE})
+        pins = " or ".join(f"--protocol-version {DIALECTS[w].protocol_version}" for w in wires if w in DIALECTS)
+        return not_applicable(f"applies to the {'/'.join(wires)} wire, not {ev.wire}",
+                              cause=setting("the server was checked on another wire", f"pin the wire with {pins} "
+                                            "(if the server speaks it)"))
     if spec.transports is not None and ev.transport not in spec.transports:
-        return not_applicable(f"applies over {'/'.join(sorted(spec.transports))} only, not {ev.transport}")
+        over = "/".join(sorted(spec.transports))
+        return not_applicable(f"applies over {over} only, not {ev.transport}",
+                              cause=setting(f"the run was not over {over}", f"run it over {over} (its target flag)"))
     if spec.role is not None:
         unassigned = role_unassigned(spec.role, ev)
         if unassigned is not None:
@@ -189,7 +195,7 @@ def role_unassigned(role: str, ev: Evidence) -> Verdict | None:
     cause = replace(why, text=f"needs a tool for the {role} role ({ROLE_HELP[role]}): {why.text}")
     if ev.profile == "full" or (choice is not None and choice.source == "flag"):
         return could_not_run(cause, details={"role": role, "flag": role_flag(role)})
-    return not_applicable(cause.message)
+    return not_applicable(cause.message, cause=cause)
 
 
 def wanted_roles(selected: list[CheckSpec], wire: Wire) -> set[str]:
@@ -336,7 +342,7 @@ def _judge_all(selected: list[CheckSpec], ev: Evidence, interrupted: bool) -> li
     for spec in selected:
         t0 = time.monotonic()
         judged[spec.id] = (judge(spec, ev, interrupted), int((time.monotonic() - t0) * 1000))
-    final = defer({i: v for i, (v, _ms) in judged.items()}, {s.id: s for s in selected}, ev)
+    final = follow_failures(defer({i: v for i, (v, _ms) in judged.items()}, {s.id: s for s in selected}, ev))
     return [(spec, final[spec.id], judged[spec.id][1]) for spec in selected]
 
 
@@ -353,6 +359,7 @@ def _check_result(spec: CheckSpec, ev: Evidence, verdict: Verdict, judge_ms: int
         requirements=requirements, broken=[r for r in requirements if r in verdict.broken], cause=verdict.cause,
         status=verdict.status,
         skipReason=verdict.skip_reason,  # type: ignore[arg-type]
+        deferredTo=verdict.deferred_to,
         message=redactor.text(verdict.message), message_policies=list(verdict.message_policies),
         warnings=[replace(w, text=redactor.text(w.text)) for w in verdict.warnings],  # the typed ids kept
         evidence=seqs, details=redactor.json(details),

@@ -1,6 +1,6 @@
 """What the client checks of following a task share: each task on the connection that created it
 (a task a prompts/get reply named left out), its reads, and the poll cadence both eras judge
-(policies P-33, P-47)."""
+(policies P-33, P-48)."""
 
 from __future__ import annotations
 
@@ -35,7 +35,7 @@ def read_ended(run: ScenarioRun) -> bool:
 
 def task_runs(runs: list[ScenarioRun]) -> Iterator[tuple[ScenarioRun, str]]:
     """Each task a run's client created, with the view of the connection that created it, where it
-    is judged (policy P-46)."""
+    is judged (policy P-47)."""
     for run in runs:
         for view in run.by_connection():
             for task_id in dict.fromkeys(view.created_task_ids()):
@@ -63,7 +63,7 @@ class Cadence:
 def poll_gaps(run: ScenarioRun, task_id: str,
               cadence: Cadence) -> Iterator[tuple[Exchange, Exchange, float, int, int | None]]:
     """(previous answer, next read, gap s, interval in force ms, the interval before it) for the first
-    tasks/get of a task after its CreateTaskResult, against the interval that gave (policy P-47),
+    tasks/get of a task after its CreateTaskResult, against the interval that gave (policy P-48),
     and for each pair of tasks/get, where the previous answer said how long to wait and no request
     of `cadence.between` (an answer, a result fetch) came between (P-33)."""
     gets = [e for e in gets_of(run, task_id) if e.reply_time is not None]
@@ -107,7 +107,7 @@ def judge_cadence(runs: list[ScenarioRun], cadence: Cadence) -> Verdict:
     text = "; ".join(f"{r.label} frame #{e.seq}: {gap * 1000:.0f} ms after "
                      f"{'the CreateTaskResult' if at_first else 'the last answer'}, {name} {iv}"
                      for r, e, gap, iv, _s, at_first in early[:SHOWN])
-    policies = ("P-33", "P-47") if first else ("P-33",)
+    policies = ("P-33", "P-48") if first else ("P-33",)
     return passed(f"{len(early)} of {judged} polls came early", evidence=[e[1].seq for e in early][:MAX_EVIDENCE],
                   judged=judged, warnings=[warn(f"polls sooner than {name} ({rule}"
                                                 f"{', still on the old value' if changed else ''}; policy "

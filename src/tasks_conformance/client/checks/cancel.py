@@ -1,6 +1,6 @@
 """The cancel judgement both eras' client checks share: a task is cancelled with tasks/cancel,
 never with notifications/cancelled naming the tools/call that created it (policy P-35), and that
-tasks/cancel goes to the connection that created the task (policy P-46): one sent to a second
+tasks/cancel goes to the connection that created the task (policy P-47): one sent to a second
 server process, or a second session, which never created it, cancels nothing. What differs by era
 is only how a created task is recognised and what the check says when the client never got far
 enough to cancel."""
@@ -81,12 +81,12 @@ def _missed(run: ScenarioRun, rule: str, tasks: list[tuple[ScenarioRun, str]], s
     elsewhere = view.elsewhere(task_id, "tasks/cancel")
     if elsewhere:
         why = (f"{said_elsewhere(run, elsewhere)}; the task was created on {run.where_is(view.connection or 1)}, "
-               "where no tasks/cancel came (policy P-46)")
+               "where no tasks/cancel came (policy P-47)")
     else:
         why = (f"it named {shown(sent[0].task_id)} (frame #{sent[0].seq}), not the task {task_id!r} the client "
                "created")
     return failed(f"asked to cancel, the client's tasks/cancel never reached its task: {why}", broken=(rule,),
-                  policies=("P-46",) if elsewhere else (),
+                  policies=("P-47",) if elsewhere else (),
                   evidence=[s for e in (elsewhere or sent) for s in e.seqs][:MAX_EVIDENCE],
                   details={"expected": f"tasks/cancel for task {task_id!r} on the {view.connection_kind} that "
                                        "created it", "actual": why})

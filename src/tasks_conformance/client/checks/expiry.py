@@ -31,7 +31,7 @@ def judge_expiry(runs: list[ScenarioRun], *, scenario: str, methods: tuple[str, 
     evidence: list[int] = []
     gone: list[int] = []  # the tasks/get the server answered "not found", and that answer
     views = [(view, task_id) for whole in mine for view in whole.by_connection()
-             for task_id in dict.fromkeys(view.created_task_ids())]  # each task on its own connection (P-46)
+             for task_id in dict.fromkeys(view.created_task_ids())]  # each task on its own connection (P-47)
     for run, task_id in views:
         naming = [e for e in run.sent(*methods) if e.is_request and e.task_id == task_id]
         followed += any(e.method == "tasks/get" for e in naming)

@@ -65,7 +65,7 @@ def follows_task(runs: list[ScenarioRun]) -> Verdict:
             also = f"; {said_elsewhere(view, elsewhere)}" if elsewhere else ""
             return failed(f"the CreateTaskResult for task {task_id!r} (frame #{create.reply_seq}, {view.label}) was "
                           f"never followed on the {view.connection_kind} that created it: no tasks/get or "
-                          f"subscription for it there{also} (policy P-46)", policies=("P-46",),
+                          f"subscription for it there{also} (policy P-47)", policies=("P-47",),
                           evidence=[*create.seqs, *(e.seq for e in elsewhere)][:MAX_EVIDENCE],
                           details={"expected": f"tasks/get (or a subscription) for the task on its "
                                                f"{view.connection_kind}", "actual": "neither" + also})
@@ -154,7 +154,7 @@ EXTENSION_CADENCE = Cadence(DIALECTS[Wire.EXTENSION].poll_interval_field, ("task
     title="tasks/get polls wait at least the latest pollIntervalMs",
     description="Between a tasks/get answer and the next tasks/get of the same task the client waits the "
                 "pollIntervalMs of the most recent snapshot, and follows a changed value; the first tasks/get "
-                "waits the CreateTaskResult's (policy P-47). Early polls warn (SHOULD; policy P-33: measured "
+                "waits the CreateTaskResult's (policy P-48). Early polls warn (SHOULD; policy P-33: measured "
                 "answer to request, max(50 ms, 10 %) slack, a poll after tasks/update not judged).",
     requirements=("C-EXT-SHOULD-01", "C-EXT-SHOULD-02"),
     scenarios=("tasks-client-lifecycle", "tasks-client-interval-change"),
@@ -225,8 +225,8 @@ def keeps_observing(runs: list[ScenarioRun]) -> Verdict:
             seqs += [e.seq for e in elsewhere]
             abandoned.append(f"{run.label}: task {task_id!r} last read {last}"
                              + (" after the client answered its input" if answered else "")
-                             + (f" ({said_elsewhere(run, elsewhere)}; policy P-46)" if elsewhere else ""))
-            policies.update(("P-46",) if elsewhere else ())
+                             + (f" ({said_elsewhere(run, elsewhere)}; policy P-47)" if elsewhere else ""))
+            policies.update(("P-47",) if elsewhere else ())
     if abandoned:
         return passed("a live task was left", judged=len(tasks), evidence=seqs[:MAX_EVIDENCE], warnings=[warn(
             f"the client ended while a task was live, without tasks/cancel ({', '.join(sorted(rules))}): "

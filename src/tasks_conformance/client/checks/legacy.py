@@ -300,7 +300,7 @@ def no_related_meta(runs: list[ScenarioRun]) -> Verdict:
     title="tasks/get polls wait at least the latest pollInterval (2025-11-25)",
     description="Between a tasks/get answer and the next tasks/get of the same task the client waits the "
                 "pollInterval of the CreateTaskResult or the latest tasks/get, the first tasks/get that of the "
-                "CreateTaskResult (policy P-47). Early polls warn (SHOULD; policy P-33, and a poll after a "
+                "CreateTaskResult (policy P-48). Early polls warn (SHOULD; policy P-33, and a poll after a "
                 "tasks/result is not judged).",
     requirements=("C-LEG-SHOULD-02",),
     scenarios=("tasks-client-legacy-lifecycle", "tasks-client-legacy-required",

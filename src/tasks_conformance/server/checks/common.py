@@ -77,10 +77,12 @@ def need_task(ev: Evidence) -> Verdict | None:
             "an InputRequiredResult (a multi round-trip request, which tasks-conformance does not retry)"
             if reply.result.get("resultType") == "input_required" else "a plain result"
         )
+        # Where the wire requires a task for the declared call, tasks-result-type-discipline fails
+        # that answer, and this defers to it (ownership.follow_failures); else the tool is the user's pick.
         return could_not_run(
             setting(f"tool {tool!r} answered the declared tools/call with {kind}, so there is no task to inspect",
                     "choose a tool that runs as a task with --tool-name"),
-            evidence=reply.seqs(),
+            evidence=reply.seqs(), blocked_by="tasks-result-type-discipline",
         )
     if reply.answered:
         return could_not_run(

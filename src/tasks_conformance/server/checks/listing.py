@@ -17,6 +17,7 @@ from tasks_conformance.server.checks.shapes import reply_seqs
 from tasks_conformance.server.evidence import (
     DeclaredCall,
     Evidence,
+    ListBadCursor,
     TaskListing,
 )
 from tasks_conformance.server.evidence.legacy_records import LIST_EXTRA_TASKS, MAX_LIST_PAGES, MAX_LISTED_TASKS
@@ -137,16 +138,18 @@ LIST_INVALID_CURSOR = check(
         "When the server declares capabilities.tasks.list: tasks/list with a made-up cursor must be refused "
         "with -32602 (Invalid params). Not applicable when tasks.list is not declared."
     ),
-    probes=(TaskListing,),
+    probes=(ListBadCursor,),
     needs="wire",
 )
 
 
 @LIST_INVALID_CURSOR.judge(Wire.LEGACY, requires=("S-LEG-MUST-16",))
 def list_invalid_cursor(ev: Evidence) -> Verdict:
-    rec = _listing(ev)
-    if isinstance(rec, Verdict):
-        return rec
+    rec = ev.get(ListBadCursor)
+    if rec.no_list_capability:
+        return not_applicable("the server does not declare capabilities.tasks.list (optional on 2025-11-25)")
+    if not rec.ran:
+        return could_not_run(unrun(rec, "tasks/list with a made-up cursor was not asked"))
     reply = rec.bad_cursor_reply
     if reply is None or not reply.answered:
         answer = reply.describe() if reply else "no answer"

@@ -31,7 +31,7 @@ LIST_EXTRA_TASKS = 5
 
 @dataclass
 class TaskListing(ProbeRecord):
-    """Legacy tasks/list: every page by nextCursor (bounded), then one made-up cursor."""
+    """Legacy tasks/list: every page by nextCursor (bounded), and a tasks/get of each task of ours."""
 
     probe: ClassVar[str] = "task-listing"
     no_list_capability: bool = False
@@ -44,6 +44,14 @@ class TaskListing(ProbeRecord):
     # tasks/get that read each once the last listing was done: those it could read must be listed.
     ours: list[str] = field(default_factory=list)
     reads: list[Reply] = field(default_factory=list)
+
+
+@dataclass
+class ListBadCursor(ProbeRecord):
+    """Legacy tasks/list with a made-up cursor: it needs no task of ours, only tasks/list."""
+
+    probe: ClassVar[str] = "list-bad-cursor"
+    no_list_capability: bool = False
     bad_cursor: str | None = None
     bad_cursor_reply: Reply | None = None
 

@@ -12,6 +12,7 @@ from typing import TYPE_CHECKING, ClassVar
 from tasks_conformance.core.wires import CreatedTask
 
 # Re-exported: the records' one import path stays this module (`X as X` marks the re-export).
+from tasks_conformance.server.evidence.legacy_records import ListBadCursor as ListBadCursor
 from tasks_conformance.server.evidence.legacy_records import RelatedMetaOverride as RelatedMetaOverride
 from tasks_conformance.server.evidence.legacy_records import ResultWhileRunning as ResultWhileRunning
 from tasks_conformance.server.evidence.legacy_records import TaskListing as TaskListing
@@ -364,7 +365,7 @@ RECORD_TYPES: dict[str, type[ProbeRecord]] = {
     r.probe: r for r in (DeclaredCall, UndeclaredCall, Poll, InvalidId, NameRouting, Cancel, Listen, UndeclaredTasks,
                          RemovedMethods, TerminalRereads, BentEnvelope,
                          ToolErrorTask, FaultTask, InputTask, RequiredUndeclared, SyncWithTask,
-                         ResultWhileRunning, TaskListing, RelatedMetaOverride, TaskProgress,
+                         ResultWhileRunning, TaskListing, ListBadCursor, RelatedMetaOverride, TaskProgress,
                          Durability, TaskIds, UndeclaredInput, StaleInput, LegacyDeclaresExtension, OtherPrincipal,
                          BaseHttp, Base64Name)
 }

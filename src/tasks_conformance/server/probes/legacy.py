@@ -15,6 +15,7 @@ from tasks_conformance.core.rpc.peer import Reply
 from tasks_conformance.core.wires import CreatedTask, WireDialect
 from tasks_conformance.server.evidence import (
     DeclaredCall,
+    ListBadCursor,
     RelatedMetaOverride,
     ResultWhileRunning,
     TaskListing,
@@ -97,7 +98,7 @@ async def _read_list(ctx: ProbeContext, rec: TaskListing, label: str) -> list[Re
 # Not brief: it creates tasks and reads them, beside the probe task's polls.
 @probe(TaskListing, order=22, needs=(DeclaredCall,), applies=_lists_tasks, needs_task=True,
        description=f"tasks/list to the end; if it fit one page, {LIST_EXTRA_TASKS} more tasks and again to the "
-                   "end; tasks/get of each of ours; then a made-up cursor")
+                   "end; tasks/get of each of ours")
 async def task_listing(ctx: ProbeContext) -> None:
     rec = ctx.record(TaskListing)
     if not ctx.dialect.can_list(ctx.discovery.server_capabilities):
@@ -122,6 +123,19 @@ async def task_listing(ctx: ProbeContext) -> None:
         rec.pages = await _read_list(ctx, rec, " again")
     for tid in rec.ours:
         rec.reads.append(await ctx.session.request("tasks/get", {"taskId": tid}, purpose="is it readable?"))
+    rec.ran = True
+
+
+# Needs no task: a made-up cursor is refused whatever the server holds, so a run whose tool made no
+# task still has it judged.
+@probe(ListBadCursor, brief=True, order=22, applies=_lists_tasks, description="tasks/list with a made-up cursor")
+async def list_bad_cursor(ctx: ProbeContext) -> None:
+    rec = ctx.record(ListBadCursor)
+    if not ctx.dialect.can_list(ctx.discovery.server_capabilities):
+        rec.not_run = reason("the server does not declare capabilities.tasks.list",
+                             "declare capabilities.tasks.list in the server to have tasks/list judged")
+        rec.no_list_capability = True
+        return
     rec.bad_cursor = made_up_id("cursor")
     rec.bad_cursor_reply = await ctx.session.request("tasks/list", {"cursor": rec.bad_cursor},
                                                      purpose="tasks/list with a made-up cursor")

@@ -14,6 +14,7 @@ from __future__ import annotations
 import time
 from dataclasses import replace
 
+from tasks_conformance.core.causes import Reason, setting
 from tasks_conformance.core.protocol import TERMINAL_STATUSES
 from tasks_conformance.core.wires import CreatedTask, task_object
 from tasks_conformance.server.evidence import DeclaredCall, Poll, TaskReads, TaskRestart
@@ -27,13 +28,14 @@ from tasks_conformance.server.session.connect import Connection
 FIRST_ID = 4_000_001
 
 
-def not_owned(ctx: ProbeContext) -> str | None:
-    """Why the run cannot restart the server; None when it can."""
+def not_owned(ctx: ProbeContext) -> Reason | None:
+    """Why the run cannot restart the server, with what lets it (a Reason: the check that is not
+    applicable then names the flag); None when it can."""
     if ctx.config.transport == "stdio" or (ctx.server is not None and ctx.server.owned):
         return None
     where = {"http": "--url", "tcp": "--tcp", "unix": "--unix"}.get(ctx.config.transport, "the target")
-    return (f"the server at {where} is not started by tasks-conformance, so it cannot be restarted; give "
-            "--server-command to test durability")
+    return Reason(setting(f"the server at {where} is not started by tasks-conformance, so it cannot be restarted",
+                          "give --server-command to test durability"))
 
 
 async def _read(ctx: ProbeContext, session: Session, task_id: str, *, note: str, payload: bool) -> TaskReads:
