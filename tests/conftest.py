@@ -48,8 +48,8 @@ def pytest_addoption(parser: pytest.Parser) -> None:
 FAST_WORKERS = 4
 
 
-# Set for the workers of a --full run: each slow group's module runs whole on one worker (xdist's
-# loadgroup), so the modules that start all their cases at once on a pool of their own may do so.
+# Set for the workers of a --full run: the slow groups run whole on one worker (xdist's loadgroup),
+# so the modules that start all their cases at once on a pool of their own may do so.
 WHOLE_MODULES = "TASKS_CONFORMANCE_WHOLE_MODULES"
 
 
@@ -62,10 +62,11 @@ def starts_all_cases() -> bool:
 @pytest.hookimpl(tryfirst=True)
 def pytest_cmdline_main(config: pytest.Config) -> None:
     """The fast run spreads its tests over FAST_WORKERS processes (pytest-xdist), unless -n was
-    given or xdist is not installed. --full too, with xdist's loadgroup: every module of a slow
-    group stays whole on one worker (its own pool of servers runs its cases; the interop servers
-    are not made to run twice at once), and the rest is spread test by test. A group chosen with
-    -m stays in one process."""
+    given or xdist is not installed. --full too, with xdist's loadgroup: the slow groups run on one
+    worker, one module after another as in one process (each starts its own pool of servers for its
+    cases, the interop servers are not made to run twice at once, and two such pools at once
+    overload two cores: servers then miss their start-up deadline), while the other workers take
+    the fast tests one by one. A group chosen with -m stays in one process."""
     if config.getoption("-m") or not config.pluginmanager.hasplugin("xdist"):
         return
     if getattr(config.option, "numprocesses", None) is None and not os.environ.get("PYTEST_XDIST_WORKER"):
@@ -82,14 +83,15 @@ def pytest_report_header(config: pytest.Config) -> str:
             "(--full runs them)")
 
 
+@pytest.hookimpl(tryfirst=True)  # before xdist's loadgroup reads the groups
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
     # An explicit -m chooses for itself (e.g. -m interop runs only those).
     if config.getoption("-m"):
         return
     if config.getoption("--full"):
-        for item in items:  # each slow group's module whole on one worker (see pytest_cmdline_main)
+        for item in items:  # the slow groups on one worker, one after another (see pytest_cmdline_main)
             if any(item.get_closest_marker(g) for g in SLOW_GROUPS):
-                item.add_marker(pytest.mark.xdist_group(item.module.__name__ if item.module else item.nodeid))
+                item.add_marker(pytest.mark.xdist_group("slow-groups"))
         return
     slow = [item for item in items if any(item.get_closest_marker(g) for g in SLOW_GROUPS)]
     if slow:

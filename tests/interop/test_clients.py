@@ -190,8 +190,10 @@ CLIENTS: tuple[RealClient, ...] = (
         # params.task:{} echoed on tasks/get and tasks/result (protocol.js:591, 681-686); a failed
         # task yields a generic -32603 with no tasks/result (protocol.js:600-604); tasks/cancel sent
         # without tasks.cancel declared; the elicitation answer carries no related-task _meta.
+        # The first tasks/get comes 26-126 ms after a CreateTaskResult that said pollInterval 200 (P-48).
         warns=_warns(legacy_task_augmentation=("C-LEG-SHOULD-01",), legacy_fetches_result=("C-LEG-MUST-05",),
-                     legacy_declared_methods=("C-LEG-SHOULD-07",), legacy_input_answered=("C-LEG-MUST-08",)),
+                     legacy_declared_methods=("C-LEG-SHOULD-07",), legacy_input_answered=("C-LEG-MUST-08",),
+                     legacy_poll_interval=("C-LEG-SHOULD-02",)),
     ),
     # §C4.
     RealClient(
@@ -199,7 +201,9 @@ CLIENTS: tuple[RealClient, ...] = (
         packages={"mcp": "1.30.0"}, kind="legacy-python", harness="mcp_legacy_client.py",
         # call_tool_as_task always sends params.task (experimental/tasks.py:96-108): C-LEG-MUST-01/02.
         expected=_verdicts("legacy", legacy_task_augmentation=F),
-        warns=_warns(legacy_declared_methods=("C-LEG-SHOULD-07",), legacy_input_answered=("C-LEG-MUST-08",)),
+        # The first tasks/get comes 14-35 ms after a CreateTaskResult that said pollInterval 200 (P-48).
+        warns=_warns(legacy_declared_methods=("C-LEG-SHOULD-07",), legacy_input_answered=("C-LEG-MUST-08",),
+                     legacy_poll_interval=("C-LEG-SHOULD-02",)),
     ),
     # §C5.
     RealClient(
@@ -225,8 +229,9 @@ CLIENTS: tuple[RealClient, ...] = (
         expected=_verdicts("legacy"),
         # A failed task's outcome is built from tasks/get alone (mcp_client.py:2458-2461); the poll runs
         # through input_required to the end (2430); tasks/cancel is sent with no look at tasks.cancel (1808).
+        # poll_task reads the task at once after the CreateTaskResult: 3-6 ms against pollInterval 200 (P-48).
         warns=_warns(legacy_fetches_result=("C-LEG-MUST-05",), legacy_declared_methods=("C-LEG-SHOULD-07",),
-                     legacy_input_answered=("C-LEG-SHOULD-04",)),
+                     legacy_input_answered=("C-LEG-SHOULD-04",), legacy_poll_interval=("C-LEG-SHOULD-02",)),
     ),
 )
 
