@@ -273,6 +273,23 @@ FLAKY: dict[str, dict[str, str]] = {
         "tasks-legacy-result-blocks/*": "failed or passed between identical runs: " + _LEGACY_RESULT_ROUTE,
         "tasks-legacy-progress-token/*": "not applicable, or could not run (the task not seen to end), by timing",
     },
+    "permits-legacy-status-on-end--legacy--http": {
+        "tasks-legacy-progress-token/*": "passed or not applicable: whether a notifications/progress goes out "
+                                         "before the task ends is timing",
+        "tasks-legacy-list-includes-task/message": "how many tasks of ours exist when the listing runs (the "
+                                                   "other probes' tasks) is timing",
+    },
+    # A FLAKY VERDICT, seen in 1 of 3 fresh-clone runs on 2026-12-04: the fixture flips a task to
+    # working on its second read after the end, and which probe sends that read is timing. Most
+    # often the re-reads do (tasks-terminal-status-immutable fails, as declared); sometimes the
+    # tasks/get after the blocking tasks/result does, and tasks-legacy-result-blocks fails
+    # instead. The fixture should flip only on the re-reads' read: until then both checks, the
+    # progress check (its task flips too) and the totals are left out of this case.
+    "terminal-status-flips--legacy--stdio": {
+        "tasks-legacy-result-blocks/*": "failed or passed: which probe's read the fixture flips is timing",
+        "tasks-terminal-status-immutable/*": "the same",
+        "tasks-legacy-progress-token/*": "passed or not applicable, by timing",
+    },
     "status-not-a-string--ext--stdio": {
         "tasks-status-payload-shape/message": "the list-valued status names the status at the time of each poll "
                                               "(['working'] and/or ['completed'], timing)",
