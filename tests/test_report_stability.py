@@ -524,6 +524,9 @@ _POLL_NO = re.compile(r"\b(tasks/get|poll) \d+\b")
 # whether a notification arrives before the task ends, is timing.
 _TRAFFIC = re.compile(r"(?<![\w.-])\d+ (?=(?:[\w/'-]+ ){0,3}?(?:frames?|requests?|results?|responses?|polls?|reads?"
                       r"|task ids|notifications(?:/[\w/]+)?|messages?)\b)")
+# How many tasks existed when the listing ran ("6 of 10 task(s) on 1 page(s)"): the other probes'
+# tasks are created beside it, so the total is timing.
+_LISTED = re.compile(r"\b\d+ of \d+ task\(s\)")
 # Estimated entropy of random task ids ("about 143 bits vary between them").
 _BITS = re.compile(r"\babout \d+ bits\b")
 # Timing-dependent phrases, replaced by one mask each:
@@ -566,6 +569,7 @@ def mask_text(text: str, ctx: Context) -> str:
     text = _FRAMES.sub(r"\1 <N>", text)
     text = _HASH_SEQ.sub("#<N>", text)
     text = _POLL_NO.sub(r"\1 <N>", text)
+    text = _LISTED.sub("<N> of <N> task(s)", text)
     text = _TRAFFIC.sub("<N> ", text)
     text = _BITS.sub("about <N> bits", text)
     for pattern, mask in _PHRASES:
