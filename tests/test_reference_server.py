@@ -1168,7 +1168,9 @@ def check_terminal_status_flips(peer: StdioPeer) -> None:
     tid = _create(peer, "slow_compute")["taskId"]
     get = m_get(peer)
     assert modern_poll(get, tid, lambda t: t["status"] == "completed")["status"] == "completed"
-    assert get(tid)["status"] == "working"  # the second read after the end
+    assert get(tid)["status"] == "completed"  # right after the end: not flipped (another probe's read)
+    time.sleep(0.06)  # the fixture's FLIP_AFTER_S, as the checker's re-reads wait a poll interval
+    assert get(tid)["status"] == "working"  # the first read a while after the end
     assert get(tid)["status"] == "completed"
 
 
