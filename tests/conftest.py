@@ -15,6 +15,7 @@ import threading
 import time
 from collections.abc import Iterator
 from pathlib import Path
+from types import ModuleType
 from typing import Any
 
 import anyio
@@ -53,10 +54,16 @@ FAST_WORKERS = 4
 WHOLE_MODULES = "TASKS_CONFORMANCE_WHOLE_MODULES"
 
 
-def starts_all_cases() -> bool:
-    """Whether a module's pool may start every case at once: in one process, or on a --full
-    worker that holds the whole module; a worker of the fast run gets some of its tests only."""
-    return not os.environ.get("PYTEST_XDIST_WORKER") or bool(os.environ.get(WHOLE_MODULES))
+def starts_all_cases(module: ModuleType) -> bool:
+    """Whether a module's pool may start every case at once: in one process, or on the --full
+    worker that holds the whole module, which it does when the module as a whole is in a slow group
+    (its pytestmark); a worker otherwise gets some of the module's tests only."""
+    if not os.environ.get("PYTEST_XDIST_WORKER"):
+        return True
+    if not os.environ.get(WHOLE_MODULES):
+        return False
+    marks = getattr(module, "pytestmark", [])
+    return any(getattr(m, "name", None) in SLOW_GROUPS for m in (marks if isinstance(marks, list) else [marks]))
 
 
 @pytest.hookimpl(tryfirst=True)
@@ -68,6 +75,8 @@ def pytest_cmdline_main(config: pytest.Config) -> None:
     overload two cores: servers then miss their start-up deadline), while the other workers take
     the fast tests one by one. A group chosen with -m stays in one process."""
     if config.getoption("-m") or not config.pluginmanager.hasplugin("xdist"):
+        return
+    if os.environ.get("PYTEST_XDIST_WORKER"):
         return
     if getattr(config.option, "numprocesses", None) is None and not os.environ.get("PYTEST_XDIST_WORKER"):
         config.option.numprocesses = FAST_WORKERS
@@ -91,13 +100,33 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
     if config.getoption("--full"):
         for item in items:  # the slow groups on one worker, one after another (see pytest_cmdline_main)
             if any(item.get_closest_marker(g) for g in SLOW_GROUPS):
-                item.add_marker(pytest.mark.xdist_group("slow-groups"))
+                _join_group(item, "slow-groups")
         return
     slow = [item for item in items if any(item.get_closest_marker(g) for g in SLOW_GROUPS)]
     if slow:
         config.hook.pytest_deselected(items=slow)
         kept = set(map(id, slow))
         items[:] = [item for item in items if id(item) not in kept]
+
+
+def _join_group(item: pytest.Item, group: str) -> None:
+    """Put an item in an xdist group, so that loadgroup sends it to the group's one worker.
+
+    The master schedules by the "@group" suffix of the node ids the workers collected, and xdist's
+    worker writes no suffix here: a worker parses the command line again, without the --dist the
+    master set in pytest_cmdline_main, so its loadgroup is off; and xdist 3.8 writes the suffix to
+    `item._nodeid`, which pytest 9.2 no longer reads (it keeps a NodeId in `_id`). Without the
+    suffix the groups spread over every worker, each of which started its module's whole pool of
+    servers at once: the interop servers missed their start-up deadline on two cores."""
+    item.add_marker(pytest.mark.xdist_group(group))
+    if not os.environ.get("PYTEST_XDIST_WORKER") or item.nodeid.endswith(f"@{group}"):
+        return
+    ident = getattr(item, "_id", None)
+    parse = getattr(type(ident), "parse", None)
+    if ident is not None and callable(parse):  # pytest >= 9.2
+        item._id = parse(f"{item.nodeid}@{group}")
+    else:
+        setattr(item, "_nodeid", f"{item.nodeid}@{group}")  # noqa: B010 - pytest < 9.2 keeps the id there
 
 
 _TIMES = SuiteTimes()

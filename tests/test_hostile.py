@@ -255,15 +255,16 @@ def _run_case(case: Case, base: Path) -> Run:
 class _Runs:
     """Starts every case at once on a small pool (or, under xdist, each case on demand)."""
 
-    def __init__(self, base: Path) -> None:
+    def __init__(self, base: Path, whole: bool) -> None:
         self.base = base
+        self.whole = whole
         self.pool: ThreadPoolExecutor | None = None
         self.futures: dict[str, Future[Run]] = {}
 
     def get(self, case_id: str) -> Run:
         if self.pool is None:
             self.pool = ThreadPoolExecutor(max_workers=6, thread_name_prefix="hostile")
-            wanted = CASES if starts_all_cases() else [BY_ID[case_id]]
+            wanted = CASES if self.whole else [BY_ID[case_id]]
             for c in wanted:
                 self.futures[c.id] = self.pool.submit(run_case, c, self.base)
         if case_id not in self.futures:
@@ -276,8 +277,8 @@ class _Runs:
 
 
 @pytest.fixture(scope="module")
-def runs(tmp_path_factory: pytest.TempPathFactory) -> Iterator[_Runs]:
-    r = _Runs(tmp_path_factory.mktemp("hostile"))
+def runs(request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFactory) -> Iterator[_Runs]:
+    r = _Runs(tmp_path_factory.mktemp("hostile"), starts_all_cases(request.module))
     yield r
     r.close()
 

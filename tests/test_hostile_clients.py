@@ -160,11 +160,11 @@ def run_case(case: Case, base: Path) -> Run:
 class _Runs:
     """Every case started at once on a small pool (under xdist, each case on demand)."""
 
-    def __init__(self, base: Path) -> None:
+    def __init__(self, base: Path, whole: bool) -> None:
         self.base = base
         self.pool = ThreadPoolExecutor(max_workers=3, thread_name_prefix="hostile-client")
         self.futures: dict[str, Future[Run]] = {}
-        if starts_all_cases():
+        if whole:
             for c in CASES:
                 self.futures[c.id] = self.pool.submit(run_case, c, base)
 
@@ -175,8 +175,8 @@ class _Runs:
 
 
 @pytest.fixture(scope="module")
-def runs(tmp_path_factory: pytest.TempPathFactory) -> Iterator[_Runs]:
-    r = _Runs(tmp_path_factory.mktemp("hostile-clients"))
+def runs(request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFactory) -> Iterator[_Runs]:
+    r = _Runs(tmp_path_factory.mktemp("hostile-clients"), starts_all_cases(request.module))
     yield r
     r.pool.shutdown(wait=True, cancel_futures=True)
 

@@ -55,6 +55,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from conftest import starts_all_cases
 
 ROOT = Path(__file__).resolve().parent.parent
 RECORDED = ROOT / "tests" / "data" / "reports-before"
@@ -670,7 +671,8 @@ def recorded_path(case: Case) -> Path:
 class _Runs:
     """Every case started at once on a small pool; each test waits for its own."""
 
-    def __init__(self) -> None:
+    def __init__(self, whole: bool) -> None:
+        self.whole = whole
         self.pool: ThreadPoolExecutor | None = None
         self.futures: dict[str, Future[Outcome]] = {}
 
@@ -678,10 +680,8 @@ class _Runs:
         src = ROOT / "src"
         if self.pool is None:
             self.pool = ThreadPoolExecutor(max_workers=WORKERS, thread_name_prefix="stability")
-            # Every case at once, unless this is a worker that holds some of the module's tests only
-            # (a --full worker holds it whole: tests/conftest.py's starts_all_cases).
-            partial = os.environ.get("PYTEST_XDIST_WORKER") and not os.environ.get("TASKS_CONFORMANCE_WHOLE_MODULES")
-            wanted = [BY_ID[case_id]] if partial else CASES
+            # Every case at once, unless this is a worker that holds some of the module's tests only.
+            wanted = CASES if self.whole else [BY_ID[case_id]]
             for c in wanted:
                 self.futures[c.id] = self.pool.submit(run_case, c, src, ROOT)
         if case_id not in self.futures:
@@ -694,8 +694,8 @@ class _Runs:
 
 
 @pytest.fixture(scope="module")
-def runs() -> Iterator[_Runs]:
-    r = _Runs()
+def runs(request: pytest.FixtureRequest) -> Iterator[_Runs]:
+    r = _Runs(starts_all_cases(request.module))
     yield r
     r.close()
 
