@@ -121,6 +121,17 @@ def test_a_client_that_never_connects_is_one_cause_and_exit_3() -> None:
     assert "Traceback" not in proc.stderr
 
 
+def test_a_client_that_exits_non_zero_without_traffic_is_quoted_from_both_streams() -> None:
+    """A harness may say why it gave up on stdout (a print) as well as on stderr: both are quoted."""
+    code = "import sys; print('no server config found'); print('boom', file=sys.stderr); sys.exit(1)"
+    proc = _cli("--command", sys.executable, "--args", "-c", "--args", code, "--scenario", "tasks-client-lifecycle",
+                "--format", "json")
+    assert proc.returncode == 3, proc.stderr
+    (cause,) = json.loads(proc.stdout)["incompleteCauses"]
+    assert "exited with code 1 without sending anything" in cause["cause"]
+    assert "its stderr ends: boom" in cause["cause"] and "its stdout ends: no server config found" in cause["cause"]
+
+
 def test_a_client_that_hangs_is_stopped_at_the_timeout(tmp_path: Path) -> None:
     marker = tmp_path / "child.pid"
     # The client starts a child of its own and hangs: both must be gone afterwards.

@@ -181,6 +181,19 @@ def test_the_fixture_checks_and_fails_with_a_readable_summary(pytester: pytest.P
     assert "def check(" not in text  # pytest.fail(pytrace=False): the summary, not the plugin's code
 
 
+def test_a_client_that_sends_nothing_is_one_cause_in_pytest_not_one_per_item(pytester: pytest.Pytester) -> None:
+    """Every client check could not run for one reason: pytest's report says it in the grouped skip
+    line and the summary, never once per check."""
+    code = "import sys; print('no config', file=sys.stderr); sys.exit(1)"
+    result = pytester.runpytest("-rs", "--tasks-conformance-client-command", shlex.join([sys.executable, "-c", code]),
+                                "--tasks-conformance-client-timeout", "5000")
+    out = result.stdout.str()
+    items = result.parseoutcomes()["skipped"]
+    assert items > 1 and out.count("exited with code 1 without sending anything") == 2, out
+    result.stdout.fnmatch_lines(["Could not establish conformance — the client exited with code 1*",
+                                 f"SKIPPED [[]{items}[]] *could-not-run: the client exited with code 1*"])
+
+
 def test_docs_api_md_lists_every_option_of_the_plugin() -> None:
     from types import SimpleNamespace
 

@@ -193,9 +193,11 @@ def _unreached(runs: Sequence[ScenarioRun], redactor: Redactor) -> Cause:
         what = f"the client sent nothing to the scripted server and was stopped after --timeout {c.duration_s:.0f} s"
     else:
         what = f"the client exited with code {c.exit_code} without sending anything to the scripted server"
-    tail = redactor.text(c.stderr_tail).strip().splitlines()[-1:]
-    if tail:
-        what += f"; its stderr ends: {one_line(tail[0], STDERR_LINE_CHARS)}"
+    # A harness may say why it gave up on either stream (a print() goes to stdout): both are quoted.
+    for stream, text in (("stderr", c.stderr_tail), ("stdout", c.stdout_tail)):
+        tail = [line for line in redactor.text(text).splitlines() if line.strip()][-1:]
+        if tail:
+            what += f"; its {stream} ends: {one_line(tail[0], STDERR_LINE_CHARS)}"
     if run.transport == "stdio":
         fix = ("check that --command starts the client and that it spawns the server command given as its last "
                "argument (or, as a JSON array, in MCP_CONFORMANCE_SERVER_COMMAND) and talks to it on stdio")
