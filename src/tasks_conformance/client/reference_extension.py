@@ -46,6 +46,10 @@ TASK_CAPABLE = "tools/call"  # the one task-capable method of this revision (C-E
 GENERIC_FAILURE: JSON = {"code": INTERNAL_ERROR, "message": "task failed"}
 
 
+# How long the cancel-by-notification variant polls on after its notification (the task it meant to
+# cancel stays working) before it leaves: short, so its runs end long before --timeout.
+NOTIFIED_CANCEL_GIVE_UP_S = 1.0
+
 class ExtensionFlow(Flow):
     dialect = DIALECTS[Wire.EXTENSION]
 
@@ -246,5 +250,8 @@ class ExtensionFlow(Flow):
         if self.dev.cancel_notification:
             params = self.with_meta("notifications/cancelled", {"requestId": self.call_id, "reason": "cancelled"})
             await self.link.notify("notifications/cancelled", params, self.headers("notifications/cancelled", params))
+            # The task goes on (the notification cancels no task): the variant gives up soon after,
+            # as a user would, rather than poll until --timeout stops it (it says nothing more).
+            self.deadline = min(self.deadline, self.now() + NOTIFIED_CANCEL_GIVE_UP_S)
             return
         self.cancel_answered(await self.rpc("tasks/cancel", {"taskId": self.task_id}))
