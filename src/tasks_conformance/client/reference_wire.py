@@ -108,6 +108,16 @@ class Deviations:
     # Cancels over a second connection: the server spawned again (stdio), a new session (2025-11-25
     # over HTTP), whose tasks/cancel never reaches the task; then stops following it (policy P-47).
     cancels_elsewhere: bool = False
+    # The 2026-07-28 base protocol's rules (client/checks/core_rules.py, headers.py, mrtr.py).
+    no_client_info: bool = False  # no io.modelcontextprotocol/clientInfo in _meta (C-CORE-SHOULD-01)
+    no_mcp_name_on_call: bool = False  # tools/call without its Mcp-Name header (C-CORE-MUST-05)
+    accept_json_only: bool = False  # Accept lists application/json alone (C-CORE-MUST-03)
+    elicitation_on_call_only: bool = False  # elicitation declared on tools/call, not on its tasks/* (C-CORE-MUST-02)
+    initializes_first: bool = False  # an initialize before its first 2026-07-28 request (C-CORE-SHOULD-02)
+    retries_rejected_version: bool = False  # answered -32022, offers the rejected version once more (C-CORE-SHOULD-03)
+    mrtr_drops_state: bool = False  # an MRTR retry without the requestState it was given (C-CORE-MUST-08)
+    mrtr_as_outcome: bool = False  # an InputRequiredResult to tools/call taken as its outcome (C-EXT-MUST-10)
+    unknown_result_as_complete: bool = False  # an unknown resultType taken as "complete" (C-CORE-MUST-07)
 
 
 NO_DEVIATIONS = Deviations()
@@ -126,6 +136,7 @@ class CallOptions:
     cancel_when_working: bool = False
     input_responses: Mapping[str, Any] = field(default_factory=dict)
     request: JSON | None = None  # {"method", "params"} sent instead of tools/call
+    offer_version: str | None = None  # the protocol version the first request offers (2026-07-28)
     timeout_s: float = 30
     on_status: Callable[[str], None] | None = None
     deviations: Deviations = NO_DEVIATIONS
@@ -174,6 +185,7 @@ class Reply:
     result: JSON | None = None
     error: JSON | None = None
     headers: Mapping[str, str] = field(default_factory=dict)
+    error_data: Any = None  # the error's data, as sent (a -32022's supported versions)
 
 
 ServerRequestHandler = Callable[[JSON], Awaitable[None]]
@@ -194,7 +206,8 @@ class Link:
         message, reply_headers = await self.exchange(
             {"jsonrpc": "2.0", "id": rid, "method": method, "params": params}, headers, rid)
         if "error" in message:
-            return Reply(rid, error=rpc_error(message["error"]), headers=reply_headers)
+            return Reply(rid, error=rpc_error(message["error"]), headers=reply_headers,
+                         error_data=get_path(message, "error", "data"))
         result = message.get("result")
         if not isinstance(result, dict):
             raise ClientFailure(f"invalid response to {method}: the result is not an object")
