@@ -32,6 +32,7 @@ from typing import TYPE_CHECKING, Any, Literal, cast
 import anyio
 
 from tasks_conformance.client.reference_extension import ExtensionFlow
+from tasks_conformance.client.reference_http import HttpLink
 from tasks_conformance.client.reference_legacy import LegacyFlow
 from tasks_conformance.client.reference_stdio import stdio_link
 from tasks_conformance.client.reference_trace import CallTrace
@@ -42,7 +43,6 @@ from tasks_conformance.client.reference_wire import (
     Clock,
     Deviations,
     Flow,
-    HttpLink,
     Link,
     Outcome,
     Sleep,
