@@ -31,9 +31,10 @@ from tasks_conformance.core.wirelog import WireLog
 ROOT = Path(__file__).resolve().parent.parent
 BROKEN = ROOT / "fixtures" / "broken_client.py"
 REFERENCE = (sys.executable, "-m", "tasks_conformance.client.reference_client")
-HEADER_CHECKS = {"tasks-client-routing-headers"}
+HEADER_CHECKS = {"tasks-client-routing-headers", "tasks-client-request-headers"}
 # Breaks of a Streamable HTTP header: nothing of them reaches a stdio server.
-HEADER_RULES = frozenset({"C-EXT-MUST-04", "C-EXT-MUST-05", "C-CORE-MUST-06", "C-CORE-MUST-04"})
+HEADER_RULES = frozenset({"C-EXT-MUST-04", "C-EXT-MUST-05", "C-CORE-MUST-06", "C-CORE-MUST-04", "C-CORE-MUST-03",
+                          "C-CORE-MUST-05"})
 # Rules whose break warns rather than fails (derived rules and server duties; policies P-32, P-38, P-40).
 WARN_ONLY = frozenset({"C-EXT-MUST-13", "C-EXT-MUST-14", "C-LEG-MUST-05", "C-LEG-MUST-08"})
 

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import base64
 import importlib.util
+import itertools
 import json
 import os
 import subprocess
@@ -187,10 +188,23 @@ def cancel_ack(server: Server, body: JSON) -> JSON:
     return ACK
 
 
+UNSERVED = "2099-01-01"  # a version the fake 2026-07-28 server answers with -32022
+
+
+def unserved(step: Step) -> Step:
+    """`step`, but a request offering UNSERVED gets -32022 and the versions served."""
+    def answer(server: Server, body: JSON) -> Any:
+        if get_path(body, "params", "_meta", META_PROTOCOL_VERSION) == UNSERVED:
+            return {"error": {"code": -32022, "message": "unsupported protocol version",
+                              "data": {"supported": [EXT], "requested": UNSERVED}}}
+        return step(server, body) if callable(step) else step
+    return answer
+
+
 def ext(gets: list[Step] | None = None, *, task_id: str = TASK, **kw: Any) -> Server:
     gets = gets or [snap("working", 300, task_id=task_id), snap("working", 600, task_id=task_id),
                     snap("completed", 600, task_id=task_id, result=RESULT)]
-    return Server({"tools/call": [created(task_id=task_id)], "tasks/get": gets, "tasks/update": [ACK],
+    return Server({"tools/call": [unserved(created(task_id=task_id))], "tasks/get": gets, "tasks/update": [ACK],
                    "tasks/cancel": [cancel_ack]}, **kw)
 
 
@@ -273,6 +287,9 @@ SCENARIOS: dict[str, Callable[[], tuple[Server, JSON]]] = {
     "mrtr": lambda: (Server({"tools/call": [{"result": {"resultType": "input_required", "inputRequests": {"m1": ELICIT},
                                                          "requestState": "state-\u00fc-\u2603"}}, created()],
                              "tasks/get": [snap("completed", result=RESULT)]}), {}),
+    "version": lambda: (ext(), {"offer_version": UNSERVED}),
+    "unknown-result": lambda: (Server({"prompts/get": [{"result": {"resultType": "deferred", "messages": []}}]}),
+                               {"request": {"method": "prompts/get", "params": {"name": "greet"}}}),
     "legacy-task": lambda: (legacy(), {}),
     "legacy-input": lambda: (legacy(gets=[legacy_status("input_required")], result=[elicit_on_stream]), {}),
     "legacy-forbidden": lambda: (legacy("forbidden"), {}),
@@ -416,6 +433,39 @@ def _created_by(r: Rec) -> bool:
         get_path(r.reply, "result", "resultType") == "task"
 
 
+def _modern(run: Run) -> list[Rec]:
+    """What a 2026-07-28 run sent but the 2025-11-25 handshake (the initializes-first break's)."""
+    return [r for r in run.log if r.method != "initialize"]
+
+
+def _version(r: Rec) -> str:
+    return str(get_path(r.params, "_meta", META_PROTOCOL_VERSION))
+
+
+def _mrtr_retry_wrong(run: Run) -> bool:
+    """A retry of an InputRequiredResult without a new id, an answer per key, or its requestState."""
+    calls = run.requests("tools/call")
+    for asked, retry in itertools.pairwise(calls):
+        got = get_path(asked.reply, "result") or {}
+        if got.get("resultType") != "input_required":
+            continue
+        keys = set(got.get("inputRequests") or {})
+        if retry.body["id"] == asked.body["id"] or not keys <= set(retry.params.get("inputResponses") or {}) \
+                or retry.params.get("requestState") != got.get("requestState"):
+            return True
+    return False
+
+
+def _version_retry_wrong(run: Run) -> bool:
+    """After a -32022, the next request offers a version the error did not list."""
+    for i, r in enumerate(run.log):
+        supported = get_path(r.reply, "error", "data", "supported")
+        if get_path(r.reply, "error", "code") == -32022 and i + 1 < len(run.log) \
+                and _version(run.log[i + 1]) not in (supported or []):
+            return True
+    return False
+
+
 EXT_RULES: dict[str, Callable[[Run], bool]] = {
     "C-EXT-MUST-01": lambda run: any(not _declares(r) for r in run.requests("tools/call", *TASK_METHODS)),
     "C-EXT-MUST-02": lambda run: bool(_created(run)) and not run.requests("tasks/get"),
@@ -440,15 +490,26 @@ EXT_RULES: dict[str, Callable[[Run], bool]] = {
     "C-EXT-SHOULD-03": _abandoned,
     "C-EXT-SHOULD-04": _after_terminal,
     "C-EXT-SHOULD-08": lambda run: any(n > 1 for n in _answered_keys(run).values()),
-    "C-CORE-MUST-01": lambda run: any(get_path(r.params, "_meta", META_PROTOCOL_VERSION) != EXT
+    "C-CORE-MUST-01": lambda run: any(not isinstance(get_path(r.params, "_meta", META_PROTOCOL_VERSION), str)
                                       or not isinstance(get_path(r.params, "_meta", META_CLIENT_CAPS), dict)
-                                      for r in run.log if "id" in r.body),
-    "C-CORE-MUST-04": lambda run: any(r.header("mcp-protocol-version") != EXT.encode() for r in run.log),
+                                      for r in _modern(run) if "id" in r.body),
+    "C-CORE-MUST-04": lambda run: any(r.header("mcp-protocol-version") != _version(r).encode() for r in _modern(run)),
+    "C-CORE-MUST-03": lambda run: any(not {b"application/json", b"text/event-stream"} <= {
+        p.split(b";")[0].strip() for p in (r.header("accept") or b"").split(b",")} for r in _modern(run)),
+    "C-CORE-MUST-07": lambda run: any(get_path(r.reply, "result", "resultType") == "deferred" for r in run.log)
+                                  and run.outcome.error is None,
+    "C-CORE-MUST-08": _mrtr_retry_wrong,
+    "C-EXT-MUST-10": lambda run: any(get_path(r.reply, "result", "resultType") == "input_required"
+                                     for r in run.requests("tools/call")[-1:]),
+    "C-CORE-SHOULD-02": lambda run: bool(run.requests("initialize")),
+    "C-CORE-SHOULD-03": _version_retry_wrong,
+    "P-52": lambda run: any(get_path(r.params, "_meta", META_CLIENT_CAPS, "elicitation") is None
+                            for r in run.requests(*TASK_METHODS)),
     "C-CORE-MUST-05": lambda run: any(r.header("mcp-name") != encode_name(r.params["name"]).encode()
                                       for r in run.requests("tools/call", "prompts/get")),
     "C-CORE-MUST-11": lambda run: not _ids_unique(run),
     "C-CORE-SHOULD-01": lambda run: any(get_path(r.params, "_meta", META_CLIENT_INFO) is None
-                                        for r in run.log if "id" in r.body),
+                                        for r in _modern(run) if "id" in r.body),
     "P-45": _polls_gone_task,
 }
 
@@ -511,6 +572,9 @@ EXPECTED = {
     "prompt-task": Outcome("unknown", error={"code": -32603,
                                              "message": "invalid response: resultType task on prompts/get"}),
     "mrtr": Outcome("completed", result=RESULT),
+    "version": Outcome("completed", result=RESULT),
+    "unknown-result": Outcome("unknown", error={"code": -32603,
+                                                "message": "invalid response: resultType deferred on prompts/get"}),
     "legacy-task": Outcome("completed", result=RESULT),
     "legacy-input": Outcome("completed", result={**RESULT, "_meta": {META_RELATED_TASK: {"taskId": TASK}}}),
     "legacy-forbidden": Outcome("completed", result=RESULT),
@@ -549,7 +613,10 @@ CASES = {
     "legacy-cancel-undeclared": "legacy-cancel-undeclared", "legacy-elicitation-untagged": "legacy-input",
     "polls-gone-task": "expiry", "legacy-polls-gone-task": "legacy-expiry", "null-id": "task",
     "legacy-null-id": "legacy-task", "cancels-elsewhere": "endless-cancel",
-    "legacy-cancels-elsewhere": "legacy-endless-cancel",
+    "legacy-cancels-elsewhere": "legacy-endless-cancel", "no-client-info": "task", "no-mcp-name-on-call": "task",
+    "accept-json-only": "task", "elicitation-on-call-only": "task", "initializes-first": "task",
+    "retries-rejected-version": "version", "mrtr-drops-state": "mrtr", "mrtr-as-outcome": "mrtr",
+    "unknown-result-as-complete": "unknown-result",
 }
 
 

@@ -32,6 +32,7 @@ from typing import TYPE_CHECKING, Any, Literal, cast
 import anyio
 
 from tasks_conformance.client.reference_extension import ExtensionFlow
+from tasks_conformance.client.reference_http import HttpLink
 from tasks_conformance.client.reference_legacy import LegacyFlow
 from tasks_conformance.client.reference_stdio import stdio_link
 from tasks_conformance.client.reference_trace import CallTrace
@@ -42,7 +43,6 @@ from tasks_conformance.client.reference_wire import (
     Clock,
     Deviations,
     Flow,
-    HttpLink,
     Link,
     Outcome,
     Sleep,
@@ -75,6 +75,7 @@ async def call(
     cancel_when_working: bool = False,
     input_responses: Mapping[str, Any] | None = None,
     request: dict[str, Any] | None = None,
+    offer_version: str | None = None,
     timeout_s: float = 30,
     transport: httpx.AsyncBaseTransport | None = None,
     on_status: Callable[[str], None] | None = None,
@@ -89,8 +90,9 @@ async def call(
     seen working, `cancel_after_ms` that long after it was created; polling goes on to a terminal
     status. `input_responses` answers input requests as the main command's --input-responses does
     (by key, else "*", else the first answer shaped for the method; with none an elicitation is
-    declined, never accepted). The outcome's `trace` says what the call did. `clock` and `sleep`
-    replace time.monotonic and anyio.sleep (tests)."""
+    declined, never accepted). `offer_version` is the protocol version the first request offers
+    (2026-07-28: answered -32022, the client retries with one of data.supported). The outcome's
+    `trace` says what the call did. `clock` and `sleep` replace time.monotonic and anyio.sleep (tests)."""
     flow_type = {wire.value: flow for wire, flow in FLOWS.items()}.get(era)
     if flow_type is None:
         raise ValueError(f"era must be one of {sorted(w.value for w in FLOWS)}, not {era!r}")
@@ -99,8 +101,8 @@ async def call(
     options = CallOptions(
         tool_name=tool_name, arguments=dict(arguments), cancel_after_ms=cancel_after_ms,
         cancel_when_working=cancel_when_working, input_responses=dict(input_responses or {}), request=request,
-        timeout_s=timeout_s, on_status=on_status, deviations=deviations, clock=clock or time.monotonic,
-        sleep=sleep or anyio.sleep)
+        offer_version=offer_version, timeout_s=timeout_s, on_status=on_status, deviations=deviations,
+        clock=clock or time.monotonic, sleep=sleep or anyio.sleep)
     if (url is None) == (command is None):
         raise ValueError("give either url (Streamable HTTP) or command (stdio)")
     if command is not None:
@@ -164,7 +166,7 @@ def _era(version: str | None) -> Era:
 
 def _context(raw: str | None) -> dict[str, Any]:
     """MCP_CONFORMANCE_CONTEXT as call() keywords: toolName, arguments, cancel, request,
-    inputResponses (other keys, the scenario's name among them, are ignored)."""
+    inputResponses, offerVersion (other keys, the scenario's name among them, are ignored)."""
     try:
         ctx = json.loads(raw) if raw else {}
     except ValueError as exc:
@@ -179,8 +181,10 @@ def _context(raw: str | None) -> dict[str, Any]:
     arguments, answers = ctx.get("arguments", {}), ctx.get("inputResponses", {})
     if not isinstance(arguments, dict) or not isinstance(answers, dict):
         raise UsageProblem("MCP_CONFORMANCE_CONTEXT arguments and inputResponses must be objects")
+    offer = ctx.get("offerVersion")
     return {"tool_name": tool if isinstance(tool, str) else "", "arguments": arguments, "request": request,
-            "cancel_when_working": ctx.get("cancel") is True, "input_responses": answers}
+            "cancel_when_working": ctx.get("cancel") is True, "input_responses": answers,
+            "offer_version": offer if isinstance(offer, str) else None}
 
 
 def _target(args: list[str]) -> dict[str, Any]:

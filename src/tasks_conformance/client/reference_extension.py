@@ -44,6 +44,8 @@ from tasks_conformance.core.wires import DIALECTS, Wire
 VERSION = DIALECTS[Wire.EXTENSION].protocol_version
 TASK_CAPABLE = "tools/call"  # the one task-capable method of this revision (C-EXT-MUST-03)
 GENERIC_FAILURE: JSON = {"code": INTERNAL_ERROR, "message": "task failed"}
+MAX_VERSION_ROUNDS = 3  # -32022 answers one request may get before its error is the outcome
+KNOWN_RESULT_TYPES = ("complete", "task", "input_required")  # the base protocol's and the extension's
 
 
 # How long the cancel-by-notification variant polls on after its notification (the task it meant to
@@ -52,28 +54,36 @@ NOTIFIED_CANCEL_GIVE_UP_S = 1.0
 
 class ExtensionFlow(Flow):
     dialect = DIALECTS[Wire.EXTENSION]
+    version = VERSION  # the protocol version its requests carry (renegotiated on -32022)
+    offered = False  # the call's offer_version was offered (on its first request only)
+    rejected_once = False  # the retries_rejected_version break offered the rejected version again
 
     # -- one request: its _meta and headers --------------------------------------------------
 
     def meta(self, method: str) -> JSON:
         """The per-request `_meta` (C-CORE-MUST-01/02, C-CORE-SHOULD-01): the extension and
         elicitation are declared on every request, never only on an earlier one (C-EXT-MUST-01)."""
-        caps: JSON = {"elicitation": {}}
+        caps: JSON = {} if self.dev.elicitation_on_call_only and method != TASK_CAPABLE else {"elicitation": {}}
         if not (self.dev.no_extension_on_get and method == "tasks/get"):
             caps["extensions"] = {EXT_TASKS: {}}
-        return {META_PROTOCOL_VERSION: VERSION, META_CLIENT_CAPS: caps, META_CLIENT_INFO: dict(CLIENT_INFO)}
+        meta: JSON = {META_PROTOCOL_VERSION: self.version, META_CLIENT_CAPS: caps}
+        if not self.dev.no_client_info:
+            meta[META_CLIENT_INFO] = dict(CLIENT_INFO)
+        return meta
 
     def headers(self, method: str, params: JSON) -> Headers:
         """Accept, the protocol version, Mcp-Method and Mcp-Name (C-CORE-MUST-03..06,
         C-EXT-MUST-04/05)."""
         tasks_method = method.startswith("tasks/")
-        out: Headers = {"Accept": ACCEPT, "Content-Type": "application/json", HEADER_PROTOCOL_VERSION: VERSION}
+        accept = "application/json" if self.dev.accept_json_only else ACCEPT
+        out: Headers = {"Accept": accept, "Content-Type": "application/json", HEADER_PROTOCOL_VERSION: self.version}
         if tasks_method and self.dev.no_protocol_version_header:
             del out[HEADER_PROTOCOL_VERSION]
         if not (tasks_method and self.dev.no_mcp_method):
             out[HEADER_METHOD] = method
         name = mcp_name_for(method, params)
-        if name is not None and not (tasks_method and self.dev.no_mcp_name):
+        left_out = (tasks_method and self.dev.no_mcp_name) or (method == TASK_CAPABLE and self.dev.no_mcp_name_on_call)
+        if name is not None and not left_out:
             raw = tasks_method and self.dev.raw_unsafe_mcp_name
             out[HEADER_NAME] = name.encode("utf-8", "surrogatepass") if raw else encode_name(name)
         return out
@@ -83,8 +93,28 @@ class ExtensionFlow(Flow):
         return {**params, "_meta": {**(given if isinstance(given, dict) else {}), **self.meta(method)}}
 
     async def rpc(self, method: str, params: JSON) -> Reply:
-        full = self.with_meta(method, params)
-        return await self.link.request(method, full, self.headers(method, full))
+        if self.opt.offer_version is not None and not self.offered:
+            self.offered, self.version = True, self.opt.offer_version  # the first request only
+        for _ in range(MAX_VERSION_ROUNDS):
+            full = self.with_meta(method, params)
+            reply = await self.link.request(method, full, self.headers(method, full))
+            if not self.renegotiate(reply):
+                break
+        return reply
+
+    def renegotiate(self, reply: Reply) -> bool:
+        """On -32022, take a version of data.supported this client speaks and say to retry
+        (C-CORE-SHOULD-03); with none, the error is the call's outcome: the user is told."""
+        if reply.error is None or reply.error.get("code") != ERR_UNSUPPORTED_VERSION:
+            return False
+        if self.dev.retries_rejected_version and not self.rejected_once:
+            self.rejected_once = True
+            return True  # the same rejected version once more
+        supported = get_path(reply.error_data, "supported")
+        if isinstance(supported, list) and VERSION in supported and self.version != VERSION:
+            self.version = VERSION
+            return True
+        return False
 
     # -- the call --------------------------------------------------------------------------
 
@@ -100,6 +130,10 @@ class ExtensionFlow(Flow):
 
     async def run(self) -> Outcome:
         method, params = self.first_request()
+        if self.dev.initializes_first:  # the 2025-11-25 handshake first, its answer ignored
+            init = {"protocolVersion": DIALECTS[Wire.LEGACY].protocol_version, "capabilities": {},
+                    "clientInfo": dict(CLIENT_INFO)}
+            await self.link.request("initialize", init, {"Accept": ACCEPT, "Content-Type": "application/json"})
         if self.dev.null_id:
             ping = self.with_meta("ping", {})
             await self.link.exchange({"jsonrpc": "2.0", "id": None, "method": "ping", "params": ping},
@@ -120,7 +154,8 @@ class ExtensionFlow(Flow):
             if self.dev.polymorphic_ignored:
                 return Outcome("completed", result=result)
             return await self.follow(result)
-        if kind == "complete":
+        if kind == "complete" or (self.dev.mrtr_as_outcome and kind == "input_required") or (
+                self.dev.unknown_result_as_complete and kind not in KNOWN_RESULT_TYPES):
             self.trace.plain_reason = self.why_plain(method, result)
             return plain_outcome(result)
         return self.invalid(f"resultType {kind} on {method}")
@@ -139,7 +174,7 @@ class ExtensionFlow(Flow):
         for _ in range(MAX_INPUT_ROUNDS):
             reply = await self.rpc(method, params)
             self.call_id = reply.id
-            if reply.result is None or reply.result.get("resultType") != "input_required":
+            if reply.result is None or reply.result.get("resultType") != "input_required" or self.dev.mrtr_as_outcome:
                 return reply
             retry = {k: v for k, v in params.items() if k not in ("inputResponses", "requestState")}
             requests = reply.result.get("inputRequests")
@@ -155,7 +190,7 @@ class ExtensionFlow(Flow):
                                        f"({get_path(request, 'method')}): give one with --input-responses")
                     answers[key] = answer
                 retry["inputResponses"] = answers
-            if "requestState" in reply.result:
+            if "requestState" in reply.result and not self.dev.mrtr_drops_state:
                 retry["requestState"] = reply.result["requestState"]
             params = retry
         return self.invalid(f"more than {MAX_INPUT_ROUNDS} input_required rounds")

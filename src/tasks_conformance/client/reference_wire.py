@@ -1,7 +1,7 @@
 """The reference client's parts both eras share: the outcome it reports, the deviations the
-breaking fixtures switch on, one JSON-RPC peer (over Streamable HTTP here, each message its own
-POST, a reply read as JSON or from an SSE stream; over stdio in reference_stdio.py), and the
-polling loop's clock, waits and cancel.
+breaking fixtures switch on, one JSON-RPC peer (`Link`; over Streamable HTTP in
+reference_http.py, each message its own POST, a reply read as JSON or from an SSE stream; over
+stdio in reference_stdio.py), and the polling loop's clock, waits and cancel.
 
 Every network wait is bounded by the call's timeout, and so is every loop over what the server
 sends (polls, input keys, input rounds, pages)."""
@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import contextlib
 import itertools
-import json
 import time
 from collections.abc import Awaitable, Callable, Mapping
 from contextlib import AbstractAsyncContextManager
@@ -23,12 +22,10 @@ from tasks_conformance import __version__
 from tasks_conformance.client.reference_trace import CallTrace
 from tasks_conformance.core.input_answers import match_answer
 from tasks_conformance.core.protocol import TERMINAL_STATUSES, encode_header_value, get_path
-from tasks_conformance.core.transports.lean_httpx import import_httpx
-from tasks_conformance.core.transports.sse import SseParser
 from tasks_conformance.core.wires import WireDialect
 
 if TYPE_CHECKING:
-    import httpx
+    pass
 
 JSON = dict[str, Any]
 Headers = dict[str, str | bytes]
@@ -108,6 +105,16 @@ class Deviations:
     # Cancels over a second connection: the server spawned again (stdio), a new session (2025-11-25
     # over HTTP), whose tasks/cancel never reaches the task; then stops following it (policy P-47).
     cancels_elsewhere: bool = False
+    # The 2026-07-28 base protocol's rules (client/checks/core_rules.py, headers.py, mrtr.py).
+    no_client_info: bool = False  # no io.modelcontextprotocol/clientInfo in _meta (C-CORE-SHOULD-01)
+    no_mcp_name_on_call: bool = False  # tools/call without its Mcp-Name header (C-CORE-MUST-05)
+    accept_json_only: bool = False  # Accept lists application/json alone (C-CORE-MUST-03)
+    elicitation_on_call_only: bool = False  # elicitation declared on tools/call, not on its tasks/* (C-CORE-MUST-02)
+    initializes_first: bool = False  # an initialize before its first 2026-07-28 request (C-CORE-SHOULD-02)
+    retries_rejected_version: bool = False  # answered -32022, offers the rejected version once more (C-CORE-SHOULD-03)
+    mrtr_drops_state: bool = False  # an MRTR retry without the requestState it was given (C-CORE-MUST-08)
+    mrtr_as_outcome: bool = False  # an InputRequiredResult to tools/call taken as its outcome (C-EXT-MUST-10)
+    unknown_result_as_complete: bool = False  # an unknown resultType taken as "complete" (C-CORE-MUST-07)
 
 
 NO_DEVIATIONS = Deviations()
@@ -126,6 +133,7 @@ class CallOptions:
     cancel_when_working: bool = False
     input_responses: Mapping[str, Any] = field(default_factory=dict)
     request: JSON | None = None  # {"method", "params"} sent instead of tools/call
+    offer_version: str | None = None  # the protocol version the first request offers (2026-07-28)
     timeout_s: float = 30
     on_status: Callable[[str], None] | None = None
     deviations: Deviations = NO_DEVIATIONS
@@ -174,6 +182,7 @@ class Reply:
     result: JSON | None = None
     error: JSON | None = None
     headers: Mapping[str, str] = field(default_factory=dict)
+    error_data: Any = None  # the error's data, as sent (a -32022's supported versions)
 
 
 ServerRequestHandler = Callable[[JSON], Awaitable[None]]
@@ -194,7 +203,8 @@ class Link:
         message, reply_headers = await self.exchange(
             {"jsonrpc": "2.0", "id": rid, "method": method, "params": params}, headers, rid)
         if "error" in message:
-            return Reply(rid, error=rpc_error(message["error"]), headers=reply_headers)
+            return Reply(rid, error=rpc_error(message["error"]), headers=reply_headers,
+                         error_data=get_path(message, "error", "data"))
         result = message.get("result")
         if not isinstance(result, dict):
             raise ClientFailure(f"invalid response to {method}: the result is not an object")
@@ -213,87 +223,6 @@ class Link:
         """Send one message; for a request (`want` its id), wait for its response (and the
         headers it came with, where the transport has them)."""
         raise NotImplementedError
-
-
-class HttpLink(Link):
-    """A JSON-RPC peer over Streamable HTTP: every message is its own POST; a request's reply is
-    a JSON body or an SSE stream on which the response has the request's id."""
-
-    def __init__(self, url: str, http: httpx.AsyncClient, timeout_s: float) -> None:
-        super().__init__(timeout_s)
-        self.url, self.http = url, http
-
-    async def exchange(self, body: JSON, headers: Headers, want: int | None) -> tuple[JSON, Mapping[str, str]]:
-        import_httpx()
-        import httpx
-
-        try:
-            raw = [(k.encode(), v if isinstance(v, bytes) else v.encode()) for k, v in headers.items()]
-            with anyio.fail_after(self.timeout_s):
-                async with self.http.stream("POST", self.url, content=json.dumps(body).encode(), headers=raw) as resp:
-                    if want is None:  # a notification or a response: the server only acknowledges
-                        return {}, resp.headers
-                    ctype = resp.headers.get("content-type", "").partition(";")[0].strip().lower()
-                    if ctype == "text/event-stream":
-                        return await self._from_stream(resp, want), resp.headers
-                    found = _find(await _read(resp), want)
-                    if found is None:
-                        raise ClientFailure(f"HTTP {resp.status_code} without the JSON-RPC response")
-                    return found, resp.headers
-        except TimeoutError:
-            raise ClientFailure(f"no reply from {self.url} within {self.timeout_s:g} s") from None
-        except (httpx.ConnectError, httpx.ConnectTimeout) as exc:
-            raise ClientFailure(f"could not connect to {self.url}: {exc or type(exc).__name__}") from None
-        except httpx.HTTPError as exc:
-            raise ClientFailure(f"HTTP error from {self.url}: {type(exc).__name__}: {exc}") from None
-
-    async def _from_stream(self, resp: httpx.Response, want: int) -> JSON:
-        parser = SseParser(MAX_REPLY_BYTES)
-        async for chunk in resp.aiter_bytes():
-            for event in parser.feed(chunk):
-                found = await self._event(event.data, want)
-                if found is not None:
-                    return found
-            if parser.oversize:
-                raise ClientFailure(f"an SSE event over {MAX_REPLY_BYTES} bytes")
-        for event in parser.end():
-            found = await self._event(event.data, want)
-            if found is not None:
-                return found
-        raise StreamEnded("the response stream ended without the response")
-
-    async def _event(self, data: bytes, want: int) -> JSON | None:
-        found = _find(data, want)
-        if found is not None:
-            return found
-        with contextlib.suppress(ValueError):
-            message = json.loads(data)
-            if (isinstance(message, dict) and isinstance(message.get("method"), str) and "id" in message
-                    and self.on_server_request is not None):
-                await self.on_server_request(message)
-        return None
-
-
-async def _read(resp: httpx.Response) -> bytes:
-    body = bytearray()
-    async for chunk in resp.aiter_bytes():
-        body.extend(chunk)
-        if len(body) > MAX_REPLY_BYTES:
-            raise ClientFailure(f"a reply over {MAX_REPLY_BYTES} bytes")
-    return bytes(body)
-
-
-def _find(raw: bytes, want: int) -> JSON | None:
-    """The response to request `want` in a JSON body (a message or a batch), if it is there."""
-    try:
-        decoded = json.loads(raw)
-    except ValueError:
-        return None
-    for message in decoded if isinstance(decoded, list) else [decoded]:
-        if (isinstance(message, dict) and message.get("id") == want and not isinstance(message.get("id"), bool)
-                and ("result" in message or "error" in message)):
-            return message
-    return None
 
 
 class Flow:

@@ -24,6 +24,7 @@ PROTOCOL_VERSION: Final[dict[str, str]] = {str(wire): d.protocol_version for wir
 
 TOOL = "scripted_task"
 TTL_MS = 600_000
+UNSERVED_VERSION = "2099-01-01"  # a protocol version no scripted server serves (tasks-client-version-negotiation)
 EXPIRY_TTL_MS = 1_000  # the expiry scenarios' task: gone a second after its creation, while working
 # The tools the 2025-11-25 scripted server lists, by their execution.taskSupport (None: absent,
 # which 2025-11-25 reads as forbidden). A scenario that needs a task names the required tool, which
@@ -70,6 +71,12 @@ class Script:
     # is deleted, and every request naming it gets "task not found" (-32602), as a server may do.
     # Ten minutes, far beyond any scenario, unless a scenario is about the task expiring.
     ttl_ms: int = TTL_MS
+    # The InputRequiredResults (MRTR) a declared tools/call gets before its CreateTaskResult, each
+    # asking one elicitation (key mrtr-1, mrtr-2, …) with a requestState; only of a client whose
+    # tools/call declared elicitation (a server asks for no undeclared input).
+    mrtr_rounds: int = 0
+    # prompts/get is answered with a resultType no protocol value or negotiated extension defines.
+    odd_result_on_prompt: bool = False
 
 
 @dataclass(frozen=True)
@@ -195,6 +202,28 @@ EXTENSION_SCENARIOS: Final[tuple[Scenario, ...]] = (
         "a task id that is not header-safe, so Mcp-Name must carry it base64-encoded",
         ("extension",), Script(task_id="tâche-"),
         rules=("C-EXT-MUST-04", "C-CORE-MUST-06"), transports=("http",),
+    ),
+    Scenario(
+        "tasks-client-mrtr",
+        "a tools/call answered with two InputRequiredResults (one elicitation and a requestState each) before its "
+        "CreateTaskResult; the task then completes (a client whose tools/call declared no elicitation gets the "
+        "task at once)",
+        ("extension",), Script(mrtr_rounds=2),
+        rules=("C-EXT-MUST-10", "C-CORE-MUST-08"),
+    ),
+    Scenario(
+        "tasks-client-version-negotiation",
+        f"the harness is asked to offer protocol version {UNSERVED_VERSION} first, which the server does not serve: "
+        "it answers -32022 with data.supported, and a retry with a supported version gets a task that completes",
+        ("extension",), Script(), context={"offerVersion": UNSERVED_VERSION},
+        rules=("C-CORE-SHOULD-03",),
+    ),
+    Scenario(
+        "tasks-client-unknown-result-type",
+        "prompts/get answered with a resultType no protocol value or negotiated extension defines",
+        ("extension",), Script(odd_result_on_prompt=True),
+        context={"request": {"method": "prompts/get", "params": {"name": "scripted_prompt"}}},
+        rules=("C-CORE-MUST-07",),
     ),
 )
 

@@ -45,6 +45,8 @@ from tasks_conformance.core.wirelog import WireLog
 from tasks_conformance.core.wires.base import lists_extension
 
 VERSION = "2026-07-28"
+ODD_RESULT_TYPE = "deferred"  # a resultType no protocol value or negotiated extension defines
+MRTR_KEY = "mrtr-"  # the prefix of the keys of the InputRequiredResults before a task (mrtr-1, mrtr-2, …)
 PROMPT_TASK_PREFIX = "prompt-task-"  # the prefix of a task a prompts/get reply names
 SERVER_INFO: dict[str, Any] = {"name": "tasks-conformance scripted server", "version": "1"}
 MISSING_TASKS: dict[str, Any] = {"requiredCapabilities": {"extensions": {EXT_TASKS: {}}}}
@@ -198,7 +200,28 @@ class ScriptedServer(ScriptedHttp):
             return Fault(int(error.get("code", ERR_INTERNAL)), str(error.get("message", "failed")))
         if self.script.answer == "complete" or not declares_extension(params):
             return {"resultType": "complete", **self.script.result}
+        rounds = self._mrtr_round(params)
+        if rounds is not None:
+            return rounds
         return self._create(self.script.task_id, declares_form_elicitation(params))
+
+    def _mrtr_round(self, params: dict[str, Any]) -> dict[str, Any] | None:
+        """The next InputRequiredResult before the task, or None when every round is answered (or
+        the call declared no elicitation to ask with). The round is the highest key the retry
+        answers; its requestState is judged by the client checks, not here (a lenient server)."""
+        if not self.script.mrtr_rounds or not declares_form_elicitation(params):
+            return None
+        given = params.get("inputResponses")
+        answered = [int(k[len(MRTR_KEY):]) for k in given if isinstance(k, str) and k.startswith(MRTR_KEY)
+                    and k[len(MRTR_KEY):].isdigit()] if isinstance(given, dict) else []
+        done = min(max(answered, default=0), self.script.mrtr_rounds)
+        if done >= self.script.mrtr_rounds:
+            return None
+        key = f"{MRTR_KEY}{done + 1}"
+        return {"resultType": "input_required", "requestState": f"round-{done + 1}." + secrets.token_urlsafe(12),
+                "inputRequests": {key: {"method": "elicitation/create", "params": {
+                    "mode": "form", "message": "Which colour?", "requestedSchema": {
+                        "type": "object", "properties": {"colour": {"type": "string"}}}}}}}
 
     def _create(self, prefix: str, asks_input: bool = True) -> dict[str, Any]:
         """A new task, its id the prefix and enough random characters that nobody can guess it."""
@@ -209,6 +232,9 @@ class ScriptedServer(ScriptedHttp):
     def _prompts_get(self, params: dict[str, Any]) -> dict[str, Any]:
         if self.script.task_on_prompt:
             return self._create(PROMPT_TASK_PREFIX)
+        if self.script.odd_result_on_prompt:
+            return {"resultType": ODD_RESULT_TYPE,
+                    "messages": [{"role": "user", "content": {"type": "text", "text": "hi"}}]}
         return {"resultType": "complete", "messages": [{"role": "user", "content": {"type": "text", "text": "hi"}}]}
 
     def _task(self, params: dict[str, Any]) -> TaskState | Fault:

@@ -91,6 +91,8 @@ def core_meta(runs: list[ScenarioRun]) -> Verdict:
     bad_header: list[tuple[ScenarioRun, Exchange]] = []
     for run in runs:
         for e in run.exchanges:
+            if e.method == "initialize":
+                continue  # the 2025-11-25 handshake is no 2026-07-28 request: tasks-client-era-detection's
             version = get_path(e.params, "_meta", META_PROTOCOL_VERSION)
             caps = get_path(e.params, "_meta", META_CLIENT_CAPS)
             if e.is_request and (not isinstance(version, str) or not isinstance(caps, dict)):
