@@ -169,7 +169,8 @@ CLIENTS: tuple[RealClient, ...] = (
         packages={"@modelcontextprotocol/ext-tasks": "0.2.2", "@modelcontextprotocol/client": "2.4.0"},
         kind="npm", harness="ext_tasks_client.mjs",
         # Mcp-Name is the raw task id, never base64 (port.js:110-116): C-CORE-MUST-06.
-        expected=_verdicts("extension", routing_headers=F),
+        # Offers only the version it speaks, so no -32022 comes and version-retry has nothing to judge.
+        expected=_verdicts("extension", routing_headers=F, version_retry=NA),
     ),
     # §C2.
     RealClient(
@@ -177,7 +178,10 @@ CLIENTS: tuple[RealClient, ...] = (
         packages={"fastmcp": "4.1.4", "fastmcp-tasks": "4.1.4"}, kind="python", harness="fastmcp_tasks_client.py",
         # No Mcp-Name on tasks/* (client_models.py:108-130): C-EXT-MUST-04. A failed task surfaces as
         # an isError result without its code (client.py:352-377): C-EXT-MUST-16.
-        expected=_verdicts("extension", routing_headers=F, surfaces_outcome=F),
+        # ResultType is an open union, `_CoreResultType | str` (mcp_types/_types.py:162, mcp 2.3.0), so a
+        # prompts/get answered with resultType "deferred" is a GetPromptResult like any: C-CORE-MUST-07.
+        expected=_verdicts("extension", routing_headers=F, surfaces_outcome=F, version_retry=NA,
+                           unknown_result_type=F),
         # A 20 ms backoff ramp under pollIntervalMs (client.py:139-170); k1 answered again on the
         # stale snapshot (client.py:173-245, no ledger).
         warns=_warns(poll_interval=("C-EXT-SHOULD-01",), input_answered=("C-EXT-SHOULD-08",)),
@@ -220,7 +224,8 @@ CLIENTS: tuple[RealClient, ...] = (
         packages={"strands-agents": "1.62.0", "mcp": "2.1.1"}, kind="extension-python", harness="strands_client.py",
         # A failed task becomes a CallToolResult with isError true and the error's message, its code dropped
         # (_resolve_v2_terminal_state, mcp_client.py:2160-2167): C-EXT-MUST-16.
-        expected=_verdicts("extension", surfaces_outcome=F),
+        # The same open ResultType in mcp 2.1.1 (mcp_types/_types.py:162): C-CORE-MUST-07.
+        expected=_verdicts("extension", surfaces_outcome=F, version_retry=NA, unknown_result_type=F),
     ),
     # §C7.
     RealClient(
