@@ -42,6 +42,12 @@ from tasks_conformance.core.wires import Wire
 DEFAULT_TIMEOUT_S = 30.0
 
 
+
+def default_jobs() -> int:
+    """Scenarios at once unless --jobs says: the CPU count, at least 4, as a scenario spends most of
+    its time waiting on its task's polls, not on a core."""
+    return max(4, os.cpu_count() or 1)
+
 @dataclass(frozen=True)
 class ClientConfig:
     """One client run: the command that starts the client under test and what to run it through."""
@@ -50,7 +56,7 @@ class ClientConfig:
     eras: tuple[Era, ...] = ("extension",)
     scenarios: tuple[str, ...] = ()  # empty: every scenario of the chosen eras
     timeout_s: float = DEFAULT_TIMEOUT_S  # per scenario
-    jobs: int = field(default_factory=lambda: os.cpu_count() or 2)
+    jobs: int = field(default_factory=lambda: default_jobs())
     cwd: str | None = None
     # http: the scripted server listens and the client gets its URL; stdio: the client spawns it;
     # both (`client demo`): each scenario once over each.

@@ -4,7 +4,6 @@ and the reports, each the server run's own code. Nothing here judges anything.""
 
 from __future__ import annotations
 
-import os
 import sys
 from collections.abc import Callable
 from typing import TYPE_CHECKING
@@ -46,10 +45,10 @@ def build_client(options: RunOptions) -> ClientRunConfig:
 
 def runner_config(config: ClientRunConfig) -> ClientConfig:
     """What the client runner takes."""
-    from tasks_conformance.client.runner import ClientConfig
+    from tasks_conformance.client.runner import ClientConfig, default_jobs
 
     return ClientConfig(command=config.command, eras=config.eras, scenarios=config.scenarios,  # type: ignore[arg-type]
-                        timeout_s=config.timeout_ms / 1000, jobs=config.jobs or os.cpu_count() or 2,
+                        timeout_s=config.timeout_ms / 1000, jobs=config.jobs or default_jobs(),
                         cwd=config.cwd, transport=config.transport, profile=config.profile,
                         env=dict(config.env), secrets=config.secrets(), debug=config.output.debug)
 

@@ -250,7 +250,7 @@ class RunOptions:
     scenarios: tuple[str, ...] = setting((), "--scenario", "NAME", MANY, CHECKS,
                  "Run only this scenario (repeatable; `tasks-conformance client --list-scenarios` names them)", subjects=CLIENT_ONLY, pytest="scenario")
     jobs: int = setting(0, "--jobs", "N", INT, CONN,
-                 "Scenarios run at once (0, the default: the CPU count)", subjects=CLIENT_ONLY)
+                 "Scenarios run at once (0, the default: the CPU count, at least 4: a scenario mostly waits on its task)", subjects=CLIENT_ONLY)
 
 
 ERAS: Final = ("auto", "both")
