@@ -46,11 +46,15 @@ def _naming(run: ScenarioRun, task_id: str, after: float) -> list[Exchange]:
 
 
 def took_create_as_result(run: ScenarioRun, task_id: str, create: Exchange) -> bool:
-    """The client never named the task and its outcome line reports the call ended: it took the
-    CreateTaskResult for the call's result (policy P-58)."""
+    """The client never named the task, on its connection or another (a request there is P-47's, the
+    cancel check's), and its outcome line reports the call ended: it took the CreateTaskResult for
+    the call's result (policy P-58)."""
     said = run.client.outcome
     reported = said.get("status") if isinstance(said, dict) else None
-    return not _naming(run, task_id, create.reply_time or create.time) and reported in TERMINAL_STATUSES
+    named = _naming(run, task_id, create.reply_time or create.time) or run.elsewhere(task_id, *TASK_METHODS)
+    # "cancelled" is a client that believes it cancelled the task (the cancel check's), not one that
+    # took the CreateTaskResult for the call's result.
+    return not named and reported in ("completed", "failed")
 
 
 @client_check(
@@ -71,9 +75,10 @@ def reads_create_result(runs: list[ScenarioRun]) -> Verdict:
     warnings: list[CheckWarning] = []
     for run in (view for whole in runs for view in whole.by_connection()):
         for task_id, create in _creates(run):
-            tasks += 1
             if took_create_as_result(run, task_id, create):
                 taken.append((run, create))
+            elif _naming(run, task_id, create.reply_time or create.time):
+                tasks += 1  # followed by its taskId (one never named, the call not reported ended, is P-56's)
         for e in run.sent("tools/call"):
             if not e.is_request or not isinstance(e.result, dict) or CreatedTask.read(e.result).task_id is not None:
                 continue
@@ -97,7 +102,8 @@ def reads_create_result(runs: list[ScenarioRun]) -> Verdict:
                       details={"expected": "the task followed by its taskId (tasks/get, tasks/result)",
                                "actual": what})
     if not tasks and not plain:
-        return not_applicable("no tools/call got a CreateTaskResult, nor a plain result to a task-augmented call")
+        return not_applicable("no CreateTaskResult was followed or taken for the result, and no task-augmented "
+                              "tools/call got a plain result (a task never named: tasks-client-legacy-keeps-polling)")
     return passed(f"{tasks} CreateTaskResult(s) read as tasks, {plain} plain result(s) to an augmented call",
                   warnings=warnings, judged=tasks + plain)
 
