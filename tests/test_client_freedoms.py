@@ -124,6 +124,46 @@ def _asks_a_ttl_and_gets_another() -> list[ScenarioRun]:
     return [ScenarioRun(done.scenario, "legacy", done.client, done.exchanges, reached=True)]
 
 
+def _legacy_run(scenario: str, *steps: tuple[str, dict[str, Any], dict[str, Any] | None, float]) -> list[ScenarioRun]:
+    """A 2025-11-25 run: initialize, then (method, params, result or None for no answer, time) each."""
+    caps = {"capabilities": {"tasks": {"requests": {"tools": {"call": {}}}}}, "protocolVersion": "2025-11-25"}
+    run = _Run(scenario).send("initialize", {"protocolVersion": "2025-11-25"}, caps, at=0.0)
+    for method, params, result, at in steps:
+        run.send(method, params, result, at=at)
+    done = run.done()
+    return [ScenarioRun(done.scenario, "legacy", done.client, done.exchanges, reached=True)]
+
+
+def _legacy_task(status: str) -> dict[str, Any]:
+    return {"taskId": TASK, "status": status, "ttl": 600_000, "pollInterval": 200}
+
+
+def _drops_the_result_stream() -> list[ScenarioRun]:
+    # 2025-11-25: a tasks/result on the working task whose stream the client drops (no answer,
+    # C-LEG-MAY-04); it polls on, reads the end and fetches the payload.
+    call = {"name": "required_task", "arguments": {}, "task": {}}
+    return _legacy_run("tasks-client-legacy-required",
+                       ("tools/call", call, {"task": _legacy_task("working")}, 0.1),
+                       ("tasks/result", {"taskId": TASK}, None, 0.2),
+                       ("tasks/get", {"taskId": TASK}, _legacy_task("working"), 0.6),
+                       ("tasks/get", {"taskId": TASK}, _legacy_task("completed"), 0.9),
+                       ("tasks/result", {"taskId": TASK}, {"content": [], "isError": False}, 1.0))
+
+
+def _polls_in_parallel() -> list[ScenarioRun]:
+    # 2025-11-25: two tasks/get sent together, the second before the first was answered
+    # (C-LEG-MAY-05); the next poll waits the pollInterval after the last answer.
+    call = {"name": "required_task", "arguments": {}, "task": {}}
+    runs = _legacy_run("tasks-client-legacy-required",
+                       ("tools/call", call, {"task": _legacy_task("working")}, 0.1),
+                       ("tasks/get", {"taskId": TASK}, _legacy_task("working"), 0.4),
+                       ("tasks/get", {"taskId": TASK}, _legacy_task("working"), 0.401),
+                       ("tasks/get", {"taskId": TASK}, _legacy_task("completed"), 0.7),
+                       ("tasks/result", {"taskId": TASK}, {"content": [], "isError": False}, 0.8))
+    assert runs[0].exchanges[3].time < runs[0].exchanges[2].reply_time  # type: ignore[operator]
+    return runs
+
+
 # (check, the freedom, a client that uses it)
 FREEDOMS = [
     ("tasks-client-task-expiry", "C-EXT-MAY-01", _stops_at_the_ttl),
@@ -135,6 +175,8 @@ FREEDOMS = [
     ("tasks-client-keeps-observing", "C-EXT-MAY-04", _takes_completed_after_cancel),
     ("tasks-client-input-answered", "C-EXT-MAY-07", _answers_a_part_at_a_time),
     ("tasks-client-core-meta", "C-CORE-MAY-01", _discovers_first),
+    ("tasks-client-legacy-keeps-polling", "C-LEG-MAY-04", _drops_the_result_stream),
+    ("tasks-client-legacy-poll-interval", "C-LEG-MAY-05", _polls_in_parallel),
 ]
 
 

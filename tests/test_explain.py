@@ -271,7 +271,9 @@ def test_explain_a_client_check_and_a_client_rule(capsys: pytest.CaptureFixture[
     legacy = _cli(capsys, "explain", "C-LEG-MUST-05")[1]
     assert "Clients: 2025-11-25" in legacy and "Judged by: tasks-client-legacy-fetches-result" in legacy
     legacy = _cli(capsys, "explain", "C-LEG-MUST-06")[1]
-    assert "Not tested: Not built yet: no 2025-11-25 client scenario" in legacy
+    assert "Judged by: tasks-client-legacy-keeps-polling" in legacy
+    legacy = _cli(capsys, "explain", "C-LEG-MUST-09")[1]
+    assert "Not tested: Not built yet: it needs a 2025-11-25 scenario" in legacy
     code, _out, err = _cli(capsys, "explain", "tasks-client-follows-tsk")
     assert code == 2 and "close matches: tasks-client-follows-task" in err
 

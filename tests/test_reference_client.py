@@ -29,6 +29,7 @@ import httpx
 import pytest
 from conftest import FIXTURES, ROOT
 
+from tasks_conformance.client import reference_legacy
 from tasks_conformance.client.reference_client import NO_DEVIATIONS, Deviations, Outcome, call, main
 from tasks_conformance.client.reference_wire import encode_name
 from tasks_conformance.core.protocol import (
@@ -72,6 +73,13 @@ def created(**kw: Any) -> JSON:
 
 def snap(status: str, interval: int | None = 300, **extra: Any) -> JSON:
     return {"result": {"resultType": "complete", **task(status, interval, **extra)}}
+
+
+@pytest.fixture(autouse=True)
+def _short_stream_drop(monkeypatch: pytest.MonkeyPatch) -> None:
+    """The one wait the fake clock does not cover: how long an early tasks/result's stream is read
+    before it is dropped (anyio.move_on_after), kept short here."""
+    monkeypatch.setattr(reference_legacy, "DROP_S", 0.01)
 
 
 # -- a scripted server on a fake clock ------------------------------------------------------
@@ -272,6 +280,20 @@ def elicit_on_stream(server: Server, body: JSON) -> httpx.Response:
     return httpx.Response(200, headers={"content-type": "text/event-stream"}, content=stream())
 
 
+def slow_before_polls(server: Server, body: JSON) -> JSON | httpx.Response:
+    """tasks/result before any poll: an SSE stream that sends nothing (bounded), which the client
+    may drop (C-LEG-MAY-04); once the task was polled, the call's result."""
+    if server.counts["tasks/get"]:
+        return {"result": RESULT}
+
+    async def stream() -> AsyncIterator[bytes]:
+        with anyio.move_on_after(10):
+            await anyio.sleep_forever()
+        yield b"data: " + json.dumps({"jsonrpc": "2.0", "id": body["id"], "result": RESULT}).encode() + b"\n\n"
+
+    return httpx.Response(200, headers={"content-type": "text/event-stream"}, content=stream())
+
+
 SCENARIOS: dict[str, Callable[[], tuple[Server, JSON]]] = {
     "task": lambda: (ext(), {}),
     "task-sse": lambda: (ext(sse=True), {}),
@@ -301,6 +323,7 @@ SCENARIOS: dict[str, Callable[[], tuple[Server, JSON]]] = {
     "legacy-cancel-undeclared": lambda: (legacy(cancel=False, gets=[legacy_status("working"), legacy_status("working"),
                                                                      legacy_status("completed")]),
                                          {"cancel_when_working": True, "timeout_s": 3}),
+    "legacy-slow-result": lambda: (legacy(result=[slow_before_polls]), {}),
 }
 
 
@@ -529,6 +552,30 @@ def _elicitation_unrelated(run: Run) -> bool:
     return any(get_path(r.body, "result", "_meta", META_RELATED_TASK, "taskId") != TASK for r in answers)
 
 
+def _legacy_created(run: Run) -> bool:
+    return any(isinstance(get_path(r.reply, "result", "task", "taskId"), str) for r in run.requests("tools/call"))
+
+
+def _create_taken_as_result(run: Run) -> bool:
+    """A nested CreateTaskResult never followed, the call reported ended (C-LEG-MUST-04)."""
+    return (_legacy_created(run) and not run.requests("tasks/get", "tasks/result", "tasks/cancel")
+            and run.outcome.status in TERMINAL_STATUSES)
+
+
+def _left_working(run: Run) -> bool:
+    """The task read working last, and nothing since: no tasks/result, no cancel of any kind (C-LEG-MUST-06)."""
+    gets = run.requests("tasks/get")
+    return (_legacy_created(run) and bool(gets)
+            and not run.requests("tasks/result", "tasks/cancel", "notifications/cancelled")
+            and get_path(gets[-1].reply, "result", "status") == "working")
+
+
+def _stopped_after_result_stream(run: Run) -> bool:
+    """A tasks/result was the last request about the task, and the call ended working (C-LEG-SHOULD-03)."""
+    naming = [r for r in run.log if "taskId" in r.params]
+    return bool(naming) and naming[-1].method == "tasks/result" and run.outcome.status == "working"
+
+
 def _declared_call(server: Server) -> bool:
     return get_path(server.capabilities, "tasks", "requests", "tools", "call") is not None
 
@@ -539,13 +586,16 @@ LEGACY_RULES: dict[str, Callable[[Run], bool]] = {
                                  and run.server.tool_support not in ("required", "optional"),
     "C-LEG-MUST-03": lambda run: _declared_call(run.server) and run.server.tool_support == "required"
                                  and any("task" not in r.params for r in run.requests("tools/call")),
+    "C-LEG-MUST-04": _create_taken_as_result,
     "C-LEG-MUST-05": _fetch_skipped,
+    "C-LEG-MUST-06": _left_working,
     "C-LEG-MUST-07": lambda run: bool(run.requests("notifications/cancelled")) or _cancelled_elsewhere(run),
     "C-LEG-MUST-08": _elicitation_unrelated,
     "C-LEG-MUST-10": lambda run: bool(run.requests("tasks/update")) or any(_declares(r) for r in run.log),
     "C-LEG-MUST-12": lambda run: any("tasks" in r.params.get("capabilities", {}) for r in run.requests("initialize")),
     "C-LEG-MUST-15": lambda run: not _ids_unique(run),
     "C-LEG-SHOULD-02": _legacy_early_polls,
+    "C-LEG-SHOULD-03": _stopped_after_result_stream,
     "C-LEG-SHOULD-05": lambda run: any(get_path(r.params, "_meta", META_RELATED_TASK) is not None
                                        for r in run.requests("tasks/get", "tasks/result", "tasks/cancel")),
     "C-LEG-SHOULD-07": lambda run: bool(run.requests("tasks/cancel"))
@@ -581,6 +631,7 @@ EXPECTED = {
     "legacy-required": Outcome("completed", result=RESULT),
     "legacy-endless-cancel": Outcome("cancelled"),
     "legacy-cancel-undeclared": Outcome("completed", result=RESULT),
+    "legacy-slow-result": Outcome("completed", result=RESULT),
     "expiry": Outcome("unknown", error=GONE["error"]),
     "legacy-expiry": Outcome("unknown", error=GONE["error"]),
 }
@@ -617,6 +668,8 @@ CASES = {
     "accept-json-only": "task", "elicitation-on-call-only": "task", "initializes-first": "task",
     "retries-rejected-version": "version", "mrtr-drops-state": "mrtr", "mrtr-as-outcome": "mrtr",
     "unknown-result-as-complete": "unknown-result",
+    "legacy-result-as-final": "legacy-task", "legacy-awaits-status-notification": "legacy-task",
+    "legacy-stops-after-dropped-result": "legacy-slow-result",
 }
 
 

@@ -10,6 +10,9 @@ from __future__ import annotations
 
 from typing import Any
 
+import anyio
+
+from tasks_conformance.client.reference_http import HttpLink
 from tasks_conformance.client.reference_wire import (
     ACCEPT,
     CLIENT_INFO,
@@ -17,6 +20,7 @@ from tasks_conformance.client.reference_wire import (
     MAX_PAGES,
     MAX_POLLS,
     POLLS_FAST_S,
+    ClientFailure,
     Flow,
     Headers,
     Outcome,
@@ -40,6 +44,8 @@ VERSION = DIALECTS[Wire.LEGACY].protocol_version
 TASK_TOOLS = ("required", "optional")  # the taskSupport values that allow params.task
 FETCH_ON = frozenset({"input_required", "completed", "failed"})  # tasks/result has something to give
 MAX_FETCHES = 10
+DROP_S = 0.1  # the legacy_drops_result_stream freedom: how long an early tasks/result's stream is read
+AWAIT_S = 1.0  # the legacy_awaits_notification break: how long it waits for notifications/tasks/status
 
 
 class LegacyFlow(Flow):
@@ -52,6 +58,7 @@ class LegacyFlow(Flow):
         self.negotiated: Any = None  # the protocolVersion the initialize result gave, as it came
         self.capabilities: Any = None
         self.tool_listed = False  # tools/list named the tool
+        self.dropped = False  # an early tasks/result's stream was dropped (the freedom, C-LEG-MAY-04)
         self.link.on_server_request = self.on_server_request
 
     def headers(self) -> Headers:
@@ -109,6 +116,8 @@ class LegacyFlow(Flow):
         result = reply.result or {}
         task = result.get("task")
         if isinstance(task, dict) and isinstance(task.get("taskId"), str):
+            if self.dev.legacy_result_as_final:
+                return plain_outcome(result)  # the CreateTaskResult taken for the result (C-LEG-MUST-04)
             return await self.follow(task)
         self.trace.plain_reason = self.why_plain(augmented, support, version)
         return plain_outcome(result)  # the server may process an augmented call normally (C-LEG-MUST-04)
@@ -160,6 +169,13 @@ class LegacyFlow(Flow):
             await self.maybe_cancel()
             if self.status == "cancelled" or self.left:
                 return Outcome("cancelled")
+            if self.status == "working" and self.drops() and not self.dropped:
+                outcome = await self.dropped_fetch()
+                if outcome is not None:
+                    return outcome
+                if self.dev.legacy_stops_after_drop:  # no poll after it (C-LEG-SHOULD-03)
+                    self.trace.stopped("abandoned")
+                    return Outcome(self.status)
             if self.status in FETCH_ON and not self.dev.legacy_no_result_fetch and fetches < MAX_FETCHES:
                 fetches += 1
                 outcome = await self.fetch_result()
@@ -177,7 +193,8 @@ class LegacyFlow(Flow):
             if self.dev.legacy_extension_meta:  # the 2026-07-28 opt-in, meaningless on this wire
                 params["_meta"] = {META_CLIENT_CAPS: {"extensions": {EXT_TASKS: {}}}}
             self.trace.polls += 1
-            reply = await self.rpc("tasks/get", params)
+            first = self.dev.legacy_parallel_polls and self.trace.polls == 1
+            reply = await self.polls_twice(params) if first else await self.rpc("tasks/get", params)
             if reply.error is not None:
                 gone = self.poll_failed(reply.error)
                 if gone is not None:
@@ -185,8 +202,48 @@ class LegacyFlow(Flow):
                 continue
             self.errors = 0
             self.observe(reply.result or {})
+            if self.dev.legacy_awaits_notification and self.status == "working":
+                await self.wait(AWAIT_S)  # for a notifications/tasks/status the server need not send
+                self.trace.stopped("abandoned")
+                return Outcome(self.status)
         await self.leave()
         return Outcome(self.status)
+
+    def drops(self) -> bool:
+        """Whether it drops an early tasks/result's stream: an SSE stream exists over HTTP only."""
+        return (self.dev.legacy_drops_result_stream or self.dev.legacy_stops_after_drop) and \
+            isinstance(self.link, HttpLink)
+
+    async def dropped_fetch(self) -> Outcome | None:
+        """A tasks/result on the working task whose stream is dropped after DROP_S (C-LEG-MAY-04);
+        the outcome, if the answer came first."""
+        self.dropped = True
+        with anyio.move_on_after(DROP_S):
+            return await self.fetch_result()
+        return None
+
+    async def polls_twice(self, params: JSON) -> Reply:
+        """Two tasks/get at once (C-LEG-MAY-05): the reply read last is the one that counts, a
+        terminal status before any other."""
+        got: list[Reply] = []
+        failures: list[ClientFailure] = []
+
+        async def one() -> None:
+            try:
+                got.append(await self.rpc("tasks/get", dict(params)))
+            except ClientFailure as exc:
+                failures.append(exc)
+
+        async with anyio.create_task_group() as tg:
+            tg.start_soon(one)
+            tg.start_soon(one)
+        if not got:
+            raise failures[0]
+        got.sort(key=lambda r: get_path(r.result, "status") in TERMINAL_STATUSES)
+        for reply in got[:-1]:
+            if reply.result is not None:
+                self.observe(reply.result)
+        return got[-1]
 
     async def fetch_result(self) -> Outcome | None:
         """tasks/result: the call's own result or JSON-RPC error; None when its stream closed

@@ -98,12 +98,16 @@ class Deviations:
     legacy_elicitation_untagged: bool = False  # an elicitation answered without the task's _meta (C-LEG-MUST-08)
     null_id: bool = False  # one ping with id null before the call, its answer ignored (C-CORE-MUST-11)
     legacy_null_id: bool = False  # the same on 2025-11-25, after initialize (C-LEG-MUST-15)
+    legacy_result_as_final: bool = False  # the nested CreateTaskResult taken as the call's result (C-LEG-MUST-04)
+    legacy_awaits_notification: bool = False  # one poll, then a wait for notifications/tasks/status (C-LEG-MUST-06)
+    legacy_stops_after_drop: bool = False  # drops an early tasks/result's stream, polls no more (C-LEG-SHOULD-03)
     # Not breaks, freedoms of a legal client (broken_client.py's FREEDOMS): optional tools called
     # plainly (C-LEG-MAY-01); every JSON-RPC error shown by its message alone, direct or a task's.
     legacy_required_only: bool = False
     errors_without_code: bool = False
-    # Cancels over a second connection: the server spawned again (stdio), a new session (2025-11-25
-    # over HTTP), whose tasks/cancel never reaches the task; then stops following it (policy P-47).
+    legacy_drops_result_stream: bool = False  # an early tasks/result whose stream it drops (C-LEG-MAY-04)
+    legacy_parallel_polls: bool = False  # its first poll sent twice at once (C-LEG-MAY-05)
+    # Cancels over a second connection (a second server; a new session), where it reaches no task (P-47).
     cancels_elsewhere: bool = False
     # The 2026-07-28 base protocol's rules (client/checks/core_rules.py, headers.py, mrtr.py).
     no_client_info: bool = False  # no io.modelcontextprotocol/clientInfo in _meta (C-CORE-SHOULD-01)
@@ -117,8 +121,7 @@ class Deviations:
     unknown_result_as_complete: bool = False  # an unknown resultType taken as "complete" (C-CORE-MUST-07)
 
 
-NO_DEVIATIONS = Deviations()
-POLLS_FAST_S = 0.02
+NO_DEVIATIONS, POLLS_FAST_S = Deviations(), 0.02
 GONE_AFTER = 2  # tasks/get errors in a row that mean the task is gone (once may be a refused early poll)
 GONE_POLLS = 4  # the polls_gone_task deviation's extra polls of a task the server no longer knows
 
@@ -171,7 +174,7 @@ class ClientFailure(Exception):
 
 
 class StreamEnded(ClientFailure):
-    """A response stream that closed before it carried the response."""
+    """A response stream that closed before it carried the response (or that the client dropped)."""
 
 
 @dataclass(frozen=True)
@@ -189,9 +192,8 @@ ServerRequestHandler = Callable[[JSON], Awaitable[None]]
 
 
 class Link:
-    """A JSON-RPC peer, whatever carries it (HttpLink, or reference_stdio's StdioLink): requests
-    numbered from 1, replies matched by id, and the requests the server sends meanwhile handed to
-    `on_server_request`."""
+    """A JSON-RPC peer, whatever carries it (HttpLink, or reference_stdio's StdioLink): requests numbered
+    from 1, replies matched by id, and the requests the server sends meanwhile handed to `on_server_request`."""
 
     def __init__(self, timeout_s: float) -> None:
         self.timeout_s = timeout_s

@@ -236,13 +236,15 @@ LEGACY_SCENARIOS: Final[tuple[Scenario, ...]] = (
         "an optional tool called as a task that completes after two polls; pollInterval 200",
         ("legacy",), LegacyScript(reads=_LEGACY_WORKING_TWICE),
         rules=("C-LEG-MUST-01", "C-LEG-MUST-02", "C-LEG-MUST-05", "C-LEG-MUST-10", "C-LEG-MUST-14", "C-LEG-MUST-15",
-               "C-LEG-SHOULD-01", "C-LEG-SHOULD-02", "C-LEG-SHOULD-05", "C-EXT-SHOULD-12"),
+               "C-LEG-SHOULD-01", "C-LEG-SHOULD-02", "C-LEG-SHOULD-05", "C-EXT-SHOULD-12",
+               "C-LEG-MUST-04", "C-LEG-MUST-06", "C-LEG-SHOULD-03", "C-LEG-MAY-04", "C-LEG-MAY-05"),
     ),
     Scenario(
         "tasks-client-legacy-required",
         "a tool whose taskSupport is required: it must be called with params.task (-32601 without)",
         ("legacy",), LegacyScript(), tool=REQUIRED_TOOL,
-        rules=("C-LEG-MUST-03", "C-LEG-MUST-05", "C-LEG-SHOULD-02"),
+        rules=("C-LEG-MUST-03", "C-LEG-MUST-05", "C-LEG-SHOULD-02",
+               "C-LEG-MUST-04", "C-LEG-MUST-06", "C-LEG-SHOULD-03"),
     ),
     Scenario(
         "tasks-client-legacy-forbidden",

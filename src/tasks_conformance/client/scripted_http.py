@@ -23,6 +23,7 @@ from tasks_conformance.core.wirelog import Frame, HttpMeta, WireLog
 ENDPOINT = "/mcp"
 MAX_BODY = 1024 * 1024  # a client's request is small; a larger body is not read on
 SSE = "text/event-stream"
+MAX_RECEIVES = 100  # ASGI messages read while a stream plays (after the body: its disconnect)
 INCOMPLETE_BODY = "incomplete body: the client went before sending all of it (not a request)"
 
 Scope = MutableMapping[str, Any]
@@ -125,7 +126,7 @@ class ScriptedHttp:
         answer = refused or await self.strict_respond(message, not_json, connection)
         if answer.events is not None:
             rid = message.get("id") if isinstance(message, dict) else None
-            await self._stream(send, answer, HttpMeta("POST", url, answer.status, headers,
+            await self._stream(send, receive, answer, HttpMeta("POST", url, answer.status, headers,
                                                       (("content-type", SSE), *answer.headers)), inbound, rid)
             return
         data = json.dumps(answer.body, separators=(",", ":")).encode() if answer.body is not None else b""
@@ -136,21 +137,47 @@ class ScriptedHttp:
                                               connection=connection).seq)
         await _respond(send, answer.status, data, answer.headers)
 
-    async def _stream(self, send: Send, answer: Answer, out_meta: HttpMeta, inbound: Frame, rid: Any) -> None:
+    async def _stream(self, send: Send, receive: Receive, answer: Answer, out_meta: HttpMeta, inbound: Frame,
+                      rid: Any) -> None:
         """An SSE response: each message one event, recorded as it is sent; the one with the
-        request's id (a result or an error) is recorded as the reply."""
-        assert answer.events is not None
+        request's id (a result or an error) is recorded as the reply. A client may drop the stream
+        at any time (C-LEG-MAY-04): the script stops playing it then, so a blocked tasks/result
+        neither advances its task nor sends an input request nobody can read any more."""
+        import anyio
+
+        events = answer.events
+        assert events is not None
         await send({"type": "http.response.start", "status": answer.status,
                     "headers": [(b"content-type", SSE.encode()), (b"cache-control", b"no-store"),
                                 *((k.encode(), v.encode()) for k, v in answer.headers)]})
-        async for message in answer.events:
-            data = json.dumps(message, separators=(",", ":")).encode()
-            reply = "method" not in message and message.get("id") == rid
-            frame = self.wire.record("out", "sse", data, http=out_meta, reply_to=inbound.seq if reply else None,
-                                     connection=inbound.connection)
-            self.seqs.append(frame.seq)
-            await send({"type": "http.response.body", "body": b"data: " + data + b"\n\n", "more_body": True})
-        await send({"type": "http.response.body", "body": b"", "more_body": False})
+        dropped = False
+
+        async def watch(scope: anyio.CancelScope) -> None:
+            nonlocal dropped
+            for _ in range(MAX_RECEIVES):  # the body was read whole: what comes next is the disconnect
+                if (await receive()).get("type") == "http.disconnect":
+                    dropped = True
+                    scope.cancel()
+                    return
+
+        try:
+            async with anyio.create_task_group() as tg:
+                tg.start_soon(watch, tg.cancel_scope)
+                async for message in events:
+                    data = json.dumps(message, separators=(",", ":")).encode()
+                    reply = "method" not in message and message.get("id") == rid
+                    frame = self.wire.record("out", "sse", data, http=out_meta,
+                                             reply_to=inbound.seq if reply else None, connection=inbound.connection)
+                    self.seqs.append(frame.seq)
+                    await send({"type": "http.response.body", "body": b"data: " + data + b"\n\n", "more_body": True})
+                tg.cancel_scope.cancel()
+        finally:
+            closing = getattr(events, "aclose", None)
+            if closing is not None:
+                with anyio.CancelScope(shield=True):
+                    await closing()
+        if not dropped:
+            await send({"type": "http.response.body", "body": b"", "more_body": False})
 
 
 # The origins a local server accepts: its own host's (a request from a page anywhere else is a

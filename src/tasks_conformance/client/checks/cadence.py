@@ -17,6 +17,9 @@ SHOWN = 3
 MAX_EVIDENCE = 40
 # A poll this much earlier than the interval is still on time (policy P-33): max(50 ms, 10 %).
 EARLY_SLACK_S, EARLY_SLACK_SHARE = 0.050, 0.10
+# A tasks/get arriving this soon after the previous one was sent with it, not after its answer (P-54):
+# far below any poll a client times (a client polling every 20 ms is still judged).
+PARALLEL_S = 0.010
 
 
 def gets_of(run: ScenarioRun, task_id: str) -> list[Exchange]:
@@ -58,6 +61,9 @@ class Cadence:
     between: tuple[str, ...]
     rule: str
     changed_rule: str
+    # A tasks/get sent before the previous one was answered is a parallel poll, which the wire allows
+    # (2025-11-25: C-LEG-MAY-05): it is not measured against that answer (policy P-54).
+    parallel: bool = False
 
 
 def poll_gaps(run: ScenarioRun, task_id: str,
@@ -80,6 +86,9 @@ def poll_gaps(run: ScenarioRun, task_id: str,
         if status_of(prev) in TERMINAL_STATUSES or not isinstance(interval, int) or interval <= 0:
             before = interval
             continue
+        if cadence.parallel and (nxt.time < prev.reply_time or nxt.time - prev.time < PARALLEL_S):
+            before = interval
+            continue  # sent with the previous poll, not after its answer: a parallel poll (P-54)
         if not any(prev.reply_time <= t <= nxt.time for t in between):  # after an answer: not judged (P-33)
             yield prev, nxt, nxt.time - prev.reply_time, interval, before if isinstance(before, int) else None
         before = interval

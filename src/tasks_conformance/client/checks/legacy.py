@@ -14,6 +14,7 @@ from tasks_conformance.client.checks.cadence import Cadence, judge_cadence
 from tasks_conformance.client.checks.cancel import judge_cancel
 from tasks_conformance.client.checks.expiry import judge_expiry
 from tasks_conformance.client.checks.framing import DESCRIPTION, judge_framing
+from tasks_conformance.client.checks.legacy_rules import took_create_as_result
 from tasks_conformance.client.checks.registry import client_check
 from tasks_conformance.client.evidence import Exchange, ScenarioRun, shown
 from tasks_conformance.client.scenarios import LEGACY_TOOLS, scenario_names
@@ -38,7 +39,7 @@ EXPIRY = "tasks-client-legacy-ttl-expiry"  # the task's ttl runs out while it wo
 SHOWN = 3
 MAX_EVIDENCE = 40
 LEGACY_CADENCE = Cadence(DIALECTS[Wire.LEGACY].poll_interval_field, ("tasks/result",),
-                         "C-LEG-SHOULD-02", "C-LEG-SHOULD-02")
+                         "C-LEG-SHOULD-02", "C-LEG-SHOULD-02", parallel=True)
 
 
 def _where(run: ScenarioRun, e: Exchange) -> str:
@@ -204,9 +205,21 @@ def fetches_result(runs: list[ScenarioRun]) -> Verdict:
     ends=True,
 )
 def cancels_with_tasks_cancel(runs: list[ScenarioRun]) -> Verdict:
-    # A created task is working from its CreateTaskResult on: the client had its task to cancel.
-    return judge_cancel(runs, rule="C-LEG-MUST-07", scenario=CANCEL, unstarted=lambda _run: None,
+    # A created task is working from its CreateTaskResult on: the client had its task to cancel,
+    # unless it took the CreateTaskResult for the call's result (C-LEG-MUST-04 is another check's).
+    return judge_cancel(runs, rule="C-LEG-MUST-07", scenario=CANCEL, unstarted=_never_followed,
                         creates=lambda run: _creates(run).values())
+
+
+def _never_followed(run: ScenarioRun) -> Verdict | None:
+    """Not applicable when the client never followed its task, having taken the CreateTaskResult for
+    the call's result: tasks-client-legacy-reads-create-result judges that (C-LEG-MUST-04)."""
+    taken = [v for v in run.by_connection() for task_id, e in _creates(v).items()
+             if took_create_as_result(v, task_id, e)]
+    if taken:
+        return not_applicable("the client took the CreateTaskResult for the call's result, so it never had a task to "
+                              "cancel (tasks-client-legacy-reads-create-result judges C-LEG-MUST-04)")
+    return None
 
 
 @client_check(
@@ -301,8 +314,10 @@ def no_related_meta(runs: list[ScenarioRun]) -> Verdict:
     description="Between a tasks/get answer and the next tasks/get of the same task the client waits the "
                 "pollInterval of the CreateTaskResult or the latest tasks/get, the first tasks/get that of the "
                 "CreateTaskResult (policy P-48). Early polls warn (SHOULD; policy P-33, and a poll after a "
-                "tasks/result is not judged).",
+                "tasks/result is not judged); a tasks/get sent while another was in flight is a parallel poll, "
+                "allowed (policy P-54).",
     requirements=("C-LEG-SHOULD-02",),
+    permits=("C-LEG-MAY-05",),
     scenarios=("tasks-client-legacy-lifecycle", "tasks-client-legacy-required",
                "tasks-client-legacy-cancel-undeclared"),
 )

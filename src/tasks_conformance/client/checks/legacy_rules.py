@@ -1,0 +1,167 @@
+"""Client checks of the 2025-11-25 wire judged from the traffic every legacy scenario already
+produces: the nested CreateTaskResult read as a task (not taken as the call's result), and a task
+followed until it ends while the scripted server sends no notifications/tasks/status (it never
+does: a server need not). They judge the tasks-client-legacy-* runs only.
+
+https://modelcontextprotocol.io/specification/2025-11-25/basic/utilities/tasks
+"""
+
+from __future__ import annotations
+
+from tasks_conformance.client.checks.cadence import status_of
+from tasks_conformance.client.checks.registry import client_check
+from tasks_conformance.client.evidence import Exchange, ScenarioRun, shown
+from tasks_conformance.client.scenarios import scenario_names
+from tasks_conformance.core.protocol import ERR_INVALID_PARAMS, TERMINAL_STATUSES, get_path
+from tasks_conformance.core.result import CheckWarning
+from tasks_conformance.core.verdict import Verdict, failed, not_applicable, passed, warn
+from tasks_conformance.core.wires import CreatedTask, Wire
+from tasks_conformance.core.wires.base import has_task_param
+
+LEGACY_RUNS = scenario_names(Wire.LEGACY)
+REQUIRED = "tasks-client-legacy-required"  # the required tool's task: every legal client creates it
+# The scenarios whose task ends by itself, without the client's cancel or its ttl running out: there
+# a client that keeps polling reads its end.
+ENDING = ("tasks-client-legacy-lifecycle", REQUIRED, "tasks-client-legacy-failed", "tasks-client-legacy-tool-error",
+          "tasks-client-legacy-input", "tasks-client-legacy-cancel-undeclared")
+TASK_METHODS = ("tasks/get", "tasks/result", "tasks/cancel")
+STATUS_NOTIFICATION = "notifications/tasks/status"
+SHOWN = 3
+MAX_EVIDENCE = 40
+
+
+def _creates(run: ScenarioRun) -> list[tuple[str, Exchange]]:
+    """(task id, the tools/call) for each nested CreateTaskResult on one connection's view."""
+    out: dict[str, Exchange] = {}
+    for e in run.sent("tools/call"):
+        created = CreatedTask.read(e.result)
+        if e.is_request and created.task_id is not None and created.shape == "nested":
+            out.setdefault(created.task_id, e)
+    return list(out.items())
+
+
+def _naming(run: ScenarioRun, task_id: str, after: float) -> list[Exchange]:
+    """The client's tasks/* requests naming the task, sent once its CreateTaskResult had come."""
+    return [e for e in run.sent(*TASK_METHODS) if e.is_request and e.task_id == task_id and e.time >= after]
+
+
+def took_create_as_result(run: ScenarioRun, task_id: str, create: Exchange) -> bool:
+    """The client never named the task, on its connection or another (a request there is P-47's, the
+    cancel check's), and its outcome line reports the call ended: it took the CreateTaskResult for
+    the call's result (policy P-55)."""
+    said = run.client.outcome
+    reported = said.get("status") if isinstance(said, dict) else None
+    named = _naming(run, task_id, create.reply_time or create.time) or run.elsewhere(task_id, *TASK_METHODS)
+    # "cancelled" is a client that believes it cancelled the task (the cancel check's), not one that
+    # took the CreateTaskResult for the call's result.
+    return not named and reported in ("completed", "failed")
+
+
+@client_check(
+    id="tasks-client-legacy-reads-create-result",
+    title="The nested CreateTaskResult is read as a task, a plain result as the call's outcome (2025-11-25)",
+    description="A task-augmented tools/call answered {task: {taskId, …}} created a task: the client follows it "
+                "by its taskId; reporting the call ended without ever naming the task fails (policy P-55). A "
+                "plain CallToolResult (the server processed the call normally) is the outcome: an outcome line "
+                "that reports it otherwise warns (policy P-55).",
+    requirements=("C-LEG-MUST-04",),
+    scenarios=LEGACY_RUNS,
+    needs=(REQUIRED,),
+    ends=True,
+)
+def reads_create_result(runs: list[ScenarioRun]) -> Verdict:
+    taken: list[tuple[ScenarioRun, Exchange]] = []
+    tasks = plain = 0
+    warnings: list[CheckWarning] = []
+    for run in (view for whole in runs for view in whole.by_connection()):
+        for task_id, create in _creates(run):
+            if took_create_as_result(run, task_id, create):
+                taken.append((run, create))
+            elif _naming(run, task_id, create.reply_time or create.time):
+                tasks += 1  # followed by its taskId (one never named, the call not reported ended, is P-53's)
+        for e in run.sent("tools/call"):
+            if not e.is_request or not isinstance(e.result, dict) or CreatedTask.read(e.result).task_id is not None:
+                continue
+            if not has_task_param(e.params) or "content" not in e.result:
+                continue  # a plain call's plain answer shows nothing of this rule
+            plain += 1
+            said = run.client.outcome
+            if isinstance(said, dict) and said.get("status") != "completed":
+                warnings.append(warn(f"{run.label}: the task-augmented tools/call (frame #{e.seq}) was answered "
+                                     f"with a plain CallToolResult, reported as status {shown(said.get('status'))} "
+                                     "(C-LEG-MUST-04; policy P-55)", "P-55"))
+    if taken:
+        run, create = taken[0]
+        said = run.client.outcome or {}
+        what = (f"{run.label}: the CreateTaskResult of frame #{create.reply_seq} was never followed (no tasks/get, "
+                f"tasks/result or tasks/cancel named its taskId), yet the client reported the call "
+                f"{shown(said.get('status'))}")
+        return failed(f"{len(taken)} CreateTaskResult(s) taken as the call's result: {what}", broken=("C-LEG-MUST-04",),
+                      evidence=[s for _r, e in taken for s in e.seqs][:MAX_EVIDENCE], warnings=warnings,
+                      policies=("P-55",),
+                      details={"expected": "the task followed by its taskId (tasks/get, tasks/result)",
+                               "actual": what})
+    if not tasks and not plain:
+        return not_applicable("no CreateTaskResult was followed or taken for the result, and no task-augmented "
+                              "tools/call got a plain result (a task never named: tasks-client-legacy-keeps-polling)")
+    return passed(f"{tasks} CreateTaskResult(s) read as tasks, {plain} plain result(s) to an augmented call",
+                  warnings=warnings, judged=tasks + plain)
+
+
+def _left(run: ScenarioRun, task_id: str, create: Exchange) -> str | None:
+    """How the client stopped following a live task (None: it followed it to its end). Followed:
+    it read a terminal status or input_required (C-LEG-SHOULD-03 polls until then), got the task's
+    payload, cancelled it, or the server no longer knew it. A tasks/result whose stream ended
+    without the answer (the client may drop it, C-LEG-MAY-04) is no longer a wait."""
+    sent = _naming(run, task_id, create.reply_time or create.time)
+    if any(e.method == "tasks/cancel" for e in sent):
+        return None
+    if any(e.method == "tasks/result" and e.reply is not None for e in sent):
+        return None
+    if any(get_path(e.reply, "error", "code") == ERR_INVALID_PARAMS for e in sent):
+        return None  # "task not found": nothing left to follow
+    reads = [status_of(e) for e in sent if e.method == "tasks/get" and e.reply is not None]
+    if any(s in TERMINAL_STATUSES or s == "input_required" for s in reads):
+        return None
+    last = sent[-1] if sent else None
+    if last is not None and last.method == "tasks/result":
+        return (f"its tasks/result (frame #{last.seq}) ended without the answer and no tasks/get followed, though "
+                "the task was still working (C-LEG-SHOULD-03)")
+    polled = f"after {len(reads)} tasks/get" if reads else "without a single tasks/get"
+    return (f"it stopped {polled} while the task was working, and the server sent no {STATUS_NOTIFICATION} "
+            f"(C-LEG-MUST-06, C-LEG-SHOULD-03; policy P-53)")
+
+
+@client_check(
+    id="tasks-client-legacy-keeps-polling",
+    title="A task is polled until it ends; no notifications/tasks/status is waited for (2025-11-25)",
+    description="The scripted server sends no notifications/tasks/status, as a server may: a client follows its "
+                "task with tasks/get (or a blocked tasks/result) until it reads a terminal status or "
+                "input_required. A client that stops while the task works warns: it waited for the notification "
+                "or gave up polling, which the wire cannot tell apart (policy P-53). Dropping a tasks/result "
+                "stream and polling on is allowed.",
+    requirements=("C-LEG-MUST-06", "C-LEG-SHOULD-03"),
+    permits=("C-LEG-MAY-04",),
+    scenarios=ENDING,
+    needs=(REQUIRED,),
+    ends=True,
+)
+def keeps_polling(runs: list[ScenarioRun]) -> Verdict:
+    left: list[tuple[ScenarioRun, Exchange, str]] = []
+    tasks = 0
+    for run in (view for whole in runs for view in whole.by_connection()):
+        for task_id, create in _creates(run):
+            if took_create_as_result(run, task_id, create):
+                continue  # tasks-client-legacy-reads-create-result's to judge (C-LEG-MUST-04)
+            tasks += 1
+            if (why := _left(run, task_id, create)) is not None:
+                left.append((run, create, why))
+    if not tasks:
+        return not_applicable("no task was created where the scripted server ends it by itself")
+    if not left:
+        return passed(f"all {tasks} task(s) were followed until they ended", judged=tasks)
+    text = "; ".join(f"{run.label}, the task of frame #{create.reply_seq}: {why}" for run, create, why in left[:SHOWN])
+    cited = ("P-53",) if any("P-53" in why for _r, _c, why in left) else ()
+    return passed(f"{len(left)} of {tasks} task(s) left while working", judged=tasks,
+                  evidence=[s for _r, e, _w in left for s in e.seqs][:MAX_EVIDENCE],
+                  warnings=[warn(f"a task no longer followed while it worked: {text}", *cited)])

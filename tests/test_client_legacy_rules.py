@@ -1,0 +1,160 @@
+"""The 2025-11-25 client rules read from the traffic every legacy scenario makes
+(client/checks/legacy_rules.py), on hand-built evidence: a nested CreateTaskResult followed, or
+taken for the call's result (C-LEG-MUST-04, policy P-55); a plain result to an augmented call
+reported as something else (P-55); a task left while it works, waiting for a status notification
+the server never sends (C-LEG-MUST-06) or after a tasks/result stream ended (C-LEG-SHOULD-03,
+policy P-53); the freedoms both accept. The real clients of fixtures/broken_client.py for these
+rules are run by tests/test_client_legacy.py; the freedoms as processes here."""
+
+from __future__ import annotations
+
+import sys
+from typing import Any
+
+import anyio
+import pytest
+from conftest import FIXTURES
+
+from tasks_conformance.client.checks import CLIENT_CHECKS
+from tasks_conformance.client.evidence import Exchange, ScenarioRun
+from tasks_conformance.client.launch import ClientRun
+from tasks_conformance.client.runner import ClientConfig, execute_client
+from tasks_conformance.client.scenarios import BY_NAME
+from tasks_conformance.core.protocol import ERR_INVALID_PARAMS
+
+JSON = dict[str, Any]
+BROKEN = FIXTURES / "broken_client.py"
+TASK = "t-1"
+DECLARED: JSON = {"tasks": {"requests": {"tools": {"call": {}}}, "cancel": {}, "list": {}}}
+REQUIRED = "tasks-client-legacy-required"
+READS, KEEPS = "tasks-client-legacy-reads-create-result", "tasks-client-legacy-keeps-polling"
+COMPLETED: JSON = {"status": "completed", "isError": False, "error": None}
+WORKING: JSON = {"status": "working", "isError": False, "error": None}
+
+
+def _task(status: str) -> JSON:
+    return {"result": {"taskId": TASK, "status": status, "ttl": 600_000, "pollInterval": 200}}
+
+
+def _run(scenario: str, *steps: tuple[str, JSON, JSON | None], outcome: JSON | None = None) -> ScenarioRun:
+    """initialize, then each (method, params, the answer's result/error object or None: none came),
+    300 ms apart."""
+    init: tuple[str, JSON, JSON | None] = (
+        "initialize", {"protocolVersion": "2025-11-25", "capabilities": {}},
+        {"result": {"protocolVersion": "2025-11-25", "capabilities": DECLARED}})
+    out = []
+    for i, (method, params, reply) in enumerate((init, *steps)):
+        message = {"jsonrpc": "2.0", "id": i, "method": method, "params": params}
+        body = None if reply is None else {"jsonrpc": "2.0", "id": i, **reply}
+        out.append(Exchange(2 * i + 1, 0.3 * i, message, None, 2 * i + 2 if body else None,
+                            0.3 * i + 0.01 if body else None, body))
+    client = ClientRun((), True, 0, False, 1.0, "", "", outcome)
+    return ScenarioRun(BY_NAME[scenario], "legacy", client, tuple(out), reached=True)
+
+
+def _create() -> tuple[str, JSON, JSON | None]:
+    return ("tools/call", {"name": "required_task", "arguments": {}, "task": {}},
+            {"result": {"task": _task("working")["result"]}})
+
+
+def _get(status: str) -> tuple[str, JSON, JSON | None]:
+    return ("tasks/get", {"taskId": TASK}, _task(status))
+
+
+def _result(answered: bool = True) -> tuple[str, JSON, JSON | None]:
+    return ("tasks/result", {"taskId": TASK}, {"result": {"content": [], "isError": False}} if answered else None)
+
+
+def _judge(check_id: str, *runs: ScenarioRun) -> Any:
+    return CLIENT_CHECKS[check_id].judge(list(runs))
+
+
+# -- C-LEG-MUST-04 --------------------------------------------------------------------------
+
+
+def test_a_followed_create_result_passes_and_one_taken_for_the_result_fails_must_04() -> None:
+    followed = _run(REQUIRED, _create(), _get("completed"), _result(), outcome=COMPLETED)
+    verdict = _judge(READS, followed)
+    assert verdict.status == "passed" and not verdict.warnings
+    taken = _run(REQUIRED, _create(), outcome=COMPLETED)
+    verdict = _judge(READS, taken)
+    assert verdict.status == "failed" and verdict.broken == ("C-LEG-MUST-04",) and verdict.evidence
+    assert verdict.details["expected"] and verdict.details["actual"] and "P-55" in verdict.message_policies
+
+
+def test_a_task_never_named_without_an_ended_outcome_is_left_to_keeps_polling() -> None:
+    """No outcome line (or one that says working): it may be waiting for a notification (P-53),
+    so reads-create-result does not judge it, and keeps-polling warns."""
+    for outcome in (None, WORKING):
+        run = _run(REQUIRED, _create(), outcome=outcome)
+        assert _judge(READS, run).skip_reason == "not-applicable"
+        verdict = _judge(KEEPS, run)
+        assert verdict.status == "passed" and "C-LEG-MUST-06" in str(verdict.warnings[0])
+    # Taken for the result: keeps-polling leaves it to reads-create-result.
+    assert _judge(KEEPS, _run(REQUIRED, _create(), outcome=COMPLETED)).skip_reason == "not-applicable"
+
+
+def test_a_plain_result_to_an_augmented_call_reported_otherwise_warns_p58() -> None:
+    plain = ("tools/call", {"name": "scripted_task", "arguments": {}, "task": {}},
+             {"result": {"content": [], "isError": False}})
+    run = _run("tasks-client-legacy-undeclared", plain, outcome={"status": "unknown", "isError": False, "error": None})
+    verdict = _judge(READS, run)
+    assert verdict.status == "passed" and len(verdict.warnings) == 1
+    assert "C-LEG-MUST-04" in str(verdict.warnings[0]) and verdict.warnings[0].policies == ("P-55",)
+    verdict = _judge(READS, _run("tasks-client-legacy-undeclared", plain, outcome=COMPLETED))
+    assert verdict.status == "passed" and not verdict.warnings
+
+
+def test_the_cancel_check_is_not_applicable_for_a_client_that_took_the_create_result() -> None:
+    run = _run("tasks-client-legacy-cancel", _create(), outcome=COMPLETED)
+    verdict = _judge("tasks-client-legacy-cancels-with-tasks-cancel", run)
+    assert verdict.skip_reason == "not-applicable" and "C-LEG-MUST-04" in verdict.message
+
+
+# -- C-LEG-MUST-06, C-LEG-SHOULD-03 -----------------------------------------------------------
+
+
+@pytest.mark.parametrize("steps", [
+    (_create(), _get("working"), _get("completed"), _result()),
+    (_create(), _get("working"), _get("input_required")),  # polls until input_required
+    (_create(), ("tasks/cancel", {"taskId": TASK}, _task("cancelled"))),
+    (_create(), ("tasks/get", {"taskId": TASK}, {"error": {"code": ERR_INVALID_PARAMS, "message": "not found"}})),
+    (_create(), _result()),  # blocked in tasks/result until the task ended
+    (_create(), _result(answered=False), _get("working"), _get("completed"), _result()),  # C-LEG-MAY-04
+], ids=["polled-to-the-end", "input-required", "cancelled", "gone", "blocked-result", "dropped-stream"])
+def test_a_task_followed_until_it_ends_passes(steps: tuple[tuple[str, JSON, JSON | None], ...]) -> None:
+    verdict = _judge(KEEPS, _run(REQUIRED, *steps, outcome=COMPLETED))
+    assert verdict.status == "passed" and not verdict.warnings, verdict.warnings
+
+
+def test_a_task_left_working_warns_must_06_with_p56() -> None:
+    verdict = _judge(KEEPS, _run(REQUIRED, _create(), _get("working"), outcome=WORKING))
+    assert verdict.status == "passed" and len(verdict.warnings) == 1
+    said = verdict.warnings[0]
+    assert "C-LEG-MUST-06" in str(said) and "C-LEG-SHOULD-03" in str(said) and said.policies == ("P-53",)
+
+
+def test_a_task_left_after_its_result_stream_ended_warns_should_03_only() -> None:
+    verdict = _judge(KEEPS, _run(REQUIRED, _create(), _get("working"), _result(answered=False), outcome=WORKING))
+    assert verdict.status == "passed" and len(verdict.warnings) == 1
+    said = verdict.warnings[0]
+    assert "C-LEG-SHOULD-03" in str(said) and "C-LEG-MUST-06" not in str(said) and said.policies == ()
+
+
+def test_keeps_polling_without_a_task_is_not_applicable() -> None:
+    plain = ("tools/call", {"name": "required_task", "arguments": {}}, {"result": {"content": [], "isError": False}})
+    assert _judge(KEEPS, _run(REQUIRED, plain, outcome=COMPLETED)).skip_reason == "not-applicable"
+
+
+# -- the freedoms, as processes ----------------------------------------------------------------
+
+
+@pytest.mark.parametrize("freedom", ["legacy-drops-result-stream", "legacy-parallel-polls"])
+def test_a_client_taking_the_freedom_passes_every_legacy_scenario_with_no_warning(freedom: str) -> None:
+    """C-LEG-MAY-04 (an early tasks/result's stream dropped after 100 ms, over HTTP) and C-LEG-MAY-05
+    (the first poll sent twice at once): never counted against the client."""
+    config = ClientConfig(command=(sys.executable, str(BROKEN), "--freedom", freedom), eras=("legacy",),
+                          timeout_s=20, jobs=4)
+    result = anyio.run(execute_client, config).result
+    assert result.outcome == "passed", [(c.id, c.bucket, c.message) for c in result.checks if c.bucket != "passed"]
+    assert [(c.id, [str(w) for w in c.warnings]) for c in result.checks if c.warnings] == []
