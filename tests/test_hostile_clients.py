@@ -35,9 +35,13 @@ from conftest import ROOT, starts_all_cases
 from test_cli_inprocess import invoke
 
 from tasks_conformance.client.checks import CLIENT_CHECKS
+from tasks_conformance.client.launch import TOO_LONG
+from tasks_conformance.client.limits import LIMIT_VALUES
+from tasks_conformance.client.lines import split_lines
 from tasks_conformance.client.scenarios import BY_NAME
 from tasks_conformance.client.scripted_http import ScriptedHttp
-from tasks_conformance.core.wirelog import WireLog
+from tasks_conformance.core.scenario_record import Limit, LimitHit, ScenarioRecord
+from tasks_conformance.core.wirelog import Frame, WireLog
 
 FIXTURE = ROOT / "fixtures" / "hostile" / "client.py"
 HANG_AFTER_S = 240  # the harness's hang detector only: every run is bounded by --timeout per scenario
@@ -53,6 +57,9 @@ HUNG = "did not exit by itself within --timeout"
 NOTHING_SENT = "sent nothing to the scripted server"
 LIFECYCLE = ("tasks-client-lifecycle", "tasks-client-legacy-lifecycle")
 CANCEL = ("tasks-client-cancel", "tasks-client-legacy-cancel")
+# The limit cases' exit codes: each client is broken in other ways too (it never follows its task).
+EXIT_OVERSIZE = 1
+EXIT_MANY_SERVERS = 1
 
 
 @dataclass(frozen=True)
@@ -63,6 +70,7 @@ class Case:
     timeout_ms: int = 5_000
     exit: int = 3
     env: bool = False  # -e HOSTILE_ENV_TOKEN=…: the cases about secrets
+    args: tuple[str, ...] = ()  # more flags of the run
 
     @property
     def id(self) -> str:
@@ -78,7 +86,9 @@ CASES = [c for t in ("http", "stdio") for c in (
     Case("then-hang", t, ("tasks-client-lifecycle", "tasks-client-sync-result"), timeout_ms=10_000),
     Case("huge-method", t, ("tasks-client-lifecycle",), exit=1),
     Case("garbage", t, ("tasks-client-lifecycle", "tasks-client-legacy-lifecycle"), exit=1),
-)]
+    Case("oversize", t, ("tasks-client-lifecycle",), exit=EXIT_OVERSIZE),
+    Case("long-outcome", t, ("tasks-client-tool-error", "tasks-client-failed"), exit=3, args=("--profile", "full")),
+)] + [Case("many-servers", "stdio", ("tasks-client-lifecycle",), exit=EXIT_MANY_SERVERS)]
 BY_ID = {c.id: c for c in CASES}
 
 
@@ -137,7 +147,7 @@ def run_case(case: Case, base: Path) -> Run:
     scenarios = [a for s in case.scenarios for a in ("--scenario", s)]
     argv = [sys.executable, "-m", "tasks_conformance", "client", "--command", shlex.join(client), "--era", "both",
             "--transport", case.transport, "--timeout", str(case.timeout_ms), *scenarios,
-            *(("-e", f"HOSTILE_ENV_TOKEN={ENV_TOKEN}") if case.env else ()), "--format", "human",
+            *(("-e", f"HOSTILE_ENV_TOKEN={ENV_TOKEN}") if case.env else ()), *case.args, "--format", "human",
             "--reporter", f"json={d / 'report.json'}", "--reporter", f"junit-xml={d / 'report.xml'}",
             "--reporter", f"json-summary={d / 'summary.json'}", "--reporter", f"markdown={d / 'report.md'}",
             "--reporter", f"html={d / 'report.html'}", "--wire-log", str(d / "wire.ndjson")]
@@ -241,6 +251,8 @@ def test_a_hostile_client(runs: _Runs, case_id: str) -> None:
         assert passed and all(any(HUNG in str(w) for w in c["warnings"]) for c in passed), passed
         causes = run.report["incompleteCauses"]
         assert len(causes) == 1 and HUNG in causes[0]["cause"], causes
+    elif name in ("oversize", "long-outcome", "many-servers"):
+        _assert_limit_stated(run)
     elif name == "huge-method":
         meta = checks["tasks-client-core-meta"]
         assert meta["status"] == "failed" and "(1000000 characters)" in meta["message"], meta["message"][:300]
@@ -249,7 +261,92 @@ def test_a_hostile_client(runs: _Runs, case_id: str) -> None:
         assert len(run.file("report.json")) < 200_000
 
 
+def _assert_limit_stated(run: Run) -> None:
+    """The limit the case reaches is in each scenario's record (JSON, and markdown / JUnit for
+    people), and what it cut was not read as something else."""
+    limit = {"oversize": "stdio-line" if run.case.transport == "stdio" else "http-body",
+             "long-outcome": "outcome-line", "many-servers": "servers"}[run.case.name]
+    hits = {"oversize": 1, "long-outcome": 1, "many-servers": hostile.SERVERS - 8}[run.case.name]
+    records = run.report["scenarios"]
+    assert records and all([h for h in r["limits"] if h["limit"] == limit] == [
+        {"limit": limit, "max": LIMIT_VALUES[Limit(limit)], "hits": hits}] for r in records), records
+    assert f"limit {limit}: {hits} " in run.file("report.xml")
+    frames = [json.loads(line) for line in run.file("wire.ndjson").splitlines()]
+    if run.case.name == "oversize":
+        # Not a frame: neither its bytes nor, over stdio, the whole ping at the tail of the long line.
+        assert not [f for f in frames if f["direction"] == "in" and '"id":99' in f.get("text", "")]
+        assert all(r["messages"] >= 2 for r in records), records  # what came after it was read
+    elif run.case.name == "long-outcome":
+        for r in records:
+            assert r["outcomeProblem"] == TOO_LONG and "forged" not in (r["outcomeLine"] or ""), r
+        # --profile full: the outcome check could not run, and says the line was too long.
+        outcome = run.checks()["tasks-client-surfaces-outcome"]
+        assert outcome["skipReason"] == "could-not-run" and TOO_LONG in outcome["message"], outcome
+    else:
+        assert [r["connections"] for r in records] == [8], records
+
+
+@pytest.mark.hostile
+@pytest.mark.parametrize("transport", ["http", "stdio"])
+def test_a_flood_past_the_wire_logs_cap_is_stated_and_not_judged(transport: str) -> None:
+    """With the cap on kept frame bytes lowered, a flooding client's frames past it keep no bytes,
+    its scenario's record says how many, and no check judges those empty frames (the framing
+    check, which reads every message, does not fail on them)."""
+    from tasks_conformance.client.runner import ClientConfig, execute_client
+
+    cap = 3 * 1024 * 1024
+    command = (sys.executable, str(FIXTURE), "--case", "flood", "--seconds", "1.5")
+    config = ClientConfig(command=command, scenarios=("tasks-client-lifecycle",), timeout_s=20.0,
+                          transport=transport, max_frame_bytes=cap, jobs=1)
+    execution = anyio.run(execute_client, config)
+    (record,) = execution.result.scenarios
+    (hit,) = [h for h in record.limits if h.limit is Limit.FRAME_BYTES]
+    assert hit.max == cap and hit.hits > 0
+    assert sum(len(f.data) for f in execution.wire) <= cap
+    assert {c.id: c for c in execution.result.checks}["tasks-client-wire-framing"].status == "passed"
+
+
 # -- the same rules, without a process per case --------------------------------------------------
+
+
+def test_a_line_over_the_limit_is_dropped_up_to_its_newline() -> None:
+    pending, skipping = bytearray(), [False]
+    got = split_lines(b"ab\n" + b"x" * 10, pending, skipping, 8)
+    got += split_lines(b"y" * 5 + b'{"id":99}\nok\n', pending, skipping, 8)
+    assert got == [(b"ab", False), (b"x" * 10, True), (b"ok", False)]
+    assert split_lines(b"rest", pending, skipping, 8) == [] and pending == b"rest" and skipping == [False]
+
+
+def test_a_large_message_is_judged_on_a_bounded_copy_that_says_how_long_its_strings_were() -> None:
+    from tasks_conformance.client import judged
+    from tasks_conformance.client.evidence import shown
+
+    data = json.dumps({"jsonrpc": "2.0", "method": "m" * 100_000, "params": {"a": [{}] * 50_000}}).encode()
+    message = judged.message_of(Frame(1, 0.0, "in", "http", data))
+    assert isinstance(message["method"], judged.Cut) and len(message["method"]) == judged.KEPT_CHARS
+    assert shown(message["method"]).endswith("(100000 characters)")
+    assert len(message["params"]["a"]) < judged.MAX_NODES
+    small = Frame(2, 0.0, "in", "http", b'{"jsonrpc":"2.0","method":"ping"}')
+    assert judged.message_of(small) == {"jsonrpc": "2.0", "method": "ping"}
+
+
+def test_a_limit_reached_is_a_typed_field_of_the_scenario_record() -> None:
+    record = ScenarioRecord("tasks-client-lifecycle", "extension", "stdio", True, 0, False, 10, 1000, True, 3, 1,
+                            limits=(LimitHit(Limit.STDIO_LINE, 4194304, 2),))
+    assert record.to_json()["limits"] == [{"limit": "stdio-line", "max": 4194304, "hits": 2}]
+    assert "  limit stdio-line: 2 line(s) over 4194304 bytes discarded up to their newline, unread" in record.lines()
+
+
+def test_the_readme_states_every_limit_with_its_value() -> None:
+    readme = (ROOT / "README.md").read_text(encoding="utf-8")
+    section = readme.split("### Limits", 1)[1].split("\n#", 1)[0]
+    rows = [line for line in section.splitlines() if line.startswith("| `")]
+    for limit, value in LIMIT_VALUES.items():
+        row = next((r for r in rows if r.startswith(f"| `{limit.value}`")), None)
+        assert row is not None, limit
+        assert f"{value:,}" in row, (row, value)
+
+
 
 
 def test_client_env_reaches_the_client_and_is_redacted_unless_shown(tmp_path: Path) -> None:

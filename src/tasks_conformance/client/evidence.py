@@ -16,11 +16,13 @@ from dataclasses import dataclass, field, replace
 from typing import Any
 
 from tasks_conformance.client.jsonrpc import parse, problems
+from tasks_conformance.client.judged import message_of
 from tasks_conformance.client.launch import ClientRun
 from tasks_conformance.client.scenarios import Era, Scenario
 from tasks_conformance.core.protocol import decode_header_value, get_path
+from tasks_conformance.core.scenario_record import LimitHit
 from tasks_conformance.core.text import one_line
-from tasks_conformance.core.wirelog import Frame, HttpMeta, WireLog
+from tasks_conformance.core.wirelog import Frame, FrameFlag, HttpMeta, WireLog
 from tasks_conformance.core.wires import DIALECTS, CreatedTask, Wire
 
 MAX_EXCHANGES = 10_000  # a client that floods the scripted server is judged on its first requests
@@ -31,11 +33,12 @@ SHOWN_CHARS = 80
 
 def shown(value: object) -> str:
     """A value the client sent, as a message quotes it: on one line, control characters visible,
-    at most SHOWN_CHARS characters (a longer one says how long it was)."""
+    at most SHOWN_CHARS characters (a longer one says how long it was, a string judged.py cut too)."""
     text = value if isinstance(value, str) else repr(value)
-    if len(text) <= SHOWN_CHARS:
+    length = getattr(value, "length", len(text))
+    if length <= SHOWN_CHARS:
         return one_line(text)
-    return one_line(text, SHOWN_CHARS) + f" ({len(text)} characters)"
+    return one_line(text, SHOWN_CHARS) + f" ({length} characters)"
 
 
 def id_key(value: Any) -> str:
@@ -62,7 +65,8 @@ class Exchange:
 
     @property
     def method(self) -> str:
-        return str(self.message.get("method"))
+        method = self.message.get("method")
+        return method if isinstance(method, str) else str(method)  # a judged.Cut stays one
 
     @property
     def params(self) -> dict[str, Any]:
@@ -114,6 +118,7 @@ class ScenarioRun:
     # A view of one connection (`on`): its exchanges only; `whole` is the scenario's run.
     connection: int | None = None
     whole: ScenarioRun | None = field(default=None, repr=False, compare=False)
+    limits: tuple[LimitHit, ...] = ()  # the limits of the client mode the client reached (README: "Limits")
 
     def connection_numbers(self) -> tuple[int, ...]:
         """The connections the client's messages came on, in order."""
@@ -204,7 +209,7 @@ def exchanges_of(wire: WireLog, seqs: Sequence[int]) -> tuple[Exchange, ...]:
     for frame in frames:
         if frame.direction != "in" or len(out) >= MAX_EXCHANGES:
             continue
-        message = frame.json()
+        message = message_of(frame)
         if not isinstance(message, dict):
             continue
         reply = replies.get(frame.seq)
@@ -223,6 +228,8 @@ def malformed_of(wire: WireLog, seqs: Sequence[int]) -> tuple[tuple[int, str], .
     for frame in (wire.get(s) for s in seqs):
         if frame is None or frame.direction != "in" or (frame.http is not None and frame.http.method != "POST"):
             continue
+        if FrameFlag.DROPPED_BYTES in frame.flags:
+            continue  # the wire log was full: what it said is not known (a limit, in the scenario's record)
         value, why = parse(frame.data)
         if why is None and not isinstance(value, dict):
             why = problems(value)[0][1]
@@ -237,14 +244,14 @@ def server_requests_of(wire: WireLog, seqs: Sequence[int]) -> tuple[Exchange, ..
     frames = [f for f in (wire.get(s) for s in seqs) if f is not None]
     responses: dict[tuple[int, Any], Frame] = {}  # by (connection, id): ids are a connection's own
     for frame in frames:
-        message = frame.json()
+        message = message_of(frame) if frame.direction == "in" else None
         if (frame.direction == "in" and isinstance(message, dict) and "method" not in message
                 and isinstance(message.get("id"), str | int)):
             responses.setdefault((frame.connection or 1, message["id"]), frame)
     out: list[Exchange] = []
     for frame in frames:
-        message = frame.json()
-        if frame.direction != "out" or not isinstance(message, dict) or not isinstance(message.get("method"), str):
+        message = frame.json() if frame.direction == "out" else None  # never the client's, whole (judged.py)
+        if not isinstance(message, dict) or not isinstance(message.get("method"), str):
             continue
         rid = message.get("id")
         answer = responses.get((frame.connection or 1, rid)) if isinstance(rid, str | int) else None

@@ -16,9 +16,12 @@ from collections.abc import Awaitable, Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
+from tasks_conformance.client.lines import split_lines
+
 OUTCOME_PREFIX = "TASKS-CONFORMANCE-OUTCOME "
 TAIL_BYTES = 8 * 1024  # what a report shows of the client's stderr and stdout
-MAX_LINE = 64 * 1024  # an outcome line longer than this is not read
+MAX_LINE = 64 * 1024  # a stdout line longer than this is not read: discarded up to its newline (README: "Limits")
+TOO_LONG = f"the TASKS-CONFORMANCE-OUTCOME line is longer than {MAX_LINE} bytes, the limit, and was not read"
 GRACE_S = 2.0  # between SIGTERM and SIGKILL of the client's process group
 
 
@@ -39,6 +42,7 @@ class ClientRun:
     # The outcome line as printed (after its prefix): the one `outcome` was read from, or the
     # malformed one `outcome_problem` is about.
     outcome_line: str | None = None
+    long_outcome_lines: int = 0  # outcome lines over MAX_LINE, not read (a limit the report states)
 
 
 def split_command(command: str | Sequence[str]) -> list[str]:
@@ -82,6 +86,8 @@ async def run_client(argv: Sequence[str], last: str, env: Mapping[str, str], tim
     tails = {"stdout": bytearray(), "stderr": bytearray()}
     outcome: list[tuple[str, dict[str, Any] | None, str | None]] = []
     pending = bytearray()
+    skipping = [False]  # within a line over MAX_LINE: its bytes are dropped up to its newline
+    long_lines = [0]
 
     async def pump(name: str, stream: ByteReceiveStream | None) -> None:
         if stream is None:
@@ -91,10 +97,12 @@ async def run_client(argv: Sequence[str], last: str, env: Mapping[str, str], tim
             tail.extend(chunk)
             del tail[:-TAIL_BYTES]
             if name == "stdout":
-                pending.extend(chunk)
-                *lines, rest = bytes(pending).split(b"\n")
-                pending[:] = rest[-MAX_LINE:]
-                for raw in lines:
+                for raw, too_long in split_lines(chunk, pending, skipping, MAX_LINE):
+                    if too_long:  # its head only: an outcome line is said to be too long, never read
+                        if raw.startswith(OUTCOME_PREFIX.encode()):
+                            long_lines[0] += 1
+                            outcome.append((raw[len(OUTCOME_PREFIX):].decode("utf-8", "replace") + "…", None, TOO_LONG))
+                        continue
                     text = raw.decode("utf-8", "replace").rstrip("\r")
                     if text.startswith(OUTCOME_PREFIX):
                         outcome.append((text[len(OUTCOME_PREFIX):], *parse_outcome(text)))
@@ -134,6 +142,7 @@ async def run_client(argv: Sequence[str], last: str, env: Mapping[str, str], tim
         full, True, None if timed_out else proc.returncode, timed_out, time.monotonic() - t0,
         tails["stderr"].decode("utf-8", "replace"), tails["stdout"].decode("utf-8", "replace"),
         good[-1][1] if good else None, problems[-1][1] if problems and not good else None, outcome_line=said,
+        long_outcome_lines=long_lines[0],
     )
 
 

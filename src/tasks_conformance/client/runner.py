@@ -18,6 +18,7 @@ from tasks_conformance.client.checks import CLIENT_CHECKS, ClientCheck
 from tasks_conformance.client.checks.registry import CATEGORY
 from tasks_conformance.client.evidence import ScenarioRun, exchanges_of, malformed_of, server_requests_of
 from tasks_conformance.client.launch import ClientRun, harness_env, run_client
+from tasks_conformance.client.limits import reached
 from tasks_conformance.client.scenarios import BY_NAME, PROTOCOL_VERSION, SCENARIOS, Era, Scenario, Transport
 from tasks_conformance.client.scripted_http import serving
 from tasks_conformance.client.scripted_stdio import scripted_server
@@ -36,7 +37,7 @@ from tasks_conformance.core.result import (
 from tasks_conformance.core.scenario_record import ScenarioRecord
 from tasks_conformance.core.text import one_line
 from tasks_conformance.core.verdict import Verdict, could_not_run, not_applicable
-from tasks_conformance.core.wirelog import WireLog, frames_text, in_lane
+from tasks_conformance.core.wirelog import MAX_FRAME_BYTES, WireLog, frames_text, in_lane
 from tasks_conformance.core.wires import Wire
 
 DEFAULT_TIMEOUT_S = 30.0
@@ -66,6 +67,8 @@ class ClientConfig:
     # What no output may show (-e values, secret-looking flags of the command): the run's Redactor's.
     secrets: tuple[str, ...] = ()
     debug: bool = False  # --debug: an internal error in a check prints its traceback on stderr
+    # The wire log's cap on kept frame bytes, for the whole run (tests lower it; README: "Limits").
+    max_frame_bytes: int = MAX_FRAME_BYTES
 
     @property
     def transports(self) -> tuple[Transport, ...]:
@@ -91,11 +94,17 @@ class ClientConfig:
         return any(era in BY_NAME[name].eras for name in names if name in BY_NAME for era in self.eras)
 
 
-@dataclass
+@dataclass(repr=False)
 class ClientExecution:
     result: RunResult
     runs: list[ScenarioRun]
     wire: WireLog  # every scenario's frames, in one log (frame numbers are unique in the run)
+
+    def __repr__(self) -> str:
+        # Short on purpose: asyncio's runner formats the main task, and so its result, when it
+        # restores SIGINT at the end of `anyio.run`; a whole repr walked every message the client
+        # sent (1 GB and seconds after a flood, benchmarks/client_flood.py).
+        return f"ClientExecution({self.result.outcome}, {len(self.runs)} scenario run(s), {len(self.wire)} frames)"
 
 
 async def run_one(scenario: Scenario, era: Era, config: ClientConfig, wire: WireLog,
@@ -111,7 +120,8 @@ async def run_one(scenario: Scenario, era: Era, config: ClientConfig, wire: Wire
         empty = ClientRun(tuple(config.command), False, None, False, 0.0, "", "", None)
         return ScenarioRun(scenario, era, empty, server_problem=f"the scripted server could not listen: {exc}")
     return ScenarioRun(scenario, era, client, exchanges_of(wire, app.seqs), reached=app.requests > 0,
-                       server_requests=server_requests_of(wire, app.seqs), malformed=malformed_of(wire, app.seqs))
+                       server_requests=server_requests_of(wire, app.seqs), malformed=malformed_of(wire, app.seqs),
+                       limits=reached(app.limits, wire, app.seqs, client))
 
 
 async def _run_stdio(scenario: Scenario, era: Era, config: ClientConfig, wire: WireLog,
@@ -129,7 +139,7 @@ async def _run_stdio(scenario: Scenario, era: Era, config: ClientConfig, wire: W
     seqs = sorted(relay.seqs)
     return ScenarioRun(scenario, era, client, exchanges_of(wire, seqs), reached=relay.requests > 0,
                        server_requests=server_requests_of(wire, seqs), transport="stdio",
-                       malformed=malformed_of(wire, seqs))
+                       malformed=malformed_of(wire, seqs), limits=reached(relay.limits, wire, seqs, client))
 
 
 async def execute_client(config: ClientConfig, progress: Callable[[str], None] | None = None) -> ClientExecution:
@@ -139,7 +149,7 @@ async def execute_client(config: ClientConfig, progress: Callable[[str], None] |
     started_at = datetime.now(UTC).replace(microsecond=0, tzinfo=None).isoformat()
     planned = config.planned()
     done: dict[int, ScenarioRun] = {}
-    wire = WireLog(Redactor(config.secrets))
+    wire = WireLog(Redactor(config.secrets), max_bytes=config.max_frame_bytes)
     limiter = anyio.Semaphore(max(1, config.jobs))
     say = progress or (lambda _text: None)
 
@@ -182,7 +192,8 @@ def record(run: ScenarioRun, config: ClientConfig, redactor: Redactor) -> Scenar
         int(config.timeout_s * 1000), run.reached, len(run.exchanges) + len(run.malformed),
         len(run.connection_numbers()) if run.reached else 0,
         outcome_line=_cut(redactor.text(c.outcome_line)) if c.outcome_line is not None else None,
-        outcome_problem=c.outcome_problem, stderr_tail=tuple(tail[-STDERR_LINES:]), problem=problem)
+        outcome_problem=c.outcome_problem, stderr_tail=tuple(tail[-STDERR_LINES:]), problem=problem,
+        limits=run.limits)
 
 
 def _unreached(runs: Sequence[ScenarioRun], redactor: Redactor) -> Cause:

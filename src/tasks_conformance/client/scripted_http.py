@@ -11,6 +11,7 @@ from __future__ import annotations
 import contextlib
 import json
 import socket
+from collections import Counter
 from collections.abc import AsyncIterator, Awaitable, Callable, Iterator, MutableMapping
 from dataclasses import dataclass
 from datetime import UTC, datetime
@@ -18,13 +19,15 @@ from typing import Any
 from urllib.parse import urlsplit
 
 from tasks_conformance.client.jsonrpc import parse, strict_error
-from tasks_conformance.core.wirelog import Frame, HttpMeta, WireLog
+from tasks_conformance.core.scenario_record import Limit
+from tasks_conformance.core.wirelog import Frame, FrameFlag, HttpMeta, WireLog
 
 ENDPOINT = "/mcp"
-MAX_BODY = 1024 * 1024  # a client's request is small; a larger body is not read on
+MAX_BODY = 1024 * 1024  # a client's request is small; a larger body is not read on (README: "Limits")
 SSE = "text/event-stream"
 MAX_RECEIVES = 100  # ASGI messages read while a stream plays (after the body: its disconnect)
 INCOMPLETE_BODY = "incomplete body: the client went before sending all of it (not a request)"
+OVERSIZE_BODY = f"body over {MAX_BODY} bytes: not read on, answered 413 (not a request)"
 
 Scope = MutableMapping[str, Any]
 Message = MutableMapping[str, Any]
@@ -76,6 +79,7 @@ class ScriptedHttp:
         self.requests = 0  # JSON-RPC messages received: 0 means the client never reached us
         # The frames of this scenario in the run's wire log (every scenario of a run shares one).
         self.seqs: list[int] = []
+        self.limits: Counter[Limit] = Counter()  # the limits the client reached, and how often
 
     async def respond(self, message: Any, connection: int = 1) -> Answer:
         """The answer to one JSON-RPC message that arrived on `connection`."""
@@ -107,6 +111,14 @@ class ScriptedHttp:
         headers = tuple(self.wire.redactor.headers(raw_headers))
         body, complete = await _read_body(receive)
         meta = HttpMeta(scope.get("method", ""), url, request_headers=headers)
+        if complete is None:
+            # Over the limit: its bytes are not read on nor kept (a flood of them would fill the
+            # wire log), it is counted and said in the scenario's record, and it is no request.
+            self.limits[Limit.HTTP_BODY] += 1
+            self.wire.record("in", "http", b"", http=meta, note=OVERSIZE_BODY, flags=(FrameFlag.OVERSIZE,))
+            error = json.dumps(rpc_error(None, -32600, f"request body over {MAX_BODY} bytes")).encode()
+            await _respond(send, 413, error, (("connection", "close"),))
+            return
         if not complete:
             # The client went (or the scenario ended) before its body did: no request was made.
             # Kept in the log for the record, outside the scenario's frames, never answered.
@@ -202,9 +214,9 @@ def _host(headers: tuple[tuple[str, str], ...]) -> str:
     return next((v for k, v in headers if k.lower() == "host"), "127.0.0.1")
 
 
-async def _read_body(receive: Receive) -> tuple[bytes, bool]:
-    """(the body, at most MAX_BODY bytes of it; whether it was received to its end). A client that
-    disconnects mid-body, or is stopped while sending it, sent no request."""
+async def _read_body(receive: Receive) -> tuple[bytes, bool | None]:
+    """(the body; whether it was received to its end, None when it went over MAX_BODY and was not
+    read on). A client that disconnects mid-body, or is stopped while sending it, sent no request."""
     chunks: list[bytes] = []
     size = 0
     while True:
@@ -212,9 +224,10 @@ async def _read_body(receive: Receive) -> tuple[bytes, bool]:
         if message.get("type") != "http.request":
             return b"".join(chunks), False
         chunk = message.get("body", b"")
-        if size < MAX_BODY:
-            chunks.append(chunk[: MAX_BODY - size])
         size += len(chunk)
+        if size > MAX_BODY:
+            return b"", None
+        chunks.append(chunk)
         if not message.get("more_body"):
             return b"".join(chunks), True
 
@@ -267,6 +280,14 @@ async def serving(app: ScriptedHttp) -> AsyncIterator[str]:
                     listening.close()
                 for connection in list(server.server_state.connections):
                     connection.shutdown()
+                    # A request still in flight keeps its connection open through shutdown(): a
+                    # client that flooded us left its POSTs queued in the socket, and their
+                    # reading went on (and grew) until the event loop closed. Drop them now.
+                    transport = getattr(connection, "transport", None)
+                    if transport is not None:
+                        transport.abort()
+                for task in list(server.server_state.tasks):
+                    task.cancel()
                 tg.cancel_scope.cancel()
     finally:
         sock.close()

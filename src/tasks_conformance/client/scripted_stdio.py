@@ -16,7 +16,9 @@ outlive the run.
 
 The report protocol, one JSON object a line: first `{"token", "pid"}`, then one per frame,
 `{"seq", "time", "direction", "replyTo", "data"}` (`time` in seconds since the hello, `data` the
-frame's bytes in base64, `direction` "in" for what the client sent).
+frame's bytes in base64, `direction` "in" for what the client sent), and `{"limit"}` each time the
+client reaches one (core/scenario_record.py `Limit`: a line over MAX_LINE, a message beyond
+MAX_MESSAGES). A frame is let go of once reported: this process keeps none.
 """
 
 from __future__ import annotations
@@ -29,18 +31,23 @@ import os
 import socket
 import sys
 import threading
+from collections.abc import Callable
 from typing import Any
 
 from tasks_conformance.client.jsonrpc import parse
+from tasks_conformance.client.lines import split_lines
 from tasks_conformance.client.scenarios import BY_NAME, LegacyScript, Scenario
 from tasks_conformance.client.scripted import ScriptedServer
 from tasks_conformance.client.scripted_http import Answer, ScriptedHttp
 from tasks_conformance.client.scripted_legacy import LegacyScriptedServer
+from tasks_conformance.core.scenario_record import Limit
 from tasks_conformance.core.wirelog import Frame, WireLog
 
 CHANNEL = "stdio"
-MAX_LINE = 4 * 1024 * 1024  # a client's message is small; a longer line is dropped unread
-MAX_MESSAGES = 10_000  # a client that floods the scripted server is served its first messages only
+# A client's message is small: a longer line is dropped unread up to its newline, and a client that
+# floods the scripted server is served its first messages only; both are counted (README: "Limits").
+MAX_LINE = 4 * 1024 * 1024
+MAX_MESSAGES = 10_000
 DEFAULT_LIFETIME_S = 60.0
 CONNECT_TIMEOUT_S = 5.0
 
@@ -95,9 +102,9 @@ def _write(data: bytes) -> None:
         view = view[os.write(1, view):]
 
 
-async def serve(app: ScriptedHttp, wire: WireLog) -> None:
+async def serve(app: ScriptedHttp, wire: WireLog, reached: Callable[[Limit], None] = lambda _limit: None) -> None:
     """Read stdin to its end; answer each message in its own task, writing each reply line to
-    stdout after recording it."""
+    stdout after recording it. `reached` is told of each limit the client reaches."""
     import anyio
 
     write_lock = anyio.Lock()
@@ -123,17 +130,21 @@ async def serve(app: ScriptedHttp, wire: WireLog) -> None:
             await out(answer.body, seq)
 
     pending = bytearray()
+    skipping = [False]
     async with anyio.create_task_group() as tg:
         while True:
             chunk = await anyio.to_thread.run_sync(os.read, 0, 65536, abandon_on_cancel=True)
             if not chunk:
                 break
-            pending.extend(chunk)
-            *lines, rest = bytes(pending).split(b"\n")
-            pending[:] = rest if len(rest) <= MAX_LINE else b""
-            for raw in lines:
+            for raw, too_long in split_lines(chunk, pending, skipping, MAX_LINE):
+                if too_long:
+                    reached(Limit.STDIO_LINE)
+                    continue
                 line = raw.rstrip(b"\r")
-                if not line.strip() or app.requests >= MAX_MESSAGES:
+                if not line.strip():
+                    continue
+                if app.requests >= MAX_MESSAGES:
+                    reached(Limit.STDIO_MESSAGES)
                     continue
                 app.requests += 1
                 inbound = wire.record("in", CHANNEL, line)
@@ -158,14 +169,19 @@ def main(argv: list[str] | None = None) -> int:
     reporter = Reporter(sock)
     wire = WireLog()  # its clock starts now: frame times are seconds since the hello
     reporter.send({"token": ns.token, "pid": os.getpid()})
-    wire.observer = reporter.frame
+
+    def report(frame: Frame) -> None:
+        reporter.frame(frame)
+        wire.discard(frame)  # the run keeps it: a flood does not fill this process (nor empty its frames)
+
+    wire.observer = report
     threading.Thread(target=_exit_when_closed, args=(sock,), daemon=True).start()
     threading.Thread(target=_exit_after, args=(ns.lifetime,), daemon=True).start()
     import anyio
 
     app = scripted_server(BY_NAME[ns.scenario], wire)
     with contextlib.suppress(KeyboardInterrupt):
-        anyio.run(serve, app, wire)
+        anyio.run(serve, app, wire, lambda limit: reporter.send({"limit": limit.value}))
     with contextlib.suppress(OSError):
         sock.shutdown(socket.SHUT_WR)
     # Exit without interpreter shutdown: a reader thread may still be blocked in os.read.

@@ -21,15 +21,17 @@ import os
 import secrets
 import signal
 import sys
+from collections import Counter
 from collections.abc import AsyncIterator, Awaitable, Callable
 from dataclasses import dataclass, field
 from typing import Any
 
 from tasks_conformance.client.scenarios import Scenario
+from tasks_conformance.core.scenario_record import Limit
 from tasks_conformance.core.wirelog import WireLog
 
 MODULE = "tasks_conformance.client.scripted_stdio"
-MAX_CONNECTIONS = 8  # servers one client may start in a scenario; more are refused
+MAX_CONNECTIONS = 8  # servers one client may start in a scenario; more are refused, and counted (README: "Limits")
 MAX_REPORT_LINE = 16 * 1024 * 1024  # one reported frame (base64 of a message the server read in full)
 SETTLE_S = 1.0  # how long a server gets to end by itself once its client has gone
 STOP_S = 0.5  # then, how long it gets after the report connection is closed, before SIGKILL
@@ -57,6 +59,7 @@ class Relay:
     requests: int = 0  # messages the client sent: 0 means it never reached a scripted server
     connections: list[Connection] = field(default_factory=list)
     closers: list[Callable[[], Awaitable[None]]] = field(default_factory=list)  # each report connection's
+    limits: Counter[Limit] = field(default_factory=Counter)  # the limits the client reached, and how often
 
     def server_env(self) -> dict[str, str]:
         """MCP_CONFORMANCE_SERVER_COMMAND: the server's argv as a JSON array."""
@@ -129,6 +132,7 @@ async def relaying(scenario: Scenario, wire: WireLog, timeout_s: float) -> Async
 
     async def serve(stream: SocketStream) -> None:
         if len(relay.connections) >= MAX_CONNECTIONS:
+            relay.limits[Limit.SERVERS] += 1
             await stream.aclose()
             return
         conn = Connection()
@@ -168,7 +172,11 @@ async def relaying(scenario: Scenario, wire: WireLog, timeout_s: float) -> Async
 
 
 def _record(report: Any, conn: Connection, relay: Relay, wire: WireLog, base: float) -> None:
-    """One reported frame into the run's wire log, at the time the server saw it."""
+    """One reported frame into the run's wire log, at the time the server saw it (or a limit the
+    client reached, counted)."""
+    if isinstance(report, dict) and report.get("limit") in (Limit.STDIO_LINE.value, Limit.STDIO_MESSAGES.value):
+        relay.limits[Limit(report["limit"])] += 1
+        return
     if not isinstance(report, dict) or report.get("direction") not in ("in", "out"):
         return
     data = base64.b64decode(str(report.get("data", "")), validate=False)

@@ -6,12 +6,60 @@ client runner (already redacted and bounded); the server mode has none.
 
 from __future__ import annotations
 
+import enum
 from dataclasses import dataclass
 from typing import Any
 
 from tasks_conformance.core.text import one_line
 
 LINE_CHARS = 200  # what `line()` quotes of the outcome line or of a stderr line
+
+
+class Limit(enum.Enum):
+    """A bound of the client mode a client can reach (README: "Limits"): reaching one is a finding
+    of its scenario, never silent. The value is the name reports give it."""
+
+    STDIO_LINE = "stdio-line"
+    """A line the client wrote to the stdio scripted server over MAX_LINE: discarded up to its newline."""
+    STDIO_MESSAGES = "stdio-messages"
+    """Messages to one stdio scripted server beyond its first MAX_MESSAGES: not read."""
+    HTTP_BODY = "http-body"
+    """An HTTP request body over MAX_BODY: not read on, answered 413."""
+    SERVERS = "servers"
+    """Scripted server processes beyond MAX_CONNECTIONS in one scenario: refused."""
+    OUTCOME_LINE = "outcome-line"
+    """A TASKS-CONFORMANCE-OUTCOME line over the outcome line limit: not read."""
+    FRAME_BYTES = "frame-bytes"
+    """Frames recorded once the wire log held its cap of bytes: kept without their bytes, not judged."""
+    FRAMES = "frames"
+    """Frames beyond the wire log's cap on frames: not kept, not judged."""
+
+
+# What happens when a limit is reached, for people (the report's human line and the README's table).
+LIMIT_EFFECT = {
+    Limit.STDIO_LINE: "line(s) over {max} bytes discarded up to their newline, unread",
+    Limit.STDIO_MESSAGES: "message(s) beyond the first {max} to one server process not read",
+    Limit.HTTP_BODY: "request body(ies) over {max} bytes not read, answered 413",
+    Limit.SERVERS: "server process(es) beyond {max} refused (their report connection closed)",
+    Limit.OUTCOME_LINE: "TASKS-CONFORMANCE-OUTCOME line(s) over {max} bytes not read",
+    Limit.FRAME_BYTES: "frame(s) over the wire log's {max} bytes kept without their bytes, not judged",
+    Limit.FRAMES: "frame(s) beyond the wire log's {max} frames not kept, not judged",
+}
+
+
+@dataclass(frozen=True)
+class LimitHit:
+    """One limit a scenario's client reached: which, its value, and how many times."""
+
+    limit: Limit
+    max: int
+    hits: int
+
+    def to_json(self) -> dict[str, Any]:
+        return {"limit": self.limit.value, "max": self.max, "hits": self.hits}
+
+    def words(self) -> str:
+        return f"limit {self.limit.value}: {self.hits} {LIMIT_EFFECT[self.limit].format(max=self.max)}"
 
 
 @dataclass(frozen=True)
@@ -31,6 +79,7 @@ class ScenarioRecord:
     outcome_problem: str | None = None  # why that line cannot be read
     stderr_tail: tuple[str, ...] = ()  # its last lines
     problem: str | None = None  # it could not be started, or the scripted server could not serve
+    limits: tuple[LimitHit, ...] = ()  # the limits it reached (README: "Limits")
 
     @property
     def status(self) -> str:
@@ -48,6 +97,7 @@ class ScenarioRecord:
             "timeoutMs": self.timeout_ms, "reached": self.reached, "messages": self.messages,
             "connections": self.connections, "outcomeLine": self.outcome_line, "outcomeProblem": self.outcome_problem,
             "stderrTail": list(self.stderr_tail), "problem": self.problem,
+            "limits": [hit.to_json() for hit in self.limits],
         }
 
     def lines(self) -> list[str]:
@@ -55,6 +105,7 @@ class ScenarioRecord:
         head = (f"{self.scenario} ({self.era}, {self.transport}): {self.status} after {self.duration_ms} ms, "
                 f"{self.messages} message(s) over {self.connections} connection(s)")
         out = [head + (f"; {self.problem}" if self.problem else "")]
+        out += [f"  {hit.words()}" for hit in self.limits]
         if self.outcome_problem:
             out.append(f"  outcome line: {self.outcome_problem}: {one_line(self.outcome_line or '', LINE_CHARS)}")
         elif self.outcome_line is not None:

@@ -181,6 +181,8 @@ class Frame:
     connection: int | None = None
     _json: Any = field(default=None, repr=False, compare=False)
     _parsed: bool = field(default=False, repr=False, compare=False)
+    # Client mode: the bounded copy of a large message the checks judge (client/judged.py), once made.
+    judged_copy: Any = field(default=None, repr=False, compare=False)
 
     def add_flags(self, *flags: FrameFlag) -> None:
         """Flags found after the frame was recorded (the peer classifies what it reads)."""
@@ -262,6 +264,16 @@ class WireLog:
     @property
     def redactor(self) -> Redactor:
         return self._redactor
+
+    @property
+    def max_bytes(self) -> int:
+        """The bytes of frames it keeps at most (a frame past them is kept without its bytes)."""
+        return self._max_bytes
+
+    @property
+    def max_frames(self) -> int:
+        """The frames it keeps at most."""
+        return self._max_frames
 
     def elapsed(self) -> float:
         return time.monotonic() - self._t0
