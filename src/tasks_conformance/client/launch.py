@@ -170,9 +170,14 @@ async def run_client(argv: Sequence[str], last: str, env: Mapping[str, str], tim
                 # The supervisor did not finish (it died or hung): its client's group at least.
                 with contextlib.suppress(ProcessLookupError, PermissionError):
                     os.killpg(link.client, signal.SIGKILL)
-            with contextlib.suppress(ProcessLookupError):
-                proc.kill()
-            ours.close()
+            ours.close()  # a supervisor still waiting takes that as the run's end: it stops everything
+            with anyio.move_on_after(GRACE_S if link.swept.is_set() else SWEEP_S):
+                await proc.wait()
+            if proc.returncode is None:
+                # os.kill, not proc.kill: Popen.send_signal polls first and would reap the process
+                # under asyncio's child watcher. Not yet reaped, the pid is still the supervisor's.
+                with contextlib.suppress(ProcessLookupError):
+                    os.kill(proc.pid, signal.SIGKILL)
             with anyio.move_on_after(GRACE_S):
                 await proc.aclose()
     good = [(line, o) for line, o, _problem in outcome if o is not None]

@@ -265,6 +265,12 @@ def main(argv: Sequence[str]) -> int:
         sup.say({"error": f"{type(exc).__name__}: {exc}"})
         return 0
     sup.client = proc.pid
+    # The client's stdin, stdout and stderr are the run's pipes: holding them here would keep them
+    # open after the client and what it started have closed them.
+    null = os.open(os.devnull, os.O_RDWR)
+    for fd in (0, 1, 2):
+        os.dup2(null, fd)
+    os.close(null)
     sup.say({"started": proc.pid})
     pending = b""
     while time.monotonic() < deadline:
@@ -292,7 +298,7 @@ def main(argv: Sequence[str]) -> int:
                 sup.term()
             elif word == "kill":
                 sup.group(signal.SIGKILL)
-                sup.pause(POLL_S)
+                sup.reap()
             elif word == "sweep":
                 sup.say(sup.sweep())
                 return 0
