@@ -39,7 +39,7 @@ LEGACY = ("legacy",)
 # payload warns (policy P-38), it does not fail; C-LEG-MUST-08 on the client's answer to a task's
 # elicitation is read from text no client follows yet, so it warns too (policy P-40).
 # C-LEG-MUST-06: a client that stops polling a live task may be waiting for notifications/tasks/status
-# or have given up, which the wire cannot tell apart, so it warns (policy P-53).
+# or have given up, which the wire cannot tell apart, so it warns (policy P-51).
 WARN_ONLY = frozenset({"C-LEG-MUST-05", "C-LEG-MUST-08", "C-LEG-MUST-06"})
 # The 2025-11-25 areas: legacy.py, and legacy_rules.py (the rules read from the traffic every scenario makes).
 LEGACY_CHECKS = {c.id for c in CLIENT_CHECKS.values() if c.area in ("legacy", "legacy_rules")}

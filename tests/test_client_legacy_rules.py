@@ -1,9 +1,9 @@
 """The 2025-11-25 client rules read from the traffic every legacy scenario makes
 (client/checks/legacy_rules.py), on hand-built evidence: a nested CreateTaskResult followed, or
-taken for the call's result (C-LEG-MUST-04, policy P-55); a plain result to an augmented call
-reported as something else (P-55); a task left while it works, waiting for a status notification
+taken for the call's result (C-LEG-MUST-04, policy P-53); a plain result to an augmented call
+reported as something else (P-53); a task left while it works, waiting for a status notification
 the server never sends (C-LEG-MUST-06) or after a tasks/result stream ended (C-LEG-SHOULD-03,
-policy P-53); the freedoms both accept. The real clients of fixtures/broken_client.py for these
+policy P-51); the freedoms both accept. The real clients of fixtures/broken_client.py for these
 rules are run by tests/test_client_legacy.py; the freedoms as processes here."""
 
 from __future__ import annotations
@@ -79,11 +79,11 @@ def test_a_followed_create_result_passes_and_one_taken_for_the_result_fails_must
     taken = _run(REQUIRED, _create(), outcome=COMPLETED)
     verdict = _judge(READS, taken)
     assert verdict.status == "failed" and verdict.broken == ("C-LEG-MUST-04",) and verdict.evidence
-    assert verdict.details["expected"] and verdict.details["actual"] and "P-55" in verdict.message_policies
+    assert verdict.details["expected"] and verdict.details["actual"] and "P-53" in verdict.message_policies
 
 
 def test_a_task_never_named_without_an_ended_outcome_is_left_to_keeps_polling() -> None:
-    """No outcome line (or one that says working): it may be waiting for a notification (P-53),
+    """No outcome line (or one that says working): it may be waiting for a notification (P-51),
     so reads-create-result does not judge it, and keeps-polling warns."""
     for outcome in (None, WORKING):
         run = _run(REQUIRED, _create(), outcome=outcome)
@@ -100,7 +100,7 @@ def test_a_plain_result_to_an_augmented_call_reported_otherwise_warns_p58() -> N
     run = _run("tasks-client-legacy-undeclared", plain, outcome={"status": "unknown", "isError": False, "error": None})
     verdict = _judge(READS, run)
     assert verdict.status == "passed" and len(verdict.warnings) == 1
-    assert "C-LEG-MUST-04" in str(verdict.warnings[0]) and verdict.warnings[0].policies == ("P-55",)
+    assert "C-LEG-MUST-04" in str(verdict.warnings[0]) and verdict.warnings[0].policies == ("P-53",)
     verdict = _judge(READS, _run("tasks-client-legacy-undeclared", plain, outcome=COMPLETED))
     assert verdict.status == "passed" and not verdict.warnings
 
@@ -131,7 +131,7 @@ def test_a_task_left_working_warns_must_06_with_p56() -> None:
     verdict = _judge(KEEPS, _run(REQUIRED, _create(), _get("working"), outcome=WORKING))
     assert verdict.status == "passed" and len(verdict.warnings) == 1
     said = verdict.warnings[0]
-    assert "C-LEG-MUST-06" in str(said) and "C-LEG-SHOULD-03" in str(said) and said.policies == ("P-53",)
+    assert "C-LEG-MUST-06" in str(said) and "C-LEG-SHOULD-03" in str(said) and said.policies == ("P-51",)
 
 
 def test_a_task_left_after_its_result_stream_ended_warns_should_03_only() -> None:

@@ -168,11 +168,17 @@ def test_a_server_the_client_leaks_is_stopped_with_the_scenario(tmp_path: Path) 
         execution = _run((sys.executable, "-c", LEAKER, str(marker)), "tasks-client-lifecycle",
                          eras=("extension",), timeout_s=20)
         server, holder = (int(p) for p in marker.read_text().split())
-        assert not _gone(holder)  # the server's stdin was still open when the run stopped it
         run = execution.runs[0]
         assert run.client.exit_code == 0 and run.reached
         assert [e.method for e in run.exchanges] == ["tools/list"]
         assert _gone(server)
+        if run.client.tracked:
+            # The holder outlived the client (so the server's stdin was still open when the run
+            # stopped the server): the supervisor named it, and stopped it too.
+            assert [pid for pid, _command in run.client.left_behind] == [holder]
+            assert _gone(holder)
+        else:
+            assert not _gone(holder)  # no subreaper: the server's stdin was still open when the run stopped it
     finally:
         if marker.exists():
             for pid in marker.read_text().split():

@@ -526,7 +526,7 @@ EXT_RULES: dict[str, Callable[[Run], bool]] = {
                                      for r in run.requests("tools/call")[-1:]),
     "C-CORE-SHOULD-02": lambda run: bool(run.requests("initialize")),
     "C-CORE-SHOULD-03": _version_retry_wrong,
-    "P-52": lambda run: any(get_path(r.params, "_meta", META_CLIENT_CAPS, "elicitation") is None
+    "P-50": lambda run: any(get_path(r.params, "_meta", META_CLIENT_CAPS, "elicitation") is None
                             for r in run.requests(*TASK_METHODS)),
     "C-CORE-MUST-05": lambda run: any(r.header("mcp-name") != encode_name(r.params["name"]).encode()
                                       for r in run.requests("tools/call", "prompts/get")),

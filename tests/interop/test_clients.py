@@ -207,7 +207,7 @@ CLIENTS: tuple[RealClient, ...] = (
         expected=_verdicts("legacy", legacy_task_augmentation=F),
         # The first tasks/get comes 14-35 ms after a CreateTaskResult that said pollInterval 200 (P-48).
         # call_tool_as_task validates the answer as a CreateTaskResult (experimental/tasks.py:107): a
-        # plain CallToolResult to the augmented call raises, the harness reports status unknown (P-55).
+        # plain CallToolResult to the augmented call raises, the harness reports status unknown (P-53).
         warns=_warns(legacy_declared_methods=("C-LEG-SHOULD-07",), legacy_input_answered=("C-LEG-MUST-08",),
                      legacy_poll_interval=("C-LEG-SHOULD-02",), legacy_reads_create_result=("C-LEG-MUST-04",)),
     ),

@@ -115,6 +115,9 @@ class ScenarioRun:
     # The client's messages that are not a JSON object (not JSON, NaN included, or another JSON
     # value), each (frame, why): `exchanges` cannot hold them (jsonrpc.py reads them).
     malformed: tuple[tuple[int, str], ...] = field(default=())
+    # Over stdio: pids named in a scripted server's hello that the relay did not signal at the end
+    # (not verifiably a descendant of the client), each said in words.
+    not_signalled: tuple[str, ...] = field(default=())
     # A view of one connection (`on`): its exchanges only; `whole` is the scenario's run.
     connection: int | None = None
     whole: ScenarioRun | None = field(default=None, repr=False, compare=False)

@@ -36,7 +36,7 @@ from tasks_conformance.core.result import (
 )
 from tasks_conformance.core.scenario_record import ScenarioRecord
 from tasks_conformance.core.text import one_line
-from tasks_conformance.core.verdict import Verdict, could_not_run, not_applicable
+from tasks_conformance.core.verdict import Verdict, could_not_run, not_applicable, warn
 from tasks_conformance.core.wirelog import MAX_FRAME_BYTES, WireLog, frames_text, in_lane
 from tasks_conformance.core.wires import Wire
 
@@ -131,7 +131,7 @@ async def _run_stdio(scenario: Scenario, era: Era, config: ClientConfig, wire: W
     try:
         async with relaying(scenario, wire, config.timeout_s) as relay:
             client = await run_client(config.command, shlex.join(relay.argv), {**env, **relay.server_env()},
-                                      config.timeout_s, cwd=config.cwd, settle=relay.settle)
+                                      config.timeout_s, cwd=config.cwd, settle=relay.settle, release=relay.stop)
     except OSError as exc:
         empty = ClientRun(tuple(config.command), False, None, False, 0.0, "", "", None)
         return ScenarioRun(scenario, era, empty, server_problem=f"the scripted server could not listen: {exc}",
@@ -139,7 +139,8 @@ async def _run_stdio(scenario: Scenario, era: Era, config: ClientConfig, wire: W
     seqs = sorted(relay.seqs)
     return ScenarioRun(scenario, era, client, exchanges_of(wire, seqs), reached=relay.requests > 0,
                        server_requests=server_requests_of(wire, seqs), transport="stdio",
-                       malformed=malformed_of(wire, seqs), limits=reached(relay.limits, wire, seqs, client))
+                       malformed=malformed_of(wire, seqs), limits=reached(relay.limits, wire, seqs, client),
+                       not_signalled=tuple(relay.not_signalled))
 
 
 async def execute_client(config: ClientConfig, progress: Callable[[str], None] | None = None) -> ClientExecution:
@@ -193,7 +194,15 @@ def record(run: ScenarioRun, config: ClientConfig, redactor: Redactor) -> Scenar
         len(run.connection_numbers()) if run.reached else 0,
         outcome_line=_cut(redactor.text(c.outcome_line)) if c.outcome_line is not None else None,
         outcome_problem=c.outcome_problem, stderr_tail=tuple(tail[-STDERR_LINES:]), problem=problem,
-        limits=run.limits)
+        limits=run.limits,
+        left_behind=left_behind(c, redactor), descendants_tracked=c.tracked or not c.started,
+        not_signalled=tuple(one_line(redactor.text(n), MAX_TEXT_CHARS) for n in run.not_signalled))
+
+
+def left_behind(c: ClientRun, redactor: Redactor) -> tuple[str, ...]:
+    """The processes the client left behind, each `pid N: its command` (redacted before it is cut)."""
+    said = tuple(f"pid {pid}: {one_line(redactor.text(command), STDERR_LINE_CHARS)}" for pid, command in c.left_behind)
+    return (*said, "and more (a limit cut the list)") if c.more_left else said
 
 
 def _unreached(runs: Sequence[ScenarioRun], redactor: Redactor) -> Cause:
@@ -287,6 +296,13 @@ def _verdict(check: ClientCheck, mine: list[ScenarioRun], config: ClientConfig, 
         unreached = [r for r in missing if not r.reached]
         return could_not_run(_unreached(unreached, redactor) if unreached else UNCALLED,
                              details={"uncalled": [_lane(r) for r in missing]})
+    leaked = [r for r in called if r.client.left_behind]
+    if leaked and verdict.status == "passed":
+        # No rule speaks of a client's processes: what one left behind warns (policy P-49).
+        said = (f"the client left {'a process' if len(leaked) == 1 else 'processes'} running after its end in "
+                f"{', '.join(map(_lane, leaked[:3]))}{' and more' if len(leaked) > 3 else ''}: stopped, and named "
+                "in the scenario's record (policy P-49)")
+        verdict = replace(verdict, warnings=(*verdict.warnings, warn(said, "P-49")))
     hung = [r for r in called if r.client.timed_out]
     if check.ends and any(check.needs_scenario(r.name) for r in hung):
         return could_not_run(HUNG, details={"stopped": [_lane(r) for r in hung]})

@@ -5,8 +5,8 @@ argument), it plays one scenario's script with the very servers the HTTP runs us
 with its time, to the tasks-conformance run that is waiting on 127.0.0.1 (stdio_relay.py), so
 that stdio verdicts rest on bytes exactly as HTTP ones do.
 
-    python -m tasks_conformance.client.scripted_stdio --report HOST:PORT --token T --scenario NAME
-                                                      [--lifetime S]
+    python -m tasks_conformance.client.scripted_stdio --report HOST:PORT --token-file PATH
+                                                      --scenario NAME [--lifetime S]
 
 Newline-delimited JSON-RPC on stdin/stdout. Each message is handled in its own task, so a
 2025-11-25 `tasks/result` that blocks (its elicitation sent on stdout meanwhile) does not hold up
@@ -14,7 +14,9 @@ the client's answer to it. The process ends when stdin ends, when the run closes
 connection, or after `--lifetime` seconds, whichever comes first: a server a client leaks cannot
 outlive the run.
 
-The report protocol, one JSON object a line: first `{"token", "pid"}`, then one per frame,
+The report protocol, one JSON object a line: first `{"token", "pid"}` (the token read from
+--token-file, a file only the run's user can read: it is not in the command the client is
+given), then one per frame,
 `{"seq", "time", "direction", "replyTo", "data"}` (`time` in seconds since the hello, `data` the
 frame's bytes in base64, `direction` "in" for what the client sent), and `{"limit"}` each time the
 client reaches one (core/scenario_record.py `Limit`: a line over MAX_LINE, a message beyond
@@ -155,11 +157,17 @@ async def serve(app: ScriptedHttp, wire: WireLog, reached: Callable[[Limit], Non
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="scripted_stdio", description=__doc__.split("\n")[0])
     parser.add_argument("--report", required=True, metavar="HOST:PORT")
-    parser.add_argument("--token", required=True)
+    parser.add_argument("--token-file", required=True, metavar="PATH")
     parser.add_argument("--scenario", required=True, choices=sorted(BY_NAME))
     parser.add_argument("--lifetime", type=float, default=DEFAULT_LIFETIME_S)
     ns = parser.parse_args(argv)
     host, _, port = ns.report.rpartition(":")
+    try:
+        with open(ns.token_file, encoding="ascii") as f:
+            token = f.read(256).strip()
+    except (OSError, ValueError) as exc:
+        print(f"scripted server: cannot read the tasks-conformance run's token file: {exc}", file=sys.stderr)
+        return 1
     try:
         sock = socket.create_connection((host, int(port)), timeout=CONNECT_TIMEOUT_S)
     except (OSError, ValueError) as exc:
@@ -168,7 +176,7 @@ def main(argv: list[str] | None = None) -> int:
     sock.settimeout(None)
     reporter = Reporter(sock)
     wire = WireLog()  # its clock starts now: frame times are seconds since the hello
-    reporter.send({"token": ns.token, "pid": os.getpid()})
+    reporter.send({"token": token, "pid": os.getpid()})
 
     def report(frame: Frame) -> None:
         reporter.frame(frame)

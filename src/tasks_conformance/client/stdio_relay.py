@@ -1,6 +1,9 @@
 """The run's end of a stdio scenario: the client under test spawns the scripted server itself
 (scripted_stdio.py), and that server reports every frame it read or wrote to a listener of ours
-on an ephemeral 127.0.0.1 port, named with a one-time token in its argv. Each reported frame goes
+on an ephemeral 127.0.0.1 port, with a one-time token it reads from a file only the run's user
+can read (0600 in a 0700 directory, removed after the scenario): the token is not in the command
+the client is given, so no client reports frames by mistake. (A client can still forge them: it
+starts the server, and could read the file; the README's "Trust model".) Each reported frame goes
 into the run's WireLog as it arrives, with the time the server saw it, so the checks read stdio
 runs exactly as HTTP ones. Each server process is a connection of its own, numbered from 1 in the
 order their hellos came (`Frame.connection`): its tasks are its own, and a second process the
@@ -8,8 +11,10 @@ client starts knows none of the first's.
 
 When the client has gone, every server it started is stopped: it ends by itself when its stdin
 ends; one still connected is told to stop (the report connection closes), and one that does not
-is killed by the pid it reported - a server the client leaked, even in a session of its own,
-does not outlive the scenario.
+is killed by the pid it reported, but only once /proc shows that pid is the process that said
+hello (its start time) and descends from the client's supervisor (its parent chain): a hello
+naming another process gets nothing killed, and the report says so. What is left after that the
+supervisor stops (subreaper.py).
 """
 
 from __future__ import annotations
@@ -19,14 +24,17 @@ import contextlib
 import json
 import os
 import secrets
+import shutil
 import signal
 import sys
+import tempfile
 from collections import Counter
 from collections.abc import AsyncIterator, Awaitable, Callable
 from dataclasses import dataclass, field
 from typing import Any
 
 from tasks_conformance.client.scenarios import Scenario
+from tasks_conformance.client.subreaper import descends_from, signal_descendant, start_time
 from tasks_conformance.core.scenario_record import Limit
 from tasks_conformance.core.wirelog import WireLog
 
@@ -43,6 +51,7 @@ class Connection:
     """One scripted server process the client started."""
 
     pid: int | None = None
+    start: int | None = None  # the start time /proc gave for that pid at the hello
     ended: bool = False
     number: int | None = None  # its connection number, once its hello was read
     seqs: dict[int, int] = field(default_factory=dict)  # its frame numbers -> the run's
@@ -60,6 +69,9 @@ class Relay:
     connections: list[Connection] = field(default_factory=list)
     closers: list[Callable[[], Awaitable[None]]] = field(default_factory=list)  # each report connection's
     limits: Counter[Limit] = field(default_factory=Counter)  # the limits the client reached, and how often
+    # Pids named in a hello that were not signalled: not verifiably a descendant of the client.
+    not_signalled: list[str] = field(default_factory=list)
+    released: bool = False
 
     def server_env(self) -> dict[str, str]:
         """MCP_CONFORMANCE_SERVER_COMMAND: the server's argv as a JSON array."""
@@ -76,25 +88,48 @@ class Relay:
             while self.live():
                 await anyio.sleep(0.01)
 
-    async def stop(self) -> None:
+    async def stop(self, roots: tuple[int, ...] = ()) -> None:
         """Stop every server still running: close its report connection (it exits on that), then
-        SIGKILL what is left by the pid it reported."""
+        SIGKILL what is left by the pid it reported, if that pid verifiably descends from `roots`
+        (the client's supervisor); any other pid is named in `not_signalled`, never signalled."""
         import anyio
 
-        if not self.live():
+        if self.released or not self.live():
+            self.released = True
             return
-        pids = [c.pid for c in self.live() if c.pid is not None]
+        self.released = True
+        conns = [c for c in self.live() if c.pid is not None]
         for close in self.closers:
             with contextlib.suppress(Exception):
                 await close()
         # Closing ends the report connections at once, not the processes: wait for those to exit.
         with anyio.move_on_after(STOP_S):
-            while any(_running(pid) for pid in pids):
+            while any(_running(c.pid) for c in conns if c.pid is not None):
                 await anyio.sleep(0.01)
-        for pid in pids:
-            if _running(pid):
-                with contextlib.suppress(ProcessLookupError, PermissionError):
-                    os.kill(pid, signal.SIGKILL)
+        for conn in conns:
+            pid = conn.pid
+            if pid is None or not _running(pid):
+                continue
+            why = self._unverified(conn, pid, roots)
+            if why is None and signal_descendant(pid, signal.SIGKILL, roots):
+                continue
+            self.not_signalled.append(f"pid {pid}, named in the hello of scripted server connection "
+                                      f"{conn.number}: {why or 'no longer a descendant of the client'}, "
+                                      "so it was not signalled")
+
+    @staticmethod
+    def _unverified(conn: Connection, pid: int, roots: tuple[int, ...]) -> str | None:
+        """Why `pid` cannot be killed as the scripted server that said hello (None: it can)."""
+        if not roots:
+            return "the client's process tree is not known"
+        descends = descends_from(pid, roots)
+        if descends is None:
+            return "this system cannot show whether it descends from the client (no /proc)"
+        if not descends:
+            return "not a descendant of the client"
+        if conn.start is None or start_time(pid) != conn.start:
+            return "not the process that said hello (it started at another time)"
+        return None
 
 
 def _running(pid: int) -> bool:
@@ -112,9 +147,19 @@ def _running(pid: int) -> bool:
         return True  # no /proc: alive as far as can be told
 
 
-def server_argv(scenario: Scenario, port: int, token: str, lifetime_s: float) -> tuple[str, ...]:
-    return (sys.executable, "-m", MODULE, "--report", f"127.0.0.1:{port}", "--token", token,
+def server_argv(scenario: Scenario, port: int, token_file: str, lifetime_s: float) -> tuple[str, ...]:
+    return (sys.executable, "-m", MODULE, "--report", f"127.0.0.1:{port}", "--token-file", token_file,
             "--scenario", scenario.name, "--lifetime", f"{lifetime_s:g}")
+
+
+def _token_file(token: str) -> tuple[str, str]:
+    """(its directory, its path): the token in a file only this user can read (0600 in a 0700 directory)."""
+    directory = tempfile.mkdtemp(prefix="tasks-conformance-relay-")
+    path = os.path.join(directory, "token")
+    fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
+    with os.fdopen(fd, "w", encoding="ascii") as f:
+        f.write(token)
+    return directory, path
 
 
 @contextlib.asynccontextmanager
@@ -125,10 +170,15 @@ async def relaying(scenario: Scenario, wire: WireLog, timeout_s: float) -> Async
     from anyio.abc import SocketAttribute, SocketStream
     from anyio.streams.buffered import BufferedByteReceiveStream
 
-    listener = await anyio.create_tcp_listener(local_host="127.0.0.1", local_port=0)
-    port = listener.extra(SocketAttribute.local_port)
     token = secrets.token_hex(16)
-    relay = Relay(server_argv(scenario, port, token, timeout_s + LIFETIME_MARGIN_S), token)
+    directory, token_path = _token_file(token)
+    try:
+        listener = await anyio.create_tcp_listener(local_host="127.0.0.1", local_port=0)
+    except OSError:
+        shutil.rmtree(directory, ignore_errors=True)
+        raise
+    port = listener.extra(SocketAttribute.local_port)
+    relay = Relay(server_argv(scenario, port, token_path, timeout_s + LIFETIME_MARGIN_S), token)
 
     async def serve(stream: SocketStream) -> None:
         if len(relay.connections) >= MAX_CONNECTIONS:
@@ -143,7 +193,8 @@ async def relaying(scenario: Scenario, wire: WireLog, timeout_s: float) -> Async
             hello = json.loads(await buffered.receive_until(b"\n", 4096))
             if not isinstance(hello, dict) or hello.get("token") != token:
                 return
-            conn.pid = hello.get("pid") if isinstance(hello.get("pid"), int) else None
+            conn.pid = hello.get("pid") if isinstance(hello.get("pid"), int) and hello["pid"] > 1 else None
+            conn.start = start_time(conn.pid) if conn.pid is not None else None
             conn.number = 1 + sum(c.number is not None for c in relay.connections)
             base = wire.elapsed()
             while True:
@@ -169,6 +220,7 @@ async def relaying(scenario: Scenario, wire: WireLog, timeout_s: float) -> Async
     finally:
         with anyio.CancelScope(shield=True):
             await listener.aclose()
+        shutil.rmtree(directory, ignore_errors=True)
 
 
 def _record(report: Any, conn: Connection, relay: Relay, wire: WireLog, base: float) -> None:

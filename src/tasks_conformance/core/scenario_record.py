@@ -80,6 +80,11 @@ class ScenarioRecord:
     stderr_tail: tuple[str, ...] = ()  # its last lines
     problem: str | None = None  # it could not be started, or the scripted server could not serve
     limits: tuple[LimitHit, ...] = ()  # the limits it reached (README: "Limits")
+    # Descendants still alive after the client's end, outside its process group (`pid N: command`):
+    # each was stopped (policy P-49).
+    left_behind: tuple[str, ...] = ()
+    descendants_tracked: bool = True  # False: this machine could not find descendants outside its group
+    not_signalled: tuple[str, ...] = ()  # pids a scripted server's hello named that were not signalled
 
     @property
     def status(self) -> str:
@@ -98,6 +103,8 @@ class ScenarioRecord:
             "connections": self.connections, "outcomeLine": self.outcome_line, "outcomeProblem": self.outcome_problem,
             "stderrTail": list(self.stderr_tail), "problem": self.problem,
             "limits": [hit.to_json() for hit in self.limits],
+            "leftBehind": list(self.left_behind),
+            "descendantsTracked": self.descendants_tracked, "notSignalled": list(self.not_signalled),
         }
 
     def lines(self) -> list[str]:
@@ -113,4 +120,9 @@ class ScenarioRecord:
         else:
             out.append("  outcome line: none")
         out += [f"  stderr: {one_line(line, LINE_CHARS)}" for line in self.stderr_tail]
+        out += [f"  left behind, stopped: {line}" for line in self.left_behind]
+        if not self.descendants_tracked:
+            out.append("  descendants outside its process group: not tracked on this system (no subreaper or "
+                       "no /proc), so not stopped")
+        out += [f"  not signalled: {line}" for line in self.not_signalled]
         return out

@@ -17,7 +17,7 @@ SHOWN = 3
 MAX_EVIDENCE = 40
 # A poll this much earlier than the interval is still on time (policy P-33): max(50 ms, 10 %).
 EARLY_SLACK_S, EARLY_SLACK_SHARE = 0.050, 0.10
-# A tasks/get arriving this soon after the previous one was sent with it, not after its answer (P-54):
+# A tasks/get arriving this soon after the previous one was sent with it, not after its answer (P-52):
 # far below any poll a client times (a client polling every 20 ms is still judged).
 PARALLEL_S = 0.010
 
@@ -62,7 +62,7 @@ class Cadence:
     rule: str
     changed_rule: str
     # A tasks/get sent before the previous one was answered is a parallel poll, which the wire allows
-    # (2025-11-25: C-LEG-MAY-05): it is not measured against that answer (policy P-54).
+    # (2025-11-25: C-LEG-MAY-05): it is not measured against that answer (policy P-52).
     parallel: bool = False
 
 
@@ -88,7 +88,7 @@ def poll_gaps(run: ScenarioRun, task_id: str,
             continue
         if cadence.parallel and (nxt.time < prev.reply_time or nxt.time - prev.time < PARALLEL_S):
             before = interval
-            continue  # sent with the previous poll, not after its answer: a parallel poll (P-54)
+            continue  # sent with the previous poll, not after its answer: a parallel poll (P-52)
         if not any(prev.reply_time <= t <= nxt.time for t in between):  # after an answer: not judged (P-33)
             yield prev, nxt, nxt.time - prev.reply_time, interval, before if isinstance(before, int) else None
         before = interval

@@ -72,7 +72,7 @@ def _capabilities(e: Exchange) -> set[str]:
     title="A task's tasks/* requests declare the client capabilities its tools/call declared",
     description="Capabilities are per request: a capability the creating tools/call declared (elicitation, for "
                 "a task that may ask for input) that a later tasks/get, tasks/update or tasks/cancel of the task "
-                "leaves out warns, since the server may not infer it from the earlier request (policy P-52).",
+                "leaves out warns, since the server may not infer it from the earlier request (policy P-50).",
     requirements=("C-CORE-MUST-02",),
     scenarios=EXTENSION,
     needs=(),
@@ -95,8 +95,8 @@ def capabilities_per_request(runs: list[ScenarioRun]) -> Verdict:
         return passed(f"{len(dropped)} of {judged} tasks/* request(s) left out a capability their task's tools/call "
                       "declared", warnings=[warn(
                           f"{len(dropped)} tasks/* request(s) did not declare what the task's tools/call declared "
-                          f"(C-CORE-MUST-02; policy P-52): {_where(view, e)} left out {', '.join(map(shown, left))}",
-                          "P-52")], evidence=[d[1].seq for d in dropped][:MAX_EVIDENCE])
+                          f"(C-CORE-MUST-02; policy P-50): {_where(view, e)} left out {', '.join(map(shown, left))}",
+                          "P-50")], evidence=[d[1].seq for d in dropped][:MAX_EVIDENCE])
     if not judged:
         return not_applicable("no task was followed with tasks/*, so no later request to compare")
     return passed(f"all {judged} tasks/* requests declared the capabilities of their task's tools/call", judged=judged)

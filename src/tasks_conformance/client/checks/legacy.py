@@ -315,7 +315,7 @@ def no_related_meta(runs: list[ScenarioRun]) -> Verdict:
                 "pollInterval of the CreateTaskResult or the latest tasks/get, the first tasks/get that of the "
                 "CreateTaskResult (policy P-48). Early polls warn (SHOULD; policy P-33, and a poll after a "
                 "tasks/result is not judged); a tasks/get sent while another was in flight is a parallel poll, "
-                "allowed (policy P-54).",
+                "allowed (policy P-52).",
     requirements=("C-LEG-SHOULD-02",),
     permits=("C-LEG-MAY-05",),
     scenarios=("tasks-client-legacy-lifecycle", "tasks-client-legacy-required",

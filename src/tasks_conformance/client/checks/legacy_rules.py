@@ -48,7 +48,7 @@ def _naming(run: ScenarioRun, task_id: str, after: float) -> list[Exchange]:
 def took_create_as_result(run: ScenarioRun, task_id: str, create: Exchange) -> bool:
     """The client never named the task, on its connection or another (a request there is P-47's, the
     cancel check's), and its outcome line reports the call ended: it took the CreateTaskResult for
-    the call's result (policy P-55)."""
+    the call's result (policy P-53)."""
     said = run.client.outcome
     reported = said.get("status") if isinstance(said, dict) else None
     named = _naming(run, task_id, create.reply_time or create.time) or run.elsewhere(task_id, *TASK_METHODS)
@@ -61,9 +61,9 @@ def took_create_as_result(run: ScenarioRun, task_id: str, create: Exchange) -> b
     id="tasks-client-legacy-reads-create-result",
     title="The nested CreateTaskResult is read as a task, a plain result as the call's outcome (2025-11-25)",
     description="A task-augmented tools/call answered {task: {taskId, …}} created a task: the client follows it "
-                "by its taskId; reporting the call ended without ever naming the task fails (policy P-55). A "
+                "by its taskId; reporting the call ended without ever naming the task fails (policy P-53). A "
                 "plain CallToolResult (the server processed the call normally) is the outcome: an outcome line "
-                "that reports it otherwise warns (policy P-55).",
+                "that reports it otherwise warns (policy P-53).",
     requirements=("C-LEG-MUST-04",),
     scenarios=LEGACY_RUNS,
     needs=(REQUIRED,),
@@ -78,7 +78,7 @@ def reads_create_result(runs: list[ScenarioRun]) -> Verdict:
             if took_create_as_result(run, task_id, create):
                 taken.append((run, create))
             elif _naming(run, task_id, create.reply_time or create.time):
-                tasks += 1  # followed by its taskId (one never named, the call not reported ended, is P-53's)
+                tasks += 1  # followed by its taskId (one never named, the call not reported ended, is P-51's)
         for e in run.sent("tools/call"):
             if not e.is_request or not isinstance(e.result, dict) or CreatedTask.read(e.result).task_id is not None:
                 continue
@@ -89,7 +89,7 @@ def reads_create_result(runs: list[ScenarioRun]) -> Verdict:
             if isinstance(said, dict) and said.get("status") != "completed":
                 warnings.append(warn(f"{run.label}: the task-augmented tools/call (frame #{e.seq}) was answered "
                                      f"with a plain CallToolResult, reported as status {shown(said.get('status'))} "
-                                     "(C-LEG-MUST-04; policy P-55)", "P-55"))
+                                     "(C-LEG-MUST-04; policy P-53)", "P-53"))
     if taken:
         run, create = taken[0]
         said = run.client.outcome or {}
@@ -98,7 +98,7 @@ def reads_create_result(runs: list[ScenarioRun]) -> Verdict:
                 f"{shown(said.get('status'))}")
         return failed(f"{len(taken)} CreateTaskResult(s) taken as the call's result: {what}", broken=("C-LEG-MUST-04",),
                       evidence=[s for _r, e in taken for s in e.seqs][:MAX_EVIDENCE], warnings=warnings,
-                      policies=("P-55",),
+                      policies=("P-53",),
                       details={"expected": "the task followed by its taskId (tasks/get, tasks/result)",
                                "actual": what})
     if not tasks and not plain:
@@ -129,7 +129,7 @@ def _left(run: ScenarioRun, task_id: str, create: Exchange) -> str | None:
                 "the task was still working (C-LEG-SHOULD-03)")
     polled = f"after {len(reads)} tasks/get" if reads else "without a single tasks/get"
     return (f"it stopped {polled} while the task was working, and the server sent no {STATUS_NOTIFICATION} "
-            f"(C-LEG-MUST-06, C-LEG-SHOULD-03; policy P-53)")
+            f"(C-LEG-MUST-06, C-LEG-SHOULD-03; policy P-51)")
 
 
 @client_check(
@@ -138,7 +138,7 @@ def _left(run: ScenarioRun, task_id: str, create: Exchange) -> str | None:
     description="The scripted server sends no notifications/tasks/status, as a server may: a client follows its "
                 "task with tasks/get (or a blocked tasks/result) until it reads a terminal status or "
                 "input_required. A client that stops while the task works warns: it waited for the notification "
-                "or gave up polling, which the wire cannot tell apart (policy P-53). Dropping a tasks/result "
+                "or gave up polling, which the wire cannot tell apart (policy P-51). Dropping a tasks/result "
                 "stream and polling on is allowed.",
     requirements=("C-LEG-MUST-06", "C-LEG-SHOULD-03"),
     permits=("C-LEG-MAY-04",),
@@ -161,7 +161,7 @@ def keeps_polling(runs: list[ScenarioRun]) -> Verdict:
     if not left:
         return passed(f"all {tasks} task(s) were followed until they ended", judged=tasks)
     text = "; ".join(f"{run.label}, the task of frame #{create.reply_seq}: {why}" for run, create, why in left[:SHOWN])
-    cited = ("P-53",) if any("P-53" in why for _r, _c, why in left) else ()
+    cited = ("P-51",) if any("P-51" in why for _r, _c, why in left) else ()
     return passed(f"{len(left)} of {tasks} task(s) left while working", judged=tasks,
                   evidence=[s for _r, e, _w in left for s in e.seqs][:MAX_EVIDENCE],
                   warnings=[warn(f"a task no longer followed while it worked: {text}", *cited)])
