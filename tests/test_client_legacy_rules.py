@@ -157,4 +157,46 @@ def test_a_client_taking_the_freedom_passes_every_legacy_scenario_with_no_warnin
                           timeout_s=20, jobs=4)
     result = anyio.run(execute_client, config).result
     assert result.outcome == "passed", [(c.id, c.bucket, c.message) for c in result.checks if c.bucket != "passed"]
-    assert [(c.id, [str(w) for w in c.warnings]) for c in result.checks if c.warnings] == []
+    # On a loaded machine the second of two polls sent at once may reach the scripted server after the
+    # first's answer and 10 ms later, where the wire cannot tell it from a fast poll (P-52): the
+    # process run is held to no warning elsewhere, and the cadence's reading of a parallel poll is
+    # judged on hand-built times below (seen in a fresh-clone CI run).
+    timing = {"tasks-client-legacy-poll-interval"} if freedom == "legacy-parallel-polls" else set()
+    assert [(c.id, [str(w) for w in c.warnings]) for c in result.checks if c.warnings and c.id not in timing] == []
+
+
+# -- C-LEG-MAY-05, on hand-built times (the process test above depends on the machine's load) ----
+
+
+def _exchanges(*steps: tuple[float, str, JSON, float, JSON]) -> ScenarioRun:
+    """initialize, then each (sent at, method, params, answered at, the answer's result)."""
+    init = (0.0, "initialize", {"protocolVersion": "2025-11-25", "capabilities": {}}, 0.01,
+            {"protocolVersion": "2025-11-25", "capabilities": DECLARED})
+    out = []
+    for i, (sent, method, params, answered, result) in enumerate((init, *steps)):
+        message = {"jsonrpc": "2.0", "id": i, "method": method, "params": params}
+        out.append(Exchange(2 * i + 1, sent, message, None, 2 * i + 2, answered,
+                            {"jsonrpc": "2.0", "id": i, "result": result}))
+    client = ClientRun((), True, 0, False, 1.0, "", "", COMPLETED)
+    return ScenarioRun(BY_NAME[REQUIRED], "legacy", client, tuple(out), reached=True)
+
+
+def _polls(*gets: tuple[float, float, str]) -> ScenarioRun:
+    create = (0.02, "tools/call", {"name": "required_task", "arguments": {}, "task": {}}, 0.03,
+              {"task": _task("working")["result"]})
+    return _exchanges(create, *((sent, "tasks/get", {"taskId": TASK}, answered, _task(status)["result"])
+                                for sent, answered, status in gets))
+
+
+@pytest.mark.parametrize("second_sent_at", [0.2505, 0.258])  # before the first's answer; 8 ms after it was sent
+def test_a_poll_sent_with_the_previous_one_is_parallel_and_never_warns_may_05(second_sent_at: float) -> None:
+    run = _polls((0.25, 0.252, "working"), (second_sent_at, second_sent_at + 0.002, "working"),
+                 (0.47, 0.472, "completed"))
+    verdict = _judge("tasks-client-legacy-poll-interval", run)
+    assert verdict.warnings == () and verdict.skip_reason is None and "all 2 polls" in verdict.message, verdict
+
+
+def test_a_poll_sent_after_the_previous_answer_is_measured_and_warns() -> None:
+    run = _polls((0.25, 0.252, "working"), (0.30, 0.302, "working"), (0.52, 0.522, "completed"))
+    verdict = _judge("tasks-client-legacy-poll-interval", run)
+    assert any("C-LEG-SHOULD-02" in str(w) for w in verdict.warnings), verdict

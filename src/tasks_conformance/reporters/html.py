@@ -52,7 +52,9 @@ AREA_TITLES = {
     "input_requests": "Input requests", "eras": "Eras kept apart",
     # client/checks/
     "requests": "What every request carries", "following": "Following a task", "expiry": "Task expiry",
-    "legacy": "The 2025-11-25 task wire",
+    "legacy": "The 2025-11-25 task wire", "legacy_rules": "Following a 2025-11-25 task",
+    "core_rules": "Base protocol requests", "headers": "HTTP request headers",
+    "mrtr": "Answers besides a result",
 }
 
 
