@@ -43,8 +43,8 @@ def _retry_problem(asked: Exchange, retry: Exchange) -> str | None:
     description="Before creating the task the scripted server answers the tools/call with InputRequiredResults "
                 "(an elicitation and a requestState each): the client retries the call with a new JSON-RPC id, "
                 "inputResponses for every key and the requestState exactly as given (following the task the "
-                "last retry creates is tasks-client-follows-task's). Not applicable for a client whose tools/call declared no "
-                "elicitation (it is asked nothing).",
+                "last retry creates is tasks-client-follows-task's). Not applicable for a client whose "
+                "tools/call declared no elicitation (it is asked nothing).",
     requirements=("C-EXT-MUST-10", "C-CORE-MUST-08"),
     scenarios=(MRTR,),
     ends=True,
