@@ -66,8 +66,8 @@ def test_a_server_that_never_listens_is_stopped_at_the_timeout(tmp_path: Path) -
                 f"http://127.0.0.1:{port}/mcp", "--timeout", "800", "--format", "json")
     assert proc.returncode == 3
     (cause,) = json.loads(proc.stdout)["incompleteCauses"]
-    assert "did not listen at the target within --timeout" in cause["cause"]
-    assert "--server-command" in cause["fix"] and "raise --timeout" in cause["fix"]
+    assert "did not listen at the target within --startup-timeout" in cause["cause"]
+    assert "--server-command" in cause["fix"] and "raise --startup-timeout" in cause["fix"]
     assert "start the server or correct the target" not in proc.stdout
     assert _gone(int(pidfile.read_text()))
 

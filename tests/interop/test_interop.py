@@ -57,6 +57,7 @@ EXIT_FOR = {"passed": 0, "failed": 1, "incomplete": 3}
 #: takes ~4 s plus the elicitation round trip; tasks/result blocks until the task ends.
 REQUEST_TIMEOUT_MS = 8_000
 POLL_TIMEOUT_MS = 20_000
+STARTUP_TIMEOUT_MS = 60_000
 #: Hard bound on one tasks-conformance run (the tool's own bounds should end it far sooner).
 CELL_TIMEOUT_S = 120.0
 WORKERS = int(os.environ.get("TASKS_CONFORMANCE_INTEROP_WORKERS", "4"))
@@ -653,7 +654,8 @@ def tool_command(scenario: Scenario, wire_log: Path) -> list[str]:
     cmd = [
         sys.executable, "-m", "tasks_conformance", "--format", "json",
         "--timeout", str(REQUEST_TIMEOUT_MS), "--poll-timeout", str(POLL_TIMEOUT_MS),
-        "--wire-log", str(wire_log),
+        # A Python runtime's imports take seconds of CPU, several times that on a loaded CI machine.
+        "--startup-timeout", str(STARTUP_TIMEOUT_MS), "--wire-log", str(wire_log),
     ]
     if scenario.expect_wire != "any":
         cmd += ["--expect-wire", scenario.expect_wire]

@@ -87,7 +87,7 @@ _FIXES: dict[CauseKind, str] = {
                               "messages",
     CauseKind.SERVER_COMMAND: "the run started the server itself with --server-command: correct that command (or "
                               "its --cwd and -e) so that it starts and listens{where}, or raise "
-                              "--timeout if it starts slowly",
+                              "--startup-timeout if it starts slowly",
     CauseKind.SERVER_GONE: "keep the server running to the end of the run (tasks-server-stays-up shows how it "
                            "ended, with its exit code and last output), then run again",
 }

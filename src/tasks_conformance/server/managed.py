@@ -73,7 +73,7 @@ def _said(tail: bytearray, redactor: Redactor) -> str:
 async def _wait(config: RunConfig, proc: Process, tail: bytearray, redactor: Redactor) -> str | None:
     """None once the target accepts a connection; else what went wrong."""
     endpoint = _endpoint(config)
-    deadline = time.monotonic() + config.timeout_s
+    deadline = time.monotonic() + config.startup_timeout_s
     while time.monotonic() < deadline:
         if await _listening(endpoint):
             return None
@@ -81,8 +81,8 @@ async def _wait(config: RunConfig, proc: Process, tail: bytearray, redactor: Red
             return (f"the --server-command server exited with code {proc.returncode} before it listened"
                     f"{_said(tail, redactor)}")
         await anyio.sleep(POLL_S)
-    return (f"the --server-command server did not listen at the target within --timeout "
-            f"({config.timeout_s:g} s){_said(tail, redactor)}")
+    return (f"the --server-command server did not listen at the target within --startup-timeout "
+            f"({config.startup_timeout_s:g} s){_said(tail, redactor)}")
 
 
 async def stop_group(proc: Process, *, close: bool = True) -> bool:

@@ -77,6 +77,7 @@ class RunConfig:
     sampling_response: dict[str, Any] | None = None
     timeout_ms: int = 30_000
     poll_timeout_ms: int = 30_000
+    startup_timeout_ms: int | None = None  # --startup-timeout; None: as --timeout
     max_message_bytes: int = DEFAULT_MAX_MESSAGE_BYTES
     format: Literal["human", "json"] | None = None
     reporters: tuple[ReporterSpec, ...] = ()
@@ -100,6 +101,12 @@ class RunConfig:
     @property
     def poll_timeout_s(self) -> float:
         return self.poll_timeout_ms / 1000.0
+
+    @property
+    def startup_timeout_s(self) -> float:
+        """The handshake's allowance: a cold start is not a slow answer (never below --timeout)."""
+        startup = self.startup_timeout_ms if self.startup_timeout_ms is not None else self.timeout_ms
+        return max(startup, self.timeout_ms) / 1000.0
 
     def secrets(self) -> list[str]:
         """Every value the run must never print: tokens, credential headers and cookies (also
@@ -200,32 +207,20 @@ def build_run_config(options: RunOptions, catalog: Catalog = Catalog()) -> RunCo
         server_command=_argv("--server-command", options.server_command, options) if options.server_command else (),
         cwd=options.cwd,
         env=env,
-        tcp=tcp,
-        unix=options.unix,
-        headers=headers,
-        access_token=token,
+        tcp=tcp, unix=options.unix, headers=headers, access_token=token,
         protocol_version=options.protocol_version,
         client_capabilities=values.client_capabilities,
         expect_wire=options.expect_wire,  # type: ignore[arg-type]  # checked in _check_versions
         profile=options.profile,
-        check_ids=check_ids,
-        categories=categories,
-        tool_name=tool_name,
-        tool_args=tool_args or {},
-        probes=probes,
-        probe_args=probe_args,
-        input_responses=values.input_responses,
-        elicitation_response=values.elicitation_response,
+        check_ids=check_ids, categories=categories,
+        tool_name=tool_name, tool_args=tool_args or {}, probes=probes, probe_args=probe_args,
+        input_responses=values.input_responses, elicitation_response=values.elicitation_response,
         sampling_response=values.sampling_response,
-        timeout_ms=options.timeout_ms,
-        poll_timeout_ms=options.poll_timeout_ms,
-        max_message_bytes=options.max_message_bytes,
+        timeout_ms=options.timeout_ms, poll_timeout_ms=options.poll_timeout_ms,
+        startup_timeout_ms=options.startup_timeout_ms, max_message_bytes=options.max_message_bytes,
         format=options.format,  # type: ignore[arg-type]  # checked in _check_limits
         reporters=tuple(parse_reporter(r) for r in options.reporters),
-        quiet=options.quiet,
-        verbose=options.verbose,
-        wire_log=options.wire_log,
-        debug=options.debug,
+        quiet=options.quiet, verbose=options.verbose, wire_log=options.wire_log, debug=options.debug,
         junit_suite_name=options.junit_suite_name,
         baseline=baseline,
         update_baseline=options.update_baseline,
@@ -401,8 +396,9 @@ def _selection(o: RunOptions, catalog: Catalog) -> tuple[tuple[str, ...], tuple[
 
 def _check_limits(o: RunOptions) -> None:
     """Timeouts, the message size bound and the stdout format."""
-    for name, val in (("--timeout", o.timeout_ms), ("--poll-timeout", o.poll_timeout_ms)):
-        if val <= 0:
+    for name, val in (("--timeout", o.timeout_ms), ("--poll-timeout", o.poll_timeout_ms),
+                      ("--startup-timeout", o.startup_timeout_ms)):
+        if val is not None and val <= 0:
             raise UsageError(f"{name} must be a positive number of milliseconds")
     if o.max_message_bytes < 1024:
         raise UsageError("--max-message-bytes must be at least 1024")

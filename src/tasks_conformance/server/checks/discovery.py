@@ -13,6 +13,8 @@ from tasks_conformance.server.evidence import Evidence
 
 # The details key holding the HTTP status the handshake got when it got no JSON-RPC answer.
 HTTP_STATUS = "httpStatus"
+STARTUP_FIX = ("raise --startup-timeout if the server is slow to start (heavy imports, npx, a cold container), "
+               "or check that it answers MCP at the target")
 
 WIRE_RESOLVABLE = check(
     id="tasks-wire-resolvable",
@@ -45,7 +47,9 @@ def _unreachable_or_unexpected(ev: Evidence) -> Verdict | None:
             details = {**details, HTTP_STATUS: status}
             if kind is CauseKind.UNREACHABLE:
                 kind = CauseKind.HTTP_STATUS
-        cause = Cause(f"could not talk to the server: {d.connection_problem}", kind, http_status=status)
+        # A handshake that timed out on a live server: the one setting that changes it.
+        fix = STARTUP_FIX if kind is CauseKind.SETTING else ""
+        cause = Cause(f"could not talk to the server: {d.connection_problem}", kind, fix=fix, http_status=status)
         return could_not_run(cause, evidence=seqs, details=details)
     if d.wire is not Wire.NONE and ev.expect_wire != "any" and d.wire != ev.expect_wire:
         return failed(

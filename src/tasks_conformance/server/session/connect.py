@@ -204,6 +204,13 @@ class Connection:
         ctx = self.transport.failure_context() if self.transport is not None else ""
         return f"{text}; {ctx}" if ctx and ctx not in text else text
 
+    def _handshake_failed(self, reply: Reply) -> None:
+        """The handshake got no answer. Timed out on a live server, that is a setting to change
+        (--startup-timeout: a cold start can outlast any request); else nothing answered."""
+        known = self.transport.problem_kind() if self.transport is not None else None
+        kind = known or (CauseKind.SETTING if reply.timed_out and not reply.lost else CauseKind.UNREACHABLE)
+        self._learn(connection_problem=self._failure_text(reply), connection_problem_kind=kind)
+
     # -- the 2026-07-28 era -------------------------------------------------------------------
 
     async def _try_base_2026(self, pinned: bool) -> bool:
@@ -213,7 +220,9 @@ class Connection:
         session = ExtensionSession(
             self.transport, self.peer, version=PROTOCOL_EXTENSION, capabilities=client_capabilities(self.config)
         )
-        timeout = self.config.timeout_s if pinned else min(self.config.timeout_s, DISCOVER_PROBE_TIMEOUT_S)
+        # Pinned, server/discover is the handshake and waits for a slow starter; unpinned it is a
+        # probe, and a silent server is soon taken for a legacy one (whose initialize then waits).
+        timeout = self.config.startup_timeout_s if pinned else min(self.config.timeout_s, DISCOVER_PROBE_TIMEOUT_S)
         reply = await session.request("server/discover", {}, declare_tasks=True, timeout_s=timeout,
                                       purpose="era probe (server/discover)", tag=FrameTag(Purpose.ERA_PROBE))
         self._learn(discover_reply=reply)
@@ -222,8 +231,11 @@ class Connection:
             what = reply.describe()
             if pinned:
                 self._looked_for(f"2026-07-28: server/discover gave {what}, not a DiscoverResult listing 2026-07-28")
-                self._learn(connection_problem=None if reply.answered else self._failure_text(reply),
-                            era=PROTOCOL_EXTENSION if reply.answered else None)
+                if reply.answered:
+                    self._learn(connection_problem=None, era=PROTOCOL_EXTENSION)
+                else:
+                    self._handshake_failed(reply)
+                    self._learn(era=None)
                 self.session = session
             else:
                 self._note(f"server/discover gave {what}; falling back to initialize")
@@ -271,7 +283,7 @@ class Connection:
         assert self.transport is not None and self.peer is not None
         session = LegacySession(self.transport, self.peer, capabilities=client_capabilities(self.config))
         self._legacy = session
-        reply = await session.initialize()
+        reply = await session.initialize(timeout_s=self.config.startup_timeout_s)
         self._learn(initialize_reply=reply)
         self.session = session
         if not reply.ok:
@@ -279,7 +291,7 @@ class Connection:
                 self._learn(era=None)
                 self._looked_for(f"2025-11-25: initialize gave {reply.describe()}")
             else:
-                self._learn(connection_problem=self._failure_text(reply))
+                self._handshake_failed(reply)
             return
         self._read_initialize(reply.result)
         await self._list_tools(session, declare_tasks=False)
