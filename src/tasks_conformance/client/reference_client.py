@@ -234,7 +234,7 @@ def main(argv: list[str] | None = None, *, deviations: Deviations = NO_DEVIATION
     if deviations.errors_without_code and isinstance(said.get("error"), dict):
         said["error"] = {"code": None, "message": said["error"].get("message")}
     print(OUTCOME_PREFIX + json.dumps(said, separators=(",", ":")), flush=True)
-    return 0
+    return 1 if deviations.exits_non_zero else 0
 
 
 if __name__ == "__main__":

@@ -105,6 +105,7 @@ class Deviations:
     # plainly (C-LEG-MAY-01); every JSON-RPC error shown by its message alone, direct or a task's.
     legacy_required_only: bool = False
     errors_without_code: bool = False
+    exits_non_zero: bool = False  # exits 1 after a call that succeeded (the harness reports a failure; P-54)
     legacy_drops_result_stream: bool = False  # an early tasks/result whose stream it drops (C-LEG-MAY-04)
     legacy_parallel_polls: bool = False  # its first poll sent twice at once (C-LEG-MAY-05)
     # Cancels over a second connection (a second server; a new session), where it reaches no task (P-47).

@@ -9,6 +9,7 @@ from tasks_conformance.client.checks.cadence import Cadence, judge_cadence, prom
 from tasks_conformance.client.checks.cadence import gets_of as _gets
 from tasks_conformance.client.checks.cadence import status_of as _status
 from tasks_conformance.client.checks.cancel import judge_cancel
+from tasks_conformance.client.checks.exit_status import failed_exits
 from tasks_conformance.client.checks.expiry import judge_expiry
 from tasks_conformance.client.checks.registry import client_check
 from tasks_conformance.client.evidence import Exchange, ScenarioRun, said_elsewhere, shown
@@ -24,6 +25,9 @@ EXPIRY = "tasks-client-ttl-expiry"
 SHOWN = 3
 MAX_EVIDENCE = 40
 
+# Both end in a result without isError: a non-zero exit after either says the harness failed.
+FOLLOWED = ("tasks-client-lifecycle", "tasks-client-sync-result")
+
 
 @client_check(
     id="tasks-client-follows-task",
@@ -31,7 +35,7 @@ MAX_EVIDENCE = 40
     description="A CreateTaskResult is followed through tasks/get; a plain CallToolResult is the outcome and is "
                 "not followed.",
     requirements=("C-EXT-MUST-02",),
-    scenarios=("tasks-client-lifecycle", "tasks-client-sync-result"),
+    scenarios=FOLLOWED,
     # A subscription for the task follows it as well as tasks/get does.
     permits=("C-EXT-MAY-02",),
     ends=True,
@@ -72,7 +76,7 @@ def follows_task(runs: list[ScenarioRun]) -> Verdict:
     if not judged:
         return not_applicable("no task was created and no plain result was taken: nothing to follow")
     return passed("the task was followed through tasks/get, and the plain result was taken as the outcome",
-                  judged=judged)
+                  judged=judged, warnings=failed_exits(runs, FOLLOWED, "C-EXT-MUST-02"))
 
 
 def _listened_ids(e: Exchange) -> list[str]:

@@ -12,6 +12,7 @@ from typing import Any
 
 from tasks_conformance.client.checks.cadence import Cadence, judge_cadence
 from tasks_conformance.client.checks.cancel import judge_cancel
+from tasks_conformance.client.checks.exit_status import failed_exits
 from tasks_conformance.client.checks.expiry import judge_expiry
 from tasks_conformance.client.checks.framing import DESCRIPTION, judge_framing
 from tasks_conformance.client.checks.legacy_rules import took_create_as_result
@@ -188,9 +189,13 @@ def fetches_result(runs: list[ScenarioRun]) -> Verdict:
     if differs:
         warnings.append(warn("the outcome the client reported is not what tasks/result answered (C-LEG-MUST-05; "
                              "policy P-38): " + "; ".join(differs[:SHOWN]), "P-38"))
+    # The lifecycle tasks complete without isError: a harness exiting non-zero there says it failed.
+    exits = failed_exits(runs, ("tasks-client-legacy-lifecycle", "tasks-client-legacy-required"), "C-LEG-MUST-05")
     if warnings:
         return passed(f"{len(unfetched) + len(differs)} of {tasks} tasks' payloads not taken from tasks/result",
-                      warnings=warnings, judged=tasks)
+                      warnings=[*warnings, *exits], judged=tasks)
+    if exits:
+        return passed(f"all {tasks} tasks' payloads were fetched with tasks/result", warnings=exits, judged=tasks)
     return passed(f"all {tasks} tasks' payloads were fetched with tasks/result", judged=tasks)
 
 
