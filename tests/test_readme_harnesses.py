@@ -40,14 +40,19 @@ def _run(command: list[str], transport: str) -> dict[str, Any]:
     return doc
 
 
-@pytest.mark.parametrize("transport", ["http", "stdio"])
+# Over stdio each harness spawns the scripted server itself: the same scenarios again, twice the
+# time; the fast run keeps HTTP, --full (CI) both.
+TRANSPORTS = ["http", pytest.param("stdio", marks=pytest.mark.slow)]
+
+
+@pytest.mark.parametrize("transport", TRANSPORTS)
 def test_the_readme_python_harness_runs_as_printed(tmp_path: Path, transport: str) -> None:
     script = tmp_path / "harness.py"
     script.write_text(readme_example("python"), encoding="utf-8")
     _run([sys.executable, str(script)], transport)
 
 
-@pytest.mark.parametrize("transport", ["http", "stdio"])
+@pytest.mark.parametrize("transport", TRANSPORTS)
 def test_the_readme_javascript_harness_runs_as_printed(tmp_path: Path, transport: str) -> None:
     node = shutil.which("node")
     if node is None:
