@@ -30,7 +30,7 @@ import pytest
 from conftest import FIXTURES, ROOT
 
 from tasks_conformance.client import reference_legacy
-from tasks_conformance.client.reference_client import NO_DEVIATIONS, Deviations, Outcome, call, main
+from tasks_conformance.client.reference_client import NO_DEVIATIONS, Deviations, Outcome, call, exit_status, main
 from tasks_conformance.client.reference_wire import encode_name
 from tasks_conformance.core.protocol import (
     EXT_TASKS,
@@ -171,7 +171,7 @@ class Server:
         outcome = await call("http://mock/mcp", era="extension" if self.era == EXT else "legacy",
                              transport=httpx.MockTransport(self.handle), clock=self.clock, sleep=self.sleep,
                              deviations=deviations, **kw)
-        return Run(self, outcome)
+        return Run(self, outcome, exit_status(deviations))
 
 
 def _declares(rec: Rec) -> bool:
@@ -331,6 +331,7 @@ SCENARIOS: dict[str, Callable[[], tuple[Server, JSON]]] = {
 class Run:
     server: Server
     outcome: Outcome
+    exit_status: int  # what the harness entry would exit with after this outcome
 
     @property
     def log(self) -> list[Rec]:
@@ -410,6 +411,11 @@ def _gone_at(run: Run) -> int | None:
     (the task expired, or was deleted), if one was."""
     naming = [r for r in run.log if "taskId" in r.params]
     return next((i for i, r in enumerate(naming) if r.method == "tasks/get" and "error" in (r.reply or {})), None)
+
+
+def _exits_non_zero(run: Run) -> bool:
+    """A non-zero exit after a call that succeeded (policy P-54)."""
+    return run.exit_status != 0 and run.outcome.status == "completed"
 
 
 def _polls_gone_task(run: Run) -> bool:
@@ -534,6 +540,7 @@ EXT_RULES: dict[str, Callable[[Run], bool]] = {
     "C-CORE-SHOULD-01": lambda run: any(get_path(r.params, "_meta", META_CLIENT_INFO) is None
                                         for r in _modern(run) if "id" in r.body),
     "P-45": _polls_gone_task,
+    "P-54": _exits_non_zero,
 }
 
 
@@ -601,6 +608,7 @@ LEGACY_RULES: dict[str, Callable[[Run], bool]] = {
     "C-LEG-SHOULD-07": lambda run: bool(run.requests("tasks/cancel"))
                                    and get_path(run.server.capabilities, "tasks", "cancel") is None,
     "P-45": _polls_gone_task,
+    "P-54": _exits_non_zero,
 }
 
 
@@ -670,6 +678,7 @@ CASES = {
     "unknown-result-as-complete": "unknown-result",
     "legacy-result-as-final": "legacy-task", "legacy-awaits-status-notification": "legacy-task",
     "legacy-stops-after-dropped-result": "legacy-slow-result",
+    "exits-non-zero": "task", "legacy-exits-non-zero": "legacy-task",
 }
 
 

@@ -213,6 +213,13 @@ def _target(args: list[str]) -> dict[str, Any]:
     return {"command": command}
 
 
+def exit_status(deviations: Deviations = NO_DEVIATIONS) -> int:
+    """The exit code after the outcome line: 0, the harness convention's "the client ran" (every
+    outcome, failures too, is on the line); a breaking client exits 1 after a call that succeeded,
+    as a harness reporting a failure does."""
+    return 1 if deviations.exits_non_zero else 0
+
+
 def main(argv: list[str] | None = None, *, deviations: Deviations = NO_DEVIATIONS) -> int:
     """The harness entry: the server's URL, or (stdio) its command, is the last argument. Prints
     the outcome line and returns 0; returns 1 after a one-line message on stderr when it could not
@@ -234,7 +241,7 @@ def main(argv: list[str] | None = None, *, deviations: Deviations = NO_DEVIATION
     if deviations.errors_without_code and isinstance(said.get("error"), dict):
         said["error"] = {"code": None, "message": said["error"].get("message")}
     print(OUTCOME_PREFIX + json.dumps(said, separators=(",", ":")), flush=True)
-    return 1 if deviations.exits_non_zero else 0
+    return exit_status(deviations)
 
 
 if __name__ == "__main__":
