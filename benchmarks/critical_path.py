@@ -27,6 +27,8 @@ import sys
 import time
 from pathlib import Path
 
+from waiting import run_waited
+
 PY = sys.executable
 TOOL_MS = 300
 SRC = str(Path(__file__).resolve().parent.parent / "src")
@@ -62,8 +64,7 @@ def server_module(src: str) -> str:
 
 def wall_s(argv: list[str], src: str) -> float:
     t0 = time.perf_counter()
-    subprocess.run(argv, env=env_for(src), stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, timeout=120,
-                   check=False)
+    run_waited(argv, env=env_for(src))
     return time.perf_counter() - t0
 
 

@@ -15,10 +15,11 @@ import argparse
 import os
 import resource
 import statistics
-import subprocess
 import sys
 import tempfile
 import time
+
+from waiting import run_waited
 
 PY = sys.executable
 CASES = {
@@ -41,7 +42,8 @@ def timed(argv: list[str], src: str | None) -> tuple[float, float]:
         env["PYTHONPATH"] = src
     before = resource.getrusage(resource.RUSAGE_CHILDREN)
     t0 = time.perf_counter()
-    subprocess.run(argv, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, check=True, timeout=60)
+    if run_waited(argv, env=env, limit_s=60) != 0:
+        raise SystemExit(f"{argv} failed")
     wall = time.perf_counter() - t0
     after = resource.getrusage(resource.RUSAGE_CHILDREN)
     return wall, (after.ru_utime - before.ru_utime) + (after.ru_stime - before.ru_stime)
