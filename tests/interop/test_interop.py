@@ -57,7 +57,7 @@ EXIT_FOR = {"passed": 0, "failed": 1, "incomplete": 3}
 #: takes ~4 s plus the elicitation round trip; tasks/result blocks until the task ends.
 REQUEST_TIMEOUT_MS = 8_000
 POLL_TIMEOUT_MS = 20_000
-STARTUP_TIMEOUT_MS = 60_000
+STARTUP_TIMEOUT_MS = 60_000  # a server's start: the handshake over stdio, the LISTENING line over HTTP
 #: Hard bound on one tasks-conformance run (the tool's own bounds should end it far sooner).
 CELL_TIMEOUT_S = 120.0
 WORKERS = int(os.environ.get("TASKS_CONFORMANCE_INTEROP_WORKERS", "4"))
@@ -729,7 +729,7 @@ def run_cell(scenario: Scenario, transport: str, workdir: Path) -> CellRun:
         try:
             if transport == "http":
                 try:
-                    proc, url = servers.spawn_http(server, timeout=30.0, stderr=server_stderr)
+                    proc, url = servers.spawn_http(server, timeout=STARTUP_TIMEOUT_MS / 1000, stderr=server_stderr)
                 except RuntimeError as exc:
                     return CellRun(scenario, transport, None, None, "", time.monotonic() - started, wire_log,
                                    problem=f"the server did not start: {exc}")
@@ -820,7 +820,7 @@ class Cells:
         if scenario_id in self.skips:
             pytest.skip(self.skips[scenario_id])
         future = self._futures[(scenario_id, transport)]
-        # Bounded: server start (30 s) + one tool run (CELL_TIMEOUT_S) + stop, after the
+        # Bounded: server start (STARTUP_TIMEOUT_MS) + one tool run (CELL_TIMEOUT_S) + stop, after the
         # cells queued before it.
         return future.result(timeout=CELL_TIMEOUT_S * 3)
 
