@@ -273,7 +273,10 @@ def test_explain_a_client_check_and_a_client_rule(capsys: pytest.CaptureFixture[
     legacy = _cli(capsys, "explain", "C-LEG-MUST-06")[1]
     assert "Judged by: tasks-client-legacy-keeps-polling" in legacy
     legacy = _cli(capsys, "explain", "C-LEG-MUST-09")[1]
-    assert "Not tested: Not built yet: it needs a 2025-11-25 scenario" in legacy
+    assert "Judged by: tasks-client-legacy-list-cursor" in legacy
+    assert "Client scenarios that show it: tasks-client-legacy-list" in legacy
+    legacy = _cli(capsys, "explain", "C-LEG-MUST-12")[1]
+    assert "Not tested: Not built yet: it needs the 2025-11-25 scripted server" in legacy
     code, _out, err = _cli(capsys, "explain", "tasks-client-follows-tsk")
     assert code == 2 and "close matches: tasks-client-follows-task" in err
 

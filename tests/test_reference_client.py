@@ -216,11 +216,25 @@ def ext(gets: list[Step] | None = None, *, task_id: str = TASK, **kw: Any) -> Se
                    "tasks/cancel": [cancel_ack]}, **kw)
 
 
+LIST_CURSOR = base64.b64encode(json.dumps({"page": 1, "nonce": "n1"}).encode()).decode()  # opaque, as it comes
+
+
+def list_pages(server: Server, body: JSON) -> JSON:
+    """tasks/list in two pages: the task, then (the cursor sent back) none."""
+    if "cursor" in body["params"]:
+        if body["params"]["cursor"] != LIST_CURSOR:
+            return {"error": {"code": -32602, "message": "invalid cursor"}}
+        return {"result": {"tasks": []}}
+    return {"result": {"tasks": [legacy_status("working")["result"]], "nextCursor": LIST_CURSOR}}
+
+
 def legacy(support: str | None = "optional", *, declared: bool = True, cancel: bool = True,
-           gets: list[Step] | None = None, result: list[Step] | None = None) -> Server:
+           gets: list[Step] | None = None, result: list[Step] | None = None, listed: bool = False) -> Server:
     tasks: JSON = {"requests": {"tools": {"call": {}}}} if declared else {}
     if cancel:
         tasks["cancel"] = {}
+    if listed:
+        tasks["list"] = {}
     tool: JSON = {"name": TOOL, "inputSchema": {"type": "object"}}
     if support is not None:
         tool["execution"] = {"taskSupport": support}
@@ -253,7 +267,8 @@ def legacy(support: str | None = "optional", *, declared: bool = True, cancel: b
                                    "serverInfo": {"name": "fake", "version": "1"}}}],
         "tools/list": [{"result": {"tools": [tool]}}],
         "tools/call": [tools_call], "tasks/get": [get], "tasks/result": result or [{"result": RESULT}],
-        "tasks/cancel": [cancel_task]}, era=LEG, tool_support=support, capabilities={"tasks": tasks})
+        "tasks/cancel": [cancel_task], "tasks/list": [list_pages]},
+        era=LEG, tool_support=support, capabilities={"tasks": tasks})
 
 
 def legacy_status(status: str) -> JSON:
@@ -324,6 +339,7 @@ SCENARIOS: dict[str, Callable[[], tuple[Server, JSON]]] = {
                                                                      legacy_status("completed")]),
                                          {"cancel_when_working": True, "timeout_s": 3}),
     "legacy-slow-result": lambda: (legacy(result=[slow_before_polls]), {}),
+    "legacy-list": lambda: (legacy(listed=True), {"list_tasks": True}),
 }
 
 
@@ -583,6 +599,16 @@ def _stopped_after_result_stream(run: Run) -> bool:
     return bool(naming) and naming[-1].method == "tasks/result" and run.outcome.status == "working"
 
 
+def _cursor_altered(run: Run) -> bool:
+    """A tasks/list cursor no earlier tasks/list reply gave as its nextCursor (C-LEG-MUST-09)."""
+    given: list[Any] = []
+    for r in run.requests("tasks/list"):
+        if "cursor" in r.params and r.params["cursor"] not in given:
+            return True
+        given.append(get_path(r.reply, "result", "nextCursor"))
+    return False
+
+
 def _declared_call(server: Server) -> bool:
     return get_path(server.capabilities, "tasks", "requests", "tools", "call") is not None
 
@@ -598,6 +624,7 @@ LEGACY_RULES: dict[str, Callable[[Run], bool]] = {
     "C-LEG-MUST-06": _left_working,
     "C-LEG-MUST-07": lambda run: bool(run.requests("notifications/cancelled")) or _cancelled_elsewhere(run),
     "C-LEG-MUST-08": _elicitation_unrelated,
+    "C-LEG-MUST-09": _cursor_altered,
     "C-LEG-MUST-10": lambda run: bool(run.requests("tasks/update")) or any(_declares(r) for r in run.log),
     "C-LEG-MUST-12": lambda run: any("tasks" in r.params.get("capabilities", {}) for r in run.requests("initialize")),
     "C-LEG-MUST-15": lambda run: not _ids_unique(run),
@@ -640,6 +667,7 @@ EXPECTED = {
     "legacy-endless-cancel": Outcome("cancelled"),
     "legacy-cancel-undeclared": Outcome("completed", result=RESULT),
     "legacy-slow-result": Outcome("completed", result=RESULT),
+    "legacy-list": Outcome("completed", result=RESULT),
     "expiry": Outcome("unknown", error=GONE["error"]),
     "legacy-expiry": Outcome("unknown", error=GONE["error"]),
 }
@@ -678,7 +706,7 @@ CASES = {
     "unknown-result-as-complete": "unknown-result",
     "legacy-result-as-final": "legacy-task", "legacy-awaits-status-notification": "legacy-task",
     "legacy-stops-after-dropped-result": "legacy-slow-result",
-    "exits-non-zero": "task", "legacy-exits-non-zero": "legacy-task",
+    "exits-non-zero": "task", "legacy-exits-non-zero": "legacy-task", "legacy-alters-cursor": "legacy-list",
 }
 
 

@@ -233,7 +233,8 @@ CLIENTS: tuple[RealClient, ...] = (
     RealClient(
         id="strands-mcp-1.30", title="strands-agents MCPClient with tasks_config, on mcp 1.x", era="legacy",
         packages={"strands-agents": "1.62.0", "mcp": "1.30.0"}, kind="legacy-python", harness="strands_client.py",
-        expected=_verdicts("legacy"),
+        # MCPClient lists no tasks (no tasks/list in strands/tools/mcp/).
+        expected=_verdicts("legacy", legacy_list_cursor=NA),
         # A failed task's outcome is built from tasks/get alone (mcp_client.py:2458-2461); the poll runs
         # through input_required to the end (2430); tasks/cancel is sent with no look at tasks.cancel (1808).
         # poll_task reads the task at once after the CreateTaskResult: 3-6 ms against pollInterval 200 (P-48).

@@ -1,13 +1,16 @@
 """The reference client on the 2025-11-25 wire (tasks in core): initialize as a pure requestor,
 params.task only where the server's capability and the tool's execution.taskSupport allow it,
 tasks/get at pollInterval, the outcome fetched with tasks/result, elicitations that arrive on
-its stream answered with the related-task `_meta`, tasks/cancel only when declared.
+its stream answered with the related-task `_meta`, tasks/cancel and tasks/list only when declared,
+a tasks/list cursor sent back as it came.
 
 https://modelcontextprotocol.io/specification/2025-11-25/basic/utilities/tasks
 """
 
 from __future__ import annotations
 
+import base64
+import json
 from typing import Any
 
 import anyio
@@ -46,6 +49,16 @@ FETCH_ON = frozenset({"input_required", "completed", "failed"})  # tasks/result 
 MAX_FETCHES = 10
 DROP_S = 0.1  # the legacy_drops_result_stream freedom: how long an early tasks/result's stream is read
 AWAIT_S = 1.0  # the legacy_awaits_notification break: how long it waits for notifications/tasks/status
+
+
+def _reencoded(cursor: str) -> str:
+    """The legacy_alters_cursor break: a cursor that is base64 of JSON, decoded and encoded again
+    compactly, as a client that parses cursors makes it (any other cursor goes back with a space)."""
+    try:
+        decoded = json.loads(base64.b64decode(cursor, validate=True))
+    except ValueError:
+        return cursor + " "
+    return base64.b64encode(json.dumps(decoded, separators=(",", ":")).encode()).decode()
 
 
 class LegacyFlow(Flow):
@@ -164,6 +177,8 @@ class LegacyFlow(Flow):
         """Poll tasks/get at pollInterval; on input_required or a terminal status the outcome is
         what tasks/result answers (C-LEG-MUST-05, C-LEG-SHOULD-04)."""
         self.begin(str(task["taskId"]), task)
+        if self.opt.list_tasks:
+            await self.list_tasks()
         fetches = 0
         for _ in range(MAX_POLLS):
             await self.maybe_cancel()
@@ -208,6 +223,19 @@ class LegacyFlow(Flow):
                 return Outcome(self.status)
         await self.leave()
         return Outcome(self.status)
+
+    async def list_tasks(self) -> None:
+        """tasks/list page by page, each nextCursor sent back as it came (C-LEG-MUST-09), only when
+        the server declared tasks.list (C-LEG-SHOULD-07)."""
+        if get_path(self.capabilities, "tasks", "list") is None:
+            return
+        params: JSON = {}
+        for _ in range(MAX_PAGES):
+            reply = await self.rpc("tasks/list", params)
+            cursor = get_path(reply.result, "nextCursor")
+            if not isinstance(cursor, str):
+                return
+            params = {"cursor": _reencoded(cursor) if self.dev.legacy_alters_cursor else cursor}
 
     def drops(self) -> bool:
         """Whether it drops an early tasks/result's stream: an SSE stream exists over HTTP only."""

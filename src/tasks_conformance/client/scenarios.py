@@ -88,6 +88,9 @@ class LegacyScript(Script):
 
     # capabilities.tasks of the initialize result.
     tasks: dict[str, Any] = field(default_factory=lambda: dict(LEGACY_TASKS))
+    # The pages tasks/list serves: each but the last ends with an opaque nextCursor (one of its own
+    # for each listing), and the last page is empty where the session has fewer tasks than pages.
+    list_pages: int = 1
 
 
 @dataclass(frozen=True)
@@ -96,7 +99,7 @@ class Scenario:
     description: str
     eras: tuple[Era, ...]
     script: Script
-    # Extra context keys beyond toolName and arguments (cancel, request).
+    # Extra context keys beyond toolName and arguments (cancel, request, listTasks).
     context: dict[str, Any] = field(default_factory=dict)
     # The client rules the scenario lets the checks judge (documentation; checks declare their own).
     rules: tuple[str, ...] = ()
@@ -299,6 +302,14 @@ LEGACY_SCENARIOS: Final[tuple[Scenario, ...]] = (
         ("legacy",), LegacyScript(reads=_LEGACY_WORKING_TWICE, tasks=_NO_CANCEL),
         context={"cancel": True},
         rules=("C-LEG-MUST-07", "C-LEG-SHOULD-07"), tool=REQUIRED_TOOL,
+    ),
+    Scenario(
+        "tasks-client-legacy-list",
+        "the harness is asked to list the session's tasks once its task exists; tasks/list answers in two pages, "
+        "the first ending with an opaque nextCursor; the required tool's task completes after two polls",
+        ("legacy",), LegacyScript(reads=_LEGACY_WORKING_TWICE, list_pages=2),
+        context={"listTasks": True},
+        rules=("C-LEG-MUST-09", "C-LEG-SHOULD-07"), tool=REQUIRED_TOOL,
     ),
     Scenario(
         "tasks-client-legacy-ttl-expiry",

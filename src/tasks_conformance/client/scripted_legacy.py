@@ -14,7 +14,8 @@ forbidden one called as a task both get -32601 (the rule for the first is a MUST
 SHOULD); where it did not, `params.task` is ignored and the call processed normally.
 `tasks/get` returns the task without its payload; `tasks/result` returns the payload once the
 task has ended, and on a task still running it blocks (an SSE stream) while the task's reads go by
-at their pollInterval. `tasks/cancel` and `tasks/list` exist where they are declared.
+at their pollInterval. `tasks/cancel` and `tasks/list` exist where they are declared; `tasks/list`
+pages with an opaque nextCursor where the scenario asks for more than one page.
 
 A task that needs input reads `input_required`; the elicitation comes as an `elicitation/create`
 request on the stream of the client's `tasks/result` (tagged with the related-task `_meta`), once,
@@ -28,6 +29,8 @@ https://modelcontextprotocol.io/specification/2025-11-25/basic/utilities/tasks
 
 from __future__ import annotations
 
+import base64
+import json
 import secrets
 import time
 from collections.abc import AsyncIterator, Callable
@@ -56,6 +59,7 @@ GIVE_UP_S = 6.0  # a task that would wait forever (for a cancel) fails after thi
 DEFAULT_STEP_S = 0.2  # how fast a blocked tasks/result sees a read go by without a pollInterval
 GAVE_UP: dict[str, Any] = {"code": ERR_INTERNAL, "message": "the scripted task waited for a cancel or an answer "
                                                             "that did not come, and gave up"}
+MAX_CURSORS = 1_000  # a client that lists without end gets its last page from then on
 ELICITATION_ID = "elicitation-1"  # the id of the scripted server's one elicitation/create
 ELICITATION: dict[str, Any] = {"mode": "form", "message": "Which colour?", "requestedSchema": {
     "type": "object", "properties": {"colour": {"type": "string"}}}}
@@ -84,6 +88,7 @@ class LegacyScriptedServer(ScriptedHttp):
         self.asked: set[str] = set()  # input keys whose elicitation was sent
         self.answers: dict[Any, Any] = {}  # the client's responses to our requests, by id
         self.answered: Any = None  # an anyio.Event, set when a response arrives (made in the loop)
+        self.cursors: dict[str, tuple[int, int]] = {}  # each nextCursor issued: (its session, the page it opens)
 
     def connection_for(self, session: str | None, message: Any) -> int:
         """An initialize opens a new session; any other message is on the session it names (none,
@@ -218,11 +223,27 @@ class LegacyScriptedServer(ScriptedHttp):
         return self.task_body(state, state.last)
 
     def _tasks_list(self, params: dict[str, Any], connection: int) -> dict[str, Any] | Fault:
+        """The session's tasks in `list_pages` pages; a cursor is good only as issued, on the session
+        it was issued to (it is opaque: a client sends it back unmodified, C-LEG-MUST-09)."""
         if not self.declared("list"):
             return Fault(ERR_METHOD_NOT_FOUND, "tasks/list is not supported (no tasks.list declared)")
-        if params.get("cursor") is not None:
-            return Fault(ERR_INVALID_PARAMS, "invalid cursor: the task list has one page")
-        return {"tasks": [self.task_body(s, s.last) for s in self.tasks.values() if s.connection == connection]}
+        cursor, page = params.get("cursor"), 0
+        if cursor is not None:
+            issued = self.cursors.get(cursor) if isinstance(cursor, str) else None
+            if issued is None or issued[0] != connection:
+                return Fault(ERR_INVALID_PARAMS, "invalid cursor: it is none this server issued")
+            page = issued[1]
+        mine = [s for s in self.tasks.values() if s.connection == connection]
+        pages = max(1, self.script.list_pages)
+        size = -(-len(mine) // pages) or 1
+        out: dict[str, Any] = {"tasks": [self.task_body(s, s.last) for s in mine[page * size:(page + 1) * size]]}
+        if page + 1 < pages and len(self.cursors) < MAX_CURSORS:
+            # Base64 of JSON, as many servers' cursors are: a client that decodes, trims or
+            # re-encodes it sends another string.
+            token = base64.b64encode(json.dumps({"page": page + 1, "nonce": secrets.token_hex(6)}).encode()).decode()
+            self.cursors[token] = (connection, page + 1)
+            out["nextCursor"] = token
+        return out
 
     def payload(self, rid: Any, state: LegacyTask) -> dict[str, Any]:
         """What tasks/result answers for an ended task: what the call itself would have answered."""

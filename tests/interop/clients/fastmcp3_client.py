@@ -3,7 +3,8 @@ clients' own virtualenv). Follows the client-harness convention of `tasks-confor
 last, context in the env).
 
 `task=True` returns a task handle (a plain result becomes an "immediate" one); `result()` follows
-the task to its end, and `cancel()` sends tasks/cancel.
+the task to its end, `cancel()` sends tasks/cancel, and `Client.list_tasks(cursor)` pages through
+the task list where the context asks for a listing.
 """
 
 import asyncio
@@ -30,6 +31,12 @@ async def main(url: str, ctx: dict) -> None:
             task = await client.call_tool(ctx["toolName"], ctx["arguments"], task=True, raise_on_error=False)
         except McpError as exc:
             return report("unknown", error={"code": exc.error.code, "message": exc.error.message})
+        if ctx.get("listTasks"):
+            cursor = None
+            for _ in range(10):  # page by page, each nextCursor handed back as list_tasks returned it
+                cursor = (await client.list_tasks(cursor)).get("nextCursor")
+                if cursor is None:
+                    break
         if ctx.get("cancel") and not task.returned_immediately:
             try:
                 await task.cancel()

@@ -4,7 +4,8 @@ client` (URL last, context in the env).
 
 The API is the one its docstrings show: `call_tool_as_task` (which always sends params.task: the
 API leaves gating to the caller, and this harness adds none of its own), `poll_task`, `tasks/result`
-through `get_task_result` once the task ended or asks for input, and `cancel_task`.
+through `get_task_result` once the task ended or asks for input, `cancel_task`, and `list_tasks`
+(page by page) where the context asks for a listing.
 """
 
 import asyncio
@@ -37,6 +38,12 @@ async def follow(session: ClientSession, ctx: dict) -> None:
     except Exception as exc:  # an error answer, or a plain result where a CreateTaskResult was expected
         return report("unknown", error=rpc_error(exc))
     task_id, status = created.task.taskId, created.task.status
+    if ctx.get("listTasks"):
+        cursor = None
+        for _ in range(10):  # page by page, each nextCursor handed back as list_tasks returned it
+            cursor = (await tasks.list_tasks(cursor)).nextCursor
+            if cursor is None:
+                break
     if ctx.get("cancel") and status == "working":
         try:
             await tasks.cancel_task(task_id)

@@ -2,7 +2,8 @@
 // Follows the client-harness convention of `tasks-conformance client` (URL last, context in the env).
 //
 // listTools() first, so the client knows each tool's taskSupport; callToolStream() then decides
-// on params.task itself and follows the task; a cancel goes through cancelTask(), the API's way.
+// on params.task itself and follows the task; a cancel goes through cancelTask(), the API's way, a
+// listing (listTasks in the context) through listTasks(cursor).
 import { Client } from "@modelcontextprotocol/sdk/client/index.js";
 import { StreamableHTTPClientTransport } from "@modelcontextprotocol/sdk/client/streamableHttp.js";
 import { ElicitRequestSchema } from "@modelcontextprotocol/sdk/types.js";
@@ -22,6 +23,14 @@ let outcome = { status: "abandoned", isError: false, error: null };
 for await (const m of client.experimental.tasks.callToolStream({ name: ctx.toolName, arguments: ctx.arguments ?? {} })) {
   if (m.type === "taskCreated" || m.type === "taskStatus") {
     status = m.task.status;
+    if (ctx.listTasks && m.type === "taskCreated") {
+      // Page by page through the API, each nextCursor handed back as listTasks() returned it.
+      let cursor;
+      for (let page = 0; page < 10; page++) {
+        ({ nextCursor: cursor } = await client.experimental.tasks.listTasks(cursor));
+        if (typeof cursor !== "string") break;
+      }
+    }
     if (ctx.cancel && !cancelling && status === "working") {
       cancelling = true;
       // What a user would see of a refused cancel; the task is then followed on to its end.

@@ -165,3 +165,55 @@ def keeps_polling(runs: list[ScenarioRun]) -> Verdict:
     return passed(f"{len(left)} of {tasks} task(s) left while working", judged=tasks,
                   evidence=[s for _r, e, _w in left for s in e.seqs][:MAX_EVIDENCE],
                   warnings=[warn(f"a task no longer followed while it worked: {text}", *cited)])
+
+
+LISTING = "tasks-client-legacy-list"  # the scenario whose harness is asked to list tasks
+
+
+def _cursor_problems(run: ScenarioRun) -> tuple[int, list[tuple[Exchange, str]]]:
+    """The tasks/list requests carrying a cursor, and those whose cursor no earlier tasks/list
+    answer of the scenario gave as its nextCursor, byte for byte, each with what it sent."""
+    issued: list[str] = []
+    judged, bad = 0, []
+    for e in sorted(run.sent("tasks/list"), key=lambda x: x.time):
+        if not e.is_request:
+            continue
+        if "cursor" in e.params:
+            judged += 1
+            cursor = e.params["cursor"]
+            if not (isinstance(cursor, str) and cursor in issued):
+                bad.append((e, f"cursor {shown(cursor)}"))
+        next_cursor = get_path(e.result, "nextCursor")
+        if isinstance(next_cursor, str):
+            issued.append(next_cursor)
+    return judged, bad
+
+
+@client_check(
+    id="tasks-client-legacy-list-cursor",
+    title="A tasks/list cursor goes back exactly as the server gave it (2025-11-25)",
+    description="Cursors are opaque: a tasks/list that carries a cursor sends one an earlier tasks/list answer gave "
+                "as its nextCursor, unmodified. The scripted server's cursors are base64 of JSON, as many servers' "
+                "are; one decoded and encoded again, trimmed or made up fails. A client that lists no tasks, or "
+                "does not page on, is not judged (the harness of tasks-client-legacy-list is asked to list).",
+    requirements=("C-LEG-MUST-09",),
+    scenarios=LEGACY_RUNS,
+    needs=(LISTING,),
+)
+def list_cursor(runs: list[ScenarioRun]) -> Verdict:
+    judged, bad, evidence = 0, [], []
+    for run in runs:
+        n, problems = _cursor_problems(run)
+        judged += n
+        bad += [(run, e, what) for e, what in problems]
+        evidence += [s for e in run.sent("tasks/list") if "cursor" in e.params for s in e.seqs]
+    if not judged:
+        return not_applicable("no tasks/list carried a cursor: the client listed no tasks, or not past the first page")
+    if bad:
+        text = "; ".join(f"{run.label}: tasks/list (frame #{e.seq}) sent {what}" for run, e, what in bad[:SHOWN])
+        return failed(f"{len(bad)} of {judged} tasks/list cursor(s) are none the server gave: {text}",
+                      broken=("C-LEG-MUST-09",), evidence=[s for _r, e, _w in bad for s in e.seqs][:MAX_EVIDENCE],
+                      details={"expected": "the nextCursor of an earlier tasks/list answer, unmodified",
+                               "actual": text})
+    return passed(f"all {judged} tasks/list cursor(s) were sent back as given", judged=judged,
+                  evidence=evidence[:MAX_EVIDENCE])
