@@ -33,6 +33,7 @@ from test_suite import reference, write_suite
 
 from tasks_conformance import run
 from tasks_conformance.core.redact import Redactor
+from tasks_conformance.core.scenario_record import ScenarioRecord
 from tasks_conformance.core.wirelog import FrameTag, Purpose, WireLog, in_lane
 from tasks_conformance.reporters.html import document, embedded_json, render_html, run_data
 from tasks_conformance.reporters.html_timeline import timeline
@@ -193,6 +194,8 @@ def test_client_mode_draws_one_lane_per_scenario(tmp_path: Path) -> None:
     lanes = section["timeline"]["lanes"]
     assert "tasks-client-lifecycle (extension)" in lanes and all(lane.endswith("(extension)") for lane in lanes)
     assert section["timeline"]["statuses"]  # the scripted tasks' statuses, on their scenarios' lanes
+    records = section["scenarios"]  # what the client did, one record per scenario it ran
+    assert {r["scenario"] + " (extension)" for r in records} == set(lanes) and all(r["ok"] for r in records)
 
 
 def test_era_both_and_a_suite_get_one_section_per_run(tmp_path: Path) -> None:
@@ -332,3 +335,29 @@ def test_the_page_knows_which_side_it_shows() -> None:
     assert run_data("", result)["header"]["subject"] == "server"
     result.profile = next(iter(CLIENT_PROFILES.values())).id
     assert run_data("", result)["header"]["subject"] == "client"
+
+
+def client_records() -> tuple[ScenarioRecord, ...]:
+    """One scenario whose client ended cleanly, one it had to stop at --timeout (its stderr carrying
+    every EVIL string)."""
+    clean = ScenarioRecord("tasks-client-lifecycle", "extension", "http", True, 0, False, 420, 30_000, True, 6, 1,
+                           outcome_line='{"status":"completed"}')
+    stopped = ScenarioRecord("tasks-client-input", "legacy", "stdio", True, None, True, 30_000, 30_000, True, 3, 1,
+                             outcome_problem="no outcome line", stderr_tail=tuple(EVIL[:4]))
+    return clean, stopped
+
+
+def test_a_client_runs_page_says_what_the_client_did_in_each_scenario() -> None:
+    """Issue 31: every report has the client's own record per scenario; the page too, with the
+    scenario that did not end cleanly marked (the page opens the record then)."""
+    result = passed_run()
+    result.scenarios = client_records()
+    clean, stopped = run_data("", result)["scenarios"]
+    assert (clean["scenario"], clean["ok"], clean["status"]) == ("tasks-client-lifecycle", True, "exit 0")
+    assert clean["lines"] == ['outcome line: {"status":"completed"}']
+    assert (stopped["ok"], stopped["status"]) == (False, "stopped at --timeout 30000 ms")
+    assert stopped["lines"][0] == "outcome line: no outcome line:"
+    assert [line.removeprefix("stderr: ") for line in stopped["lines"][1:]] == EVIL[:4]
+    page = _page(result)
+    assert "</script><script>" not in page.split('id="report-data">', 1)[1].split("</script>", 1)[0]
+    assert run_data("", passed_run())["scenarios"] == []  # a server run has no client record

@@ -16,7 +16,7 @@ from typing import Any
 
 import pytest
 from conftest import BROKEN, ROOT, cli
-from test_html_report import EVIL, SECRET, bench, hostile_wire, paced_wire
+from test_html_report import EVIL, SECRET, bench, client_records, hostile_wire, paced_wire
 from test_reporters import DEFERRING, NO_TOOL_CAUSE, OWNER, _check, _run, failed_run, passed_run
 
 from tasks_conformance.reporters.html import document, run_data
@@ -319,3 +319,24 @@ def test_client_mode_says_who_sent_each_frame(browser: Any, tmp_path: Path) -> N
         page.close()
     assert words["client"] == (("sent by the scripted server", "sent by the client"), "sent by the client")
     assert words["server"] == (("sent", "received"), "received")
+
+
+def test_a_client_runs_record_is_drawn_and_opens_when_a_scenario_did_not_end_cleanly(
+        browser: Any, tmp_path: Path) -> None:
+    """Issue 31: the page shows what the client did in each scenario, as JSON, JUnit and -v do; a
+    client stopped at --timeout opens the record, a run whose clients all exited 0 keeps it shut."""
+    seen = {}
+    for name, records in (("odd", client_records()), ("clean", client_records()[:1])):
+        result = passed_run()
+        result.scenarios = records
+        path = tmp_path / f"{name}.html"
+        path.write_text(document([run_data("", result)]), encoding="utf-8")
+        page, problems = open_report(browser, path)
+        box = page.locator("details.client-record")
+        seen[name] = (box.evaluate("d => d.open"), box.locator("summary").text_content(),
+                      box.locator("li.odd .scenario-status").all_text_contents())
+        assert page.evaluate("() => window.pwned") is None and problems == []
+        page.close()
+    assert seen["odd"] == (True, "What the client did: 2 scenarios, 1 did not end cleanly",
+                           ["stopped at --timeout 30000 ms"])
+    assert seen["clean"] == (False, "What the client did: 1 scenario, each exited 0", [])

@@ -1,11 +1,12 @@
 """The `html` reporter: one self-contained HTML file (`--reporter html=report.html`).
 
-The run's header; on a failing run, the failed checks first (`lead`: each with the rule it broke
-and expected/actual), before what could not run; the checks grouped by spec area, titled in words
-(failed first and open, a filter for failed / warnings of passed checks / all, on "failed" when
-something failed), and the exchange drawn as a timeline (html_timeline.py, long pauses drawn as
-breaks): a check lights up the frames it rests on, a frame shows its bytes. `--era both` and
-`suite` get one section per run.
+The run's header; for a client run, what the client did in each scenario (how it ended, its
+outcome line, the end of its stderr: open when one did not end cleanly); on a failing run, the
+failed checks first (`lead`: each with the rule it broke and expected/actual), before what could
+not run; the checks grouped by spec area, titled in words (failed first and open, a filter for
+failed / warnings of passed checks / all, on "failed" when something failed), and the exchange
+drawn as a timeline (html_timeline.py, long pauses drawn as breaks): a check lights up the frames
+it rests on, a frame shows its bytes. `--era both` and `suite` get one section per run.
 
 Nothing a server sent can act in the page: the run is embedded as JSON in a
 `<script type="application/json">` (never executed; `<`, `>`, `&`, U+2028/2029 escaped, so no
@@ -30,6 +31,7 @@ from tasks_conformance.reporters.html_timeline import inert, timeline
 
 if TYPE_CHECKING:
     from tasks_conformance.core.result import CheckResult, RunResult
+    from tasks_conformance.core.scenario_record import ScenarioRecord
     from tasks_conformance.core.wirelog import WireLog
     from tasks_conformance.reporters import ReportOptions
 
@@ -122,6 +124,20 @@ def _check(check: CheckResult, causes: dict[str, tuple[str, str]]) -> dict[str, 
     return out
 
 
+def _scenario(record: ScenarioRecord) -> dict[str, Any]:
+    """What the client did in one scenario (a client run): how it ended, in words and as a flag a
+    reader can sort on, and the record's lines for people after its head line (limits, the outcome
+    line, the end of stderr, what it left behind), already redacted and bounded by the runner."""
+    clean = record.started and not record.timed_out and record.exit_code == 0 and record.problem is None
+    return {
+        "scenario": _s(record.scenario, 500), "era": _s(record.era, 100), "transport": _s(record.transport, 100),
+        "status": _s(record.status, 500), "ok": clean, "durationMs": record.duration_ms,
+        "timeoutMs": record.timeout_ms, "messages": record.messages, "connections": record.connections,
+        "problem": _s(record.problem) if record.problem else None,
+        "lines": [_s(line.strip()) for line in record.lines()[1:]],
+    }
+
+
 def _rank(check: CheckResult) -> tuple[int, int]:
     return _ORDER.get(check.bucket, 6), 0 if check.warnings else 1
 
@@ -150,6 +166,7 @@ def run_data(label: str, result: RunResult, wire: WireLog | None = None) -> dict
                    for c in result.incompleteCauses],
         "areas": [{"area": _s(area), "title": _s(area_title(area)), "checks": [_check(c, causes) for c in checks]}
                   for area, checks in areas],
+        "scenarios": [_scenario(s) for s in result.scenarios],
         "timeline": timeline(wire if wire is not None else result.wire),
     }
 

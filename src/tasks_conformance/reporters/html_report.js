@@ -415,6 +415,32 @@
     return panel;
   }
 
+  // What the client did in each scenario (a client run): open when one did not end cleanly, as the
+  // run's verdict may rest on it (a timeout, a non-zero exit, a client that never started).
+  function clientBox(run) {
+    const rows = run.scenarios || [];
+    const odd = rows.filter((r) => !r.ok);
+    const box = el("details", "client-record");
+    box.open = odd.length > 0;
+    box.append(el("summary", "", "What the client did: " + plural(rows.length, "scenario", "scenarios") +
+      (odd.length ? ", " + odd.length + " did not end cleanly" : ", each exited 0")));
+    const ol = el("ol");
+    for (const r of rows) {
+      const li = el("li", r.ok ? "" : "odd");
+      const head = el("div", "scenario-head");
+      head.append(el("span", "scenario-id", r.scenario), el("span", "muted", " " + r.era + ", " + r.transport + ": "),
+        el("span", "scenario-status", r.status), el("span", "muted", " after " + ms(r.durationMs) + " of " +
+        ms(r.timeoutMs) + ", " + plural(r.messages, "message", "messages") + " over " +
+        plural(r.connections, "connection", "connections")));
+      li.append(head);
+      if (r.problem) li.append(el("p", "cause", r.problem));
+      if (r.lines.length) li.append(el("pre", "scenario-lines", r.lines.join("\n")));
+      ol.append(li);
+    }
+    box.append(ol);
+    return box;
+  }
+
   function section(run, index) {
     const node = el("section", "run");
     const state = { index: index, marks: new Map(), items: new Map(), root: null, selected: null, selectedCheck: null,
@@ -458,6 +484,7 @@
     node.append(header(run));
     if (lead.length) node.append(leadBox(run, state));
     if (run.causes.length) node.append(causesBox(run, lead.length > 0));
+    if (run.scenarios && run.scenarios.length) node.append(clientBox(run));
     const layout = el("div", "layout");
     const tl = timelinePanel(run, state);
     layout.append(checksPanel(run, state), tl);
