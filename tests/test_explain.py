@@ -276,6 +276,9 @@ def test_explain_a_client_check_and_a_client_rule(capsys: pytest.CaptureFixture[
     assert "Judged by: tasks-client-legacy-list-cursor" in legacy
     assert "Client scenarios that show it: tasks-client-legacy-list" in legacy
     legacy = _cli(capsys, "explain", "C-LEG-MUST-12")[1]
+    assert "Judged by: tasks-client-legacy-hosted-capabilities" in legacy
+    assert "Client scenarios that show it: tasks-client-legacy-hosted" in legacy
+    legacy = _cli(capsys, "explain", "C-LEG-SHOULD-06")[1]
     assert "Not tested: Not built yet: it needs the 2025-11-25 scripted server" in legacy
     code, _out, err = _cli(capsys, "explain", "tasks-client-follows-tsk")
     assert code == 2 and "close matches: tasks-client-follows-task" in err

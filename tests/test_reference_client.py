@@ -171,7 +171,7 @@ class Server:
         outcome = await call("http://mock/mcp", era="extension" if self.era == EXT else "legacy",
                              transport=httpx.MockTransport(self.handle), clock=self.clock, sleep=self.sleep,
                              deviations=deviations, **kw)
-        return Run(self, outcome, exit_status(deviations))
+        return Run(self, outcome, exit_status(deviations), hosting=kw.get("hosts_tasks", False))
 
 
 def _declares(rec: Rec) -> bool:
@@ -228,8 +228,30 @@ def list_pages(server: Server, body: JSON) -> JSON:
     return {"result": {"tasks": [legacy_status("working")["result"]], "nextCursor": LIST_CURSOR}}
 
 
+HOSTED = ("tasks/list", "tasks/cancel")  # what the fake server asks a client that declared them
+
+
+def asks_hosted(server: Server, body: JSON) -> httpx.Response:
+    """tools/call as an SSE stream: tasks/list, then tasks/cancel of a task the client never had,
+    each once the client answered the one before, then the call's plain result."""
+    response = {"jsonrpc": "2.0", "id": body["id"], "result": RESULT}
+
+    async def stream() -> AsyncIterator[bytes]:
+        for method in HOSTED:
+            server.answered = anyio.Event()
+            params = {"taskId": "no-such-task"} if method == "tasks/cancel" else {}
+            yield b"data: " + json.dumps({"jsonrpc": "2.0", "id": "h-" + method, "method": method,
+                                          "params": params}).encode() + b"\n\n"
+            with anyio.fail_after(10):
+                await server.answered.wait()
+        yield b"data: " + json.dumps(response).encode() + b"\n\n"
+
+    return httpx.Response(200, headers={"content-type": "text/event-stream"}, content=stream())
+
+
 def legacy(support: str | None = "optional", *, declared: bool = True, cancel: bool = True,
-           gets: list[Step] | None = None, result: list[Step] | None = None, listed: bool = False) -> Server:
+           gets: list[Step] | None = None, result: list[Step] | None = None, listed: bool = False,
+           call: Step | None = None) -> Server:
     tasks: JSON = {"requests": {"tools": {"call": {}}}} if declared else {}
     if cancel:
         tasks["cancel"] = {}
@@ -266,7 +288,7 @@ def legacy(support: str | None = "optional", *, declared: bool = True, cancel: b
         "initialize": [{"result": {"protocolVersion": LEG, "capabilities": {"tasks": tasks, "tools": {}},
                                    "serverInfo": {"name": "fake", "version": "1"}}}],
         "tools/list": [{"result": {"tools": [tool]}}],
-        "tools/call": [tools_call], "tasks/get": [get], "tasks/result": result or [{"result": RESULT}],
+        "tools/call": [call or tools_call], "tasks/get": [get], "tasks/result": result or [{"result": RESULT}],
         "tasks/cancel": [cancel_task], "tasks/list": [list_pages]},
         era=LEG, tool_support=support, capabilities={"tasks": tasks})
 
@@ -340,6 +362,7 @@ SCENARIOS: dict[str, Callable[[], tuple[Server, JSON]]] = {
                                          {"cancel_when_working": True, "timeout_s": 3}),
     "legacy-slow-result": lambda: (legacy(result=[slow_before_polls]), {}),
     "legacy-list": lambda: (legacy(listed=True), {"list_tasks": True}),
+    "legacy-hosted": lambda: (legacy("forbidden", call=asks_hosted), {"hosts_tasks": True}),
 }
 
 
@@ -348,6 +371,7 @@ class Run:
     server: Server
     outcome: Outcome
     exit_status: int  # what the harness entry would exit with after this outcome
+    hosting: bool = False  # the client was asked to declare and serve tasks.list and tasks.cancel
 
     @property
     def log(self) -> list[Rec]:
@@ -571,7 +595,7 @@ def _fetch_skipped(run: Run) -> bool:
 
 
 def _elicitation_unrelated(run: Run) -> bool:
-    answers = [r for r in run.log if "method" not in r.body]
+    answers = [r for r in run.log if "method" not in r.body and not str(r.body.get("id")).startswith("h-")]
     return any(get_path(r.body, "result", "_meta", META_RELATED_TASK, "taskId") != TASK for r in answers)
 
 
@@ -609,6 +633,15 @@ def _cursor_altered(run: Run) -> bool:
     return False
 
 
+def _declares_unhosted(run: Run) -> bool:
+    """capabilities.tasks declared by a client not asked to host tasks, or a server tasks/list or
+    tasks/cancel it declared answered -32601 (C-LEG-MUST-12)."""
+    declares = any("tasks" in r.params.get("capabilities", {}) for r in run.requests("initialize"))
+    refused = any(str(r.body.get("id")).startswith("h-") and get_path(r.body, "error", "code") == -32601
+                  for r in run.log if "method" not in r.body)
+    return (declares and not run.hosting) or refused
+
+
 def _declared_call(server: Server) -> bool:
     return get_path(server.capabilities, "tasks", "requests", "tools", "call") is not None
 
@@ -626,7 +659,7 @@ LEGACY_RULES: dict[str, Callable[[Run], bool]] = {
     "C-LEG-MUST-08": _elicitation_unrelated,
     "C-LEG-MUST-09": _cursor_altered,
     "C-LEG-MUST-10": lambda run: bool(run.requests("tasks/update")) or any(_declares(r) for r in run.log),
-    "C-LEG-MUST-12": lambda run: any("tasks" in r.params.get("capabilities", {}) for r in run.requests("initialize")),
+    "C-LEG-MUST-12": _declares_unhosted,
     "C-LEG-MUST-15": lambda run: not _ids_unique(run),
     "C-LEG-SHOULD-02": _legacy_early_polls,
     "C-LEG-SHOULD-03": _stopped_after_result_stream,
@@ -668,6 +701,7 @@ EXPECTED = {
     "legacy-cancel-undeclared": Outcome("completed", result=RESULT),
     "legacy-slow-result": Outcome("completed", result=RESULT),
     "legacy-list": Outcome("completed", result=RESULT),
+    "legacy-hosted": Outcome("completed", result=RESULT),
     "expiry": Outcome("unknown", error=GONE["error"]),
     "legacy-expiry": Outcome("unknown", error=GONE["error"]),
 }
@@ -707,6 +741,7 @@ CASES = {
     "legacy-result-as-final": "legacy-task", "legacy-awaits-status-notification": "legacy-task",
     "legacy-stops-after-dropped-result": "legacy-slow-result",
     "exits-non-zero": "task", "legacy-exits-non-zero": "legacy-task", "legacy-alters-cursor": "legacy-list",
+    "legacy-declares-unhosted": "legacy-hosted",
 }
 
 
@@ -973,3 +1008,17 @@ def test_the_harness_entry_prints_one_outcome_line() -> None:
         thread.join(timeout=10)
     assert proc.returncode == 0, proc.stderr
     assert proc.stdout.splitlines() == ['TASKS-CONFORMANCE-OUTCOME {"status":"completed","isError":false,"error":null}']
+
+
+def test_a_client_that_hosts_tasks_declares_and_serves_them_and_a_pure_requestor_declares_none() -> None:
+    """C-LEG-MUST-12: asked to host, the client declares tasks.list and tasks.cancel and answers the
+    server's list (no tasks) and cancel (a task it does not know: -32602); otherwise it declares none."""
+    server, kw = SCENARIOS["legacy-hosted"]()
+    run = run_sync(server, **kw)
+    (init,) = run.requests("initialize")
+    assert init.params["capabilities"] == {"elicitation": {}, "tasks": {"list": {}, "cancel": {}}}
+    answers = {r.body["id"]: r.body for r in run.log if "method" not in r.body}
+    assert answers["h-tasks/list"]["result"] == {"tasks": []}
+    assert answers["h-tasks/cancel"]["error"]["code"] == -32602
+    (plain,) = run_sync(legacy()).requests("initialize")
+    assert "tasks" not in plain.params["capabilities"]

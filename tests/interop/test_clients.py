@@ -216,7 +216,9 @@ CLIENTS: tuple[RealClient, ...] = (
         id="fastmcp-3", title="fastmcp 3 Client, call_tool(task=True)", era="legacy",
         packages={"fastmcp": "3.4.11", "mcp": "1.30.0"}, kind="legacy-python", harness="fastmcp3_client.py",
         # task=True always sends params.task (mixins/tools.py:346-354): C-LEG-MUST-01/02.
-        expected=_verdicts("legacy", legacy_task_augmentation=F),
+        # Its ClientSession kwargs have no task handlers (client/transports/base.py:23-33): it cannot
+        # host a task, declares no capabilities.tasks, and the hosted-tasks check has nothing to judge.
+        expected=_verdicts("legacy", legacy_task_augmentation=F, legacy_hosted_capabilities=NA),
         # result() polls through input_required and calls tasks/result only at the end (tasks.py:273-286).
         warns=_warns(legacy_declared_methods=("C-LEG-SHOULD-07",), legacy_input_answered=("C-LEG-SHOULD-04",)),
     ),
@@ -233,8 +235,9 @@ CLIENTS: tuple[RealClient, ...] = (
     RealClient(
         id="strands-mcp-1.30", title="strands-agents MCPClient with tasks_config, on mcp 1.x", era="legacy",
         packages={"strands-agents": "1.62.0", "mcp": "1.30.0"}, kind="legacy-python", harness="strands_client.py",
-        # MCPClient lists no tasks (no tasks/list in strands/tools/mcp/).
-        expected=_verdicts("legacy", legacy_list_cursor=NA),
+        # MCPClient lists no tasks (no tasks/list in strands/tools/mcp/), and its ClientSession gets no
+        # task handlers (mcp_client.py:1483-1495), so it declares no capabilities.tasks.
+        expected=_verdicts("legacy", legacy_list_cursor=NA, legacy_hosted_capabilities=NA),
         # A failed task's outcome is built from tasks/get alone (mcp_client.py:2458-2461); the poll runs
         # through input_required to the end (2430); tasks/cancel is sent with no look at tasks.cancel (1808).
         # poll_task reads the task at once after the CreateTaskResult: 3-6 ms against pollInterval 200 (P-48).

@@ -77,6 +77,7 @@ async def call(
     request: dict[str, Any] | None = None,
     offer_version: str | None = None,
     list_tasks: bool = False,
+    hosts_tasks: bool = False,
     timeout_s: float = 30,
     transport: httpx.AsyncBaseTransport | None = None,
     on_status: Callable[[str], None] | None = None,
@@ -93,7 +94,8 @@ async def call(
     (by key, else "*", else the first answer shaped for the method; with none an elicitation is
     declined, never accepted). `offer_version` is the protocol version the first request offers
     (2026-07-28: answered -32022, the client retries with one of data.supported). `list_tasks`
-    lists the session's tasks once the task exists, page by page (2025-11-25). The outcome's
+    lists the session's tasks once the task exists, page by page, and `hosts_tasks` declares and
+    serves tasks.list and tasks.cancel (2025-11-25; it hosts no task). The outcome's
     `trace` says what the call did. `clock` and `sleep` replace time.monotonic and anyio.sleep (tests)."""
     flow_type = {wire.value: flow for wire, flow in FLOWS.items()}.get(era)
     if flow_type is None:
@@ -103,7 +105,8 @@ async def call(
     options = CallOptions(
         tool_name=tool_name, arguments=dict(arguments), cancel_after_ms=cancel_after_ms,
         cancel_when_working=cancel_when_working, input_responses=dict(input_responses or {}), request=request,
-        offer_version=offer_version, list_tasks=list_tasks, timeout_s=timeout_s, on_status=on_status,
+        offer_version=offer_version, list_tasks=list_tasks, hosts_tasks=hosts_tasks,
+        timeout_s=timeout_s, on_status=on_status,
         deviations=deviations,
         clock=clock or time.monotonic, sleep=sleep or anyio.sleep)
     if (url is None) == (command is None):
@@ -169,7 +172,7 @@ def _era(version: str | None) -> Era:
 
 def _context(raw: str | None) -> dict[str, Any]:
     """MCP_CONFORMANCE_CONTEXT as call() keywords: toolName, arguments, cancel, request,
-    inputResponses, offerVersion, listTasks (other keys, the scenario's name among them, are ignored)."""
+    inputResponses, offerVersion, listTasks, hostsTasks (other keys, the scenario's name among them, are ignored)."""
     try:
         ctx = json.loads(raw) if raw else {}
     except ValueError as exc:
@@ -187,7 +190,8 @@ def _context(raw: str | None) -> dict[str, Any]:
     offer = ctx.get("offerVersion")
     return {"tool_name": tool if isinstance(tool, str) else "", "arguments": arguments, "request": request,
             "cancel_when_working": ctx.get("cancel") is True, "input_responses": answers,
-            "offer_version": offer if isinstance(offer, str) else None, "list_tasks": ctx.get("listTasks") is True}
+            "offer_version": offer if isinstance(offer, str) else None, "list_tasks": ctx.get("listTasks") is True,
+            "hosts_tasks": ctx.get("hostsTasks") is True}
 
 
 def _target(args: list[str]) -> dict[str, Any]:

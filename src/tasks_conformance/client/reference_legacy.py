@@ -32,6 +32,7 @@ from tasks_conformance.client.reference_wire import (
     plain_outcome,
 )
 from tasks_conformance.core.protocol import (
+    ERR_INVALID_PARAMS,
     ERR_METHOD_NOT_FOUND,
     EXT_TASKS,
     HEADER_PROTOCOL_VERSION,
@@ -87,7 +88,10 @@ class LegacyFlow(Flow):
 
     async def open(self) -> Outcome | None:
         """initialize as a pure requestor, then notifications/initialized: the session."""
-        init = await self.rpc("initialize", {"protocolVersion": VERSION, "capabilities": {"elicitation": {}},
+        capabilities: JSON = {"elicitation": {}}
+        if self.opt.hosts_tasks:  # what it serves as a receiver (C-LEG-MUST-12): a pure requestor declares none
+            capabilities["tasks"] = {"list": {}, "cancel": {}}
+        init = await self.rpc("initialize", {"protocolVersion": VERSION, "capabilities": capabilities,
                                              "clientInfo": dict(CLIENT_INFO)})
         if init.error is not None or init.result is None:
             self.trace.plain_reason = f"initialize failed: the server may not speak {VERSION} (try --era extension)"
@@ -287,7 +291,8 @@ class LegacyFlow(Flow):
 
     async def on_server_request(self, message: JSON) -> None:
         """A request the server sent on a response stream: elicitation/create is answered (with
-        the related-task `_meta` when it carried one, C-LEG-MUST-08), ping too, the rest refused."""
+        the related-task `_meta` when it carried one, C-LEG-MUST-08), ping too, tasks/list and
+        tasks/cancel where it declared them (hosts_tasks), the rest refused."""
         method = message.get("method")
         response: JSON = {"jsonrpc": "2.0", "id": message.get("id")}
         if method == "elicitation/create":
@@ -298,6 +303,10 @@ class LegacyFlow(Flow):
             response["result"] = answer
         elif method == "ping":
             response["result"] = {}
+        elif method == "tasks/list" and self.opt.hosts_tasks and not self.dev.legacy_declares_unhosted:
+            response["result"] = {"tasks": []}  # it hosts no task
+        elif method == "tasks/cancel" and self.opt.hosts_tasks and not self.dev.legacy_declares_unhosted:
+            response["error"] = {"code": ERR_INVALID_PARAMS, "message": "task not found: this client hosts no tasks"}
         else:
             response["error"] = {"code": ERR_METHOD_NOT_FOUND, "message": f"{method} is not supported"}
         await self.link.respond(response, self.headers())

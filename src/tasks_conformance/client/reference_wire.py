@@ -102,6 +102,7 @@ class Deviations:
     legacy_awaits_notification: bool = False  # one poll, then a wait for notifications/tasks/status (C-LEG-MUST-06)
     legacy_stops_after_drop: bool = False  # drops an early tasks/result's stream, polls no more (C-LEG-SHOULD-03)
     legacy_alters_cursor: bool = False  # decodes a tasks/list cursor and sends it back re-encoded (C-LEG-MUST-09)
+    legacy_declares_unhosted: bool = False  # declares tasks.list and tasks.cancel, serves neither (C-LEG-MUST-12)
     # Not breaks, freedoms of a legal client (broken_client.py's FREEDOMS): optional tools called
     # plainly (C-LEG-MAY-01); every JSON-RPC error shown by its message alone, direct or a task's.
     legacy_required_only: bool = False
@@ -140,6 +141,9 @@ class CallOptions:
     request: JSON | None = None  # {"method", "params"} sent instead of tools/call
     offer_version: str | None = None  # the protocol version the first request offers (2026-07-28)
     list_tasks: bool = False  # list the session's tasks once the task exists (2025-11-25 tasks/list)
+    # Declare capabilities.tasks list and cancel, and serve them: a list of no tasks, a cancel of a
+    # task it does not know refused (2025-11-25; it hosts none, having no task-augmented requests).
+    hosts_tasks: bool = False
     timeout_s: float = 30
     on_status: Callable[[str], None] | None = None
     deviations: Deviations = NO_DEVIATIONS

@@ -91,6 +91,9 @@ class LegacyScript(Script):
     # The pages tasks/list serves: each but the last ends with an opaque nextCursor (one of its own
     # for each listing), and the last page is empty where the session has fewer tasks than pages.
     list_pages: int = 1
+    # While the tools/call runs, ask the client for what its initialize declared it hosts: tasks/list
+    # where it declared tasks.list, tasks/cancel of a task it never had where tasks.cancel (C-LEG-MUST-12).
+    asks_hosted: bool = False
 
 
 @dataclass(frozen=True)
@@ -99,7 +102,7 @@ class Scenario:
     description: str
     eras: tuple[Era, ...]
     script: Script
-    # Extra context keys beyond toolName and arguments (cancel, request, listTasks).
+    # Extra context keys beyond toolName and arguments (cancel, request, listTasks, hostsTasks).
     context: dict[str, Any] = field(default_factory=dict)
     # The client rules the scenario lets the checks judge (documentation; checks declare their own).
     rules: tuple[str, ...] = ()
@@ -310,6 +313,15 @@ LEGACY_SCENARIOS: Final[tuple[Scenario, ...]] = (
         ("legacy",), LegacyScript(reads=_LEGACY_WORKING_TWICE, list_pages=2),
         context={"listTasks": True},
         rules=("C-LEG-MUST-09", "C-LEG-SHOULD-07"), tool=REQUIRED_TOOL,
+    ),
+    Scenario(
+        "tasks-client-legacy-hosted",
+        "the forbidden tool, called plainly; while the call runs the server sends the client tasks/list where its "
+        "initialize declared tasks.list, and tasks/cancel of a task it never had where tasks.cancel; the harness is "
+        "asked to declare what its client hosts (a pure requestor declares none and is not judged)",
+        ("legacy",), LegacyScript(asks_hosted=True),
+        context={"hostsTasks": True},
+        rules=("C-LEG-MUST-12",), tool=FORBIDDEN_TOOL,
     ),
     Scenario(
         "tasks-client-legacy-ttl-expiry",

@@ -15,7 +15,9 @@ SHOULD); where it did not, `params.task` is ignored and the call processed norma
 `tasks/get` returns the task without its payload; `tasks/result` returns the payload once the
 task has ended, and on a task still running it blocks (an SSE stream) while the task's reads go by
 at their pollInterval. `tasks/cancel` and `tasks/list` exist where they are declared; `tasks/list`
-pages with an opaque nextCursor where the scenario asks for more than one page.
+pages with an opaque nextCursor where the scenario asks for more than one page. Where the scenario
+asks, a client that declared `capabilities.tasks.list` or `.cancel` is sent those requests on its
+tools/call's stream, before the call's answer.
 
 A task that needs input reads `input_required`; the elicitation comes as an `elicitation/create`
 request on the stream of the client's `tasks/result` (tagged with the related-task `_meta`), once,
@@ -63,6 +65,12 @@ MAX_CURSORS = 1_000  # a client that lists without end gets its last page from t
 ELICITATION_ID = "elicitation-1"  # the id of the scripted server's one elicitation/create
 ELICITATION: dict[str, Any] = {"mode": "form", "message": "Which colour?", "requestedSchema": {
     "type": "object", "properties": {"colour": {"type": "string"}}}}
+# What a client that declared capabilities.tasks list or cancel is asked (tasks-client-legacy-hosted):
+# (its key there, the method, the params). The task to cancel is one the client never had.
+HOSTED_TASK_ID = "tasks-conformance-no-such-task"
+HOSTED_REQUESTS: tuple[tuple[str, str, dict[str, Any]], ...] = (
+    ("list", "tasks/list", {}), ("cancel", "tasks/cancel", {"taskId": HOSTED_TASK_ID}))
+HOSTED_ID_PREFIX = "hosted-"  # the ids of those requests: hosted-tasks/list, hosted-tasks/cancel
 CANCELLED: dict[str, Any] = {"code": ERR_INTERNAL, "message": "the task was cancelled: it has no result"}
 
 
@@ -121,6 +129,8 @@ class LegacyScriptedServer(ScriptedHttp):
                           ((HEADER_SESSION, session),) if session is not None else ())
         if method == "tasks/result":
             return self._tasks_result(rid, params, connection)
+        if method == "tools/call" and self.script.asks_hosted and self.hosted(connection):
+            return Answer(200, events=self._asking_hosted(rid, params, connection))
         handler = _METHODS.get(method)
         outcome = handler(self, params, connection) if handler is not None else Fault(
             ERR_METHOD_NOT_FOUND, f"method not found: {shown(method)}")
@@ -280,7 +290,7 @@ class LegacyScriptedServer(ScriptedHttp):
                 # Only to a client that declared elicitation on this connection; else the task gives up.
                 if get_path(self.capabilities.get(state.connection), "elicitation") is not None:
                     yield self.elicitation(state)
-                    if await self.answer_to(ELICITATION_ID, state):
+                    if await self.answer_to(ELICITATION_ID, state.started):
                         state.answered.add(key)
                         state.read += 1  # past the input_required read
                     continue
@@ -293,11 +303,30 @@ class LegacyScriptedServer(ScriptedHttp):
         params = {**ELICITATION, "_meta": {META_RELATED_TASK: {"taskId": state.task_id}}}
         return {"jsonrpc": "2.0", "id": ELICITATION_ID, "method": "elicitation/create", "params": params}
 
-    async def answer_to(self, request_id: str, state: LegacyTask) -> bool:
-        """Wait (until the task would give up) for the client's response to one of our requests."""
+    def hosted(self, connection: int) -> list[tuple[str, dict[str, Any]]]:
+        """The requests to ask a client for what its initialize on this connection declared it
+        hosts under capabilities.tasks (list, cancel), each (method, params)."""
+        declared = self.capabilities.get(connection)
+        return [(method, params) for key, method, params in HOSTED_REQUESTS
+                if get_path(declared, "tasks", key) is not None]
+
+    async def _asking_hosted(self, rid: Any, params: dict[str, Any], connection: int) -> AsyncIterator[dict[str, Any]]:
+        """A tools/call's stream: each request the client declared it serves, answered (or given up
+        on after GIVE_UP_S) before the next, then the call's own answer."""
+        started = time.monotonic()
+        for method, request_params in self.hosted(connection):
+            request_id = HOSTED_ID_PREFIX + method
+            yield {"jsonrpc": "2.0", "id": request_id, "method": method, "params": dict(request_params)}
+            await self.answer_to(request_id, started)
+        outcome = self._tools_call(params, connection)
+        yield (rpc_error(rid, outcome.code, outcome.message) if isinstance(outcome, Fault)
+               else rpc_result(rid, outcome))
+
+    async def answer_to(self, request_id: str, since: float) -> bool:
+        """Wait (until GIVE_UP_S after `since`) for the client's response to one of our requests."""
         import anyio
 
-        with anyio.move_on_after(max(0.0, GIVE_UP_S - (time.monotonic() - state.started))):
+        with anyio.move_on_after(max(0.0, GIVE_UP_S - (time.monotonic() - since))):
             while request_id not in self.answers:
                 self.answered = anyio.Event()
                 await self.answered.wait()

@@ -5,7 +5,10 @@ client` (URL last, context in the env).
 The API is the one its docstrings show: `call_tool_as_task` (which always sends params.task: the
 API leaves gating to the caller, and this harness adds none of its own), `poll_task`, `tasks/result`
 through `get_task_result` once the task ended or asks for input, `cancel_task`, and `list_tasks`
-(page by page) where the context asks for a listing.
+(page by page) where the context asks for a listing. Asked to host tasks (hostsTasks), the session
+gets the `ExperimentalTaskHandlers` a user whose client hosts tasks writes: a list of the tasks it
+hosts (none) and a cancel that finds no such task; the session declares tasks.list and tasks.cancel
+from them.
 """
 
 import asyncio
@@ -14,8 +17,9 @@ import os
 import sys
 
 from mcp import ClientSession, McpError
+from mcp.client.experimental.task_handlers import ExperimentalTaskHandlers
 from mcp.client.streamable_http import streamable_http_client
-from mcp.types import CallToolResult, ElicitResult
+from mcp.types import INVALID_PARAMS, CallToolResult, ElicitResult, ErrorData, ListTasksResult
 
 
 def report(status: str, is_error: bool = False, error: dict | None = None) -> None:
@@ -29,6 +33,14 @@ def rpc_error(exc: Exception) -> dict:
 
 async def answer(context, params):
     return ElicitResult(action="accept", content={"colour": "blue"})
+
+
+async def list_hosted(context, params):
+    return ListTasksResult(tasks=[])  # this client hosts no task of its own
+
+
+async def cancel_hosted(context, params):
+    return ErrorData(code=INVALID_PARAMS, message=f"task not found: {params.taskId}")
 
 
 async def follow(session: ClientSession, ctx: dict) -> None:
@@ -63,8 +75,10 @@ async def follow(session: ClientSession, ctx: dict) -> None:
 
 
 async def main(url: str, ctx: dict) -> None:
+    hosting = (ExperimentalTaskHandlers(list_tasks=list_hosted, cancel_task=cancel_hosted)
+               if ctx.get("hostsTasks") else None)
     async with (streamable_http_client(url) as (read, write, _),
-                ClientSession(read, write, elicitation_callback=answer) as session):
+                ClientSession(read, write, elicitation_callback=answer, experimental_task_handlers=hosting) as session):
         await session.initialize()
         await follow(session, ctx)
 

@@ -3,8 +3,11 @@
 //
 // listTools() first, so the client knows each tool's taskSupport; callToolStream() then decides
 // on params.task itself and follows the task; a cancel goes through cancelTask(), the API's way, a
-// listing (listTasks in the context) through listTasks(cursor).
+// listing (listTasks in the context) through listTasks(cursor). Asked to host tasks (hostsTasks),
+// the client gets a task store and declares tasks.list and tasks.cancel, as a user whose client
+// accepts task-augmented requests configures it; the SDK then serves both itself.
 import { Client } from "@modelcontextprotocol/sdk/client/index.js";
+import { InMemoryTaskStore } from "@modelcontextprotocol/sdk/experimental";
 import { StreamableHTTPClientTransport } from "@modelcontextprotocol/sdk/client/streamableHttp.js";
 import { ElicitRequestSchema } from "@modelcontextprotocol/sdk/types.js";
 
@@ -12,7 +15,9 @@ const url = process.argv.at(-1);
 const ctx = JSON.parse(process.env.MCP_CONFORMANCE_CONTEXT ?? "{}");
 const report = (o) => console.log("TASKS-CONFORMANCE-OUTCOME " + JSON.stringify(o));
 
-const client = new Client({ name: "sdk-tasks-harness", version: "1.32.2" }, { capabilities: { elicitation: {} } });
+const hosting = ctx.hostsTasks ? { taskStore: new InMemoryTaskStore() } : {};
+const capabilities = ctx.hostsTasks ? { elicitation: {}, tasks: { list: {}, cancel: {} } } : { elicitation: {} };
+const client = new Client({ name: "sdk-tasks-harness", version: "1.32.2" }, { capabilities, ...hosting });
 client.setRequestHandler(ElicitRequestSchema, async () => ({ action: "accept", content: { colour: "blue" } }));
 await client.connect(new StreamableHTTPClientTransport(new URL(url)));
 await client.listTools();

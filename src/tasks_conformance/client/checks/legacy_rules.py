@@ -1,7 +1,9 @@
 """Client checks of the 2025-11-25 wire judged from the traffic every legacy scenario already
 produces: the nested CreateTaskResult read as a task (not taken as the call's result), and a task
 followed until it ends while the scripted server sends no notifications/tasks/status (it never
-does: a server need not). They judge the tasks-client-legacy-* runs only.
+does: a server need not); a tasks/list cursor sent back as it came; and the capabilities.tasks a
+client declares served when the server asks (tasks-client-legacy-hosted). They judge the
+tasks-client-legacy-* runs only.
 
 https://modelcontextprotocol.io/specification/2025-11-25/basic/utilities/tasks
 """
@@ -12,7 +14,7 @@ from tasks_conformance.client.checks.cadence import status_of
 from tasks_conformance.client.checks.registry import client_check
 from tasks_conformance.client.evidence import Exchange, ScenarioRun, shown
 from tasks_conformance.client.scenarios import scenario_names
-from tasks_conformance.core.protocol import ERR_INVALID_PARAMS, TERMINAL_STATUSES, get_path
+from tasks_conformance.core.protocol import ERR_INVALID_PARAMS, ERR_METHOD_NOT_FOUND, TERMINAL_STATUSES, get_path
 from tasks_conformance.core.result import CheckWarning
 from tasks_conformance.core.verdict import Verdict, failed, not_applicable, passed, warn
 from tasks_conformance.core.wires import CreatedTask, Wire
@@ -217,3 +219,71 @@ def list_cursor(runs: list[ScenarioRun]) -> Verdict:
                                "actual": text})
     return passed(f"all {judged} tasks/list cursor(s) were sent back as given", judged=judged,
                   evidence=evidence[:MAX_EVIDENCE])
+
+
+HOSTED = "tasks-client-legacy-hosted"
+HOSTED_METHODS = ("tasks/list", "tasks/cancel")
+
+
+def _hosted_answers(run: ScenarioRun) -> tuple[int, list[tuple[Exchange, str]], list[str]]:
+    """(requests judged, those answered -32601 with why, what only warns) of one run: the scripted
+    server's tasks/list and tasks/cancel to a client that declared it serves them."""
+    judged, bad, odd = 0, [], []
+    for e in run.server_requests:
+        if e.method not in HOSTED_METHODS:
+            continue
+        where = f"{run.label}: {e.method} (frame #{e.seq})"
+        if e.reply is None:
+            odd.append(f"{where} was never answered (policy P-55)")
+            continue
+        judged += 1
+        if get_path(e.reply, "error", "code") == ERR_METHOD_NOT_FOUND:
+            bad.append((e, f"{where} was answered -32601 method not found (frame #{e.reply_seq})"))
+        elif e.method == "tasks/list" and "error" not in e.reply and not isinstance(
+                get_path(e.reply, "result", "tasks"), list):
+            odd.append(f"{where} was answered without a tasks array (frame #{e.reply_seq}; policy P-55)")
+    return judged, bad, odd
+
+
+def _declared_hosting(run: ScenarioRun) -> bool:
+    return any(get_path(e.params, "capabilities", "tasks", key) is not None
+               for e in run.sent("initialize") for key in ("list", "cancel"))
+
+
+@client_check(
+    id="tasks-client-legacy-hosted-capabilities",
+    title="A client declares capabilities.tasks only for what it serves (2025-11-25)",
+    description="A pure requestor declares no capabilities.tasks. A client that declares tasks.list or tasks.cancel "
+                "serves them: the scripted server sends it tasks/list and tasks/cancel (of a task it never had) on its "
+                "tools/call's stream, and -32601 method not found to either fails. An unanswered request, or a list "
+                "without its tasks array, warns (policy P-55); a client that declared neither is not judged, and "
+                "what tasks.requests.* promises is not probed.",
+    requirements=("C-LEG-MUST-12",),
+    scenarios=(HOSTED,),
+)
+def hosted_capabilities(runs: list[ScenarioRun]) -> Verdict:
+    judged, declared = 0, False
+    bad: list[tuple[Exchange, str]] = []
+    odd: list[str] = []
+    evidence: list[int] = []
+    for run in runs:
+        declared = declared or _declared_hosting(run)
+        n, problems, warned = _hosted_answers(run)
+        judged, bad, odd = judged + n, bad + problems, odd + warned
+        evidence += [s for e in run.server_requests if e.method in HOSTED_METHODS for s in e.seqs]
+    warnings = [warn(text, "P-55") for text in odd[:SHOWN]]
+    if not declared:
+        return not_applicable("the client declared no capabilities.tasks list or cancel: a pure requestor, "
+                              "as it should be unless it hosts tasks")
+    if bad:
+        text = "; ".join(what for _e, what in bad[:SHOWN])
+        return failed(f"the client declared capabilities.tasks it does not serve: {text}", broken=("C-LEG-MUST-12",),
+                      evidence=[s for e, _w in bad for s in e.seqs][:MAX_EVIDENCE], warnings=warnings,
+                      details={"expected": "a tasks/list result, and a tasks/cancel answer other than -32601, from "
+                                           "a client that declared tasks.list and tasks.cancel",
+                               "actual": text})
+    if not judged:
+        return not_applicable("the client answered none of the requests its declaration asked for",
+                              evidence=evidence[:MAX_EVIDENCE], warnings=warnings, policies=("P-55",))
+    return passed(f"the client served the {judged} task request(s) its capabilities.tasks declared", judged=judged,
+                  evidence=evidence[:MAX_EVIDENCE], warnings=warnings)
