@@ -8,6 +8,7 @@ rules are run by tests/test_client_legacy.py; the freedoms as processes here."""
 
 from __future__ import annotations
 
+import dataclasses
 import sys
 from typing import Any
 
@@ -200,3 +201,49 @@ def test_a_poll_sent_after_the_previous_answer_is_measured_and_warns() -> None:
     run = _polls((0.25, 0.252, "working"), (0.30, 0.302, "working"), (0.52, 0.522, "completed"))
     verdict = _judge("tasks-client-legacy-poll-interval", run)
     assert any("C-LEG-SHOULD-02" in str(w) for w in verdict.warnings), verdict
+
+
+# -- C-LEG-MUST-12 --------------------------------------------------------------------------
+
+HOSTED, HOSTS = "tasks-client-legacy-hosted", "tasks-client-legacy-hosted-capabilities"
+
+
+def _hosted(declared: JSON, *answers: tuple[str, JSON | None]) -> ScenarioRun:
+    """The hosted scenario: an initialize declaring `declared` as capabilities.tasks, and each
+    (method, the client's answer object or None: never answered) the scripted server asked."""
+    init = ("initialize", {"protocolVersion": "2025-11-25", "capabilities": {"tasks": declared} if declared else {}},
+            {"result": {"protocolVersion": "2025-11-25", "capabilities": DECLARED}})
+    run = _run(HOSTED, ("tools/call", {"name": "plain_tool", "arguments": {}}, {"result": {"content": []}}))
+    asked = []
+    for i, (method, answer) in enumerate(answers):
+        rid = "hosted-" + method
+        body = None if answer is None else {"jsonrpc": "2.0", "id": rid, **answer}
+        asked.append(Exchange(100 + 2 * i, 0.5 + i, {"jsonrpc": "2.0", "id": rid, "method": method, "params": {}},
+                              None, 101 + 2 * i if body else None, 0.51 + i if body else None, body))
+    first = Exchange(1, 0.0, {"jsonrpc": "2.0", "id": 0, "method": init[0], "params": init[1]}, None, 2, 0.01,
+                     {"jsonrpc": "2.0", "id": 0, **init[2]})
+    return dataclasses.replace(run, exchanges=(first, *run.exchanges[1:]), server_requests=tuple(asked))
+
+
+LISTED: JSON = {"result": {"tasks": []}}
+NOT_FOUND: JSON = {"error": {"code": ERR_INVALID_PARAMS, "message": "task not found"}}
+REFUSED: JSON = {"error": {"code": -32601, "message": "method not found"}}
+
+
+def test_a_client_serving_what_it_declared_passes_and_one_refusing_fails_must_12() -> None:
+    both = {"list": {}, "cancel": {}}
+    verdict = _judge(HOSTS, _hosted(both, ("tasks/list", LISTED), ("tasks/cancel", NOT_FOUND)))
+    assert verdict.status == "passed" and not verdict.warnings and verdict.evidence
+    verdict = _judge(HOSTS, _hosted(both, ("tasks/list", REFUSED), ("tasks/cancel", NOT_FOUND)))
+    assert verdict.status == "failed" and verdict.broken == ("C-LEG-MUST-12",)
+    assert verdict.evidence == (100, 101) and verdict.details["expected"] and "tasks/list" in verdict.details["actual"]
+
+
+def test_an_unanswered_or_odd_answer_warns_p55_and_a_pure_requestor_is_not_judged() -> None:
+    verdict = _judge(HOSTS, _hosted({"list": {}, "cancel": {}}, ("tasks/list", None), ("tasks/cancel", NOT_FOUND)))
+    assert verdict.status == "passed" and [w.policies for w in verdict.warnings] == [("P-55",)]
+    verdict = _judge(HOSTS, _hosted({"list": {}}, ("tasks/list", {"result": {"items": []}})))
+    assert verdict.status == "passed" and "without a tasks array" in verdict.warnings[0].text
+    verdict = _judge(HOSTS, _hosted({"list": {}}, ("tasks/list", None)))
+    assert verdict.skip_reason == "not-applicable" and verdict.warnings
+    assert _judge(HOSTS, _hosted({})).skip_reason == "not-applicable"
