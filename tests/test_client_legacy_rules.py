@@ -22,6 +22,7 @@ from tasks_conformance.client.launch import ClientRun
 from tasks_conformance.client.runner import ClientConfig, execute_client
 from tasks_conformance.client.scenarios import BY_NAME
 from tasks_conformance.core.protocol import ERR_INVALID_PARAMS
+from tasks_conformance.core.wirelog import HttpMeta
 
 JSON = dict[str, Any]
 BROKEN = FIXTURES / "broken_client.py"
@@ -29,6 +30,7 @@ TASK = "t-1"
 DECLARED: JSON = {"tasks": {"requests": {"tools": {"call": {}}}, "cancel": {}, "list": {}}}
 REQUIRED = "tasks-client-legacy-required"
 READS, KEEPS = "tasks-client-legacy-reads-create-result", "tasks-client-legacy-keeps-polling"
+GET_STREAM_CHECK = "tasks-client-legacy-get-stream"
 COMPLETED: JSON = {"status": "completed", "isError": False, "error": None}
 WORKING: JSON = {"status": "working", "isError": False, "error": None}
 
@@ -150,10 +152,11 @@ def test_keeps_polling_without_a_task_is_not_applicable() -> None:
 # -- the freedoms, as processes ----------------------------------------------------------------
 
 
-@pytest.mark.parametrize("freedom", ["legacy-drops-result-stream", "legacy-parallel-polls"])
+@pytest.mark.parametrize("freedom", ["legacy-drops-result-stream", "legacy-parallel-polls", "legacy-no-get-stream"])
 def test_a_client_taking_the_freedom_passes_every_legacy_scenario_with_no_warning(freedom: str) -> None:
-    """C-LEG-MAY-04 (an early tasks/result's stream dropped after 100 ms, over HTTP) and C-LEG-MAY-05
-    (the first poll sent twice at once): never counted against the client."""
+    """C-LEG-MAY-04 (an early tasks/result's stream dropped after 100 ms, over HTTP), C-LEG-MAY-05
+    (the first poll sent twice at once) and no GET stream opened (it is optional; the GET-stream
+    scenario's elicitation then comes on the tasks/result stream): never counted against the client."""
     config = ClientConfig(command=(sys.executable, str(BROKEN), "--freedom", freedom), eras=("legacy",),
                           timeout_s=20, jobs=4)
     result = anyio.run(execute_client, config).result
@@ -247,3 +250,42 @@ def test_an_unanswered_or_odd_answer_warns_p55_and_a_pure_requestor_is_not_judge
     verdict = _judge(HOSTS, _hosted({"list": {}}, ("tasks/list", None)))
     assert verdict.skip_reason == "not-applicable" and verdict.warnings
     assert _judge(HOSTS, _hosted({})).skip_reason == "not-applicable"
+
+
+# -- C-LEG-SHOULD-06 ------------------------------------------------------------------------
+
+GET_STREAM = "tasks-client-legacy-get-stream"
+ELICITED: JSON = {"result": {"action": "decline"}}
+
+
+def _elicited(*answers: tuple[str, JSON | None]) -> ScenarioRun:
+    """The GET-stream scenario: the task created, and each elicitation the server sent, (the
+    stream it went on, GET or POST; the client's answer object, or None: never answered)."""
+    run = _run(GET_STREAM, _create())
+    asked = []
+    for i, (stream, answer) in enumerate(answers):
+        rid = f"elicitation-{i + 1}"
+        body = None if answer is None else {"jsonrpc": "2.0", "id": rid, **answer}
+        http = HttpMeta(stream, "http://127.0.0.1/mcp", 200, ())
+        asked.append(Exchange(100 + 2 * i, 0.5 + i, {"jsonrpc": "2.0", "id": rid, "method": "elicitation/create",
+                                                      "params": {}}, http, 101 + 2 * i if body else None,
+                              0.51 + i if body else None, body))
+    return dataclasses.replace(run, server_requests=tuple(asked))
+
+
+def test_an_elicitation_answered_from_the_get_stream_passes_should_06() -> None:
+    verdict = _judge(GET_STREAM_CHECK, _elicited(("GET", ELICITED)))
+    assert verdict.status == "passed" and not verdict.warnings and verdict.evidence == (100, 101)
+
+
+@pytest.mark.parametrize("answer", [None, REFUSED], ids=["unanswered", "refused"])
+def test_one_left_unanswered_or_refused_on_the_get_stream_warns_should_06(answer: JSON | None) -> None:
+    verdict = _judge(GET_STREAM_CHECK, _elicited(("GET", answer)))
+    assert verdict.status == "passed" and len(verdict.warnings) == 1
+    assert "C-LEG-SHOULD-06" in str(verdict.warnings[0]) and "frame #100" in str(verdict.warnings[0])
+
+
+def test_without_a_get_stream_the_client_is_not_judged_should_06() -> None:
+    """An elicitation on the tasks/result stream (a client that opened no GET stream) is not this rule's."""
+    assert _judge(GET_STREAM_CHECK, _elicited(("POST", ELICITED))).skip_reason == "not-applicable"
+    assert _judge(GET_STREAM_CHECK, _elicited()).skip_reason == "not-applicable"

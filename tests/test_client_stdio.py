@@ -32,6 +32,7 @@ ROOT = Path(__file__).resolve().parent.parent
 BROKEN = ROOT / "fixtures" / "broken_client.py"
 REFERENCE = (sys.executable, "-m", "tasks_conformance.client.reference_client")
 HEADER_CHECKS = {"tasks-client-routing-headers", "tasks-client-request-headers"}
+GET_STREAM_CHECK = "tasks-client-legacy-get-stream"  # its scenario runs over HTTP only
 # Breaks of a Streamable HTTP header: nothing of them reaches a stdio server.
 HEADER_RULES = frozenset({"C-EXT-MUST-04", "C-EXT-MUST-05", "C-CORE-MUST-06", "C-CORE-MUST-04", "C-CORE-MUST-03",
                           "C-CORE-MUST-05"})
@@ -73,7 +74,8 @@ def test_the_reference_client_passes_every_scenario_of_both_eras_on_stdio() -> N
     assert result.outcome == "passed", [(c.id, c.bucket, c.message) for c in result.checks if c.bucket != "passed"]
     assert [c.id for c in result.checks if c.warnings] == []
     by_bucket = {c.id: c.bucket for c in result.checks}
-    assert {i for i, b in by_bucket.items() if b != "passed"} == HEADER_CHECKS
+    assert {i for i, b in by_bucket.items() if b != "passed"} == {*HEADER_CHECKS, GET_STREAM_CHECK}
+    assert "over stdio there is no GET stream" in next(c.message for c in result.checks if c.id == GET_STREAM_CHECK)
     # Each says why in its own words (stdio carries no headers), never "its scenario was not
     # selected" about a scenario that runs over HTTP only.
     assert all("HTTP headers" in c.message and "not selected" not in c.message

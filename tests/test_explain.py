@@ -279,7 +279,10 @@ def test_explain_a_client_check_and_a_client_rule(capsys: pytest.CaptureFixture[
     assert "Judged by: tasks-client-legacy-hosted-capabilities" in legacy
     assert "Client scenarios that show it: tasks-client-legacy-hosted" in legacy
     legacy = _cli(capsys, "explain", "C-LEG-SHOULD-06")[1]
-    assert "Not tested: Not built yet: it needs the 2025-11-25 scripted server" in legacy
+    assert "Judged by: tasks-client-legacy-get-stream" in legacy
+    assert "Client scenarios that show it: tasks-client-legacy-get-stream" in legacy
+    extension = _cli(capsys, "explain", "C-EXT-SHOULD-11")[1]
+    assert "Not tested: Not built yet: a client scenario whose server acknowledges" in extension
     code, _out, err = _cli(capsys, "explain", "tasks-client-follows-tsk")
     assert code == 2 and "close matches: tasks-client-follows-task" in err
 

@@ -127,6 +127,10 @@ class Server:
     cancelled: bool = False
     answered: anyio.Event | None = None
     counts: Counter[str] = field(default_factory=Counter)
+    # legacy: what a GET of the endpoint gets (None: 405, no stream), and whether the client read on
+    # past what the stream sent (it had handled it, answering or not)
+    get_stream: Callable[[Server], httpx.Response] | None = None
+    stream_read: anyio.Event | None = None
 
     def clock(self) -> float:
         return self.now
@@ -135,6 +139,10 @@ class Server:
         self.now += seconds
 
     async def handle(self, request: httpx.Request) -> httpx.Response:
+        if request.method == "GET":
+            self.counts["GET"] += 1
+            # No GET stream (405), as a server may answer, unless the scenario serves one.
+            return httpx.Response(405) if self.get_stream is None else self.get_stream(self)
         body = json.loads(request.content)
         rec = Rec(self.now, body, list(request.headers.raw))
         self.log.append(rec)
@@ -317,6 +325,46 @@ def elicit_on_stream(server: Server, body: JSON) -> httpx.Response:
     return httpx.Response(200, headers={"content-type": "text/event-stream"}, content=stream())
 
 
+GET_ELICITATION = "g-1"  # the id of the elicitation the fake server sends on the GET stream
+
+
+def elicit_on_get(server: Server) -> httpx.Response:
+    """The session's GET stream: the task's elicitation; once the client reads on past it (having
+    handled it), tasks/result may answer. It stays open until the call ends (bounded)."""
+    server.stream_read = anyio.Event()
+    request = {"jsonrpc": "2.0", "id": GET_ELICITATION, "method": "elicitation/create",
+               "params": {**ELICIT["params"], "_meta": {META_RELATED_TASK: {"taskId": TASK}}}}
+
+    async def stream() -> AsyncIterator[bytes]:
+        yield b"data: " + json.dumps(request).encode() + b"\n\n"
+        assert server.stream_read is not None
+        server.stream_read.set()
+        with anyio.move_on_after(10):
+            await anyio.sleep_forever()
+        yield b": end\n\n"
+
+    return httpx.Response(200, headers={"content-type": "text/event-stream"}, content=stream())
+
+
+def result_once_get_read(server: Server, body: JSON) -> httpx.Response:
+    """tasks/result as an SSE stream that answers once the client has read the GET stream's message."""
+    response = {"jsonrpc": "2.0", "id": body["id"], "result": RESULT}
+
+    async def stream() -> AsyncIterator[bytes]:
+        with anyio.fail_after(10):
+            while server.stream_read is None:
+                await anyio.sleep(0)
+            await server.stream_read.wait()
+        yield b"data: " + json.dumps(response).encode() + b"\n\n"
+
+    return httpx.Response(200, headers={"content-type": "text/event-stream"}, content=stream())
+
+
+def with_get_stream(server: Server) -> Server:
+    server.get_stream = elicit_on_get
+    return server
+
+
 def slow_before_polls(server: Server, body: JSON) -> JSON | httpx.Response:
     """tasks/result before any poll: an SSE stream that sends nothing (bounded), which the client
     may drop (C-LEG-MAY-04); once the task was polled, the call's result."""
@@ -363,6 +411,8 @@ SCENARIOS: dict[str, Callable[[], tuple[Server, JSON]]] = {
     "legacy-slow-result": lambda: (legacy(result=[slow_before_polls]), {}),
     "legacy-list": lambda: (legacy(listed=True), {"list_tasks": True}),
     "legacy-hosted": lambda: (legacy("forbidden", call=asks_hosted), {"hosts_tasks": True}),
+    "legacy-get-stream": lambda: (with_get_stream(legacy("required", gets=[legacy_status("input_required")],
+                                                         result=[result_once_get_read])), {}),
 }
 
 
@@ -642,6 +692,13 @@ def _declares_unhosted(run: Run) -> bool:
     return (declares and not run.hosting) or refused
 
 
+def _get_stream_unanswered(run: Run) -> bool:
+    """The elicitation the server sent on the GET stream, read by the client but never answered
+    (C-LEG-SHOULD-06)."""
+    read = run.server.stream_read is not None and run.server.stream_read.is_set()
+    return read and not any(r.body.get("id") == GET_ELICITATION for r in run.log if "method" not in r.body)
+
+
 def _declared_call(server: Server) -> bool:
     return get_path(server.capabilities, "tasks", "requests", "tools", "call") is not None
 
@@ -665,6 +722,7 @@ LEGACY_RULES: dict[str, Callable[[Run], bool]] = {
     "C-LEG-SHOULD-03": _stopped_after_result_stream,
     "C-LEG-SHOULD-05": lambda run: any(get_path(r.params, "_meta", META_RELATED_TASK) is not None
                                        for r in run.requests("tasks/get", "tasks/result", "tasks/cancel")),
+    "C-LEG-SHOULD-06": _get_stream_unanswered,
     "C-LEG-SHOULD-07": lambda run: bool(run.requests("tasks/cancel"))
                                    and get_path(run.server.capabilities, "tasks", "cancel") is None,
     "P-45": _polls_gone_task,
@@ -702,6 +760,7 @@ EXPECTED = {
     "legacy-slow-result": Outcome("completed", result=RESULT),
     "legacy-list": Outcome("completed", result=RESULT),
     "legacy-hosted": Outcome("completed", result=RESULT),
+    "legacy-get-stream": Outcome("completed", result=RESULT),
     "expiry": Outcome("unknown", error=GONE["error"]),
     "legacy-expiry": Outcome("unknown", error=GONE["error"]),
 }
@@ -741,7 +800,7 @@ CASES = {
     "legacy-result-as-final": "legacy-task", "legacy-awaits-status-notification": "legacy-task",
     "legacy-stops-after-dropped-result": "legacy-slow-result",
     "exits-non-zero": "task", "legacy-exits-non-zero": "legacy-task", "legacy-alters-cursor": "legacy-list",
-    "legacy-declares-unhosted": "legacy-hosted",
+    "legacy-declares-unhosted": "legacy-hosted", "legacy-ignores-get-stream": "legacy-get-stream",
 }
 
 

@@ -1,6 +1,7 @@
 """The reference client's JSON-RPC peer over Streamable HTTP (its stdio peer is reference_stdio.py):
 every message its own POST, a request's reply read as a JSON body or from an SSE stream
-(C-CORE-MUST-03), every wait bounded by the call's timeout and every reply by MAX_REPLY_BYTES."""
+(C-CORE-MUST-03), the session's GET stream read for the server's requests (`listen`), every wait
+bounded by the call's timeout and every reply by MAX_REPLY_BYTES."""
 
 from __future__ import annotations
 
@@ -58,6 +59,29 @@ class HttpLink(Link):
         except httpx.HTTPError as exc:
             raise ClientFailure(f"HTTP error from {self.url}: {type(exc).__name__}: {exc}") from None
 
+    async def listen(self, headers: Headers, answers: bool = True) -> None:
+        """The session's GET SSE stream, read until it ends or the call is over (the caller cancels
+        it): each request the server sends there is handed to `on_server_request`, as one on a
+        response stream is (C-LEG-SHOULD-06), unless `answers` is false. A server that serves no
+        GET stream (405) or cannot be reached ends it quietly: the stream is optional."""
+        import_httpx()
+        raw = [(k.encode(), v if isinstance(v, bytes) else v.encode()) for k, v in headers.items()
+               if k.lower() != "content-type"]
+        raw = [(k, b"text/event-stream" if k.lower() == b"accept" else v) for k, v in raw]
+        # Whatever goes wrong on it (a transport's own error too) ends the optional stream, never the call.
+        with contextlib.suppress(Exception), anyio.move_on_after(self.timeout_s):
+            async with self.http.stream("GET", self.url, headers=raw) as resp:
+                ctype = resp.headers.get("content-type", "").partition(";")[0].strip().lower()
+                if resp.status_code != 200 or ctype != "text/event-stream":
+                    return
+                parser = SseParser(MAX_REPLY_BYTES)
+                async for chunk in resp.aiter_bytes():
+                    for event in parser.feed(chunk):
+                        if answers:
+                            await self._event(event.data, None)
+                    if parser.oversize:
+                        return
+
     async def _from_stream(self, resp: httpx.Response, want: int) -> JSON:
         parser = SseParser(MAX_REPLY_BYTES)
         async for chunk in resp.aiter_bytes():
@@ -73,8 +97,8 @@ class HttpLink(Link):
                 return found
         raise StreamEnded("the response stream ended without the response")
 
-    async def _event(self, data: bytes, want: int) -> JSON | None:
-        found = _find(data, want)
+    async def _event(self, data: bytes, want: int | None) -> JSON | None:
+        found = _find(data, want) if want is not None else None
         if found is not None:
             return found
         with contextlib.suppress(ValueError):

@@ -1,8 +1,8 @@
 """The reference client on the 2025-11-25 wire (tasks in core): initialize as a pure requestor,
 params.task only where the server's capability and the tool's execution.taskSupport allow it,
 tasks/get at pollInterval, the outcome fetched with tasks/result, elicitations that arrive on
-its stream answered with the related-task `_meta`, tasks/cancel and tasks/list only when declared,
-a tasks/list cursor sent back as it came.
+a response stream or (over HTTP) the session's GET stream answered with the related-task `_meta`,
+tasks/cancel and tasks/list only when declared, a tasks/list cursor sent back as it came.
 
 https://modelcontextprotocol.io/specification/2025-11-25/basic/utilities/tasks
 """
@@ -109,6 +109,26 @@ class LegacyFlow(Flow):
         failed = await self.open()
         if failed is not None:
             return failed
+        if not isinstance(self.link, HttpLink) or self.dev.legacy_no_get_stream:
+            return await self.session()
+        # Over HTTP the session's GET stream is read meanwhile, for what the server sends there
+        # (C-LEG-SHOULD-06); it ends with the call.
+        outcome: list[Outcome] = []
+        failure: list[ClientFailure] = []
+        async with anyio.create_task_group() as tg:
+            tg.start_soon(self.link.listen, self.headers(), not self.dev.legacy_ignores_get_stream)
+            try:
+                outcome.append(await self.session())
+            except ClientFailure as exc:
+                failure.append(exc)
+            finally:
+                tg.cancel_scope.cancel()
+        if failure:
+            raise failure[0]
+        return outcome[0]
+
+    async def session(self) -> Outcome:
+        """The call, once the session is open."""
         version = self.negotiated
         if self.dev.legacy_null_id:
             await self.link.exchange({"jsonrpc": "2.0", "id": None, "method": "ping"}, self.headers(), None)

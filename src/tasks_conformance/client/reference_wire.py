@@ -103,6 +103,7 @@ class Deviations:
     legacy_stops_after_drop: bool = False  # drops an early tasks/result's stream, polls no more (C-LEG-SHOULD-03)
     legacy_alters_cursor: bool = False  # decodes a tasks/list cursor and sends it back re-encoded (C-LEG-MUST-09)
     legacy_declares_unhosted: bool = False  # declares tasks.list and tasks.cancel, serves neither (C-LEG-MUST-12)
+    legacy_ignores_get_stream: bool = False  # opens the GET stream, answers nothing sent there (C-LEG-SHOULD-06)
     # Not breaks, freedoms of a legal client (broken_client.py's FREEDOMS): optional tools called
     # plainly (C-LEG-MAY-01); every JSON-RPC error shown by its message alone, direct or a task's.
     legacy_required_only: bool = False
@@ -110,6 +111,7 @@ class Deviations:
     exits_non_zero: bool = False  # exits 1 after a call that succeeded (the harness reports a failure; P-54)
     legacy_drops_result_stream: bool = False  # an early tasks/result whose stream it drops (C-LEG-MAY-04)
     legacy_parallel_polls: bool = False  # its first poll sent twice at once (C-LEG-MAY-05)
+    legacy_no_get_stream: bool = False  # opens no GET stream over HTTP (it is optional)
     # Cancels over a second connection (a second server; a new session), where it reaches no task (P-47).
     cancels_elsewhere: bool = False
     # The 2026-07-28 base protocol's rules (client/checks/core_rules.py, headers.py, mrtr.py).

@@ -341,10 +341,12 @@ def judge(check: ClientCheck, runs: list[ScenarioRun], wire: WireLog, config: Cl
     t0 = time.monotonic()
     redactor = wire.redactor
     mine = [r for r in runs if check.reads(r.name)]
-    if not mine:
+    if not mine and _could_run(check.scenarios, config):
         scenarios = " ".join(f"--scenario {name}" for name in check.scenarios)
         verdict = not_applicable("none of its scenarios was selected",
                                  cause=setting("none of its scenarios was selected", f"select one: {scenarios}"))
+    elif not mine:  # its scenarios cannot run over the chosen transports: its judge says why
+        verdict = check.judge([])
     elif check.needs and not any(r.name in check.needs for r in mine) and _could_run(check.needs, config):
         # A check that reads every run but judges one scenario: with that one left out, nothing to judge.
         # (One whose scenario cannot run over the chosen transports is judged: its judge says why.)

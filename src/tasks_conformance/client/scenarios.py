@@ -94,6 +94,10 @@ class LegacyScript(Script):
     # While the tools/call runs, ask the client for what its initialize declared it hosts: tasks/list
     # where it declared tasks.list, tasks/cancel of a task it never had where tasks.cancel (C-LEG-MUST-12).
     asks_hosted: bool = False
+    # Over HTTP, serve the GET SSE stream of each session (else GET is answered 405) and send a
+    # task's elicitation/create there, rather than on a tasks/result stream, where the client opened
+    # one before its task needed input (C-LEG-SHOULD-06).
+    input_on_get_stream: bool = False
 
 
 @dataclass(frozen=True)
@@ -289,6 +293,16 @@ LEGACY_SCENARIOS: Final[tuple[Scenario, ...]] = (
         LegacyScript(reads=(Snapshot("working"), Snapshot("input_required", input_key="colour"), Snapshot("working"),
                             Snapshot("completed"))),
         rules=("C-LEG-MUST-05", "C-LEG-MUST-08", "C-LEG-MUST-13", "C-LEG-SHOULD-04"), tool=REQUIRED_TOOL,
+    ),
+    Scenario(
+        "tasks-client-legacy-get-stream",
+        "over HTTP, a task of the required tool that reads input_required; the server serves the session's GET SSE "
+        "stream and sends the task's elicitation there, not on a tasks/result stream, where the client opened one "
+        "(a client that opens none gets it on its tasks/result stream, and is not judged)",
+        ("legacy",),
+        LegacyScript(reads=(Snapshot("working"), Snapshot("input_required", input_key="colour"), Snapshot("working"),
+                            Snapshot("completed")), input_on_get_stream=True),
+        rules=("C-LEG-SHOULD-06",), tool=REQUIRED_TOOL, transports=("http",),
     ),
     Scenario(
         "tasks-client-legacy-cancel",

@@ -4,6 +4,7 @@ small JSON-RPC helpers. Each era's server (scripted.py, scripted_legacy.py) says
 answers a message (`respond`) and which of its connections a message arrived on (`connection_for`:
 one for the stateless 2026-07-28 server, a session each for the 2025-11-25 one); every frame
 carries that number (`Frame.connection`), so that a task is judged on the connection that made it.
+A GET of the endpoint is answered 405 unless the era's server serves a stream there (`listen`).
 """
 
 from __future__ import annotations
@@ -72,7 +73,8 @@ class Answer:
 
 
 class ScriptedHttp:
-    """The ASGI app both eras' scripted servers are: POST /mcp only, every frame in `wire`."""
+    """The ASGI app both eras' scripted servers are: POST /mcp (and GET /mcp where the era's server
+    serves a stream there), every frame in `wire`."""
 
     def __init__(self, wire: WireLog) -> None:
         self.wire = wire
@@ -88,6 +90,11 @@ class ScriptedHttp:
     def refuse(self, message: Any, headers: tuple[tuple[str, str], ...]) -> Answer | None:
         """What a request whose HTTP headers disagree with it gets before it is answered (None: nothing)."""
         return None
+
+    def listen(self, connection: int, headers: tuple[tuple[str, str], ...]) -> Answer:
+        """What a GET of the endpoint gets on `connection`: 405, no stream is served, unless the
+        era's server serves one (an Answer with `events`: the messages the stream carries)."""
+        return Answer(405)
 
     def connection_for(self, session: str | None, message: Any) -> int:
         """The connection (numbered from 1) an HTTP message arrived on, by the Mcp-Session-Id it
@@ -131,7 +138,13 @@ class ScriptedHttp:
         inbound = self.wire.record("in", "http", body, http=meta, connection=connection)
         self.seqs.append(inbound.seq)
         if not posted:
-            await _respond(send, 405 if scope.get("path") == ENDPOINT else 404, b"")
+            listening = scope.get("method") == "GET" and scope.get("path") == ENDPOINT
+            answer = self.listen(connection, raw_headers) if listening else Answer(404)
+            if answer.events is not None:
+                await self._stream(send, receive, answer, HttpMeta("GET", url, answer.status, headers,
+                                                          (("content-type", SSE), *answer.headers)), inbound, None)
+                return
+            await _respond(send, answer.status, b"", answer.headers)
             return
         self.requests += 1
         refused = _foreign_origin(raw_headers) or self.refuse(message, raw_headers)

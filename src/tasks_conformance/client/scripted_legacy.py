@@ -21,7 +21,10 @@ tools/call's stream, before the call's answer.
 
 A task that needs input reads `input_required`; the elicitation comes as an `elicitation/create`
 request on the stream of the client's `tasks/result` (tagged with the related-task `_meta`), once,
-and the client's JSON-RPC response (its own POST) lets the task go on.
+and the client's JSON-RPC response (its own POST) lets the task go on. Where the scenario asks
+(tasks-client-legacy-get-stream), a session's GET of the endpoint opens an SSE stream (one at a
+time: a second gets 409, as the official SDKs' servers answer), and the elicitation goes there
+instead, once the session has one open; else GET is answered 405.
 
 Every wait is bounded: a task that would wait forever (for a cancel or an answer) fails on its own
 after GIVE_UP_S.
@@ -71,6 +74,8 @@ HOSTED_TASK_ID = "tasks-conformance-no-such-task"
 HOSTED_REQUESTS: tuple[tuple[str, str, dict[str, Any]], ...] = (
     ("list", "tasks/list", {}), ("cancel", "tasks/cancel", {"taskId": HOSTED_TASK_ID}))
 HOSTED_ID_PREFIX = "hosted-"  # the ids of those requests: hosted-tasks/list, hosted-tasks/cancel
+LISTEN_S = 2 * GIVE_UP_S  # how long a GET stream stays open (the scenario's server goes sooner)
+LISTEN_BUFFER = 8  # messages a GET stream holds unsent (the scenario sends one)
 CANCELLED: dict[str, Any] = {"code": ERR_INTERNAL, "message": "the task was cancelled: it has no result"}
 
 
@@ -82,6 +87,7 @@ class LegacyTask(TaskState):
     last: Snapshot = field(default_factory=lambda: Snapshot("working"))
     gave_up: bool = False
     connection: int = 1  # the session (HTTP) that created it: no other finds it
+    asked_on_get: str | None = None  # the input key whose elicitation went on its session's GET stream
 
 
 class LegacyScriptedServer(ScriptedHttp):
@@ -97,6 +103,7 @@ class LegacyScriptedServer(ScriptedHttp):
         self.answers: dict[Any, Any] = {}  # the client's responses to our requests, by id
         self.answered: Any = None  # an anyio.Event, set when a response arrives (made in the loop)
         self.cursors: dict[str, tuple[int, int]] = {}  # each nextCursor issued: (its session, the page it opens)
+        self.listening: dict[int, Any] = {}  # each session's open GET stream: the send side of its messages
 
     def connection_for(self, session: str | None, message: Any) -> int:
         """An initialize opens a new session; any other message is on the session it names (none,
@@ -203,8 +210,64 @@ class LegacyScriptedServer(ScriptedHttp):
             return state.last
         if state.ended:
             return state.last  # a terminal status never changes
+        key = state.asked_on_get
+        if key is not None and ELICITATION_ID in self.answers and key not in state.answered:
+            state.answered.add(key)  # answered from the GET stream: the task goes on
+            state.read += 1  # past the input_required read
         state.last = state.snapshot(self.script)
+        self.ask_on_get(state, state.last)
         return state.last
+
+    def ask_on_get(self, state: LegacyTask, snap: Snapshot) -> None:
+        """Send the task's elicitation on its session's GET stream, where the scenario asks and the
+        session has one open (once; only to a client that declared elicitation there)."""
+        key, stream = snap.input_key, self.listening.get(state.connection)
+        if (not self.script.input_on_get_stream or snap.status != "input_required" or key is None
+                or key in self.asked or stream is None
+                or get_path(self.capabilities.get(state.connection), "elicitation") is None):
+            return
+        import anyio
+
+        try:
+            stream.send_nowait(self.elicitation(state))
+        except (anyio.WouldBlock, anyio.BrokenResourceError, anyio.ClosedResourceError):
+            return  # the stream is full or has gone: the tasks/result stream carries it instead
+        self.asked.add(key)
+        state.asked_on_get = key
+
+    def listen(self, connection: int, headers: tuple[tuple[str, str], ...]) -> Answer:
+        """A session's GET stream, where the scenario serves one: one at a time (409 for another)."""
+        if not self.script.input_on_get_stream:
+            return Answer(405)
+        if connection in self.listening:
+            return Answer(409)
+        import anyio
+
+        sender, receiver = anyio.create_memory_object_stream[dict[str, Any]](LISTEN_BUFFER)
+        self.listening[connection] = sender
+        return Answer(200, events=self._listening(connection, sender, receiver))
+
+    async def _listening(self, connection: int, sender: Any, receiver: Any) -> AsyncIterator[dict[str, Any]]:
+        """The messages sent on a session's GET stream as they come, for at most LISTEN_S."""
+        import anyio
+
+        ends = time.monotonic() + LISTEN_S
+        try:
+            for _ in range(LISTEN_BUFFER):
+                message: dict[str, Any] | None = None
+                with anyio.move_on_after(max(0.0, ends - time.monotonic())):
+                    try:
+                        message = await receiver.receive()
+                    except anyio.EndOfStream:
+                        return
+                if message is None:
+                    return
+                yield message
+        finally:
+            if self.listening.get(connection) is sender:
+                del self.listening[connection]
+            sender.close()
+            receiver.close()
 
     def _task(self, params: dict[str, Any], connection: int) -> LegacyTask | Fault:
         """The task params.taskId names, on the connection that created it (related-task _meta is

@@ -287,3 +287,45 @@ def hosted_capabilities(runs: list[ScenarioRun]) -> Verdict:
                               evidence=evidence[:MAX_EVIDENCE], warnings=warnings, policies=("P-55",))
     return passed(f"the client served the {judged} task request(s) its capabilities.tasks declared", judged=judged,
                   evidence=evidence[:MAX_EVIDENCE], warnings=warnings)
+
+
+GET_STREAM = "tasks-client-legacy-get-stream"
+
+
+def _on_get_stream(run: ScenarioRun) -> list[Exchange]:
+    """The scripted server's requests on a session's GET stream (their frames carry the GET)."""
+    return [e for e in run.server_requests if e.http is not None and e.http.method == "GET"]
+
+
+@client_check(
+    id="tasks-client-legacy-get-stream",
+    title="Task messages are taken on any SSE stream, the GET stream too (2025-11-25)",
+    description="Over HTTP a server may send a task's messages on any SSE stream, including the session's GET "
+                "stream. The scripted server of tasks-client-legacy-get-stream sends the task's elicitation/create "
+                "there, where the client opened one before its task needed input: a client that answers it (with a "
+                "result) passes; one that leaves it unanswered, or refuses it with an error, warns (SHOULD). A client "
+                "that opens no GET stream (it may not) gets the elicitation on its tasks/result stream and is not "
+                "judged; over stdio there is no GET stream.",
+    requirements=("C-LEG-SHOULD-06",),
+    scenarios=(GET_STREAM,),
+)
+def get_stream(runs: list[ScenarioRun]) -> Verdict:
+    if not runs:  # its scenario runs over HTTP only
+        return not_applicable("over stdio there is no GET stream: tasks-client-legacy-get-stream runs over HTTP only")
+    sent = [(run, e) for run in runs for view in run.by_connection() for e in _on_get_stream(view)]
+    if not sent:
+        return not_applicable("the scripted server sent nothing on a GET stream: the client opened none before its "
+                              "task needed input (it need not), or declared no elicitation")
+    unanswered = [(run, e) for run, e in sent if e.reply is None]
+    refused = [(run, e) for run, e in sent if e.reply is not None and "result" not in e.reply]
+    evidence = [s for _r, e in sent for s in e.seqs][:MAX_EVIDENCE]
+    warnings = [f"{run.label}: {shown(e.method)} on the GET stream (frame #{e.seq}) was never answered "
+                "(C-LEG-SHOULD-06)" for run, e in unanswered[:SHOWN]]
+    warnings += [f"{run.label}: {shown(e.method)} on the GET stream (frame #{e.seq}) was refused with error "
+                 f"{shown(get_path(e.reply, 'error', 'code'))} (frame #{e.reply_seq}; C-LEG-SHOULD-06)"
+                 for run, e in refused[:SHOWN]]
+    if warnings:
+        return passed(f"{len(unanswered) + len(refused)} of {len(sent)} request(s) on the GET stream not taken",
+                      evidence=evidence, warnings=warnings)
+    return passed(f"the client answered the {len(sent)} request(s) the server sent on its GET stream",
+                  judged=len(sent), evidence=evidence)
