@@ -29,7 +29,7 @@ import httpx
 import pytest
 from conftest import FIXTURES, ROOT
 
-from tasks_conformance.client import reference_legacy
+from tasks_conformance.client import reference_extension, reference_legacy
 from tasks_conformance.client.reference_client import NO_DEVIATIONS, Deviations, Outcome, call, exit_status, main
 from tasks_conformance.client.reference_wire import encode_name
 from tasks_conformance.core.protocol import (
@@ -80,6 +80,7 @@ def _short_stream_drop(monkeypatch: pytest.MonkeyPatch) -> None:
     """The one wait the fake clock does not cover: how long an early tasks/result's stream is read
     before it is dropped (anyio.move_on_after), kept short here."""
     monkeypatch.setattr(reference_legacy, "DROP_S", 0.01)
+    monkeypatch.setattr(reference_extension, "CANCEL_REQUEST_S", 0.01)  # a call cancelled in flight, as soon
 
 
 # -- a scripted server on a fake clock ------------------------------------------------------
@@ -131,6 +132,9 @@ class Server:
     # past what the stream sent (it had handled it, answering or not)
     get_stream: Callable[[Server], httpx.Response] | None = None
     stream_read: anyio.Event | None = None
+    # a slow call (request-cancel): set when a notifications/cancelled arrives; whether it was answered
+    cancel_notified: anyio.Event | None = None
+    slow_answered: bool = False
 
     def clock(self) -> float:
         return self.now
@@ -151,6 +155,8 @@ class Server:
                 self.answered.set()
             return httpx.Response(202)
         if "id" not in body:
+            if body.get("method") == "notifications/cancelled" and self.cancel_notified is not None:
+                self.cancel_notified.set()
             return httpx.Response(202)
         if self.era == EXT and body["method"].startswith("tasks/") and not _declares(rec):
             reply: Any = {"error": {"code": -32021, "message": "Missing required client capability"}}
@@ -365,6 +371,22 @@ def with_get_stream(server: Server) -> Server:
     return server
 
 
+def slow_call(server: Server, body: JSON) -> httpx.Response:
+    """tools/call as an SSE stream that carries nothing until the client sends a notifications/cancelled
+    (bounded), then the plain result; a client that closes the stream never gets it."""
+    server.cancel_notified = anyio.Event()
+    response = {"jsonrpc": "2.0", "id": body["id"], "result": {"resultType": "complete", **RESULT}}
+
+    async def stream() -> AsyncIterator[bytes]:
+        assert server.cancel_notified is not None
+        with anyio.move_on_after(10):
+            await server.cancel_notified.wait()
+        server.slow_answered = True
+        yield b"data: " + json.dumps(response).encode() + b"\n\n"
+
+    return httpx.Response(200, headers={"content-type": "text/event-stream"}, content=stream())
+
+
 def slow_before_polls(server: Server, body: JSON) -> JSON | httpx.Response:
     """tasks/result before any poll: an SSE stream that sends nothing (bounded), which the client
     may drop (C-LEG-MAY-04); once the task was polled, the call's result."""
@@ -397,6 +419,7 @@ SCENARIOS: dict[str, Callable[[], tuple[Server, JSON]]] = {
     "version": lambda: (ext(), {"offer_version": UNSERVED}),
     "unknown-result": lambda: (Server({"prompts/get": [{"result": {"resultType": "deferred", "messages": []}}]}),
                                {"request": {"method": "prompts/get", "params": {"name": "greet"}}}),
+    "request-cancel": lambda: (Server({"tools/call": [slow_call]}), {"cancel_request": True}),
     "legacy-task": lambda: (legacy(), {}),
     "legacy-input": lambda: (legacy(gets=[legacy_status("input_required")], result=[elicit_on_stream]), {}),
     "legacy-forbidden": lambda: (legacy("forbidden"), {}),
@@ -547,6 +570,20 @@ def _cancelled_elsewhere(run: Run) -> bool:
     return any(r.session not in made for r in run.requests("tasks/cancel"))
 
 
+def _cancels_a_task(run: Run) -> bool:
+    """A notifications/cancelled naming the tools/call that created a task (C-EXT-MUST-06)."""
+    made = {r.body["id"] for r in run.requests("tools/call") if _created_by(r)}
+    return any(r.params.get("requestId") in made for r in run.requests("notifications/cancelled"))
+
+
+def _request_cancel_wrong(run: Run) -> bool:
+    """A notifications/cancelled naming an id the client never sent, or (over HTTP, as here) one
+    naming a call in flight whose stream it then kept open to the answer (C-CORE-MUST-09)."""
+    sent = {r.body["id"] for r in run.log if "method" in r.body and "id" in r.body}
+    notes = run.requests("notifications/cancelled")
+    return any(r.params.get("requestId") not in sent for r in notes) or (run.server.slow_answered and bool(notes))
+
+
 def _created_by(r: Rec) -> bool:
     return isinstance(get_path(r.reply, "result", "task", "taskId"), str) or \
         get_path(r.reply, "result", "resultType") == "task"
@@ -594,7 +631,8 @@ EXT_RULES: dict[str, Callable[[Run], bool]] = {
                                       for r in run.requests(*TASK_METHODS)),
     "C-EXT-MUST-05": lambda run: any(r.header("mcp-method") != str(r.method).encode()
                                      for r in run.requests(*TASK_METHODS)),
-    "C-EXT-MUST-06": lambda run: bool(run.requests("notifications/cancelled")),
+    "C-EXT-MUST-06": _cancels_a_task,
+    "C-CORE-MUST-09": _request_cancel_wrong,
     "C-EXT-MUST-09": _resent_after_task,
     "C-EXT-MUST-11": lambda run: bool(run.requests("tasks/result")),
     "C-EXT-MUST-12": lambda run: bool(run.requests("tasks/list")),
@@ -751,6 +789,7 @@ EXPECTED = {
     "version": Outcome("completed", result=RESULT),
     "unknown-result": Outcome("unknown", error={"code": -32603,
                                                 "message": "invalid response: resultType deferred on prompts/get"}),
+    "request-cancel": Outcome("cancelled"),
     "legacy-task": Outcome("completed", result=RESULT),
     "legacy-input": Outcome("completed", result={**RESULT, "_meta": {META_RELATED_TASK: {"taskId": TASK}}}),
     "legacy-forbidden": Outcome("completed", result=RESULT),
@@ -801,6 +840,7 @@ CASES = {
     "legacy-stops-after-dropped-result": "legacy-slow-result",
     "exits-non-zero": "task", "legacy-exits-non-zero": "legacy-task", "legacy-alters-cursor": "legacy-list",
     "legacy-declares-unhosted": "legacy-hosted", "legacy-ignores-get-stream": "legacy-get-stream",
+    "cancels-request-by-notification": "request-cancel", "cancels-unknown-request": "request-cancel",
 }
 
 

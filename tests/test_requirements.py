@@ -39,7 +39,7 @@ FAMILIES = {
     "C-LEG-SHOULD": 9,
     "C-LEG-MAY": 5,
 }
-POLICY_COUNT = 55
+POLICY_COUNT = 56
 SPEC_HOSTS = ("https://modelcontextprotocol.io/", "https://modelcontextprotocol.github.io/ext-tasks/")
 
 # A cited id, server (S-) or client (C-), optionally followed by "/NN" shorthands for siblings

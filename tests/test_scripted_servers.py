@@ -18,7 +18,7 @@ from typing import Any
 import anyio
 import pytest
 
-from tasks_conformance.client import scripted_legacy
+from tasks_conformance.client import scripted, scripted_legacy
 from tasks_conformance.client.scenarios import BY_NAME, SCENARIOS, Scenario
 from tasks_conformance.client.scripted_http import serving
 from tasks_conformance.client.scripted_stdio import scripted_server
@@ -64,6 +64,7 @@ def _broken(execution: Execution, scenario: Scenario) -> list[tuple[str, str]]:
 @pytest.fixture(autouse=True)
 def _quick_give_up(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setattr(scripted_legacy, "GIVE_UP_S", 1.0)
+    monkeypatch.setattr(scripted, "SLOW_ANSWER_S", 0.2)  # tasks-client-request-cancel's slow call
 
 
 @pytest.mark.parametrize("name", [s.name for s in SCENARIOS if "http" in s.transports])

@@ -8,6 +8,11 @@ https://modelcontextprotocol.github.io/ext-tasks/specification/2026-07-28/tasks.
 
 from __future__ import annotations
 
+import contextlib
+
+import anyio
+
+from tasks_conformance.client.reference_http import HttpLink
 from tasks_conformance.client.reference_wire import (
     ACCEPT,
     CLIENT_INFO,
@@ -16,6 +21,7 @@ from tasks_conformance.client.reference_wire import (
     MAX_INPUT_KEYS,
     MAX_INPUT_ROUNDS,
     MAX_POLLS,
+    ClientFailure,
     Flow,
     Headers,
     Outcome,
@@ -51,6 +57,9 @@ KNOWN_RESULT_TYPES = ("complete", "task", "input_required")  # the base protocol
 # How long the cancel-by-notification variant polls on after its notification (the task it meant to
 # cancel stays working) before it leaves: short, so its runs end long before --timeout.
 NOTIFIED_CANCEL_GIVE_UP_S = 1.0
+# How long a call asked to be cancelled in flight (cancel_request) runs before it is cancelled.
+CANCEL_REQUEST_S = 0.3
+UNUSED_ID = 1_000_000  # the cancels_unknown_request break's: an id this client never sends
 
 class ExtensionFlow(Flow):
     dialect = DIALECTS[Wire.EXTENSION]
@@ -138,7 +147,11 @@ class ExtensionFlow(Flow):
             ping = self.with_meta("ping", {})
             await self.link.exchange({"jsonrpc": "2.0", "id": None, "method": "ping", "params": ping},
                                      self.headers("ping", ping), None)
-        reply = await self.call_with_input(method, params)
+        if self.opt.cancel_request:
+            cancelled = await self.cancel_in_flight(method, params)
+            if cancelled is not None:
+                return cancelled
+        reply = self.answered if self.answered is not None else await self.call_with_input(method, params)
         if isinstance(reply, Outcome):
             return reply
         if reply.error is not None:
@@ -167,6 +180,53 @@ class ExtensionFlow(Flow):
             return (f"the reply carries no resultType, which every {VERSION} result has: the server may not "
                     f"speak {VERSION} (try --era legacy)")
         return 'the server answered the call itself (resultType "complete"): the tool ran without a task'
+
+    answered: Reply | None = None  # the call cancel_in_flight sent, answered before it was cancelled
+
+    async def cancel_in_flight(self, method: str, params: JSON) -> Outcome | None:
+        """The call, cancelled CANCEL_REQUEST_S after it was sent (C-CORE-MUST-09): on stdio with
+        notifications/cancelled naming its id; over HTTP by closing its response stream (abandoning
+        the exchange closes it), with no notification, which that wire does not define. None: it
+        was answered first (self.answered has the reply, the outcome is read from it as usual)."""
+        full = self.with_meta(method, params)
+        if self.dev.cancels_request_by_notification:
+            return await self.notify_and_wait(method, full)
+        with anyio.move_on_after(CANCEL_REQUEST_S):
+            self.answered = await self.rpc(method, params)
+            self.call_id = self.answered.id
+            return None
+        rid = self.link.last_id
+        if not isinstance(self.link, HttpLink):
+            await self.cancel_notification(rid)
+        if self.dev.cancels_unknown_request:
+            await self.cancel_notification(UNUSED_ID)
+        self.trace.stopped("cancelled")
+        return Outcome("cancelled")
+
+    async def notify_and_wait(self, method: str, full: JSON) -> Outcome | None:
+        """The cancels_request_by_notification break: notifications/cancelled after CANCEL_REQUEST_S,
+        the request still awaited (over HTTP its stream stays open: the server goes on)."""
+        failure: list[ClientFailure] = []
+        async with anyio.create_task_group() as tg:
+            async def notify_later() -> None:
+                await anyio.sleep(CANCEL_REQUEST_S)
+                with contextlib.suppress(ClientFailure):
+                    await self.cancel_notification(self.link.last_id)
+
+            tg.start_soon(notify_later)
+            try:
+                self.answered = await self.link.request(method, full, self.headers(method, full))
+                self.call_id = self.answered.id
+            except ClientFailure as exc:  # raised out of the task group, not as an exception group
+                failure.append(exc)
+            tg.cancel_scope.cancel()
+        if failure:
+            raise failure[0]
+        return None
+
+    async def cancel_notification(self, rid: int) -> None:
+        params = self.with_meta("notifications/cancelled", {"requestId": rid, "reason": "cancelled by the user"})
+        await self.link.notify("notifications/cancelled", params, self.headers("notifications/cancelled", params))
 
     async def call_with_input(self, method: str, params: JSON) -> Reply | Outcome:
         """The request, retried while it answers InputRequiredResult (MRTR, C-CORE-MUST-08): a

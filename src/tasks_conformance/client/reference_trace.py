@@ -19,7 +19,7 @@ JSON = dict[str, Any]
 AnsweredBy = Literal["key", "*", "shape", "declined", "unanswered"]
 # Why the call stopped.
 StopReason = Literal["terminal", "result", "plain", "timeout", "gone", "transport", "invalid", "unanswerable",
-                     "abandoned", "error"]
+                     "abandoned", "error", "cancelled"]
 STOPS: dict[str, str] = {
     "terminal": "the task reached a terminal status",
     "result": "tasks/result gave the task's outcome",
@@ -31,6 +31,7 @@ STOPS: dict[str, str] = {
     "unanswerable": "an input request had no answer this client could send",
     "abandoned": "the client left the task",
     "error": "the server answered the call with a JSON-RPC error",
+    "cancelled": "the call was cancelled while in flight, as asked",
 }
 MAX_SHOWN = 200  # statuses and inputs kept, at most (the flows bound their loops more loosely)
 

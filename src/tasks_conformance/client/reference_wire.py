@@ -124,6 +124,10 @@ class Deviations:
     mrtr_drops_state: bool = False  # an MRTR retry without the requestState it was given (C-CORE-MUST-08)
     mrtr_as_outcome: bool = False  # an InputRequiredResult to tools/call taken as its outcome (C-EXT-MUST-10)
     unknown_result_as_complete: bool = False  # an unknown resultType taken as "complete" (C-CORE-MUST-07)
+    # Asked to cancel a request in flight: notifications/cancelled, the request still awaited (its HTTP
+    # stream left open), and one more naming an id it never used (C-CORE-MUST-09).
+    cancels_request_by_notification: bool = False
+    cancels_unknown_request: bool = False
 
 
 NO_DEVIATIONS, POLLS_FAST_S = Deviations(), 0.02
@@ -146,6 +150,8 @@ class CallOptions:
     # Declare capabilities.tasks list and cancel, and serve them: a list of no tasks, a cancel of a
     # task it does not know refused (2025-11-25; it hosts none, having no task-augmented requests).
     hosts_tasks: bool = False
+    # Cancel the call itself while it is in flight (2026-07-28 request-level cancellation, C-CORE-MUST-09).
+    cancel_request: bool = False
     timeout_s: float = 30
     on_status: Callable[[str], None] | None = None
     deviations: Deviations = NO_DEVIATIONS
@@ -207,10 +213,11 @@ class Link:
     def __init__(self, timeout_s: float) -> None:
         self.timeout_s = timeout_s
         self._ids = itertools.count(1)
+        self.last_id = 0  # the id of the latest request sent (a request cancelled in flight names it)
         self.on_server_request: ServerRequestHandler | None = None
 
     async def request(self, method: str, params: JSON, headers: Headers) -> Reply:
-        rid = next(self._ids)
+        rid = self.last_id = next(self._ids)
         message, reply_headers = await self.exchange(
             {"jsonrpc": "2.0", "id": rid, "method": method, "params": params}, headers, rid)
         if "error" in message:

@@ -50,8 +50,9 @@ class Script:
     """The scripted server's side of one scenario (extension era)."""
 
     # "task": tools/call gets a CreateTaskResult; "complete": a plain CallToolResult; "error": the
-    # script's `error`, as the tools/call's own JSON-RPC error (no task).
-    answer: Literal["task", "complete", "error"] = "task"
+    # script's `error`, as the tools/call's own JSON-RPC error (no task); "slow": the plain
+    # CallToolResult, but only after a while (scripted.py SLOW_ANSWER_S), unless the call is cancelled.
+    answer: Literal["task", "complete", "error", "slow"] = "task"
     # The task's reads, in order; `create` is what the CreateTaskResult says.
     create: Snapshot = Snapshot("working")
     reads: tuple[Snapshot, ...] = (Snapshot("working"), Snapshot("completed"))
@@ -227,6 +228,14 @@ EXTENSION_SCENARIOS: Final[tuple[Scenario, ...]] = (
         "it answers -32022 with data.supported, and a retry with a supported version gets a task that completes",
         ("extension",), Script(), context={"offerVersion": UNSERVED_VERSION},
         rules=("C-CORE-SHOULD-03",),
+    ),
+    Scenario(
+        "tasks-client-request-cancel",
+        "the harness is asked to cancel the call itself while it is in flight (cancelRequest); the server answers "
+        "it with a plain result only after 3 s, unless the client cancels it first: on stdio with "
+        "notifications/cancelled naming its id, over HTTP by closing its response stream",
+        ("extension",), Script(answer="slow"), context={"cancelRequest": True},
+        rules=("C-CORE-MUST-09",),
     ),
     Scenario(
         "tasks-client-unknown-result-type",

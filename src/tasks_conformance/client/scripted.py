@@ -10,18 +10,20 @@ not implement (the removed ones among them) `-32601` with HTTP 404, a `tasks/*` 
 routing headers name another method or task `-32020`. Task ids are random; every result carries
 the server's `serverInfo`. A task asks for input only of a client whose creating `tools/call`
 declared the `elicitation` capability; for any other it goes on without (policy P-08). Answers are
-plain JSON; the checks read the client's requests and these answers from the wire log.
+plain JSON; the checks read the client's requests and these answers from the wire log. A slow
+call (tasks-client-request-cancel) is the exception: a stream that carries its plain result only
+after SLOW_ANSWER_S, or nothing once the client has cancelled it.
 """
 
 from __future__ import annotations
 
 import secrets
 import time
-from collections.abc import Callable
+from collections.abc import AsyncIterator, Callable
 from dataclasses import dataclass, field
 from typing import Any
 
-from tasks_conformance.client.evidence import shown
+from tasks_conformance.client.evidence import id_key, shown
 from tasks_conformance.client.scenarios import TOOL, Script, Snapshot
 from tasks_conformance.client.scripted_http import Answer, Fault, ScriptedHttp, now_iso, rpc_error, rpc_result
 from tasks_conformance.core.protocol import (
@@ -48,6 +50,9 @@ VERSION = "2026-07-28"
 ODD_RESULT_TYPE = "deferred"  # a resultType no protocol value or negotiated extension defines
 MRTR_KEY = "mrtr-"  # the prefix of the keys of the InputRequiredResults before a task (mrtr-1, mrtr-2, …)
 PROMPT_TASK_PREFIX = "prompt-task-"  # the prefix of a task a prompts/get reply names
+# tasks-client-request-cancel: how long a slow tools/call runs before it answers, unless cancelled.
+SLOW_ANSWER_S = 3.0
+MAX_SLOW_CALLS = 100  # slow calls in flight at once: a client that floods gets its answers at once
 SERVER_INFO: dict[str, Any] = {"name": "tasks-conformance scripted server", "version": "1"}
 MISSING_TASKS: dict[str, Any] = {"requiredCapabilities": {"extensions": {EXT_TASKS: {}}}}
 # server/discover and tools/list are CacheableResults in 2026-07-28: ttlMs and cacheScope are
@@ -143,12 +148,40 @@ class ScriptedServer(ScriptedHttp):
         super().__init__(wire)
         self.script = script
         self.tasks: dict[str, TaskState] = {}
+        self.in_flight: dict[str, Any] = {}  # each slow tools/call's id (as JSON) -> anyio.Event set on its cancel
 
     async def respond(self, message: Any, connection: int = 1) -> Answer:
         """The answer to one message; the 2026-07-28 wire is stateless, so whatever connection it
-        came on, every request reads the same tasks (policy P-28)."""
+        came on, every request reads the same tasks (policy P-28). Where the script says the call
+        is slow, a tools/call is answered as a stream that carries nothing for SLOW_ANSWER_S, then
+        its plain result, unless notifications/cancelled names it first (over stdio; over HTTP the
+        client cancels by closing the stream): then it ends unanswered."""
+        if (isinstance(message, dict) and message.get("method") == "notifications/cancelled"
+                and self.transport == "stdio"):  # over HTTP closing the stream cancels, not a notification
+            cancelled = self.in_flight.get(id_key(get_path(message, "params", "requestId")))
+            if cancelled is not None:
+                cancelled.set()
+        elif (self.script.answer == "slow" and isinstance(message, dict) and message.get("method") == "tools/call"
+              and "id" in message and len(self.in_flight) < MAX_SLOW_CALLS):
+            return Answer(200, events=self._slow(message))
         status, body = self.answer(message)
         return Answer(status, body)
+
+    async def _slow(self, message: dict[str, Any]) -> AsyncIterator[dict[str, Any]]:
+        import anyio
+
+        key = id_key(message.get("id"))
+        cancelled = self.in_flight.setdefault(key, anyio.Event())
+        try:
+            with anyio.move_on_after(SLOW_ANSWER_S):
+                await cancelled.wait()
+            if cancelled.is_set():
+                return  # cancelled: no response (the receiver of a cancellation sends none)
+        finally:
+            self.in_flight.pop(key, None)
+        _status, body = self.answer(message)
+        if body is not None:
+            yield body
 
     def answer(self, message: Any) -> tuple[int, dict[str, Any] | None]:
         """(HTTP status, JSON-RPC response or None for a notification)."""
@@ -198,7 +231,7 @@ class ScriptedServer(ScriptedHttp):
         error = self.script.error or {}
         if self.script.answer == "error":  # the call itself fails, as a direct call does
             return Fault(int(error.get("code", ERR_INTERNAL)), str(error.get("message", "failed")))
-        if self.script.answer == "complete" or not declares_extension(params):
+        if self.script.answer in ("complete", "slow") or not declares_extension(params):
             return {"resultType": "complete", **self.script.result}
         rounds = self._mrtr_round(params)
         if rounds is not None:

@@ -78,6 +78,9 @@ class ScriptedHttp:
 
     def __init__(self, wire: WireLog) -> None:
         self.wire = wire
+        # What carries it: "http", or "stdio" where scripted_stdio.py serves it (a request is
+        # cancelled by closing its stream over HTTP, by notifications/cancelled over stdio).
+        self.transport = "http"
         self.requests = 0  # JSON-RPC messages received: 0 means the client never reached us
         # The frames of this scenario in the run's wire log (every scenario of a run shares one).
         self.seqs: list[int] = []

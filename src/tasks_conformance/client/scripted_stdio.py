@@ -188,6 +188,7 @@ def main(argv: list[str] | None = None) -> int:
     import anyio
 
     app = scripted_server(BY_NAME[ns.scenario], wire)
+    app.transport = CHANNEL
     with contextlib.suppress(KeyboardInterrupt):
         anyio.run(serve, app, wire, lambda limit: reporter.send({"limit": limit.value}))
     with contextlib.suppress(OSError):

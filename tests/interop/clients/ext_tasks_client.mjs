@@ -33,6 +33,16 @@ if (ctx.request) {
 }
 
 let nextId = 1;
+function fromStream(text, id) {
+  for (const event of text.split(/\r?\n\r?\n/)) {
+    const data = event.split(/\r?\n/).filter((l) => l.startsWith("data:")).map((l) => l.slice(5).trimStart()).join("\n");
+    if (!data) continue;
+    const message = JSON.parse(data);
+    if (message.id === id && ("result" in message || "error" in message)) return message;
+  }
+  throw new Error("the response stream ended without the response");
+}
+
 async function rawDispatch(request, options = {}) {
   const meta = request.params?._meta ?? {};
   const headers = {
@@ -41,9 +51,12 @@ async function rawDispatch(request, options = {}) {
     ...(request.method === "tools/call" ? { "mcp-name": request.params.name } : {}),
     ...options.context?.headers,
   };
-  const body = JSON.stringify({ jsonrpc: "2.0", id: nextId++, ...request });
+  const id = nextId++;
+  const body = JSON.stringify({ jsonrpc: "2.0", id, ...request });
   const response = await fetch(url, { method: "POST", headers, body, signal: options.signal });
-  const reply = await response.json();
+  // A server may answer with JSON or an SSE stream (it accepts both): the response is the event with this id.
+  const type = (response.headers.get("content-type") ?? "").split(";")[0].trim();
+  const reply = type === "text/event-stream" ? fromStream(await response.text(), id) : await response.json();
   return "error" in reply ? { kind: "error", error: reply.error } : { kind: "result", result: reply.result };
 }
 

@@ -29,10 +29,12 @@ def _tasks(run: ScenarioRun, creates: Callable[[ScenarioRun], Iterable[Exchange]
 
 def judge_cancel(runs: list[ScenarioRun], *, rule: str, scenario: str,
                  creates: Callable[[ScenarioRun], Iterable[Exchange]],
-                 unstarted: Callable[[ScenarioRun], Verdict | None]) -> Verdict:
+                 unstarted: Callable[[ScenarioRun], Verdict | None], request_level: str | None = None) -> Verdict:
     """`creates`: the tools/call exchanges of a run (or of one connection's view) that created a
     task; `unstarted`: the verdict when the client created a task but never got to the point of
-    cancelling it (or None when it did). A scenario in which no task was created is not applicable."""
+    cancelling it (or None when it did); `request_level`: the check that judges every other
+    notifications/cancelled (2026-07-28), where this one warns of none. A scenario in which no
+    task was created is not applicable."""
     warnings: list[CheckWarning] = []
     for run in runs:
         for view in run.by_connection():  # a request id names a request of its own connection only
@@ -46,8 +48,9 @@ def judge_cancel(runs: list[ScenarioRun], *, rule: str, scenario: str,
                                   evidence=(*create.seqs, n.seq),
                                   details={"expected": "tasks/cancel for the task",
                                            "actual": f"notifications/cancelled for the tools/call (frame #{n.seq})"})
-                warnings.append(warn(f"a notifications/cancelled in {view.label} (frame #{n.seq}) names no task's "
-                                     "tools/call (request-level cancellation, policy P-35)", "P-35"))
+                if request_level is None:
+                    warnings.append(warn(f"a notifications/cancelled in {view.label} (frame #{n.seq}) names no task's "
+                                         "tools/call (request-level cancellation, policy P-35)", "P-35"))
     asked = [run for run in runs if run.name == scenario]
     if not asked:
         return not_applicable("the cancel scenario did not run")

@@ -1,6 +1,7 @@
 """Client checks of the 2026-07-28 base protocol's request rules that every scenario shows: the
 clientInfo `_meta`, the client capabilities each request of a task declares, how a client finds the
-server's era, and what it does with an UnsupportedProtocolVersionError (-32022)."""
+server's era, what it does with an UnsupportedProtocolVersionError (-32022), and how it cancels a
+request in flight."""
 
 from __future__ import annotations
 
@@ -8,7 +9,7 @@ from collections.abc import Iterator
 
 from tasks_conformance.client.checks.cadence import task_runs
 from tasks_conformance.client.checks.registry import client_check
-from tasks_conformance.client.evidence import Exchange, ScenarioRun, shown
+from tasks_conformance.client.evidence import Exchange, ScenarioRun, id_key, shown
 from tasks_conformance.client.scenarios import scenario_names
 from tasks_conformance.core.protocol import (
     ERR_UNSUPPORTED_VERSION,
@@ -17,7 +18,7 @@ from tasks_conformance.core.protocol import (
     META_PROTOCOL_VERSION,
     get_path,
 )
-from tasks_conformance.core.verdict import Verdict, not_applicable, passed, warn
+from tasks_conformance.core.verdict import Verdict, failed, not_applicable, passed, warn
 from tasks_conformance.core.wires import Wire
 
 EXTENSION = scenario_names(Wire.EXTENSION)  # these checks judge the 2026-07-28 runs only
@@ -187,3 +188,115 @@ def version_retry(runs: list[ScenarioRun]) -> Verdict:
         return not_applicable("no request got an UnsupportedProtocolVersionError (-32022) whose sequel shows")
     return passed(f"after each of {judged} -32022 answer(s) the client retried with a supported version or reported "
                   "the error", judged=judged)
+
+
+REQUEST_CANCEL = "tasks-client-request-cancel"
+CANCELLED = "notifications/cancelled"
+# A notifications/cancelled sent within this long of its request's answer may have crossed it on the
+# wire (the spec allows for that race): only one sent later names a request that had ended (P-56).
+CROSSED_S = 1.0
+
+
+def _created_task(e: Exchange) -> bool:
+    return bool(get_path(e.result, "resultType") == "task")
+
+
+def _cancels(view: ScenarioRun) -> tuple[int, list[tuple[Exchange, str]], list[str]]:
+    """(cancels judged, those naming a request the client never sent with why, warnings) of the
+    notifications/cancelled on one connection. One naming the tools/call that created a task is
+    the cancel check's (tasks-client-cancels-with-tasks-cancel, policy P-35), not judged here."""
+    sent = {id_key(e.message.get("id")): e for e in view.exchanges if e.is_request}
+    judged = 0
+    bad: list[tuple[Exchange, str]] = []
+    odd: list[str] = []
+    for n in view.sent(CANCELLED):
+        rid = n.params.get("requestId")
+        target = sent.get(id_key(rid)) if "requestId" in n.params else None
+        where = f"{CANCELLED} (frame #{n.seq}, {view.label})"
+        if target is None or target.seq > n.seq:
+            bad.append((n, f"{where} names request id {shown(rid)}, which the client had not sent on this "
+                           f"{view.connection_kind}"))
+            continue
+        if _created_task(target) and target.reply_time is not None and n.time >= target.reply_time:
+            continue  # the task's, once created
+        if target.reply_time is not None and n.time - target.reply_time > CROSSED_S:
+            judged += 1
+            odd.append(f"{where} names {shown(target.method)} #{target.seq}, answered {n.time - target.reply_time:.1f} "
+                       "s before: a request no longer in progress (C-CORE-MUST-09; policy P-56)")
+        elif view.transport == "http":  # its stream, closed or not, is what cancels it (judged below)
+            odd.append(f"{where}: over Streamable HTTP a request is cancelled by closing its response stream, and no "
+                       "notifications/cancelled is expected (policy P-56)")
+        else:
+            judged += 1
+    return judged, bad, odd
+
+
+def _asked_to_cancel(run: ScenarioRun) -> tuple[str, Exchange | None, str]:
+    """How the client cancelled the call tasks-client-request-cancel asked it to cancel in flight:
+    ("cancelled" | "wrong" | "not", the tools/call, what was seen)."""
+    call = next((e for e in run.sent("tools/call") if e.is_request), None)
+    if call is None:
+        return "not", None, "it made no tools/call"
+    key = id_key(call.message.get("id"))
+    notified = [n for n in run.sent(CANCELLED) if id_key(n.params.get("requestId")) == key
+                and (call.reply_time is None or n.time <= call.reply_time)]
+    if run.transport == "stdio":
+        if notified:
+            return "cancelled", call, f"{CANCELLED} #{notified[0].seq} named tools/call #{call.seq} while it ran"
+        return "not", call, f"no {CANCELLED} named tools/call #{call.seq}"
+    if call.reply is None and not run.client.timed_out:
+        return "cancelled", call, f"its response stream was closed before the answer (tools/call #{call.seq})"
+    if notified and call.reply is not None:
+        return "wrong", call, (f"{CANCELLED} #{notified[0].seq} named tools/call #{call.seq}, whose stream stayed open "
+                               f"until its answer (frame #{call.reply_seq})")
+    return "not", call, f"tools/call #{call.seq} ran to its answer"
+
+
+@client_check(
+    id="tasks-client-request-cancellation",
+    title="A request in flight is cancelled the way its transport says",
+    description="Asked to cancel its call while it runs (tasks-client-request-cancel, whose server answers only "
+                "after 3 s), the client cancels it on stdio with notifications/cancelled naming its id, and over "
+                "Streamable HTTP by closing its response stream: a notifications/cancelled over HTTP with the stream "
+                "left open to the answer fails, as does one, in any scenario, naming an id the client never sent. "
+                "One naming a request answered over a second before, or sent over HTTP at all, warns (policy P-56); "
+                "one naming the tools/call that created a task is the cancel check's. A client that does not cancel "
+                "is not judged.",
+    requirements=("C-CORE-MUST-09",),
+    scenarios=EXTENSION,
+    needs=(),
+)
+def request_cancellation(runs: list[ScenarioRun]) -> Verdict:
+    judged = 0
+    bad: list[tuple[ScenarioRun, Exchange, str]] = []
+    odd: list[str] = []
+    evidence: list[int] = []
+    for run in runs:
+        for view in run.by_connection():
+            n, problems, warned = _cancels(view)
+            judged, bad, odd = judged + n, bad + [(view, e, w) for e, w in problems], odd + warned
+    for run in (r for r in runs if r.name == REQUEST_CANCEL):
+        how, call, said = _asked_to_cancel(run)
+        if call is not None:
+            evidence += [*call.seqs, *(n.seq for n in run.sent(CANCELLED))]
+        if how == "wrong":
+            assert call is not None
+            bad.append((run, call, f"{run.label}: {said}: over Streamable HTTP closing the stream is the cancel, "
+                                   "so the call was never cancelled"))
+        elif how == "cancelled" and run.transport == "http":  # on stdio its notification was counted above
+            judged += 1
+    warnings = [warn(text, "P-56") for text in odd[:SHOWN]]
+    if bad:
+        text = "; ".join(what for _r, _e, what in bad[:SHOWN])
+        return failed(f"{len(bad)} request cancellation(s) against the rule: {text}",
+                      broken=("C-CORE-MUST-09",), evidence=[s for _r, e, _w in bad for s in e.seqs][:MAX_EVIDENCE],
+                      warnings=warnings,
+                      details={"expected": "on stdio notifications/cancelled naming a request the client sent and is "
+                                           "still waiting on; over Streamable HTTP the request's stream closed",
+                               "actual": text})
+    if not judged:
+        return not_applicable("the client cancelled no request in flight (asked to, in tasks-client-request-cancel, it "
+                              "let the call run to its answer: its harness may not act on cancelRequest)",
+                              evidence=evidence[:MAX_EVIDENCE], warnings=warnings, policies=("P-56",))
+    return passed(f"the client cancelled {judged} request(s) in flight as its transport says", judged=judged,
+                  evidence=evidence[:MAX_EVIDENCE], warnings=warnings)

@@ -146,7 +146,7 @@ def cancels_with_tasks_cancel(runs: list[ScenarioRun]) -> Verdict:
         return (e for e in run.sent("tools/call") if get_path(e.result, "resultType") == "task")
 
     return judge_cancel(runs, rule="C-EXT-MUST-06", scenario="tasks-client-cancel", unstarted=unstarted,
-                        creates=creates)
+                        creates=creates, request_level="tasks-client-request-cancellation")
 
 
 EXTENSION_CADENCE = Cadence(DIALECTS[Wire.EXTENSION].poll_interval_field, ("tasks/update",),
