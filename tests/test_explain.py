@@ -282,7 +282,9 @@ def test_explain_a_client_check_and_a_client_rule(capsys: pytest.CaptureFixture[
     assert "Judged by: tasks-client-legacy-get-stream" in legacy
     assert "Client scenarios that show it: tasks-client-legacy-get-stream" in legacy
     extension = _cli(capsys, "explain", "C-EXT-SHOULD-11")[1]
-    assert "Not tested: Not built yet: a client scenario whose server acknowledges" in extension
+    assert "Judged by: tasks-client-subscription-ack" in extension
+    legacy = _cli(capsys, "explain", "C-LEG-MUST-11")[1]
+    assert "Not tested: Not built yet: no 2025-11-25 client scenario sends task progress" in legacy
     code, _out, err = _cli(capsys, "explain", "tasks-client-follows-tsk")
     assert code == 2 and "close matches: tasks-client-follows-task" in err
 

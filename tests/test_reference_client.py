@@ -81,6 +81,8 @@ def _short_stream_drop(monkeypatch: pytest.MonkeyPatch) -> None:
     before it is dropped (anyio.move_on_after), kept short here."""
     monkeypatch.setattr(reference_legacy, "DROP_S", 0.01)
     monkeypatch.setattr(reference_extension, "CANCEL_REQUEST_S", 0.01)  # a call cancelled in flight, as soon
+    # The trusts-subscription break's wait: long enough for its subscription to reach the fake server.
+    monkeypatch.setattr(reference_extension, "TRUST_S", 0.3)
 
 
 # -- a scripted server on a fake clock ------------------------------------------------------
@@ -366,6 +368,11 @@ def result_once_get_read(server: Server, body: JSON) -> httpx.Response:
     return httpx.Response(200, headers={"content-type": "text/event-stream"}, content=stream())
 
 
+def with_listen(server: Server) -> Server:
+    server.script["subscriptions/listen"] = [listen_stream]
+    return server
+
+
 def with_get_stream(server: Server) -> Server:
     server.get_stream = elicit_on_get
     return server
@@ -383,6 +390,25 @@ def slow_call(server: Server, body: JSON) -> httpx.Response:
             await server.cancel_notified.wait()
         server.slow_answered = True
         yield b"data: " + json.dumps(response).encode() + b"\n\n"
+
+    return httpx.Response(200, headers={"content-type": "text/event-stream"}, content=stream())
+
+
+LISTEN_ACK: JSON = {"jsonrpc": "2.0", "method": "notifications/subscriptions/acknowledged",
+                   "params": {"notifications": {"taskIds": []}}}
+
+
+def listen_stream(server: Server, body: JSON) -> httpx.Response:
+    """subscriptions/listen as an SSE stream: an acknowledgement that covers none of the taskIds
+    asked for, then nothing until the client closes it (bounded)."""
+    ack = {**LISTEN_ACK, "params": {**LISTEN_ACK["params"], "_meta": {"io.modelcontextprotocol/subscriptionId":
+                                                                       body["id"]}}}
+
+    async def stream() -> AsyncIterator[bytes]:
+        yield b"data: " + json.dumps(ack).encode() + b"\n\n"
+        with anyio.move_on_after(10):
+            await anyio.sleep_forever()
+        yield b": end\n\n"
 
     return httpx.Response(200, headers={"content-type": "text/event-stream"}, content=stream())
 
@@ -420,6 +446,7 @@ SCENARIOS: dict[str, Callable[[], tuple[Server, JSON]]] = {
     "unknown-result": lambda: (Server({"prompts/get": [{"result": {"resultType": "deferred", "messages": []}}]}),
                                {"request": {"method": "prompts/get", "params": {"name": "greet"}}}),
     "request-cancel": lambda: (Server({"tools/call": [slow_call]}), {"cancel_request": True}),
+    "subscription": lambda: (with_listen(ext()), {"subscribe": True}),
     "legacy-task": lambda: (legacy(), {}),
     "legacy-input": lambda: (legacy(gets=[legacy_status("input_required")], result=[elicit_on_stream]), {}),
     "legacy-forbidden": lambda: (legacy("forbidden"), {}),
@@ -584,6 +611,13 @@ def _request_cancel_wrong(run: Run) -> bool:
     return any(r.params.get("requestId") not in sent for r in notes) or (run.server.slow_answered and bool(notes))
 
 
+def _left_to_subscription(run: Run) -> bool:
+    """A subscription whose acknowledgement covered no task, and the task not polled to its end
+    after it (C-EXT-SHOULD-11)."""
+    listens = run.requests("subscriptions/listen")
+    return bool(listens) and _terminal_reply(run) is None and not run.requests("tasks/cancel")
+
+
 def _created_by(r: Rec) -> bool:
     return isinstance(get_path(r.reply, "result", "task", "taskId"), str) or \
         get_path(r.reply, "result", "resultType") == "task"
@@ -624,7 +658,8 @@ def _version_retry_wrong(run: Run) -> bool:
 
 EXT_RULES: dict[str, Callable[[Run], bool]] = {
     "C-EXT-MUST-01": lambda run: any(not _declares(r) for r in run.requests("tools/call", *TASK_METHODS)),
-    "C-EXT-MUST-02": lambda run: bool(_created(run)) and not run.requests("tasks/get"),
+    # (a subscription to the task follows it too, as the follows-task check reads it)
+    "C-EXT-MUST-02": lambda run: bool(_created(run)) and not run.requests("tasks/get", "subscriptions/listen"),
     "C-EXT-MUST-03": _non_tool_task_followed,
     "C-EXT-MUST-04": lambda run: any(r.header("mcp-name") is None for r in run.requests(*TASK_METHODS)),
     "C-CORE-MUST-06": lambda run: any(r.header("mcp-name") not in (None, encode_name(r.params["taskId"]).encode())
@@ -633,6 +668,7 @@ EXT_RULES: dict[str, Callable[[Run], bool]] = {
                                      for r in run.requests(*TASK_METHODS)),
     "C-EXT-MUST-06": _cancels_a_task,
     "C-CORE-MUST-09": _request_cancel_wrong,
+    "C-EXT-SHOULD-11": _left_to_subscription,
     "C-EXT-MUST-09": _resent_after_task,
     "C-EXT-MUST-11": lambda run: bool(run.requests("tasks/result")),
     "C-EXT-MUST-12": lambda run: bool(run.requests("tasks/list")),
@@ -790,6 +826,7 @@ EXPECTED = {
     "unknown-result": Outcome("unknown", error={"code": -32603,
                                                 "message": "invalid response: resultType deferred on prompts/get"}),
     "request-cancel": Outcome("cancelled"),
+    "subscription": Outcome("completed", result=RESULT),
     "legacy-task": Outcome("completed", result=RESULT),
     "legacy-input": Outcome("completed", result={**RESULT, "_meta": {META_RELATED_TASK: {"taskId": TASK}}}),
     "legacy-forbidden": Outcome("completed", result=RESULT),
@@ -841,6 +878,7 @@ CASES = {
     "exits-non-zero": "task", "legacy-exits-non-zero": "legacy-task", "legacy-alters-cursor": "legacy-list",
     "legacy-declares-unhosted": "legacy-hosted", "legacy-ignores-get-stream": "legacy-get-stream",
     "cancels-request-by-notification": "request-cancel", "cancels-unknown-request": "request-cancel",
+    "trusts-subscription": "subscription",
 }
 
 

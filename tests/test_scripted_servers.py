@@ -65,6 +65,7 @@ def _broken(execution: Execution, scenario: Scenario) -> list[tuple[str, str]]:
 def _quick_give_up(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setattr(scripted_legacy, "GIVE_UP_S", 1.0)
     monkeypatch.setattr(scripted, "SLOW_ANSWER_S", 0.2)  # tasks-client-request-cancel's slow call
+    monkeypatch.setattr(scripted, "LISTEN_S", 0.5)  # tasks-client-subscription-ack's subscription
 
 
 @pytest.mark.parametrize("name", [s.name for s in SCENARIOS if "http" in s.transports])

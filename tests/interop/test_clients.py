@@ -171,7 +171,9 @@ CLIENTS: tuple[RealClient, ...] = (
         # Mcp-Name is the raw task id, never base64 (port.js:110-116): C-CORE-MUST-06.
         # Offers only the version it speaks, so no -32022 comes and version-retry has nothing to judge.
         # None of the three extension harnesses acts on cancelRequest yet: the call runs to its answer.
-        expected=_verdicts("extension", routing_headers=F, version_retry=NA, request_cancellation=NA),
+        # None subscribes to a task (polling alone), so there is no acknowledgement to compare.
+        expected=_verdicts("extension", routing_headers=F, version_retry=NA, request_cancellation=NA,
+                           subscription_ack=NA),
     ),
     # §C2.
     RealClient(
@@ -182,7 +184,7 @@ CLIENTS: tuple[RealClient, ...] = (
         # ResultType is an open union, `_CoreResultType | str` (mcp_types/_types.py:162, mcp 2.3.0), so a
         # prompts/get answered with resultType "deferred" is a GetPromptResult like any: C-CORE-MUST-07.
         expected=_verdicts("extension", routing_headers=F, surfaces_outcome=F, version_retry=NA,
-                           unknown_result_type=F, request_cancellation=NA),
+                           unknown_result_type=F, request_cancellation=NA, subscription_ack=NA),
         # A 20 ms backoff ramp under pollIntervalMs (client.py:139-170); k1 answered again on the
         # stale snapshot (client.py:173-245, no ledger).
         warns=_warns(poll_interval=("C-EXT-SHOULD-01",), input_answered=("C-EXT-SHOULD-08",)),
@@ -231,7 +233,7 @@ CLIENTS: tuple[RealClient, ...] = (
         # (_resolve_v2_terminal_state, mcp_client.py:2160-2167): C-EXT-MUST-16.
         # The same open ResultType in mcp 2.1.1 (mcp_types/_types.py:162): C-CORE-MUST-07.
         expected=_verdicts("extension", surfaces_outcome=F, version_retry=NA, unknown_result_type=F,
-                           request_cancellation=NA),
+                           request_cancellation=NA, subscription_ack=NA),
     ),
     # §C7.
     RealClient(

@@ -79,6 +79,7 @@ async def call(
     list_tasks: bool = False,
     hosts_tasks: bool = False,
     cancel_request: bool = False,
+    subscribe: bool = False,
     timeout_s: float = 30,
     transport: httpx.AsyncBaseTransport | None = None,
     on_status: Callable[[str], None] | None = None,
@@ -98,7 +99,8 @@ async def call(
     lists the session's tasks once the task exists, page by page, and `hosts_tasks` declares and
     serves tasks.list and tasks.cancel (2025-11-25; it hosts no task). `cancel_request` cancels the
     call itself while it is in flight (2026-07-28, C-CORE-MUST-09: on stdio with
-    notifications/cancelled, over HTTP by closing its response stream). The outcome's
+    notifications/cancelled, over HTTP by closing its response stream). `subscribe` subscribes to the
+    task with subscriptions/listen and polls on (2026-07-28). The outcome's
     `trace` says what the call did. `clock` and `sleep` replace time.monotonic and anyio.sleep (tests)."""
     flow_type = {wire.value: flow for wire, flow in FLOWS.items()}.get(era)
     if flow_type is None:
@@ -109,6 +111,7 @@ async def call(
         tool_name=tool_name, arguments=dict(arguments), cancel_after_ms=cancel_after_ms,
         cancel_when_working=cancel_when_working, input_responses=dict(input_responses or {}), request=request,
         offer_version=offer_version, list_tasks=list_tasks, hosts_tasks=hosts_tasks, cancel_request=cancel_request,
+        subscribe=subscribe,
         timeout_s=timeout_s, on_status=on_status,
         deviations=deviations,
         clock=clock or time.monotonic, sleep=sleep or anyio.sleep)
@@ -175,8 +178,8 @@ def _era(version: str | None) -> Era:
 
 def _context(raw: str | None) -> dict[str, Any]:
     """MCP_CONFORMANCE_CONTEXT as call() keywords: toolName, arguments, cancel, request,
-    inputResponses, offerVersion, listTasks, hostsTasks, cancelRequest (other keys, the scenario's name among
-    them, are ignored)."""
+    inputResponses, offerVersion, listTasks, hostsTasks, cancelRequest, subscribe (other keys, the scenario's
+    name among them, are ignored)."""
     try:
         ctx = json.loads(raw) if raw else {}
     except ValueError as exc:
@@ -195,7 +198,8 @@ def _context(raw: str | None) -> dict[str, Any]:
     return {"tool_name": tool if isinstance(tool, str) else "", "arguments": arguments, "request": request,
             "cancel_when_working": ctx.get("cancel") is True, "input_responses": answers,
             "offer_version": offer if isinstance(offer, str) else None, "list_tasks": ctx.get("listTasks") is True,
-            "hosts_tasks": ctx.get("hostsTasks") is True, "cancel_request": ctx.get("cancelRequest") is True}
+            "hosts_tasks": ctx.get("hostsTasks") is True, "cancel_request": ctx.get("cancelRequest") is True,
+            "subscribe": ctx.get("subscribe") is True}
 
 
 def _target(args: list[str]) -> dict[str, Any]:

@@ -41,6 +41,7 @@ from tasks_conformance.core.protocol import (
     META_CLIENT_CAPS,
     META_CLIENT_INFO,
     META_PROTOCOL_VERSION,
+    METHOD_LISTEN,
     TERMINAL_STATUSES,
     get_path,
     mcp_name_for,
@@ -60,6 +61,7 @@ NOTIFIED_CANCEL_GIVE_UP_S = 1.0
 # How long a call asked to be cancelled in flight (cancel_request) runs before it is cancelled.
 CANCEL_REQUEST_S = 0.3
 UNUSED_ID = 1_000_000  # the cancels_unknown_request break's: an id this client never sends
+TRUST_S = 0.3  # the trusts_subscription break: how long it waits for a notification before it leaves
 
 class ExtensionFlow(Flow):
     dialect = DIALECTS[Wire.EXTENSION]
@@ -258,6 +260,44 @@ class ExtensionFlow(Flow):
     # -- the task --------------------------------------------------------------------------
 
     async def follow(self, created: JSON) -> Outcome:
+        """Follow the task, subscribed to it meanwhile where asked (`subscribe`): the subscription
+        is opened beside the polls, which go on whatever its acknowledgement covers (a task it
+        leaves out is the client's to poll, C-EXT-SHOULD-11; this client polls every task), and it
+        is closed at the end (over stdio with notifications/cancelled, C-CORE-MUST-09)."""
+        task_id = created.get("taskId")
+        if not self.opt.subscribe or not isinstance(task_id, str):
+            return await self.poll(created)
+        listen_id = self.link.reserve_id()
+        outcome: list[Outcome] = []
+        failure: list[ClientFailure] = []
+        async with anyio.create_task_group() as tg:
+            tg.start_soon(self.listen, listen_id, task_id)
+            try:
+                if self.dev.trusts_subscription:  # waits for notifications/tasks instead of polling
+                    await anyio.sleep(TRUST_S)
+                    self.trace.stopped("abandoned")
+                    outcome.append(Outcome(self.status))
+                else:
+                    outcome.append(await self.poll(created))
+            except ClientFailure as exc:  # raised out of the task group, not as an exception group
+                failure.append(exc)
+            tg.cancel_scope.cancel()
+        if not isinstance(self.link, HttpLink):  # over HTTP the closed stream ended it
+            with contextlib.suppress(ClientFailure):
+                await self.cancel_notification(listen_id)
+        if failure:
+            raise failure[0]
+        return outcome[0]
+
+    async def listen(self, listen_id: int, task_id: str) -> None:
+        """subscriptions/listen for the task's notifications, held open until the call ends (what
+        comes on it is not needed: the polls read the task)."""
+        params = self.with_meta(METHOD_LISTEN, {"notifications": {"taskIds": [task_id]}})
+        message = {"jsonrpc": "2.0", "id": listen_id, "method": METHOD_LISTEN, "params": params}
+        with contextlib.suppress(ClientFailure):
+            await self.link.exchange(message, self.headers(METHOD_LISTEN, params), listen_id)
+
+    async def poll(self, created: JSON) -> Outcome:
         """Poll tasks/get, waiting the latest pollIntervalMs between a reply and the next poll,
         until a snapshot is terminal; answer new input keys once; cancel when asked."""
         task_id = created.get("taskId")

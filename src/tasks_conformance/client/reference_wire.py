@@ -128,6 +128,7 @@ class Deviations:
     # stream left open), and one more naming an id it never used (C-CORE-MUST-09).
     cancels_request_by_notification: bool = False
     cancels_unknown_request: bool = False
+    trusts_subscription: bool = False  # subscribes, then stops polling whatever its ack says (C-EXT-SHOULD-11)
 
 
 NO_DEVIATIONS, POLLS_FAST_S = Deviations(), 0.02
@@ -152,6 +153,9 @@ class CallOptions:
     hosts_tasks: bool = False
     # Cancel the call itself while it is in flight (2026-07-28 request-level cancellation, C-CORE-MUST-09).
     cancel_request: bool = False
+    # Subscribe to the task's notifications with subscriptions/listen once it exists, polling on
+    # whatever the acknowledgement covers (2026-07-28, C-EXT-SHOULD-11).
+    subscribe: bool = False
     timeout_s: float = 30
     on_status: Callable[[str], None] | None = None
     deviations: Deviations = NO_DEVIATIONS
@@ -217,7 +221,7 @@ class Link:
         self.on_server_request: ServerRequestHandler | None = None
 
     async def request(self, method: str, params: JSON, headers: Headers) -> Reply:
-        rid = self.last_id = next(self._ids)
+        rid = self.reserve_id()
         message, reply_headers = await self.exchange(
             {"jsonrpc": "2.0", "id": rid, "method": method, "params": params}, headers, rid)
         if "error" in message:
@@ -227,6 +231,11 @@ class Link:
         if not isinstance(result, dict):
             raise ClientFailure(f"invalid response to {method}: the result is not an object")
         return Reply(rid, result=result, headers=reply_headers)
+
+    def reserve_id(self) -> int:
+        """The next request id, taken now (a request sent in the background names it before its reply)."""
+        self.last_id = next(self._ids)
+        return self.last_id
 
     async def notify(self, method: str, params: JSON | None, headers: Headers) -> None:
         body: JSON = {"jsonrpc": "2.0", "method": method}

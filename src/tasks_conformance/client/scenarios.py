@@ -78,6 +78,9 @@ class Script:
     mrtr_rounds: int = 0
     # prompts/get is answered with a resultType no protocol value or negotiated extension defines.
     odd_result_on_prompt: bool = False
+    # subscriptions/listen is served (else -32601): acknowledged with none of the taskIds asked for,
+    # then nothing is sent on it (tasks-client-subscription-ack, C-EXT-SHOULD-11).
+    serves_listen: bool = False
 
 
 @dataclass(frozen=True)
@@ -236,6 +239,16 @@ EXTENSION_SCENARIOS: Final[tuple[Scenario, ...]] = (
         "notifications/cancelled naming its id, over HTTP by closing its response stream",
         ("extension",), Script(answer="slow"), context={"cancelRequest": True},
         rules=("C-CORE-MUST-09",),
+    ),
+    Scenario(
+        "tasks-client-subscription-ack",
+        "the harness is asked to subscribe to its task's notifications (subscribe); subscriptions/listen is "
+        "acknowledged with none of the taskIds asked for, so the task is left to polling: it completes after three "
+        "polls, and no notifications/tasks ever comes",
+        ("extension",), Script(reads=(Snapshot("working"), Snapshot("working"), Snapshot("working"),
+                                      Snapshot("completed")), serves_listen=True),
+        context={"subscribe": True},
+        rules=("C-EXT-SHOULD-11", "C-EXT-MAY-02"),
     ),
     Scenario(
         "tasks-client-unknown-result-type",

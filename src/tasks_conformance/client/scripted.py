@@ -39,6 +39,9 @@ from tasks_conformance.core.protocol import (
     META_CLIENT_CAPS,
     META_PROTOCOL_VERSION,
     META_SERVER_INFO,
+    META_SUBSCRIPTION_ID,
+    METHOD_ACKNOWLEDGED,
+    METHOD_LISTEN,
     TERMINAL_STATUSES,
     decode_header_value,
     get_path,
@@ -52,6 +55,8 @@ MRTR_KEY = "mrtr-"  # the prefix of the keys of the InputRequiredResults before 
 PROMPT_TASK_PREFIX = "prompt-task-"  # the prefix of a task a prompts/get reply names
 # tasks-client-request-cancel: how long a slow tools/call runs before it answers, unless cancelled.
 SLOW_ANSWER_S = 3.0
+# tasks-client-subscription-ack: how long a subscriptions/listen stream stays open (then ends gracefully).
+LISTEN_S = 6.0
 MAX_SLOW_CALLS = 100  # slow calls in flight at once: a client that floods gets its answers at once
 SERVER_INFO: dict[str, Any] = {"name": "tasks-conformance scripted server", "version": "1"}
 MISSING_TASKS: dict[str, Any] = {"requiredCapabilities": {"extensions": {EXT_TASKS: {}}}}
@@ -164,8 +169,37 @@ class ScriptedServer(ScriptedHttp):
         elif (self.script.answer == "slow" and isinstance(message, dict) and message.get("method") == "tools/call"
               and "id" in message and len(self.in_flight) < MAX_SLOW_CALLS):
             return Answer(200, events=self._slow(message))
+        elif (self.script.serves_listen and isinstance(message, dict) and message.get("method") == METHOD_LISTEN
+              and "id" in message and len(self.in_flight) < MAX_SLOW_CALLS):
+            given = message.get("params")
+            params = given if isinstance(given, dict) else {}
+            fault = _envelope_fault(params) or _undeclared_listen(params)
+            if fault is not None:
+                return Answer(fault.http_status, rpc_error(message.get("id"), fault.code, fault.message, fault.data))
+            return Answer(200, events=self._listen(message))
         status, body = self.answer(message)
         return Answer(status, body)
+
+    async def _listen(self, message: dict[str, Any]) -> AsyncIterator[dict[str, Any]]:
+        """A subscriptions/listen stream: the acknowledgement, agreeing to none of the taskIds asked
+        for (a server honours what it chooses to), then nothing until LISTEN_S has passed, the client
+        cancelled it or closed it; then its graceful end, the listen result."""
+        import anyio
+
+        rid = message.get("id")
+        meta = {META_SUBSCRIPTION_ID: rid}
+        yield {"jsonrpc": "2.0", "method": METHOD_ACKNOWLEDGED,
+               "params": {"notifications": {"taskIds": []}, "_meta": meta}}
+        key = id_key(rid)
+        cancelled = self.in_flight.setdefault(key, anyio.Event())
+        try:
+            with anyio.move_on_after(LISTEN_S):
+                await cancelled.wait()
+            if cancelled.is_set():
+                return
+        finally:
+            self.in_flight.pop(key, None)
+        yield rpc_result(rid, {"resultType": "complete", "_meta": {**meta, META_SERVER_INFO: dict(SERVER_INFO)}})
 
     async def _slow(self, message: dict[str, Any]) -> AsyncIterator[dict[str, Any]]:
         import anyio
@@ -303,6 +337,15 @@ class ScriptedServer(ScriptedHttp):
         if not state.ended:  # cancelling an ended task is no error, and changes nothing
             state.cancelled = True
         return {"resultType": "complete"}
+
+
+def _undeclared_listen(params: dict[str, Any]) -> Fault | None:
+    """A subscription to task notifications from a request that does not declare the extension:
+    -32021, as a tasks/* request gets."""
+    if get_path(params, "notifications", "taskIds") is None or declares_extension(params):
+        return None
+    return Fault(ERR_MISSING_CAPABILITY, "the request does not declare io.modelcontextprotocol/tasks", 400,
+                 MISSING_TASKS)
 
 
 def _envelope_fault(params: dict[str, Any]) -> Fault | None:

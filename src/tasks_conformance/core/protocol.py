@@ -12,6 +12,9 @@ META_CLIENT_INFO = "io.modelcontextprotocol/clientInfo"
 META_SERVER_INFO = "io.modelcontextprotocol/serverInfo"
 META_RELATED_TASK = "io.modelcontextprotocol/related-task"
 META_SUBSCRIPTION_ID = "io.modelcontextprotocol/subscriptionId"
+# The 2026-07-28 subscription: the request that opens one, and the server's first message on it.
+METHOD_LISTEN = "subscriptions/listen"
+METHOD_ACKNOWLEDGED = "notifications/subscriptions/acknowledged"
 
 TASK_STATUSES = ("working", "input_required", "completed", "failed", "cancelled")
 # A tuple, not a set: `status in TERMINAL_STATUSES` is asked of whatever a peer sent, and a list or

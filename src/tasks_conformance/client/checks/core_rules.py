@@ -295,8 +295,10 @@ def request_cancellation(runs: list[ScenarioRun]) -> Verdict:
                                            "still waiting on; over Streamable HTTP the request's stream closed",
                                "actual": text})
     if not judged:
-        return not_applicable("the client cancelled no request in flight (asked to, in tasks-client-request-cancel, it "
-                              "let the call run to its answer: its harness may not act on cancelRequest)",
+        asked = any(r.name == REQUEST_CANCEL for r in runs)
+        return not_applicable("the client cancelled no request in flight" + (
+                              " (asked to, in tasks-client-request-cancel, it let the call run to its answer: its "
+                              "harness may not act on cancelRequest)" if asked else ""),
                               evidence=evidence[:MAX_EVIDENCE], warnings=warnings, policies=("P-56",))
     return passed(f"the client cancelled {judged} request(s) in flight as its transport says", judged=judged,
                   evidence=evidence[:MAX_EVIDENCE], warnings=warnings)
