@@ -7,6 +7,7 @@ judged. The reference client and its breaking variants run as processes in the c
 
 from __future__ import annotations
 
+import dataclasses
 from typing import Any
 
 import pytest
@@ -65,11 +66,29 @@ def test_a_notification_naming_an_id_never_sent_fails_in_any_scenario(transport:
     assert verdict.status == "failed" and "99" in verdict.message and verdict.evidence == (10,)
 
 
-def test_a_cancel_of_a_request_answered_long_before_warns_p56() -> None:
+def test_a_cancel_of_a_request_answered_long_before_warns_p56_and_is_no_cancel_in_flight() -> None:
     run = _run(_call(1, 0.0, 0.1), _cancelled(10, 1, 2.0), scenario="tasks-client-lifecycle")
     verdict = _judge(run)
-    assert verdict.status == "passed" and [w.policies for w in verdict.warnings] == [("P-56",)]
+    assert verdict.skip_reason == "not-applicable" and [w.policies for w in verdict.warnings] == [("P-56",)]
     assert "no longer in progress" in verdict.warnings[0].text
+
+
+def test_an_id_used_again_once_answered_names_the_request_sent_before_the_cancel() -> None:
+    """A cancel names the latest request of its id sent before it: a later request may reuse the id."""
+    verdict = _judge(_run(_call(1, 0.0, None), _cancelled(10, 1, 0.3), _call(1, 0.5, 0.6)))
+    assert verdict.status == "passed" and not verdict.warnings, verdict
+
+
+def test_a_notification_without_a_request_id_fails() -> None:
+    bare = Exchange(10, 0.3, {"jsonrpc": "2.0", "method": "notifications/cancelled", "params": {}}, None)
+    verdict = _judge(_run(_call(1, 0.0, None), bare))
+    assert verdict.status == "failed" and "carries no requestId" in verdict.message
+
+
+def test_an_http_client_that_crashed_before_the_answer_did_not_cancel() -> None:
+    run = _run(_call(1, 0.0, None), transport="http")
+    crashed = dataclasses.replace(run, client=dataclasses.replace(run.client, exit_code=1))
+    assert _judge(crashed).skip_reason == "not-applicable"
 
 
 def test_a_notification_over_http_besides_the_closed_stream_warns_p56() -> None:

@@ -184,6 +184,7 @@ class ExtensionFlow(Flow):
         return 'the server answered the call itself (resultType "complete"): the tool ran without a task'
 
     answered: Reply | None = None  # the call cancel_in_flight sent, answered before it was cancelled
+    listen_ended = False  # the subscription's request is over (answered or failed): not cancelled at the end
 
     async def cancel_in_flight(self, method: str, params: JSON) -> Outcome | None:
         """The call, cancelled CANCEL_REQUEST_S after it was sent (C-CORE-MUST-09): on stdio with
@@ -282,7 +283,7 @@ class ExtensionFlow(Flow):
             except ClientFailure as exc:  # raised out of the task group, not as an exception group
                 failure.append(exc)
             tg.cancel_scope.cancel()
-        if not isinstance(self.link, HttpLink):  # over HTTP the closed stream ended it
+        if not isinstance(self.link, HttpLink) and not self.listen_ended:  # over HTTP the closed stream ended it
             with contextlib.suppress(ClientFailure):
                 await self.cancel_notification(listen_id)
         if failure:
@@ -296,6 +297,7 @@ class ExtensionFlow(Flow):
         message = {"jsonrpc": "2.0", "id": listen_id, "method": METHOD_LISTEN, "params": params}
         with contextlib.suppress(ClientFailure):
             await self.link.exchange(message, self.headers(METHOD_LISTEN, params), listen_id)
+        self.listen_ended = True  # answered (the server ended it) or failed: nothing left to cancel
 
     async def poll(self, created: JSON) -> Outcome:
         """Poll tasks/get, waiting the latest pollIntervalMs between a reply and the next poll,

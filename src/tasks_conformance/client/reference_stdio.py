@@ -39,9 +39,11 @@ class StdioLink(Link):
         await self.write(body)
         if want is None:
             return {}, {}
-        with anyio.move_on_after(self.timeout_s):
-            await self.waiting[want].wait()
-        self.waiting.pop(want, None)
+        try:
+            with anyio.move_on_after(self.timeout_s):
+                await self.waiting[want].wait()
+        finally:  # a request cancelled in flight (its wait abandoned) leaves nothing behind
+            self.waiting.pop(want, None)
         reply = self.replies.pop(want, None)
         if reply is None:
             raise ClientFailure(self.closed or f"no reply within {self.timeout_s:g} s")

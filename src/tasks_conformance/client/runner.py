@@ -265,6 +265,19 @@ def _lane(run: ScenarioRun) -> str:
     return f"{run.name} ({run.era}, {run.transport})"
 
 
+def _judged(check: ClientCheck, runs: list[ScenarioRun], config: ClientConfig) -> tuple[Verdict, bool]:
+    """The check's judge on `runs`, and whether it raised: a judge that raises is our own bug, and
+    the check could not run (never a crash)."""
+    try:
+        return check.judge(runs), False
+    except Exception as exc:
+        if config.debug:
+            traceback.print_exc(file=sys.stderr)
+        return could_not_run(Cause(f"internal error in this check (a tasks-conformance bug): {type(exc).__name__}: "
+                                   f"{exc}", CauseKind.HARNESS, ""),
+                             details={"origin": "harness", "traceback": traceback.format_exc(limit=5)}), True
+
+
 def _verdict(check: ClientCheck, mine: list[ScenarioRun], config: ClientConfig, redactor: Redactor) -> Verdict:
     """The check's verdict on its runs: could not run when none of them shows the client (it never
     reached the scripted server, or never made the scenario's request), judged on the runs that
@@ -280,14 +293,9 @@ def _verdict(check: ClientCheck, mine: list[ScenarioRun], config: ClientConfig, 
     if config.profile == "full" and check.outcome_line and all(r.client.outcome is None for r in called):
         unread = next((r.client.outcome_problem for r in called if r.client.outcome_problem), None)
         return could_not_run(_unreadable(unread) if unread else NO_OUTCOME_LINE)
-    try:
-        verdict = check.judge(called)
-    except Exception as exc:  # our own bug: this check is incomplete, never a crash
-        if config.debug:
-            traceback.print_exc(file=sys.stderr)
-        return could_not_run(Cause(f"internal error in this check (a tasks-conformance bug): {type(exc).__name__}: "
-                                   f"{exc}", CauseKind.HARNESS, ""),
-                             details={"origin": "harness", "traceback": traceback.format_exc(limit=5)})
+    verdict, crashed = _judged(check, called, config)
+    if crashed:
+        return verdict
     if verdict.status == "failed":
         return verdict
     judged = {id(r) for r in called}
@@ -346,7 +354,7 @@ def judge(check: ClientCheck, runs: list[ScenarioRun], wire: WireLog, config: Cl
         verdict = not_applicable("none of its scenarios was selected",
                                  cause=setting("none of its scenarios was selected", f"select one: {scenarios}"))
     elif not mine:  # its scenarios cannot run over the chosen transports: its judge says why
-        verdict = check.judge([])
+        verdict = _judged(check, [], config)[0]
     elif check.needs and not any(r.name in check.needs for r in mine) and _could_run(check.needs, config):
         # A check that reads every run but judges one scenario: with that one left out, nothing to judge.
         # (One whose scenario cannot run over the chosen transports is judged: its judge says why.)

@@ -188,11 +188,11 @@ class ScriptedServer(ScriptedHttp):
 
         rid = message.get("id")
         meta = {META_SUBSCRIPTION_ID: rid}
-        yield {"jsonrpc": "2.0", "method": METHOD_ACKNOWLEDGED,
-               "params": {"notifications": {"taskIds": []}, "_meta": meta}}
         key = id_key(rid)
-        cancelled = self.in_flight.setdefault(key, anyio.Event())
+        cancelled = self.in_flight.setdefault(key, anyio.Event())  # before the ack: a cancel may follow it at once
         try:
+            yield {"jsonrpc": "2.0", "method": METHOD_ACKNOWLEDGED,
+                   "params": {"notifications": {"taskIds": []}, "_meta": meta}}
             with anyio.move_on_after(LISTEN_S):
                 await cancelled.wait()
             if cancelled.is_set():

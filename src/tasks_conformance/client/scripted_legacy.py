@@ -236,9 +236,13 @@ class LegacyScriptedServer(ScriptedHttp):
         state.asked_on_get = key
 
     def listen(self, connection: int, headers: tuple[tuple[str, str], ...]) -> Answer:
-        """A session's GET stream, where the scenario serves one: one at a time (409 for another)."""
+        """A session's GET stream, where the scenario serves one: one at a time (409 for another), and
+        only for a session the GET names (400 without one)."""
         if not self.script.input_on_get_stream:
             return Answer(405)
+        session = next((v for k, v in headers if k.lower() == HEADER_SESSION.lower()), None)
+        if session not in self.sessions:
+            return Answer(400)  # a stream belongs to a session: a GET naming none (or none opened) gets none
         if connection in self.listening:
             return Answer(409)
         import anyio

@@ -205,22 +205,27 @@ def _cancels(view: ScenarioRun) -> tuple[int, list[tuple[Exchange, str]], list[s
     """(cancels judged, those naming a request the client never sent with why, warnings) of the
     notifications/cancelled on one connection. One naming the tools/call that created a task is
     the cancel check's (tasks-client-cancels-with-tasks-cancel, policy P-35), not judged here."""
-    sent = {id_key(e.message.get("id")): e for e in view.exchanges if e.is_request}
+    requests = [e for e in view.exchanges if e.is_request]
     judged = 0
     bad: list[tuple[Exchange, str]] = []
     odd: list[str] = []
     for n in view.sent(CANCELLED):
         rid = n.params.get("requestId")
-        target = sent.get(id_key(rid)) if "requestId" in n.params else None
         where = f"{CANCELLED} (frame #{n.seq}, {view.label})"
-        if target is None or target.seq > n.seq:
+        if "requestId" not in n.params:
+            bad.append((n, f"{where} carries no requestId"))
+            continue
+        # The latest request of that id sent before it: an id may be used again once answered.
+        key = id_key(rid)
+        target = max((e for e in requests if e.seq < n.seq and id_key(e.message.get("id")) == key),
+                     key=lambda e: e.seq, default=None)
+        if target is None:
             bad.append((n, f"{where} names request id {shown(rid)}, which the client had not sent on this "
                            f"{view.connection_kind}"))
             continue
         if _created_task(target) and target.reply_time is not None and n.time >= target.reply_time:
             continue  # the task's, once created
         if target.reply_time is not None and n.time - target.reply_time > CROSSED_S:
-            judged += 1
             odd.append(f"{where} names {shown(target.method)} #{target.seq}, answered {n.time - target.reply_time:.1f} "
                        "s before: a request no longer in progress (C-CORE-MUST-09; policy P-56)")
         elif view.transport == "http":  # its stream, closed or not, is what cancels it (judged below)
@@ -244,7 +249,7 @@ def _asked_to_cancel(run: ScenarioRun) -> tuple[str, Exchange | None, str]:
         if notified:
             return "cancelled", call, f"{CANCELLED} #{notified[0].seq} named tools/call #{call.seq} while it ran"
         return "not", call, f"no {CANCELLED} named tools/call #{call.seq}"
-    if call.reply is None and not run.client.timed_out:
+    if call.reply is None and not run.client.timed_out and run.client.exit_code == 0:
         return "cancelled", call, f"its response stream was closed before the answer (tools/call #{call.seq})"
     if notified and call.reply is not None:
         return "wrong", call, (f"{CANCELLED} #{notified[0].seq} named tools/call #{call.seq}, whose stream stayed open "
