@@ -45,7 +45,7 @@ def pytest_addoption(parser: pytest.Parser) -> None:
 
 
 # The fast run's workers: a test often waits on a server's task and poll interval, so four workers
-# keep two cores busy (measured on 2 cores: 290 s wall for 548 s of CPU, the cores 91 % busy).
+# keep two cores busy (measured on 2 cores: 308 s wall for 537 s of CPU, the cores 87 % busy).
 FAST_WORKERS = 4
 
 
