@@ -26,6 +26,7 @@ from tasks_conformance.client.reference_wire import (
     Headers,
     Outcome,
     Reply,
+    beside,
     encode_name,
     plain_outcome,
     rpc_error,
@@ -209,22 +210,13 @@ class ExtensionFlow(Flow):
     async def notify_and_wait(self, method: str, full: JSON) -> Outcome | None:
         """The cancels_request_by_notification break: notifications/cancelled after CANCEL_REQUEST_S,
         the request still awaited (over HTTP its stream stays open: the server goes on)."""
-        failure: list[ClientFailure] = []
-        async with anyio.create_task_group() as tg:
-            async def notify_later() -> None:
-                await anyio.sleep(CANCEL_REQUEST_S)
-                with contextlib.suppress(ClientFailure):
-                    await self.cancel_notification(self.link.last_id)
+        async def notify_later() -> None:
+            await anyio.sleep(CANCEL_REQUEST_S)
+            with contextlib.suppress(ClientFailure):
+                await self.cancel_notification(self.link.last_id)
 
-            tg.start_soon(notify_later)
-            try:
-                self.answered = await self.link.request(method, full, self.headers(method, full))
-                self.call_id = self.answered.id
-            except ClientFailure as exc:  # raised out of the task group, not as an exception group
-                failure.append(exc)
-            tg.cancel_scope.cancel()
-        if failure:
-            raise failure[0]
+        self.answered = await beside(notify_later, lambda: self.link.request(method, full, self.headers(method, full)))
+        self.call_id = self.answered.id
         return None
 
     async def cancel_notification(self, rid: int) -> None:
@@ -269,26 +261,28 @@ class ExtensionFlow(Flow):
         if not self.opt.subscribe or not isinstance(task_id, str):
             return await self.poll(created)
         listen_id = self.link.reserve_id()
-        outcome: list[Outcome] = []
-        failure: list[ClientFailure] = []
-        async with anyio.create_task_group() as tg:
-            tg.start_soon(self.listen, listen_id, task_id)
-            try:
-                if self.dev.trusts_subscription:  # waits for notifications/tasks instead of polling
-                    await anyio.sleep(TRUST_S)
-                    self.trace.stopped("abandoned")
-                    outcome.append(Outcome(self.status))
-                else:
-                    outcome.append(await self.poll(created))
-            except ClientFailure as exc:  # raised out of the task group, not as an exception group
-                failure.append(exc)
-            tg.cancel_scope.cancel()
-        if not isinstance(self.link, HttpLink) and not self.listen_ended:  # over HTTP the closed stream ended it
+
+        async def observe() -> Outcome:
+            if self.dev.trusts_subscription:  # waits for notifications/tasks instead of polling
+                await anyio.sleep(TRUST_S)
+                self.trace.stopped("abandoned")
+                return Outcome(self.status)
+            return await self.poll(created)
+
+        try:
+            outcome = await beside(lambda: self.listen(listen_id, task_id), observe)
+        except ClientFailure:
+            await self.unsubscribe(listen_id)
+            raise
+        await self.unsubscribe(listen_id)
+        return outcome
+
+    async def unsubscribe(self, listen_id: int) -> None:
+        """End the subscription still open: over stdio with notifications/cancelled (C-CORE-MUST-09);
+        over HTTP its closed stream ended it."""
+        if not isinstance(self.link, HttpLink) and not self.listen_ended:
             with contextlib.suppress(ClientFailure):
                 await self.cancel_notification(listen_id)
-        if failure:
-            raise failure[0]
-        return outcome[0]
 
     async def listen(self, listen_id: int, task_id: str) -> None:
         """subscriptions/listen for the task's notifications, held open until the call ends (what

@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import contextlib
 import json
-from collections.abc import Mapping
+from collections.abc import AsyncIterator, Mapping
 from typing import TYPE_CHECKING
 
 import anyio
@@ -74,25 +74,13 @@ class HttpLink(Link):
                 ctype = resp.headers.get("content-type", "").partition(";")[0].strip().lower()
                 if resp.status_code != 200 or ctype != "text/event-stream":
                     return
-                parser = SseParser(MAX_REPLY_BYTES)
-                async for chunk in resp.aiter_bytes():
-                    for event in parser.feed(chunk):
-                        if answers:
-                            await self._event(event.data, None)
-                    if parser.oversize:
-                        return
+                async for data in _events(resp):
+                    if answers:
+                        await self._event(data, None)
 
     async def _from_stream(self, resp: httpx.Response, want: int) -> JSON:
-        parser = SseParser(MAX_REPLY_BYTES)
-        async for chunk in resp.aiter_bytes():
-            for event in parser.feed(chunk):
-                found = await self._event(event.data, want)
-                if found is not None:
-                    return found
-            if parser.oversize:
-                raise ClientFailure(f"an SSE event over {MAX_REPLY_BYTES} bytes")
-        for event in parser.end():
-            found = await self._event(event.data, want)
+        async for data in _events(resp):
+            found = await self._event(data, want)
             if found is not None:
                 return found
         raise StreamEnded("the response stream ended without the response")
@@ -107,6 +95,19 @@ class HttpLink(Link):
                     and self.on_server_request is not None):
                 await self.on_server_request(message)
         return None
+
+
+async def _events(resp: httpx.Response) -> AsyncIterator[bytes]:
+    """The data of each event of an SSE response, as it comes (an event over MAX_REPLY_BYTES ends
+    it with a ClientFailure)."""
+    parser = SseParser(MAX_REPLY_BYTES)
+    async for chunk in resp.aiter_bytes():
+        for event in parser.feed(chunk):
+            yield event.data
+        if parser.oversize:
+            raise ClientFailure(f"an SSE event over {MAX_REPLY_BYTES} bytes")
+    for event in parser.end():
+        yield event.data
 
 
 async def _read(resp: httpx.Response) -> bytes:

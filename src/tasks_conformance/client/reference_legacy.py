@@ -29,6 +29,7 @@ from tasks_conformance.client.reference_wire import (
     Outcome,
     Reply,
     StreamEnded,
+    beside,
     plain_outcome,
 )
 from tasks_conformance.core.protocol import (
@@ -113,19 +114,8 @@ class LegacyFlow(Flow):
             return await self.session()
         # Over HTTP the session's GET stream is read meanwhile, for what the server sends there
         # (C-LEG-SHOULD-06); it ends with the call.
-        outcome: list[Outcome] = []
-        failure: list[ClientFailure] = []
-        async with anyio.create_task_group() as tg:
-            tg.start_soon(self.link.listen, self.headers(), not self.dev.legacy_ignores_get_stream)
-            try:
-                outcome.append(await self.session())
-            except ClientFailure as exc:
-                failure.append(exc)
-            finally:
-                tg.cancel_scope.cancel()
-        if failure:
-            raise failure[0]
-        return outcome[0]
+        link, headers, answers = self.link, self.headers(), not self.dev.legacy_ignores_get_stream
+        return await beside(lambda: link.listen(headers, answers), self.session)
 
     async def session(self) -> Outcome:
         """The call, once the session is open."""

@@ -11,10 +11,10 @@ from __future__ import annotations
 import contextlib
 import itertools
 import time
-from collections.abc import Awaitable, Callable, Mapping
+from collections.abc import Awaitable, Callable, Coroutine, Mapping
 from contextlib import AbstractAsyncContextManager
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any, ClassVar
+from typing import TYPE_CHECKING, Any, ClassVar, TypeVar
 
 import anyio
 
@@ -190,6 +190,28 @@ def encode_name(value: str) -> str:
 
 class ClientFailure(Exception):
     """An exchange that could not be completed: a transport error, a timeout, an unreadable reply."""
+
+
+T = TypeVar("T")
+
+
+async def beside(background: Callable[[], Coroutine[Any, Any, None]], body: Callable[[], Awaitable[T]]) -> T:
+    """What `body` returns, with `background` running meanwhile (a stream read, a subscription, a
+    delayed notification) and stopped as `body` ends. A ClientFailure of `body` is raised as
+    itself, not inside an exception group, so the call reports it as any other failed exchange."""
+    result: list[T] = []
+    failure: list[ClientFailure] = []
+    async with anyio.create_task_group() as tg:
+        tg.start_soon(background)
+        try:
+            result.append(await body())
+        except ClientFailure as exc:
+            failure.append(exc)
+        finally:
+            tg.cancel_scope.cancel()
+    if failure:
+        raise failure[0]
+    return result[0]
 
 
 class StreamEnded(ClientFailure):
