@@ -7,6 +7,7 @@ import contextlib
 import json
 import os
 import queue
+import resource
 import signal
 import socket
 import subprocess
@@ -133,8 +134,32 @@ _TIMES = SuiteTimes()
 _STARTED = time.monotonic()
 
 
+_CPU_KEY = "tasks-conformance-cpu-s"
+_CPU_START = pytest.StashKey[float]()
+
+
+def _cpu_s() -> float:
+    own, reaped = resource.getrusage(resource.RUSAGE_SELF), resource.getrusage(resource.RUSAGE_CHILDREN)
+    return own.ru_utime + own.ru_stime + reaped.ru_utime + reaped.ru_stime
+
+
+@pytest.hookimpl(hookwrapper=True)
+def pytest_runtest_makereport(item: pytest.Item, call: pytest.CallInfo[None]) -> Iterator[None]:
+    """Each phase's CPU time rides on its report (user_properties reach the xdist controller)."""
+    outcome = yield
+    report = outcome.get_result()
+    if call.when == "setup":
+        item.stash[_CPU_START] = _cpu_s()
+    started = item.stash.get(_CPU_START, None)
+    if started is not None:
+        now = _cpu_s()
+        report.user_properties.append((_CPU_KEY, now - started))
+        item.stash[_CPU_START] = now
+
+
 def pytest_runtest_logreport(report: pytest.TestReport) -> None:
-    _TIMES.add(report.nodeid, report.duration)
+    cpu = sum(v for k, v in report.user_properties if k == _CPU_KEY)
+    _TIMES.add(report.nodeid, report.duration, cpu)
 
 
 def pytest_terminal_summary(terminalreporter: Any, config: pytest.Config) -> None:
