@@ -27,7 +27,7 @@ class MintedKeys(TaskInput):
 
 class MintsInputKeys(ReferenceServer):
     async def execute_tool(self, spec: Any, arguments: JSON, io: Any) -> JSON:
-        if isinstance(io, TaskInput) and io.era == "modern":
+        if isinstance(io, TaskInput) and io.era == "extension":
             io = MintedKeys(io.server, io.record)
         return await super().execute_tool(spec, arguments, io)
 

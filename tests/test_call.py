@@ -129,7 +129,7 @@ def test_a_server_that_does_not_speak_the_era_is_named_with_the_other_era_to_try
     out = _json("--command", server, "--tool-name", "slow_compute", "--era", "extension")
     assert out["era"] == "extension" and out["taskCreated"] is False and out["status"] == "failed"
     assert "try --era legacy" in out["plainCallReason"]
-    out = _json("--command", shlex.join([*REFERENCE, "--era", "modern"]), "--tool-name", "slow_compute",
+    out = _json("--command", shlex.join([*REFERENCE, "--era", "extension"]), "--tool-name", "slow_compute",
                 "--era", "legacy")
     assert out["era"] == "legacy" and out["taskCreated"] is False and "try --era extension" in out["plainCallReason"]
 

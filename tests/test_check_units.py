@@ -44,7 +44,7 @@ class Builder:
 
     def __init__(self, wire: Wire = Wire.EXTENSION) -> None:
         self.log = WireLog()
-        self.discovery = Discovery(era="2026-07-28" if wire is Wire.EXTENSION else "2025-11-25", wire=wire,
+        self.discovery = Discovery(protocol_version="2026-07-28" if wire is Wire.EXTENSION else "2025-11-25", wire=wire,
                                    server_capabilities=EXT_CAPS)
         self.records: dict[str, ProbeRecord] = {}
         self.intents: list[Intent] = []
@@ -65,7 +65,7 @@ class Builder:
         else:
             e = answer["error"]
             reply.error = RpcError(e.get("code"), e.get("message"), e.get("data"), "data" in e)
-        self.intents.append(Intent(out.seq, method, self.discovery.era or "", declared))
+        self.intents.append(Intent(out.seq, method, self.discovery.protocol_version or "", declared))
         return reply
 
     def call(self, kind: type[DeclaredCall] | type[UndeclaredCall], answer: dict[str, Any],

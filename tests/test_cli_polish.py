@@ -84,7 +84,7 @@ def test_serve_reference_help_is_in_the_style_of_the_other_commands() -> None:
     shown = " ".join(res.stdout.split())
     for flag in sorted(_long_flags()):
         assert f" {flag} " in shown, flag
-    for metavar in ("--transport stdio|http|tcp|unix", "--era both|legacy|modern", "--bearer-token TOKEN",
+    for metavar in ("--transport stdio|http|tcp|unix", "--era both|legacy|extension", "--bearer-token TOKEN",
                     "--port N"):
         assert metavar in shown, metavar
 
@@ -117,10 +117,10 @@ def test_serve_reference_hands_the_flags_given_to_the_server(monkeypatch: pytest
         return 0
 
     monkeypatch.setattr(reference, "serve", fake_serve)
-    res = invoke("serve-reference", "--transport", "http", "--port", "8123", "--era", "modern", "--bearer-token",
+    res = invoke("serve-reference", "--transport", "http", "--port", "8123", "--era", "extension", "--bearer-token",
                  "a", "--bearer-token", "b", "--no-tcp-nodelay", "--ttl-ms", "5")
     assert res.code == 0, res
-    assert parse_args(seen[-1]) == ServerConfig(transport="http", port=8123, era="modern", bearer_tokens=("a", "b"),
+    assert parse_args(seen[-1]) == ServerConfig(transport="http", port=8123, era="extension", bearer_tokens=("a", "b"),
                                                 tcp_nodelay=False, ttl_ms=5)
     assert invoke("serve-reference").code == 0 and seen[-1] == []  # nothing given: the server's defaults
 

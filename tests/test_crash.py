@@ -155,7 +155,8 @@ def test_a_server_that_never_answered_is_the_connection_problem_not_a_crash() ->
 
 
 def _evidence(gone: ServerGone | None, cancel: Cancel) -> Evidence:
-    return Evidence(wire_log=WireLog(), discovery=Discovery(era="2025-11-25", wire=Wire.LEGACY), transport="stdio",
+    return Evidence(wire_log=WireLog(), discovery=Discovery(protocol_version="2025-11-25", wire=Wire.LEGACY),
+                    transport="stdio",
                     records={Cancel.probe: cancel}, server_gone=gone)
 
 

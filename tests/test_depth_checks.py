@@ -341,7 +341,7 @@ def test_a_legacy_session_listing_the_extension_must_not_get_a_flat_create_task_
 
 def test_a_server_without_the_legacy_era_is_not_applicable() -> None:
     b = Builder()
-    _legacy_session(b, {"error": {"code": -32022, "message": "modern only"}}, None)
+    _legacy_session(b, {"error": {"code": -32022, "message": "extension only"}}, None)
     assert verdict("tasks-extension-in-initialize-ignored", b.ev).skip_reason == "not-applicable"
     b = Builder()
     rec: LegacyDeclaresExtension = b.record(LegacyDeclaresExtension)
@@ -349,7 +349,7 @@ def test_a_server_without_the_legacy_era_is_not_applicable() -> None:
     assert verdict("tasks-extension-in-initialize-ignored", b.ev).skip_reason == "not-applicable"
 
 
-def _modern_exchange(b: Builder, answer: dict[str, Any], rid: int) -> None:
+def _extension_exchange(b: Builder, answer: dict[str, Any], rid: int) -> None:
     envelope = {"_meta": {"io.modelcontextprotocol/protocolVersion": "2026-07-28"}}
     b.log.record("out", "stdio", json.dumps({"jsonrpc": "2.0", "id": rid, "method": "tools/list",
                                              "params": envelope}).encode())
@@ -359,12 +359,12 @@ def _modern_exchange(b: Builder, answer: dict[str, Any], rid: int) -> None:
 def test_results_without_server_info_and_reserved_error_codes_only_warn() -> None:
     info = {"io.modelcontextprotocol/serverInfo": {"name": "s", "version": "1"}}
     b = Builder()
-    _modern_exchange(b, {"result": {"resultType": "complete", "tools": [], "_meta": info}}, 1)
+    _extension_exchange(b, {"result": {"resultType": "complete", "tools": [], "_meta": info}}, 1)
     v = verdict("tasks-base-result-type-present", b.ev)
     assert v.status == "passed" and not v.warnings
-    _modern_exchange(b, {"result": {"resultType": "complete", "tools": []}}, 2)
-    _modern_exchange(b, {"error": {"code": -32005, "message": "server busy"}}, 3)
-    _modern_exchange(b, {"error": {"code": -32021, "message": "missing capability"}}, 4)  # defined: fine
+    _extension_exchange(b, {"result": {"resultType": "complete", "tools": []}}, 2)
+    _extension_exchange(b, {"error": {"code": -32005, "message": "server busy"}}, 3)
+    _extension_exchange(b, {"error": {"code": -32021, "message": "missing capability"}}, 4)  # defined: fine
     v = verdict("tasks-base-result-type-present", b.ev)
     assert v.status == "passed" and len(v.warnings) == 2
     assert "S-CORE-SHOULD-01" in v.warnings[0].text and "1 of 2" in v.warnings[0].text
@@ -416,7 +416,7 @@ def test_a_notification_needs_202_without_a_body() -> None:
 
 def test_an_input_required_result_to_tasks_get_fails_but_one_to_tools_call_passes() -> None:
     b = Builder()
-    _modern_exchange(b, {"result": {"resultType": "complete", "tools": []}}, 1)
+    _extension_exchange(b, {"result": {"resultType": "complete", "tools": []}}, 1)
     envelope = {"_meta": {"io.modelcontextprotocol/protocolVersion": "2026-07-28"}}
     b.log.record("out", "stdio", json.dumps({"jsonrpc": "2.0", "id": 2, "method": "tools/call",
                                              "params": {"name": "x", **envelope}}).encode())

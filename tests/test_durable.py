@@ -139,7 +139,7 @@ def test_the_demo_passes_the_durable_profile() -> None:
 # -- the reference server's journal ----------------------------------------------------------------
 
 def _entry(task_id: str, status: str, **more: Any) -> dict[str, Any]:
-    return {"taskId": task_id, "era": "modern", "status": status, "statusMessage": None,
+    return {"taskId": task_id, "era": "extension", "status": status, "statusMessage": None,
             "createdAt": time.time(), "lastUpdatedAt": time.time(), "ttlMs": 60_000, "pollIntervalMs": 100,
             "principal": None, "result": None, "error": None, **more}
 
@@ -172,9 +172,9 @@ def test_the_server_replays_compacts_and_appends_every_confirmed_state(tmp_path:
     path.write_text("\n".join(json.dumps(_entry("a", "completed")) for _ in range(5)) + "\n")
     server = ReferenceServer(ServerConfig(task_store=str(path)))
     try:
-        assert server.tasks.get("a", "modern") is not None
+        assert server.tasks.get("a", "extension") is not None
         assert len(path.read_text().splitlines()) == 1  # one line per task after the replay
-        record = TaskRecord(era="modern", ttl_ms=60_000, poll_interval_ms=100, task_id="b")
+        record = TaskRecord(era="extension", ttl_ms=60_000, poll_interval_ms=100, task_id="b")
         server.tasks.add(record)
         record.set_status("input_required")
         record.complete({"content": []})

@@ -81,10 +81,10 @@ def test_a_server_of_one_era_gets_the_other_reported_and_fails(tmp_path: Path) -
     assert "Traceback" not in proc.stderr
     doc = json.loads(proc.stdout)
     multi_validator().validate(doc)
-    legacy, modern = doc["eras"]["2025-11-25"], doc["eras"]["2026-07-28"]
+    legacy, extension = doc["eras"]["2025-11-25"], doc["eras"]["2026-07-28"]
     assert legacy["outcome"] == "passed"
-    assert modern["outcome"] == "failed" and modern["discovery"]["wire"] == "none"
-    failed = [c for c in modern["checks"] if c["status"] == "failed"]
+    assert extension["outcome"] == "failed" and extension["discovery"]["wire"] == "none"
+    failed = [c for c in extension["checks"] if c["status"] == "failed"]
     assert [c["id"] for c in failed] == ["tasks-wire-resolvable"]
     assert "speaks the legacy wire (protocol 2025-11-25)" in failed[0]["message"]
     text = md.read_text()
@@ -103,13 +103,13 @@ def test_a_baseline_applies_to_each_era_of_era_both(tmp_path: Path) -> None:
     assert proc.returncode == 0, proc.stdout + proc.stderr
     doc = json.loads(proc.stdout)
     multi_validator().validate(doc)
-    legacy, modern = doc["eras"]["2025-11-25"], doc["eras"]["2026-07-28"]
+    legacy, extension = doc["eras"]["2025-11-25"], doc["eras"]["2026-07-28"]
     resolvable = {era: next(c for c in run["checks"] if c["id"] == "tasks-wire-resolvable")
-                  for era, run in (("legacy", legacy), ("modern", modern))}
-    assert resolvable["modern"]["status"] == "failed" and resolvable["modern"]["baseline"]["state"] == "known"
+                  for era, run in (("legacy", legacy), ("extension", extension))}
+    assert resolvable["extension"]["status"] == "failed" and resolvable["extension"]["baseline"]["state"] == "known"
     assert resolvable["legacy"]["status"] == "passed" and not resolvable["legacy"].get("baseline")
-    assert (legacy["outcome"], modern["outcome"]) == ("passed", "passed")
-    assert {c["skipReason"] for c in modern["checks"] if c["id"] != "tasks-wire-resolvable"} == {"deferred"}
+    assert (legacy["outcome"], extension["outcome"]) == ("passed", "passed")
+    assert {c["skipReason"] for c in extension["checks"] if c["id"] != "tasks-wire-resolvable"} == {"deferred"}
 
 
 @pytest.mark.parametrize(("args", "message"), [

@@ -71,7 +71,7 @@ def test_legacy_only_http_server_falls_back() -> None:
     assert ex.result.discovery.wire == "legacy"
 
 
-def test_pinning_modern_on_a_legacy_only_server_finds_no_wire() -> None:
+def test_pinning_extension_on_a_legacy_only_server_finds_no_wire() -> None:
     ex = run(**stdio(REFERENCE, "--era", "legacy"), check_ids=WIRE_ONLY, protocol_version="2026-07-28")
     assert ex.result.discovery.wire == "none"
     assert ex.result.outcome in ("failed", "incomplete")
@@ -88,8 +88,8 @@ def test_server_without_tasks_fails_wire_resolvable_and_exits_1() -> None:
 
 
 def test_expect_wire_mismatch_fails() -> None:
-    # A modern-only server asked for the legacy wire: it has none to offer.
-    ex = run(**stdio(REFERENCE, "--era", "modern"), check_ids=WIRE_ONLY, expect_wire="legacy")
+    # An extension-only server asked for the legacy wire: it has none to offer.
+    ex = run(**stdio(REFERENCE, "--era", "extension"), check_ids=WIRE_ONLY, expect_wire="legacy")
     message = ex.result.checks[0].message
     assert ex.result.checks[0].status == "failed" and "2025-11-25" in message
     # It says which wire the server does speak, and that --expect-wire asked for the other.
@@ -198,7 +198,7 @@ def test_secrets_are_hidden_in_their_json_escaped_and_cookie_forms() -> None:
 @pytest.mark.parametrize("era,wire", [("both", "extension"), ("legacy", "legacy")])
 def test_a_server_slower_to_start_than_the_era_probe_is_judged_right(tmp_path: Path, era: str, wire: str) -> None:
     # The 5 s era probe times out while the server starts; its late answer must neither hide
-    # the modern era nor count as a stray response.
+    # the extension era nor count as a stray response.
     script = tmp_path / "slow.sh"
     script.write_text(
         f"#!/bin/sh\nsleep 5.5\nexec {sys.executable} -m tasks_conformance.server.reference --era {era} \"$@\"\n"

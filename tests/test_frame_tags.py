@@ -179,7 +179,8 @@ def test_only_the_requests_tagged_as_header_mismatch_probes_may_carry_wrong_rout
     )
     routing = NameRouting(ran=True, task_id="t1", sent_name="not-t1", name_mismatch=name_probe,
                           method_mismatch=method_probe)
-    ev = Evidence(wire_log=wire, discovery=Discovery(era="2026-07-28", wire=Wire.EXTENSION), transport="http",
+    ev = Evidence(wire_log=wire, discovery=Discovery(protocol_version="2026-07-28", wire=Wire.EXTENSION),
+                  transport="http",
                   tool=ToolChoice("slow", "test"), intents=intents,
                   records={NameRouting.probe: routing, DeclaredCall.probe: DeclaredCall(ran=True)})
     verdict = mcp_name_routing(ev)

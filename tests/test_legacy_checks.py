@@ -42,7 +42,7 @@ class Wire2025:
 
     def __init__(self, caps: dict[str, Any] | None = None) -> None:
         self.log = WireLog()
-        self.discovery = Discovery(era="2025-11-25", wire=Wire.LEGACY,
+        self.discovery = Discovery(protocol_version="2025-11-25", wire=Wire.LEGACY,
                                    server_capabilities=LEGACY_CAPS if caps is None else caps)
         self.records: dict[str, ProbeRecord] = {}
         self.next_id = 0

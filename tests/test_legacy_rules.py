@@ -102,7 +102,8 @@ def _input_evidence(w: Log, seen: list[InputRequestSeen], statuses: list[str]) -
     rec.poll.ran, rec.poll.statuses, rec.poll.stop = True, statuses, StopReason.TERMINAL
     rec.poll.input_requests = seen
     rec.poll.elicitations = [s.seq for s in seen]
-    return Evidence(wire_log=w.log, discovery=Discovery(era="2025-11-25", wire=Wire.LEGACY), transport="stdio",
+    return Evidence(wire_log=w.log, discovery=Discovery(protocol_version="2025-11-25", wire=Wire.LEGACY),
+                    transport="stdio",
                     tool=ToolChoice("confirm", "test"), records={InputTask.probe: rec},
                     roles={"input": ToolChoice("confirm", "test")})
 

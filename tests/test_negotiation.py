@@ -20,7 +20,7 @@ TOOLS = {"tools": [{"name": "slow", "inputSchema": {"type": "object"}, "executio
 Script = Callable[[Sent], Reaction]
 
 
-def modern(extension: bool = True) -> Script:
+def extension(extension: bool = True) -> Script:
     def script(sent: Sent) -> Reaction:
         if sent.method == "server/discover":
             caps: dict[str, Any] = {"tools": {}}
@@ -81,9 +81,9 @@ def methods(transports: list[ScriptedTransport]) -> list[list[str | None]]:
     return [[s.method for s in t.sent] for t in transports]
 
 
-def test_a_modern_server_with_the_extension_resolves_without_initialize() -> None:
-    d, made, _ = negotiate(modern())
-    assert d.wire is Wire.EXTENSION and d.era == "2026-07-28"
+def test_a_extension_server_with_the_extension_resolves_without_initialize() -> None:
+    d, made, _ = negotiate(extension())
+    assert d.wire is Wire.EXTENSION and d.protocol_version == "2026-07-28"
     assert [t["name"] for t in d.tools] == ["slow"]
     assert methods(made) == [["server/discover", "tools/list"]]
 
@@ -100,18 +100,18 @@ def test_the_experimental_placement_is_recognised_and_named() -> None:
     assert d.wire is Wire.LEGACY and d.legacy_placement == "capabilities.experimental.tasks"
 
 
-def test_a_modern_server_without_the_extension_is_asked_for_legacy_on_a_fresh_connection() -> None:
+def test_a_extension_server_without_the_extension_is_asked_for_legacy_on_a_fresh_connection() -> None:
     # The first process fixed its era at server/discover; the second one speaks 2025-11-25.
-    d, made, _ = negotiate(modern(extension=False), legacy())
+    d, made, _ = negotiate(extension(extension=False), legacy())
     assert len(made) == 2 and d.wire is Wire.LEGACY
     assert methods(made)[1][0] == "initialize"
     assert any("the legacy wire answered initialize" in n for n in d.negotiation_notes)
 
 
-def test_without_either_wire_discovery_keeps_the_modern_answers_and_says_what_it_looked_for() -> None:
-    d, made, _ = negotiate(modern(extension=False))
-    assert d.wire is Wire.NONE and d.era == "2026-07-28"
-    assert [t["name"] for t in d.tools] == ["slow"]  # the modern tools/list, not the failed legacy attempt's
+def test_without_either_wire_discovery_keeps_the_extension_answers_and_says_what_it_looked_for() -> None:
+    d, made, _ = negotiate(extension(extension=False))
+    assert d.wire is Wire.NONE and d.protocol_version == "2026-07-28"
+    assert [t["name"] for t in d.tools] == ["slow"]  # the extension tools/list, not the failed legacy attempt's
     assert any("is absent" in s for s in d.looked_for) and any("initialize gave" in s for s in d.looked_for)
     assert d.connection_problem is None and len(made) == 2
 
@@ -128,7 +128,7 @@ def test_a_silent_server_is_a_connection_problem_not_a_missing_wire() -> None:
 
 
 def test_discovery_is_frozen() -> None:
-    d, _, _ = negotiate(modern())
+    d, _, _ = negotiate(extension())
     try:
         d.wire = Wire.NONE  # type: ignore[misc]
     except AttributeError:

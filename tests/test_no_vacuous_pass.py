@@ -47,7 +47,8 @@ def test_a_run_of_the_framing_check_with_nothing_inbound_is_not_passed() -> None
     from tasks_conformance.server.evidence import Evidence
     from tasks_conformance.server.evidence.discovery import Discovery
 
-    ev = Evidence(wire_log=WireLog(), discovery=Discovery(wire=Wire.LEGACY, era="2025-11-25"), transport="stdio")
+    ev = Evidence(wire_log=WireLog(), discovery=Discovery(wire=Wire.LEGACY, protocol_version="2025-11-25"),
+                  transport="stdio")
     verdict = CHECKS["tasks-wire-framing"].judges[Wire.LEGACY].fn(ev)
     assert verdict.status != "passed", verdict
 

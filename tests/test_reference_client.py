@@ -623,7 +623,7 @@ def _created_by(r: Rec) -> bool:
         get_path(r.reply, "result", "resultType") == "task"
 
 
-def _modern(run: Run) -> list[Rec]:
+def _extension(run: Run) -> list[Rec]:
     """What a 2026-07-28 run sent but the 2025-11-25 handshake (the initializes-first break's)."""
     return [r for r in run.log if r.method != "initialize"]
 
@@ -685,10 +685,11 @@ EXT_RULES: dict[str, Callable[[Run], bool]] = {
     "C-EXT-SHOULD-08": lambda run: any(n > 1 for n in _answered_keys(run).values()),
     "C-CORE-MUST-01": lambda run: any(not isinstance(get_path(r.params, "_meta", META_PROTOCOL_VERSION), str)
                                       or not isinstance(get_path(r.params, "_meta", META_CLIENT_CAPS), dict)
-                                      for r in _modern(run) if "id" in r.body),
-    "C-CORE-MUST-04": lambda run: any(r.header("mcp-protocol-version") != _version(r).encode() for r in _modern(run)),
+                                      for r in _extension(run) if "id" in r.body),
+    "C-CORE-MUST-04": lambda run: any(r.header("mcp-protocol-version") != _version(r).encode()
+                                      for r in _extension(run)),
     "C-CORE-MUST-03": lambda run: any(not {b"application/json", b"text/event-stream"} <= {
-        p.split(b";")[0].strip() for p in (r.header("accept") or b"").split(b",")} for r in _modern(run)),
+        p.split(b";")[0].strip() for p in (r.header("accept") or b"").split(b",")} for r in _extension(run)),
     "C-CORE-MUST-07": lambda run: any(get_path(r.reply, "result", "resultType") == "deferred" for r in run.log)
                                   and run.outcome.error is None,
     "C-CORE-MUST-08": _mrtr_retry_wrong,
@@ -702,7 +703,7 @@ EXT_RULES: dict[str, Callable[[Run], bool]] = {
                                       for r in run.requests("tools/call", "prompts/get")),
     "C-CORE-MUST-11": lambda run: not _ids_unique(run),
     "C-CORE-SHOULD-01": lambda run: any(get_path(r.params, "_meta", META_CLIENT_INFO) is None
-                                        for r in _modern(run) if "id" in r.body),
+                                        for r in _extension(run) if "id" in r.body),
     "P-45": _polls_gone_task,
     "P-54": _exits_non_zero,
 }

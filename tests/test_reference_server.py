@@ -34,7 +34,7 @@ BROKEN_SCRIPT = ROOT / "fixtures" / "broken_server.py"
 REFERENCE_CMD = [sys.executable, "-m", "tasks_conformance.server.reference"]
 BROKEN_CMD = [sys.executable, str(BROKEN_SCRIPT)]
 
-MODERN = "2026-07-28"
+EXTENSION = "2026-07-28"
 LEGACY = "2025-11-25"
 EXT = "io.modelcontextprotocol/tasks"
 PV = "io.modelcontextprotocol/protocolVersion"
@@ -69,7 +69,7 @@ def _env() -> dict[str, str]:
     return env
 
 
-def meta(*, declare: bool = True, elicitation: bool = False, version: str = MODERN) -> JSON:
+def meta(*, declare: bool = True, elicitation: bool = False, version: str = EXTENSION) -> JSON:
     caps: JSON = {}
     if declare:
         caps["extensions"] = {EXT: {}}
@@ -191,7 +191,8 @@ def legacy_init(peer: StdioPeer, *, elicitation: bool = True) -> JSON:
     return result
 
 
-def modern_poll(get: Callable[[str], JSON], task_id: str, until: Callable[[JSON], bool], timeout: float = WAIT) -> JSON:
+def extension_poll(get: Callable[[str], JSON], task_id: str, until: Callable[[JSON], bool],
+                   timeout: float = WAIT) -> JSON:
     deadline = time.monotonic() + timeout
     while True:
         task = get(task_id)
@@ -253,10 +254,10 @@ class HttpServerProc(ListeningProc):
         self.client.close()
         stop_process(self.proc)
 
-    # -- modern helpers -----------------------------------------------------------------
+    # -- extension helpers -----------------------------------------------------------------
     def headers_for(self, method: str, params: JSON) -> dict[str, str]:
         headers = dict(ACCEPT)
-        headers["MCP-Protocol-Version"] = str(params.get("_meta", {}).get(PV, MODERN))
+        headers["MCP-Protocol-Version"] = str(params.get("_meta", {}).get(PV, EXTENSION))
         headers["Mcp-Method"] = method
         if method == "tools/call":
             headers["Mcp-Name"] = params["name"]
@@ -303,7 +304,7 @@ def iter_sse(response: httpx.Response) -> Iterator[JSON]:
 
 # ====================================================================== fixtures
 @pytest.fixture(scope="module")
-def modern_stdio() -> Iterator[StdioPeer]:
+def extension_stdio() -> Iterator[StdioPeer]:
     with stdio_server() as peer:
         yield peer
 
@@ -329,19 +330,19 @@ def l_get(peer: StdioPeer) -> Callable[[str], JSON]:
     return lambda tid: peer.result("tasks/get", {"taskId": tid})
 
 
-# ====================================================================== modern over stdio
-def test_stdio_discover(modern_stdio: StdioPeer) -> None:
-    result = modern_stdio.result("server/discover", {"_meta": meta(declare=False)})
+# ====================================================================== extension over stdio
+def test_stdio_discover(extension_stdio: StdioPeer) -> None:
+    result = extension_stdio.result("server/discover", {"_meta": meta(declare=False)})
     assert result["resultType"] == "complete"
-    assert MODERN in result["supportedVersions"] and LEGACY not in result["supportedVersions"]
+    assert EXTENSION in result["supportedVersions"] and LEGACY not in result["supportedVersions"]
     assert result["capabilities"]["extensions"] == {EXT: {}}
     assert "tasks" not in result["capabilities"]
     assert result["_meta"][SERVER_INFO]["name"]
     assert type(result["ttlMs"]) is int and result["cacheScope"] in ("public", "private")
 
 
-def test_stdio_modern_tools_list_has_no_execution(modern_stdio: StdioPeer) -> None:
-    tools = {t["name"]: t for t in modern_stdio.result("tools/list", {"_meta": meta()})["tools"]}
+def test_stdio_extension_tools_list_has_no_execution(extension_stdio: StdioPeer) -> None:
+    tools = {t["name"]: t for t in extension_stdio.result("tools/list", {"_meta": meta()})["tools"]}
     assert set(tools) == {
         "echo",
         "slow_compute",
@@ -357,14 +358,14 @@ def test_stdio_modern_tools_list_has_no_execution(modern_stdio: StdioPeer) -> No
     assert tools["slow_compute"]["annotations"]["readOnlyHint"] is True
 
 
-def test_stdio_modern_task_lifecycle(modern_stdio: StdioPeer) -> None:
-    created = modern_stdio.result("tools/call", {"name": "slow_compute", "arguments": {}, "_meta": meta()})
+def test_stdio_extension_task_lifecycle(extension_stdio: StdioPeer) -> None:
+    created = extension_stdio.result("tools/call", {"name": "slow_compute", "arguments": {}, "_meta": meta()})
     assert created["resultType"] == "task" and created["status"] == "working"
     assert_task_fields(created)
     assert created["_meta"][SERVER_INFO]
-    first = m_get(modern_stdio)(created["taskId"])  # durable: readable at once
+    first = m_get(extension_stdio)(created["taskId"])  # durable: readable at once
     assert first["resultType"] == "complete" and first["taskId"] == created["taskId"]
-    done = modern_poll(m_get(modern_stdio), created["taskId"], terminal)
+    done = extension_poll(m_get(extension_stdio), created["taskId"], terminal)
     assert done["status"] == "completed"
     assert done["result"]["resultType"] == "complete"
     assert done["result"]["content"][0]["type"] == "text"
@@ -372,76 +373,76 @@ def test_stdio_modern_task_lifecycle(modern_stdio: StdioPeer) -> None:
     assert_task_fields(done)
 
 
-def test_stdio_modern_echo_stays_synchronous_and_legacy_task_param_ignored(modern_stdio: StdioPeer) -> None:
-    result = modern_stdio.result(
+def test_stdio_extension_echo_stays_synchronous_and_legacy_task_param_ignored(extension_stdio: StdioPeer) -> None:
+    result = extension_stdio.result(
         "tools/call", {"name": "echo", "arguments": {"text": "hi"}, "task": {"ttl": 1000}, "_meta": meta()}
     )
     assert result["resultType"] == "complete" and result["content"][0]["text"] == "hi"
 
 
-def test_stdio_modern_undeclared(modern_stdio: StdioPeer) -> None:
-    sync = modern_stdio.result(
+def test_stdio_extension_undeclared(extension_stdio: StdioPeer) -> None:
+    sync = extension_stdio.result(
         "tools/call",
         {"name": "slow_compute", "arguments": {"durationMs": 0}, "task": {}, "_meta": meta(declare=False)},
     )
     assert sync["resultType"] == "complete" and "taskId" not in sync
-    err = modern_stdio.error("tools/call", {"name": "long_job", "_meta": meta(declare=False)})
+    err = extension_stdio.error("tools/call", {"name": "long_job", "_meta": meta(declare=False)})
     assert err["code"] == -32021 and err["data"]["requiredCapabilities"] == {"extensions": {EXT: {}}}
-    created = modern_stdio.result("tools/call", {"name": "slow_compute", "_meta": meta()})
+    created = extension_stdio.result("tools/call", {"name": "slow_compute", "_meta": meta()})
     for method, extra in (("tasks/get", {}), ("tasks/update", {"inputResponses": {}}), ("tasks/cancel", {})):
-        err = modern_stdio.error(method, {"taskId": created["taskId"], **extra, "_meta": meta(declare=False)})
+        err = extension_stdio.error(method, {"taskId": created["taskId"], **extra, "_meta": meta(declare=False)})
         assert err["code"] == -32021, method
         assert err["data"]["requiredCapabilities"]["extensions"] == {EXT: {}}
     # legacy-only declaration does not count
-    legacy_caps = {PV: MODERN, CC: {"tasks": {"requests": {"tools": {"call": {}}}}}}
-    err = modern_stdio.error("tasks/get", {"taskId": created["taskId"], "_meta": legacy_caps})
+    legacy_caps = {PV: EXTENSION, CC: {"tasks": {"requests": {"tools": {"call": {}}}}}}
+    err = extension_stdio.error("tasks/get", {"taskId": created["taskId"], "_meta": legacy_caps})
     assert err["code"] == -32021
-    err = modern_stdio.error(
+    err = extension_stdio.error(
         "subscriptions/listen",
         {"notifications": {"taskIds": [created["taskId"]]}, "_meta": meta(declare=False)},
     )
     assert err["code"] == -32021
 
 
-def test_stdio_modern_tool_error_and_rpc_error(modern_stdio: StdioPeer) -> None:
-    te = modern_stdio.result("tools/call", {"name": "tool_error", "_meta": meta()})
-    done = modern_poll(m_get(modern_stdio), te["taskId"], terminal)
+def test_stdio_extension_tool_error_and_rpc_error(extension_stdio: StdioPeer) -> None:
+    te = extension_stdio.result("tools/call", {"name": "tool_error", "_meta": meta()})
+    done = extension_poll(m_get(extension_stdio), te["taskId"], terminal)
     assert done["status"] == "completed" and done["result"]["isError"] is True
-    re_ = modern_stdio.result("tools/call", {"name": "rpc_error", "_meta": meta()})
-    failed = modern_poll(m_get(modern_stdio), re_["taskId"], terminal)
+    re_ = extension_stdio.result("tools/call", {"name": "rpc_error", "_meta": meta()})
+    failed = extension_poll(m_get(extension_stdio), re_["taskId"], terminal)
     assert failed["status"] == "failed"
     assert failed["error"]["code"] == -32603 and failed["error"]["message"]
     assert failed["statusMessage"]
     assert "result" not in failed
 
 
-def test_stdio_modern_unknown_ids(modern_stdio: StdioPeer) -> None:
+def test_stdio_extension_unknown_ids(extension_stdio: StdioPeer) -> None:
     for method, extra in (("tasks/get", {}), ("tasks/update", {"inputResponses": {}}), ("tasks/cancel", {})):
-        err = modern_stdio.error(method, {"taskId": "no-such-task", **extra, "_meta": meta()})
+        err = extension_stdio.error(method, {"taskId": "no-such-task", **extra, "_meta": meta()})
         assert err["code"] == -32602, method
 
 
-def test_stdio_modern_cancel(modern_stdio: StdioPeer) -> None:
-    created = modern_stdio.result(
+def test_stdio_extension_cancel(extension_stdio: StdioPeer) -> None:
+    created = extension_stdio.result(
         "tools/call", {"name": "long_job", "arguments": {"durationMs": 5000}, "_meta": meta()}
     )
-    ack = modern_stdio.result("tasks/cancel", {"taskId": created["taskId"], "_meta": meta()})
+    ack = extension_stdio.result("tasks/cancel", {"taskId": created["taskId"], "_meta": meta()})
     assert ack["resultType"] == "complete" and "taskId" not in ack and "status" not in ack
-    after = m_get(modern_stdio)(created["taskId"])
+    after = m_get(extension_stdio)(created["taskId"])
     assert after["status"] == "cancelled"
-    again = modern_stdio.result("tasks/cancel", {"taskId": created["taskId"], "_meta": meta()})
+    again = extension_stdio.result("tasks/cancel", {"taskId": created["taskId"], "_meta": meta()})
     assert again["resultType"] == "complete"  # terminal: still an ack, not an error
-    assert m_get(modern_stdio)(created["taskId"])["status"] == "cancelled"
+    assert m_get(extension_stdio)(created["taskId"])["status"] == "cancelled"
 
 
-def test_stdio_modern_input_flow(modern_stdio: StdioPeer) -> None:
-    created = modern_stdio.result("tools/call", {"name": "confirm_action", "_meta": meta(elicitation=True)})
-    waiting = modern_poll(m_get(modern_stdio), created["taskId"], lambda t: t["status"] != "working")
+def test_stdio_extension_input_flow(extension_stdio: StdioPeer) -> None:
+    created = extension_stdio.result("tools/call", {"name": "confirm_action", "_meta": meta(elicitation=True)})
+    waiting = extension_poll(m_get(extension_stdio), created["taskId"], lambda t: t["status"] != "working")
     assert waiting["status"] == "input_required"
     request = waiting["inputRequests"]["confirm-1"]
     assert request["method"] == "elicitation/create" and request["params"]["mode"] == "form"
     assert request["params"]["requestedSchema"]["type"] == "object"
-    ack = modern_stdio.result(
+    ack = extension_stdio.result(
         "tasks/update",
         {
             "taskId": created["taskId"],
@@ -453,31 +454,31 @@ def test_stdio_modern_input_flow(modern_stdio: StdioPeer) -> None:
         },
     )
     assert ack == {"resultType": "complete", "_meta": ack["_meta"]}
-    done = modern_poll(m_get(modern_stdio), created["taskId"], terminal)
+    done = extension_poll(m_get(extension_stdio), created["taskId"], terminal)
     assert done["status"] == "completed" and "confirmed" in done["result"]["content"][0]["text"]
 
 
-def test_stdio_modern_input_without_elicitation_fails_task(modern_stdio: StdioPeer) -> None:
-    created = modern_stdio.result("tools/call", {"name": "confirm_action", "_meta": meta()})
-    done = modern_poll(m_get(modern_stdio), created["taskId"], terminal)
+def test_stdio_extension_input_without_elicitation_fails_task(extension_stdio: StdioPeer) -> None:
+    created = extension_stdio.result("tools/call", {"name": "confirm_action", "_meta": meta()})
+    done = extension_poll(m_get(extension_stdio), created["taskId"], terminal)
     assert done["status"] == "failed" and done["error"]["code"] == -32021
     assert "elicitation" in done["error"]["message"]
 
 
-def test_stdio_modern_mrtr_sync_confirm(modern_stdio: StdioPeer) -> None:
+def test_stdio_extension_mrtr_sync_confirm(extension_stdio: StdioPeer) -> None:
     params = {"name": "confirm_action", "_meta": meta(declare=False, elicitation=True)}
-    first = modern_stdio.result("tools/call", params)
+    first = extension_stdio.result("tools/call", params)
     assert first["resultType"] == "input_required" and "confirm-1" in first["inputRequests"]
     answer = {"confirm-1": {"action": "accept", "content": {"confirm": True}}}
-    second = modern_stdio.result("tools/call", {**params, "inputResponses": answer})
+    second = extension_stdio.result("tools/call", {**params, "inputResponses": answer})
     assert second["resultType"] == "complete" and "confirmed" in second["content"][0]["text"]
 
 
-def test_stdio_modern_listen(modern_stdio: StdioPeer) -> None:
-    created = modern_stdio.result("tools/call", {"name": "slow_compute", "_meta": meta()})
+def test_stdio_extension_listen(extension_stdio: StdioPeer) -> None:
+    created = extension_stdio.result("tools/call", {"name": "slow_compute", "_meta": meta()})
     tid = created["taskId"]
-    modern_stdio.other.clear()
-    result = modern_stdio.result(
+    extension_stdio.other.clear()
+    result = extension_stdio.result(
         "subscriptions/listen",
         {"notifications": {"taskIds": [tid, "unknown-id"]}, "_meta": meta()},
         request_id="listen-7",
@@ -486,7 +487,7 @@ def test_stdio_modern_listen(modern_stdio: StdioPeer) -> None:
         "resultType": "complete",
         "_meta": {SUB_ID: "listen-7", SERVER_INFO: result["_meta"][SERVER_INFO]},
     }
-    stream = [m for m in modern_stdio.other if m.get("params", {}).get("_meta", {}).get(SUB_ID) == "listen-7"]
+    stream = [m for m in extension_stdio.other if m.get("params", {}).get("_meta", {}).get(SUB_ID) == "listen-7"]
     assert stream[0]["method"] == "notifications/subscriptions/acknowledged"
     assert stream[0]["params"]["notifications"]["taskIds"] == [tid]
     updates = [m["params"] for m in stream[1:]]
@@ -495,14 +496,14 @@ def test_stdio_modern_listen(modern_stdio: StdioPeer) -> None:
     assert all(u["taskId"] == tid and "resultType" not in u for u in updates)
 
 
-def test_stdio_modern_envelope_errors(modern_stdio: StdioPeer) -> None:
-    err = modern_stdio.error("server/discover", {"_meta": {PV: MODERN}})
+def test_stdio_extension_envelope_errors(extension_stdio: StdioPeer) -> None:
+    err = extension_stdio.error("server/discover", {"_meta": {PV: EXTENSION}})
     assert err["code"] == -32602
-    err = modern_stdio.error("server/discover", {"_meta": {PV: "1900-01-01", CC: {}}})
-    assert err["code"] == -32022 and err["data"] == {"supported": [MODERN], "requested": "1900-01-01"}
+    err = extension_stdio.error("server/discover", {"_meta": {PV: "1900-01-01", CC: {}}})
+    assert err["code"] == -32022 and err["data"] == {"supported": [EXTENSION], "requested": "1900-01-01"}
     for method in ("tasks/result", "tasks/list", "ping", "no/such-method"):
-        assert modern_stdio.error(method, {"taskId": "x", "_meta": meta()})["code"] == -32601, method
-    assert modern_stdio.error("server/discover", {})["code"] == -32602  # no envelope, no session
+        assert extension_stdio.error(method, {"taskId": "x", "_meta": meta()})["code"] == -32601, method
+    assert extension_stdio.error("server/discover", {})["code"] == -32602  # no envelope, no session
 
 
 def test_stdio_startup_is_fast() -> None:
@@ -533,108 +534,109 @@ def test_stdio_oversize_and_garbage_lines() -> None:
 
 
 # ====================================================================== the official suite's fixture tools
-def test_stdio_official_greet_and_arguments_as_tool_errors(modern_stdio: StdioPeer) -> None:
-    greet = modern_stdio.result("tools/call", {"name": "greet", "arguments": {"name": "World"}, "_meta": meta()})
+def test_stdio_official_greet_and_arguments_as_tool_errors(extension_stdio: StdioPeer) -> None:
+    greet = extension_stdio.result("tools/call", {"name": "greet", "arguments": {"name": "World"}, "_meta": meta()})
     assert greet["resultType"] == "complete" and "taskId" not in greet
     assert greet["content"] == [{"type": "text", "text": "Hello, World!"}]
     # A missing argument is a tool execution error (isError), not a JSON-RPC error.
     for name in ("greet", "echo"):
-        bad = modern_stdio.result("tools/call", {"name": name, "arguments": {}, "_meta": meta()})
+        bad = extension_stdio.result("tools/call", {"name": name, "arguments": {}, "_meta": meta()})
         assert bad["resultType"] == "complete" and bad["isError"] is True, name
-    quiet = modern_stdio.request("tools/call", {"name": "test_logging_tool", "arguments": {}, "_meta": meta()})
+    quiet = extension_stdio.request("tools/call", {"name": "test_logging_tool", "arguments": {}, "_meta": meta()})
     assert quiet["result"]["resultType"] == "complete"
-    assert not [m for m in modern_stdio.other if m.get("method") == "notifications/message"]
+    assert not [m for m in extension_stdio.other if m.get("method") == "notifications/message"]
 
 
-def test_stdio_official_slow_compute_takes_seconds(modern_stdio: StdioPeer) -> None:
-    created = modern_stdio.result(
+def test_stdio_official_slow_compute_takes_seconds(extension_stdio: StdioPeer) -> None:
+    created = extension_stdio.result(
         "tools/call", {"name": "slow_compute", "arguments": {"seconds": 30, "label": "x"}, "_meta": meta()}
     )
     assert created["resultType"] == "task"
-    get = m_get(modern_stdio)
+    get = m_get(extension_stdio)
     assert get(created["taskId"])["status"] == "working"
-    assert modern_stdio.result("tasks/cancel", {"taskId": created["taskId"], "_meta": meta()}) == {
+    assert extension_stdio.result("tasks/cancel", {"taskId": created["taskId"], "_meta": meta()}) == {
         "resultType": "complete",
-        "_meta": {SERVER_INFO: modern_stdio.result("server/discover", {"_meta": meta()})["_meta"][SERVER_INFO]},
+        "_meta": {SERVER_INFO: extension_stdio.result("server/discover", {"_meta": meta()})["_meta"][SERVER_INFO]},
     }
     assert get(created["taskId"])["status"] == "cancelled"
-    quick = modern_stdio.result("tools/call", {"name": "slow_compute", "arguments": {"seconds": 0.01}, "_meta": meta()})
-    done = modern_poll(get, quick["taskId"], terminal)
+    quick = extension_stdio.result("tools/call",
+                                   {"name": "slow_compute", "arguments": {"seconds": 0.01}, "_meta": meta()})
+    done = extension_poll(get, quick["taskId"], terminal)
     assert done["status"] == "completed" and "after 10 ms" in done["result"]["content"][0]["text"]
-    err = modern_stdio.error("tools/call", {"name": "slow_compute", "arguments": {"seconds": "1"}, "_meta": meta()})
+    err = extension_stdio.error("tools/call", {"name": "slow_compute", "arguments": {"seconds": "1"}, "_meta": meta()})
     assert err["code"] == -32602
 
 
-def test_stdio_official_failing_and_protocol_error_jobs(modern_stdio: StdioPeer) -> None:
-    err = modern_stdio.error("tools/call", {"name": "failing_job", "arguments": {}, "_meta": meta(declare=False)})
+def test_stdio_official_failing_and_protocol_error_jobs(extension_stdio: StdioPeer) -> None:
+    err = extension_stdio.error("tools/call", {"name": "failing_job", "arguments": {}, "_meta": meta(declare=False)})
     assert err["code"] == -32021 and err["data"]["requiredCapabilities"] == {"extensions": {EXT: {}}}
-    get = m_get(modern_stdio)
-    failing = modern_stdio.result(
+    get = m_get(extension_stdio)
+    failing = extension_stdio.result(
         "tools/call", {"name": "failing_job", "arguments": {"durationMs": 0}, "_meta": meta()}
     )
-    done = modern_poll(get, failing["taskId"], terminal)
+    done = extension_poll(get, failing["taskId"], terminal)
     assert done["status"] == "completed" and done["result"]["isError"] is True
-    proto = modern_stdio.result("tools/call", {"name": "protocol_error_job", "arguments": {}, "_meta": meta()})
-    done = modern_poll(get, proto["taskId"], terminal)
+    proto = extension_stdio.result("tools/call", {"name": "protocol_error_job", "arguments": {}, "_meta": meta()})
+    done = extension_poll(get, proto["taskId"], terminal)
     assert done["status"] == "failed" and done["error"]["code"] == -32603 and "result" not in done
 
 
-def test_stdio_official_multi_input_partial_fulfillment(modern_stdio: StdioPeer) -> None:
-    get = m_get(modern_stdio)
-    created = modern_stdio.result(
+def test_stdio_official_multi_input_partial_fulfillment(extension_stdio: StdioPeer) -> None:
+    get = m_get(extension_stdio)
+    created = extension_stdio.result(
         "tools/call", {"name": "multi_input", "arguments": {}, "_meta": meta(elicitation=True)}
     )
-    task = modern_poll(get, created["taskId"], lambda t: len(t.get("inputRequests", {})) == 2)
+    task = extension_poll(get, created["taskId"], lambda t: len(t.get("inputRequests", {})) == 2)
     assert task["status"] == "input_required"
     first, second = sorted(task["inputRequests"])
     assert {r["method"] for r in task["inputRequests"].values()} == {"elicitation/create"}
     answer = {"action": "accept", "content": {"name": "n", "confirm": True}}
-    ack = modern_stdio.result(
+    ack = extension_stdio.result(
         "tasks/update", {"taskId": created["taskId"], "inputResponses": {first: answer}, "_meta": meta()}
     )
     assert ack["resultType"] == "complete" and "status" not in ack
     task = get(created["taskId"])
     assert task["status"] == "input_required" and list(task["inputRequests"]) == [second]
-    modern_stdio.result(
+    extension_stdio.result(
         "tasks/update", {"taskId": created["taskId"], "inputResponses": {second: answer}, "_meta": meta()}
     )
-    assert modern_poll(get, created["taskId"], terminal)["status"] == "completed"
+    assert extension_poll(get, created["taskId"], terminal)["status"] == "completed"
     # Without a task (extension undeclared): one InputRequiredResult names both keys at once.
     sync = {"name": "multi_input", "arguments": {}, "_meta": meta(declare=False, elicitation=True)}
-    asked = modern_stdio.result("tools/call", sync)
+    asked = extension_stdio.result("tools/call", sync)
     assert asked["resultType"] == "input_required" and len(asked["inputRequests"]) == 2
     replies = {key: answer for key in asked["inputRequests"]}
-    assert modern_stdio.result("tools/call", {**sync, "inputResponses": replies})["resultType"] == "complete"
+    assert extension_stdio.result("tools/call", {**sync, "inputResponses": replies})["resultType"] == "complete"
 
 
-def test_stdio_official_missing_capability_and_streaming_elicitation(modern_stdio: StdioPeer) -> None:
+def test_stdio_official_missing_capability_and_streaming_elicitation(extension_stdio: StdioPeer) -> None:
     call = {"name": "test_missing_capability", "arguments": {}}
-    err = modern_stdio.error("tools/call", {**call, "_meta": meta(declare=False)})
+    err = extension_stdio.error("tools/call", {**call, "_meta": meta(declare=False)})
     assert err["code"] == -32021 and err["data"]["requiredCapabilities"] == {"sampling": {}}
     sampling_meta = {**meta(declare=False), CC: {"sampling": {}}}
-    asked = modern_stdio.result("tools/call", {**call, "_meta": sampling_meta})
+    asked = extension_stdio.result("tools/call", {**call, "_meta": sampling_meta})
     assert asked["resultType"] == "input_required"
     (key, request), = asked["inputRequests"].items()
     assert request["method"] == "sampling/createMessage"
     reply = {"role": "assistant", "content": {"type": "text", "text": "hi"}, "model": "m"}
-    done = modern_stdio.result("tools/call", {**call, "inputResponses": {key: reply}, "_meta": sampling_meta})
+    done = extension_stdio.result("tools/call", {**call, "inputResponses": {key: reply}, "_meta": sampling_meta})
     assert done["resultType"] == "complete" and "'hi'" in done["content"][0]["text"]
-    elicit = modern_stdio.result(
+    elicit = extension_stdio.result(
         "tools/call",
         {"name": "test_streaming_elicitation", "arguments": {}, "_meta": meta(declare=True, elicitation=True)},
     )
     assert elicit["resultType"] == "input_required" and "taskId" not in elicit  # forbidden: never a task
 
 
-def test_stdio_official_mrtr_then_task(modern_stdio: StdioPeer) -> None:
+def test_stdio_official_mrtr_then_task(extension_stdio: StdioPeer) -> None:
     call = {"name": "test_tool_with_task", "arguments": {"durationMs": 0}, "_meta": meta(elicitation=True)}
-    asked = modern_stdio.result("tools/call", call)
+    asked = extension_stdio.result("tools/call", call)
     assert asked["resultType"] == "input_required" and "taskId" not in asked
     (key,) = asked["inputRequests"]
     reply = {"action": "accept", "content": {"name": "Alice"}}
-    created = modern_stdio.result("tools/call", {**call, "inputResponses": {key: reply}})
+    created = extension_stdio.result("tools/call", {**call, "inputResponses": {key: reply}})
     assert created["resultType"] == "task" and "requestState" not in created and "inputRequests" not in created
-    done = modern_poll(m_get(modern_stdio), created["taskId"], terminal)
+    done = extension_poll(m_get(extension_stdio), created["taskId"], terminal)
     assert done["status"] == "completed" and "Alice" in done["result"]["content"][0]["text"]
 
 
@@ -696,7 +698,7 @@ def test_stdio_legacy_negotiation_errors(legacy_stdio: StdioPeer) -> None:
     for method in ("tasks/get", "tasks/result", "tasks/cancel"):
         assert legacy_stdio.error(method, {"taskId": "nope"})["code"] == -32602, method
     assert legacy_stdio.error("tasks/list", {"cursor": "garbage!"})["code"] == -32602
-    assert legacy_stdio.error("server/discover")["code"] == -32601  # no modern _meta: legacy rules
+    assert legacy_stdio.error("server/discover")["code"] == -32601  # no extension _meta: legacy rules
 
 
 def test_stdio_legacy_failures(legacy_stdio: StdioPeer) -> None:
@@ -723,7 +725,7 @@ def test_stdio_legacy_cancel(legacy_stdio: StdioPeer) -> None:
 
 def test_stdio_legacy_input_flow(legacy_stdio: StdioPeer) -> None:
     task = legacy_stdio.result("tools/call", {"name": "confirm_action", "task": {}})["task"]
-    waiting = modern_poll(l_get(legacy_stdio), task["taskId"], lambda t: t["status"] != "working")
+    waiting = extension_poll(l_get(legacy_stdio), task["taskId"], lambda t: t["status"] != "working")
     assert waiting["status"] == "input_required"
     asked: list[JSON] = []
 
@@ -789,12 +791,12 @@ def test_stdio_era_restrictions() -> None:
         assert err["code"] == -32601
         legacy_init(peer)
         assert peer.error("server/discover", {"_meta": meta()})["code"] == -32601
-    with stdio_server("--era", "modern") as peer:
+    with stdio_server("--era", "extension") as peer:
         err = peer.error(
             "initialize",
             {"protocolVersion": LEGACY, "capabilities": {}, "clientInfo": {"name": "x", "version": "0"}},
         )
-        assert err["code"] == -32022 and err["data"]["supported"] == [MODERN]
+        assert err["code"] == -32022 and err["data"]["supported"] == [EXTENSION]
         assert peer.result("server/discover", {"_meta": meta()})["resultType"] == "complete"
 
 
@@ -817,7 +819,7 @@ def test_http_discover_and_basics(http_ref: HttpServerProc) -> None:
     assert good_origin.status_code == 200
 
 
-def test_http_modern_lifecycle_and_listen(http_ref: HttpServerProc) -> None:
+def test_http_extension_lifecycle_and_listen(http_ref: HttpServerProc) -> None:
     created = http_ref.result("tools/call", {"name": "slow_compute", "_meta": meta()})
     assert created["resultType"] == "task"
     assert_task_fields(created)
@@ -845,14 +847,14 @@ def test_http_modern_lifecycle_and_listen(http_ref: HttpServerProc) -> None:
     assert done["status"] == "completed" and done["result"]["resultType"] == "complete"
 
 
-def test_http_modern_input_flow(http_ref: HttpServerProc) -> None:
+def test_http_extension_input_flow(http_ref: HttpServerProc) -> None:
     created = http_ref.result("tools/call", {"name": "confirm_action", "_meta": meta(elicitation=True)})
     tid = created["taskId"]
 
     def get(task_id: str) -> JSON:
         return http_ref.result("tasks/get", {"taskId": task_id, "_meta": meta(elicitation=True)})
 
-    assert modern_poll(get, tid, lambda t: t["status"] != "working")["status"] == "input_required"
+    assert extension_poll(get, tid, lambda t: t["status"] != "working")["status"] == "input_required"
     ack = http_ref.result(
         "tasks/update",
         {
@@ -862,7 +864,7 @@ def test_http_modern_input_flow(http_ref: HttpServerProc) -> None:
         },
     )
     assert ack["resultType"] == "complete"
-    assert modern_poll(get, tid, terminal)["status"] == "completed"
+    assert extension_poll(get, tid, terminal)["status"] == "completed"
 
 
 def test_http_status_codes_and_errors(http_ref: HttpServerProc) -> None:
@@ -880,7 +882,7 @@ def test_http_status_codes_and_errors(http_ref: HttpServerProc) -> None:
     version = http_ref.call("server/discover", {"_meta": meta(version="1900-01-01")})
     assert version.status_code == 400 and version.json()["error"]["code"] == -32022
     assert version.json()["error"]["data"]["requested"] == "1900-01-01"
-    no_caps = http_ref.call("server/discover", {"_meta": {PV: MODERN}})
+    no_caps = http_ref.call("server/discover", {"_meta": {PV: EXTENSION}})
     assert no_caps.status_code == 400 and no_caps.json()["error"]["code"] == -32602
     unknown = http_ref.call("tasks/get", {"taskId": "missing", "_meta": meta()})
     assert unknown.json()["error"]["code"] == -32602
@@ -963,7 +965,7 @@ def test_http_legacy_session_and_input_flow(http_ref: HttpServerProc) -> None:
     assert legacy("tasks/get", {"taskId": tid}).status_code == 404  # session gone
 
 
-def test_http_legacy_only_server_rejects_modern_probe() -> None:
+def test_http_legacy_only_server_rejects_extension_probe() -> None:
     with http_server("--era", "legacy") as server:
         response = server.call("server/discover", {"_meta": meta()})
         assert response.status_code == 400
@@ -995,16 +997,16 @@ def test_socket_transports(transport: str, tmp_path: Path) -> None:
     peers: list[SocketPeer] = []
     try:
         assert server.url.startswith("tcp://127.0.0.1:" if transport == "tcp" else "unix:")
-        modern, legacy = _socket_peer(server.url), _socket_peer(server.url)
-        peers += [modern, legacy]
-        created = modern.result("tools/call", {"name": "slow_compute", "_meta": meta()})
+        extension, legacy = _socket_peer(server.url), _socket_peer(server.url)
+        peers += [extension, legacy]
+        created = extension.result("tools/call", {"name": "slow_compute", "_meta": meta()})
         assert created["resultType"] == "task"
-        assert modern_poll(m_get(modern), created["taskId"], terminal)["status"] == "completed"
+        assert extension_poll(m_get(extension), created["taskId"], terminal)["status"] == "completed"
         legacy_init(legacy)
         task = legacy.result("tools/call", {"name": "slow_compute", "task": {}})["task"]
         assert legacy.result("tasks/result", {"taskId": task["taskId"]})["_meta"][RELATED]
         # the legacy session belongs to its connection only
-        assert modern.error("tasks/list")["code"] == -32602
+        assert extension.error("tasks/list")["code"] == -32602
         server.proc.send_signal(signal.SIGTERM)
         assert server.proc.wait(timeout=5) == 0
         if transport == "unix":
@@ -1050,7 +1052,7 @@ def _create(peer: StdioPeer, tool: str = "slow_compute", **kw: Any) -> JSON:
 
 def _completed(peer: StdioPeer, tool: str = "slow_compute") -> JSON:
     task_id = peer.result("tools/call", {"name": tool, "_meta": meta()})["taskId"]
-    return modern_poll(m_get(peer), task_id, terminal)
+    return extension_poll(m_get(peer), task_id, terminal)
 
 
 @stdio_demo("no-tasks")
@@ -1152,7 +1154,7 @@ def check_cancel_returns_task(peer: StdioPeer) -> None:
 def check_cancel_rewrites_terminal(peer: StdioPeer) -> None:
     tid = _create(peer, "slow_compute")["taskId"]
     get = m_get(peer)
-    assert modern_poll(get, tid, lambda t: t["status"] == "completed")["status"] == "completed"
+    assert extension_poll(get, tid, lambda t: t["status"] == "completed")["status"] == "completed"
     peer.result("tasks/cancel", {"taskId": tid, "_meta": meta()})
     assert get(tid)["status"] == "cancelled"  # a terminal status changed
 
@@ -1167,7 +1169,7 @@ def check_removed_methods_served(peer: StdioPeer) -> None:
 def check_terminal_status_flips(peer: StdioPeer) -> None:
     tid = _create(peer, "slow_compute")["taskId"]
     get = m_get(peer)
-    assert modern_poll(get, tid, lambda t: t["status"] == "completed")["status"] == "completed"
+    assert extension_poll(get, tid, lambda t: t["status"] == "completed")["status"] == "completed"
     assert get(tid)["status"] == "completed"  # right after the end: not flipped (another probe's read)
     time.sleep(0.06)  # the fixture's FLIP_AFTER_S, as the checker's re-reads wait a poll interval
     assert get(tid)["status"] == "working"  # the first read a while after the end
@@ -1224,7 +1226,7 @@ def check_unsupported_version_without_data(peer: StdioPeer) -> None:
 def check_update_never_completes(peer: StdioPeer) -> None:
     tid = _create(peer, "confirm_action", elicitation=True)["taskId"]
     get = m_get(peer)
-    assert modern_poll(get, tid, lambda t: t["status"] != "working")["status"] == "input_required"
+    assert extension_poll(get, tid, lambda t: t["status"] != "working")["status"] == "input_required"
     answer = {"confirm-1": {"action": "accept", "content": {"confirm": True}}}
     peer.result("tasks/update", {"taskId": tid, "inputResponses": answer, "_meta": meta(elicitation=True)})
     time.sleep(0.4)
@@ -1297,7 +1299,7 @@ def check_late_notifications(peer: StdioPeer) -> None:
     tid = _create(peer)["taskId"]
     peer.send({"jsonrpc": "2.0", "id": "listen-1", "method": "subscriptions/listen",
                "params": {"notifications": {"taskIds": [tid]}, "_meta": meta()}})
-    end = modern_poll(m_get(peer), tid, terminal)
+    end = extension_poll(m_get(peer), tid, terminal)
     assert end["status"] == "completed"
     # Held back until a tasks/get read the end: the stale working one first, then the end.
     peer.request("ping", {})
@@ -1351,10 +1353,10 @@ def check_sequential_task_ids(peer: StdioPeer) -> None:
 def check_reuses_input_key(peer: StdioPeer) -> None:
     tid = _create(peer, "confirm_action", elicitation=True)["taskId"]
     get = lambda t: peer.result("tasks/get", {"taskId": t, "_meta": meta(elicitation=True)})  # noqa: E731
-    first = modern_poll(get, tid, lambda t: "confirm-1" in t.get("inputRequests", {}))["inputRequests"]["confirm-1"]
+    first = extension_poll(get, tid, lambda t: "confirm-1" in t.get("inputRequests", {}))["inputRequests"]["confirm-1"]
     answer = {"confirm-1": {"action": "accept", "content": {"confirm": True}}}
     peer.result("tasks/update", {"taskId": tid, "inputResponses": answer, "_meta": meta(elicitation=True)})
-    again = modern_poll(get, tid, lambda t: "confirm-1" in t.get("inputRequests", {})
+    again = extension_poll(get, tid, lambda t: "confirm-1" in t.get("inputRequests", {})
                         and t["inputRequests"]["confirm-1"] != first)
     assert again["inputRequests"]["confirm-1"]["method"] == "elicitation/create"  # the same key, another request
 
@@ -1362,7 +1364,7 @@ def check_reuses_input_key(peer: StdioPeer) -> None:
 @stdio_demo("elicits-undeclared")
 def check_elicits_undeclared(peer: StdioPeer) -> None:
     tid = _create(peer, "confirm_action")["taskId"]  # no elicitation capability declared
-    task = modern_poll(m_get(peer), tid, lambda t: t["status"] != "working")
+    task = extension_poll(m_get(peer), tid, lambda t: t["status"] != "working")
     assert task["status"] == "input_required" and task["inputRequests"]["confirm-1"]["method"] == "elicitation/create"
 
 
@@ -1616,10 +1618,10 @@ def test_broken_ignore_mcp_method() -> None:
 
 
 @pytest.mark.parametrize("name", ["nested-create", "undeclared-get-allowed"])
-def test_reference_passes_what_the_variant_breaks(name: str, modern_stdio: StdioPeer) -> None:
+def test_reference_passes_what_the_variant_breaks(name: str, extension_stdio: StdioPeer) -> None:
     """Sanity: the same assertion fails on the reference server (the check is not vacuous)."""
     with pytest.raises(AssertionError):
-        STDIO_CHECKS[name](modern_stdio)
+        STDIO_CHECKS[name](extension_stdio)
 
 
 @http_demo("task-store-forgets")

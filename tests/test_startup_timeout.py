@@ -36,7 +36,7 @@ def _verdict(report: dict[str, Any], check_id: str) -> dict[str, Any]:
     return next(c for c in report["checks"] if c["id"] == check_id)
 
 
-@pytest.mark.parametrize(("era", "pin"), [("legacy", "2025-11-25"), ("modern", "2026-07-28")])
+@pytest.mark.parametrize(("era", "pin"), [("legacy", "2025-11-25"), ("extension", "2026-07-28")])
 def test_a_slow_start_within_startup_timeout_is_waited_for(era: str, pin: str) -> None:
     code, report = _run(*_slow_starter(era), "--protocol-version", pin, "--startup-timeout", "30000")
     assert code == 0, report

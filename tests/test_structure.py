@@ -40,17 +40,37 @@ def test_the_era_comparison_detector_detects() -> None:
 
 
 def test_the_era_literals_name_the_wires_of_the_dialect_registry() -> None:
-    """The values are built from core/wires; the Literals that type them must agree."""
+    """The values are built from core/wires; the one Literal that types them must agree."""
     from typing import get_args
 
-    from tasks_conformance.client.scenarios import Era as ClientEra
-    from tasks_conformance.core.requirements import ERAS, Era
+    from tasks_conformance.core import eras
+    from tasks_conformance.core.requirements import ERAS
     from tasks_conformance.core.wires import TASK_WIRES
     from tasks_conformance.settings.config import EXPECT_WIRES, ExpectWire
 
-    assert set(get_args(Era)) == ERAS
+    assert set(eras.ERAS) == {str(wire) for wire in TASK_WIRES}
+    assert set(get_args(eras.EraOrBoth)) == ERAS == {*eras.ERAS, eras.BOTH}
     assert set(get_args(ExpectWire)) == set(EXPECT_WIRES)
-    assert set(get_args(ClientEra)) == {str(wire) for wire in TASK_WIRES}
+
+
+# A Literal that spells an era's name: only core/eras.py may (every other type is built from it).
+ERA_LITERAL = re.compile(r"""Literal\[[^\]]*["'](?:legacy|extension|modern)["']""")
+
+
+def test_one_era_literal_in_src_and_no_other_word_for_an_era() -> None:
+    spelt = [f"{path.relative_to(SRC)}:{n}" for path in sorted(SRC.rglob("*.py")) if path.name != "eras.py"
+             for n, line in enumerate(path.read_text(encoding="utf-8").splitlines(), 1) if ERA_LITERAL.search(line)]
+    assert spelt == []
+    modern = [f"{path.relative_to(SRC)}:{n}" for path in sorted(SRC.rglob("*")) if path.is_file()
+              and path.suffix in (".py", ".js", ".css", ".html", ".json", ".toml", ".md")
+              for n, line in enumerate(path.read_text(encoding="utf-8").splitlines(), 1) if "modern" in line.lower()]
+    assert modern == []
+
+
+def test_the_era_literal_detector_detects() -> None:
+    assert ERA_LITERAL.search('Era = Literal["legacy", "modern"]')
+    assert ERA_LITERAL.search("X = Literal['both', 'extension']")
+    assert not ERA_LITERAL.search('Transport = Literal["http", "stdio"]')
 
 
 def test_readme_table_of_checks_is_generated_from_the_registry() -> None:

@@ -78,8 +78,8 @@ def test_update_baseline_with_era_both_writes_each_eras_failures(tmp_path: Path)
                     "--check-id", "tasks-ttl-integer-shape", "--check-id", "tasks-ttl-shape")
     assert strict.returncode == 0, strict.stdout + strict.stderr
     doc = json.loads(strict.stdout)
-    modern = {c["id"]: c for c in doc["eras"]["2026-07-28"]["checks"]}
-    assert modern["tasks-ttl-integer-shape"]["baseline"]["state"] == "known"
+    extension = {c["id"]: c for c in doc["eras"]["2026-07-28"]["checks"]}
+    assert extension["tasks-ttl-integer-shape"]["baseline"]["state"] == "known"
     assert doc["eras"]["2025-11-25"]["outcome"] == "passed"
 
 
@@ -216,7 +216,7 @@ def test_update_baseline_with_era_both_keeps_the_failure_of_an_era_the_server_do
     # A server of the extension only: on 2025-11-25 tasks-wire-resolvable fails. That entry must
     # name its era, or the 2026-07-28 run, where the check passes, would drop it.
     (tmp_path / "tasks-conformance.toml").write_text(
-        f"command = {json.dumps([*REFERENCE, '--transport', 'stdio', '--era', 'modern'])}\n"
+        f"command = {json.dumps([*REFERENCE, '--transport', 'stdio', '--era', 'extension'])}\n"
         'check-id = ["tasks-wire-resolvable"]\n', encoding="utf-8")
     first = cli_in(tmp_path, "--era", "both", "--update-baseline", "b.toml")
     assert first.returncode == 1, first.stdout + first.stderr

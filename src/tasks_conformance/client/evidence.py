@@ -18,7 +18,8 @@ from typing import Any
 from tasks_conformance.client.jsonrpc import parse, problems
 from tasks_conformance.client.judged import message_of
 from tasks_conformance.client.launch import ClientRun
-from tasks_conformance.client.scenarios import Era, Scenario
+from tasks_conformance.client.scenarios import Scenario
+from tasks_conformance.core.eras import Era
 from tasks_conformance.core.protocol import decode_header_value, get_path
 from tasks_conformance.core.scenario_record import LimitHit
 from tasks_conformance.core.text import one_line

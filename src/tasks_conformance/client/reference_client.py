@@ -27,7 +27,7 @@ import time
 from collections.abc import AsyncIterator, Callable, Mapping, Sequence
 from dataclasses import replace
 from functools import partial
-from typing import TYPE_CHECKING, Any, Literal, cast
+from typing import TYPE_CHECKING, Any, cast
 
 import anyio
 
@@ -47,6 +47,7 @@ from tasks_conformance.client.reference_wire import (
     Outcome,
     Sleep,
 )
+from tasks_conformance.core.eras import Era
 from tasks_conformance.core.protocol import TERMINAL_STATUSES
 from tasks_conformance.core.text import one_line
 from tasks_conformance.core.transports.lean_httpx import import_httpx
@@ -57,7 +58,6 @@ if TYPE_CHECKING:
 
 __all__ = ["NO_DEVIATIONS", "Deviations", "Outcome", "call", "main"]
 
-Era = Literal["extension", "legacy"]
 FLOWS: dict[Wire, type[Flow]] = {Wire.EXTENSION: ExtensionFlow, Wire.LEGACY: LegacyFlow}
 OUTCOME_PREFIX = "TASKS-CONFORMANCE-OUTCOME "
 # The official runner kills a client after 30 s by default: finish first, the live task cancelled.

@@ -19,11 +19,12 @@ from tasks_conformance.client.checks.registry import CATEGORY
 from tasks_conformance.client.evidence import ScenarioRun, exchanges_of, malformed_of, server_requests_of
 from tasks_conformance.client.launch import ClientRun, harness_env, run_client
 from tasks_conformance.client.limits import reached
-from tasks_conformance.client.scenarios import BY_NAME, PROTOCOL_VERSION, SCENARIOS, Era, Scenario, Transport
+from tasks_conformance.client.scenarios import BY_NAME, PROTOCOL_VERSION, SCENARIOS, Scenario, Transport
 from tasks_conformance.client.scripted_http import serving
 from tasks_conformance.client.scripted_stdio import scripted_server
 from tasks_conformance.client.stdio_relay import relaying
 from tasks_conformance.core.causes import Cause, CauseKind, setting
+from tasks_conformance.core.eras import Era
 from tasks_conformance.core.profiles import CLIENT_PROFILES, DEFAULT_PROFILE
 from tasks_conformance.core.redact import Redactor
 from tasks_conformance.core.result import (

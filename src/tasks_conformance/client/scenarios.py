@@ -14,9 +14,9 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any, Final, Literal
 
+from tasks_conformance.core.eras import Era
 from tasks_conformance.core.wires import DIALECTS, Wire
 
-Era = Literal["extension", "legacy"]
 Transport = Literal["http", "stdio"]
 TRANSPORTS: Final[tuple[Transport, ...]] = ("http", "stdio")
 # The protocol version a harness is told for each era (pinned: harnesses depend on it).

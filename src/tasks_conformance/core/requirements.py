@@ -18,13 +18,14 @@ from functools import cache
 from types import MappingProxyType
 from typing import Any, Final, Literal, cast, get_args
 
+from tasks_conformance.core.eras import BOTH
+from tasks_conformance.core.eras import EraOrBoth as Era
 from tasks_conformance.core.wires import DIALECTS
 
 Level = Literal["MUST", "MUST NOT", "SHOULD", "SHOULD NOT", "MAY"]
 # For typing; ERAS (from the dialect registry) is what is checked, and a test holds them equal.
-Era = Literal["extension", "legacy", "both"]
 # The era of the rules every wire shares (base JSON-RPC and transport).
-BOTH_WIRES: Final = "both"
+BOTH_WIRES: Final = BOTH
 # T: black-box testable; P: partial, heuristic or needs a cooperating fixture; N: not observable.
 Testability = Literal["T", "P", "N"]
 # Who keeps the rule: a server (S- ids) or a client (C- ids).

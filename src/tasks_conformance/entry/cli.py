@@ -243,7 +243,7 @@ def serve_reference_command(
     task_duration_ms: Annotated[int, typer.Option("--task-duration-ms", metavar="MS", help="Default run time of the task-capable tools")] = 150,
     poll_interval_ms: Annotated[int, typer.Option("--poll-interval-ms", metavar="MS", help="pollIntervalMs / pollInterval announced on tasks")] = 100,
     ttl_ms: Annotated[int, typer.Option("--ttl-ms", metavar="MS", help="Task time-to-live in ms")] = 60_000,
-    era: Annotated[str, typer.Option("--era", metavar="both|legacy|modern", help="Which protocol eras to serve: both, 2025-11-25 only (legacy) or 2026-07-28 only (modern)")] = "both",
+    era: Annotated[str, typer.Option("--era", metavar="both|legacy|extension", help="Which protocol eras to serve: both, 2025-11-25 only (legacy) or 2026-07-28 only (extension)")] = "both",
     bearer_tokens: Annotated[list[str] | None, typer.Option("--bearer-token", metavar="TOKEN", help="HTTP: accept this bearer token (repeatable); with any, requests need one and each token sees only its own tasks")] = None,
     no_tcp_nodelay: Annotated[bool, typer.Option("--no-tcp-nodelay", help="HTTP: keep Nagle's algorithm on, as Python's http.server family does; a response's head and body go out in two writes, so a client that delays its ACKs waits about 40 ms for each body")] = False,
     task_store: Annotated[str | None, typer.Option("--task-store", metavar="FILE", help="Keep every confirmed task state in this journal (JSON lines, fsync'd) and replay it at start, so tasks survive a restart (default: $TASKS_CONFORMANCE_TASK_STORE; none: tasks live in memory)")] = None,

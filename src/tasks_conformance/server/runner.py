@@ -371,7 +371,7 @@ def _discovery_report(ev: Evidence) -> DiscoveryReport:
     d = ev.discovery
     capable = d.dialect.task_capable_tools(d.tools) if d.dialect is not None else None
     return DiscoveryReport(
-        protocolVersion=d.era, wire=d.wire,
+        protocolVersion=d.protocol_version, wire=d.wire,
         toolCount=len(d.tools) if d.tools_replies else None,
         taskCapableToolCount=len(capable) if capable is not None else None,
         probedTool=ev.tool.name if ev.tool else None, probedToolReason=ev.tool.reason if ev.tool else None,

@@ -11,6 +11,7 @@ from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING, Any, Literal
 from urllib.parse import urlsplit
 
+from tasks_conformance.core.eras import Era
 from tasks_conformance.core.errors import UsageError
 from tasks_conformance.core.flag_values import (
     ReporterSpec,
@@ -43,7 +44,7 @@ _SECRET_NAME = SECRET_NAME  # the names whose values --show-env never shows (red
 
 TransportKind = Literal["stdio", "http", "tcp", "unix"]
 # For typing; EXPECT_WIRES (from the dialect registry) is what is checked, and a test holds them equal.
-ExpectWire = Literal["legacy", "extension", "any"]
+ExpectWire = Literal[Era, "any"]
 
 
 

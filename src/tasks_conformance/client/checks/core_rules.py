@@ -26,7 +26,7 @@ LEGACY_HANDSHAKE = "initialize"  # the 2025-11-25 handshake: no 2026-07-28 reque
 TASK_FOLLOW_UPS = ("tasks/get", "tasks/update", "tasks/cancel")
 # A 2026-07-28 answer that says the server speaks that era (a result, or one of its own errors):
 # a client that falls back to initialize after one of these did not need to.
-MODERN_ERRORS = (-32020, -32021, -32022, -32602, -32600)
+EXTENSION_ERRORS = (-32020, -32021, -32022, -32602, -32600)
 SHOWN = 3
 MAX_EVIDENCE = 40
 
@@ -35,7 +35,7 @@ def _where(run: ScenarioRun, e: Exchange) -> str:
     return f"{shown(e.method)} (frame #{e.seq}, {run.label})"
 
 
-def modern_requests(run: ScenarioRun) -> Iterator[Exchange]:
+def extension_requests(run: ScenarioRun) -> Iterator[Exchange]:
     """The run's 2026-07-28 requests: every request but the 2025-11-25 handshake."""
     return (e for e in run.exchanges if e.is_request and e.method != LEGACY_HANDSHAKE)
 
@@ -50,7 +50,7 @@ def modern_requests(run: ScenarioRun) -> Iterator[Exchange]:
     needs=(),
 )
 def client_info(runs: list[ScenarioRun]) -> Verdict:
-    requests = [(run, e) for run in runs for e in modern_requests(run)]
+    requests = [(run, e) for run in runs for e in extension_requests(run)]
     if not requests:
         return not_applicable("the client sent no request, so no _meta to judge")
     missing = [(run, e) for run, e in requests if not isinstance(get_path(e.params, "_meta", META_CLIENT_INFO), dict)]
@@ -103,10 +103,10 @@ def capabilities_per_request(runs: list[ScenarioRun]) -> Verdict:
     return passed(f"all {judged} tasks/* requests declared the capabilities of their task's tools/call", judged=judged)
 
 
-def _modern_answer(e: Exchange) -> bool:
+def _extension_answer(e: Exchange) -> bool:
     """The server answered this request as a 2026-07-28 server does: a result, or its own error."""
     code = get_path(e.reply, "error", "code")
-    return e.result is not None or code in MODERN_ERRORS
+    return e.result is not None or code in EXTENSION_ERRORS
 
 
 @client_check(
@@ -124,15 +124,15 @@ def era_detection(runs: list[ScenarioRun]) -> Verdict:
     for run in runs:
         for view in run.by_connection():
             requests = [e for e in view.exchanges if e.is_request]
-            modern = [e for e in requests if e.method != LEGACY_HANDSHAKE]
-            if not modern:
+            extension = [e for e in requests if e.method != LEGACY_HANDSHAKE]
+            if not extension:
                 continue  # a 2025-11-25 client only: no era to detect
             judged += 1
             for init in (e for e in requests if e.method == LEGACY_HANDSHAKE):
-                before = [e for e in modern if e.time < init.time]
+                before = [e for e in extension if e.time < init.time]
                 if not before:
                     found.append((view, init, "opened with initialize before any 2026-07-28 request"))
-                elif any(_modern_answer(e) for e in before):
+                elif any(_extension_answer(e) for e in before):
                     found.append((view, init, "sent initialize after the server had answered as a 2026-07-28 "
                                               "server"))
     if found:

@@ -53,7 +53,7 @@ def _unreachable_or_unexpected(ev: Evidence) -> Verdict | None:
         return could_not_run(cause, evidence=seqs, details=details)
     if d.wire is not Wire.NONE and ev.expect_wire != "any" and d.wire != ev.expect_wire:
         return failed(
-            f"--expect-wire {ev.expect_wire}, but the server speaks the {d.wire} wire (protocol {d.era})",
+            f"--expect-wire {ev.expect_wire}, but the server speaks the {d.wire} wire (protocol {d.protocol_version})",
             broken=tuple(WIRE_RESOLVABLE.requirement_ids(ev.wire)), evidence=seqs, details=details,
         )
     return None
@@ -68,7 +68,8 @@ def no_wire(ev: Evidence) -> Verdict:
         asked = dialect_for(Wire(ev.expect_wire))
         return failed(
             f"--expect-wire {ev.expect_wire} asked for the {asked.label if asked else ev.expect_wire} wire, but the "
-            f"server speaks the {d.other_wire} wire (protocol {d.other_era}); drop --expect-wire or point it at "
+            f"server speaks the {d.other_wire} wire (protocol {d.other_protocol_version}); drop --expect-wire or point "
+            f"it at "
             f"{d.other_wire}",
             broken=tuple(WIRE_RESOLVABLE.requirement_ids(ev.wire)),
             evidence=seqs, details={**details, "expected": ev.expect_wire, "actual": d.other_wire.value},
@@ -99,5 +100,6 @@ def _found(ev: Evidence) -> Verdict:
     seqs, details = _context(ev)
     d = ev.discovery
     return _unreachable_or_unexpected(ev) or passed(
-        f"{d.wire} wire on protocol {d.era} ({ev.dialect.server_declaration})", evidence=seqs, details=details
+        f"{d.wire} wire on protocol {d.protocol_version} ({ev.dialect.server_declaration})", evidence=seqs,
+        details=details,
     )

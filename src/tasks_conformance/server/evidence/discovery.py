@@ -15,7 +15,7 @@ if TYPE_CHECKING:
 
 @dataclass(frozen=True)
 class Discovery:
-    era: str | None = None  # the protocol version in use, or None when nothing answered
+    protocol_version: str | None = None  # the protocol version in use, or None when nothing answered
     wire: Wire = Wire.NONE
     discover_reply: Reply | None = None
     initialize_reply: Reply | None = None
@@ -34,7 +34,7 @@ class Discovery:
     # With --expect-wire and no wire of that era: the wire the server speaks instead, if any
     # (looked at only to say so; the run does not switch to it).
     other_wire: Wire = Wire.NONE
-    other_era: str | None = None
+    other_protocol_version: str | None = None
 
     @property
     def dialect(self) -> WireDialect | None:

@@ -1,13 +1,13 @@
 """The bundled reference MCP server: both tasks wires, on stdio or Streamable HTTP.
 
 ``python -m tasks_conformance.server.reference --transport stdio|http|tcp|unix [--host H] [--port N]
-[--unix-path P] [--task-duration-ms N] [--poll-interval-ms N] [--ttl-ms N] [--era both|legacy|modern]``
+[--unix-path P] [--task-duration-ms N] [--poll-interval-ms N] [--ttl-ms N] [--era both|legacy|extension]``
 
 - era ``both`` (default): ``initialize`` opens a 2025-11-25 session (legacy tasks: ``params.task``,
   ``tasks/result``, ``tasks/list``); a request whose ``params._meta`` names
   ``io.modelcontextprotocol/protocolVersion`` is served on the 2026-07-28 rules with the
   ``io.modelcontextprotocol/tasks`` extension.
-- ``legacy`` behaves like a 2025-11-25-only server, ``modern`` like a 2026-07-28-only one.
+- ``legacy`` behaves like a 2025-11-25-only server, ``extension`` like a 2026-07-28-only one.
 - HTTP prints ``READY http://127.0.0.1:<port>/mcp`` once listening (endpoint ``/mcp``); TCP prints
   ``READY tcp://127.0.0.1:<port>``, Unix ``READY unix:<path>`` (newline-delimited JSON-RPC, as stdio).
 

@@ -7,7 +7,8 @@ import os
 from dataclasses import dataclass
 from typing import Literal, cast
 
-Era = Literal["both", "legacy", "modern"]
+from tasks_conformance.core.eras import BOTH, ERAS, EraOrBoth
+
 # The environment variable that stands in for --task-store when the flag is not given.
 TASK_STORE_ENV = "TASKS_CONFORMANCE_TASK_STORE"
 Transport = Literal["stdio", "http", "tcp", "unix"]
@@ -21,7 +22,7 @@ class ServerConfig:
     task_duration_ms: int = 150
     poll_interval_ms: int = 100
     ttl_ms: int = 60_000
-    era: Era = "both"
+    era: EraOrBoth = "both"
     list_page_size: int = 50  # legacy tasks/list: tasks per page (a fixture pages smaller)
     unix_path: str | None = None
     # HTTP: when any is given, every request needs "Authorization: Bearer <one of them>", and a
@@ -48,8 +49,8 @@ class ServerConfig:
         return self.era in ("both", "legacy")
 
     @property
-    def modern_enabled(self) -> bool:
-        return self.era in ("both", "modern")
+    def extension_enabled(self) -> bool:
+        return self.era in ("both", "extension")
 
 
 def _non_negative_int(text: str) -> int:
@@ -102,7 +103,7 @@ def build_parser(prog: str = "python -m tasks_conformance.server.reference") -> 
     p.add_argument("--ttl-ms", type=_non_negative_int, default=60_000, help="task time-to-live in ms (default 60000)")
     p.add_argument(
         "--era",
-        choices=("both", "legacy", "modern"),
+        choices=(BOTH, *ERAS),
         default="both",
         help="which protocol eras to serve (default both)",
     )
@@ -140,7 +141,7 @@ def config_from_namespace(ns: argparse.Namespace) -> ServerConfig:
         task_duration_ms=int(ns.task_duration_ms),
         poll_interval_ms=int(ns.poll_interval_ms),
         ttl_ms=int(ns.ttl_ms),
-        era=cast(Era, ns.era),
+        era=cast(EraOrBoth, ns.era),
         unix_path=ns.unix_path,
         bearer_tokens=tuple(ns.bearer_tokens),
         tcp_nodelay=bool(ns.tcp_nodelay),

@@ -14,9 +14,8 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Literal, Protocol
 
+from tasks_conformance.core.eras import Era
 from tasks_conformance.server.reference.protocol import JSON, RequestId, RpcError, valid_id
-
-Era = Literal["legacy", "modern"]
 
 
 class StreamClosed(Exception):

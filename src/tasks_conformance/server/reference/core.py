@@ -2,7 +2,7 @@
 
 ``ServerCore`` owns the config and the task store, routes each message to an era, maps
 JSON-RPC errors to HTTP statuses, holds the errors and parameters that both eras use, and runs
-the tools, synchronously or as tasks. It serves no method itself: ``modern.py`` (2026-07-28)
+the tools, synchronously or as tasks. It serves no method itself: ``extension.py`` (2026-07-28)
 and ``legacy.py`` (2025-11-25) add the wire of each era on top of it, and ``server.py``
 combines the two into ``ReferenceServer``.
 """
@@ -17,9 +17,11 @@ from collections.abc import Awaitable, Callable
 from typing import TYPE_CHECKING, Literal
 
 from tasks_conformance import __version__
+from tasks_conformance.core.eras import Era
 from tasks_conformance.server.reference.config import ServerConfig
-from tasks_conformance.server.reference.context import Era, RequestContext
+from tasks_conformance.server.reference.context import RequestContext
 from tasks_conformance.server.reference.protocol import (
+    EXTENSION_VERSION,
     HEADER_MISMATCH,
     INTERNAL_ERROR,
     INVALID_PARAMS,
@@ -27,14 +29,13 @@ from tasks_conformance.server.reference.protocol import (
     JSON,
     METHOD_NOT_FOUND,
     MISSING_CAPABILITY,
-    MODERN_VERSION,
     PARSE_ERROR,
     UNSUPPORTED_VERSION,
     RpcError,
-    modern_meta,
+    extension_meta,
     rfc3339,
 )
-from tasks_conformance.server.reference.tasks import PendingInput, TaskEra, TaskRecord, TaskStore
+from tasks_conformance.server.reference.tasks import PendingInput, TaskRecord, TaskStore
 from tasks_conformance.server.reference.tools import (
     CONFIRM_KEY,
     MULTI_KEYS,
@@ -55,14 +56,14 @@ if TYPE_CHECKING:
 Handler = Callable[[RequestContext], Awaitable[JSON]]
 #: The work of a ``work``-kind tool is done in this many steps, each one a progress report.
 PROGRESS_STEPS = 4
-Route = Literal["initialize", "modern", "legacy", "uninitialized"]
+Route = Literal[Era, "initialize", "uninitialized"]  # an era: that wire serves the request
 
 
 class ToolIO:
     """How a running tool asks the client for input. Subclasses pick the mechanism."""
 
     #: The era of the request (or task) the tool runs for, and its client's capabilities.
-    era: TaskEra
+    era: Era
     client_caps: JSON
 
     async def ask_input(self, key: str, request: JSON) -> JSON:
@@ -165,9 +166,9 @@ class ServerCore:
     def server_info(self) -> JSON:
         return {"name": "tasks-conformance-reference", "version": __version__}
 
-    def modern_versions(self) -> list[str]:
+    def extension_versions(self) -> list[str]:
         # Both eras need it: server/discover lists it, and a refused initialize names it.
-        return [MODERN_VERSION]
+        return [EXTENSION_VERSION]
 
     def instructions(self) -> str:
         return (
@@ -181,20 +182,20 @@ class ServerCore:
     # ------------------------------------------------------------------ era routing
     def route(self, method: str, params: JSON, *, has_session: bool) -> Route:
         """Which rules serve this request (the transport supplies whether a legacy session exists)."""
-        is_modern = modern_meta(params) is not None
-        if method == "initialize" and not is_modern:
+        is_extension = extension_meta(params) is not None
+        if method == "initialize" and not is_extension:
             return "initialize"
-        if is_modern and self.config.modern_enabled:
-            return "modern"
+        if is_extension and self.config.extension_enabled:
+            return "extension"
         if has_session:
             return "legacy"
-        if not self.config.modern_enabled:
+        if not self.config.extension_enabled:
             return "uninitialized"
-        return "modern"
+        return "extension"
 
     def wants_stream(self, era: Era, method: str, params: JSON) -> bool:
         """HTTP: answer with SSE (so that messages can precede the response) instead of JSON."""
-        if era == "modern":
+        if era == "extension":
             return method == "subscriptions/listen"
         if method == "tasks/result":
             return True
@@ -208,7 +209,7 @@ class ServerCore:
             return error.http_status
         if error.code in (PARSE_ERROR, INVALID_REQUEST):
             return 400
-        if era == "modern":
+        if era == "extension":
             if error.code == METHOD_NOT_FOUND:
                 return 404
             if error.code in (HEADER_MISMATCH, MISSING_CAPABILITY, UNSUPPORTED_VERSION):
@@ -222,7 +223,7 @@ class ServerCore:
 
     # ------------------------------------------------------------------ errors and params of both eras
     def missing_capability_error(self, required: JSON, message: str) -> RpcError:
-        # Here rather than in modern.py because the input check below raises it for tasks of either era.
+        # Here rather than in extension.py because the input check below raises it for tasks of either era.
         return RpcError(MISSING_CAPABILITY, message, {"requiredCapabilities": required}, http_status=400)
 
     def client_can_elicit(self, caps: JSON) -> bool:
@@ -234,14 +235,14 @@ class ServerCore:
     def client_can_sample(self, caps: JSON) -> bool:
         return isinstance(caps.get("sampling"), dict)
 
-    def input_capability_error(self, era: TaskEra, capability: str = "elicitation") -> RpcError:
+    def input_capability_error(self, era: Era, capability: str = "elicitation") -> RpcError:
         message = f"The tool needs to ask the client, but the client did not declare the {capability} capability"
-        if era == "modern":
+        if era == "extension":
             required: JSON = {"elicitation": {"form": {}}} if capability == "elicitation" else {capability: {}}
             return self.missing_capability_error(required, message + " in this request")
         return RpcError(INTERNAL_ERROR, message + " at initialize")
 
-    def require_input_capability(self, era: TaskEra, caps: JSON, request: JSON) -> None:
+    def require_input_capability(self, era: Era, caps: JSON, request: JSON) -> None:
         """Raise unless the client declared what answering ``request`` takes."""
         if request.get("method") == "sampling/createMessage":
             if not self.client_can_sample(caps):
@@ -387,7 +388,7 @@ class ServerCore:
 
     def start_task(
         self,
-        era: TaskEra,
+        era: Era,
         spec: ToolSpec,
         arguments: JSON,
         ctx: RequestContext,

@@ -44,8 +44,8 @@ from tasks_conformance.server.reference.protocol import (
     RequestId,
     RpcError,
     error_response,
+    extension_meta,
     is_response,
-    modern_meta,
     response,
     valid_id,
 )
@@ -249,7 +249,7 @@ class HttpApp:
             try:
                 result, new_session = server.handle_initialize(params, secrets.token_hex(16))
             except RpcError as exc:
-                await send_json(send, server.http_status_for("modern", exc), error_response(request_id, exc))
+                await send_json(send, server.http_status_for("extension", exc), error_response(request_id, exc))
                 return
             self._add_session(new_session)
             await send_json(
@@ -260,7 +260,7 @@ class HttpApp:
             )
             return
         stale = session_id is not None and session is None
-        if stale and not (route == "modern" and modern_meta(params) is not None):
+        if stale and not (route == "extension" and extension_meta(params) is not None):
             await send_json(
                 send, 404, error_response(request_id, RpcError(LEGACY_SESSION_NOT_FOUND, "Session not found"))
             )
@@ -312,7 +312,7 @@ class HttpApp:
             )
         else:
             ctx = RequestContext(
-                era="modern",
+                era="extension",
                 request_id=request_id,
                 method=method,
                 params=params,
@@ -328,8 +328,8 @@ class HttpApp:
     async def _invoke(self, ctx: RequestContext) -> tuple[JSON, int]:
         server = self.server
         try:
-            if ctx.era == "modern":
-                result = await server.handle_modern(ctx)
+            if ctx.era == "extension":
+                result = await server.handle_extension(ctx)
             else:
                 result = await server.handle_legacy(ctx)
         except RpcError as exc:

@@ -34,7 +34,7 @@ def restore(entry: JSON) -> TaskRecord | None:
     """The task a journal line describes, ended if it was still running; None when the line is
     not a task or its TTL has passed."""
     task_id, era = entry.get("taskId"), entry.get("era")
-    if not isinstance(task_id, str) or era not in ("legacy", "modern") or entry.get("gone"):
+    if not isinstance(task_id, str) or era not in ("legacy", "extension") or entry.get("gone"):
         return None
     ttl = entry.get("ttlMs")
     created = entry.get("createdAt")

@@ -65,10 +65,10 @@ class LegacyMixin(ServerCore):
             raise RpcError(
                 UNSUPPORTED_VERSION,
                 "This server does not support the initialize handshake; it speaks "
-                + ", ".join(self.modern_versions())
+                + ", ".join(self.extension_versions())
                 + " (use server/discover and per-request _meta)",
                 {
-                    "supported": self.modern_versions(),
+                    "supported": self.extension_versions(),
                     "requested": requested if isinstance(requested, str) else "",
                 },
                 http_status=400,

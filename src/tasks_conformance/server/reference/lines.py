@@ -170,7 +170,7 @@ class LineConnection:
             return
         legacy_session = self.session if route == "legacy" else None
         ctx = RequestContext(
-            era="modern" if route == "modern" else "legacy",
+            era="extension" if route == "extension" else "legacy",
             request_id=request_id,
             method=method,
             params=params,
@@ -219,8 +219,8 @@ class LineConnection:
     async def _serve(self, ctx: RequestContext, route: Route) -> None:
         server = self.server
         try:
-            if route == "modern":
-                result = await server.handle_modern(ctx)
+            if route == "extension":
+                result = await server.handle_extension(ctx)
             elif route == "legacy":
                 result = await server.handle_legacy(ctx)
             else:

@@ -16,7 +16,7 @@ JSON = dict[str, Any]
 RequestId = str | int
 
 LEGACY_VERSION = "2025-11-25"
-MODERN_VERSION = "2026-07-28"
+EXTENSION_VERSION = "2026-07-28"
 
 TASKS_EXT = "io.modelcontextprotocol/tasks"
 META_PROTOCOL_VERSION = "io.modelcontextprotocol/protocolVersion"
@@ -113,7 +113,7 @@ def decode_header_value(value: str) -> str | None:
         return None
 
 
-def modern_meta(params: Any) -> JSON | None:
+def extension_meta(params: Any) -> JSON | None:
     """The request's ``_meta`` if it names a 2026-07-28-style protocol version, else None."""
     if not isinstance(params, dict):
         return None

@@ -2,12 +2,12 @@
 
 ``ReferenceServer`` answers one JSON-RPC request at a time given a ``RequestContext``; the
 transports (``stdio.py``, ``sockets.py``, ``http_app.py``) decide the era of each message with
-``route()``, call ``handle_initialize`` / ``handle_modern`` / ``handle_legacy`` /
+``route()``, call ``handle_initialize`` / ``handle_extension`` / ``handle_legacy`` /
 ``handle_uninitialized``, and turn an ``RpcError`` into an error response (``http_status_for``
 picks the HTTP status).
 
 The class only composes three layers: ``core.ServerCore`` (what both eras share: lifecycle,
-routing, shared errors, running the tools and their tasks), ``modern.ModernMixin`` (the
+routing, shared errors, running the tools and their tasks), ``extension.ExtensionMixin`` (the
 2026-07-28 wire with the tasks extension) and ``legacy.LegacyMixin`` (the 2025-11-25 wire).
 
 Hook points
@@ -18,7 +18,7 @@ Every rule the conformance CLI judges lives in one small method, so that a fixtu
 Both eras (``core.py``)
   ``adjust_config(config)``             the effective ServerConfig (force an era, slow polling, ...)
   ``server_info()``                     Implementation object (serverInfo)
-  ``modern_versions()``                 versions served on the 2026-07-28 envelope
+  ``extension_versions()``                 versions served on the 2026-07-28 envelope
   ``missing_capability_error(required, message)``  the -32021 error body
   ``format_timestamp(ts)``              createdAt / lastUpdatedAt text
   ``on_unknown_task(ctx, task_id)``     unknown taskId on any tasks/* (-32602)
@@ -28,10 +28,10 @@ Both eras (``core.py``)
   ``http_status_for(era, error)``       HTTP status of a JSON-RPC error
   ``replayed_tasks(journal)``           --task-store: the tasks a restart brings back from the journal
 
-Extension wire (2026-07-28, ``modern.py``)
+Extension wire (2026-07-28, ``extension.py``)
   ``supports_tasks_extension``          class flag: serve the tasks extension at all
   ``discover_capabilities()``           ServerCapabilities in the server/discover result
-  ``modern_tool_descriptor(spec)``      tools/list entries
+  ``extension_tool_descriptor(spec)``      tools/list entries
   ``validate_routing_headers(ctx, meta)``  HTTP MCP-Protocol-Version / Mcp-Method / Mcp-Name -> -32020
   ``expected_mcp_name(ctx)``            which body value Mcp-Name must equal, and whether it is required
   ``declares_tasks_extension(caps)``    does this request's clientCapabilities declare the extension
@@ -64,9 +64,9 @@ Legacy wire (2025-11-25, ``legacy.py``)
 
 from __future__ import annotations
 
+from tasks_conformance.server.reference.extension import ExtensionMixin
 from tasks_conformance.server.reference.legacy import LegacyMixin
-from tasks_conformance.server.reference.modern import ModernMixin
 
 
-class ReferenceServer(ModernMixin, LegacyMixin):
+class ReferenceServer(ExtensionMixin, LegacyMixin):
     """A small, spec-compliant MCP server for both tasks wires. See the module docstring for hooks."""

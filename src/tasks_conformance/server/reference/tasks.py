@@ -11,11 +11,10 @@ import asyncio
 import secrets
 import time
 from collections.abc import Callable
-from typing import Any, Literal, Protocol
+from typing import Any, Protocol
 
+from tasks_conformance.core.eras import Era
 from tasks_conformance.server.reference.protocol import INTERNAL_ERROR, JSON, TERMINAL_STATUSES, RpcError
-
-TaskEra = Literal["legacy", "modern"]
 
 
 class TaskJournalLike(Protocol):
@@ -52,7 +51,7 @@ class TaskRecord:
     def __init__(
         self,
         *,
-        era: TaskEra,
+        era: Era,
         ttl_ms: int | None,
         poll_interval_ms: int | None,
         owner: str | None = None,
@@ -61,7 +60,7 @@ class TaskRecord:
     ) -> None:
         now = time.time()
         self.task_id = task_id or secrets.token_urlsafe(18)
-        self.era: TaskEra = era
+        self.era: Era = era
         self.owner = owner  # legacy: the session that created it
         self.principal: str | None = None  # the credential that created it (when the server checks any)
         self.client_caps: JSON = client_caps or {}
@@ -227,7 +226,7 @@ class TaskStore:
             self.journal.append(journal_entry(record))
         self.notify()
 
-    def get(self, task_id: Any, era: TaskEra, owner: str | None = None) -> TaskRecord | None:
+    def get(self, task_id: Any, era: Era, owner: str | None = None) -> TaskRecord | None:
         self.purge_expired()
         if not isinstance(task_id, str):
             return None
@@ -238,7 +237,7 @@ class TaskStore:
             return None
         return record
 
-    def list(self, era: TaskEra, owner: str | None = None) -> list[TaskRecord]:
+    def list(self, era: Era, owner: str | None = None) -> list[TaskRecord]:
         self.purge_expired()
         return [t for t in self._tasks.values() if t.era == era and (era != "legacy" or t.owner == owner or t.adopted)]
 

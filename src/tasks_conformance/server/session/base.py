@@ -37,7 +37,7 @@ def with_meta(params: dict[str, Any], meta: Mapping[str, Any] | None) -> dict[st
 
 
 class Session(abc.ABC):
-    era: str
+    protocol_version: str  # the version its requests carry
     dialect: WireDialect  # the wire whose declaration the session's requests carry
 
     def __init__(self, transport: Transport, peer: Peer) -> None:
@@ -69,7 +69,7 @@ class Session(abc.ABC):
         hdrs = self._merge_headers(self.base_headers(method, full), headers)
         reply = await self.peer.request(method, full or None, headers=hdrs, timeout_s=timeout_s,
                                         note=purpose or None, tag=self.frame_tag(tag))
-        self.intents.append(Intent(reply.request_seq, method, self.era, declare_tasks))
+        self.intents.append(Intent(reply.request_seq, method, self.protocol_version, declare_tasks))
         return reply
 
     def frame_tag(self, tag: FrameTag | None) -> FrameTag:

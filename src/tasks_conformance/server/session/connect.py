@@ -153,15 +153,16 @@ class Connection:
                 await self._legacy_handshake(fresh=self.config.transport != "http")
         except ConnectFailed:
             pass
-        found, era = self.discovery.wire, self.discovery.era
-        self.discovery = replace(before, other_wire=found, other_era=era if found is not Wire.NONE else None)
+        found, version = self.discovery.wire, self.discovery.protocol_version
+        self.discovery = replace(before, other_wire=found,
+                                 other_protocol_version=version if found is not Wire.NONE else None)
         self.session, self._legacy = session, legacy
 
     async def _renegotiate_base_2026(self) -> None:
         """The era probe timed out on a slow starter, but the server turned out to speak 2026-07-28 (a late
         DiscoverResult, or initialize refused with -32022): ask again, waiting fully."""
         self._note("server/discover answered late; negotiating 2026-07-28 again")
-        self._learn(looked_for=(), tools=(), tools_replies=(), legacy_placement=None, era=None)
+        self._learn(looked_for=(), tools=(), tools_replies=(), legacy_placement=None, protocol_version=None)
         self.session = None
         self._legacy = None
         if self.peer is not None and self.peer.closed is not None:
@@ -195,7 +196,8 @@ class Connection:
             self._note("2026-07-28 has no tasks extension; the legacy wire answered initialize")
             return
         # Keep what 2026-07-28 established; what the legacy attempt looked for stays too.
-        self._learn(era=before.era, server_info=before.server_info, server_capabilities=before.server_capabilities,
+        self._learn(protocol_version=before.protocol_version,
+                    server_info=before.server_info, server_capabilities=before.server_capabilities,
                     tools=before.tools, tools_replies=before.tools_replies, connection_problem=None)
         self.session = session
 
@@ -232,15 +234,15 @@ class Connection:
             if pinned:
                 self._looked_for(f"2026-07-28: server/discover gave {what}, not a DiscoverResult listing 2026-07-28")
                 if reply.answered:
-                    self._learn(connection_problem=None, era=PROTOCOL_EXTENSION)
+                    self._learn(connection_problem=None, protocol_version=PROTOCOL_EXTENSION)
                 else:
                     self._handshake_failed(reply)
-                    self._learn(era=None)
+                    self._learn(protocol_version=None)
                 self.session = session
             else:
                 self._note(f"server/discover gave {what}; falling back to initialize")
             return False
-        self._learn(era=PROTOCOL_EXTENSION)
+        self._learn(protocol_version=PROTOCOL_EXTENSION)
         self.session = session
         if isinstance(result, dict):
             caps = result.get("capabilities")
@@ -288,7 +290,7 @@ class Connection:
         self.session = session
         if not reply.ok:
             if reply.answered:
-                self._learn(era=None)
+                self._learn(protocol_version=None)
                 self._looked_for(f"2025-11-25: initialize gave {reply.describe()}")
             else:
                 self._handshake_failed(reply)
@@ -297,13 +299,14 @@ class Connection:
         await self._list_tools(session, declare_tasks=False)
 
     def _read_initialize(self, result: dict[str, Any]) -> None:
-        era = str(result.get("protocolVersion") or PROTOCOL_LEGACY)
+        version = str(result.get("protocolVersion") or PROTOCOL_LEGACY)
         caps = result.get("capabilities")
         caps = caps if isinstance(caps, dict) else None
         info = result.get("serverInfo")
-        self._learn(era=era, server_capabilities=caps, server_info=info if isinstance(info, dict) else None)
-        if era != PROTOCOL_LEGACY:
-            self._looked_for(f"2025-11-25: initialize negotiated {era!r} instead of 2025-11-25")
+        self._learn(protocol_version=version, server_capabilities=caps,
+                    server_info=info if isinstance(info, dict) else None)
+        if version != PROTOCOL_LEGACY:
+            self._looked_for(f"2025-11-25: initialize negotiated {version!r} instead of 2025-11-25")
         elif get_path(caps, "tasks", "requests", "tools", "call") is not None:
             self._learn(wire=Wire.LEGACY, legacy_placement="capabilities.tasks")
         elif get_path(caps, "experimental", "tasks", "requests", "tools", "call") is not None:

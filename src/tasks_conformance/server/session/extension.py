@@ -49,7 +49,7 @@ class ExtensionSession(Session):
         capabilities: Mapping[str, Any],
     ) -> None:
         super().__init__(transport, peer)
-        self.era = version
+        self.protocol_version = version
         self.version = version
         self.capabilities = dict(capabilities)
 

@@ -18,7 +18,7 @@ CLIENT_INFO = {"name": "tasks-conformance", "version": __version__}
 
 
 class LegacySession(Session):
-    era = PROTOCOL_LEGACY
+    protocol_version = PROTOCOL_LEGACY
     dialect = DIALECTS[Wire.LEGACY]
 
     def __init__(self, transport: Transport, peer: Peer, *, capabilities: Mapping[str, Any]) -> None:
@@ -49,7 +49,7 @@ class LegacySession(Session):
             tag=self.frame_tag(FrameTag(Purpose.HANDSHAKE)),
         )
         self.initialize_reply = reply
-        self.intents.append(Intent(reply.request_seq, "initialize", self.era, False))
+        self.intents.append(Intent(reply.request_seq, "initialize", self.protocol_version, False))
         if reply.http is not None:
             sid = reply.http.header(HEADER_SESSION, response=True)
             if sid:

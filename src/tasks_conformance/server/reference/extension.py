@@ -1,6 +1,6 @@
 """The 2026-07-28 wire of the reference server, with the ``io.modelcontextprotocol/tasks`` extension.
 
-``ModernMixin`` checks the per-request envelope (``params._meta`` protocol version and client
+``ExtensionMixin`` checks the per-request envelope (``params._meta`` protocol version and client
 capabilities, and over HTTP the routing headers), serves ``server/discover``, ``tools/list``,
 ``tools/call`` (synchronously, with an ``InputRequiredResult`` retry for input, or as a task
 when the request declares the extension), ``tasks/get`` / ``tasks/update`` / ``tasks/cancel``
@@ -31,7 +31,7 @@ from tasks_conformance.server.reference.protocol import (
     RequestId,
     RpcError,
     decode_header_value,
-    modern_meta,
+    extension_meta,
     notification,
 )
 from tasks_conformance.server.reference.tasks import TaskRecord
@@ -54,7 +54,7 @@ class MrtrInput(ToolIO):
     def __init__(self, server: ServerCore, ctx: RequestContext) -> None:
         self.server = server
         self.ctx = ctx
-        self.era = "modern"
+        self.era = "extension"
         self.client_caps = ctx.client_caps
 
     def _answer(self, key: str) -> JSON | None:
@@ -76,21 +76,21 @@ class MrtrInput(ToolIO):
             if answer is not None:
                 answers[key] = answer
             else:
-                self.server.require_input_capability("modern", self.ctx.client_caps, request)
+                self.server.require_input_capability("extension", self.ctx.client_caps, request)
                 missing[key] = copy.deepcopy(request)
         if missing:
             raise NeedInput(missing)
         return answers
 
 
-class ModernMixin(ServerCore):
+class ExtensionMixin(ServerCore):
     """The 2026-07-28 methods and the tasks extension, mixed into ``ReferenceServer``."""
 
     supports_tasks_extension: ClassVar[bool] = True
 
     # ------------------------------------------------------------------ envelope and dispatch
-    async def handle_modern(self, ctx: RequestContext) -> JSON:
-        meta = modern_meta(ctx.params)
+    async def handle_extension(self, ctx: RequestContext) -> JSON:
+        meta = extension_meta(ctx.params)
         if meta is None:
             raise RpcError(
                 INVALID_PARAMS,
@@ -103,7 +103,7 @@ class ModernMixin(ServerCore):
             raise RpcError(INVALID_PARAMS, f"_meta[{META_PROTOCOL_VERSION!r}] must be a string", http_status=400)
         if ctx.headers is not None:
             self.validate_routing_headers(ctx, meta)
-        if version not in self.modern_versions():
+        if version not in self.extension_versions():
             raise self.unsupported_version_error(version)
         caps = meta.get(META_CLIENT_CAPS)
         if not isinstance(caps, dict):
@@ -113,12 +113,12 @@ class ModernMixin(ServerCore):
                 http_status=400,
             )
         ctx.client_caps = caps
-        handler = self.modern_handlers().get(ctx.method)
+        handler = self.extension_handlers().get(ctx.method)
         if handler is None:
             raise RpcError(METHOD_NOT_FOUND, f"Method not found: {ctx.method}")
-        return self.finish_modern_result(await handler(ctx))
+        return self.finish_extension_result(await handler(ctx))
 
-    def modern_handlers(self) -> dict[str, Handler]:
+    def extension_handlers(self) -> dict[str, Handler]:
         handlers: dict[str, Handler] = {
             "server/discover": self.m_discover,
             "tools/list": self.m_tools_list,
@@ -131,7 +131,7 @@ class ModernMixin(ServerCore):
             handlers["tasks/cancel"] = self.m_tasks_cancel
         return handlers
 
-    def finish_modern_result(self, result: JSON) -> JSON:
+    def finish_extension_result(self, result: JSON) -> JSON:
         result.setdefault("resultType", "complete")
         meta = result.get("_meta")
         if not isinstance(meta, dict):
@@ -147,7 +147,7 @@ class ModernMixin(ServerCore):
         return RpcError(
             UNSUPPORTED_VERSION,
             f"Unsupported protocol version: {requested}",
-            {"supported": self.modern_versions(), "requested": requested},
+            {"supported": self.extension_versions(), "requested": requested},
             http_status=400,
         )
 
@@ -215,13 +215,13 @@ class ModernMixin(ServerCore):
             caps["extensions"] = {TASKS_EXT: {}}
         return caps
 
-    def modern_tool_descriptor(self, spec: ToolSpec) -> JSON:
+    def extension_tool_descriptor(self, spec: ToolSpec) -> JSON:
         return spec.descriptor(legacy_execution=False)
 
     async def m_discover(self, ctx: RequestContext) -> JSON:
         return {
             "resultType": "complete",
-            "supportedVersions": self.modern_versions(),
+            "supportedVersions": self.extension_versions(),
             "capabilities": self.discover_capabilities(),
             "instructions": self.instructions(),
             "ttlMs": 60_000,
@@ -231,7 +231,7 @@ class ModernMixin(ServerCore):
     async def m_tools_list(self, ctx: RequestContext) -> JSON:
         return {
             "resultType": "complete",
-            "tools": [self.modern_tool_descriptor(spec) for spec in TOOLS],
+            "tools": [self.extension_tool_descriptor(spec) for spec in TOOLS],
             "ttlMs": 60_000,
             "cacheScope": "public",
         }
@@ -248,11 +248,11 @@ class ModernMixin(ServerCore):
                         given = await MrtrInput(self, ctx).ask_inputs({NAME_KEY: user_name_request(spec.name)})
                     except NeedInput as need:
                         return {"resultType": "input_required", "inputRequests": need.input_requests}
-                record = self.start_task("modern", spec, arguments, ctx, given_answers=given)
+                record = self.start_task("extension", spec, arguments, ctx, given_answers=given)
                 return self.build_create_task_result(record)
             if spec.task_support == "required":
                 return await self.on_undeclared_required_tool(ctx, spec, arguments)
-        return await self.call_tool_sync_modern(ctx, spec, arguments)
+        return await self.call_tool_sync_extension(ctx, spec, arguments)
 
     def should_create_task(self, ctx: RequestContext, spec: ToolSpec, declared: bool) -> bool:
         return declared
@@ -264,7 +264,7 @@ class ModernMixin(ServerCore):
             f"_meta[{META_CLIENT_CAPS!r}].extensions",
         )
 
-    async def call_tool_sync_modern(self, ctx: RequestContext, spec: ToolSpec, arguments: JSON) -> JSON:
+    async def call_tool_sync_extension(self, ctx: RequestContext, spec: ToolSpec, arguments: JSON) -> JSON:
         try:
             result = await self.execute_tool(spec, arguments, MrtrInput(self, ctx))
         except NeedInput as need:
@@ -275,7 +275,7 @@ class ModernMixin(ServerCore):
     async def m_tasks_get(self, ctx: RequestContext) -> JSON:
         self.require_tasks_declared(ctx)
         task_id = self.task_id_param(ctx)
-        record = self.modern_lookup(ctx, task_id)
+        record = self.extension_lookup(ctx, task_id)
         if record is None:
             return self.on_unknown_task(ctx, task_id)
         return self.build_get_task_result(record)
@@ -286,7 +286,7 @@ class ModernMixin(ServerCore):
         responses = ctx.params.get("inputResponses")
         if not isinstance(responses, dict):
             raise RpcError(INVALID_PARAMS, "params.inputResponses must be an object")
-        record = self.modern_lookup(ctx, task_id)
+        record = self.extension_lookup(ctx, task_id)
         if record is None:
             return self.on_unknown_task(ctx, task_id)
         if not record.terminal:
@@ -296,15 +296,15 @@ class ModernMixin(ServerCore):
     async def m_tasks_cancel(self, ctx: RequestContext) -> JSON:
         self.require_tasks_declared(ctx)
         task_id = self.task_id_param(ctx)
-        record = self.modern_lookup(ctx, task_id)
+        record = self.extension_lookup(ctx, task_id)
         if record is None:
             return self.on_unknown_task(ctx, task_id)
         record.cancel()  # no-op for a terminal task; the ack is the same
         return self.build_cancel_ack(record)
 
-    def modern_lookup(self, ctx: RequestContext, task_id: str) -> TaskRecord | None:
+    def extension_lookup(self, ctx: RequestContext, task_id: str) -> TaskRecord | None:
         """The 2026-07-28 task, if it exists and the caller may see it (else: unknown)."""
-        record = self.tasks.get(task_id, "modern")
+        record = self.tasks.get(task_id, "extension")
         return record if record is not None and self.may_access(ctx, record) else None
 
     def may_access(self, ctx: RequestContext, record: TaskRecord) -> bool:
@@ -372,7 +372,7 @@ class ModernMixin(ServerCore):
         acknowledged: JSON = {}
         if wants_tasks and self.supports_tasks_extension and isinstance(task_ids, list):
             for task_id in task_ids[:100]:
-                if task_id not in accepted and self.modern_lookup(ctx, task_id) is not None:
+                if task_id not in accepted and self.extension_lookup(ctx, task_id) is not None:
                     accepted.append(task_id)
             acknowledged["taskIds"] = accepted
         if ctx.stream is None:
@@ -400,7 +400,7 @@ class ModernMixin(ServerCore):
             changed = self.tasks.changed_event()
             still_open = 0
             for task_id in task_ids:
-                record = self.tasks.get(task_id, "modern")
+                record = self.tasks.get(task_id, "extension")
                 if record is None:
                     continue
                 if seen.get(task_id) != record.version:
