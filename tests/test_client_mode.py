@@ -14,6 +14,7 @@ from typing import Any
 
 import anyio
 import pytest
+from scenario_sample import judged_over
 
 from tasks_conformance.client.checks import CLIENT_CHECKS
 from tasks_conformance.client.runner import ClientConfig, execute_client
@@ -78,35 +79,11 @@ def test_the_reference_client_passes_every_scenario_with_no_warning() -> None:
     assert {c.bucket for c in result.checks} == {"passed"}
 
 
-# A check that reads many scenarios is broken, in the fast run, over the scenarios made to exercise
-# the break's rule or the check's (their `rules` name it) and these four, one of each of the client's kinds of
-# traffic (a task followed to its end, an input answered, a cancel, a non-tool request): each
-# scenario is a client process, and 16 of them per break were two thirds of this module's time.
-# The --full run's test_over_every_scenario_nothing_but_the_owner_fails runs every break over every
-# scenario.
-EVERY_SCENARIO_SAMPLE = ("tasks-client-lifecycle", "tasks-client-input", "tasks-client-cancel",
-                         "tasks-client-task-on-prompt")
-
-
-def _scenarios_of(b: Any) -> tuple[str, ...]:
-    """The scenarios a break is judged over: all its owning check reads when those are few, else
-    those of them that exercise its rule or the check's, or are in the sample above."""
-    reads = CLIENT_CHECKS[_owner(b)].scenarios
-    if reads and len(reads) <= len(EVERY_SCENARIO_SAMPLE):
-        return reads
-    rules = {b.rule, *CLIENT_CHECKS[_owner(b)].requirements}  # a check may need its own rules' scenario
-    exercising = {s.name for s in SCENARIOS if rules & set(s.rules)}
-    chosen = tuple(s for s in (reads or tuple(s.name for s in SCENARIOS if "extension" in s.eras))
-                   if s in exercising or s in EVERY_SCENARIO_SAMPLE)
-    assert chosen, b  # a check that reads none of them would be judged on nothing
-    return chosen
-
-
 @pytest.mark.parametrize("name", sorted(BREAKS))
 def test_a_breaking_client_breaks_exactly_the_check_that_owns_its_rule(name: str) -> None:
     b = BREAKS[name]
     owner = _owner(b)
-    result = _run((sys.executable, str(BROKEN), "--break", name), *_scenarios_of(b))
+    result = _run((sys.executable, str(BROKEN), "--break", name), *judged_over(owner, b.rule, "extension", "http"))
     by_id = {c.id: c for c in result.checks}
     failed = sorted(c.id for c in result.checks if c.bucket == "failed")
     must = "-MUST-" in b.rule and b.rule not in WARN_ONLY

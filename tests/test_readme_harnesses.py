@@ -1,7 +1,8 @@
 """The README's client harness examples, the Python one and the JavaScript one, run as printed
-against `tasks-conformance client`: every scenario of both eras, over HTTP and over stdio, with no
-check failed and none that could not run. The JavaScript one needs node and the npm packages of
-tests/interop (`npm ci` there); without them it is skipped, saying so."""
+against `tasks-conformance client`: every scenario of both eras, over HTTP and over stdio (the fast
+run: a sample of each era's scenarios, over HTTP), with no check failed and none that could not run.
+The JavaScript one needs node and the npm packages of tests/interop (`npm ci` there); without them
+it is skipped, saying so."""
 
 from __future__ import annotations
 
@@ -15,6 +16,7 @@ from typing import Any
 
 import pytest
 from conftest import ROOT
+from scenario_sample import EVERY_SCENARIO_SAMPLE
 from test_cli_inprocess import invoke
 
 NODE_MODULES = ROOT / "tests" / "interop" / "node_modules"
@@ -29,31 +31,37 @@ def readme_example(lang: str) -> str:
     return str(found[0])
 
 
-def _run(command: list[str], transport: str) -> dict[str, Any]:
+def _run(command: list[str], transport: str, scenarios: tuple[str, ...]) -> dict[str, Any]:
+    chosen = [arg for name in scenarios for arg in ("--scenario", name)]
     res = invoke("client", "--command", shlex.join(command), "--era", "both", "--transport", transport,
-                 "--format", "json")
+                 *chosen, "--format", "json")
     doc: dict[str, Any] = json.loads(res.stdout)
     failing = [(c["id"], c["message"]) for c in doc["checks"] if c["status"] == "failed"
                or c.get("skipReason") == "could-not-run"]
     assert res.code == 0 and doc["outcome"] == "passed" and not failing, (res.code, failing, res.stderr)
-    assert doc["counts"]["passed"] >= 20
+    assert doc["counts"]["passed"] >= (20 if not scenarios else SAMPLE_PASSES)
     return doc
 
 
-# Over stdio each harness spawns the scripted server itself: the same scenarios again, twice the
-# time; the fast run keeps HTTP, --full (CI) both.
-TRANSPORTS = ["http", pytest.param("stdio", marks=pytest.mark.slow)]
+# Each scenario is a harness process (node's costs most): the fast run runs the harnesses over HTTP
+# on one scenario of each kind of traffic per wire, --full (CI) over every scenario on both transports
+# (over stdio each harness spawns the scripted server itself).
+SAMPLE = (*EVERY_SCENARIO_SAMPLE["extension"], *EVERY_SCENARIO_SAMPLE["legacy"])
+SAMPLE_PASSES = 24  # of the 39 checks, those the sample exercises (the others are not applicable)
+RUNS = [pytest.param("http", SAMPLE, id="http-sample"), pytest.param("http", (), id="http", marks=pytest.mark.slow),
+        pytest.param("stdio", (), id="stdio", marks=pytest.mark.slow)]
 
 
-@pytest.mark.parametrize("transport", TRANSPORTS)
-def test_the_readme_python_harness_runs_as_printed(tmp_path: Path, transport: str) -> None:
+@pytest.mark.parametrize("transport,scenarios", RUNS)
+def test_the_readme_python_harness_runs_as_printed(tmp_path: Path, transport: str, scenarios: tuple[str, ...]) -> None:
     script = tmp_path / "harness.py"
     script.write_text(readme_example("python"), encoding="utf-8")
-    _run([sys.executable, str(script)], transport)
+    _run([sys.executable, str(script)], transport, scenarios)
 
 
-@pytest.mark.parametrize("transport", TRANSPORTS)
-def test_the_readme_javascript_harness_runs_as_printed(tmp_path: Path, transport: str) -> None:
+@pytest.mark.parametrize("transport,scenarios", RUNS)
+def test_the_readme_javascript_harness_runs_as_printed(tmp_path: Path, transport: str,
+                                                        scenarios: tuple[str, ...]) -> None:
     node = shutil.which("node")
     if node is None:
         pytest.skip("node is not installed: the README's JavaScript harness needs it")
@@ -64,6 +72,6 @@ def test_the_readme_javascript_harness_runs_as_printed(tmp_path: Path, transport
     (tmp_path / "node_modules").symlink_to(NODE_MODULES, target_is_directory=True)
     script = tmp_path / "harness.mjs"
     script.write_text(readme_example("js"), encoding="utf-8")
-    doc = _run([node, str(script)], transport)
+    doc = _run([node, str(script)], transport, scenarios)
     # The SDK's own 2025-11-25 choices are warnings (README), never failures.
     assert doc["discovery"]["wires"] == ["legacy", "extension"]
