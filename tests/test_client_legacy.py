@@ -18,8 +18,8 @@ from typing import Any
 import anyio
 import httpx
 import pytest
+from client_fast import QUICK_WAITS
 
-from tasks_conformance.client import scripted_legacy
 from tasks_conformance.client.checks import CLIENT_CHECKS
 from tasks_conformance.client.evidence import Exchange, ScenarioRun
 from tasks_conformance.client.launch import ClientRun
@@ -27,6 +27,7 @@ from tasks_conformance.client.runner import ClientConfig, execute_client
 from tasks_conformance.client.scenarios import BY_NAME, LEGACY_SCENARIOS, LegacyScript, Snapshot, scenario_names
 from tasks_conformance.client.scripted_http import serving
 from tasks_conformance.client.scripted_legacy import LegacyScriptedServer
+from tasks_conformance.client.scripted_waits import DEFAULT_WAITS, ScriptedWaits
 from tasks_conformance.core.protocol import EXT_TASKS, META_CLIENT_CAPS, META_RELATED_TASK
 from tasks_conformance.core.wirelog import WireLog
 from tasks_conformance.core.wires import Wire
@@ -68,7 +69,8 @@ def _owner(b: Any) -> str:
 
 
 def _run(command: tuple[str, ...], *scenarios: str, eras: tuple[Any, ...] = LEGACY, timeout_s: float = 20) -> Any:
-    config = ClientConfig(command=command, eras=eras, scenarios=scenarios, timeout_s=timeout_s, jobs=4)
+    config = ClientConfig(command=command, eras=eras, scenarios=scenarios, timeout_s=timeout_s, jobs=4,
+                          waits=QUICK_WAITS)
     return anyio.run(execute_client, config).result
 
 
@@ -229,15 +231,15 @@ class Peer:
         return resp, resp.json()
 
 
-async def _with_server(script: LegacyScript) -> AsyncIterator[Peer]:
-    app = LegacyScriptedServer(script, WireLog())
+async def _with_server(script: LegacyScript, waits: ScriptedWaits = DEFAULT_WAITS) -> AsyncIterator[Peer]:
+    app = LegacyScriptedServer(script, WireLog(), waits)
     async with serving(app) as url, httpx.AsyncClient(timeout=15, trust_env=False) as http:
         yield Peer(http, url)
 
 
-def _serve(script: LegacyScript, body: Any) -> None:
+def _serve(script: LegacyScript, body: Any, waits: ScriptedWaits = DEFAULT_WAITS) -> None:
     async def go() -> None:
-        async for peer in _with_server(script):
+        async for peer in _with_server(script, waits):
             await body(peer)
     anyio.run(go)
 
@@ -324,8 +326,7 @@ def test_a_failed_task_answers_its_error_and_a_cancelled_one_says_so() -> None:
     _serve(BY_NAME["tasks-client-legacy-cancel"].script, cancelled)  # type: ignore[arg-type]
 
 
-def test_a_task_nobody_cancels_gives_up_so_a_blocked_tasks_result_ends(monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setattr(scripted_legacy, "GIVE_UP_S", 0.3)
+def test_a_task_nobody_cancels_gives_up_so_a_blocked_tasks_result_ends() -> None:
 
     async def body(peer: Peer) -> None:
         _, created = await peer.send("tools/call", {"name": "scripted_task", "arguments": {}, "task": {}})
@@ -335,7 +336,7 @@ def test_a_task_nobody_cancels_gives_up_so_a_blocked_tasks_result_ends(monkeypat
         assert result["error"]["code"] == -32603
         _, got = await peer.send("tasks/get", {"taskId": task_id})
         assert got["result"]["status"] == "failed"
-    _serve(BY_NAME["tasks-client-legacy-cancel"].script, body)  # type: ignore[arg-type]
+    _serve(BY_NAME["tasks-client-legacy-cancel"].script, body, ScriptedWaits(give_up_s=0.3))  # type: ignore[arg-type]
 
 
 def test_each_initialize_opens_a_session_and_a_task_belongs_to_the_one_that_created_it() -> None:
@@ -489,9 +490,7 @@ def test_an_elicitation_comes_on_the_tasks_result_stream_and_the_answer_lets_the
     _serve(BY_NAME["tasks-client-legacy-input"].script, body)  # type: ignore[arg-type]
 
 
-def test_no_elicitation_goes_to_a_client_that_declared_none_and_the_task_gives_up(
-        monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setattr(scripted_legacy, "GIVE_UP_S", 0.5)
+def test_no_elicitation_goes_to_a_client_that_declared_none_and_the_task_gives_up() -> None:
 
     async def body(peer: Peer) -> None:
         await peer.send("initialize", {"protocolVersion": "2025-11-25", "capabilities": {}})
@@ -499,7 +498,7 @@ def test_no_elicitation_goes_to_a_client_that_declared_none_and_the_task_gives_u
         with anyio.fail_after(5):
             resp, result = await peer.send("tasks/result", {"taskId": created["result"]["task"]["taskId"]})
         assert "elicitation/create" not in resp.text and result["error"]["code"] == -32603
-    _serve(BY_NAME["tasks-client-legacy-input"].script, body)  # type: ignore[arg-type]
+    _serve(BY_NAME["tasks-client-legacy-input"].script, body, ScriptedWaits(give_up_s=0.5))  # type: ignore[arg-type]
 
 
 def test_a_tasks_result_only_after_the_task_ended_is_no_answer_to_input_required() -> None:

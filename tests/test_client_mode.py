@@ -14,7 +14,7 @@ from typing import Any
 
 import anyio
 import pytest
-from scenario_sample import judged_over
+from client_fast import QUICK_WAITS, judged_over
 
 from tasks_conformance.client.checks import CLIENT_CHECKS
 from tasks_conformance.client.runner import ClientConfig, execute_client
@@ -51,7 +51,7 @@ def _owner(b: Any) -> str:
 
 
 def _run(command: tuple[str, ...], *scenarios: str, timeout_s: float = 20) -> Any:
-    config = ClientConfig(command=command, scenarios=scenarios, timeout_s=timeout_s, jobs=4)
+    config = ClientConfig(command=command, scenarios=scenarios, timeout_s=timeout_s, jobs=4, waits=QUICK_WAITS)
     return anyio.run(execute_client, config).result
 
 

@@ -21,7 +21,7 @@ from typing import Any
 
 import anyio
 import pytest
-from scenario_sample import judged_over
+from client_fast import QUICK_WAITS, judged_over
 
 from tasks_conformance.client.checks import CLIENT_CHECKS
 from tasks_conformance.client.runner import ClientConfig, execute_client
@@ -65,7 +65,7 @@ def _owner(name: str) -> str:
 def _run(command: tuple[str, ...], *scenarios: str, eras: tuple[Any, ...] = ("extension", "legacy"),
          timeout_s: float = 20) -> Any:
     config = ClientConfig(command=command, eras=eras, scenarios=scenarios, timeout_s=timeout_s, jobs=4,
-                          transport="stdio")
+                          transport="stdio", waits=QUICK_WAITS)
     return anyio.run(execute_client, config)
 
 

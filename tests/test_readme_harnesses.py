@@ -15,8 +15,8 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from client_fast import EVERY_SCENARIO_SAMPLE
 from conftest import ROOT
-from scenario_sample import EVERY_SCENARIO_SAMPLE
 from test_cli_inprocess import invoke
 
 NODE_MODULES = ROOT / "tests" / "interop" / "node_modules"

@@ -17,12 +17,14 @@ from typing import Any
 
 import anyio
 import pytest
+from client_fast import QUICK_WAITS
 
-from tasks_conformance.client import scripted, scripted_legacy
+from tasks_conformance.client import scripted_stdio
 from tasks_conformance.client.scenarios import BY_NAME, SCENARIOS, Scenario
 from tasks_conformance.client.scripted_http import serving
 from tasks_conformance.client.scripted_stdio import scripted_server
-from tasks_conformance.client.stdio_relay import relaying
+from tasks_conformance.client.scripted_waits import DEFAULT_WAITS, FLAGS, ScriptedWaits
+from tasks_conformance.client.stdio_relay import relaying, server_argv
 from tasks_conformance.core.wirelog import WireLog
 from tasks_conformance.server.checks import CATEGORIES, CHECKS
 from tasks_conformance.server.runner import Execution, execute
@@ -45,13 +47,13 @@ def _config(scenario: Scenario, **target: Any) -> Any:
 
 
 async def _over_http(scenario: Scenario) -> Execution:
-    app = scripted_server(scenario, WireLog())
+    app = scripted_server(scenario, WireLog(), QUICK_WAITS)
     async with serving(app) as url:
         return await execute(_config(scenario, url=url))
 
 
 async def _over_stdio(scenario: Scenario) -> Execution:
-    async with relaying(scenario, WireLog(), timeout_s=30) as relay:
+    async with relaying(scenario, WireLog(), timeout_s=30, waits=QUICK_WAITS) as relay:
         command, *args = relay.argv
         return await execute(_config(scenario, command=command, args=list(args)))
 
@@ -59,13 +61,6 @@ async def _over_stdio(scenario: Scenario) -> Execution:
 def _broken(execution: Execution, scenario: Scenario) -> list[tuple[str, str]]:
     exempt = EXEMPT.get(scenario.name, frozenset())
     return [(c.id, c.message) for c in execution.result.checks if c.bucket == "failed" and c.id not in exempt]
-
-
-@pytest.fixture(autouse=True)
-def _quick_give_up(monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setattr(scripted_legacy, "GIVE_UP_S", 1.0)
-    monkeypatch.setattr(scripted, "SLOW_ANSWER_S", 0.2)  # tasks-client-request-cancel's slow call
-    monkeypatch.setattr(scripted, "LISTEN_S", 0.5)  # tasks-client-subscription-ack's subscription
 
 
 @pytest.mark.parametrize("name", [s.name for s in SCENARIOS if "http" in s.transports])
@@ -111,3 +106,17 @@ def test_a_task_asks_for_input_only_of_a_client_that_declared_elicitation() -> N
 
     assert statuses({"elicitation": {}})[0] == ("input_required", True)
     assert statuses({}) == [("working", False), ("completed", False), ("completed", False)]
+
+
+def test_a_runs_waits_reach_the_scripted_stdio_servers_it_starts() -> None:
+    """The waits are a run's parameter (tests shorten them): over stdio the run starts each scripted
+    server with them on its command line, and one out of bounds is refused, not used."""
+    waits = ScriptedWaits(give_up_s=0.7, slow_answer_s=0.2, listen_s=0.9)
+    argv = server_argv(BY_NAME["tasks-client-legacy-cancel"], 1, "token-file", 5.0, waits)
+    assert argv[1:3] == ("-m", scripted_stdio.__name__)
+    assert scripted_stdio.waits_of(scripted_stdio.build_parser().parse_args(list(argv[3:]))) == waits
+    defaults = server_argv(BY_NAME["tasks-client-legacy-cancel"], 1, "token-file", 5.0)
+    assert not set(FLAGS.values()) & set(defaults)  # a user's run: the command line it always had
+    assert scripted_stdio.waits_of(scripted_stdio.build_parser().parse_args(list(defaults[3:]))) == DEFAULT_WAITS
+    with pytest.raises(ValueError, match="give_up_s must be in"):
+        ScriptedWaits(give_up_s=0)

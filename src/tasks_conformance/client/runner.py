@@ -22,6 +22,7 @@ from tasks_conformance.client.limits import reached
 from tasks_conformance.client.scenarios import BY_NAME, PROTOCOL_VERSION, SCENARIOS, Scenario, Transport
 from tasks_conformance.client.scripted_http import serving
 from tasks_conformance.client.scripted_stdio import scripted_server
+from tasks_conformance.client.scripted_waits import DEFAULT_WAITS, ScriptedWaits
 from tasks_conformance.client.stdio_relay import relaying
 from tasks_conformance.core.causes import Cause, CauseKind, setting
 from tasks_conformance.core.eras import Era
@@ -70,6 +71,8 @@ class ClientConfig:
     debug: bool = False  # --debug: an internal error in a check prints its traceback on stderr
     # The wire log's cap on kept frame bytes, for the whole run (tests lower it; README: "Limits").
     max_frame_bytes: int = MAX_FRAME_BYTES
+    # How long a scenario's scripted server waits for what a client may never do (tests shorten it).
+    waits: ScriptedWaits = DEFAULT_WAITS
 
     @property
     def transports(self) -> tuple[Transport, ...]:
@@ -113,7 +116,7 @@ async def run_one(scenario: Scenario, era: Era, config: ClientConfig, wire: Wire
     env = {**config.env, **harness_env(scenario.name, PROTOCOL_VERSION[era], scenario.context_for(era))}
     if transport == "stdio":
         return await _run_stdio(scenario, era, config, wire, env)
-    app = scripted_server(scenario, wire)
+    app = scripted_server(scenario, wire, config.waits)
     try:
         async with serving(app) as url:
             client = await run_client(config.command, url, env, config.timeout_s, cwd=config.cwd)
@@ -130,7 +133,7 @@ async def _run_stdio(scenario: Scenario, era: Era, config: ClientConfig, wire: W
     """The client spawns the scripted server (its command the last argument, and in
     MCP_CONFORMANCE_SERVER_COMMAND); the server reports its frames to the relay."""
     try:
-        async with relaying(scenario, wire, config.timeout_s) as relay:
+        async with relaying(scenario, wire, config.timeout_s, config.waits) as relay:
             client = await run_client(config.command, shlex.join(relay.argv), {**env, **relay.server_env()},
                                       config.timeout_s, cwd=config.cwd, settle=relay.settle, release=relay.stop)
     except OSError as exc:

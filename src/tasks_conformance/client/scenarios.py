@@ -51,7 +51,7 @@ class Script:
 
     # "task": tools/call gets a CreateTaskResult; "complete": a plain CallToolResult; "error": the
     # script's `error`, as the tools/call's own JSON-RPC error (no task); "slow": the plain
-    # CallToolResult, but only after a while (scripted.py SLOW_ANSWER_S), unless the call is cancelled.
+    # CallToolResult, but only after a while (scripted_waits.py slow_answer_s), unless the call is cancelled.
     answer: Literal["task", "complete", "error", "slow"] = "task"
     # The task's reads, in order; `create` is what the CreateTaskResult says.
     create: Snapshot = Snapshot("working")

@@ -12,7 +12,7 @@ the server's `serverInfo`. A task asks for input only of a client whose creating
 declared the `elicitation` capability; for any other it goes on without (policy P-08). Answers are
 plain JSON; the checks read the client's requests and these answers from the wire log. A slow
 call (tasks-client-request-cancel) is the exception: a stream that carries its plain result only
-after SLOW_ANSWER_S, or nothing once the client has cancelled it.
+after its waits' slow_answer_s, or nothing once the client has cancelled it.
 """
 
 from __future__ import annotations
@@ -26,6 +26,7 @@ from typing import Any
 from tasks_conformance.client.evidence import id_key, shown
 from tasks_conformance.client.scenarios import TOOL, Script, Snapshot
 from tasks_conformance.client.scripted_http import Answer, Fault, ScriptedHttp, now_iso, rpc_error, rpc_result
+from tasks_conformance.client.scripted_waits import DEFAULT_WAITS, ScriptedWaits
 from tasks_conformance.core.protocol import (
     ERR_HEADER_MISMATCH,
     ERR_INTERNAL,
@@ -53,10 +54,6 @@ VERSION = "2026-07-28"
 ODD_RESULT_TYPE = "deferred"  # a resultType no protocol value or negotiated extension defines
 MRTR_KEY = "mrtr-"  # the prefix of the keys of the InputRequiredResults before a task (mrtr-1, mrtr-2, …)
 PROMPT_TASK_PREFIX = "prompt-task-"  # the prefix of a task a prompts/get reply names
-# tasks-client-request-cancel: how long a slow tools/call runs before it answers, unless cancelled.
-SLOW_ANSWER_S = 3.0
-# tasks-client-subscription-ack: how long a subscriptions/listen stream stays open (then ends gracefully).
-LISTEN_S = 6.0
 MAX_SLOW_CALLS = 100  # slow calls in flight at once: a client that floods gets its answers at once
 SERVER_INFO: dict[str, Any] = {"name": "tasks-conformance scripted server", "version": "1"}
 MISSING_TASKS: dict[str, Any] = {"requiredCapabilities": {"extensions": {EXT_TASKS: {}}}}
@@ -149,8 +146,8 @@ def find_task(tasks: dict[str, Any], params: dict[str, Any], script: Script) -> 
 class ScriptedServer(ScriptedHttp):
     """The ASGI app: one scenario's script, every frame in `wire`."""
 
-    def __init__(self, script: Script, wire: WireLog) -> None:
-        super().__init__(wire)
+    def __init__(self, script: Script, wire: WireLog, waits: ScriptedWaits = DEFAULT_WAITS) -> None:
+        super().__init__(wire, waits)
         self.script = script
         self.tasks: dict[str, TaskState] = {}
         self.in_flight: dict[str, Any] = {}  # each slow tools/call's id (as JSON) -> anyio.Event set on its cancel
@@ -158,7 +155,7 @@ class ScriptedServer(ScriptedHttp):
     async def respond(self, message: Any, connection: int = 1) -> Answer:
         """The answer to one message; the 2026-07-28 wire is stateless, so whatever connection it
         came on, every request reads the same tasks (policy P-28). Where the script says the call
-        is slow, a tools/call is answered as a stream that carries nothing for SLOW_ANSWER_S, then
+        is slow, a tools/call is answered as a stream that carries nothing for slow_answer_s, then
         its plain result, unless notifications/cancelled names it first (over stdio; over HTTP the
         client cancels by closing the stream): then it ends unanswered."""
         if (isinstance(message, dict) and message.get("method") == "notifications/cancelled"
@@ -182,7 +179,7 @@ class ScriptedServer(ScriptedHttp):
 
     async def _listen(self, message: dict[str, Any]) -> AsyncIterator[dict[str, Any]]:
         """A subscriptions/listen stream: the acknowledgement, agreeing to none of the taskIds asked
-        for (a server honours what it chooses to), then nothing until LISTEN_S has passed, the client
+        for (a server honours what it chooses to), then nothing until listen_s has passed, the client
         cancelled it or closed it; then its graceful end, the listen result."""
         import anyio
 
@@ -193,7 +190,7 @@ class ScriptedServer(ScriptedHttp):
         try:
             yield {"jsonrpc": "2.0", "method": METHOD_ACKNOWLEDGED,
                    "params": {"notifications": {"taskIds": []}, "_meta": meta}}
-            with anyio.move_on_after(LISTEN_S):
+            with anyio.move_on_after(self.waits.listen_s):
                 await cancelled.wait()
             if cancelled.is_set():
                 return
@@ -207,7 +204,7 @@ class ScriptedServer(ScriptedHttp):
         key = id_key(message.get("id"))
         cancelled = self.in_flight.setdefault(key, anyio.Event())
         try:
-            with anyio.move_on_after(SLOW_ANSWER_S):
+            with anyio.move_on_after(self.waits.slow_answer_s):
                 await cancelled.wait()
             if cancelled.is_set():
                 return  # cancelled: no response (the receiver of a cancellation sends none)

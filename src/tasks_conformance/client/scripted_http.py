@@ -20,6 +20,7 @@ from typing import Any
 from urllib.parse import urlsplit
 
 from tasks_conformance.client.jsonrpc import parse, strict_error
+from tasks_conformance.client.scripted_waits import DEFAULT_WAITS, ScriptedWaits
 from tasks_conformance.core.scenario_record import Limit
 from tasks_conformance.core.wirelog import Frame, FrameFlag, HttpMeta, WireLog
 
@@ -76,8 +77,9 @@ class ScriptedHttp:
     """The ASGI app both eras' scripted servers are: POST /mcp (and GET /mcp where the era's server
     serves a stream there), every frame in `wire`."""
 
-    def __init__(self, wire: WireLog) -> None:
+    def __init__(self, wire: WireLog, waits: ScriptedWaits = DEFAULT_WAITS) -> None:
         self.wire = wire
+        self.waits = waits  # how long it waits for what the client may never do
         # What carries it: "http", or "stdio" where scripted_stdio.py serves it (a request is
         # cancelled by closing its stream over HTTP, by notifications/cancelled over stdio).
         self.transport = "http"

@@ -27,7 +27,7 @@ time: a second gets 409, as the official SDKs' servers answer), and the elicitat
 instead, once the session has one open; else GET is answered 405.
 
 Every wait is bounded: a task that would wait forever (for a cancel or an answer) fails on its own
-after GIVE_UP_S.
+after give_up_s.
 
 https://modelcontextprotocol.io/specification/2025-11-25/basic/utilities/tasks
 """
@@ -46,6 +46,7 @@ from tasks_conformance.client.evidence import shown
 from tasks_conformance.client.scenarios import LEGACY_TOOLS, LegacyScript, Snapshot
 from tasks_conformance.client.scripted import TaskState, find_task
 from tasks_conformance.client.scripted_http import Answer, Fault, ScriptedHttp, now_iso, rpc_error, rpc_result
+from tasks_conformance.client.scripted_waits import DEFAULT_WAITS, ScriptedWaits
 from tasks_conformance.core.protocol import (
     ERR_INTERNAL,
     ERR_INVALID_PARAMS,
@@ -60,7 +61,6 @@ from tasks_conformance.core.wires import DIALECTS, Wire
 from tasks_conformance.core.wires.base import TASK_CAPABLE
 
 LEGACY = DIALECTS[Wire.LEGACY]
-GIVE_UP_S = 6.0  # a task that would wait forever (for a cancel) fails after this long
 DEFAULT_STEP_S = 0.2  # how fast a blocked tasks/result sees a read go by without a pollInterval
 GAVE_UP: dict[str, Any] = {"code": ERR_INTERNAL, "message": "the scripted task waited for a cancel or an answer "
                                                             "that did not come, and gave up"}
@@ -74,7 +74,6 @@ HOSTED_TASK_ID = "tasks-conformance-no-such-task"
 HOSTED_REQUESTS: tuple[tuple[str, str, dict[str, Any]], ...] = (
     ("list", "tasks/list", {}), ("cancel", "tasks/cancel", {"taskId": HOSTED_TASK_ID}))
 HOSTED_ID_PREFIX = "hosted-"  # the ids of those requests: hosted-tasks/list, hosted-tasks/cancel
-LISTEN_S = 2 * GIVE_UP_S  # how long a GET stream stays open (the scenario's server goes sooner)
 LISTEN_BUFFER = 8  # messages a GET stream holds unsent (the scenario sends one)
 CANCELLED: dict[str, Any] = {"code": ERR_INTERNAL, "message": "the task was cancelled: it has no result"}
 
@@ -93,8 +92,8 @@ class LegacyTask(TaskState):
 class LegacyScriptedServer(ScriptedHttp):
     """The ASGI app: one 2025-11-25 scenario's script, every frame in `wire`."""
 
-    def __init__(self, script: LegacyScript, wire: WireLog) -> None:
-        super().__init__(wire)
+    def __init__(self, script: LegacyScript, wire: WireLog, waits: ScriptedWaits = DEFAULT_WAITS) -> None:
+        super().__init__(wire, waits)
         self.script = script
         self.tasks: dict[str, LegacyTask] = {}
         self.sessions: list[str] = []  # the Mcp-Session-Id of each HTTP session, by connection number - 1
@@ -202,9 +201,9 @@ class LegacyScriptedServer(ScriptedHttp):
         return body
 
     def read(self, state: LegacyTask) -> Snapshot:
-        """The task's next read; a task that would otherwise wait forever fails after GIVE_UP_S."""
+        """The task's next read; a task that would otherwise wait forever fails after give_up_s."""
         waits = self.script.until_cancelled or state.last.status == "input_required"
-        if waits and not state.ended and time.monotonic() - state.started > GIVE_UP_S:
+        if waits and not state.ended and time.monotonic() - state.started > self.waits.give_up_s:
             state.gave_up = state.ended = True
             state.last = Snapshot("failed", state.last.poll_interval_ms)
             return state.last
@@ -252,10 +251,11 @@ class LegacyScriptedServer(ScriptedHttp):
         return Answer(200, events=self._listening(connection, sender, receiver))
 
     async def _listening(self, connection: int, sender: Any, receiver: Any) -> AsyncIterator[dict[str, Any]]:
-        """The messages sent on a session's GET stream as they come, for at most LISTEN_S."""
+        """The messages sent on a session's GET stream as they come, for at most twice
+        give_up_s (the scenario's server goes sooner)."""
         import anyio
 
-        ends = time.monotonic() + LISTEN_S
+        ends = time.monotonic() + 2 * self.waits.give_up_s
         try:
             for _ in range(LISTEN_BUFFER):
                 message: dict[str, Any] | None = None
@@ -343,7 +343,7 @@ class LegacyScriptedServer(ScriptedHttp):
 
     async def _blocked(self, rid: Any, state: LegacyTask) -> AsyncIterator[dict[str, Any]]:
         """A tasks/result on a running task: the task's reads go by at their pollInterval until it
-        ends (bounded: GIVE_UP_S ends any task that would wait forever), then its payload."""
+        ends (bounded: give_up_s ends any task that would wait forever), then its payload."""
         import anyio
 
         while not state.ended:
@@ -379,7 +379,7 @@ class LegacyScriptedServer(ScriptedHttp):
 
     async def _asking_hosted(self, rid: Any, params: dict[str, Any], connection: int) -> AsyncIterator[dict[str, Any]]:
         """A tools/call's stream: each request the client declared it serves, answered (or given up
-        on after GIVE_UP_S) before the next, then the call's own answer."""
+        on after give_up_s) before the next, then the call's own answer."""
         started = time.monotonic()
         for method, request_params in self.hosted(connection):
             request_id = HOSTED_ID_PREFIX + method
@@ -390,10 +390,10 @@ class LegacyScriptedServer(ScriptedHttp):
                else rpc_result(rid, outcome))
 
     async def answer_to(self, request_id: str, since: float) -> bool:
-        """Wait (until GIVE_UP_S after `since`) for the client's response to one of our requests."""
+        """Wait (until give_up_s after `since`) for the client's response to one of our requests."""
         import anyio
 
-        with anyio.move_on_after(max(0.0, GIVE_UP_S - (time.monotonic() - since))):
+        with anyio.move_on_after(max(0.0, self.waits.give_up_s - (time.monotonic() - since))):
             while request_id not in self.answers:
                 self.answered = anyio.Event()
                 await self.answered.wait()

@@ -42,6 +42,7 @@ from tasks_conformance.client.scenarios import BY_NAME, LegacyScript, Scenario
 from tasks_conformance.client.scripted import ScriptedServer
 from tasks_conformance.client.scripted_http import Answer, ScriptedHttp
 from tasks_conformance.client.scripted_legacy import LegacyScriptedServer
+from tasks_conformance.client.scripted_waits import DEFAULT_WAITS, FLAGS, ScriptedWaits
 from tasks_conformance.core.scenario_record import Limit
 from tasks_conformance.core.wirelog import Frame, WireLog
 
@@ -54,11 +55,13 @@ DEFAULT_LIFETIME_S = 60.0
 CONNECT_TIMEOUT_S = 5.0
 
 
-def scripted_server(scenario: Scenario, wire: WireLog) -> ScriptedHttp:
+def scripted_server(scenario: Scenario, wire: WireLog, waits: ScriptedWaits = DEFAULT_WAITS) -> ScriptedHttp:
     """The scripted server that plays the scenario's script (each era's script its own type),
     whatever the transport: both HTTP and stdio runs build it here."""
     script = scenario.script
-    return LegacyScriptedServer(script, wire) if isinstance(script, LegacyScript) else ScriptedServer(script, wire)
+    if isinstance(script, LegacyScript):
+        return LegacyScriptedServer(script, wire, waits)
+    return ScriptedServer(script, wire, waits)
 
 
 class Reporter:
@@ -154,12 +157,25 @@ async def serve(app: ScriptedHttp, wire: WireLog, reached: Callable[[Limit], Non
         tg.cancel_scope.cancel()  # stdin ended: the client has gone, what is left is unanswerable
 
 
-def main(argv: list[str] | None = None) -> int:
+def build_parser() -> argparse.ArgumentParser:
+    """The flags the run starts this server with (stdio_relay.server_argv)."""
     parser = argparse.ArgumentParser(prog="scripted_stdio", description=__doc__.split("\n")[0])
     parser.add_argument("--report", required=True, metavar="HOST:PORT")
     parser.add_argument("--token-file", required=True, metavar="PATH")
     parser.add_argument("--scenario", required=True, choices=sorted(BY_NAME))
     parser.add_argument("--lifetime", type=float, default=DEFAULT_LIFETIME_S)
+    for name, flag in FLAGS.items():  # the run's waits (scripted_waits.py)
+        parser.add_argument(flag, dest=name, type=float, default=getattr(DEFAULT_WAITS, name))
+    return parser
+
+
+def waits_of(ns: argparse.Namespace) -> ScriptedWaits:
+    """The waits the flags name (ValueError for one out of bounds)."""
+    return ScriptedWaits(**{name: getattr(ns, name) for name in FLAGS})
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = build_parser()
     ns = parser.parse_args(argv)
     host, _, port = ns.report.rpartition(":")
     try:
@@ -187,7 +203,11 @@ def main(argv: list[str] | None = None) -> int:
     threading.Thread(target=_exit_after, args=(ns.lifetime,), daemon=True).start()
     import anyio
 
-    app = scripted_server(BY_NAME[ns.scenario], wire)
+    try:
+        waits = waits_of(ns)
+    except ValueError as exc:
+        parser.error(str(exc))
+    app = scripted_server(BY_NAME[ns.scenario], wire, waits)
     app.transport = CHANNEL
     with contextlib.suppress(KeyboardInterrupt):
         anyio.run(serve, app, wire, lambda limit: reporter.send({"limit": limit.value}))

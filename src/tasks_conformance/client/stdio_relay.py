@@ -34,6 +34,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from tasks_conformance.client.scenarios import Scenario
+from tasks_conformance.client.scripted_waits import DEFAULT_WAITS, ScriptedWaits
 from tasks_conformance.client.subreaper import descends_from, signal_descendant, start_time
 from tasks_conformance.core.scenario_record import Limit
 from tasks_conformance.core.wirelog import WireLog
@@ -147,9 +148,10 @@ def _running(pid: int) -> bool:
         return True  # no /proc: alive as far as can be told
 
 
-def server_argv(scenario: Scenario, port: int, token_file: str, lifetime_s: float) -> tuple[str, ...]:
+def server_argv(scenario: Scenario, port: int, token_file: str, lifetime_s: float,
+                waits: ScriptedWaits = DEFAULT_WAITS) -> tuple[str, ...]:
     return (sys.executable, "-m", MODULE, "--report", f"127.0.0.1:{port}", "--token-file", token_file,
-            "--scenario", scenario.name, "--lifetime", f"{lifetime_s:g}")
+            "--scenario", scenario.name, "--lifetime", f"{lifetime_s:g}", *waits.argv())
 
 
 def _token_file(token: str) -> tuple[str, str]:
@@ -163,7 +165,8 @@ def _token_file(token: str) -> tuple[str, str]:
 
 
 @contextlib.asynccontextmanager
-async def relaying(scenario: Scenario, wire: WireLog, timeout_s: float) -> AsyncIterator[Relay]:
+async def relaying(scenario: Scenario, wire: WireLog, timeout_s: float,
+                   waits: ScriptedWaits = DEFAULT_WAITS) -> AsyncIterator[Relay]:
     """Listen for the scenario's scripted servers for the block; yields the Relay whose `argv`
     starts one. On leaving, every server still running is stopped."""
     import anyio
@@ -178,7 +181,7 @@ async def relaying(scenario: Scenario, wire: WireLog, timeout_s: float) -> Async
         shutil.rmtree(directory, ignore_errors=True)
         raise
     port = listener.extra(SocketAttribute.local_port)
-    relay = Relay(server_argv(scenario, port, token_path, timeout_s + LIFETIME_MARGIN_S), token)
+    relay = Relay(server_argv(scenario, port, token_path, timeout_s + LIFETIME_MARGIN_S, waits), token)
 
     async def serve(stream: SocketStream) -> None:
         if len(relay.connections) >= MAX_CONNECTIONS:
