@@ -1,11 +1,13 @@
 """`--era both`: one run per era against one server, reported together (json under `eras`, a
 JUnit testsuite per era, a human and a markdown section per era), exit code the worse of the two;
-a server that speaks one era gets the other reported, not a crash."""
+a server that speaks one era gets the other reported, not a crash. `--era legacy|extension` is one
+of those runs alone: a single run's report, on that wire."""
 
 from __future__ import annotations
 
 import io
 import json
+import re
 import xml.etree.ElementTree as ET
 from pathlib import Path
 from typing import Any
@@ -16,8 +18,9 @@ import test_reporters
 import xmlschema
 from conftest import DEMO_INPUT, REFERENCE, cli, interrupt_once_started
 from referencing import Registry, Resource
-from test_cli_inprocess import usage_error
+from test_cli_inprocess import invoke, usage_error
 
+from tasks_conformance.core import eras
 from tasks_conformance.core.multirun_result import Combined, NamedRun, worst
 from tasks_conformance.core.result import CheckResult, Discovery, RunResult
 from tasks_conformance.reporters import schema_text
@@ -116,7 +119,11 @@ def test_a_baseline_applies_to_each_era_of_era_both(tmp_path: Path) -> None:
     (["--era", "both", "--protocol-version", "2025-11-25"],
      "--era both runs each protocol version in turn; leave out --protocol-version"),
     (["--era", "both", "--expect-wire", "legacy"], "--era both runs each wire in turn; leave out --expect-wire"),
-    (["--era", "sometimes"], "--era must be auto or both, got 'sometimes'"),
+    (["--era", "sometimes"], "--era must be auto, legacy, extension or both, got 'sometimes'"),
+    (["--era", "legacy", "--expect-wire", "extension"],
+     "--era legacy expects the legacy wire; --expect-wire extension names the other"),
+    (["--era", "extension", "--protocol-version", "2025-11-25"],
+     "--era extension runs 2026-07-28; --protocol-version 2025-11-25 names the other era"),
 ])
 def test_era_usage_errors(args: list[str], message: str) -> None:
     assert usage_error("--url", "http://127.0.0.1:9/mcp", *args) == message
@@ -213,3 +220,60 @@ def test_schema_multi_prints_the_shipped_schema() -> None:
 
     res = invoke("schema", "multi")
     assert res.code == 0 and json.loads(res.stdout)["$id"] == "urn:tasks-conformance:schema:multi:1"
+
+
+@pytest.mark.parametrize(("era", "version"), [("legacy", "2025-11-25"), ("extension", "2026-07-28")])
+def test_era_legacy_or_extension_is_one_run_on_that_wire(era: str, version: str) -> None:
+    proc = cli("--command", " ".join(REFERENCE), "--era", era, "--tool-name", "slow_compute", "--format", "json")
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    doc = json.loads(proc.stdout)
+    jsonschema.Draft202012Validator(json.loads(schema_text("json"))).validate(doc)  # a single run's report
+    assert "eras" not in doc and doc["outcome"] == "passed"
+    assert (doc["discovery"]["wire"], doc["discovery"]["protocolVersion"]) == (era, version)
+
+
+def test_era_extension_on_a_legacy_only_server_fails_naming_the_era_flag() -> None:
+    proc = cli("--command", " ".join([*REFERENCE, "--era", "legacy"]), "--era", "extension", "--format", "json",
+               "--check-id", "tasks-wire-resolvable")
+    assert proc.returncode == 1, proc.stdout + proc.stderr
+    (check,) = json.loads(proc.stdout)["checks"]
+    assert check["status"] == "failed" and "--era extension" in check["message"], check["message"]
+    assert "speaks the legacy wire (protocol 2025-11-25)" in check["message"]
+
+
+def test_a_config_file_and_a_suite_target_pin_an_era_as_the_flag_does(tmp_path: Path) -> None:
+    from tasks_conformance.entry.api import build_config
+
+    config = tmp_path / "tasks-conformance.toml"
+    config.write_text('era = "legacy"\n', encoding="utf-8")
+    assert build_config(command=REFERENCE, config=str(config)).expect_wire == "legacy"  # from Python too
+    proc = cli("--command", " ".join(REFERENCE), "--config", str(config), "--tool-name", "slow_compute",
+               "--format", "json")
+    assert proc.returncode == 0 and json.loads(proc.stdout)["discovery"]["wire"] == "legacy", proc.stdout + proc.stderr
+    suite = tmp_path / "suite.toml"
+    suite.write_text(f'[[targets]]\nname = "ref"\ncommand = {json.dumps(" ".join(REFERENCE))}\nera = "legacy"\n'
+                     'tool-name = "slow_compute"\n', encoding="utf-8")
+    proc = cli("suite", str(suite), "--format", "json")
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    (target,) = json.loads(proc.stdout)["targets"]
+    assert (target["label"], target["era"], target["result"]["discovery"]["wire"]) == ("ref", None, "legacy")
+
+
+def test_every_commands_era_takes_the_words_of_the_readme_table() -> None:
+    """`--era` means one thing: each command's flag takes exactly the words its row of the README's
+    table names, all of them era words (core/eras.py), its default first."""
+    readme = (Path(__file__).resolve().parent.parent / "README.md").read_text(encoding="utf-8")
+    table = readme[readme.index("| command | `--era` | default |"):].split("\n\n", 1)[0]
+    rows = [line.split(" | ") for line in table.splitlines()[2:]]
+    assert len(rows) == 4, rows
+    commands = {"`tasks-conformance`": [], "`client`": ["client"], "`call`": ["call"],
+                "`serve-reference`": ["serve-reference"]}
+    for command, words, default in rows:
+        args = commands[command.removeprefix("| ").split(" ")[0].rstrip(",")]
+        help_text = invoke(*args, "--help").stdout
+        taken = re.search(r"--era ([a-z|]+)", help_text)
+        assert taken, (args, help_text)
+        flag_words = taken.group(1).split("|")
+        assert set(flag_words) == set(re.findall(r"`([a-z]+)`", words)), (command, flag_words, words)
+        assert set(flag_words) <= {eras.AUTO, eras.BOTH, *eras.ERAS}
+        assert flag_words[0] == default.strip(" |`"), (command, flag_words)

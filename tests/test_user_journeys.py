@@ -172,7 +172,7 @@ def test_a_bad_era_in_the_config_file_is_a_usage_error(tmp_path: Path) -> None:
     proc = cli_in(tmp_path)
     assert (proc.returncode, proc.stdout) == (2, "")
     assert proc.stderr == ("tasks-conformance: error: tasks-conformance.toml: "
-                           "era must be 'auto' or 'both', got 'sometimes'\n")
+                           "era must be 'auto', 'legacy', 'extension' or 'both', got 'sometimes'\n")
     (tmp_path / "tasks-conformance.toml").write_text('url = "http://127.0.0.1:9/mcp"\neras = "both"\n')
     assert cli_in(tmp_path).stderr.endswith("unknown key 'eras'; did you mean era?\n")
 

@@ -31,7 +31,7 @@ import os
 import shlex
 from collections.abc import Callable, Coroutine, Mapping
 from dataclasses import dataclass, fields, replace
-from typing import TYPE_CHECKING, Any, ParamSpec, TypeVar, Unpack
+from typing import TYPE_CHECKING, Any, ParamSpec, TypeVar, Unpack, cast
 
 from tasks_conformance.settings import API, CLIENT, SERVER, SETTINGS, SUBJECTS, JsonSetting, RunSettings
 
@@ -196,7 +196,7 @@ def _with_config_file(options: RunOptions, build: Callable[[RunOptions], T], sub
     defaults = RunOptions()
     given = {f.name for f in fields(RunOptions) if getattr(options, f.name) != getattr(defaults, f.name)}
     resolved = resolve(options, given, discover=False, subject=subject)
-    if resolved.era != "auto":
+    if resolved.era == "both":
         from tasks_conformance.core.errors import UsageError
 
         # One call is one run; --era both's two runs and combined report are the command line's.
@@ -206,6 +206,10 @@ def _with_config_file(options: RunOptions, build: Callable[[RunOptions], T], sub
     from tasks_conformance.settings.config_file import from_where
 
     try:
+        if resolved.era != "auto" and subject == SERVER:  # legacy or extension: the one run pinned
+            from tasks_conformance.entry.multirun import pin_era
+
+            return cast(T, pin_era(cast("RunConfig", build(resolved.options)), resolved.era))
         return build(resolved.options)
     except UsageError as exc:
         raise from_where(exc, resolved) from None

@@ -21,10 +21,11 @@ from typing import Annotated, Any
 
 import typer
 
+from tasks_conformance.core.eras import CALL_ERAS
 from tasks_conformance.core.errors import UsageError
 from tasks_conformance.core.result import EXIT_INTERRUPTED, EXIT_USAGE
 
-ERAS = ("extension", "legacy")
+ERAS = CALL_ERAS
 
 
 def call_command(

@@ -24,6 +24,7 @@ import typer
 from typer.core import TyperArgument, TyperCommand, TyperGroup
 
 from tasks_conformance import __version__
+from tasks_conformance.core.eras import SERVE_ERAS
 from tasks_conformance.core.errors import UsageError
 from tasks_conformance.core.result import EXIT_CODES, EXIT_INTERRUPTED, EXIT_USAGE
 from tasks_conformance.entry.call_cli import call_command
@@ -134,7 +135,7 @@ def _run_options(options: RunOptions, era: str = "auto", resolved: Any = None) -
             from tasks_conformance.entry.multirun import era_plan, run_combined
 
             planned = era_plan(config, era)  # --era both: one run per era, reported together
-            code = _run(config) if len(planned) == 1 else run_combined(config, planned, "eras")
+            code = _run(planned[0].config) if len(planned) == 1 else run_combined(config, planned, "eras")
     raise typer.Exit(code)
 
 
@@ -243,7 +244,7 @@ def serve_reference_command(
     task_duration_ms: Annotated[int, typer.Option("--task-duration-ms", metavar="MS", help="Default run time of the task-capable tools")] = 150,
     poll_interval_ms: Annotated[int, typer.Option("--poll-interval-ms", metavar="MS", help="pollIntervalMs / pollInterval announced on tasks")] = 100,
     ttl_ms: Annotated[int, typer.Option("--ttl-ms", metavar="MS", help="Task time-to-live in ms")] = 60_000,
-    era: Annotated[str, typer.Option("--era", metavar="both|legacy|extension", help="Which protocol eras to serve: both, 2025-11-25 only (legacy) or 2026-07-28 only (extension)")] = "both",
+    era: Annotated[str, typer.Option("--era", metavar="|".join(SERVE_ERAS), help="Which protocol eras to serve: both, 2025-11-25 only (legacy) or 2026-07-28 only (extension)")] = "both",
     bearer_tokens: Annotated[list[str] | None, typer.Option("--bearer-token", metavar="TOKEN", help="HTTP: accept this bearer token (repeatable); with any, requests need one and each token sees only its own tasks")] = None,
     no_tcp_nodelay: Annotated[bool, typer.Option("--no-tcp-nodelay", help="HTTP: keep Nagle's algorithm on, as Python's http.server family does; a response's head and body go out in two writes, so a client that delays its ACKs waits about 40 ms for each body")] = False,
     task_store: Annotated[str | None, typer.Option("--task-store", metavar="FILE", help="Keep every confirmed task state in this journal (JSON lines, fsync'd) and replay it at start, so tasks survive a restart (default: $TASKS_CONFORMANCE_TASK_STORE; none: tasks live in memory)")] = None,

@@ -16,6 +16,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING, Any, TextIO
 
+from tasks_conformance.core.eras import SERVER_RUN_ERAS
 from tasks_conformance.core.errors import UsageError
 
 # The combined result is plain data below this module and the reporters (reporters/combined.py reads it).
@@ -31,7 +32,7 @@ if TYPE_CHECKING:
     from tasks_conformance.reporters.progress import RunProgress
     from tasks_conformance.settings.client_config import ClientRunConfig
 
-ERA_CHOICES = ("auto", "both")
+ERA_CHOICES = SERVER_RUN_ERAS
 
 # `--era both`: each era's run is the single run with `--expect-wire` naming that era's wire, so
 # the session pins the era, and a server without it gets the same explained verdict as there.
@@ -50,18 +51,33 @@ class Planned:
 
 
 def era_plan(config: RunConfig, era: str) -> list[Planned]:
-    """`--era auto` is the one negotiated run; `--era both` one run per era, each pinned by
-    naming that era's wire. Pinning flags of their own contradict `both`: a usage error."""
+    """`--era auto` is the one negotiated run; `--era legacy|extension` one run pinned by naming
+    that wire (as --expect-wire does); `--era both` one run per era, each pinned so. Pinning flags
+    of their own that name another era contradict it: a usage error."""
     if era not in ERA_CHOICES:
-        raise UsageError(f"--era must be {' or '.join(ERA_CHOICES)}, got {era!r}")
+        raise UsageError(f"--era must be {', '.join(ERA_CHOICES[:-1])} or {ERA_CHOICES[-1]}, got {era!r}")
     if era == "auto":
         return [Planned("", config)]
+    if era != "both":
+        return [Planned("", pin_era(config, era))]
     if config.protocol_version is not None:
         raise UsageError("--era both runs each protocol version in turn; leave out --protocol-version")
     if config.expect_wire != "any":
         raise UsageError("--era both runs each wire in turn; leave out --expect-wire")
     return [Planned(version, replace(config, expect_wire=wire), era=version)  # type: ignore[arg-type]
             for version, wire in ERA_WIRES]
+
+
+def pin_era(config: RunConfig, era: str) -> RunConfig:
+    """The run on `era`'s wire only (`--era legacy|extension`): its --expect-wire; a
+    --protocol-version or --expect-wire of the other era is a usage error."""
+    version = dict((wire, v) for v, wire in ERA_WIRES)[era]
+    if config.protocol_version is not None and config.protocol_version != version:
+        raise UsageError(f"--era {era} runs {version}; --protocol-version {config.protocol_version} "
+                         "names the other era")
+    if config.expect_wire not in ("any", era):
+        raise UsageError(f"--era {era} expects the {era} wire; --expect-wire {config.expect_wire} names the other")
+    return replace(config, expect_wire=era)  # type: ignore[arg-type]  # one of ERA_WIRES' wires
 
 
 Say = Callable[[int, str], None]

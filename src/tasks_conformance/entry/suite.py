@@ -53,6 +53,7 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
+from tasks_conformance.core.eras import SERVER_RUN_ERAS
 from tasks_conformance.core.errors import UsageError
 from tasks_conformance.entry.multirun import Planned, era_plan
 from tasks_conformance.settings import (
@@ -252,14 +253,14 @@ def _plan(label: str, name: str, table: Mapping[str, Any], keys: Mapping[str, _K
         return [Planned(name, client.output, target=name, client=client)]
     era = table.get(ERA.key, ERA.default)
     if not isinstance(era, str):
-        raise UsageError(f"{label}: era must be auto or both")
+        raise UsageError(f"{label}: era must be {', '.join(SERVER_RUN_ERAS[:-1])} or {SERVER_RUN_ERAS[-1]}")
     try:
         config: RunConfig = build_run_config(_options(settings), catalog())
         runs = era_plan(config, era)
     except UsageError as exc:
         raise UsageError(f"{label}: {exc}") from None
-    if len(runs) == 1:
-        return [Planned(name, config, target=name)]
+    if len(runs) == 1:  # auto, or one era pinned
+        return [replace(runs[0], name=name, target=name)]
     return [replace(p, name=f"{name} ({p.era})", target=name) for p in runs]
 
 

@@ -29,6 +29,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field, fields
 from typing import TYPE_CHECKING, Any, Final, NamedTuple, TypedDict, TypeVar
 
+from tasks_conformance.core.eras import CLIENT_RUN_ERAS, SERVER_RUN_ERAS
 from tasks_conformance.core.profiles import DEFAULT_PROFILE
 
 T = TypeVar("T")
@@ -79,7 +80,7 @@ SERVER_ONLY: Final = frozenset({SERVER})
 CLIENT_ONLY: Final = frozenset({CLIENT})
 BOTH: Final = frozenset(SUBJECTS)
 
-CLIENT_ERAS: Final = ("extension", "legacy", "both")
+CLIENT_ERAS: Final = CLIENT_RUN_ERAS
 
 # Help panels.
 CONN, CHECKS, REPORT, BASELINE = "Connection", "Checks", "Reports", "Config and baseline"
@@ -255,8 +256,8 @@ class RunOptions:
                  "Scenarios run at once (0, the default: the CPU count, at least 4: a scenario mostly waits on its task)", subjects=CLIENT_ONLY)
 
 
-ERAS: Final = ("auto", "both")
-ERA = Setting("era", "auto", "--era", "|".join(ERAS), TEXT, CONN, "auto (default): negotiate one era | both: run the suite once on 2025-11-25 and once on 2026-07-28 and report both (exit code: the worse)",
+ERAS: Final = SERVER_RUN_ERAS
+ERA = Setting("era", "auto", "--era", "|".join(ERAS), TEXT, CONN, "auto (default): negotiate one era | legacy, extension: one run on that wire (2025-11-25 or 2026-07-28; as --expect-wire) | both: run the suite once on each and report both (exit code: the worse)",
               applies=frozenset({RUN, DEMO, FILE, TARGET}))
 """A server's --era is no RunOptions field: it chooses how many runs are made (multirun.py), not
 how one runs. A client's (the `era` field) is: one client run plays every era it names."""

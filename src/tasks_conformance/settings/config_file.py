@@ -264,7 +264,8 @@ def load(path: str) -> ConfigFile:
     era = table.get(ERA.key)
     if era is not None and era not in ERAS:
         got = repr(era[:40]) if isinstance(era, str) else _toml_type(era)
-        raise UsageError(f"{shown}: {ERA.key} must be {' or '.join(repr(e) for e in ERAS)}, got {got}")
+        words = f"{', '.join(repr(e) for e in ERAS[:-1])} or {ERAS[-1]!r}"
+        raise UsageError(f"{shown}: {ERA.key} must be {words}, got {got}")
     client = table.get(CLIENT_TABLE)
     if client is not None and not isinstance(client, dict):
         raise UsageError(f"{shown}: {CLIENT_TABLE} must be a table ([{CLIENT_TABLE}]) of the client's settings")

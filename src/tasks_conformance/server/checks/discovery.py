@@ -67,10 +67,9 @@ def no_wire(ev: Evidence) -> Verdict:
         # --expect-wire asked for an era the server does not speak; it speaks the other one.
         asked = dialect_for(Wire(ev.expect_wire))
         return failed(
-            f"--expect-wire {ev.expect_wire} asked for the {asked.label if asked else ev.expect_wire} wire, but the "
-            f"server speaks the {d.other_wire} wire (protocol {d.other_protocol_version}); drop --expect-wire or point "
-            f"it at "
-            f"{d.other_wire}",
+            f"--expect-wire {ev.expect_wire} (or --era {ev.expect_wire}) asked for the "
+            f"{asked.label if asked else ev.expect_wire} wire, but the server speaks the {d.other_wire} wire "
+            f"(protocol {d.other_protocol_version}); drop it or point it at {d.other_wire}",
             broken=tuple(WIRE_RESOLVABLE.requirement_ids(ev.wire)),
             evidence=seqs, details={**details, "expected": ev.expect_wire, "actual": d.other_wire.value},
         )

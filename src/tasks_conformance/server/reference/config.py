@@ -7,7 +7,7 @@ import os
 from dataclasses import dataclass
 from typing import Literal, cast
 
-from tasks_conformance.core.eras import BOTH, ERAS, EraOrBoth
+from tasks_conformance.core.eras import SERVE_ERAS, EraOrBoth
 
 # The environment variable that stands in for --task-store when the flag is not given.
 TASK_STORE_ENV = "TASKS_CONFORMANCE_TASK_STORE"
@@ -103,7 +103,7 @@ def build_parser(prog: str = "python -m tasks_conformance.server.reference") -> 
     p.add_argument("--ttl-ms", type=_non_negative_int, default=60_000, help="task time-to-live in ms (default 60000)")
     p.add_argument(
         "--era",
-        choices=(BOTH, *ERAS),
+        choices=SERVE_ERAS,
         default="both",
         help="which protocol eras to serve (default both)",
     )
