@@ -162,12 +162,21 @@ def pytest_runtest_logreport(report: pytest.TestReport) -> None:
     _TIMES.add(report.nodeid, report.duration, cpu)
 
 
+def _run_kind(config: pytest.Config) -> str:
+    """"full" or "fast" for a run of the whole suite (the README's figures come from those only),
+    "partial" where paths, -k, -m or --deselect chose the tests."""
+    whole = [Path(a).resolve() for a in config.args] in ([ROOT / "tests"], [ROOT])
+    if not whole or config.option.keyword or config.option.markexpr or config.option.deselect:
+        return "partial"
+    return "full" if config.getoption("--full") else "fast"
+
+
 def pytest_terminal_summary(terminalreporter: Any, config: pytest.Config) -> None:
     """The suite's time by file and its slowest tests: written after every run (not on a worker),
     printed after a --full or CI run (issue 32: budgets anyone can see)."""
     if os.environ.get("PYTEST_XDIST_WORKER") or not _TIMES.by_test:
         return
-    path = _TIMES.write(ROOT, time.monotonic() - _STARTED)
+    path = _TIMES.write(ROOT, time.monotonic() - _STARTED, _run_kind(config))
     if config.getoption("--full") or os.environ.get("CI"):
         for line in times_lines(_TIMES.document(time.monotonic() - _STARTED)):
             terminalreporter.write_line(line)

@@ -1,11 +1,27 @@
-"""The suite's time report (tests/suite_times.py): by file, the slowest tests, written and read back."""
+"""The suite's time report (tests/suite_times.py): by file, the slowest tests, written and read back;
+the README's figures are the recorded ones."""
 
 from __future__ import annotations
 
+import importlib.util
 import json
 from pathlib import Path
+from types import ModuleType
 
-from suite_times import TIMES_FILE, SuiteTimes, lines
+import pytest
+from suite_times import (
+    README_END,
+    README_START,
+    RECORDED_FILE,
+    RUN_KINDS,
+    TIMES_FILE,
+    SuiteTimes,
+    lines,
+    readme_block,
+    with_readme_block,
+)
+
+ROOT = Path(__file__).resolve().parent.parent
 
 
 def test_times_add_up_by_file_and_the_slowest_come_first(tmp_path: Path) -> None:
@@ -40,3 +56,43 @@ def test_a_times_file_without_cpu_still_prints() -> None:
     text = lines(doc)
     assert text[0] == "suite time: 1.0 s wall, 1 tests, 1.0 s of test time"
     assert any(line.split() == ["1.0", "tests/a.py"] for line in text)
+
+
+def test_the_readme_gives_the_recorded_figures() -> None:
+    """The set-up section's figures are generated from docs/suite-times.json, which
+    `python benchmarks/suite_time.py --record` writes from a whole run's times file."""
+    recorded = json.loads((ROOT / RECORDED_FILE).read_text(encoding="utf-8"))
+    assert set(recorded) == set(RUN_KINDS)
+    readme = (ROOT / "README.md").read_text(encoding="utf-8")
+    assert readme.count(README_START) == 1
+    assert with_readme_block(readme, recorded) == readme, "run python benchmarks/suite_time.py --record"
+    block = readme_block(recorded)
+    assert f"{recorded['full']['tests']} tests in {recorded['full']['wallSeconds']:.0f} s" in block
+    assert f"{recorded['fast']['tests']} tests in {recorded['fast']['wallSeconds']:.0f} s" in block
+
+
+def test_record_keeps_a_whole_run_and_rewrites_the_readme_but_refuses_a_partial_one(tmp_path: Path) -> None:
+    bench = _bench()
+    recorded_file, readme = tmp_path / "suite-times.json", tmp_path / "README.md"
+    recorded_file.write_text((ROOT / RECORDED_FILE).read_text(encoding="utf-8"), encoding="utf-8")
+    readme.write_text(f"before\n{README_START}\nold\n{README_END}\nafter\n", encoding="utf-8")
+    times = SuiteTimes()
+    times.add("tests/a.py::t", 2.0, 1.5)
+    fast = times.write(tmp_path / "fast", 123.4, "fast")
+    assert "fast run (1 tests in 123.4 s)" in bench.record(fast, recorded_file, readme)
+    kept = json.loads(recorded_file.read_text(encoding="utf-8"))["fast"]
+    assert (kept["tests"], kept["wallSeconds"], kept["cpuSeconds"]) == (1, 123.4, 1.5)
+    text = readme.read_text(encoding="utf-8")
+    assert text.startswith("before\n") and text.endswith("\nafter\n") and "1 tests in 123 s" in text
+    partial = times.write(tmp_path / "partial", 1.0)
+    with pytest.raises(ValueError, match="a 'partial' run"):
+        bench.record(partial, recorded_file, readme)
+    assert readme.read_text(encoding="utf-8") == text
+
+
+def _bench() -> ModuleType:
+    spec = importlib.util.spec_from_file_location("suite_time_bench", ROOT / "benchmarks" / "suite_time.py")
+    assert spec is not None and spec.loader is not None
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
