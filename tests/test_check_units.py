@@ -107,16 +107,33 @@ def test_every_check_cites_known_requirements_and_the_registry_validates() -> No
 
 
 def test_registry_validation_names_unknown_requirements_probes_and_needs() -> None:
-    bad = CheckSpec("t-bad", "lifecycle", "t", "d", probes=("poll", "nope"), judges={}, needs="terminal")
+    bad = CheckSpec("t-bad", "made_up_area", "lifecycle", "t", "d", probes=("poll", "nope"), judges={},
+                    needs="terminal")
     bad.judge(Wire.EXTENSION, requires=("S-EXT-MUST-99",))(lambda ev: passed("x"))
     problems = validate({"t-bad": bad}, {"poll", "declared-call"}, set(load()))
     assert any("unknown probe 'nope'" in p for p in problems)
     assert any("unknown requirement 'S-EXT-MUST-99'" in p for p in problems)
     assert any("does not declare probe 'declared-call'" in p for p in problems)
+    assert any("unknown area 'made_up_area'" in p for p in problems)
+
+
+def test_a_checks_area_is_what_it_declares_not_where_its_code_is() -> None:
+    """The area is the check's own field: a judge defined in this module (or moved to any other)
+    leaves the check in the area it names, so no JUnit classname or report section moves with it."""
+    spec = CheckSpec("t-moved", "cancel", "lifecycle", "t", "d", probes=(), judges={})
+    spec.judge(Wire.EXTENSION, requires=("S-EXT-MUST-16",))(lambda ev: passed("x"))
+    assert spec.area == "cancel" and __name__ not in spec.area
+    from tasks_conformance.client.checks import CLIENT_CHECKS
+    from tasks_conformance.client.checks.registry import client_check
+
+    with pytest.raises(ValueError, match="unknown area 'nowhere'"):
+        client_check(id="t-client-nowhere", area="nowhere", title="t", description="d", requirements=())(
+            lambda runs: passed("x"))
+    assert "t-client-nowhere" not in CLIENT_CHECKS
 
 
 def test_registry_validation_refuses_permits_that_are_unknown_or_not_a_may() -> None:
-    spec = CheckSpec("t-permits", "lifecycle", "t", "d", probes=(), judges={},
+    spec = CheckSpec("t-permits", "cancel", "lifecycle", "t", "d", probes=(), judges={},
                      permits=("S-EXT-MAY-07", "S-EXT-MAY-99", "S-EXT-MUST-08"))
     spec.judge(Wire.EXTENSION, requires=("S-EXT-MUST-16",))(lambda ev: passed("x"))
     registry = load()
@@ -131,7 +148,7 @@ def test_registry_validation_refuses_permits_that_are_unknown_or_not_a_may() -> 
 
 def test_registering_a_check_id_twice_is_refused() -> None:
     with pytest.raises(ValueError, match="registered twice"):
-        check(id="tasks-wire-resolvable", category="dispatch", title="t", description="d")
+        check(id="tasks-wire-resolvable", area="discovery", category="dispatch", title="t", description="d")
 
 
 def test_a_check_reading_a_probe_it_did_not_declare_is_our_bug() -> None:
@@ -139,7 +156,7 @@ def test_a_check_reading_a_probe_it_did_not_declare_is_our_bug() -> None:
     b.call(DeclaredCall, {"result": {"resultType": "complete", "content": []}})
     with pytest.raises(UndeclaredProbe):
         b.ev.restricted_to(("undeclared-call",)).get(DeclaredCall)
-    spec = CheckSpec("t-sneaky", "lifecycle", "t", "d", probes=("undeclared-call",), judges={})
+    spec = CheckSpec("t-sneaky", "cancel", "lifecycle", "t", "d", probes=("undeclared-call",), judges={})
     spec.judge(Wire.EXTENSION, requires=("S-EXT-MUST-01",))(lambda ev: passed(str(ev.get(Poll).ran)))
     v = judge(spec, b.ev, interrupted=False)
     assert v.skip_reason == "could-not-run" and "UndeclaredProbe" in v.message
@@ -235,7 +252,7 @@ def test_a_crashing_check_is_reported_as_our_bug() -> None:
     def boom(ev: Evidence) -> Verdict:
         raise KeyError("x")
 
-    spec = CheckSpec("t-boom", "lifecycle", "t", "d", probes=(), judges={})
+    spec = CheckSpec("t-boom", "cancel", "lifecycle", "t", "d", probes=(), judges={})
     spec.judge(Wire.EXTENSION, requires=("S-EXT-MUST-01",))(boom)
     v = judge(spec, Builder().ev, interrupted=False)
     assert v.skip_reason == "could-not-run" and "tasks-conformance bug" in v.message

@@ -182,9 +182,10 @@ def test_list_checks_as_json_is_the_registry(order: tuple[str, ...]) -> None:
     specs = ordered_checks()
     assert [c["id"] for c in doc["checks"]] == [s.id for s in specs]
     for got, spec in zip(doc["checks"], specs, strict=True):
-        assert set(got) == {"id", "category", "title", "description", "wires", "requirements", "probes",
+        assert set(got) == {"id", "area", "category", "title", "description", "wires", "requirements", "probes",
                             "transports", "needs", "role"}
-        assert (got["category"], got["title"], got["description"]) == (spec.category, spec.title, spec.description)
+        assert (got["area"], got["category"], got["title"], got["description"]) == (
+            spec.area, spec.category, spec.title, spec.description)
         assert got["wires"] == sorted(spec.wires) and got["probes"] == list(spec.probes)
         assert got["requirements"] == {w: list(ids) for w, ids in spec.requirements.items()}
         assert got["transports"] == (sorted(spec.transports) if spec.transports is not None else None)

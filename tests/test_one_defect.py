@@ -59,7 +59,7 @@ def test_every_rule_has_exactly_one_owner() -> None:
 
 def test_a_shared_rule_without_exactly_one_owner_is_a_registry_problem() -> None:
     def spec(cid: str, owns: tuple[str, ...] = ()) -> CheckSpec:
-        return CheckSpec(id=cid, category="c", title="t", description="d", probes=(),
+        return CheckSpec(id=cid, area="base", category="c", title="t", description="d", probes=(),
                          judges={Wire.LEGACY: Judge(lambda _ev: failed("x"), ("S-LEG-MUST-02",))}, owns=owns)
 
     rules = {"S-LEG-MUST-02", "S-LEG-MUST-03"}

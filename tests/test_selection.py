@@ -1,6 +1,8 @@
-"""Selecting checks runs only the probes they need; unknown ids and categories are usage errors."""
+"""Selecting checks runs only the probes they need; unknown ids, categories and areas are usage errors."""
 
 from __future__ import annotations
+
+import json
 
 from conftest import REFERENCE, cli, run, stdio
 
@@ -28,6 +30,27 @@ def test_category_selects_its_checks_and_check_id_wins() -> None:
     assert "tasks/get" not in _methods(ex)  # no polling for creation checks
     ex = run(**stdio(REFERENCE), categories=["creation"], check_ids=["tasks-ttl-shape"], tool_name="slow_compute")
     assert [c.id for c in ex.result.checks] == ["tasks-ttl-shape"]
+
+
+def test_area_selects_its_checks_by_name_or_prefix_and_narrows_a_category() -> None:
+    from tasks_conformance.server.checks import CHECKS
+
+    ex = run(**stdio(REFERENCE), areas=["cancel"], tool_name="slow_compute")
+    assert {c.id for c in ex.result.checks} == {c.id for c in CHECKS.values() if c.area == "cancel"}
+    assert {c.area for c in ex.result.checks} == {"cancel"}
+    prefixed = run(**stdio(REFERENCE), areas=["input"], tool_name="confirm_action").result.checks
+    assert {c.area for c in prefixed} == {"input", "input_requests"}
+    both = run(**stdio(REFERENCE), areas=["cancel", "status"], categories=["lifecycle"], tool_name="slow_compute")
+    assert {c.id for c in both.result.checks} == {c.id for c in CHECKS.values()
+                                                   if c.area in ("cancel", "status") and c.category == "lifecycle"}
+
+
+def test_an_area_that_names_none_is_a_usage_error_listing_them() -> None:
+    proc = cli("--command", "true", "--area", "nowhere")
+    assert proc.returncode == 2 and "Traceback" not in proc.stderr
+    assert "--area nowhere names no spec area; the areas: liveness, discovery" in proc.stderr, proc.stderr
+    listed = cli("--list-checks", "--format", "json")
+    assert {c["id"]: c["area"] for c in json.loads(listed.stdout)["checks"]}["tasks-cancel-ack-shape"] == "cancel"
 
 
 def test_unknown_check_id_and_category_exit_2_listing_valid_ones() -> None:

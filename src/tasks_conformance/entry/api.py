@@ -225,7 +225,8 @@ def build_config(**settings: Any) -> RunConfig:
     if _subject(settings) != SERVER:
         raise ConfigError("build_config checks a server run's settings; use build_client_config for subject='client'")
     try:
-        catalog = Catalog(tuple(c.id for c in ordered_checks()), CATEGORIES)
+        checks = ordered_checks()
+        catalog = Catalog(tuple(c.id for c in checks), CATEGORIES, tuple(dict.fromkeys(c.area for c in checks)))
         return _with_config_file(_options(settings), lambda options: build_run_config(options, catalog))
     except UsageError as exc:
         raise ConfigError(str(exc)) from None

@@ -127,7 +127,7 @@ def _run_options(options: RunOptions, era: str = "auto", resolved: Any = None) -
     with _usage_errors(resolved):
         # The catalog is read only to check --check-id/--category names; without them, the checks
         # are first imported by the runner, while a stdio server boots (see launch.py).
-        known = catalog() if options.check_ids or options.categories else Catalog()
+        known = catalog() if options.check_ids or options.categories or options.areas else Catalog()
         config = build_run_config(options, known)
         if era == "auto":
             code = _run(config)

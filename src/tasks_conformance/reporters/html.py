@@ -23,6 +23,7 @@ import json
 from importlib.resources import files
 from typing import TYPE_CHECKING, Any, TextIO
 
+from tasks_conformance.core.areas import AREAS
 from tasks_conformance.core.profiles import CLIENT_PROFILES
 from tasks_conformance.core.result import EXIT_CODES, EXIT_INTERRUPTED
 from tasks_conformance.reporters import PLAIN
@@ -40,24 +41,6 @@ _ORDER = {"failed": 0, "could-not-run": 1, "known": 2, "deferred": 3, "passed": 
 MAX_TEXT = 20_000  # one message, detail or cause in the page (the json report has them whole)
 _CLIENT_PROFILE_IDS = frozenset(p.id for p in CLIENT_PROFILES.values())
 
-# Each spec area (a check's `area`: its module in server/checks/, AREAS there, or in client/checks/)
-# in words. Kept here, not read from the checks' packages: reporters do not import the subjects
-# (tests/test_html_report.py holds the table to both packages' areas). Both subjects' `cancel` and
-# `framing` read the same.
-AREA_TITLES = {
-    "liveness": "Liveness", "discovery": "Discovery of the tasks wire", "declaration": "Task declarations",
-    "framing": "JSON-RPC framing", "creation": "Task creation", "task_object": "The task object",
-    "status": "Task status", "results": "Task results", "routing": "Request routing", "cancel": "Cancellation",
-    "input": "Input required", "subscriptions": "Task subscriptions", "capability": "Capability negotiation",
-    "base": "Base protocol", "listing": "Listing tasks", "association": "Messages associated with a task",
-    "progress": "Task progress", "durability": "Durability", "security": "Security",
-    "input_requests": "Input requests", "eras": "Eras kept apart",
-    # client/checks/
-    "requests": "What every request carries", "following": "Following a task", "expiry": "Task expiry",
-    "legacy": "The 2025-11-25 task wire", "legacy_rules": "Following a 2025-11-25 task",
-    "core_rules": "Base protocol requests", "headers": "HTTP request headers",
-    "mrtr": "Answers besides a result",
-}
 
 
 def _asset(name: str) -> str:
@@ -92,7 +75,7 @@ def exit_code(result: RunResult) -> int:
 def area_title(area: str) -> str:
     """The area in words: its title, or (an area this table lacks, a hand-made category) its name
     with spaces for underscores."""
-    return AREA_TITLES.get(area) or area.replace("_", " ")
+    return AREAS.get(area) or area.replace("_", " ")
 
 
 def subject(result: RunResult) -> str:

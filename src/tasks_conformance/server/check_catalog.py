@@ -14,10 +14,11 @@ if TYPE_CHECKING:
 
 
 def catalog() -> Catalog:
-    """Every check id, in report order, and the categories."""
+    """Every check id, in report order, the categories and the spec areas."""
     from tasks_conformance.server.checks import CATEGORIES, ordered_checks
 
-    return Catalog(tuple(c.id for c in ordered_checks()), CATEGORIES)
+    checks = ordered_checks()
+    return Catalog(tuple(c.id for c in checks), CATEGORIES, tuple(dict.fromkeys(c.area for c in checks)))
 
 
 def listing(*, as_json: bool) -> str:
@@ -42,6 +43,7 @@ def check_document(spec: CheckSpec) -> dict[str, Any]:
     """One registry entry as JSON: what it checks, on which wires and transports, and what it needs."""
     return {
         "id": spec.id,
+        "area": spec.area,
         "category": spec.category,
         "title": spec.title,
         "description": spec.description,

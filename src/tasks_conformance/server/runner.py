@@ -20,6 +20,7 @@ import anyio
 
 from tasks_conformance import __version__
 from tasks_conformance.core import steps
+from tasks_conformance.core.areas import matching
 from tasks_conformance.core.causes import Cause, CauseKind, Reason, needs, setting
 from tasks_conformance.core.profiles import PROFILES
 from tasks_conformance.core.protocol import get_path
@@ -58,14 +59,16 @@ class Execution:
 
 
 def select_checks(config: RunConfig) -> list[CheckSpec]:
-    """The profile's checks, narrowed by --check-id (which wins) or --category; neither means
-    every check of the profile."""
+    """The profile's checks, narrowed by --check-id (which wins), or by --category and --area (a
+    check of both); none of them means every check of the profile."""
     profile = PROFILES[config.profile]
     if config.check_ids:
         return [CHECKS[i] for i in config.check_ids if profile.accepts(i)]
     pool = [c for c in ordered_checks() if profile.includes(c.id)]
     if config.categories:
-        return [c for c in pool if c.category in config.categories]
+        pool = [c for c in pool if c.category in config.categories]
+    if config.areas:
+        pool = [c for c in pool if any(matching(a, [c.area]) for a in config.areas)]
     return pool
 
 

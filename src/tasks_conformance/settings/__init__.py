@@ -200,6 +200,8 @@ class RunOptions:
                  "Run only this check (repeatable; within --profile; wins over --category)", applies=ALSO_DEMO, pytest=True)
     categories: tuple[str, ...] = setting((), "--category", "NAME", MANY, CHECKS,
                  "dispatch|creation|lifecycle|base (repeatable)", applies=ALSO_DEMO, pytest=True)
+    areas: tuple[str, ...] = setting((), "--area", "AREA", MANY, CHECKS,
+                 "Run only the checks of this spec area (repeatable; a prefix selects every area it begins, so input selects input and input_requests; --list-checks names each check's area)", applies=ALSO_DEMO, pytest=True)
     expect_wire: str = setting("any", "--expect-wire", "legacy|extension|any", TEXT, CHECKS,
                  "Require this wire", applies=ALSO_DEMO, pytest=True)
     tool_name: str | None = setting(None, "--tool-name", "NAME", TEXT, CHECKS,
@@ -318,6 +320,7 @@ if TYPE_CHECKING:
         profile: str | None
         check_ids: Sequence[str]
         categories: Sequence[str]
+        areas: Sequence[str]
         expect_wire: str | None
         tool_name: str | None
         tool_args: JsonSetting

@@ -24,12 +24,13 @@ from tasks_conformance.core.flag_values import (
     read_token,
 )
 from tasks_conformance.core.oauth_settings import OAuthCredentials, oauth_credentials
-from tasks_conformance.core.profiles import DEFAULT_PROFILE, PROFILES
+from tasks_conformance.core.profiles import DEFAULT_PROFILE
 from tasks_conformance.core.redact import SECRET_NAME, Named
 from tasks_conformance.core.wires import DIALECTS, TASK_WIRES
 from tasks_conformance.settings import DEFAULT_MAX_MESSAGE_BYTES, RunOptions
 from tasks_conformance.settings.masking import masked_url, query_secrets, url_passwords
 from tasks_conformance.settings.role_flags import merge_task_role, parse_probe_args, parse_probes, stdin_readers
+from tasks_conformance.settings.selection import NO_CATALOG, Catalog, selection
 
 if TYPE_CHECKING:
     from tasks_conformance.core.baseline import Baseline
@@ -45,8 +46,6 @@ _SECRET_NAME = SECRET_NAME  # the names whose values --show-env never shows (red
 TransportKind = Literal["stdio", "http", "tcp", "unix"]
 # For typing; EXPECT_WIRES (from the dialect registry) is what is checked, and a test holds them equal.
 ExpectWire = Literal[Era, "any"]
-
-
 
 
 @dataclass(frozen=True)
@@ -68,6 +67,7 @@ class RunConfig:
     profile: str = DEFAULT_PROFILE  # a key of profiles.PROFILES
     check_ids: tuple[str, ...] = ()
     categories: tuple[str, ...] = ()
+    areas: tuple[str, ...] = ()  # --area: spec areas or prefixes of them (core/areas.py)
     tool_name: str | None = None
     tool_args: dict[str, Any] = field(default_factory=dict)
     # The other probe roles (roles.py): role -> tool, role -> arguments; the task role is tool_name/tool_args.
@@ -170,19 +170,13 @@ class RunConfig:
         return shlex.join(self.command)
 
 
-@dataclass(frozen=True)
-class Catalog:
-    """The check ids and categories a selection may name; empty means "do not check names"."""
-
-    check_ids: tuple[str, ...] = ()
-    categories: tuple[str, ...] = ()
 
 
 # The builder. Each step checks one group of flags and raises the UsageError a user sees; the
 # steps run in a fixed order so that, given several mistakes, the first reported stays the same.
 
 
-def build_run_config(options: RunOptions, catalog: Catalog = Catalog()) -> RunConfig:
+def build_run_config(options: RunOptions, catalog: Catalog = NO_CATALOG) -> RunConfig:
     """Flags in, a validated run description out, or a UsageError naming the first bad flag."""
     kind = _transport(options)
     command = _server_command(options)
@@ -193,7 +187,7 @@ def build_run_config(options: RunOptions, catalog: Catalog = Catalog()) -> RunCo
         authorization_given=any(k.lower() == "authorization" for k in headers),
     )
     _check_versions(options)
-    check_ids, categories = _selection(options, catalog)
+    check_ids, categories, areas = selection(options, catalog)
     _check_limits(options)
     env = dict(parse_env(e) for e in options.env)
     tcp = parse_hostport(options.tcp) if options.tcp else None
@@ -213,7 +207,7 @@ def build_run_config(options: RunOptions, catalog: Catalog = Catalog()) -> RunCo
         client_capabilities=values.client_capabilities,
         expect_wire=options.expect_wire,  # type: ignore[arg-type]  # checked in _check_versions
         profile=options.profile,
-        check_ids=check_ids, categories=categories,
+        check_ids=check_ids, categories=categories, areas=areas,
         tool_name=tool_name, tool_args=tool_args or {}, probes=probes, probe_args=probe_args,
         input_responses=values.input_responses, elicitation_response=values.elicitation_response,
         sampling_response=values.sampling_response,
@@ -370,29 +364,6 @@ def _check_versions(o: RunOptions) -> None:
     if o.expect_wire not in EXPECT_WIRES:
         raise UsageError(f"--expect-wire must be {', '.join(EXPECT_WIRES[:-1])} or {EXPECT_WIRES[-1]}, "
                          f"got {o.expect_wire!r}")
-
-
-def _selection(o: RunOptions, catalog: Catalog) -> tuple[tuple[str, ...], tuple[str, ...]]:
-    """--profile, then --check-id and --category without repeats, each name checked against the
-    catalog; a --check-id must belong to the profile (they narrow it, never widen it)."""
-    profile = PROFILES.get(o.profile)
-    if profile is None:
-        raise UsageError(f"unknown --profile {o.profile!r}; valid profiles: {', '.join(PROFILES)}")
-    ids = tuple(dict.fromkeys(o.check_ids))
-    unknown = [i for i in ids if catalog.check_ids and i not in catalog.check_ids]
-    if unknown:
-        raise UsageError(f"unknown --check-id {', '.join(unknown)}; valid ids: {', '.join(catalog.check_ids)}")
-    outside = [i for i in ids if not profile.accepts(i)]
-    if outside:
-        raise UsageError(
-            f"--check-id {', '.join(outside)} is not in profile {o.profile} ({profile.id}); "
-            "use --profile standard to run any check"
-        )
-    cats = tuple(dict.fromkeys(o.categories))
-    bad = [c for c in cats if catalog.categories and c not in catalog.categories]
-    if bad:
-        raise UsageError(f"unknown --category {', '.join(bad)}; valid categories: {', '.join(catalog.categories)}")
-    return ids, cats
 
 
 def _check_limits(o: RunOptions) -> None:

@@ -42,6 +42,7 @@ def extension_requests(run: ScenarioRun) -> Iterator[Exchange]:
 
 @client_check(
     id="tasks-client-client-info",
+    area="core_rules",
     title="Every request carries io.modelcontextprotocol/clientInfo in its _meta",
     description="Each 2026-07-28 request's params._meta names the client (io.modelcontextprotocol/clientInfo, an "
                 "object with its name and version); a request without it warns.",
@@ -70,6 +71,7 @@ def _capabilities(e: Exchange) -> set[str]:
 
 @client_check(
     id="tasks-client-capabilities-per-request",
+    area="core_rules",
     title="A task's tasks/* requests declare the client capabilities its tools/call declared",
     description="Capabilities are per request: a capability the creating tools/call declared (elicitation, for "
                 "a task that may ask for input) that a later tasks/get, tasks/update or tasks/cancel of the task "
@@ -111,6 +113,7 @@ def _extension_answer(e: Exchange) -> bool:
 
 @client_check(
     id="tasks-client-era-detection",
+    area="core_rules",
     title="A client of both eras tries 2026-07-28 first, and falls back to initialize only when it must",
     description="On a 2026-07-28 server a client that also speaks 2025-11-25 opens with a 2026-07-28 request, not "
                 "initialize, and does not send initialize after the server answered as a 2026-07-28 server (a "
@@ -151,6 +154,7 @@ def _version(e: Exchange) -> object:
 
 @client_check(
     id="tasks-client-version-retry",
+    area="core_rules",
     title="After an UnsupportedProtocolVersionError the client retries with a supported version or says so",
     description="When the scripted server answers -32022 (the request's protocol version is not served; "
                 "data.supported lists those it is), the client's next request on that connection carries a "
@@ -259,6 +263,7 @@ def _asked_to_cancel(run: ScenarioRun) -> tuple[str, Exchange | None, str]:
 
 @client_check(
     id="tasks-client-request-cancellation",
+    area="core_rules",
     title="A request in flight is cancelled the way its transport says",
     description="Asked to cancel its call while it runs (tasks-client-request-cancel, whose server answers only "
                 "after 3 s), the client cancels it on stdio with notifications/cancelled naming its id, and over "

@@ -31,6 +31,7 @@ FOLLOWED = ("tasks-client-lifecycle", "tasks-client-sync-result")
 
 @client_check(
     id="tasks-client-follows-task",
+    area="following",
     title="A declared tools/call is followed to its end whichever shape it gets",
     description="A CreateTaskResult is followed through tasks/get; a plain CallToolResult is the outcome and is "
                 "not followed.",
@@ -86,6 +87,7 @@ def _listened_ids(e: Exchange) -> list[str]:
 
 @client_check(
     id="tasks-client-no-task-on-other-methods",
+    area="following",
     title="A task reply to a method other than tools/call is invalid and is not followed",
     description="In 2026-07-28 only tools/call may create a task: a resultType \"task\" reply to prompts/get is an "
                 "invalid response, surfaced as an error (the outcome line judged when the prompts/get was the "
@@ -124,6 +126,7 @@ def no_task_on_other_methods(runs: list[ScenarioRun]) -> Verdict:
 
 @client_check(
     id="tasks-client-cancels-with-tasks-cancel",
+    area="following",
     title="A task is cancelled with tasks/cancel, never with notifications/cancelled",
     description="Asked to cancel, the client sends tasks/cancel for the task; no notifications/cancelled names "
                 "the creating tools/call once the CreateTaskResult has arrived.",
@@ -155,6 +158,7 @@ EXTENSION_CADENCE = Cadence(DIALECTS[Wire.EXTENSION].poll_interval_field, ("task
 
 @client_check(
     id="tasks-client-poll-interval",
+    area="following",
     title="tasks/get polls wait at least the latest pollIntervalMs",
     description="Between a tasks/get answer and the next tasks/get of the same task the client waits the "
                 "pollIntervalMs of the most recent snapshot, and follows a changed value; the first tasks/get "
@@ -169,6 +173,7 @@ def poll_interval(runs: list[ScenarioRun]) -> Verdict:
 
 @client_check(
     id="tasks-client-stops-at-terminal",
+    area="following",
     title="Polling stops once a terminal status was read",
     description="Terminal statuses never change, so a tasks/get after one read completed, failed or cancelled is "
                 "wasted; it warns (SHOULD).",
@@ -198,6 +203,7 @@ def stops_at_terminal(runs: list[ScenarioRun]) -> Verdict:
 
 @client_check(
     id="tasks-client-keeps-observing",
+    area="following",
     title="A live task is observed to its end or cancelled, never abandoned",
     description="The client keeps polling (or listening) until the task is completed, failed or cancelled, or it "
                 "sends tasks/cancel, and after answering the task's input too; a client that exits while its task "
@@ -241,6 +247,7 @@ def keeps_observing(runs: list[ScenarioRun]) -> Verdict:
 
 @client_check(
     id="tasks-client-input-answered",
+    area="following",
     title="Task input is answered through tasks/update, once per key",
     description="An input_required task's inputRequests are answered with tasks/update inputResponses under the "
                 "same keys, never by re-sending tools/call with inputResponses (that is MRTR), and a key already "
@@ -299,6 +306,7 @@ def _shown_alike(said: dict[str, object], control: dict[str, object]) -> bool:
 
 @client_check(
     id="tasks-client-surfaces-outcome",
+    area="following",
     title="The client surfaces a task's outcome as the call's: isError stays completed, a failure keeps its error",
     description="From the harness's TASKS-CONFORMANCE-OUTCOME line: a completed task whose result has isError true "
                 "is a completed call carrying a tool error, and a failed task's JSON-RPC error reaches the user "
@@ -358,6 +366,7 @@ def surfaces_outcome(runs: list[ScenarioRun]) -> Verdict:
 
 @client_check(
     id="tasks-client-task-expiry",
+    area="following",
     title="A task whose ttlMs runs out while working is let go once the server no longer knows it",
     description="The scripted server deletes a working task when its ttlMs (one second) has passed, and answers "
                 "-32602 task not found from then on. No rule says what the client does: more than two further "

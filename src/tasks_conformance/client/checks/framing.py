@@ -62,6 +62,7 @@ def judge_framing(runs: list[ScenarioRun], *, framing: str, id_rule: str) -> Ver
 
 @client_check(
     id="tasks-client-wire-framing",
+    area="framing",
     title="Every message the client sent is JSON-RPC 2.0, and no two requests in flight share an id",
     description=DESCRIPTION,
     requirements=("C-CORE-MUST-12", "C-CORE-MUST-11"),

@@ -41,6 +41,7 @@ def _problem(e: Exchange) -> tuple[str, str] | None:
 
 @client_check(
     id="tasks-client-request-headers",
+    area="headers",
     title="Every POST accepts JSON and SSE, every request names its method, tools/call its tool",
     description="Over Streamable HTTP each message's POST lists application/json and text/event-stream in Accept; "
                 "each request carries Mcp-Method equal to its method, and tools/call, prompts/get and "

@@ -86,6 +86,7 @@ def _augmentation_problem(e: Exchange, declared: bool) -> tuple[str, str] | None
 
 @client_check(
     id="tasks-client-legacy-task-augmentation",
+    area="legacy",
     title="params.task only where the server and the tool allow it, and always for a required tool",
     description="A tools/call carries params.task only when the initialize result declared "
                 "tasks.requests.tools.call and the tool's execution.taskSupport is optional or required (absent "
@@ -153,6 +154,7 @@ def _outcome_mismatch(said: dict[str, Any], reply: dict[str, Any]) -> str | None
 
 @client_check(
     id="tasks-client-legacy-fetches-result",
+    area="legacy",
     title="A task's payload is fetched with tasks/result, and that answer is the call's outcome",
     description="tasks/get carries no payload: a task that ends is followed by tasks/result, whose answer (the "
                 "CallToolResult, isError included, or the same JSON-RPC error) is the call's outcome. The rule is "
@@ -201,6 +203,7 @@ def fetches_result(runs: list[ScenarioRun]) -> Verdict:
 
 @client_check(
     id="tasks-client-legacy-cancels-with-tasks-cancel",
+    area="legacy",
     title="A task is cancelled with tasks/cancel, never with notifications/cancelled (2025-11-25)",
     description="Asked to cancel, the client sends tasks/cancel for the task; no notifications/cancelled names "
                 "the creating tools/call once the CreateTaskResult has arrived (policy P-35).",
@@ -229,6 +232,7 @@ def _never_followed(run: ScenarioRun) -> Verdict | None:
 
 @client_check(
     id="tasks-client-legacy-declared-methods",
+    area="legacy",
     title="tasks/cancel and tasks/list only where the server declared them",
     description="On 2025-11-25 tasks/cancel and tasks/list are optional: the client sends them only when the "
                 "initialize result declared tasks.cancel or tasks.list; otherwise it warns (SHOULD).",
@@ -261,6 +265,7 @@ def declared_methods(runs: list[ScenarioRun]) -> Verdict:
 
 @client_check(
     id="tasks-client-legacy-no-extension-wire",
+    area="legacy",
     title="No 2026-07-28 extension wire on a 2025-11-25 session",
     description="On 2025-11-25 the client sends no tasks/update and no per-request declaration of "
                 "io.modelcontextprotocol/tasks in _meta clientCapabilities; listing the extension in "
@@ -292,6 +297,7 @@ def no_extension_wire(runs: list[ScenarioRun]) -> Verdict:
 
 @client_check(
     id="tasks-client-legacy-no-related-meta",
+    area="legacy",
     title="No related-task _meta on tasks/get, tasks/result or tasks/cancel",
     description="params.taskId identifies the task of a tasks/get, tasks/result or tasks/cancel; the related-task "
                 "_meta on them is ignored by the server, and sending it warns (SHOULD NOT).",
@@ -315,6 +321,7 @@ def no_related_meta(runs: list[ScenarioRun]) -> Verdict:
 
 @client_check(
     id="tasks-client-legacy-poll-interval",
+    area="legacy",
     title="tasks/get polls wait at least the latest pollInterval (2025-11-25)",
     description="Between a tasks/get answer and the next tasks/get of the same task the client waits the "
                 "pollInterval of the CreateTaskResult or the latest tasks/get, the first tasks/get that of the "
@@ -361,6 +368,7 @@ def _input_problems(run: ScenarioRun) -> tuple[bool, list[str], list[CheckWarnin
 
 @client_check(
     id="tasks-client-legacy-input-answered",
+    area="legacy",
     title="Task input: tasks/result on input_required, and the elicitation answered, tagged with its task",
     description="On input_required the client calls tasks/result (SHOULD), on whose stream the server sends its "
                 "elicitation/create with the related-task _meta; the client answers it as the ordinary request it "
@@ -389,6 +397,7 @@ def input_answered(runs: list[ScenarioRun]) -> Verdict:
 
 @client_check(
     id="tasks-client-legacy-task-expiry",
+    area="legacy",
     title="A task whose ttl runs out while working is let go once the server no longer knows it (2025-11-25)",
     description="The scripted server grants a one-second ttl whatever the client asked for, deletes the task when "
                 "it has passed while the task still works, and answers -32602 task not found from then on. No rule "
@@ -406,6 +415,7 @@ def task_expiry(runs: list[ScenarioRun]) -> Verdict:
 
 @client_check(
     id="tasks-client-legacy-wire-framing",
+    area="legacy",
     title="Every message the client sent is JSON-RPC 2.0, and no two requests in flight share an id (2025-11-25)",
     description=DESCRIPTION,
     requirements=("C-LEG-MUST-14", "C-LEG-MUST-15"),

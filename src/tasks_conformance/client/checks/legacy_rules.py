@@ -61,6 +61,7 @@ def took_create_as_result(run: ScenarioRun, task_id: str, create: Exchange) -> b
 
 @client_check(
     id="tasks-client-legacy-reads-create-result",
+    area="legacy_rules",
     title="The nested CreateTaskResult is read as a task, a plain result as the call's outcome (2025-11-25)",
     description="A task-augmented tools/call answered {task: {taskId, …}} created a task: the client follows it "
                 "by its taskId; reporting the call ended without ever naming the task fails (policy P-53). A "
@@ -136,6 +137,7 @@ def _left(run: ScenarioRun, task_id: str, create: Exchange) -> str | None:
 
 @client_check(
     id="tasks-client-legacy-keeps-polling",
+    area="legacy_rules",
     title="A task is polled until it ends; no notifications/tasks/status is waited for (2025-11-25)",
     description="The scripted server sends no notifications/tasks/status, as a server may: a client follows its "
                 "task with tasks/get (or a blocked tasks/result) until it reads a terminal status or "
@@ -193,6 +195,7 @@ def _cursor_problems(run: ScenarioRun) -> tuple[int, list[tuple[Exchange, str]]]
 
 @client_check(
     id="tasks-client-legacy-list-cursor",
+    area="legacy_rules",
     title="A tasks/list cursor goes back exactly as the server gave it (2025-11-25)",
     description="Cursors are opaque: a tasks/list that carries a cursor sends one an earlier tasks/list answer gave "
                 "as its nextCursor, unmodified. The scripted server's cursors are base64 of JSON, as many servers' "
@@ -252,6 +255,7 @@ def _declared_hosting(run: ScenarioRun) -> bool:
 
 @client_check(
     id="tasks-client-legacy-hosted-capabilities",
+    area="legacy_rules",
     title="A client declares capabilities.tasks only for what it serves (2025-11-25)",
     description="A pure requestor declares no capabilities.tasks. A client that declares tasks.list or tasks.cancel "
                 "serves them: the scripted server sends it tasks/list and tasks/cancel (of a task it never had) on its "
@@ -299,6 +303,7 @@ def _on_get_stream(run: ScenarioRun) -> list[Exchange]:
 
 @client_check(
     id="tasks-client-legacy-get-stream",
+    area="legacy_rules",
     title="Task messages are taken on any SSE stream, the GET stream too (2025-11-25)",
     description="Over HTTP a server may send a task's messages on any SSE stream, including the session's GET "
                 "stream. The scripted server of tasks-client-legacy-get-stream sends the task's elicitation/create "

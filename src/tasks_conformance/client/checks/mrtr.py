@@ -39,6 +39,7 @@ def _retry_problem(asked: Exchange, retry: Exchange) -> str | None:
 
 @client_check(
     id="tasks-client-mrtr-retry",
+    area="mrtr",
     title="A tools/call answered InputRequiredResult is retried as MRTR says",
     description="Before creating the task the scripted server answers the tools/call with InputRequiredResults "
                 "(an elicitation and a requestState each): the client retries the call with a new JSON-RPC id, "
@@ -84,6 +85,7 @@ def mrtr_retry(runs: list[ScenarioRun]) -> Verdict:
 
 @client_check(
     id="tasks-client-unknown-result-type",
+    area="mrtr",
     title="A resultType the client did not negotiate is an invalid response",
     description="prompts/get is answered with a resultType that no protocol value and no negotiated extension "
                 "defines: the client reports an error for it (its outcome line) and does not take it as a "

@@ -9,6 +9,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 
 from tasks_conformance.client.evidence import ScenarioRun
+from tasks_conformance.core.areas import AREAS
 from tasks_conformance.core.verdict import Verdict
 
 Judge = Callable[[list[ScenarioRun]], Verdict]
@@ -18,6 +19,7 @@ CATEGORY = "client"
 @dataclass(frozen=True)
 class ClientCheck:
     id: str
+    area: str  # the spec area it judges (core/areas.py): its JUnit classname and report section
     title: str
     description: str
     requirements: tuple[str, ...]
@@ -41,10 +43,6 @@ class ClientCheck:
     # scenario's request: a check of what every message is, not of what the scenario is about.
     every_run: bool = False
 
-    @property
-    def area(self) -> str:
-        return self.judge.__module__.rsplit(".", 1)[-1]
-
     def reads(self, scenario: str) -> bool:
         return not self.scenarios or scenario in self.scenarios
 
@@ -55,7 +53,7 @@ class ClientCheck:
 CLIENT_CHECKS: dict[str, ClientCheck] = {}
 
 
-def client_check(*, id: str, title: str, description: str, requirements: tuple[str, ...],
+def client_check(*, id: str, area: str, title: str, description: str, requirements: tuple[str, ...],
                  scenarios: tuple[str, ...] = (), permits: tuple[str, ...] = (),
                  outcome_line: bool = False, needs: tuple[str, ...] | None = None,
                  ends: bool = False, every_run: bool = False) -> Callable[[Judge], Judge]:
@@ -64,8 +62,10 @@ def client_check(*, id: str, title: str, description: str, requirements: tuple[s
             raise ValueError(f"client check {id!r} registered twice")
         if needs is not None and any(not (not scenarios or n in scenarios) for n in needs):
             raise ValueError(f"client check {id!r} needs a scenario it does not read")
-        CLIENT_CHECKS[id] = ClientCheck(id, title, description, requirements, scenarios, fn, permits, outcome_line,
-                                        needs, ends, every_run)
+        if area not in AREAS:
+            raise ValueError(f"client check {id!r}: unknown area {area!r} (core/areas.py names them)")
+        CLIENT_CHECKS[id] = ClientCheck(id, area, title, description, requirements, scenarios, fn, permits,
+                                        outcome_line, needs, ends, every_run)
         return fn
 
     return register

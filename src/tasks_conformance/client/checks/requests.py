@@ -47,6 +47,7 @@ def _declares(e: Exchange) -> bool:
 
 @client_check(
     id="tasks-client-declares-extension",
+    area="requests",
     title="Every tools/call and tasks/* request declares the tasks extension in its own _meta",
     description="Each tools/call, tasks/get, tasks/update, tasks/cancel (and a subscriptions/listen for taskIds) "
                 "carries extensions[\"io.modelcontextprotocol/tasks\"] in its _meta clientCapabilities; a "
@@ -74,6 +75,7 @@ def declares_extension(runs: list[ScenarioRun]) -> Verdict:
 
 @client_check(
     id="tasks-client-core-meta",
+    area="requests",
     title="Every request carries the 2026-07-28 _meta, and every POST the matching MCP-Protocol-Version",
     description="Each request's params._meta has io.modelcontextprotocol/protocolVersion and "
                 "io.modelcontextprotocol/clientCapabilities; over HTTP each POST carries MCP-Protocol-Version "
@@ -144,6 +146,7 @@ def _header_problem(e: Exchange) -> tuple[str, str] | None:
 
 @client_check(
     id="tasks-client-routing-headers",
+    area="requests",
     title="tasks/* requests carry Mcp-Method and an Mcp-Name equal to the taskId (base64 when unsafe)",
     description="Over Streamable HTTP every tasks/get, tasks/update and tasks/cancel carries Mcp-Method equal to "
                 "its method and Mcp-Name equal to params.taskId, sent as =?base64?…?= when the id is not "
@@ -175,6 +178,7 @@ def routing_headers(runs: list[ScenarioRun]) -> Verdict:
 
 @client_check(
     id="tasks-client-no-removed-methods",
+    area="requests",
     title="The client never calls tasks/result or tasks/list on 2026-07-28",
     description="tasks/result and tasks/list were removed by the extension; the outcome is read from tasks/get, "
                 "and there is no task inventory.",
@@ -199,6 +203,7 @@ def no_removed_methods(runs: list[ScenarioRun]) -> Verdict:
 
 @client_check(
     id="tasks-client-no-legacy-leftovers",
+    area="requests",
     title="No legacy params.task or legacy clientCapabilities.tasks beside the extension",
     description="On 2026-07-28 the server decides whether to create a task: a tools/call carries no params.task, "
                 "and a request declares the extension, not the 2025-11-25 capabilities.tasks. Beside a declared "

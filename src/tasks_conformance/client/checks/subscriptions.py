@@ -63,6 +63,7 @@ def _followed(view: ScenarioRun, task_id: str, since: float) -> bool:
 
 @client_check(
     id="tasks-client-subscription-ack",
+    area="subscriptions",
     title="A task the subscription acknowledgement leaves out is still polled",
     description="A client that subscribes to its task with subscriptions/listen (it may: it may also just poll) "
                 "compares the acknowledged notifications.taskIds with those it asked for, and keeps polling a task "

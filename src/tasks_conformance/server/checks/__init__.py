@@ -8,12 +8,13 @@ import importlib
 from tasks_conformance.server.checks.registry import CHECKS, CheckSpec, validate
 
 CATEGORIES = ("dispatch", "creation", "lifecycle", "base")
-# The spec areas, one module each; their order is the report order within a category.
-AREAS = ("liveness", "discovery", "declaration", "framing", "creation", "task_object", "status", "results", "routing",
+# The check modules, by the spec area most of their checks judge (each check declares its own,
+# core/areas.py); their order is the report order within a category.
+MODULES = ("liveness", "discovery", "declaration", "framing", "creation", "task_object", "status", "results", "routing",
          "cancel", "input", "subscriptions", "capability", "base", "listing", "association", "progress", "durability",
          "security", "input_requests", "eras")
-for _area in AREAS:
-    importlib.import_module(f"tasks_conformance.server.checks.{_area}")
+for _module in MODULES:
+    importlib.import_module(f"tasks_conformance.server.checks.{_module}")
 
 
 def ordered_checks() -> list[CheckSpec]:
@@ -37,4 +38,4 @@ def registry_problems() -> list[str]:
     return problems + probe_problems()
 
 
-__all__ = ["AREAS", "CATEGORIES", "CHECKS", "CheckSpec", "ordered_checks", "registry_problems"]
+__all__ = ["CATEGORIES", "CHECKS", "MODULES", "CheckSpec", "ordered_checks", "registry_problems"]

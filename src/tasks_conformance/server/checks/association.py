@@ -34,6 +34,7 @@ STATUS_NOTIFICATION = "notifications/tasks/status"
 
 TASK_ID_WINS = check(
     id="tasks-legacy-task-id-wins",
+    area="association",
     category="lifecycle",
     title="params.taskId, not a related-task _meta, picks the task",
     description=(
@@ -87,6 +88,7 @@ def task_id_wins(ev: Evidence) -> Verdict:
 
 RELATED_META_ABSENT = check(
     id="tasks-legacy-related-meta-absent",
+    area="association",
     category="lifecycle",
     title="tasks/get, tasks/list and tasks/cancel results and status notifications carry no related-task _meta",
     description=(

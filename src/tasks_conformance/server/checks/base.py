@@ -25,6 +25,7 @@ if TYPE_CHECKING:
 
 RESULT_TYPE_PRESENT = check(
     id="tasks-base-result-type-present",
+    area="base",
     category="base",
     title="Every 2026-07-28 result carries resultType",
     description=(
@@ -99,6 +100,7 @@ def result_type_present(ev: Evidence) -> Verdict:
 
 UNSUPPORTED_VERSION_REFUSED = check(
     id="tasks-base-unsupported-version",
+    area="base",
     category="base",
     title="A request for an unserved protocol version gets -32022 naming what is supported",
     description=(
@@ -151,6 +153,7 @@ def unsupported_version_refused(ev: Evidence) -> Verdict:
 
 ENVELOPE_REQUIRED = check(
     id="tasks-base-capabilities-required",
+    area="base",
     category="base",
     title="A 2026-07-28 request without client capabilities is malformed: -32602",
     description=(
@@ -184,6 +187,7 @@ def capabilities_required(ev: Evidence) -> Verdict:
 
 UNKNOWN_METHOD_NOT_FOUND = check(
     id="tasks-base-unknown-method-not-found",
+    area="base",
     category="base",
     title="Over HTTP a method nobody implements gets 404 with -32601; GET and DELETE should get 405",
     description=(
@@ -250,6 +254,7 @@ def unknown_method_not_found(ev: Evidence) -> Verdict:
 
 NOTIFICATION_ACCEPTED = check(
     id="tasks-base-notification-accepted",
+    area="base",
     category="base",
     title="Over HTTP an accepted notification gets 202 with no body",
     description=(
@@ -287,6 +292,7 @@ def notification_accepted(ev: Evidence) -> Verdict:
 
 FOREIGN_ORIGIN_FORBIDDEN = check(
     id="tasks-base-foreign-origin-forbidden",
+    area="base",
     category="base",
     title="Over HTTP a request from an invalid Origin gets 403",
     description=(
@@ -319,6 +325,7 @@ def foreign_origin_forbidden(ev: Evidence) -> Verdict:
 
 MCP_NAME_BASE64 = check(
     id="tasks-base-mcp-name-base64",
+    area="base",
     category="base",
     title="Over HTTP a base64-wrapped Mcp-Name is decoded before it is compared",
     description=(
@@ -369,6 +376,7 @@ def mcp_name_base64(ev: Evidence) -> Verdict:
 
 INPUT_REQUIRED_WHERE_ALLOWED = check(
     id="tasks-base-input-required-where-allowed",
+    area="base",
     category="base",
     title="Only tools/call, prompts/get and resources/read are answered with an InputRequiredResult",
     description=(

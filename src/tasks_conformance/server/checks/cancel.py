@@ -18,6 +18,7 @@ if TYPE_CHECKING:
 
 CANCEL_ACK_SHAPE = check(
     id="tasks-cancel-ack-shape",
+    area="cancel",
     category="lifecycle",
     title="tasks/cancel answers with its era's shape",
     description=(

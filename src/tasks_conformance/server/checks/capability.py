@@ -19,6 +19,7 @@ if TYPE_CHECKING:
 
 UNDECLARED_CAPABILITY_REJECTED = check(
     id="tasks-undeclared-capability-rejected",
+    area="capability",
     category="lifecycle",
     title="tasks/* and task subscriptions without the extension declaration get -32021",
     description=(
@@ -68,6 +69,7 @@ def undeclared_capability_rejected(ev: Evidence) -> Verdict:
 
 UNDECLARED_CAPABILITY_NAMES_REQUIREMENTS = check(
     id="tasks-undeclared-capability-names-requirements",
+    area="capability",
     category="lifecycle",
     title="Every -32021 names the missing extension in data.requiredCapabilities",
     description=(

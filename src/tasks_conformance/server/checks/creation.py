@@ -29,6 +29,7 @@ DEFINED_RESERVED_CODES = (ERR_HEADER_MISMATCH, ERR_MISSING_CAPABILITY, ERR_UNSUP
 
 RESULT_TYPE_DISCIPLINE = check(
     id="tasks-result-type-discipline",
+    area="creation",
     category="creation",
     title='A created task is a flat CreateTaskResult with resultType "task" (legacy: {task: {...}})',
     description=(
@@ -163,6 +164,7 @@ def legacy_creation(ev: Evidence) -> Verdict:
 
 UNDECLARED_CREATION_REFUSED = check(
     id="tasks-undeclared-creation-refused",
+    area="creation",
     category="creation",
     title="Without the declaration, tools/call never returns a task",
     description=(
@@ -289,6 +291,7 @@ def _task_support(ev: Evidence) -> str | None:
 
 REQUIRED_TOOL_NEEDS_TASK = check(
     id="tasks-required-tool-needs-task",
+    area="creation",
     category="creation",
     title="A task-required tool called without a task is refused",
     description=(
@@ -379,6 +382,7 @@ def extension_required_needs_task(ev: Evidence) -> Verdict:
 
 FORBIDDEN_TOOL_TASK_REFUSED = check(
     id="tasks-forbidden-tool-task-refused",
+    area="creation",
     category="creation",
     title="A tool that never runs as a task, called with params.task, gets -32601 (legacy)",
     description=(

@@ -14,6 +14,7 @@ from tasks_conformance.server.evidence import DeclaredCall, Evidence
 
 DECLARATION_HYGIENE = check(
     id="tasks-declaration-hygiene",
+    area="declaration",
     category="dispatch",
     title="Declarations belong to their wire: params.task only on legacy, the extension only on 2026-07-28",
     description=(

@@ -18,6 +18,7 @@ STARTUP_FIX = ("raise --startup-timeout if the server is slow to start (heavy im
 
 WIRE_RESOLVABLE = check(
     id="tasks-wire-resolvable",
+    area="discovery",
     category="dispatch",
     title="The server speaks a tasks wire (legacy 2025-11-25 or the 2026-07-28 extension)",
     description=(

@@ -20,6 +20,7 @@ if TYPE_CHECKING:
 
 TASK_DURABLE = check(
     id="tasks-created-task-durable",
+    area="durability",
     category="lifecycle",
     title="A created task can be read at once, and over HTTP from a brand-new connection",
     description=(
@@ -88,6 +89,7 @@ def created_task_durable(ev: Evidence) -> Verdict:
 
 TASK_SURVIVES_RESTART = check(
     id="tasks-task-survives-restart",
+    area="durability",
     category="lifecycle",
     title="A durable task store: an ended task and a working one are still there after a restart",
     description=(

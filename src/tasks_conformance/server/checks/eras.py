@@ -11,6 +11,7 @@ from tasks_conformance.server.evidence import Evidence, LegacyDeclaresExtension
 
 EXTENSION_IN_INITIALIZE_IGNORED = check(
     id="tasks-extension-in-initialize-ignored",
+    area="eras",
     category="dispatch",
     title="A 2025-11-25 session that lists the tasks extension gets no extension behaviour",
     description=(

@@ -34,6 +34,7 @@ SHOWN_PER_KIND = 5
 
 WIRE_FRAMING = check(
     id="tasks-wire-framing",
+    area="framing",
     category="dispatch",
     title="Every inbound frame is a JSON-RPC message that answers something asked, once",
     description=(
@@ -182,6 +183,7 @@ def _failure(ev: Evidence, findings: Findings, *, subscriptions: bool) -> Verdic
 
 GET_PLAIN_JSON = check(
     id="tasks-legacy-get-plain-json",
+    area="framing",
     category="lifecycle",
     title="Over HTTP, tasks/get is answered with plain JSON, not an SSE stream",
     description=(

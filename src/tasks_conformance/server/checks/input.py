@@ -18,6 +18,7 @@ ACK_MEMBERS = ("resultType", "_meta")
 
 INPUT_REQUIRED_UPDATE_COMPLETES = check(
     id="tasks-input-required-update-completes",
+    area="input",
     category="lifecycle",
     title="A task that asks for input completes once it is answered",
     description=(

@@ -23,6 +23,7 @@ ERR_INTERNAL = -32603
 
 INPUT_KEYS_UNIQUE = check(
     id="tasks-input-request-keys-unique",
+    area="input_requests",
     category="lifecycle",
     title="An inputRequests key names one request for the task's whole life",
     description=(
@@ -79,6 +80,7 @@ def input_keys_unique(ev: Evidence) -> Verdict:
 
 INPUT_DECLARED_ONLY = check(
     id="tasks-input-requests-declared-only",
+    area="input_requests",
     category="lifecycle",
     title="A task asks only for input the client declared it can give",
     description=(
@@ -173,6 +175,7 @@ def input_declared_only(ev: Evidence) -> Verdict:
 
 STALE_INPUT_IGNORED = check(
     id="tasks-input-stale-responses-ignored",
+    area="input_requests",
     category="lifecycle",
     title="Answers the task is not waiting for are ignored, and tasks/update is still acked",
     description=(

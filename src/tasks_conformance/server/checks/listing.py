@@ -28,6 +28,7 @@ if TYPE_CHECKING:
 
 LIST_INCLUDES_TASK = check(
     id="tasks-legacy-list-includes-task",
+    area="listing",
     category="lifecycle",
     title="tasks/list shows every task of ours that tasks/get reads, page after page to the end",
     description=(
@@ -132,6 +133,7 @@ def list_includes_task(ev: Evidence) -> Verdict:
 
 LIST_INVALID_CURSOR = check(
     id="tasks-legacy-list-invalid-cursor",
+    area="listing",
     category="lifecycle",
     title="tasks/list with a cursor the server never issued gets -32602",
     description=(

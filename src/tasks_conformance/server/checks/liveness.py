@@ -12,6 +12,7 @@ from tasks_conformance.server.evidence import Evidence
 
 SERVER_STAYS_UP = check(
     id="tasks-server-stays-up",
+    area="liveness",
     category="dispatch",
     title="The server stays up and answers every request it accepted",
     description=(

@@ -26,6 +26,7 @@ if TYPE_CHECKING:
 
 PROGRESS_TOKEN = check(
     id="tasks-legacy-progress-token",
+    area="progress",
     category="lifecycle",
     title="Task progress keeps the creating request's progressToken and stops once the task has ended",
     description=(

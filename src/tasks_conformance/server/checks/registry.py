@@ -11,6 +11,7 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Literal
 
+from tasks_conformance.core.areas import AREAS
 from tasks_conformance.core.verdict import Verdict
 from tasks_conformance.core.wires import Wire
 from tasks_conformance.settings.role_flags import ROLES
@@ -35,6 +36,7 @@ class Judge:
 @dataclass(frozen=True)
 class CheckSpec:
     id: str
+    area: str  # the spec area it judges (core/areas.py): its JUnit classname and report section
     category: str
     title: str
     description: str
@@ -60,11 +62,6 @@ class CheckSpec:
         if self.role is not None:
             return self.role
         return "task" if self.needs in ("tool", "task", "terminal") else None
-
-    @property
-    def area(self) -> str:
-        """The spec area the check belongs to: the checks/ module that defines it (and its judges)."""
-        return next((j.fn.__module__.rsplit(".", 1)[-1] for j in self.judges.values()), "")
 
     @property
     def wires(self) -> frozenset[Wire]:
@@ -109,14 +106,15 @@ CHECKS: dict[str, CheckSpec] = {}
 
 
 def check(
-    *, id: str, category: str, title: str, description: str,
+    *, id: str, area: str, category: str, title: str, description: str,
     probes: tuple[type[ProbeRecord], ...] = (), transports: tuple[str, ...] | None = None, needs: Need | None = None,
     role: str | None = None, permits: tuple[str, ...] = (), owns: tuple[str, ...] = (),
 ) -> CheckSpec:
     if id in CHECKS:
         raise ValueError(f"check id {id!r} registered twice")
     spec = CheckSpec(
-        id=id, category=category, title=title, description=description, probes=tuple(p.probe for p in probes),
+        id=id, area=area, category=category, title=title, description=description,
+        probes=tuple(p.probe for p in probes),
         judges={}, transports=frozenset(transports) if transports else None, needs=needs, role=role,
         permits=tuple(permits), owns=tuple(owns),
     )
@@ -177,6 +175,8 @@ def validate(checks: Mapping[str, CheckSpec], probes: set[str], requirement_ids:
                 problems.append(f"{spec.id}: permits {r!r}, which is not a MAY (a check judges it instead)")
         if not spec.judges:
             problems.append(f"{spec.id}: no judge registered")
+        if spec.area not in AREAS:
+            problems.append(f"{spec.id}: unknown area {spec.area!r} (core/areas.py names them)")
         problems += [f"{spec.id}: unknown probe {p!r}" for p in spec.probes if p not in probes]
         if spec.role is not None and spec.role not in ROLES:
             problems.append(f"{spec.id}: unknown probe role {spec.role!r}")

@@ -35,6 +35,7 @@ from tasks_conformance.server.evidence import FaultTask, ToolErrorTask, Undeclar
 
 INLINE_RESULT = check(
     id="tasks-inline-result",
+    area="results",
     category="lifecycle",
     title="The task's outcome is retrievable: inlined on the extension, tasks/result on legacy",
     description=(
@@ -156,6 +157,7 @@ def legacy_result_method(ev: Evidence) -> Verdict:
 
 TOOL_ERROR_OUTCOME = check(
     id="tasks-tool-error-outcome",
+    area="results",
     category="lifecycle",
     title="A tool result with isError: true ends the task by its era's rule",
     description=(
@@ -254,6 +256,7 @@ def legacy_tool_error_outcome(ev: Evidence) -> Verdict:
 
 FAULT_OUTCOME = check(
     id="tasks-fault-outcome",
+    area="results",
     category="lifecycle",
     title="A tool that fails with a JSON-RPC error ends its task failed, with that error",
     description=(
@@ -329,6 +332,7 @@ def legacy_fault_outcome(ev: Evidence) -> Verdict:
 
 RESULT_BLOCKS = check(
     id="tasks-legacy-result-blocks",
+    area="results",
     category="lifecycle",
     title="tasks/result on a running task answers only once the task has ended",
     description=(

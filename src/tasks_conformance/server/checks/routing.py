@@ -29,6 +29,7 @@ if TYPE_CHECKING:
 
 MCP_NAME_ROUTING = check(
     id="tasks-mcp-name-routing",
+    area="routing",
     category="lifecycle",
     title="Over HTTP, a tasks/* request whose routing headers disagree with its body is rejected (400, -32020)",
     description=(
@@ -111,6 +112,7 @@ def mcp_name_routing(ev: Evidence) -> Verdict:
 
 INVALID_TASK_ID_REJECTED = check(
     id="tasks-invalid-task-id-rejected",
+    area="routing",
     category="lifecycle",
     title="An unknown taskId is rejected with -32602",
     description=(
@@ -152,6 +154,7 @@ def invalid_task_id_rejected(ev: Evidence) -> Verdict:
 
 REMOVED_METHODS_NOT_FOUND = check(
     id="tasks-removed-methods-not-found",
+    area="routing",
     category="lifecycle",
     title="Methods the extension removed (tasks/result, tasks/list) answer -32601",
     description=(

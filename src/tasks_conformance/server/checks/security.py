@@ -32,6 +32,7 @@ _COUNTER = re.compile(r"^(.*?)(\d+)$", re.DOTALL)
 
 TASK_ID_ENTROPY = check(
     id="tasks-task-id-entropy",
+    area="security",
     category="creation",
     title="Task ids cannot be guessed: not sequential, not short",
     description=(
@@ -160,6 +161,7 @@ def _task_id_entropy(ev: Evidence, rule: str) -> Verdict:
 
 TASK_BOUND_TO_PRINCIPAL = check(
     id="tasks-task-bound-to-principal",
+    area="security",
     category="lifecycle",
     title="Another principal can neither read, update nor cancel the task",
     description=(

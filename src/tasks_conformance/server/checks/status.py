@@ -33,6 +33,7 @@ from tasks_conformance.server.evidence.expiry import deleted_after_ttl, not_foun
 
 TERMINAL_STATUS_IMMUTABLE = check(
     id="tasks-terminal-status-immutable",
+    area="status",
     category="lifecycle",
     title="A task that has ended keeps its terminal status",
     description=(
@@ -175,6 +176,7 @@ def _vanished(ev: Evidence, rec: TerminalRereads, ended: str | None, seqs: list[
 
 STATUS_TRANSITIONS = check(
     id="tasks-legacy-status-transitions",
+    area="status",
     category="lifecycle",
     title="Status changes follow the allowed paths; a cancelled task stays cancelled",
     description=(

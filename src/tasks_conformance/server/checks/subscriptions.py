@@ -22,6 +22,7 @@ ACK = "notifications/subscriptions/acknowledged"
 
 SUBSCRIPTION_NOTIFICATIONS = check(
     id="tasks-subscription-notifications",
+    area="subscriptions",
     category="lifecycle",
     title="A task subscription acknowledges first and tags every notifications/tasks with its id",
     description=(
@@ -130,6 +131,7 @@ STREAM_METHODS = ("notifications/progress", "notifications/message")
 
 SUBSCRIPTION_STREAM_CLEAN = check(
     id="tasks-subscription-no-progress-or-message",
+    area="subscriptions",
     category="lifecycle",
     title="A task subscription carries no notifications/progress or notifications/message",
     description=(

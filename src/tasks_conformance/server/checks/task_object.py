@@ -32,6 +32,7 @@ TTL_REQUIREMENTS = {Wire.EXTENSION: ("S-EXT-MUST-06",), Wire.LEGACY: ("S-LEG-MUS
 
 TTL_SHAPE = check(
     id="tasks-ttl-shape",
+    area="task_object",
     category="lifecycle",
     title="Every task frame names its TTL fields in its own era's form",
     description=(
@@ -73,6 +74,7 @@ def ttl_shape(ev: Evidence) -> Verdict:
 
 TTL_INTEGER_SHAPE = check(
     id="tasks-ttl-integer-shape",
+    area="task_object",
     category="lifecycle",
     title="TTL and poll interval are integers (TTL may be null for unlimited)",
     description=(
@@ -130,6 +132,7 @@ def ttl_integer_shape(ev: Evidence) -> Verdict:
 
 STATUS_PAYLOAD_SHAPE = check(
     id="tasks-status-payload-shape",
+    area="task_object",
     category="lifecycle",
     title="Every tasks/get result is a well-formed task for its status",
     description=(
