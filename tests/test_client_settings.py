@@ -10,6 +10,7 @@ from __future__ import annotations
 import json
 import shlex
 import sys
+import xml.etree.ElementTree as ET
 from pathlib import Path
 from typing import Any
 
@@ -234,8 +235,15 @@ def test_the_pytest_plugin_makes_one_item_per_client_check(pytester: pytest.Pyte
     assert outcomes["failed"] == 1 and outcomes["passed"] >= 5
     assert "C-EXT-MUST-01" in result.stdout.str()  # the failure names its rule, as a server item's does
     good = pytester.runpytest_subprocess("-p", "no:randomly", "--tasks-conformance-client-command",
-                                         shlex.join(REFERENCE), "--tasks-conformance-client-scenario", LIFECYCLE)
+                                         shlex.join(REFERENCE), "--tasks-conformance-client-scenario", LIFECYCLE,
+                                         "--junitxml=client.xml")
     assert good.ret == 0 and good.parseoutcomes().get("failed", 0) == 0
+    # Each client check's JUnit classname is its spec area, as a server check's is.
+    from tasks_conformance.client.checks import CLIENT_CHECKS
+
+    cases = ET.parse(pytester.path / "client.xml").getroot().iter("testcase")
+    ours = {c.get("name"): c.get("classname") for c in cases if c.get("name") in CLIENT_CHECKS}
+    assert DECLARES in ours and ours == {i: f"tasks_conformance.{CLIENT_CHECKS[i].area}" for i in ours}
 
 
 # -- suite ----------------------------------------------------------------------------------------

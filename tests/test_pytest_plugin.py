@@ -61,8 +61,12 @@ def test_each_check_becomes_an_item_in_the_report_and_junit(pytester: pytest.Pyt
     result.stdout.fnmatch_lines(["*tasks-conformance:1: not-applicable: applies over http only, not stdio"])
     result.stdout.fnmatch_lines(["passed: *checks passed, 0 failed, 0 could not run*"])
     cases = ET.parse(pytester.path / "junit.xml").getroot().iter("testcase")
-    ours = {case.get("name"): case for case in cases if case.get("classname") == "tasks-conformance"}
+    ours = {case.get("name"): case for case in cases if (case.get("classname") or "").startswith("tasks_conformance.")}
     assert list(ours) == ALL_IDS
+    # Each check's classname is its spec area, as in the command line's junit-xml.
+    from tasks_conformance.server.checks import CHECKS
+
+    assert {n: c.get("classname") for n, c in ours.items()} == {n: f"tasks_conformance.{CHECKS[n].area}" for n in ours}
     routing = ours["tasks-mcp-name-routing"].find("skipped")
     assert routing is not None and "not-applicable" in (routing.get("message") or "")
     props = {p.get("name"): p.get("value") for p in ours["tasks-wire-resolvable"].iter("property")}
