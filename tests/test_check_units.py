@@ -15,7 +15,7 @@ from tasks_conformance.core.rpc.peer import Reply, RpcError
 from tasks_conformance.core.verdict import Verdict, passed
 from tasks_conformance.core.wirelog import Frame, FrameFlag, WireLog
 from tasks_conformance.core.wires import CreatedTask, Wire
-from tasks_conformance.server.checks import CHECKS, catalogue, registry_problems
+from tasks_conformance.server.checks import CHECKS, readme_table, registry_problems
 from tasks_conformance.server.checks.registry import CheckSpec, check, validate
 from tasks_conformance.server.checks.shapes import timestamp_problem
 from tasks_conformance.server.evidence import (
@@ -93,7 +93,7 @@ def test_every_check_cites_known_requirements_and_the_registry_validates() -> No
     # row in the README's table (generated from the registry), so a check that drops out (its
     # module gone from AREAS) or comes without a fixture or docs fails here.
     readme = (Path(__file__).resolve().parent.parent / "README.md").read_text(encoding="utf-8")
-    table = readme.split(catalogue.START, 1)[1].split(catalogue.END, 1)[0]
+    table = readme.split(readme_table.START, 1)[1].split(readme_table.END, 1)[0]
     rows = re.findall(r"^\| `([a-z0-9-]+)` \|", table, re.M)
     assert sorted(rows) == sorted(CHECKS) == sorted(BREAKING), (set(CHECKS) ^ set(rows), set(CHECKS) ^ set(BREAKING))
     known = set(load())

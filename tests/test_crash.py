@@ -18,8 +18,8 @@ from tasks_conformance.core.wires import Wire
 from tasks_conformance.server.checks import CHECKS
 from tasks_conformance.server.checks.liveness import after_server_gone
 from tasks_conformance.server.evidence import Cancel, Discovery, Evidence, GoneHow, Poll, ServerGone
-from tasks_conformance.server.liveness import server_gone
 from tasks_conformance.server.managed import ServerExit
+from tasks_conformance.server.server_gone import server_gone
 
 CRASH = "tasks-server-stays-up"
 EXITS = [*BROKEN, "--break", "exits-on-cancel"]

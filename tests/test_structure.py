@@ -7,7 +7,7 @@ import subprocess
 import sys
 from pathlib import Path
 
-from tasks_conformance.server.checks.catalogue import END, START, checks_table
+from tasks_conformance.server.checks.readme_table import END, START, checks_table
 
 ROOT = Path(__file__).resolve().parent.parent
 SRC = ROOT / "src" / "tasks_conformance"

@@ -36,12 +36,12 @@ from tasks_conformance.server.checks.liveness import after_server_gone
 from tasks_conformance.server.checks.ownership import defer, follow_failures
 from tasks_conformance.server.evidence import Discovery, Evidence, ProbeRecord, ToolChoice
 from tasks_conformance.server.evidence.reasons import NO_TASK_CREATED, no_tool
-from tasks_conformance.server.liveness import server_gone
 from tasks_conformance.server.managed import ManagedServer, ServerExit, managed_server
 from tasks_conformance.server.probes import ProbeSpec, plan
 from tasks_conformance.server.probes.context import ProbeContext
 from tasks_conformance.server.probes.schedule import ScheduleTrace, run_schedule
 from tasks_conformance.server.roles import assign_roles
+from tasks_conformance.server.server_gone import server_gone
 from tasks_conformance.server.session.connect import Connection
 from tasks_conformance.server.session.factory import TransportFactory
 from tasks_conformance.settings.config import RunConfig

@@ -10,9 +10,9 @@ from tasks_conformance.server.checks.registry import CHECKS, CheckSpec, validate
 CATEGORIES = ("dispatch", "creation", "lifecycle", "base")
 # The check modules, by the spec area most of their checks judge (each check declares its own,
 # core/areas.py); their order is the report order within a category.
-MODULES = ("liveness", "discovery", "declaration", "framing", "creation", "task_object", "status", "results", "routing",
-         "cancel", "input", "subscriptions", "capability", "base", "listing", "association", "progress", "durability",
-         "security", "input_requests", "eras")
+MODULES = ("liveness", "discovery", "declaration", "framing", "creation", "task_object", "status", "results",
+           "routing", "cancel", "input", "subscriptions", "capability", "base_protocol", "listing", "association",
+           "progress", "durability", "security", "input_requests", "eras")
 for _module in MODULES:
     importlib.import_module(f"tasks_conformance.server.checks.{_module}")
 
