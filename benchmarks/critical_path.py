@@ -3,7 +3,7 @@
 The reference server (a plain Python server) runs its task tool for 300 ms; the full default
 suite runs against it over stdio. Printed:
 
-* the chain of probes that decided the run's length (the trace of probes/schedule.py): for each
+* the chain of probes that decided the run's length (the trace of probes/engine/schedule.py): for each
   step, when it was ready (what it waited for had ended), when it started (later only for a brief
   probe waiting for its turn), when it ended, from the start of the probe schedule, and the probe
   whose end released it; then the last six probes to end;

@@ -16,7 +16,7 @@ from pathlib import Path
 from types import ModuleType
 
 from tasks_conformance.entry.coverage import markdown
-from tasks_conformance.server.checks.readme_table import checks_table, replace_section
+from tasks_conformance.server.checks.engine.readme_table import checks_table, replace_section
 
 ROOT = Path(__file__).resolve().parent.parent
 FIXTURES = ROOT / "fixtures" / "broken_server.py"

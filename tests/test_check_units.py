@@ -15,9 +15,10 @@ from tasks_conformance.core.rpc.peer import Reply, RpcError
 from tasks_conformance.core.verdict import Verdict, passed
 from tasks_conformance.core.wirelog import Frame, FrameFlag, WireLog
 from tasks_conformance.core.wires import CreatedTask, Wire
-from tasks_conformance.server.checks import CHECKS, readme_table, registry_problems
-from tasks_conformance.server.checks.registry import CheckSpec, check, validate
-from tasks_conformance.server.checks.shapes import timestamp_problem
+from tasks_conformance.server.checks import CHECKS, registry_problems
+from tasks_conformance.server.checks.engine import readme_table
+from tasks_conformance.server.checks.engine.registry import CheckSpec, check, validate
+from tasks_conformance.server.checks.engine.shapes import timestamp_problem
 from tasks_conformance.server.evidence import (
     DeclaredCall,
     Discovery,

@@ -16,8 +16,8 @@ from tasks_conformance.core.verdict import failed, passed
 from tasks_conformance.core.wirelog import HttpMeta
 from tasks_conformance.core.wires import Wire
 from tasks_conformance.server.checks import CHECKS
-from tasks_conformance.server.checks.ownership import defer
-from tasks_conformance.server.checks.registry import CheckSpec, Judge, judged_by, rule_owners, validate
+from tasks_conformance.server.checks.engine.ownership import defer
+from tasks_conformance.server.checks.engine.registry import CheckSpec, Judge, judged_by, rule_owners, validate
 from tasks_conformance.server.evidence import Base64Name, UndeclaredCall
 
 CHECKS_DIR = Path(__file__).resolve().parents[1] / "src" / "tasks_conformance" / "server" / "checks"

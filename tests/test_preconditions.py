@@ -10,8 +10,8 @@ import pytest
 
 from tasks_conformance.server.evidence.records import Cancel
 from tasks_conformance.server.probes import Precondition, ProbeSpec, every_wire, probe_problems
-from tasks_conformance.server.probes.context import ProbeContext, UndeclaredPrecondition
-from tasks_conformance.server.probes.preconditions import undeclared_reads
+from tasks_conformance.server.probes.engine.context import ProbeContext, UndeclaredPrecondition
+from tasks_conformance.server.probes.engine.preconditions import undeclared_reads
 
 
 def _helper(ctx: Any) -> object:

@@ -1,4 +1,4 @@
-"""The probe schedule (probes/schedule.py): needs first, `last` after every probe that reads the
+"""The probe schedule (probes/engine/schedule.py): needs first, `last` after every probe that reads the
 probe task, brief probes taking turns while every other probe starts the moment its needs are
 met, and the trace whose critical path benchmarks/critical_path.py prints."""
 
@@ -10,7 +10,7 @@ import anyio
 import pytest
 
 from tasks_conformance.server.probes import PROBES, ProbeSpec, every_wire, load_probes
-from tasks_conformance.server.probes.schedule import BRIEF_AT_ONCE, ScheduleTrace, run_schedule
+from tasks_conformance.server.probes.engine.schedule import BRIEF_AT_ONCE, ScheduleTrace, run_schedule
 
 
 def _spec(name: str, *, brief: bool = False, last: bool = False, needs: tuple[Any, ...] = (),

@@ -7,7 +7,7 @@ import subprocess
 import sys
 from pathlib import Path
 
-from tasks_conformance.server.checks.readme_table import END, START, checks_table
+from tasks_conformance.server.checks.engine.readme_table import END, START, checks_table
 
 ROOT = Path(__file__).resolve().parent.parent
 SRC = ROOT / "src" / "tasks_conformance"
@@ -119,3 +119,17 @@ def test_every_check_belongs_to_a_spec_area_which_names_its_junit_class() -> Non
     result = RunResult(outcome="passed", target="x", durationMs=1, discovery=Discovery(), checks=[check])
     xml = to_xml(result, "UTF-8", None)
     assert [c.get("classname") for c in ET.fromstring(xml).iter("testcase")] == ["tasks_conformance.listing"]
+
+
+def test_the_machinery_defines_no_check_and_no_probe() -> None:
+    """checks/engine/ and probes/engine/ hold the machinery apart from the area modules: every
+    judge and every probe function lives beside them, none inside."""
+    from tasks_conformance.server.checks import CHECKS
+    from tasks_conformance.server.probes import load_probes
+
+    judges = {j.fn.__module__ for spec in CHECKS.values() for j in spec.judges.values()}
+    probes = {p.fn.__module__ for p in load_probes().values()}
+    assert judges and probes
+    assert not {m for m in judges if m.startswith("tasks_conformance.server.checks.engine")}
+    assert not {m for m in probes if m.startswith("tasks_conformance.server.probes.engine")}
+    assert all(m.startswith("tasks_conformance.server.checks.") for m in judges)

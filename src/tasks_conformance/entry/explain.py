@@ -21,7 +21,7 @@ from tasks_conformance.entry.coverage import ERA_TEXT, NO_CHECK_YET, TESTABILITY
 
 if TYPE_CHECKING:
     from tasks_conformance.client.checks import ClientCheck
-    from tasks_conformance.server.checks.registry import CheckSpec
+    from tasks_conformance.server.checks.engine.registry import CheckSpec
 
 # What each precondition (CheckSpec.needs) asks of the run before the check judges anything.
 NEED_TEXT: dict[str, str] = {

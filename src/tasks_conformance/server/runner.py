@@ -31,15 +31,15 @@ from tasks_conformance.core.verdict import Verdict, could_not_run, not_applicabl
 from tasks_conformance.core.wirelog import Frame, FrameFlag, WireLog, frames_text, in_lane
 from tasks_conformance.core.wires import DIALECTS, Wire, WireDialect, listed_task_support, task_support
 from tasks_conformance.server.checks import CHECKS, CheckSpec, ordered_checks
-from tasks_conformance.server.checks.common import NO_TASKS_WIRE, PRECONDITIONS, need_wire
+from tasks_conformance.server.checks.engine.common import NO_TASKS_WIRE, PRECONDITIONS, need_wire
+from tasks_conformance.server.checks.engine.ownership import defer, follow_failures
 from tasks_conformance.server.checks.liveness import after_server_gone
-from tasks_conformance.server.checks.ownership import defer, follow_failures
 from tasks_conformance.server.evidence import Discovery, Evidence, ProbeRecord, ToolChoice
 from tasks_conformance.server.evidence.reasons import NO_TASK_CREATED, no_tool
 from tasks_conformance.server.managed import ManagedServer, ServerExit, managed_server
 from tasks_conformance.server.probes import ProbeSpec, plan
-from tasks_conformance.server.probes.context import ProbeContext
-from tasks_conformance.server.probes.schedule import ScheduleTrace, run_schedule
+from tasks_conformance.server.probes.engine.context import ProbeContext
+from tasks_conformance.server.probes.engine.schedule import ScheduleTrace, run_schedule
 from tasks_conformance.server.roles import assign_roles
 from tasks_conformance.server.server_gone import server_gone
 from tasks_conformance.server.session.connect import Connection

@@ -5,7 +5,7 @@ reading the requirements registry before its first frame (reports read it, once,
 
 import importlib
 
-from tasks_conformance.server.checks.registry import CHECKS, CheckSpec, validate
+from tasks_conformance.server.checks.engine.registry import CHECKS, CheckSpec, validate
 
 CATEGORIES = ("dispatch", "creation", "lifecycle", "base")
 # The check modules, by the spec area most of their checks judge (each check declares its own,

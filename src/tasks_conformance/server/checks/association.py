@@ -14,9 +14,9 @@ from tasks_conformance.core.protocol import (
 from tasks_conformance.core.result import CheckWarning
 from tasks_conformance.core.verdict import Verdict, could_not_run, failed, passed, warn
 from tasks_conformance.core.wires import Wire
-from tasks_conformance.server.checks.common import got, unrun
-from tasks_conformance.server.checks.registry import check
-from tasks_conformance.server.checks.shapes import reply_seqs, result_of
+from tasks_conformance.server.checks.engine.common import got, unrun
+from tasks_conformance.server.checks.engine.registry import check
+from tasks_conformance.server.checks.engine.shapes import reply_seqs, result_of
 from tasks_conformance.server.evidence import (
     Cancel,
     DeclaredCall,

@@ -7,9 +7,9 @@ from typing import TYPE_CHECKING
 from tasks_conformance.core.protocol import ERR_INVALID_PARAMS, TASK_STATUSES, TERMINAL_STATUSES, get_path
 from tasks_conformance.core.verdict import Verdict, could_not_run, failed, not_applicable, passed, warn
 from tasks_conformance.core.wires import Wire
-from tasks_conformance.server.checks.common import unrun
-from tasks_conformance.server.checks.registry import check
-from tasks_conformance.server.checks.shapes import reply_seqs, result_of
+from tasks_conformance.server.checks.engine.common import unrun
+from tasks_conformance.server.checks.engine.registry import check
+from tasks_conformance.server.checks.engine.shapes import reply_seqs, result_of
 from tasks_conformance.server.evidence import Cancel, DeclaredCall, Evidence, Poll
 from tasks_conformance.server.evidence.expiry import deleted_after_ttl, task_expiry
 

@@ -9,9 +9,9 @@ from tasks_conformance.core.causes import needs
 from tasks_conformance.core.protocol import ERR_METHOD_NOT_FOUND, ERR_MISSING_CAPABILITY, EXT_TASKS, get_path
 from tasks_conformance.core.verdict import Verdict, could_not_run, failed, passed
 from tasks_conformance.core.wires import Wire
-from tasks_conformance.server.checks.common import unrun
-from tasks_conformance.server.checks.registry import check
-from tasks_conformance.server.checks.shapes import draft_code_hint, reply_seqs
+from tasks_conformance.server.checks.engine.common import unrun
+from tasks_conformance.server.checks.engine.registry import check
+from tasks_conformance.server.checks.engine.shapes import draft_code_hint, reply_seqs
 from tasks_conformance.server.evidence import DeclaredCall, Evidence, UndeclaredCall, UndeclaredTasks
 
 if TYPE_CHECKING:

@@ -16,9 +16,14 @@ from tasks_conformance.core.protocol import (
 )
 from tasks_conformance.core.verdict import Verdict, could_not_run, failed, passed, warn
 from tasks_conformance.core.wires import Wire, task_support
-from tasks_conformance.server.checks.common import got, unrun
-from tasks_conformance.server.checks.registry import check
-from tasks_conformance.server.checks.shapes import draft_code_hint, missing_task_fields, result_of, status_problem
+from tasks_conformance.server.checks.engine.common import got, unrun
+from tasks_conformance.server.checks.engine.registry import check
+from tasks_conformance.server.checks.engine.shapes import (
+    draft_code_hint,
+    missing_task_fields,
+    result_of,
+    status_problem,
+)
 from tasks_conformance.server.evidence import DeclaredCall, Evidence, RequiredUndeclared, SyncWithTask, UndeclaredCall
 
 if TYPE_CHECKING:

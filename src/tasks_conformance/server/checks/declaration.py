@@ -9,7 +9,7 @@ from tasks_conformance.core.result import CheckWarning
 from tasks_conformance.core.verdict import Verdict, could_not_run, failed, passed, warn
 from tasks_conformance.core.wires import TASK_SUPPORT_VALUES, Wire, listed_task_support
 from tasks_conformance.core.wires.legacy import declared_tasks
-from tasks_conformance.server.checks.registry import check
+from tasks_conformance.server.checks.engine.registry import check
 from tasks_conformance.server.evidence import DeclaredCall, Evidence
 
 DECLARATION_HYGIENE = check(

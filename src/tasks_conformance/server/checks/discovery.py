@@ -8,7 +8,7 @@ from tasks_conformance.core.causes import Cause, CauseKind
 from tasks_conformance.core.protocol import EXT_TASKS
 from tasks_conformance.core.verdict import Verdict, could_not_run, failed, passed
 from tasks_conformance.core.wires import Wire, dialect_for
-from tasks_conformance.server.checks.registry import check
+from tasks_conformance.server.checks.engine.registry import check
 from tasks_conformance.server.evidence import Evidence
 
 # The details key holding the HTTP status the handshake got when it got no JSON-RPC answer.

@@ -11,8 +11,8 @@ from tasks_conformance.core.causes import setting
 from tasks_conformance.core.protocol import TASK_STATUSES, TERMINAL_STATUSES, get_path
 from tasks_conformance.core.verdict import Verdict, could_not_run, failed, not_applicable, passed
 from tasks_conformance.core.wires import Wire, task_object
-from tasks_conformance.server.checks.common import PRECONDITIONS, got, unrun
-from tasks_conformance.server.checks.registry import check
+from tasks_conformance.server.checks.engine.common import PRECONDITIONS, got, unrun
+from tasks_conformance.server.checks.engine.registry import check
 from tasks_conformance.server.evidence import DeclaredCall, Durability, Evidence, Poll, TaskReads, TaskRestart
 
 if TYPE_CHECKING:

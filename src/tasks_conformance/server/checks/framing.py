@@ -10,8 +10,8 @@ from tasks_conformance.core.protocol import (
 )
 from tasks_conformance.core.verdict import Verdict, could_not_run, failed, passed
 from tasks_conformance.core.wires import Wire
-from tasks_conformance.server.checks.registry import check
-from tasks_conformance.server.checks.shapes import reply_seqs
+from tasks_conformance.server.checks.engine.registry import check
+from tasks_conformance.server.checks.engine.shapes import reply_seqs
 from tasks_conformance.server.evidence import (
     DeclaredCall,
     Evidence,
@@ -26,7 +26,7 @@ import json
 
 from tasks_conformance.core.protocol import META_SUBSCRIPTION_ID
 from tasks_conformance.core.wirelog import Frame, FrameFlag
-from tasks_conformance.server.checks.common import NO_TASKS_WIRE, need_wire
+from tasks_conformance.server.checks.engine.common import NO_TASKS_WIRE, need_wire
 
 STRAY = "responses to ids never sent"
 UNSOLICITED = "notifications/tasks outside any subscription"

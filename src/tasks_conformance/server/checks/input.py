@@ -8,10 +8,10 @@ from tasks_conformance.core.causes import setting
 from tasks_conformance.core.protocol import META_RELATED_TASK, TERMINAL_STATUSES, get_path
 from tasks_conformance.core.verdict import Verdict, could_not_run, failed, not_applicable, passed
 from tasks_conformance.core.wires import Wire
-from tasks_conformance.server.checks.common import unrun
-from tasks_conformance.server.checks.registry import check
-from tasks_conformance.server.checks.role_tasks import role_task
-from tasks_conformance.server.checks.shapes import reply_seqs, result_of
+from tasks_conformance.server.checks.engine.common import unrun
+from tasks_conformance.server.checks.engine.registry import check
+from tasks_conformance.server.checks.engine.role_tasks import role_task
+from tasks_conformance.server.checks.engine.shapes import reply_seqs, result_of
 from tasks_conformance.server.evidence import Evidence, InputTask, InputTie, Poll, StopReason
 
 ACK_MEMBERS = ("resultType", "_meta")

@@ -11,8 +11,8 @@ from tasks_conformance.core.protocol import ERR_INVALID_PARAMS, META_CLIENT_CAPS
 from tasks_conformance.core.result import CheckWarning
 from tasks_conformance.core.verdict import Verdict, could_not_run, failed, not_applicable, passed, warn
 from tasks_conformance.core.wires import Wire
-from tasks_conformance.server.checks.common import got, unrun
-from tasks_conformance.server.checks.registry import check
+from tasks_conformance.server.checks.engine.common import got, unrun
+from tasks_conformance.server.checks.engine.registry import check
 from tasks_conformance.server.evidence import DeclaredCall, Evidence, Poll, StaleInput, UndeclaredInput
 
 if TYPE_CHECKING:

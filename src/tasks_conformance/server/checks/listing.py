@@ -11,9 +11,9 @@ from tasks_conformance.core.protocol import (
 )
 from tasks_conformance.core.verdict import Verdict, could_not_run, failed, not_applicable, passed, warn
 from tasks_conformance.core.wires import Wire
-from tasks_conformance.server.checks.common import got, unrun
-from tasks_conformance.server.checks.registry import check
-from tasks_conformance.server.checks.shapes import reply_seqs
+from tasks_conformance.server.checks.engine.common import got, unrun
+from tasks_conformance.server.checks.engine.registry import check
+from tasks_conformance.server.checks.engine.shapes import reply_seqs
 from tasks_conformance.server.evidence import (
     DeclaredCall,
     Evidence,

@@ -7,7 +7,7 @@ from __future__ import annotations
 from tasks_conformance.core.causes import Cause, CauseKind
 from tasks_conformance.core.verdict import Verdict, could_not_run, failed, passed
 from tasks_conformance.core.wires import Wire
-from tasks_conformance.server.checks.registry import CheckSpec, check
+from tasks_conformance.server.checks.engine.registry import CheckSpec, check
 from tasks_conformance.server.evidence import Evidence
 
 SERVER_STAYS_UP = check(

@@ -14,9 +14,9 @@ from tasks_conformance.core.protocol import (
 from tasks_conformance.core.result import CheckWarning
 from tasks_conformance.core.verdict import Verdict, could_not_run, failed, not_applicable, passed, warn
 from tasks_conformance.core.wires import Wire
-from tasks_conformance.server.checks.common import got, unrun
-from tasks_conformance.server.checks.registry import check
-from tasks_conformance.server.checks.shapes import reply_seqs, result_of
+from tasks_conformance.server.checks.engine.common import got, unrun
+from tasks_conformance.server.checks.engine.registry import check
+from tasks_conformance.server.checks.engine.shapes import reply_seqs, result_of
 from tasks_conformance.server.evidence import (
     DeclaredCall,
     Evidence,
@@ -29,8 +29,8 @@ if TYPE_CHECKING:
 
 
 
-from tasks_conformance.server.checks.role_tasks import role_terminal, terminal_read
-from tasks_conformance.server.checks.shapes import is_int
+from tasks_conformance.server.checks.engine.role_tasks import role_terminal, terminal_read
+from tasks_conformance.server.checks.engine.shapes import is_int
 from tasks_conformance.server.evidence import FaultTask, ToolErrorTask, UndeclaredCall
 
 INLINE_RESULT = check(

@@ -19,9 +19,9 @@ from tasks_conformance.core.protocol import (
 from tasks_conformance.core.verdict import Verdict, could_not_run, failed, passed
 from tasks_conformance.core.wirelog import Purpose
 from tasks_conformance.core.wires import Level, Wire
-from tasks_conformance.server.checks.common import unrun
-from tasks_conformance.server.checks.registry import check
-from tasks_conformance.server.checks.shapes import draft_code_hint, reply_seqs
+from tasks_conformance.server.checks.engine.common import unrun
+from tasks_conformance.server.checks.engine.registry import check
+from tasks_conformance.server.checks.engine.shapes import draft_code_hint, reply_seqs
 from tasks_conformance.server.evidence import DeclaredCall, Evidence, InvalidId, NameRouting, RemovedMethods
 
 if TYPE_CHECKING:

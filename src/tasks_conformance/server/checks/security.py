@@ -15,8 +15,8 @@ from tasks_conformance.core.causes import needs, setting
 from tasks_conformance.core.result import CheckWarning
 from tasks_conformance.core.verdict import Verdict, could_not_run, failed, not_applicable, passed, warn
 from tasks_conformance.core.wires import Wire
-from tasks_conformance.server.checks.common import got, unrun
-from tasks_conformance.server.checks.registry import check
+from tasks_conformance.server.checks.engine.common import got, unrun
+from tasks_conformance.server.checks.engine.registry import check
 from tasks_conformance.server.evidence import DeclaredCall, Evidence, OtherPrincipal, TaskIds
 
 if TYPE_CHECKING:

@@ -9,9 +9,9 @@ from tasks_conformance.core.causes import setting
 from tasks_conformance.core.protocol import ERR_METHOD_NOT_FOUND, META_SUBSCRIPTION_ID, get_path
 from tasks_conformance.core.verdict import Verdict, could_not_run, failed, not_applicable, passed, warn
 from tasks_conformance.core.wires import Wire
-from tasks_conformance.server.checks.common import got, unrun
-from tasks_conformance.server.checks.registry import check
-from tasks_conformance.server.checks.shapes import missing_task_fields, status_problem
+from tasks_conformance.server.checks.engine.common import got, unrun
+from tasks_conformance.server.checks.engine.registry import check
+from tasks_conformance.server.checks.engine.shapes import missing_task_fields, status_problem
 from tasks_conformance.server.evidence import DeclaredCall, Evidence, Listen
 
 if TYPE_CHECKING:

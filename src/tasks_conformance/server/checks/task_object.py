@@ -10,9 +10,9 @@ from tasks_conformance.core.causes import needs
 from tasks_conformance.core.protocol import TASK_STATUSES
 from tasks_conformance.core.verdict import Verdict, could_not_run, failed, passed
 from tasks_conformance.core.wires import Wire
-from tasks_conformance.server.checks.common import unrun
-from tasks_conformance.server.checks.registry import check
-from tasks_conformance.server.checks.shapes import (
+from tasks_conformance.server.checks.engine.common import unrun
+from tasks_conformance.server.checks.engine.registry import check
+from tasks_conformance.server.checks.engine.shapes import (
     TaskFrame,
     describe_value,
     is_int,

@@ -29,7 +29,7 @@ from tasks_conformance.core.wires import WireDialect
 from tasks_conformance.server.evidence.records import ProbeRecord
 
 if TYPE_CHECKING:
-    from tasks_conformance.server.probes.context import ProbeContext
+    from tasks_conformance.server.probes.engine.context import ProbeContext
 
 ProbeFn = Callable[["ProbeContext"], Awaitable[None]]
 Applies = Callable[[WireDialect], bool]
@@ -138,7 +138,7 @@ def load_probes() -> dict[str, ProbeSpec]:
 def probe_problems() -> list[str]:
     """Every probe that reads what it does not declare (a tool, the created task, its role's
     tool), found in its code and in the probe modules' functions it calls."""
-    from tasks_conformance.server.probes.preconditions import undeclared_reads
+    from tasks_conformance.server.probes.engine.preconditions import undeclared_reads
 
     return [f"probe {spec.name}: {problem}" for spec in load_probes().values() for problem in undeclared_reads(spec)]
 

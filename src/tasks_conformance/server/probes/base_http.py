@@ -15,7 +15,7 @@ from tasks_conformance.core.wires import WireDialect
 from tasks_conformance.server.evidence import Base64Name, BaseHttp, DeclaredCall, HttpOutcome
 from tasks_conformance.server.evidence.reasons import HTTP_FIX
 from tasks_conformance.server.probes import probe
-from tasks_conformance.server.probes.context import ProbeContext
+from tasks_conformance.server.probes.engine.context import ProbeContext
 from tasks_conformance.server.session.extension import ExtensionSession
 
 if TYPE_CHECKING:

@@ -6,7 +6,7 @@ from tasks_conformance.core.wirelog import FrameTag, Purpose
 from tasks_conformance.core.wires import CreatedTask
 from tasks_conformance.server.evidence import DeclaredCall, InputTask, Poll, UndeclaredCall
 from tasks_conformance.server.probes import probe
-from tasks_conformance.server.probes.context import ProbeContext
+from tasks_conformance.server.probes.engine.context import ProbeContext
 
 
 @probe(DeclaredCall, order=10, needs_tool=True,

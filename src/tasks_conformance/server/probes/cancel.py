@@ -8,7 +8,7 @@ from tasks_conformance.core.wires import CreatedTask
 from tasks_conformance.server.evidence import Cancel, DeclaredCall, Poll, StopReason, TerminalRereads
 from tasks_conformance.server.evidence.reasons import NO_TASK_CREATED
 from tasks_conformance.server.probes import probe
-from tasks_conformance.server.probes.context import ProbeContext
+from tasks_conformance.server.probes.engine.context import ProbeContext
 
 
 # After the re-reads of the ended task, so a server that wrongly lets cancel change a terminal

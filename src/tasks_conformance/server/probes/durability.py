@@ -10,7 +10,7 @@ from tasks_conformance.core.rpc.peer import Peer, Reply
 from tasks_conformance.core.wires import WireDialect
 from tasks_conformance.server.evidence import DeclaredCall, Durability
 from tasks_conformance.server.probes import probe
-from tasks_conformance.server.probes.context import ProbeContext
+from tasks_conformance.server.probes.engine.context import ProbeContext
 from tasks_conformance.server.session.extension import ExtensionSession
 from tasks_conformance.server.session.handlers import make_handlers
 

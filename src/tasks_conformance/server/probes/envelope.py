@@ -7,7 +7,7 @@ from tasks_conformance.core.protocol import HEADER_PROTOCOL_VERSION, META_CLIENT
 from tasks_conformance.core.wires import WireDialect
 from tasks_conformance.server.evidence import BentEnvelope
 from tasks_conformance.server.probes import probe
-from tasks_conformance.server.probes.context import ProbeContext
+from tasks_conformance.server.probes.engine.context import ProbeContext
 
 # A version that is well formed and that no server can serve.
 UNSERVED_VERSION = "1999-01-01"

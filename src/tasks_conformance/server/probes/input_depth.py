@@ -13,7 +13,7 @@ from tasks_conformance.core.protocol import EXT_TASKS, META_CLIENT_CAPS, TERMINA
 from tasks_conformance.core.wires import CreatedTask, WireDialect
 from tasks_conformance.server.evidence import DeclaredCall, Poll, StaleInput, UndeclaredInput
 from tasks_conformance.server.probes import probe
-from tasks_conformance.server.probes.context import ProbeContext
+from tasks_conformance.server.probes.engine.context import ProbeContext
 from tasks_conformance.server.probes.poll import DEFAULT_POLL_INTERVAL_S, MIN_POLL_INTERVAL_S
 
 # Reads of the second task: enough to see it ask, bounded so a task that never asks costs little.

@@ -29,7 +29,7 @@ from tasks_conformance.server.evidence.legacy_records import (
     MAX_PROGRESS_POLLS,
 )
 from tasks_conformance.server.probes import probe
-from tasks_conformance.server.probes.context import ProbeContext
+from tasks_conformance.server.probes.engine.context import ProbeContext
 from tasks_conformance.server.probes.poll import DEFAULT_POLL_INTERVAL_S, MIN_POLL_INTERVAL_S
 from tasks_conformance.server.probes.rereads import MAX_SPACING_S
 

@@ -13,7 +13,7 @@ from tasks_conformance.core.rpc.peer import Peer
 from tasks_conformance.core.wires import WireDialect
 from tasks_conformance.server.evidence import LegacyDeclaresExtension
 from tasks_conformance.server.probes import probe
-from tasks_conformance.server.probes.context import ProbeContext
+from tasks_conformance.server.probes.engine.context import ProbeContext
 from tasks_conformance.server.session.factory import client_capabilities
 from tasks_conformance.server.session.handlers import make_handlers
 from tasks_conformance.server.session.legacy import LegacySession

@@ -10,7 +10,7 @@ from tasks_conformance.core.wirelog import Frame
 from tasks_conformance.core.wires import WireDialect
 from tasks_conformance.server.evidence import DeclaredCall, Listen, Poll, UndeclaredTasks
 from tasks_conformance.server.probes import probe
-from tasks_conformance.server.probes.context import ProbeContext
+from tasks_conformance.server.probes.engine.context import ProbeContext
 from tasks_conformance.server.session.factory import client_capabilities
 
 LISTEN_PROBE_TIMEOUT_S = 3.0

@@ -15,7 +15,7 @@ from tasks_conformance.core.rpc.peer import Peer, Reply
 from tasks_conformance.server.evidence import DeclaredCall, OtherPrincipal, Poll
 from tasks_conformance.server.evidence.reasons import HTTP_FIX
 from tasks_conformance.server.probes import probe
-from tasks_conformance.server.probes.context import ProbeContext
+from tasks_conformance.server.probes.engine.context import ProbeContext
 from tasks_conformance.server.session.base import Session
 from tasks_conformance.server.session.extension import ExtensionSession
 from tasks_conformance.server.session.factory import client_capabilities

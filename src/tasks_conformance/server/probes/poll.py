@@ -16,7 +16,7 @@ from tasks_conformance.core.wirelog import FrameTag
 from tasks_conformance.server.evidence import DeclaredCall, Durability, Poll, StopReason, Update
 from tasks_conformance.server.evidence.records import POLL_BYTE_BUDGET_MIB
 from tasks_conformance.server.probes import probe
-from tasks_conformance.server.probes.context import ProbeContext
+from tasks_conformance.server.probes.engine.context import ProbeContext
 from tasks_conformance.server.probes.input_ties import tied_input_requests
 
 DEFAULT_POLL_INTERVAL_S = 0.25

@@ -5,7 +5,7 @@ from __future__ import annotations
 from tasks_conformance.core.wires import WireDialect
 from tasks_conformance.server.evidence import RemovedMethods
 from tasks_conformance.server.probes import probe
-from tasks_conformance.server.probes.context import ProbeContext
+from tasks_conformance.server.probes.engine.context import ProbeContext
 from tasks_conformance.server.probes.unknown_ids import unknown_task_id
 
 

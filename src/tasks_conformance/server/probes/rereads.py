@@ -20,7 +20,7 @@ from tasks_conformance.core.wirelog import Frame
 from tasks_conformance.server.evidence import DeclaredCall, Poll, StopReason, TerminalRereads
 from tasks_conformance.server.evidence.expiry import Expiry, task_expiry
 from tasks_conformance.server.probes import probe
-from tasks_conformance.server.probes.context import ProbeContext
+from tasks_conformance.server.probes.engine.context import ProbeContext
 from tasks_conformance.server.probes.poll import DEFAULT_POLL_INTERVAL_S, MIN_POLL_INTERVAL_S
 
 REREADS = 2

@@ -20,7 +20,7 @@ from tasks_conformance.core.wires import CreatedTask, task_object
 from tasks_conformance.server.evidence import DeclaredCall, Poll, TaskReads, TaskRestart
 from tasks_conformance.server.managed import stop_group
 from tasks_conformance.server.probes import probe
-from tasks_conformance.server.probes.context import ProbeContext
+from tasks_conformance.server.probes.engine.context import ProbeContext
 from tasks_conformance.server.session.base import Session
 from tasks_conformance.server.session.connect import Connection
 

@@ -20,7 +20,7 @@ from tasks_conformance.server.evidence import (
 )
 from tasks_conformance.server.evidence.reasons import NO_TASK_CREATED
 from tasks_conformance.server.probes import probe
-from tasks_conformance.server.probes.context import ProbeContext
+from tasks_conformance.server.probes.engine.context import ProbeContext
 from tasks_conformance.server.probes.poll import Poller
 
 

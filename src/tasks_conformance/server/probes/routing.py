@@ -9,7 +9,7 @@ from tasks_conformance.core.wires import WireDialect
 from tasks_conformance.server.evidence import DeclaredCall, NameRouting
 from tasks_conformance.server.evidence.reasons import HTTP_FIX
 from tasks_conformance.server.probes import probe
-from tasks_conformance.server.probes.context import ProbeContext
+from tasks_conformance.server.probes.engine.context import ProbeContext
 from tasks_conformance.server.session.base import UnsupportedOverride
 
 

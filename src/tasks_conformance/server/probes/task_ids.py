@@ -6,7 +6,7 @@ from __future__ import annotations
 from tasks_conformance.core.wires import CreatedTask, WireDialect
 from tasks_conformance.server.evidence import DeclaredCall, TaskIds
 from tasks_conformance.server.probes import probe
-from tasks_conformance.server.probes.context import ProbeContext
+from tasks_conformance.server.probes.engine.context import ProbeContext
 
 # Three ids in all (with the probe task's): enough to see a counter, few enough to stay cheap.
 EXTRA_TASKS = 2

@@ -6,7 +6,7 @@ import secrets
 
 from tasks_conformance.server.evidence import InvalidId, UnknownIdAnswer
 from tasks_conformance.server.probes import probe
-from tasks_conformance.server.probes.context import ProbeContext
+from tasks_conformance.server.probes.engine.context import ProbeContext
 
 
 def unknown_task_id() -> str:

@@ -15,7 +15,7 @@ from collections.abc import Mapping
 from dataclasses import replace
 
 from tasks_conformance.core.verdict import Verdict, deferred
-from tasks_conformance.server.checks.registry import CheckSpec, rule_owners
+from tasks_conformance.server.checks.engine.registry import CheckSpec, rule_owners
 from tasks_conformance.server.evidence import Evidence
 
 

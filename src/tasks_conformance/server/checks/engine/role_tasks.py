@@ -8,7 +8,7 @@ from typing import Any, TypeVar
 
 from tasks_conformance.core.causes import setting
 from tasks_conformance.core.verdict import Verdict, could_not_run
-from tasks_conformance.server.checks.common import _why_not_terminal, unrun
+from tasks_conformance.server.checks.engine.common import _why_not_terminal, unrun
 from tasks_conformance.server.evidence import Evidence, RoleTask, StopReason
 from tasks_conformance.settings.role_flags import role_flag
 

@@ -8,7 +8,7 @@ from typing import TYPE_CHECKING
 from tasks_conformance.core.causes import Cause, CauseKind, harness, needs, setting
 from tasks_conformance.core.verdict import Verdict, could_not_run
 from tasks_conformance.core.wires import Wire
-from tasks_conformance.server.checks.registry import Need
+from tasks_conformance.server.checks.engine.registry import Need
 from tasks_conformance.server.evidence import DeclaredCall, Evidence, Poll, ProbeRecord, StopReason
 from tasks_conformance.server.evidence.reasons import no_tool
 from tasks_conformance.server.evidence.records import POLL_BYTE_BUDGET_MIB
