@@ -15,7 +15,10 @@ from conftest import REFERENCE, HttpServer, http_server
 
 from tasks_conformance.core.transports.http_tuning import http_transport, tls_context
 
-WATCHED = ("pydantic", "httpx", "httpx._main", "importlib.metadata", "rich", "tasks_conformance.server.reference")
+# The reference server itself (server.py and what it imports): the command line reads only its flags
+# (reference/config.py, for serve-reference's options), about 2 ms of a --help.
+WATCHED = ("pydantic", "httpx", "httpx._main", "importlib.metadata", "rich",
+           "tasks_conformance.server.reference.server")
 
 _PROBE = (
     "import json, sys\n"

@@ -24,7 +24,6 @@ import typer
 from typer.core import TyperArgument, TyperCommand, TyperGroup
 
 from tasks_conformance import __version__
-from tasks_conformance.core.eras import SERVE_ERAS
 from tasks_conformance.core.errors import UsageError
 from tasks_conformance.core.result import EXIT_CODES, EXIT_INTERRUPTED, EXIT_USAGE
 from tasks_conformance.entry.call_cli import call_command
@@ -33,8 +32,16 @@ from tasks_conformance.entry.cli_run import run_one as _run
 from tasks_conformance.entry.client_cli import client_app
 from tasks_conformance.entry.merge_cli import merge_command
 from tasks_conformance.server.check_catalog import catalog
+from tasks_conformance.server.reference.config import build_parser as build_reference_parser
 from tasks_conformance.settings import CLIENT, DEMO, ERA, RUN, SETTINGS, SUITE, RunOptions
-from tasks_conformance.settings.command_line import given_flags, options_from, takes_settings, typer_option
+from tasks_conformance.settings.command_line import (
+    given_flags,
+    options_from,
+    parser_argv,
+    takes_parser,
+    takes_settings,
+    typer_option,
+)
 from tasks_conformance.settings.command_line import many as _many
 from tasks_conformance.settings.config import Catalog, build_run_config
 
@@ -223,39 +230,20 @@ def demo_command(**flags: Any) -> None:
         _run_options(demo_options(options, os.path.join(store, "tasks.jsonl")), era=flags[ERA.name])
 
 
-# `serve-reference` declares the reference server's flags (reference/config.py) for its help, in
-# the style of every other command; the reference server's own parser still reads them (a test
-# keeps the two lists the same), so its checks and defaults stay in one place.
-_REFERENCE_FLAGS = (
-    ("transport", "--transport"), ("host", "--host"), ("port", "--port"), ("unix_path", "--unix-path"),
-    ("task_duration_ms", "--task-duration-ms"), ("poll_interval_ms", "--poll-interval-ms"), ("ttl_ms", "--ttl-ms"),
-    ("era", "--era"), ("bearer_tokens", "--bearer-token"), ("no_tcp_nodelay", "--no-tcp-nodelay"),
-    ("task_store", "--task-store"),
-)
+# `serve-reference` takes the reference server's flags from its own parser (reference/config.py), in
+# the style of every other command: declared once there, with their checks and defaults.
+_REFERENCE_PARSER = build_reference_parser("tasks-conformance serve-reference")
 
 
 @app.command("serve-reference")
-def serve_reference_command(
-    ctx: typer.Context,
-    transport: Annotated[str, typer.Option("--transport", metavar="stdio|http|tcp|unix", help="stdio; http = Streamable HTTP at /mcp; tcp / unix = newline-delimited JSON-RPC on a socket. A listening transport prints a READY line, then the command that runs the whole suite against the server")] = "stdio",
-    host: Annotated[str, typer.Option("--host", metavar="HOST", help="HTTP/TCP bind address")] = "127.0.0.1",
-    port: Annotated[int, typer.Option("--port", metavar="N", help="HTTP/TCP port; 0 picks an ephemeral port")] = 0,
-    unix_path: Annotated[str | None, typer.Option("--unix-path", metavar="PATH", help="Socket path for --transport unix (default: a file in the temp directory)")] = None,
-    task_duration_ms: Annotated[int, typer.Option("--task-duration-ms", metavar="MS", help="Default run time of the task-capable tools")] = 150,
-    poll_interval_ms: Annotated[int, typer.Option("--poll-interval-ms", metavar="MS", help="pollIntervalMs / pollInterval announced on tasks")] = 100,
-    ttl_ms: Annotated[int, typer.Option("--ttl-ms", metavar="MS", help="Task time-to-live in ms")] = 60_000,
-    era: Annotated[str, typer.Option("--era", metavar="|".join(SERVE_ERAS), help="Which protocol eras to serve: both, 2025-11-25 only (legacy) or 2026-07-28 only (extension)")] = "both",
-    bearer_tokens: Annotated[list[str] | None, typer.Option("--bearer-token", metavar="TOKEN", help="HTTP: accept this bearer token (repeatable); with any, requests need one and each token sees only its own tasks")] = None,
-    no_tcp_nodelay: Annotated[bool, typer.Option("--no-tcp-nodelay", help="HTTP: keep Nagle's algorithm on, as Python's http.server family does; a response's head and body go out in two writes, so a client that delays its ACKs waits about 40 ms for each body")] = False,
-    task_store: Annotated[str | None, typer.Option("--task-store", metavar="FILE", help="Keep every confirmed task state in this journal (JSON lines, fsync'd) and replay it at start, so tasks survive a restart (default: $TASKS_CONFORMANCE_TASK_STORE; none: tasks live in memory)")] = None,
-) -> None:
+@takes_parser(_REFERENCE_PARSER)
+def serve_reference_command(ctx: typer.Context, **flags: Any) -> None:
     """Serve the bundled reference server, both tasks wires, until stopped (the demo command runs
     the whole suite against it over stdio)."""
     from tasks_conformance.server.reference import serve
-    from tasks_conformance.server.reference.config import build_parser
 
-    argv = _reference_argv(ctx)
-    parser = build_parser("tasks-conformance serve-reference")
+    argv = parser_argv(ctx, _REFERENCE_PARSER)
+    parser = build_reference_parser("tasks-conformance serve-reference")
 
     def one_line(message: str) -> NoReturn:  # argparse would print its whole usage first
         usage_exit(f"serve-reference: {message} (see --help)")
@@ -263,23 +251,6 @@ def serve_reference_command(
     parser.error = one_line  # type: ignore[method-assign]
     parser.parse_args(argv)  # the reference server's own checks (a port in range, durations >= 0...)
     raise typer.Exit(serve(argv))
-
-
-def _reference_argv(ctx: typer.Context) -> list[str]:
-    """The reference server's arguments for the flags given (its own defaults stand for the rest)."""
-    argv: list[str] = []
-    for name, flag in _REFERENCE_FLAGS:
-        source = ctx.get_parameter_source(name)
-        value = ctx.params[name]
-        if source is None or source.name == "DEFAULT" or value is None:
-            continue
-        if isinstance(value, bool):
-            argv += [flag] if value else []
-        elif isinstance(value, (list, tuple)):  # a repeated flag (a tuple on typer before 0.29)
-            argv += [f"{flag}={item}" for item in value]
-        else:
-            argv.append(f"{flag}={value}")
-    return argv
 
 
 @app.command("explain", cls=_MetavarCommand)

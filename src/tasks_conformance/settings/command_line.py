@@ -1,9 +1,11 @@
 """The settings as typer options: each command's signature is built from the settings that apply
-to it (settings.applying), and typer reads it as if it were written out in cli.py. Imported by
-cli.py only (it imports typer)."""
+to it (settings.applying), and typer reads it as if it were written out in cli.py; and a command
+whose flags another program declares (the reference server's argparse parser) gets them from that
+declaration (takes_parser). Imported by cli.py only (it imports typer)."""
 
 from __future__ import annotations
 
+import argparse
 import inspect
 from collections.abc import Callable
 from typing import Annotated, Any, TypeVar
@@ -52,6 +54,67 @@ def takes_settings(where: str, *own: inspect.Parameter, subject: str = SERVER) -
         return fn
 
     return mark
+
+
+def takes_parser(parser: argparse.ArgumentParser) -> Callable[[F], F]:
+    """A command taking, after its own parameters, one option per flag of `parser` (its long flag,
+    metavar, help and default), which its **flags parameter receives; `parser_argv` gives them back
+    as arguments for the parser, which then validates them (one declaration, one validation)."""
+    def mark(fn: F) -> F:
+        head = [p for p in inspect.signature(fn).parameters.values() if p.kind is not p.VAR_KEYWORD]
+        params = [_parser_parameter(action) for action in _flag_actions(parser)]
+        fn.__signature__ = inspect.Signature([*head, *params])  # type: ignore[attr-defined]
+        return fn
+
+    return mark
+
+
+def _flag_actions(parser: argparse.ArgumentParser) -> list[argparse.Action]:
+    # The parser's actions are argparse's own record of what add_argument declared (no public list).
+    return [a for a in parser._actions if a.option_strings and not isinstance(a, argparse._HelpAction)]
+
+
+def _long_flag(action: argparse.Action) -> str:
+    return max(action.option_strings, key=len)
+
+
+def _parser_parameter(action: argparse.Action) -> inspect.Parameter:
+    flag = _long_flag(action)
+    name = flag[2:].replace("-", "_")
+    if action.nargs == 0:  # a switch (store_true / store_false): given or not
+        kind: Any = bool
+        default: Any = False
+        option = typer.Option(flag, help=action.help)
+    else:
+        metavar = str(action.metavar) if action.metavar else "|".join(map(str, action.choices or ())) or None
+        option = typer.Option(flag, metavar=metavar, help=action.help)
+        if isinstance(action, argparse._AppendAction):
+            kind, default = list[str] | None, None
+        elif isinstance(action.default, int) and not isinstance(action.default, bool):
+            kind, default = int, action.default
+        else:
+            kind, default = str | None, action.default
+    return inspect.Parameter(name, inspect.Parameter.KEYWORD_ONLY, default=default, annotation=Annotated[kind, option])
+
+
+def parser_argv(ctx: typer.Context, parser: argparse.ArgumentParser) -> list[str]:
+    """The arguments for `parser` that give the flags the command line gave (its own defaults stand
+    for the rest)."""
+    argv: list[str] = []
+    for action in _flag_actions(parser):
+        flag = _long_flag(action)
+        name = flag[2:].replace("-", "_")
+        source = ctx.get_parameter_source(name)
+        value = ctx.params.get(name)
+        if source is None or source.name == "DEFAULT" or value is None:
+            continue
+        if action.nargs == 0:
+            argv += [flag] if value else []
+        elif isinstance(value, (list, tuple)):  # a repeated flag (a tuple on typer before 0.29)
+            argv += [f"{flag}={item}" for item in value]
+        else:
+            argv.append(f"{flag}={value}")
+    return argv
 
 
 def given_flags(ctx: typer.Context) -> frozenset[str]:

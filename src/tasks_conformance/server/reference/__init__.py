@@ -23,10 +23,24 @@ to break exactly one rule. Only the stdlib is imported unless ``--transport http
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING, Any
+
 from tasks_conformance.server.reference.config import ServerConfig, build_parser, parse_args
-from tasks_conformance.server.reference.server import ReferenceServer
+
+if TYPE_CHECKING:
+    from tasks_conformance.server.reference.server import ReferenceServer
 
 __all__ = ["ReferenceServer", "ServerConfig", "build_parser", "parse_args", "run", "serve"]
+
+
+def __getattr__(name: str) -> Any:
+    # The server is imported when it is used, not with the flags: `tasks-conformance serve-reference`
+    # reads its options from build_parser() on every start of the command line.
+    if name == "ReferenceServer":
+        from tasks_conformance.server.reference.server import ReferenceServer
+
+        return ReferenceServer
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
 
 
 def run(server: ReferenceServer) -> int:
@@ -51,6 +65,11 @@ def run(server: ReferenceServer) -> int:
         return 0
 
 
-def serve(argv: list[str] | None = None, *, server_class: type[ReferenceServer] = ReferenceServer) -> int:
-    """Parse the reference-server flags (``argv`` without the program name) and run until stopped."""
+def serve(argv: list[str] | None = None, *, server_class: type[ReferenceServer] | None = None) -> int:
+    """Parse the reference-server flags (``argv`` without the program name) and run until stopped
+    (``server_class``: the reference server, or a fixture's subclass of it)."""
+    if server_class is None:
+        from tasks_conformance.server.reference.server import ReferenceServer
+
+        server_class = ReferenceServer
     return run(server_class(parse_args(argv)))

@@ -76,60 +76,33 @@ def build_parser(prog: str = "python -m tasks_conformance.server.reference") -> 
         description="Reference MCP server for MCP Tasks: the 2025-11-25 legacy wire and the "
         "io.modelcontextprotocol/tasks extension (2026-07-28), on stdio or Streamable HTTP.",
     )
-    p.add_argument(
-        "--transport",
-        choices=("stdio", "http", "tcp", "unix"),
-        default="stdio",
-        help="stdio (default); http = Streamable HTTP at /mcp; tcp / unix = newline-delimited "
-        "JSON-RPC on a socket. Listening transports print one READY line.",
-    )
-    p.add_argument("--host", default="127.0.0.1", help="HTTP/TCP bind address (default 127.0.0.1)")
-    p.add_argument("--port", type=_port, default=0, help="HTTP/TCP port; 0 picks an ephemeral port (default 0)")
-    p.add_argument(
-        "--unix-path", default=None, help="socket path for --transport unix (default: a file in the temp directory)"
-    )
-    p.add_argument(
-        "--task-duration-ms",
-        type=_non_negative_int,
-        default=150,
-        help="default run time of the task-capable tools (default 150)",
-    )
-    p.add_argument(
-        "--poll-interval-ms",
-        type=_non_negative_int,
-        default=100,
-        help="pollIntervalMs / pollInterval announced on tasks (default 100)",
-    )
-    p.add_argument("--ttl-ms", type=_non_negative_int, default=60_000, help="task time-to-live in ms (default 60000)")
-    p.add_argument(
-        "--era",
-        choices=SERVE_ERAS,
-        default="both",
-        help="which protocol eras to serve (default both)",
-    )
-    p.add_argument(
-        "--bearer-token",
-        dest="bearer_tokens",
-        action="append",
-        default=[],
-        metavar="TOKEN",
-        help="HTTP: accept this bearer token (repeatable); with any, requests need one and each token sees "
-        "only its own tasks",
-    )
-    p.add_argument(
-        "--no-tcp-nodelay",
-        dest="tcp_nodelay",
-        action="store_false",
-        help="HTTP: keep Nagle's algorithm on, as Python's http.server family does; a response's head and "
-        "body go out in two writes, so a client that delays its ACKs waits about 40 ms for each body",
-    )
-    p.add_argument(
-        "--task-store",
-        default=os.environ.get(TASK_STORE_ENV) or None,
-        metavar="FILE",
-        help="keep every confirmed task state in this journal (JSON lines, fsync'd) and replay it at start, so "
-        "tasks survive a restart (default: $TASKS_CONFORMANCE_TASK_STORE; none: tasks live in memory)",
-    )
+    # The one declaration of these flags: `tasks-conformance serve-reference` builds its options from
+    # this parser (settings/command_line.takes_parser), so help, metavars and defaults are written here.
+    p.add_argument("--transport", choices=("stdio", "http", "tcp", "unix"), default="stdio",
+                   help="stdio; http = Streamable HTTP at /mcp; tcp / unix = newline-delimited JSON-RPC on a socket. "
+                   "A listening transport prints a READY line, then the command that runs the whole suite against "
+                   "the server")
+    p.add_argument("--host", default="127.0.0.1", metavar="HOST", help="HTTP/TCP bind address")
+    p.add_argument("--port", type=_port, default=0, metavar="N", help="HTTP/TCP port; 0 picks an ephemeral port")
+    p.add_argument("--unix-path", default=None, metavar="PATH",
+                   help="Socket path for --transport unix (default: a file in the temp directory)")
+    p.add_argument("--task-duration-ms", type=_non_negative_int, default=150, metavar="MS",
+                   help="Default run time of the task-capable tools")
+    p.add_argument("--poll-interval-ms", type=_non_negative_int, default=100, metavar="MS",
+                   help="pollIntervalMs / pollInterval announced on tasks")
+    p.add_argument("--ttl-ms", type=_non_negative_int, default=60_000, metavar="MS", help="Task time-to-live in ms")
+    p.add_argument("--era", choices=SERVE_ERAS, default="both",
+                   help="Which protocol eras to serve: both, 2025-11-25 only (legacy) or 2026-07-28 only (extension)")
+    p.add_argument("--bearer-token", dest="bearer_tokens", action="append", default=[], metavar="TOKEN",
+                   help="HTTP: accept this bearer token (repeatable); with any, requests need one and each token sees "
+                   "only its own tasks")
+    p.add_argument("--no-tcp-nodelay", dest="tcp_nodelay", action="store_false",
+                   help="HTTP: keep Nagle's algorithm on, as Python's http.server family does; a response's head and "
+                   "body go out in two writes, so a client that delays its ACKs waits about 40 ms for each body")
+    p.add_argument("--task-store", default=None, metavar="FILE",
+                   help="Keep every confirmed task state in this journal (JSON lines, fsync'd) and replay it at "
+                   "start, so tasks survive a restart (default: $TASKS_CONFORMANCE_TASK_STORE; none: tasks live in "
+                   "memory)")
     return p
 
 
@@ -145,7 +118,7 @@ def config_from_namespace(ns: argparse.Namespace) -> ServerConfig:
         unix_path=ns.unix_path,
         bearer_tokens=tuple(ns.bearer_tokens),
         tcp_nodelay=bool(ns.tcp_nodelay),
-        task_store=ns.task_store,
+        task_store=ns.task_store or os.environ.get(TASK_STORE_ENV) or None,  # read when parsed, not built
     )
 
 
