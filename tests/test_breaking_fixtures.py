@@ -42,12 +42,13 @@ DURABLE = {"profile": "durable", "env": [f"TASKS_CONFORMANCE_TASK_STORE={DURABLE
 
 # The run settings a fixture's declared runs name (Fails/Warns/Permits in fixtures/broken_server.py).
 RUNS: dict[str, dict[str, Any]] = {
-    "ext": EXT, "ext-input": EXT_INPUT, "ext-required": EXT_REQUIRED, "ext-roles": EXT_ROLES,
-    "ext-cancel-running": EXT_CANCEL_RUNNING,  # polling gives up while the task works: a cancel reaches it running
-    "ext-two-tokens": {**EXT, "access_token": "fixture-main-token", "other_access_token": "fixture-other-token"},
+    "extension": EXT, "extension-input": EXT_INPUT, "extension-required": EXT_REQUIRED, "extension-roles": EXT_ROLES,
+    # polling gives up while the task works: a cancel reaches it running
+    "extension-cancel-running": EXT_CANCEL_RUNNING,
+    "extension-two-tokens": {**EXT, "access_token": "fixture-main-token", "other_access_token": "fixture-other-token"},
     "legacy": LEGACY, "legacy-input": LEGACY_INPUT, "legacy-roles": LEGACY_ROLES,
     "legacy-input-role": LEGACY_INPUT_ROLE,
-    "ext-durable": {**EXT_INPUT, **DURABLE}, "legacy-durable": {**LEGACY_INPUT, **DURABLE},
+    "extension-durable": {**EXT_INPUT, **DURABLE}, "legacy-durable": {**LEGACY_INPUT, **DURABLE},
     "any-tool": {},  # the tool is the one the run picks
     "hostile": {"tool_name": "work"},  # the hostile server's one tool
     "tool-error": {"tool_name": "tool_error"},
@@ -132,7 +133,7 @@ REFERENCE_RUNS = sorted({(run.run, run.transport) for _name, run in CASES + WARN
 # Runs that leave the reference honestly incomplete, failing nothing: polling gives up while the
 # task still works, on purpose (what needs its end cannot be seen); no tool named, and on the
 # extension wire tools carry no task metadata to pick one by.
-INCOMPLETE = {"ext-cancel-running", "any-tool"}
+INCOMPLETE = {"extension-cancel-running", "any-tool"}
 
 
 @pytest.mark.parametrize("key,transport", REFERENCE_RUNS, ids=[f"{k}-{t}" for k, t in REFERENCE_RUNS])

@@ -27,7 +27,7 @@ PARALLEL = 4
 # The role tools of the fixture servers (the reference server's tools): named on the extension,
 # where tools carry no task metadata; on 2025-11-25 required and sync are inferred, the rest named.
 NAMED_ROLES = {
-    "ext": ["required=long_job", "tool-error=tool_error", "fault=rpc_error"],
+    "extension": ["required=long_job", "tool-error=tool_error", "fault=rpc_error"],
     "legacy": ["tool-error=tool_error", "fault=rpc_error"],
 }
 
@@ -35,7 +35,7 @@ NAMED_ROLES = {
 def _named(settings: dict[str, Any]) -> dict[str, Any] | None:
     if settings.get("tool_name") == "work":  # the hostile server has one tool: no role to name
         return None
-    era = "legacy" if settings.get("protocol_version") == "2025-11-25" else "ext"
+    era = "legacy" if settings.get("protocol_version") == "2025-11-25" else "extension"
     return {**settings, "probes": NAMED_ROLES[era]}
 
 
