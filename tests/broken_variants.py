@@ -4,18 +4,13 @@ and raw-wire tests are derived from."""
 
 from __future__ import annotations
 
-import importlib.util
 from types import ModuleType
 
-from conftest import FIXTURES
+from conftest import FIXTURES, load_module
 
 
 def _load() -> ModuleType:
-    spec = importlib.util.spec_from_file_location("broken_server_fixture", FIXTURES / "broken_server.py")
-    assert spec is not None and spec.loader is not None
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
+    return load_module(FIXTURES / "broken_server.py", "broken_server_fixture")
 
 
 BROKEN_SERVER = _load()

@@ -4,6 +4,7 @@ ephemeral 127.0.0.1 ports and always stop them."""
 from __future__ import annotations
 
 import contextlib
+import importlib.util
 import json
 import os
 import queue
@@ -181,6 +182,15 @@ def pytest_terminal_summary(terminalreporter: Any, config: pytest.Config) -> Non
         for line in times_lines(_TIMES.document(time.monotonic() - _STARTED)):
             terminalreporter.write_line(line)
         terminalreporter.write_line(f"(written to {path.relative_to(ROOT)}; python benchmarks/suite_time.py prints it)")
+
+
+def load_module(path: Path, name: str) -> ModuleType:
+    """A module of the repository that is no package's (a fixture, a benchmark), loaded by its path."""
+    spec = importlib.util.spec_from_file_location(name, path)
+    assert spec is not None and spec.loader is not None
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
 
 
 def run(**kwargs: Any) -> Execution:

@@ -6,7 +6,6 @@ rules no break exercises, and the two eras' checks never judge each other's runs
 
 from __future__ import annotations
 
-import importlib.util
 import json
 import subprocess
 import sys
@@ -19,6 +18,7 @@ import anyio
 import httpx
 import pytest
 from client_fast import QUICK_WAITS
+from conftest import load_module
 
 from tasks_conformance.client.checks import CLIENT_CHECKS
 from tasks_conformance.client.evidence import Exchange, ScenarioRun
@@ -49,11 +49,7 @@ JSON = dict[str, Any]
 
 
 def _load_broken() -> ModuleType:
-    spec = importlib.util.spec_from_file_location("broken_client", BROKEN)
-    assert spec is not None and spec.loader is not None
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
+    return load_module(BROKEN, "broken_client")
 
 
 BREAKS: dict[str, Any] = {name: b for name, b in _load_broken().BREAKS.items() if b.era == "legacy"}

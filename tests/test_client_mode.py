@@ -4,7 +4,6 @@ connects, hangs or is misnamed is stated once, never a traceback."""
 
 from __future__ import annotations
 
-import importlib.util
 import json
 import subprocess
 import sys
@@ -15,6 +14,7 @@ from typing import Any
 import anyio
 import pytest
 from client_fast import QUICK_WAITS, judged_over
+from conftest import load_module
 
 from tasks_conformance.client.checks import CLIENT_CHECKS
 from tasks_conformance.client.runner import ClientConfig, execute_client
@@ -29,11 +29,7 @@ WARN_ONLY = frozenset({"C-EXT-MUST-13", "C-EXT-MUST-14"})
 
 
 def _load_broken() -> ModuleType:
-    spec = importlib.util.spec_from_file_location("broken_client", BROKEN)
-    assert spec is not None and spec.loader is not None
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
+    return load_module(BROKEN, "broken_client")
 
 
 # The 2026-07-28 breaks, run here over HTTP: those of stdio only are tests/test_client_stdio.py's.

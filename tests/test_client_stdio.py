@@ -8,7 +8,6 @@ server the client leaks does not outlive the scenario."""
 from __future__ import annotations
 
 import contextlib
-import importlib.util
 import json
 import os
 import shlex
@@ -22,6 +21,7 @@ from typing import Any
 import anyio
 import pytest
 from client_fast import QUICK_WAITS, judged_over
+from conftest import load_module
 
 from tasks_conformance.client.checks import CLIENT_CHECKS
 from tasks_conformance.client.runner import ClientConfig, execute_client
@@ -43,11 +43,7 @@ WARN_ONLY = frozenset({"C-EXT-MUST-13", "C-EXT-MUST-14", "C-LEG-MUST-05", "C-LEG
 
 
 def _load_broken() -> ModuleType:
-    spec = importlib.util.spec_from_file_location("broken_client", BROKEN)
-    assert spec is not None and spec.loader is not None
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
+    return load_module(BROKEN, "broken_client")
 
 
 BREAKS: dict[str, Any] = _load_broken().BREAKS

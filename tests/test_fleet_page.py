@@ -7,7 +7,6 @@ from __future__ import annotations
 
 import base64
 import hashlib
-import importlib.util
 import io
 import json
 import re
@@ -15,7 +14,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from conftest import ROOT
+from conftest import ROOT, load_module
 from test_html_report import EVIL, SECRET, bench, hostile_wire
 from test_reporters import _check, _run, failed_run
 
@@ -31,11 +30,7 @@ RUN_SCRIPT_OPEN = '<script type="text/plain" id="run-script">'
 
 
 def fleet_bench() -> Any:
-    spec = importlib.util.spec_from_file_location("fleet_bench", ROOT / "benchmarks" / "fleet_page.py")
-    assert spec is not None and spec.loader is not None
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
+    return load_module(ROOT / "benchmarks" / "fleet_page.py", "fleet_bench")
 
 
 def page_of(combined: Combined) -> str:

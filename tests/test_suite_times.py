@@ -3,12 +3,12 @@ the README's figures are the recorded ones."""
 
 from __future__ import annotations
 
-import importlib.util
 import json
 from pathlib import Path
 from types import ModuleType
 
 import pytest
+from conftest import load_module
 from suite_times import (
     README_END,
     README_START,
@@ -91,8 +91,4 @@ def test_record_keeps_a_whole_run_and_rewrites_the_readme_but_refuses_a_partial_
 
 
 def _bench() -> ModuleType:
-    spec = importlib.util.spec_from_file_location("suite_time_bench", ROOT / "benchmarks" / "suite_time.py")
-    assert spec is not None and spec.loader is not None
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
+    return load_module(ROOT / "benchmarks" / "suite_time.py", "suite_time_bench")
