@@ -299,8 +299,13 @@ class ExtensionMixin(ServerCore):
         record = self.extension_lookup(ctx, task_id)
         if record is None:
             return self.on_unknown_task(ctx, task_id)
-        record.cancel()  # no-op for a terminal task; the ack is the same
+        self.cancel_task(record)
         return self.build_cancel_ack(record)
+
+    def cancel_task(self, record: TaskRecord) -> None:
+        """Hook: what tasks/cancel does to the task before its ack (a no-op for a terminal task; the
+        ack is the same). A fixture may let the task run on (S-EXT-MAY-07)."""
+        record.cancel()
 
     def extension_lookup(self, ctx: RequestContext, task_id: str) -> TaskRecord | None:
         """The 2026-07-28 task, if it exists and the caller may see it (else: unknown)."""
