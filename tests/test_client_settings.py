@@ -22,6 +22,7 @@ from test_cli_inprocess import invoke
 import tasks_conformance
 from tasks_conformance.entry.cli import app
 from tasks_conformance.settings import CLIENT, RUN, SETTINGS, applying
+from tasks_conformance.settings.commands import LIST_SCENARIOS
 
 pytest_plugins = ["pytester"]
 
@@ -69,7 +70,8 @@ def test_the_client_commands_options_are_the_schemas_client_settings() -> None:
     for spec in applying(RUN, CLIENT):
         param = options.pop(spec.flag)
         assert (param.name, param.help, param.metavar) == (spec.name, spec.help_for(CLIENT), spec.metavar_for(CLIENT))
-    assert set(options) - {"--help"} == {"--list-scenarios"}
+    assert set(options) - {"--help"} == {LIST_SCENARIOS.flag}  # its own option, declared in settings/commands.py
+    assert options[LIST_SCENARIOS.flag].help == LIST_SCENARIOS.help
     wanted = {"command", "era", "scenarios", "timeout_ms", "jobs", "format", "reporters", "wire_log", "baseline",
               "profile", "transport"}
     assert wanted <= {s.name for s in applying(RUN, CLIENT)}

@@ -8,11 +8,14 @@ import inspect
 import subprocess
 import sys
 from dataclasses import fields
+from pathlib import Path
 from typing import Any
 
+import pytest
 import typer.main
 
 import tasks_conformance
+from tasks_conformance.core.errors import UsageError
 from tasks_conformance.entry import suite
 from tasks_conformance.entry.cli import app
 from tasks_conformance.entry.pytest_plugin import plugin_options
@@ -34,6 +37,20 @@ from tasks_conformance.settings import (
     config_file,
 )
 from tasks_conformance.settings.__main__ import current, typed_keywords
+from tasks_conformance.settings.command_line import command_parameter
+from tasks_conformance.settings.commands import (
+    CALL,
+    CALL_ERA,
+    COMMAND_OPTIONS,
+    FORMAT,
+    LIST_CHECKS,
+    LIST_SCENARIOS,
+    MERGE_OWN,
+    SUITE_OWN,
+    VERSION,
+    CommandOption,
+    one_of,
+)
 
 
 def _options(command: Any) -> dict[str, Any]:
@@ -61,9 +78,59 @@ def test_each_command_has_the_options_of_the_settings_that_apply_to_it() -> None
             param = options.pop(spec.flag)
             assert (param.name, param.help, param.metavar) == (spec.name, spec.help, spec.metavar), spec.flag
             assert (spec.short in param.opts) if spec.short else len(param.opts) == 1
-        own = {RUN: {"--version", "--list-checks", "--install-completion", "--show-completion"},
-               DEMO: set(), SUITE: {"--jobs", "--shard"}}[where]
-        assert set(options) - {"--help"} == own, where
+        own = {RUN: (VERSION, LIST_CHECKS), DEMO: (), SUITE: SUITE_OWN}[where]
+        _pop_own(options, own)
+        typer_own = {"--install-completion", "--show-completion"} if where == RUN else set()
+        assert set(options) - {"--help"} == typer_own, where
+
+
+def _pop_own(options: dict[str, Any], own: tuple[CommandOption, ...]) -> None:
+    for option in own:
+        param = options.pop(option.flag)
+        assert (param.name, param.help, param.metavar, param.default) == (
+            option.name, option.help, option.metavar, option.default), option.flag
+        assert (option.short in param.opts) if option.short else len(param.opts) == 1
+        assert param.is_eager == option.eager, option.flag
+
+
+def test_the_commands_with_options_of_their_own_take_the_declared_ones() -> None:
+    """call, merge, requirements and config show: their options are the ones settings/commands.py
+    declares (merge's report flags are suite's settings; config show's --config the setting's)."""
+    group = typer.main.get_command(app)
+    commands: Any = group.commands  # type: ignore[attr-defined]
+    cases = [(commands["call"], CALL, ()), (commands["merge"], MERGE_OWN, applying(SUITE)),
+             (commands["requirements"], (FORMAT,), ()), (commands["config"].commands["show"], (FORMAT,),
+                                                          (SETTINGS["config"],))]
+    for command, own, settings in cases:
+        options = _options(command)
+        _pop_own(options, own)
+        for spec in settings:
+            assert options.pop(spec.flag).name == spec.name, spec.flag
+        assert set(options) <= {"--help"}, command.name
+    # Every declared option is some command's: these, the main command's, suite's, the client's.
+    held = {*CALL, *MERGE_OWN, FORMAT, VERSION, LIST_CHECKS, *SUITE_OWN, LIST_SCENARIOS}
+    assert set(COMMAND_OPTIONS) == held
+
+
+def test_typer_options_are_made_in_one_place() -> None:
+    """Every option of every command is declared as data (settings/__init__.py, settings/commands.py)
+    and made a typer option by the generator alone."""
+    root = Path(tasks_conformance.__file__).parent
+    makers = sorted(str(p.relative_to(root)) for p in root.rglob("*.py") if "typer.Option(" in p.read_text())
+    assert makers == ["settings/command_line.py"], makers
+
+
+def test_a_closed_option_refuses_other_values_in_one_wording() -> None:
+    assert one_of(FORMAT, None) is None and one_of(FORMAT, "json") == "json"
+    with pytest.raises(UsageError, match=r"^--format must be human or json, got 'xml'$"):
+        one_of(FORMAT, "xml")
+    with pytest.raises(UsageError, match=r"^--era must be extension or legacy, got 'both'$"):
+        one_of(CALL_ERA, "both")
+    # An eager option acts through its callback, and only an eager one has one.
+    with pytest.raises(ValueError, match="eager"):
+        command_parameter(VERSION)
+    with pytest.raises(ValueError, match="eager"):
+        command_parameter(FORMAT, lambda value: None)
 
 
 def test_the_file_and_suite_keys_are_the_settings_that_apply_there() -> None:

@@ -12,40 +12,31 @@ Exit codes: 0 the task completed (its result may carry isError: the call ended),
 cancelled, expired (the server no longer knows it) or could not be followed, 2 a usage error, 130
 interrupted.
 
-No `from __future__ import annotations` (see cli.py): typer reads the annotations at start-up.
+Its options are declared in settings/commands.py (CALL). No `from __future__ import annotations`
+(see cli.py): typer reads the annotations at start-up.
 """
 
 import json
 import sys
-from typing import Annotated, Any
+from typing import Any
 
 import typer
 
-from tasks_conformance.core.eras import CALL_ERAS
 from tasks_conformance.core.errors import UsageError
 from tasks_conformance.core.result import EXIT_INTERRUPTED, EXIT_USAGE
+from tasks_conformance.settings.command_line import takes_options
+from tasks_conformance.settings.commands import CALL, CALL_ERA, CALL_FORMAT, one_of
 
-ERAS = CALL_ERAS
 
-
-def call_command(
-    url: Annotated[str | None, typer.Option("--url", metavar="URL", help="the server's Streamable HTTP endpoint")] = None,
-    command: Annotated[str | None, typer.Option("--command", metavar="CMD", help="a stdio server to spawn instead (split like a shell would)")] = None,
-    tool_name: Annotated[str | None, typer.Option("--tool-name", metavar="TOOL", help="the tool to call as a task")] = None,
-    tool_args: Annotated[str, typer.Option("--tool-args", metavar="JSON", help="its arguments: a JSON object, @FILE or -")] = "{}",
-    era: Annotated[str, typer.Option("--era", metavar="|".join(ERAS), help="the tasks wire to speak (extension, the default: 2026-07-28; legacy: 2025-11-25)")] = "extension",
-    cancel_after: Annotated[int | None, typer.Option("--cancel-after", metavar="MS", help="send tasks/cancel this long after the task was created, then follow it to its end")] = None,
-    input_responses: Annotated[str | None, typer.Option("--input-responses", metavar="JSON", help='answers to input requests (a JSON object, @FILE or -): by key, else "*", else the first shaped for the request; an elicitation none fits is declined')] = None,
-    timeout: Annotated[int, typer.Option("--timeout", metavar="MS", help="at most this long in all; a task still live then is cancelled (default 60000)")] = 60_000,
-    format: Annotated[str, typer.Option("--format", metavar="human|json", help="the outcome as a sentence (human) or as JSON")] = "human",
-) -> None:
+@takes_options(*CALL)
+def call_command(**flags: Any) -> None:
     """Call a tool as a task with the reference client, follow it to its end, print the outcome."""
     try:
-        keywords = _keywords(url, command, tool_name, tool_args, era, cancel_after, input_responses, timeout, format)
+        keywords = _keywords(**flags)
     except UsageError as exc:
         typer.echo(f"tasks-conformance call: {exc}", err=True)
         raise typer.Exit(EXIT_USAGE) from None
-    raise typer.Exit(_call(keywords, format))
+    raise typer.Exit(_call(keywords, flags["format"]))
 
 
 def _keywords(url: str | None, command: str | None, tool_name: str | None, tool_args: str, era: str,
@@ -74,10 +65,8 @@ def _keywords(url: str | None, command: str | None, tool_name: str | None, tool_
         target = {"url": url}
     if not tool_name:
         raise UsageError("--tool-name is required")
-    if era not in ERAS:
-        raise UsageError(f"--era must be extension or legacy, got {era!r}")
-    if format not in ("human", "json"):
-        raise UsageError(f"--format must be human or json, got {format!r}")
+    one_of(CALL_ERA, era)
+    one_of(CALL_FORMAT, format)
     if timeout <= 0 or (cancel_after is not None and cancel_after < 0):
         raise UsageError("--timeout must be positive and --cancel-after not negative")
     arguments = parse_json_flag("--tool-args", tool_args)

@@ -12,11 +12,10 @@ instead of coming ready-made from the module's bytecode.
 """
 
 import contextlib
-import inspect
 import json
 import os
 import sys
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Iterator, Sequence
 from dataclasses import replace
 from typing import Annotated, Any, NoReturn
 
@@ -35,14 +34,17 @@ from tasks_conformance.server.check_catalog import catalog
 from tasks_conformance.server.reference.config import build_parser as build_reference_parser
 from tasks_conformance.settings import CLIENT, DEMO, ERA, RUN, SETTINGS, SUITE, RunOptions
 from tasks_conformance.settings.command_line import (
+    command_parameter,
     given_flags,
     options_from,
     parser_argv,
+    takes_options,
     takes_parser,
     takes_settings,
     typer_option,
 )
 from tasks_conformance.settings.command_line import many as _many
+from tasks_conformance.settings.commands import FORMAT, LIST_CHECKS, SUITE_OWN, VERSION, one_of
 from tasks_conformance.settings.config import Catalog, build_run_config
 
 _RAW_ARGS = "tasks_conformance.raw_args"
@@ -104,8 +106,8 @@ def _list_checks(format: str | None) -> NoReturn:
     """--list-checks: a table for people, or with --format json the registry for scripts."""
     from tasks_conformance.server.check_catalog import listing
 
-    if format not in (None, "human", "json"):
-        usage_exit(f"--format must be human or json, got {format!r}")
+    with _usage_errors():
+        one_of(FORMAT, format)
     typer.echo(listing(as_json=format == "json"))
     raise typer.Exit(0)
 
@@ -146,15 +148,8 @@ def _run_options(options: RunOptions, era: str = "auto", resolved: Any = None) -
     raise typer.Exit(code)
 
 
-def _eager(flag: str, callback: Callable[..., None], help: str) -> inspect.Parameter:
-    option = typer.Option(flag, callback=callback, is_eager=True, help=help)
-    return inspect.Parameter(flag[2:].replace("-", "_"), inspect.Parameter.KEYWORD_ONLY, default=False,
-                             annotation=Annotated[bool, option])
-
-
 @app.callback()
-@takes_settings(RUN, _eager("--version", _version, "Print the version"),
-                 _eager("--list-checks", _list_checks_seen, "List the checks and exit (as JSON with --format json)"))
+@takes_settings(RUN, command_parameter(VERSION, _version), command_parameter(LIST_CHECKS, _list_checks_seen))
 def main_command(ctx: typer.Context, **flags: Any) -> None:
     """Run the conformance checks against one server."""
     era = flags[ERA.name]
@@ -271,22 +266,21 @@ def explain_command(
 
 
 @app.command("requirements")
-def requirements_command(
-    format: Annotated[str | None, typer.Option("--format", metavar="human|json", help="human (default) or json")] = None,
-) -> None:
+@takes_options(FORMAT)
+def requirements_command(**flags: Any) -> None:
     """The coverage matrix: every requirement, its level, the checks that judge it (or why none does)
     and the rule in our words (json: with its spec link too)."""
     from tasks_conformance.entry import coverage
 
+    with _usage_errors():
+        format = one_of(FORMAT, flags["format"])
     if format == "json":
         typer.echo(json.dumps(coverage.document(), indent=2, ensure_ascii=False))
-    elif format in (None, "human"):
+    else:
         import shutil
 
         # As wide as the terminal (COLUMNS off one), up to a width a rule stays readable at.
         typer.echo(coverage.text(min(shutil.get_terminal_size((coverage.DEFAULT_WIDTH, 24)).columns, 120)))
-    else:
-        usage_exit(f"--format must be human or json, got {format!r}")
 
 
 @app.command("schema", cls=_MetavarCommand)
@@ -308,18 +302,19 @@ app.command("merge", cls=_MetavarCommand)(merge_command)
 
 
 @config_app.command("show")
+@takes_options(FORMAT)
 def config_show_command(
     ctx: typer.Context,
-    format: Annotated[str | None, typer.Option("--format", metavar="human|json", help="human (default) or json")] = None,
     config: Annotated[str | None, typer_option(SETTINGS["config"])] = None,
+    **flags: Any,
 ) -> None:
     """Print the effective settings (the flags before `config`, the environment, the config file,
     the defaults) and where each came from; secrets masked."""
     from tasks_conformance.settings.config_file import resolve
     from tasks_conformance.settings.config_show import show, show_text
 
-    if format not in (None, "human", "json"):
-        usage_exit(f"--format must be human or json, got {format!r}")
+    with _usage_errors():
+        format = one_of(FORMAT, flags["format"])
     root = ctx.find_root()
     options, given = root.obj if isinstance(root.obj, tuple) else (RunOptions(), frozenset())
     if config is not None:  # `config show --config FILE` as well as `--config FILE config show`
@@ -341,10 +336,9 @@ def config_show_command(
 
 @app.command("suite", cls=_MetavarCommand)
 @takes_settings(SUITE)
+@takes_options(*SUITE_OWN)
 def suite_command(
     file: Annotated[str, typer.Argument(metavar="FILE", help="A .toml or .json file listing the targets: [[targets]] tables with a name and the main command's flags as keys")],
-    jobs: Annotated[int | None, typer.Option("--jobs", "-j", metavar="N", help="Run at most N targets at once (default: the CPU count)")] = None,
-    shard: Annotated[str | None, typer.Option("--shard", metavar="I/N", help="Run only the targets whose position in FILE (from 0) modulo N is I-1: split one file across N CI jobs")] = None,
     **flags: Any,
 ) -> None:
     """Run every target listed in FILE, each an independent run, and write one combined report
@@ -353,7 +347,7 @@ def suite_command(
     from tasks_conformance.entry.suite import run_suite
 
     with _usage_errors():
-        code = run_suite(file, jobs=jobs, shard=shard, format=flags["format"], reporters=_many(flags["reporters"]),
+        code = run_suite(file, jobs=flags["jobs"], shard=flags["shard"], format=flags["format"], reporters=_many(flags["reporters"]),
                          quiet=flags["quiet"], verbose=flags["verbose"], debug=flags["debug"])
     raise typer.Exit(code)
 

@@ -12,18 +12,18 @@ table gives their defaults. No `from __future__ import annotations` (see cli.py)
 the annotations at start-up.
 """
 
-import inspect
 import json
 import sys
 from dataclasses import replace
-from typing import Annotated, Any
+from typing import Any
 
 import typer
 
 from tasks_conformance.core.errors import UsageError
 from tasks_conformance.core.result import EXIT_USAGE
 from tasks_conformance.settings import CLIENT, DEMO, RUN
-from tasks_conformance.settings.command_line import given_flags, options_from, takes_settings
+from tasks_conformance.settings.command_line import command_parameter, given_flags, options_from, takes_settings
+from tasks_conformance.settings.commands import LIST_SCENARIOS
 
 client_app = typer.Typer(rich_markup_mode=None, add_completion=False,
                          help="Judge a tasks client: play a scripted server, run the client, judge its bytes.")
@@ -38,13 +38,8 @@ def reference_client_command() -> list[str]:
     return [sys.executable, "-m", "tasks_conformance.client.reference_client"]
 
 
-_LIST = inspect.Parameter("list_scenarios", inspect.Parameter.KEYWORD_ONLY, default=False, annotation=Annotated[
-    bool, typer.Option("--list-scenarios", help="List the scenarios (with --format json: their eras, context keys "
-                                                  "and rules) and exit")])
-
-
 @client_app.callback(invoke_without_command=True)
-@takes_settings(RUN, _LIST, subject=CLIENT)
+@takes_settings(RUN, command_parameter(LIST_SCENARIOS), subject=CLIENT)
 def client_command(ctx: typer.Context, **flags: Any) -> None:
     if ctx.invoked_subcommand is not None:
         return

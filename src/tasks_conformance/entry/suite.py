@@ -76,6 +76,7 @@ from tasks_conformance.settings import (
     Kind,
     applying,
 )
+from tasks_conformance.settings.commands import FORMAT, one_of
 from tasks_conformance.settings.config import RunConfig
 
 _TOP_KEYS = ("defaults", "targets")
@@ -283,8 +284,7 @@ def output_config(format: str | None, reporters: Sequence[str], *, quiet: bool, 
     """The suite command's report flags, as the RunConfig `report_output` reads them."""
     from tasks_conformance.core.flag_values import parse_reporter
 
-    if format is not None and format not in ("human", "json"):
-        raise UsageError(f"--format must be human or json, got {format!r}")
+    one_of(FORMAT, format)
     return RunConfig(transport="stdio", format=format,  # type: ignore[arg-type]  # checked above
                      reporters=tuple(parse_reporter(r) for r in reporters), quiet=quiet, verbose=verbose,
                      debug=debug)

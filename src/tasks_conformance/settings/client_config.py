@@ -20,6 +20,7 @@ from tasks_conformance.core.errors import UsageError
 from tasks_conformance.core.flag_values import parse_env, parse_reporter
 from tasks_conformance.core.profiles import CLIENT_PROFILES
 from tasks_conformance.settings import CLIENT, CLIENT_ERAS, SETTINGS, RunOptions
+from tasks_conformance.settings.commands import FORMAT, one_of
 from tasks_conformance.settings.config import Catalog, RunConfig, _baseline, show_env
 
 CLIENT_TRANSPORTS = ("http", "stdio")
@@ -86,8 +87,7 @@ def build_client_run_config(options: RunOptions, catalog: ClientCatalog) -> Clie
         raise UsageError("--jobs must be at least 1 (or 0, the CPU count)")
     if options.profile not in CLIENT_PROFILES:
         raise UsageError(f"unknown --profile {options.profile!r}; valid client profiles: {', '.join(CLIENT_PROFILES)}")
-    if options.format is not None and options.format not in ("human", "json"):
-        raise UsageError(f"--format must be human or json, got {options.format!r}")
+    one_of(FORMAT, options.format)
     argv = _argv(options.command) + options.args
     env = dict(parse_env(e) for e in options.env)
     baseline = _baseline(options, Catalog(catalog.check_ids))

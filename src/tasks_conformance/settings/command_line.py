@@ -1,7 +1,9 @@
 """The settings as typer options: each command's signature is built from the settings that apply
-to it (settings.applying), and typer reads it as if it were written out in cli.py; and a command
-whose flags another program declares (the reference server's argparse parser) gets them from that
-declaration (takes_parser). Imported by cli.py only (it imports typer)."""
+to it (settings.applying), and typer reads it as if it were written out in cli.py; a command's
+own options (settings/commands.py) are made here too (takes_options); and a command whose flags
+another program declares (the reference server's argparse parser) gets them from that declaration
+(takes_parser). The one place a typer option is made (tests/test_settings.py holds it). Imported
+by the entry modules only (it imports typer)."""
 
 from __future__ import annotations
 
@@ -13,6 +15,7 @@ from typing import Annotated, Any, TypeVar
 import typer
 
 from tasks_conformance.settings import ERA, SERVER, SETTINGS, RunOptions, Setting, applying
+from tasks_conformance.settings.commands import CommandOption
 
 F = TypeVar("F", bound=Callable[..., Any])
 
@@ -51,6 +54,30 @@ def takes_settings(where: str, *own: inspect.Parameter, subject: str = SERVER) -
         params = [_parameter(spec, subject) for spec in specs if spec is not ERA]
         era = [_parameter(ERA, subject)] if ERA in specs else []
         fn.__signature__ = inspect.Signature([*head, *params, *own, *era])  # type: ignore[attr-defined]
+        return fn
+
+    return mark
+
+
+def command_parameter(option: CommandOption, callback: Callable[..., Any] | None = None) -> inspect.Parameter:
+    """A command's own option as a keyword parameter; an eager one acts through `callback`."""
+    if option.eager != (callback is not None):
+        raise ValueError(f"{option.flag}: an eager option, and only one, takes a callback")
+    kind: Any = option.kind.cli
+    if option.default is None and kind in (int, bool):  # not given: None, the command's "its default"
+        kind = kind | None
+    extra: dict[str, Any] = {"callback": callback, "is_eager": True} if callback is not None else {}
+    typer_option = typer.Option(*option.flags, metavar=option.metavar, help=option.help, **extra)
+    return inspect.Parameter(option.name, inspect.Parameter.KEYWORD_ONLY, default=option.default,
+                             annotation=Annotated[kind, typer_option])
+
+
+def takes_options(*options: CommandOption) -> Callable[[F], F]:
+    """A command taking, after its own parameters, `options` (none of them eager) as keywords,
+    which its **flags parameter receives."""
+    def mark(fn: F) -> F:
+        head = [p for p in inspect.signature(fn).parameters.values() if p.kind is not p.VAR_KEYWORD]
+        fn.__signature__ = inspect.Signature([*head, *map(command_parameter, options)])  # type: ignore[attr-defined]
         return fn
 
     return mark

@@ -28,6 +28,7 @@ from tasks_conformance.core.profiles import DEFAULT_PROFILE
 from tasks_conformance.core.redact import SECRET_NAME, Named
 from tasks_conformance.core.wires import DIALECTS, TASK_WIRES
 from tasks_conformance.settings import DEFAULT_MAX_MESSAGE_BYTES, RunOptions
+from tasks_conformance.settings.commands import FORMAT, one_of
 from tasks_conformance.settings.masking import masked_url, query_secrets, url_passwords
 from tasks_conformance.settings.role_flags import merge_task_role, parse_probe_args, parse_probes, stdin_readers
 from tasks_conformance.settings.selection import NO_CATALOG, Catalog, selection
@@ -374,8 +375,7 @@ def _check_limits(o: RunOptions) -> None:
             raise UsageError(f"{name} must be a positive number of milliseconds")
     if o.max_message_bytes < 1024:
         raise UsageError("--max-message-bytes must be at least 1024")
-    if o.format is not None and o.format not in ("human", "json"):
-        raise UsageError(f"--format must be human or json, got {o.format!r}")
+    one_of(FORMAT, o.format)
 
 
 def _json_flags(o: RunOptions) -> list[tuple[str, str | None]]:
