@@ -185,7 +185,7 @@ def test_a_failing_server_from_the_file_fails_the_run(tmp_path: Path) -> None:
     ("timeout = \"5000\"\n", "timeout must be an integer (milliseconds), got a string"),
     ("quiet = 1\n", "quiet must be true or false, got an integer"),
     ("timeout = true\n", "timeout must be an integer (milliseconds), got a boolean"),
-    ("check-id = \"tasks-inline-result\"\n", "check-id must be an array of strings, got a string"),
+    ("check-id = 3\n", "check-id must be a string or an array of strings, got an integer"),
     ("env = [1]\n", "env must be a table of NAME = \"value\" or an array of \"NAME=VALUE\" strings, "
                     "got an array of other values"),
     ("tool-args = 3\n", "tool-args must be a table or a JSON string, got an integer"),

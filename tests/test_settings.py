@@ -197,3 +197,36 @@ def test_a_suite_target_takes_a_table_for_every_pair_setting(tmp_path: Any) -> N
     assert name == "a" and config.headers == {"X-Tenant": "t1"}
     assert config.other_headers == {"Authorization": "Bearer other-123456"}
     assert config.probes["fault"] == "rpc_error" and config.probe_args["fault"] == {"durationMs": 10}
+
+
+# One form of each kind, as a file writes it (TOML/JSON values), and its RunOptions form.
+FORMS_BY_KIND: dict[str, tuple[Any, Any]] = {
+    "text": ("x", "x"), "path": ("a/b", "a/b"), "command": (["my server", "-v"], ("my server", "-v")),
+    "json": ({"n": 1}, '{"n": 1}'), "int": (7, 7), "ms": (1500, 1500), "bool": (True, True),
+    "many": ("one", ("one",)), "env": ({"A": "1", "PORT": 8080}, ("A=1", "PORT=8080")),
+    "headers": ({"X-A": "b"}, ("X-A: b",)), "probes": ({"input": "ask"}, ("input=ask",)),
+    "probe-args": ({"input": {"q": 1}}, ('input={"q": 1}',)),
+}
+
+
+def test_each_kind_has_one_converter_the_file_the_suite_and_the_api_share(tmp_path: Any) -> None:
+    """settings/values.py converts a value of each kind for the config file, a suite target and the
+    API alike: the same value gives the same RunOptions form (an argv: split by the same rule)."""
+    from tasks_conformance.entry.api import _options
+    from tasks_conformance.settings.values import converted
+
+    assert {k.name for k in KINDS} == set(FORMS_BY_KIND)
+    for kind in KINDS:
+        given, held = FORMS_BY_KIND[kind.name]
+        assert converted(kind, given) == held, kind.name
+    spec = next(s for s in SETTINGS.values() if s.kind.name == "env" and TARGET in s.applies)
+    file_value = config_file._values({spec.key: {"A": "1"}}, "c.toml", config_file.BY_NAME)[spec.name]
+    suite_value = suite._setting("t", spec.key, {"A": "1"}, suite._keys()[spec.key])
+    api_value = getattr(_options({spec.name: {"A": "1"}}), spec.name)
+    assert file_value == suite_value == api_value == ("A=1",)
+    # An argv: the program as given (quoted where it has a space), then its arguments.
+    assert _options({"command": ["my server", "-v"]}).command == "'my server'"
+    assert _options({"command": ["my server", "-v"]}).args == ("-v",)
+    # The API's wrong type is a TypeError in the words the file's usage error uses.
+    with pytest.raises(TypeError, match=r"^timeout_ms must be an integer \(milliseconds\), got str$"):
+        _options({"timeout_ms": "5"})

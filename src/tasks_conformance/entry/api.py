@@ -26,9 +26,6 @@ from __future__ import annotations
 
 import functools
 import inspect
-import json
-import os
-import shlex
 from collections.abc import Callable, Coroutine, Mapping
 from dataclasses import dataclass, fields, replace
 from typing import TYPE_CHECKING, Any, ParamSpec, TypeVar, Unpack, cast
@@ -122,40 +119,27 @@ class RunReport:
 
 
 def _options(settings: Mapping[str, Any]) -> RunOptions:
-    """Keyword settings -> RunOptions, converting the Python forms the flags cannot take (by the
-    setting's kind): a command as an argv list, JSON settings as mappings, pairs (env, headers,
-    probes, probe_args) as mappings, paths as path-like objects, repeatable settings as any sequence."""
-    from tasks_conformance.settings import ENV, HEADERS, JSON, PATH, PROBE_ARGS, PROBES, RunOptions
+    """Keyword settings -> RunOptions, by each setting's kind (settings/values.py, the converter
+    the config file and a suite target use too): a command as an argv list, JSON settings as
+    mappings, pairs (env, headers, probes, probe_args) as mappings, paths as path-like objects,
+    repeatable settings as any sequence. None leaves a setting at what None means for it."""
+    from tasks_conformance.settings import RunOptions
+    from tasks_conformance.settings.values import WrongForm, converted, split_argv
 
     unknown = sorted(set(settings) - {name for name, s in SETTINGS.items() if API in s.applies})
     if unknown:
         raise TypeError(f"unknown setting{'s' if len(unknown) > 1 else ''}: {', '.join(map(_did_you_mean, unknown))}")
     values: dict[str, Any] = {}
     for name, value in settings.items():
-        kind = SETTINGS[name].kind
-        if kind is JSON and isinstance(value, Mapping):
-            value = json.dumps(value)
-        elif kind is ENV and isinstance(value, Mapping):
-            value = tuple(f"{k}={v}" for k, v in value.items())
-        elif kind is HEADERS and isinstance(value, Mapping):
-            value = tuple(f"{k}: {v}" for k, v in value.items())
-        elif kind in (PROBES, PROBE_ARGS) and isinstance(value, Mapping):
-            # {"input": "confirm_action"} / {"input": {"x": 1}}: the ROLE=VALUE form of the flags.
-            value = tuple(f"{k}={json.dumps(v) if isinstance(v, Mapping) else v}" for k, v in value.items())
-        elif kind is PATH and value is not None:
-            value = os.fspath(value)
-        elif kind.repeatable and value is not None:
-            value = (value,) if isinstance(value, str) else tuple(value)
-        values[name] = value
-    command = values.get("command")
-    if command is not None and not isinstance(command, str):
-        argv = tuple(os.fspath(a) for a in command)
-        if not argv:
+        if name == "command" and isinstance(value, list | tuple) and not value:
             raise ConfigError("--command: the command is empty")
-        # An argv is taken as given: its first item is the program, never split at spaces (the
-        # builder splits a --command string that has one, so such a program goes in quoted).
-        values["command"] = shlex.quote(argv[0]) if " " in argv[0] else argv[0]
-        values["args"] = argv[1:] + tuple(values.get("args", ()))
+        try:
+            values[name] = value if value is None else converted(SETTINGS[name].kind, value)
+        except WrongForm as exc:
+            raise TypeError(f"{name} must be {exc.words}, got {type(value).__name__}") from None
+    command = values.get("command")
+    if isinstance(command, tuple):
+        values["command"], values["args"] = split_argv(command, values.get("args", ()))
     return RunOptions(**values)
 
 

@@ -57,17 +57,8 @@ from tasks_conformance.core.eras import SERVER_RUN_ERAS
 from tasks_conformance.core.errors import UsageError
 from tasks_conformance.entry.multirun import Planned, era_plan
 from tasks_conformance.settings import (
-    BOOL,
     CLIENT,
-    COMMAND,
-    ENV,
     ERA,
-    HEADERS,
-    INT,
-    JSON,
-    MS,
-    PROBE_ARGS,
-    PROBES,
     RUN,
     SERVER,
     SUBJECTS,
@@ -202,38 +193,17 @@ def _check_keys(label: str, table: Mapping[str, Any], keys: Mapping[str, _Key], 
 
 
 def _setting(label: str, key: str, value: Any, spec: _Key) -> Any:
-    """One file value as `api._options` takes it (which converts tables and argv lists)."""
-    def bad(want: str) -> UsageError:
-        return UsageError(f"{label}: {key} must be {want}, got {type(value).__name__}")
+    """One file value in its RunOptions form (settings/values.py: the config file's converter)."""
+    from tasks_conformance.settings.values import WrongForm, converted, type_name
 
-    kind = spec.kind
-    if kind is BOOL:
-        if not isinstance(value, bool):
-            raise bad("true or false")
-    elif kind in (INT, MS):
-        if isinstance(value, bool) or not isinstance(value, int):
-            raise bad("an integer")
-    elif kind.repeatable:
-        tables = kind in (ENV, HEADERS, PROBES, PROBE_ARGS)
-        if isinstance(value, Mapping) and tables:
-            value = {str(k): v if kind is PROBE_ARGS and isinstance(v, Mapping) else str(v) for k, v in value.items()}
-        elif isinstance(value, str):
-            value = (value,)
-        elif not (isinstance(value, list) and all(isinstance(v, str) for v in value)):
-            raise bad("a string or a list of strings" + (" or a table" if tables else ""))
-    elif kind is JSON:
-        if not isinstance(value, str | Mapping):
-            raise bad("a table or JSON text")
-    elif kind is COMMAND:
-        argv = isinstance(value, list) and value and all(isinstance(v, str) for v in value)
-        if not (isinstance(value, str) or argv):
-            raise bad("a string or a non-empty list of strings (the argv)")
-    elif not isinstance(value, str):
-        raise bad("a string")
-    values = value.values() if isinstance(value, Mapping) else value if isinstance(value, tuple | list) else [value]
-    if any(v == "-" for v in values):
+    try:
+        form = converted(spec.kind, value)
+    except WrongForm as exc:
+        raise UsageError(f"{label}: {key} must be {exc.words}, got {type_name(value)}") from None
+    given = value.values() if isinstance(value, Mapping) else value if isinstance(value, list) else [value]
+    if any(v == "-" for v in given):
         raise UsageError(f"{label}: {key} cannot read standard input (-) in a suite file; use @FILE")
-    return value
+    return form
 
 
 def _plan(label: str, name: str, table: Mapping[str, Any], keys: Mapping[str, _Key]) -> list[Planned]:

@@ -24,130 +24,45 @@ Stdlib only (tomllib, imported when there is a file to read), cheap to import.
 from __future__ import annotations
 
 import difflib
-import json
 import os
 import re
-from collections.abc import Callable, Iterable, Mapping
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, fields, replace
 from typing import Any
 
 from tasks_conformance.core.errors import UsageError
 from tasks_conformance.settings import (
     ACCESS_TOKEN_ENV,
-    BOOL,
     CLIENT,
-    ENV,
     ERA,
     ERAS,
     FILE,
-    HEADERS,
     HEADERS_ENV,
-    INT,
-    JSON,
-    MANY,
-    MS,
-    PATH,
-    PROBE_ARGS,
-    PROBES,
     RUN,
     SERVER,
     SETTINGS,
-    TEXT,
+    Kind,
     RunOptions,
 )
-from tasks_conformance.settings import COMMAND as COMMAND_KIND
 from tasks_conformance.settings.masking import masked
+from tasks_conformance.settings.values import WrongForm, converted, split_argv, type_name
 
 FILE_NAME = "tasks-conformance.toml"
 PYPROJECT = "pyproject.toml"
 TABLE = "tasks-conformance"  # [tool.tasks-conformance]
 MAX_CONFIG_BYTES = 1024 * 1024
 
-# What a value may be in the file: a name for messages, and a converter to the RunOptions form
-# (None when the value has the wrong type).
-_Convert = Callable[[Any], Any]
-
-
-def _string(v: Any) -> Any:
-    return v if isinstance(v, str) else None
-
-
-def _integer(v: Any) -> Any:
-    return v if isinstance(v, int) and not isinstance(v, bool) else None
-
-
-def _boolean(v: Any) -> Any:
-    return v if isinstance(v, bool) else None
-
-
-def _strings(v: Any) -> Any:
-    if isinstance(v, list) and all(isinstance(x, str) for x in v):
-        return tuple(v)
-    return None
-
-
-def _json_value(v: Any) -> Any:
-    # A TOML table is the JSON object itself; a string is what the flag takes (JSON, @file, -).
-    if isinstance(v, dict):
-        return json.dumps(v)
-    return v if isinstance(v, str) else None
-
-
-def _pairs(separator: str) -> _Convert:
-    def convert(v: Any) -> Any:
-        if isinstance(v, dict) and all(isinstance(x, str) for x in v.values()):
-            return tuple(f"{k}{separator}{x}" for k, x in v.items())
-        return _strings(v)
-
-    return convert
-
-
-def _probe_args(v: Any) -> Any:
-    """`probe-args`: per role, the tool's arguments as a table or JSON text (as --probe-args ROLE=JSON)."""
-    if isinstance(v, dict) and all(isinstance(x, str | dict) for x in v.values()):
-        return tuple(f"{k}={x if isinstance(x, str) else json.dumps(x)}" for k, x in v.items())
-    return _strings(v)
-
-
-def _command(v: Any) -> Any:
-    if isinstance(v, str):
-        return v
-    if isinstance(v, list) and v and all(isinstance(x, str) for x in v):
-        return tuple(v)  # an argv: split into command and args by _to_options
-    return None
-
-
-STRING, INTEGER, BOOLEAN, STRINGS = "a string", "an integer", "true or false", "an array of strings"
-TABLE_OR_STRING = "a table or a JSON string"
-PAIRS_ENV = "a table of NAME = \"value\" or an array of \"NAME=VALUE\" strings"
-PAIRS_HEADER = "a table of Name = \"value\" or an array of \"Name: value\" strings"
-COMMAND = "a string or an array of strings (the argv)"
-PAIRS_PROBE = "a table of ROLE = \"TOOL\" or an array of \"ROLE=TOOL\" strings"
-PAIRS_PROBE_ARGS = "a table of ROLE = {arguments} (or a JSON string) or an array of \"ROLE=JSON\" strings"
-
-
-# A kind of setting (settings.py) as the file writes it: how it is worded in a message, and the
-# converter to the RunOptions form.
-_FORMS: dict[str, tuple[str, _Convert]] = {
-    TEXT.name: (STRING, _string), PATH.name: (STRING, _string), COMMAND_KIND.name: (COMMAND, _command),
-    JSON.name: (TABLE_OR_STRING, _json_value), INT.name: (INTEGER, _integer),
-    MS.name: (INTEGER + " (milliseconds)", _integer), BOOL.name: (BOOLEAN, _boolean), MANY.name: (STRINGS, _strings),
-    ENV.name: (PAIRS_ENV, _pairs("=")), HEADERS.name: (PAIRS_HEADER, _pairs(": ")),
-    PROBES.name: (PAIRS_PROBE, _pairs("=")), PROBE_ARGS.name: (PAIRS_PROBE_ARGS, _probe_args),
-}
-
 
 @dataclass(frozen=True)
 class Key:
     name: str  # in the file: the long flag without its dashes
     field: str  # the RunOptions field
-    expected: str
-    convert: _Convert
+    kind: Kind  # what its value may be (settings/values.py converts it)
     secret: bool = False
 
 
 def _keys(subject: str) -> tuple[Key, ...]:
-    return tuple(Key(s.key, s.name, *_FORMS[s.kind.name], secret=s.secret)
+    return tuple(Key(s.key, s.name, s.kind, secret=s.secret)
                  for s in SETTINGS.values() if FILE in s.applies and subject in s.subjects)
 
 
@@ -263,7 +178,7 @@ def load(path: str) -> ConfigFile:
         shown = f"{shown} [tool.{TABLE}]"
     era = table.get(ERA.key)
     if era is not None and era not in ERAS:
-        got = repr(era[:40]) if isinstance(era, str) else _toml_type(era)
+        got = repr(era[:40]) if isinstance(era, str) else type_name(era)
         words = f"{', '.join(repr(e) for e in ERAS[:-1])} or {ERAS[-1]!r}"
         raise UsageError(f"{shown}: {ERA.key} must be {words}, got {got}")
     client = table.get(CLIENT_TABLE)
@@ -284,27 +199,11 @@ def _values(table: Mapping[str, Any], shown: str, keys: Mapping[str, Key]) -> di
             close = difflib.get_close_matches(name, [*keys, *([ERA.key] if keys is BY_NAME else [])], n=1)
             hint = f"; did you mean {close[0]}?" if close else "; keys are the long flag names, e.g. tool-name"
             raise UsageError(f"{shown}: unknown key {name[:60]!r}{hint}")
-        value = key.convert(raw)
-        if value is None:
-            raise UsageError(f"{shown}: {name} must be {key.expected}, got {_toml_type(raw)}")
-        out[key.field] = value
+        try:
+            out[key.field] = converted(key.kind, raw)
+        except WrongForm as exc:
+            raise UsageError(f"{shown}: {name} must be {exc.words}, got {type_name(raw)}") from None
     return out
-
-
-def _toml_type(value: Any) -> str:
-    if isinstance(value, bool):
-        return "a boolean"
-    if isinstance(value, int):
-        return "an integer"
-    if isinstance(value, float):
-        return "a float"
-    if isinstance(value, str):
-        return "a string"
-    if isinstance(value, list):
-        return "an array" if all(isinstance(v, str) for v in value) and value else "an array of other values"
-    if isinstance(value, dict):
-        return "a table"
-    return type(value).__name__
 
 
 def credentials_from_environment(
@@ -370,12 +269,10 @@ def resolve(
             values[f.name], sources[f.name] = getattr(defaults, f.name), "default"
     # A command given as an argv in the file: its first item is the program, never split.
     if isinstance(values["command"], tuple):
-        import shlex
-
         argv = values["command"]
-        values["command"] = shlex.quote(argv[0]) if " " in argv[0] else argv[0]
+        values["command"], with_args = split_argv(argv, values["args"])
         if "args" not in given:
-            values["args"] = tuple(argv[1:]) + tuple(values["args"])
+            values["args"] = with_args
             if sources["args"] == "default" and len(argv) > 1:
                 sources["args"] = label
     if environ is not None and values["url"]:
