@@ -280,3 +280,24 @@ def test_every_kind_of_import_is_an_edge(tmp_path: Path, code: str, expected: tu
                                      "tasks_conformance.reporters.human")}
     found = [(target, name) for target, name, _line in _imports("tasks_conformance.reporters.human", path, modules)]
     assert expected in found
+
+
+# The reference client is a client of its own, as the reference server is a server of its own: a
+# defect of the checker's stack (its session, runner, transports' clients, JSON-RPC reading) must
+# not be one the reference client shares, or the scripted servers it is run against would pass
+# it unseen. From core it takes the wire's words and constants, the SSE framing parser, the answer
+# matching the main command's --input-responses uses (one meaning of an answer), and the httpx
+# loader; everything else it does itself (reference_wire.Link: its own JSON-RPC peer).
+REFERENCE_CLIENT_TAKES = {
+    VERSION, f"{PACKAGE}.core.eras", f"{PACKAGE}.core.wires", f"{PACKAGE}.core.protocol", f"{PACKAGE}.core.text",
+    f"{PACKAGE}.core.input_answers", f"{PACKAGE}.core.transports.sse", f"{PACKAGE}.core.transports.lean_httpx",
+}
+
+
+def test_the_reference_client_is_independent_of_the_checkers_stack() -> None:
+    own = f"{PACKAGE}.client.reference_"
+    graph = import_graph(ROOT)
+    taken = {(m, t) for m, targets in graph.items() if m.startswith(own) for t in targets if not t.startswith(own)}
+    assert taken, "no reference client module found"
+    stray = sorted(f"{m} -> {t}" for m, t in taken if t not in REFERENCE_CLIENT_TAKES)
+    assert not stray, "\n".join(stray)

@@ -29,8 +29,8 @@ import httpx
 import pytest
 from conftest import FIXTURES, ROOT
 
-from tasks_conformance.client import reference_extension, reference_legacy
-from tasks_conformance.client.reference_client import NO_DEVIATIONS, Deviations, Outcome, call, exit_status, main
+from tasks_conformance.client import reference_extension
+from tasks_conformance.client.reference_client import Harness, Outcome, call, main
 from tasks_conformance.client.reference_wire import encode_name
 from tasks_conformance.core.protocol import (
     EXT_TASKS,
@@ -79,10 +79,10 @@ def snap(status: str, interval: int | None = 300, **extra: Any) -> JSON:
 def _short_stream_drop(monkeypatch: pytest.MonkeyPatch) -> None:
     """The one wait the fake clock does not cover: how long an early tasks/result's stream is read
     before it is dropped (anyio.move_on_after), kept short here."""
-    monkeypatch.setattr(reference_legacy, "DROP_S", 0.01)
+    monkeypatch.setattr(broken_client, "DROP_S", 0.01)
     monkeypatch.setattr(reference_extension, "CANCEL_REQUEST_S", 0.01)  # a call cancelled in flight, as soon
     # The trusts-subscription break's wait: long enough for its subscription to reach the fake server.
-    monkeypatch.setattr(reference_extension, "TRUST_S", 0.3)
+    monkeypatch.setattr(broken_client, "TRUST_S", 0.3)
 
 
 # -- a scripted server on a fake clock ------------------------------------------------------
@@ -181,22 +181,23 @@ class Server:
         status = 404 if get_path(reply, "error", "code") == -32601 else 200
         return httpx.Response(status, json=message, headers=headers)
 
-    async def run(self, deviations: Deviations = NO_DEVIATIONS, **kw: Any) -> Run:
+    async def run(self, harness: Harness | None = None, **kw: Any) -> Run:
+        client = harness or Harness()
         kw.setdefault("tool_name", TOOL)
         kw.setdefault("arguments", {"n": 1})
         outcome = await call("http://mock/mcp", era="extension" if self.era == EXT else "legacy",
                              transport=httpx.MockTransport(self.handle), clock=self.clock, sleep=self.sleep,
-                             deviations=deviations, **kw)
-        return Run(self, outcome, exit_status(deviations), hosting=kw.get("hosts_tasks", False))
+                             flows=client.flows, **kw)
+        return Run(self, outcome, client.exit_status(outcome), hosting=kw.get("hosts_tasks", False))
 
 
 def _declares(rec: Rec) -> bool:
     return get_path(rec.params, "_meta", META_CLIENT_CAPS, "extensions", EXT_TASKS) is not None
 
 
-def run_sync(server: Server, deviations: Deviations = NO_DEVIATIONS, **kw: Any) -> Run:
+def run_sync(server: Server, harness: Harness | None = None, **kw: Any) -> Run:
     async def go() -> Run:
-        return await server.run(deviations, **kw)
+        return await server.run(harness, **kw)
     return anyio.run(go)
 
 
@@ -898,7 +899,7 @@ def test_each_break_breaks_its_rule_and_no_other(name: str) -> None:
     tests/test_client_stdio.py shows it)."""
     brk = BREAKS[name]
     server, kw = SCENARIOS[CASES[name]]()
-    run = run_sync(server, broken_client.deviations(name), **kw)
+    run = run_sync(server, broken_client.harness(name), **kw)
     assert broken(run) == {brk.rule, *brk.also}, [(r.method, r.params) for r in run.log]
 
 

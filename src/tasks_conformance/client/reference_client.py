@@ -2,7 +2,7 @@
 it calls one tool (or sends one request) over Streamable HTTP or stdio (it spawns the server) on
 either tasks wire and reports
 how the call ended. The breaking fixture clients (fixtures/broken_client.py) are this client
-with one `Deviations` flag set.
+with one era's flow subclassed (one method overridden), or its `Harness` subclassed.
 
     await call(url, era="extension", tool_name="slow", arguments={}) -> Outcome
 
@@ -37,11 +37,10 @@ from tasks_conformance.client.reference_legacy import LegacyFlow
 from tasks_conformance.client.reference_stdio import stdio_link
 from tasks_conformance.client.reference_trace import CallTrace
 from tasks_conformance.client.reference_wire import (
-    NO_DEVIATIONS,
+    JSON,
     CallOptions,
     ClientFailure,
     Clock,
-    Deviations,
     Flow,
     Link,
     Outcome,
@@ -56,9 +55,10 @@ from tasks_conformance.core.wires import DIALECTS, Wire
 if TYPE_CHECKING:
     import httpx
 
-__all__ = ["NO_DEVIATIONS", "Deviations", "Outcome", "call", "main"]
+__all__ = ["FLOWS", "Harness", "Outcome", "call", "main"]
 
-FLOWS: dict[Wire, type[Flow]] = {Wire.EXTENSION: ExtensionFlow, Wire.LEGACY: LegacyFlow}
+
+FLOWS: Mapping[Wire, type[Flow]] = {Wire.EXTENSION: ExtensionFlow, Wire.LEGACY: LegacyFlow}
 OUTCOME_PREFIX = "TASKS-CONFORMANCE-OUTCOME "
 # The official runner kills a client after 30 s by default: finish first, the live task cancelled.
 HARNESS_TIMEOUT_S = 25.0
@@ -83,7 +83,7 @@ async def call(
     timeout_s: float = 30,
     transport: httpx.AsyncBaseTransport | None = None,
     on_status: Callable[[str], None] | None = None,
-    deviations: Deviations = NO_DEVIATIONS,
+    flows: Mapping[Wire, type[Flow]] = FLOWS,
     clock: Clock | None = None,
     sleep: Sleep | None = None,
 ) -> Outcome:
@@ -101,10 +101,12 @@ async def call(
     call itself while it is in flight (2026-07-28, C-CORE-MUST-09: on stdio with
     notifications/cancelled, over HTTP by closing its response stream). `subscribe` subscribes to the
     task with subscriptions/listen and polls on (2026-07-28). The outcome's
-    `trace` says what the call did. `clock` and `sleep` replace time.monotonic and anyio.sleep (tests)."""
-    flow_type = {wire.value: flow for wire, flow in FLOWS.items()}.get(era)
+    `trace` says what the call did. `flows` is the flow each era's call runs (a breaking client's
+    subclass, in fixtures/broken_client.py). `clock` and `sleep` replace time.monotonic and
+    anyio.sleep (tests)."""
+    flow_type = {wire.value: flow for wire, flow in flows.items()}.get(era)
     if flow_type is None:
-        raise ValueError(f"era must be one of {sorted(w.value for w in FLOWS)}, not {era!r}")
+        raise ValueError(f"era must be one of {sorted(w.value for w in flows)}, not {era!r}")
     if request is not None and not isinstance(request.get("method"), str):
         raise ValueError("request needs a method")
     options = CallOptions(
@@ -113,7 +115,6 @@ async def call(
         offer_version=offer_version, list_tasks=list_tasks, hosts_tasks=hosts_tasks, cancel_request=cancel_request,
         subscribe=subscribe,
         timeout_s=timeout_s, on_status=on_status,
-        deviations=deviations,
         clock=clock or time.monotonic, sleep=sleep or anyio.sleep)
     if (url is None) == (command is None):
         raise ValueError("give either url (Streamable HTTP) or command (stdio)")
@@ -228,23 +229,35 @@ def _target(args: list[str]) -> dict[str, Any]:
     return {"command": command}
 
 
-def exit_status(deviations: Deviations = NO_DEVIATIONS) -> int:
-    """The exit code after the outcome line: 0, the harness convention's "the client ran" (every
-    outcome, failures too, is on the line); a breaking client exits 1 after a call that succeeded,
-    as a harness reporting a failure does."""
-    return 1 if deviations.exits_non_zero else 0
+class Harness:
+    """The reference client as a harness process: the flow each era's call runs, the outcome line
+    it prints and its exit code. A breaking client (fixtures/broken_client.py) is a subclass, or
+    one built with another flow for an era."""
+
+    def __init__(self, flows: Mapping[Wire, type[Flow]] = FLOWS) -> None:
+        self.flows = flows
+
+    def outcome_line(self, outcome: Outcome) -> JSON:
+        """What the outcome line says: the outcome as the user would be shown it."""
+        return outcome.to_json()
+
+    def exit_status(self, outcome: Outcome) -> int:
+        """The exit code after the outcome line: 0, the harness convention's "the client ran" (every
+        outcome, failures too, is on the line)."""
+        return 0
 
 
-def main(argv: list[str] | None = None, *, deviations: Deviations = NO_DEVIATIONS) -> int:
+def main(argv: list[str] | None = None, *, harness: Harness | None = None) -> int:
     """The harness entry: the server's URL, or (stdio) its command, is the last argument. Prints
-    the outcome line and returns 0; returns 1 after a one-line message on stderr when it could not
-    run."""
+    the outcome line and returns the harness's exit code; returns 1 after a one-line message on
+    stderr when it could not run."""
+    client = harness or Harness()
     args = sys.argv[1:] if argv is None else argv
     try:
         target = _target(args)
         era = _era(os.environ.get("MCP_CONFORMANCE_PROTOCOL_VERSION"))
         keywords = _context(os.environ.get("MCP_CONFORMANCE_CONTEXT"))
-        outcome = anyio.run(partial(call, era=era, timeout_s=HARNESS_TIMEOUT_S, deviations=deviations,
+        outcome = anyio.run(partial(call, era=era, timeout_s=HARNESS_TIMEOUT_S, flows=client.flows,
                                     **target, **keywords))
     except KeyboardInterrupt:
         print("reference client: interrupted", file=sys.stderr)
@@ -252,11 +265,8 @@ def main(argv: list[str] | None = None, *, deviations: Deviations = NO_DEVIATION
     except Exception as exc:  # one line, never a traceback
         print(f"reference client: {one_line(exc, 500)}", file=sys.stderr)
         return 1
-    said = outcome.to_json()
-    if deviations.errors_without_code and isinstance(said.get("error"), dict):
-        said["error"] = {"code": None, "message": said["error"].get("message")}
-    print(OUTCOME_PREFIX + json.dumps(said, separators=(",", ":")), flush=True)
-    return exit_status(deviations)
+    print(OUTCOME_PREFIX + json.dumps(client.outcome_line(outcome), separators=(",", ":")), flush=True)
+    return client.exit_status(outcome)
 
 
 if __name__ == "__main__":

@@ -16,7 +16,6 @@ from tasks_conformance.client.reference_http import HttpLink
 from tasks_conformance.client.reference_wire import (
     ACCEPT,
     CLIENT_INFO,
-    INTERNAL_ERROR,
     JSON,
     MAX_INPUT_KEYS,
     MAX_INPUT_ROUNDS,
@@ -51,53 +50,33 @@ from tasks_conformance.core.wires import DIALECTS, Wire
 
 VERSION = DIALECTS[Wire.EXTENSION].protocol_version
 TASK_CAPABLE = "tools/call"  # the one task-capable method of this revision (C-EXT-MUST-03)
-GENERIC_FAILURE: JSON = {"code": INTERNAL_ERROR, "message": "task failed"}
 MAX_VERSION_ROUNDS = 3  # -32022 answers one request may get before its error is the outcome
-KNOWN_RESULT_TYPES = ("complete", "task", "input_required")  # the base protocol's and the extension's
 
-
-# How long the cancel-by-notification variant polls on after its notification (the task it meant to
-# cancel stays working) before it leaves: short, so its runs end long before --timeout.
-NOTIFIED_CANCEL_GIVE_UP_S = 1.0
 # How long a call asked to be cancelled in flight (cancel_request) runs before it is cancelled.
 CANCEL_REQUEST_S = 0.3
-UNUSED_ID = 1_000_000  # the cancels_unknown_request break's: an id this client never sends
-TRUST_S = 0.3  # the trusts_subscription break: how long it waits for a notification before it leaves
+
 
 class ExtensionFlow(Flow):
     dialect = DIALECTS[Wire.EXTENSION]
     version = VERSION  # the protocol version its requests carry (renegotiated on -32022)
     offered = False  # the call's offer_version was offered (on its first request only)
-    rejected_once = False  # the retries_rejected_version break offered the rejected version again
 
     # -- one request: its _meta and headers --------------------------------------------------
 
     def meta(self, method: str) -> JSON:
         """The per-request `_meta` (C-CORE-MUST-01/02, C-CORE-SHOULD-01): the extension and
         elicitation are declared on every request, never only on an earlier one (C-EXT-MUST-01)."""
-        caps: JSON = {} if self.dev.elicitation_on_call_only and method != TASK_CAPABLE else {"elicitation": {}}
-        if not (self.dev.no_extension_on_get and method == "tasks/get"):
-            caps["extensions"] = {EXT_TASKS: {}}
-        meta: JSON = {META_PROTOCOL_VERSION: self.version, META_CLIENT_CAPS: caps}
-        if not self.dev.no_client_info:
-            meta[META_CLIENT_INFO] = dict(CLIENT_INFO)
-        return meta
+        caps: JSON = {"elicitation": {}, "extensions": {EXT_TASKS: {}}}
+        return {META_PROTOCOL_VERSION: self.version, META_CLIENT_CAPS: caps, META_CLIENT_INFO: dict(CLIENT_INFO)}
 
     def headers(self, method: str, params: JSON) -> Headers:
         """Accept, the protocol version, Mcp-Method and Mcp-Name (C-CORE-MUST-03..06,
         C-EXT-MUST-04/05)."""
-        tasks_method = method.startswith("tasks/")
-        accept = "application/json" if self.dev.accept_json_only else ACCEPT
-        out: Headers = {"Accept": accept, "Content-Type": "application/json", HEADER_PROTOCOL_VERSION: self.version}
-        if tasks_method and self.dev.no_protocol_version_header:
-            del out[HEADER_PROTOCOL_VERSION]
-        if not (tasks_method and self.dev.no_mcp_method):
-            out[HEADER_METHOD] = method
+        out: Headers = {"Accept": ACCEPT, "Content-Type": "application/json", HEADER_PROTOCOL_VERSION: self.version,
+                        HEADER_METHOD: method}
         name = mcp_name_for(method, params)
-        left_out = (tasks_method and self.dev.no_mcp_name) or (method == TASK_CAPABLE and self.dev.no_mcp_name_on_call)
-        if name is not None and not left_out:
-            raw = tasks_method and self.dev.raw_unsafe_mcp_name
-            out[HEADER_NAME] = name.encode("utf-8", "surrogatepass") if raw else encode_name(name)
+        if name is not None:
+            out[HEADER_NAME] = encode_name(name)
         return out
 
     def with_meta(self, method: str, params: JSON) -> JSON:
@@ -119,9 +98,6 @@ class ExtensionFlow(Flow):
         (C-CORE-SHOULD-03); with none, the error is the call's outcome: the user is told."""
         if reply.error is None or reply.error.get("code") != ERR_UNSUPPORTED_VERSION:
             return False
-        if self.dev.retries_rejected_version and not self.rejected_once:
-            self.rejected_once = True
-            return True  # the same rejected version once more
         supported = get_path(reply.error_data, "supported")
         if isinstance(supported, list) and VERSION in supported and self.version != VERSION:
             self.version = VERSION
@@ -135,21 +111,14 @@ class ExtensionFlow(Flow):
         if request is not None:
             given = request.get("params")
             return str(request["method"]), dict(given) if isinstance(given, dict) else {}
-        params: JSON = {"name": self.opt.tool_name, "arguments": self.opt.arguments}
-        if self.dev.params_task:
-            params["task"] = {}
-        return TASK_CAPABLE, params
+        return TASK_CAPABLE, {"name": self.opt.tool_name, "arguments": self.opt.arguments}
+
+    async def before_call(self) -> None:
+        """What goes before the first request: nothing (no handshake on this revision, C-CORE-SHOULD-02)."""
 
     async def run(self) -> Outcome:
         method, params = self.first_request()
-        if self.dev.initializes_first:  # the 2025-11-25 handshake first, its answer ignored
-            init = {"protocolVersion": DIALECTS[Wire.LEGACY].protocol_version, "capabilities": {},
-                    "clientInfo": dict(CLIENT_INFO)}
-            await self.link.request("initialize", init, {"Accept": ACCEPT, "Content-Type": "application/json"})
-        if self.dev.null_id:
-            ping = self.with_meta("ping", {})
-            await self.link.exchange({"jsonrpc": "2.0", "id": None, "method": "ping", "params": ping},
-                                     self.headers("ping", ping), None)
+        await self.before_call()
         if self.opt.cancel_request:
             cancelled = await self.cancel_in_flight(method, params)
             if cancelled is not None:
@@ -162,19 +131,25 @@ class ExtensionFlow(Flow):
             self.trace.plain_reason = f"the server answered {method} with a JSON-RPC error" + (
                 f" (as a server that does not speak {VERSION} would: try --era legacy)" if older else "")
             return Outcome("failed", error=reply.error)
-        result = reply.result or {}
+        return await self.outcome_of(method, reply.result or {})
+
+    async def outcome_of(self, method: str, result: JSON) -> Outcome:
+        """The call's result by its resultType (C-EXT-MUST-02): a task is followed, tools/call's
+        only (C-EXT-MUST-03); a complete result is the outcome; any other kind is not one this client
+        can take as an outcome (C-CORE-MUST-07)."""
         kind = result.get("resultType", "complete")
         if kind == "task":
-            if method != TASK_CAPABLE and not self.dev.polls_non_tool_task:
+            if method != TASK_CAPABLE:
                 return self.invalid(f"resultType task on {method}")  # and no tasks/* for it
-            if self.dev.polymorphic_ignored:
-                return Outcome("completed", result=result)
             return await self.follow(result)
-        if kind == "complete" or (self.dev.mrtr_as_outcome and kind == "input_required") or (
-                self.dev.unknown_result_as_complete and kind not in KNOWN_RESULT_TYPES):
-            self.trace.plain_reason = self.why_plain(method, result)
-            return plain_outcome(result)
+        if kind == "complete":
+            return self.plain(method, result)
         return self.invalid(f"resultType {kind} on {method}")
+
+    def plain(self, method: str, result: JSON) -> Outcome:
+        """A result taken as the call's own (no task), with why it came without one."""
+        self.trace.plain_reason = self.why_plain(method, result)
+        return plain_outcome(result)
 
     def why_plain(self, method: str, result: JSON) -> str:
         if method != TASK_CAPABLE:
@@ -192,32 +167,19 @@ class ExtensionFlow(Flow):
         notifications/cancelled naming its id; over HTTP by closing its response stream (abandoning
         the exchange closes it), with no notification, which that wire does not define. None: it
         was answered first (self.answered has the reply, the outcome is read from it as usual)."""
-        full = self.with_meta(method, params)
-        if self.dev.cancels_request_by_notification:
-            return await self.notify_and_wait(method, full)
         with anyio.move_on_after(CANCEL_REQUEST_S):
             self.answered = await self.rpc(method, params)
             self.call_id = self.answered.id
             return None
-        rid = self.link.last_id
-        if not isinstance(self.link, HttpLink):
-            await self.cancel_notification(rid)
-        if self.dev.cancels_unknown_request:
-            await self.cancel_notification(UNUSED_ID)
+        await self.cancelled_in_flight(self.link.last_id)
         self.trace.stopped("cancelled")
         return Outcome("cancelled")
 
-    async def notify_and_wait(self, method: str, full: JSON) -> Outcome | None:
-        """The cancels_request_by_notification break: notifications/cancelled after CANCEL_REQUEST_S,
-        the request still awaited (over HTTP its stream stays open: the server goes on)."""
-        async def notify_later() -> None:
-            await anyio.sleep(CANCEL_REQUEST_S)
-            with contextlib.suppress(ClientFailure):
-                await self.cancel_notification(self.link.last_id)
-
-        self.answered = await beside(notify_later, lambda: self.link.request(method, full, self.headers(method, full)))
-        self.call_id = self.answered.id
-        return None
+    async def cancelled_in_flight(self, rid: int) -> None:
+        """The request `rid` was abandoned: on stdio the server is told with notifications/cancelled;
+        over HTTP its closed stream says it, and that wire defines no notification."""
+        if not isinstance(self.link, HttpLink):
+            await self.cancel_notification(rid)
 
     async def cancel_notification(self, rid: int) -> None:
         params = self.with_meta("notifications/cancelled", {"requestId": rid, "reason": "cancelled by the user"})
@@ -229,7 +191,7 @@ class ExtensionFlow(Flow):
         for _ in range(MAX_INPUT_ROUNDS):
             reply = await self.rpc(method, params)
             self.call_id = reply.id
-            if reply.result is None or reply.result.get("resultType") != "input_required" or self.dev.mrtr_as_outcome:
+            if reply.result is None or not self.asks_input(reply):
                 return reply
             retry = {k: v for k, v in params.items() if k not in ("inputResponses", "requestState")}
             requests = reply.result.get("inputRequests")
@@ -245,10 +207,16 @@ class ExtensionFlow(Flow):
                                        f"({get_path(request, 'method')}): give one with --input-responses")
                     answers[key] = answer
                 retry["inputResponses"] = answers
-            if "requestState" in reply.result and not self.dev.mrtr_drops_state:
-                retry["requestState"] = reply.result["requestState"]
-            params = retry
+            params = {**retry, **self.kept_state(reply.result)}
         return self.invalid(f"more than {MAX_INPUT_ROUNDS} input_required rounds")
+
+    def asks_input(self, reply: Reply) -> bool:
+        """An InputRequiredResult, which the request is retried for (C-EXT-MUST-10)."""
+        return bool(get_path(reply.result, "resultType") == "input_required")
+
+    def kept_state(self, result: JSON) -> JSON:
+        """What a retry carries back of an InputRequiredResult: its requestState, as given (C-CORE-MUST-08)."""
+        return {"requestState": result["requestState"]} if "requestState" in result else {}
 
     # -- the task --------------------------------------------------------------------------
 
@@ -261,21 +229,18 @@ class ExtensionFlow(Flow):
         if not self.opt.subscribe or not isinstance(task_id, str):
             return await self.poll(created)
         listen_id = self.link.reserve_id()
-
-        async def observe() -> Outcome:
-            if self.dev.trusts_subscription:  # waits for notifications/tasks instead of polling
-                await anyio.sleep(TRUST_S)
-                self.trace.stopped("abandoned")
-                return Outcome(self.status)
-            return await self.poll(created)
-
         try:
-            outcome = await beside(lambda: self.listen(listen_id, task_id), observe)
+            outcome = await beside(lambda: self.listen(listen_id, task_id), lambda: self.subscribed(created))
         except ClientFailure:
             await self.unsubscribe(listen_id)
             raise
         await self.unsubscribe(listen_id)
         return outcome
+
+    async def subscribed(self, created: JSON) -> Outcome:
+        """The task followed while subscribed: by polling, whatever the acknowledgement covers
+        (C-EXT-SHOULD-11)."""
+        return await self.poll(created)
 
     async def unsubscribe(self, listen_id: int) -> None:
         """End the subscription still open: over stdio with notifications/cancelled (C-CORE-MUST-09);
@@ -321,11 +286,9 @@ class ExtensionFlow(Flow):
                 continue
             self.errors, snapshot = 0, reply.result or {}
             self.observe(snapshot)
-            if self.dev.abandons and self.status not in TERMINAL_STATUSES:
-                self.trace.stopped("abandoned")
-                return Outcome("abandoned")
-            if self.status == "input_required" and not self.cancel_sent:
-                await self.answer(snapshot, answered)
+            left = await self.after_poll(snapshot, answered)
+            if left is not None:
+                return left
         else:
             await self.leave()
             return Outcome(self.status)
@@ -333,13 +296,20 @@ class ExtensionFlow(Flow):
         await self.after_terminal(task_id)
         return outcome
 
+    async def after_poll(self, snapshot: JSON, answered: set[str]) -> Outcome | None:
+        """After each snapshot: its new input requests answered (None: polling goes on; an Outcome:
+        the call ends with it, the task left as it is)."""
+        if self.status == "input_required" and not self.cancel_sent:
+            await self.answer(snapshot, answered)
+        return None
+
     async def answer(self, snapshot: JSON, answered: set[str]) -> None:
         """One tasks/update for the keys not answered yet (C-EXT-SHOULD-06/08); a request this
         client cannot answer is cancelled rather than left waiting (C-EXT-SHOULD-03)."""
         requests = snapshot.get("inputRequests")
         if not isinstance(requests, dict):
             return
-        new = {k: v for k, v in requests.items() if self.dev.reanswers_key or k not in answered}
+        new = self.unanswered(requests, answered)
         if not new:
             return
         answers: JSON = {}
@@ -352,37 +322,26 @@ class ExtensionFlow(Flow):
         answered.update(answers)
         await self.rpc("tasks/update", {"taskId": self.task_id, "inputResponses": answers})
 
+    def unanswered(self, requests: JSON, answered: set[str]) -> JSON:
+        """The input requests of a snapshot not answered yet: a stale snapshot may still list a key
+        already answered (C-EXT-SHOULD-08)."""
+        return {k: v for k, v in requests.items() if k not in answered}
+
     def final(self, snapshot: JSON) -> Outcome:
         """The terminal snapshot as the call's outcome: a completed task's result as it is, isError
         included (C-EXT-MUST-15); a failed task's error, code and message exactly (C-EXT-MUST-16)."""
         if self.status == "completed":
             result = snapshot.get("result")
             result = result if isinstance(result, dict) else None
-            is_error = result is not None and result.get("isError") is True
-            failed = is_error and self.dev.is_error_as_failed
-            return Outcome("failed" if failed else "completed", is_error=is_error, result=result)
+            return Outcome("completed", is_error=result is not None and result.get("isError") is True, result=result)
         if self.status == "failed":
-            return Outcome("failed", error=dict(GENERIC_FAILURE) if self.dev.generic_error
-                           else rpc_error(snapshot.get("error")))
+            return Outcome("failed", error=rpc_error(snapshot.get("error")))
         return Outcome(self.status)
 
     async def after_terminal(self, task_id: str) -> None:
         """Nothing: a terminal status never changes (C-EXT-SHOULD-04) and tasks/result is gone
-        (C-EXT-MUST-11). Two deviations do something here."""
-        if self.dev.polls_after_terminal:
-            for _ in range(2):
-                await self.opt.sleep(self.interval_s)
-                await self.rpc("tasks/get", {"taskId": task_id})
-        if self.dev.calls_tasks_result:
-            await self.rpc("tasks/result", {"taskId": task_id})
+        (C-EXT-MUST-11)."""
 
     async def cancel(self) -> None:
         """tasks/cancel, never notifications/cancelled (C-EXT-MUST-06)."""
-        if self.dev.cancel_notification:
-            params = self.with_meta("notifications/cancelled", {"requestId": self.call_id, "reason": "cancelled"})
-            await self.link.notify("notifications/cancelled", params, self.headers("notifications/cancelled", params))
-            # The task goes on (the notification cancels no task): the variant gives up soon after,
-            # as a user would, rather than poll until --timeout stops it (it says nothing more).
-            self.deadline = min(self.deadline, self.now() + NOTIFIED_CANCEL_GIVE_UP_S)
-            return
         self.cancel_answered(await self.rpc("tasks/cancel", {"taskId": self.task_id}))

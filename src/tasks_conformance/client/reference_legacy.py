@@ -9,11 +9,7 @@ https://modelcontextprotocol.io/specification/2025-11-25/basic/utilities/tasks
 
 from __future__ import annotations
 
-import base64
-import json
 from typing import Any
-
-import anyio
 
 from tasks_conformance.client.reference_http import HttpLink
 from tasks_conformance.client.reference_wire import (
@@ -22,8 +18,6 @@ from tasks_conformance.client.reference_wire import (
     JSON,
     MAX_PAGES,
     MAX_POLLS,
-    POLLS_FAST_S,
-    ClientFailure,
     Flow,
     Headers,
     Outcome,
@@ -35,10 +29,8 @@ from tasks_conformance.client.reference_wire import (
 from tasks_conformance.core.protocol import (
     ERR_INVALID_PARAMS,
     ERR_METHOD_NOT_FOUND,
-    EXT_TASKS,
     HEADER_PROTOCOL_VERSION,
     HEADER_SESSION,
-    META_CLIENT_CAPS,
     META_RELATED_TASK,
     TERMINAL_STATUSES,
     get_path,
@@ -49,18 +41,6 @@ VERSION = DIALECTS[Wire.LEGACY].protocol_version
 TASK_TOOLS = ("required", "optional")  # the taskSupport values that allow params.task
 FETCH_ON = frozenset({"input_required", "completed", "failed"})  # tasks/result has something to give
 MAX_FETCHES = 10
-DROP_S = 0.1  # the legacy_drops_result_stream freedom: how long an early tasks/result's stream is read
-AWAIT_S = 1.0  # the legacy_awaits_notification break: how long it waits for notifications/tasks/status
-
-
-def _reencoded(cursor: str) -> str:
-    """The legacy_alters_cursor break: a cursor that is base64 of JSON, decoded and encoded again
-    compactly, as a client that parses cursors makes it (any other cursor goes back with a space)."""
-    try:
-        decoded = json.loads(base64.b64decode(cursor, validate=True))
-    except ValueError:
-        return cursor + " "
-    return base64.b64encode(json.dumps(decoded, separators=(",", ":")).encode()).decode()
 
 
 class LegacyFlow(Flow):
@@ -73,7 +53,6 @@ class LegacyFlow(Flow):
         self.negotiated: Any = None  # the protocolVersion the initialize result gave, as it came
         self.capabilities: Any = None
         self.tool_listed = False  # tools/list named the tool
-        self.dropped = False  # an early tasks/result's stream was dropped (the freedom, C-LEG-MAY-04)
         self.link.on_server_request = self.on_server_request
 
     def headers(self) -> Headers:
@@ -110,18 +89,29 @@ class LegacyFlow(Flow):
         failed = await self.open()
         if failed is not None:
             return failed
-        if not isinstance(self.link, HttpLink) or self.dev.legacy_no_get_stream:
+        link = self.link
+        if not isinstance(link, HttpLink) or not self.opens_get_stream():
             return await self.session()
         # Over HTTP the session's GET stream is read meanwhile, for what the server sends there
         # (C-LEG-SHOULD-06); it ends with the call.
-        link, headers, answers = self.link, self.headers(), not self.dev.legacy_ignores_get_stream
+        headers, answers = self.headers(), self.answers_on_get_stream()
         return await beside(lambda: link.listen(headers, answers), self.session)
+
+    def opens_get_stream(self) -> bool:
+        """Over HTTP, whether the session's GET stream is opened (it is optional): it is."""
+        return True
+
+    def answers_on_get_stream(self) -> bool:
+        """Whether what the server sends on the GET stream is answered (C-LEG-SHOULD-06): it is."""
+        return True
+
+    async def before_call(self) -> None:
+        """What goes between the handshake and the call: nothing."""
 
     async def session(self) -> Outcome:
         """The call, once the session is open."""
         version = self.negotiated
-        if self.dev.legacy_null_id:
-            await self.link.exchange({"jsonrpc": "2.0", "id": None, "method": "ping"}, self.headers(), None)
+        await self.before_call()
         request = self.opt.request
         if request is not None:
             given = request.get("params")
@@ -143,11 +133,13 @@ class LegacyFlow(Flow):
         result = reply.result or {}
         task = result.get("task")
         if isinstance(task, dict) and isinstance(task.get("taskId"), str):
-            if self.dev.legacy_result_as_final:
-                return plain_outcome(result)  # the CreateTaskResult taken for the result (C-LEG-MUST-04)
-            return await self.follow(task)
+            return await self.created(result, task)
         self.trace.plain_reason = self.why_plain(augmented, support, version)
         return plain_outcome(result)  # the server may process an augmented call normally (C-LEG-MUST-04)
+
+    async def created(self, result: JSON, task: JSON) -> Outcome:
+        """A CreateTaskResult: the task is followed to its result, never taken for it (C-LEG-MUST-04)."""
+        return await self.follow(task)
 
     def why_plain(self, augmented: bool, support: Any, version: Any) -> str:
         if augmented:
@@ -166,11 +158,7 @@ class LegacyFlow(Flow):
         (C-LEG-MUST-02)."""
         if get_path(self.capabilities, "tasks", "requests", "tools", "call") is None:
             return False
-        if task_support == "required":
-            return not self.dev.legacy_no_task_on_required
-        if task_support == "optional" and self.dev.legacy_required_only:
-            return False  # an optional tool may be called plainly (C-LEG-MAY-01)
-        return task_support in TASK_TOOLS or self.dev.legacy_task_on_forbidden
+        return task_support in TASK_TOOLS
 
     async def task_support(self) -> Any:
         """The tool's execution.taskSupport from tools/list (None: absent, which means forbidden)."""
@@ -198,32 +186,23 @@ class LegacyFlow(Flow):
             await self.maybe_cancel()
             if self.status == "cancelled" or self.left:
                 return Outcome("cancelled")
-            if self.status == "working" and self.drops() and not self.dropped:
-                outcome = await self.dropped_fetch()
+            if self.status == "working":
+                outcome = await self.while_working()
                 if outcome is not None:
                     return outcome
-                if self.dev.legacy_stops_after_drop:  # no poll after it (C-LEG-SHOULD-03)
-                    self.trace.stopped("abandoned")
-                    return Outcome(self.status)
-            if self.status in FETCH_ON and not self.dev.legacy_no_result_fetch and fetches < MAX_FETCHES:
+            if self.fetch_due() and fetches < MAX_FETCHES:
                 fetches += 1
                 outcome = await self.fetch_result()
                 if outcome is not None:
                     return outcome
             elif self.status in TERMINAL_STATUSES:
                 return Outcome(self.status)
-            await self.wait(POLLS_FAST_S if self.dev.legacy_polls_fast else self.interval_s)
+            await self.wait(self.poll_wait_s())
             if self.timed_out():
                 await self.leave()
                 return Outcome(self.status)
-            params: JSON = {"taskId": self.task_id}  # no related-task _meta on tasks/* (C-LEG-SHOULD-05)
-            if self.dev.legacy_related_meta_on_get:
-                params["_meta"] = {META_RELATED_TASK: {"taskId": self.task_id}}
-            if self.dev.legacy_extension_meta:  # the 2026-07-28 opt-in, meaningless on this wire
-                params["_meta"] = {META_CLIENT_CAPS: {"extensions": {EXT_TASKS: {}}}}
             self.trace.polls += 1
-            first = self.dev.legacy_parallel_polls and self.trace.polls == 1
-            reply = await self.polls_twice(params) if first else await self.rpc("tasks/get", params)
+            reply = await self.get(self.get_params())
             if reply.error is not None:
                 gone = self.poll_failed(reply.error)
                 if gone is not None:
@@ -231,12 +210,32 @@ class LegacyFlow(Flow):
                 continue
             self.errors = 0
             self.observe(reply.result or {})
-            if self.dev.legacy_awaits_notification and self.status == "working":
-                await self.wait(AWAIT_S)  # for a notifications/tasks/status the server need not send
-                self.trace.stopped("abandoned")
-                return Outcome(self.status)
+            left = await self.after_poll()
+            if left is not None:
+                return left
         await self.leave()
         return Outcome(self.status)
+
+    async def while_working(self) -> Outcome | None:
+        """Before each step while the task works: nothing (an Outcome would end the call with it)."""
+        return None
+
+    def fetch_due(self) -> bool:
+        """Whether tasks/result is due now: on input_required or a terminal status (C-LEG-MUST-05,
+        C-LEG-SHOULD-04)."""
+        return self.status in FETCH_ON
+
+    def get_params(self) -> JSON:
+        """A tasks/get's params: the taskId alone, no related-task _meta on tasks/* (C-LEG-SHOULD-05)."""
+        return {"taskId": self.task_id}
+
+    async def get(self, params: JSON) -> Reply:
+        """One poll."""
+        return await self.rpc("tasks/get", params)
+
+    async def after_poll(self) -> Outcome | None:
+        """After each snapshot: nothing (None: polling goes on; an Outcome ends the call with it)."""
+        return None
 
     async def list_tasks(self) -> None:
         """tasks/list page by page, each nextCursor sent back as it came (C-LEG-MUST-09), only when
@@ -249,43 +248,11 @@ class LegacyFlow(Flow):
             cursor = get_path(reply.result, "nextCursor")
             if not isinstance(cursor, str):
                 return
-            params = {"cursor": _reencoded(cursor) if self.dev.legacy_alters_cursor else cursor}
+            params = {"cursor": self.cursor_to_send(cursor)}
 
-    def drops(self) -> bool:
-        """Whether it drops an early tasks/result's stream: an SSE stream exists over HTTP only."""
-        return (self.dev.legacy_drops_result_stream or self.dev.legacy_stops_after_drop) and \
-            isinstance(self.link, HttpLink)
-
-    async def dropped_fetch(self) -> Outcome | None:
-        """A tasks/result on the working task whose stream is dropped after DROP_S (C-LEG-MAY-04);
-        the outcome, if the answer came first."""
-        self.dropped = True
-        with anyio.move_on_after(DROP_S):
-            return await self.fetch_result()
-        return None
-
-    async def polls_twice(self, params: JSON) -> Reply:
-        """Two tasks/get at once (C-LEG-MAY-05): the reply read last is the one that counts, a
-        terminal status before any other."""
-        got: list[Reply] = []
-        failures: list[ClientFailure] = []
-
-        async def one() -> None:
-            try:
-                got.append(await self.rpc("tasks/get", dict(params)))
-            except ClientFailure as exc:
-                failures.append(exc)
-
-        async with anyio.create_task_group() as tg:
-            tg.start_soon(one)
-            tg.start_soon(one)
-        if not got:
-            raise failures[0]
-        got.sort(key=lambda r: get_path(r.result, "status") in TERMINAL_STATUSES)
-        for reply in got[:-1]:
-            if reply.result is not None:
-                self.observe(reply.result)
-        return got[-1]
+    def cursor_to_send(self, cursor: str) -> str:
+        """A nextCursor goes back exactly as it came: it is opaque (C-LEG-MUST-09)."""
+        return cursor
 
     async def fetch_result(self) -> Outcome | None:
         """tasks/result: the call's own result or JSON-RPC error; None when its stream closed
@@ -307,28 +274,32 @@ class LegacyFlow(Flow):
         response: JSON = {"jsonrpc": "2.0", "id": message.get("id")}
         if method == "elicitation/create":
             answer = self.answer_for(None, message) or {}  # a 2025-11-25 elicitation has no key
-            related = get_path(message, "params", "_meta", META_RELATED_TASK)
-            if isinstance(related, dict) and not self.dev.legacy_elicitation_untagged:
-                answer["_meta"] = {META_RELATED_TASK: {"taskId": related.get("taskId")}}
-            response["result"] = answer
+            response["result"] = self.tagged(answer, message)
         elif method == "ping":
             response["result"] = {}
-        elif method == "tasks/list" and self.opt.hosts_tasks and not self.dev.legacy_declares_unhosted:
+        elif method == "tasks/list" and self.opt.hosts_tasks:
             response["result"] = {"tasks": []}  # it hosts no task
-        elif method == "tasks/cancel" and self.opt.hosts_tasks and not self.dev.legacy_declares_unhosted:
+        elif method == "tasks/cancel" and self.opt.hosts_tasks:
             response["error"] = {"code": ERR_INVALID_PARAMS, "message": "task not found: this client hosts no tasks"}
         else:
             response["error"] = {"code": ERR_METHOD_NOT_FOUND, "message": f"{method} is not supported"}
         await self.link.respond(response, self.headers())
 
+    def tagged(self, answer: JSON, message: JSON) -> JSON:
+        """An answer to a task's elicitation/create, with the related-task `_meta` it came with (C-LEG-MUST-08)."""
+        related = get_path(message, "params", "_meta", META_RELATED_TASK)
+        if isinstance(related, dict):
+            answer["_meta"] = {META_RELATED_TASK: {"taskId": related.get("taskId")}}
+        return answer
+
+    def cancel_declared(self) -> bool:
+        """Whether the server declared tasks.cancel, without which no tasks/cancel is sent (C-LEG-SHOULD-07)."""
+        return get_path(self.capabilities, "tasks", "cancel") is not None
+
     async def cancel(self) -> None:
         """tasks/cancel, only when the server declared tasks.cancel (C-LEG-SHOULD-07); never
         notifications/cancelled (C-LEG-MUST-07)."""
-        if self.dev.legacy_cancel_notification:
-            await self.link.notify("notifications/cancelled", {"requestId": self.call_id, "reason": "cancelled"},
-                                   self.headers())
-            return
-        if get_path(self.capabilities, "tasks", "cancel") is None and not self.dev.legacy_cancel_undeclared:
+        if not self.cancel_declared():
             self.trace.cancel_reason = None
             self.trace.cancel_reply = "tasks/cancel not sent: the server declared no tasks.cancel capability"
             return

@@ -1,7 +1,9 @@
-"""The reference client's parts both eras share: the outcome it reports, the deviations the
-breaking fixtures switch on, one JSON-RPC peer (`Link`; over Streamable HTTP in
-reference_http.py, each message its own POST, a reply read as JSON or from an SSE stream; over
-stdio in reference_stdio.py), and the polling loop's clock, waits and cancel.
+"""The reference client's parts both eras share: the outcome it reports, one JSON-RPC peer
+(`Link`; over Streamable HTTP in reference_http.py, each message its own POST, a reply read as
+JSON or from an SSE stream; over stdio in reference_stdio.py), and the polling loop's clock,
+waits and cancel. A breaking client (fixtures/broken_client.py) is a subclass of an era's flow
+that overrides one of its methods, as a breaking server subclasses the reference server: nothing
+here breaks a rule on request.
 
 Every network wait is bounded by the call's timeout, and so is every loop over what the server
 sends (polls, input keys, input rounds, pages)."""
@@ -64,76 +66,7 @@ class Outcome:
         return out
 
 
-@dataclass(frozen=True)
-class Deviations:
-    """One rule broken on purpose, for the breaking fixture clients (fixtures/broken_client.py), or
-    one freedom taken (its FREEDOMS). All false: the compliant reference client."""
-
-    no_extension_on_get: bool = False  # tasks/get without the extension declared (C-EXT-MUST-01)
-    polymorphic_ignored: bool = False  # a CreateTaskResult taken as the final result (C-EXT-MUST-02)
-    polls_non_tool_task: bool = False  # a task reply to a method other than tools/call followed (C-EXT-MUST-03)
-    no_mcp_name: bool = False  # no Mcp-Name on tasks/* (C-EXT-MUST-04)
-    raw_unsafe_mcp_name: bool = False  # the taskId raw in Mcp-Name, never base64 (C-CORE-MUST-06)
-    no_mcp_method: bool = False  # no Mcp-Method on tasks/* (C-EXT-MUST-05)
-    cancel_notification: bool = False  # notifications/cancelled for the tools/call id (C-EXT-MUST-06)
-    calls_tasks_result: bool = False  # tasks/result after the task ended (C-EXT-MUST-11)
-    params_task: bool = False  # legacy params.task on the tools/call (C-EXT-MUST-13)
-    polls_fast: bool = False  # polls every 20 ms whatever pollIntervalMs says (C-EXT-SHOULD-01)
-    stale_interval: bool = False  # keeps the first pollIntervalMs it saw (C-EXT-SHOULD-02)
-    reanswers_key: bool = False  # no ledger: a key a stale snapshot lists is answered again (C-EXT-SHOULD-08)
-    polls_after_terminal: bool = False  # two more tasks/get after a terminal status (C-EXT-SHOULD-04)
-    abandons: bool = False  # leaves a live task after its first poll (C-EXT-SHOULD-03)
-    is_error_as_failed: bool = False  # a completed isError result reported as failed (C-EXT-MUST-15)
-    generic_error: bool = False  # a failed task reported as -32603 "task failed" (C-EXT-MUST-16)
-    legacy_task_on_forbidden: bool = False  # params.task to a forbidden or unmarked tool (C-LEG-MUST-02)
-    legacy_no_task_on_required: bool = False  # a required tool called plainly (C-LEG-MUST-03)
-    legacy_no_result_fetch: bool = False  # never calls tasks/result (C-LEG-MUST-05)
-    legacy_cancel_notification: bool = False  # notifications/cancelled instead of tasks/cancel (C-LEG-MUST-07)
-    legacy_related_meta_on_get: bool = False  # related-task _meta on tasks/get (C-LEG-SHOULD-05)
-    no_protocol_version_header: bool = False  # no MCP-Protocol-Version on tasks/* POSTs (C-CORE-MUST-04)
-    legacy_polls_fast: bool = False  # 2025-11-25 tasks/get every 20 ms whatever pollInterval says (C-LEG-SHOULD-02)
-    legacy_extension_meta: bool = False  # a per-request extension opt-in on 2025-11-25 tasks/get (C-LEG-MUST-10)
-    polls_gone_task: bool = False  # polls a task the server reported not found 4 more times (policy P-45)
-    legacy_cancel_undeclared: bool = False  # tasks/cancel to a server that declared no tasks.cancel (C-LEG-SHOULD-07)
-    legacy_elicitation_untagged: bool = False  # an elicitation answered without the task's _meta (C-LEG-MUST-08)
-    null_id: bool = False  # one ping with id null before the call, its answer ignored (C-CORE-MUST-11)
-    legacy_null_id: bool = False  # the same on 2025-11-25, after initialize (C-LEG-MUST-15)
-    legacy_result_as_final: bool = False  # the nested CreateTaskResult taken as the call's result (C-LEG-MUST-04)
-    legacy_awaits_notification: bool = False  # one poll, then a wait for notifications/tasks/status (C-LEG-MUST-06)
-    legacy_stops_after_drop: bool = False  # drops an early tasks/result's stream, polls no more (C-LEG-SHOULD-03)
-    legacy_alters_cursor: bool = False  # decodes a tasks/list cursor and sends it back re-encoded (C-LEG-MUST-09)
-    legacy_declares_unhosted: bool = False  # declares tasks.list and tasks.cancel, serves neither (C-LEG-MUST-12)
-    legacy_ignores_get_stream: bool = False  # opens the GET stream, answers nothing sent there (C-LEG-SHOULD-06)
-    # Not breaks, freedoms of a legal client (broken_client.py's FREEDOMS): optional tools called
-    # plainly (C-LEG-MAY-01); every JSON-RPC error shown by its message alone, direct or a task's.
-    legacy_required_only: bool = False
-    errors_without_code: bool = False
-    exits_non_zero: bool = False  # exits 1 after a call that succeeded (the harness reports a failure; P-54)
-    legacy_drops_result_stream: bool = False  # an early tasks/result whose stream it drops (C-LEG-MAY-04)
-    legacy_parallel_polls: bool = False  # its first poll sent twice at once (C-LEG-MAY-05)
-    legacy_no_get_stream: bool = False  # opens no GET stream over HTTP (it is optional)
-    # Cancels over a second connection (a second server; a new session), where it reaches no task (P-47).
-    cancels_elsewhere: bool = False
-    # The 2026-07-28 base protocol's rules (client/checks/core_rules.py, headers.py, mrtr.py).
-    no_client_info: bool = False  # no io.modelcontextprotocol/clientInfo in _meta (C-CORE-SHOULD-01)
-    no_mcp_name_on_call: bool = False  # tools/call without its Mcp-Name header (C-CORE-MUST-05)
-    accept_json_only: bool = False  # Accept lists application/json alone (C-CORE-MUST-03)
-    elicitation_on_call_only: bool = False  # elicitation declared on tools/call, not on its tasks/* (C-CORE-MUST-02)
-    initializes_first: bool = False  # an initialize before its first 2026-07-28 request (C-CORE-SHOULD-02)
-    retries_rejected_version: bool = False  # answered -32022, offers the rejected version once more (C-CORE-SHOULD-03)
-    mrtr_drops_state: bool = False  # an MRTR retry without the requestState it was given (C-CORE-MUST-08)
-    mrtr_as_outcome: bool = False  # an InputRequiredResult to tools/call taken as its outcome (C-EXT-MUST-10)
-    unknown_result_as_complete: bool = False  # an unknown resultType taken as "complete" (C-CORE-MUST-07)
-    # Asked to cancel a request in flight: notifications/cancelled, the request still awaited (its HTTP
-    # stream left open), and one more naming an id it never used (C-CORE-MUST-09).
-    cancels_request_by_notification: bool = False
-    cancels_unknown_request: bool = False
-    trusts_subscription: bool = False  # subscribes, then stops polling whatever its ack says (C-EXT-SHOULD-11)
-
-
-NO_DEVIATIONS, POLLS_FAST_S = Deviations(), 0.02
 GONE_AFTER = 2  # tasks/get errors in a row that mean the task is gone (once may be a refused early poll)
-GONE_POLLS = 4  # the polls_gone_task deviation's extra polls of a task the server no longer knows
 
 
 @dataclass(frozen=True)
@@ -158,11 +91,10 @@ class CallOptions:
     subscribe: bool = False
     timeout_s: float = 30
     on_status: Callable[[str], None] | None = None
-    deviations: Deviations = NO_DEVIATIONS
     clock: Clock = time.monotonic
     sleep: Sleep = anyio.sleep
-    # A second connection to the same server (the server spawned again, a new HTTP client): only the
-    # cancels_elsewhere deviation opens one.
+    # A second connection to the same server (the server spawned again, a new HTTP client): the
+    # reference opens none; a client that cancels elsewhere (a breaking fixture) does.
     reconnect: Callable[[], AbstractAsyncContextManager[Link]] | None = None
 
 
@@ -281,7 +213,7 @@ class Flow:
     dialect: ClassVar[WireDialect]
 
     def __init__(self, link: Link, options: CallOptions) -> None:
-        self.link, self.opt, self.dev = link, options, options.deviations
+        self.link, self.opt = link, options
         self.deadline = options.clock() + options.timeout_s
         self.task_id: str | None = None
         self.call_id: int | None = None  # the JSON-RPC id of the request that created the task
@@ -292,7 +224,7 @@ class Flow:
         self.cancel_sent = False
         self.errors = 0  # tasks/get answered with an error, in a row
         self.gone = False  # the server no longer knows the task (it expired, or was deleted)
-        self.left = False  # the cancels_elsewhere deviation: it believes its cancel ended the task
+        self.left = False  # it believes the task ended without reading a terminal status (a cancel sent elsewhere)
         self.trace = CallTrace(self.dialect.wire.value, self.dialect.protocol_version)
 
     async def run(self) -> Outcome:
@@ -305,17 +237,6 @@ class Flow:
     async def open(self) -> Outcome | None:
         """What a connection needs before the call (2025-11-25: initialize); an Outcome when it failed."""
         return None
-
-    async def cancel_elsewhere(self) -> None:
-        """The cancels_elsewhere deviation: tasks/cancel for the task over a second connection, then
-        the task is left as if cancelled."""
-        assert self.opt.reconnect is not None
-        async with self.opt.reconnect() as link:
-            other = type(self)(link, self.opt)
-            if await other.open() is None:
-                other.task_id = self.task_id
-                await other.cancel()
-        self.left = True
 
     def now(self) -> float:
         return self.opt.clock()
@@ -331,11 +252,15 @@ class Flow:
         a row the task is gone (its ttl ran out, or the server deleted it): the outcome is unknown,
         with the server's error, and there is nothing left to cancel."""
         self.errors += 1
-        if self.errors < GONE_AFTER + (GONE_POLLS if self.dev.polls_gone_task else 0):
+        if self.errors < self.gone_after():
             return None
         self.gone = True
         self.trace.stopped("gone")
         return Outcome("unknown", error=error)
+
+    def gone_after(self) -> int:
+        """How many tasks/get errors in a row mean the task is gone."""
+        return GONE_AFTER
 
     def invalid(self, what: str) -> Outcome:
         self.trace.stopped("invalid")
@@ -364,11 +289,16 @@ class Flow:
             if self.opt.on_status is not None:
                 self.opt.on_status(status)
         ms = self.dialect.poll_interval_ms(task)
-        if ms is not None and not (self.dev.stale_interval and self.interval_seen):
-            self.interval_s, self.interval_seen = ms / 1000, True
+        if ms is not None:
+            self.take_interval(ms)
+
+    def take_interval(self, ms: float) -> None:
+        """A snapshot's poll interval: the latest one given is the one waited (C-EXT-SHOULD-02)."""
+        self.interval_s, self.interval_seen = ms / 1000, True
 
     def poll_wait_s(self) -> float:
-        return POLLS_FAST_S if self.dev.polls_fast else self.interval_s
+        """How long to wait before the next poll: the server's interval (C-EXT-SHOULD-01, C-LEG-SHOULD-02)."""
+        return self.interval_s
 
     async def maybe_cancel(self) -> None:
         if self.cancel_sent or not self.live():
@@ -383,10 +313,7 @@ class Flow:
         self.cancel_sent = True
         self.trace.cancel_reason = reason
         try:
-            if self.dev.cancels_elsewhere and self.opt.reconnect is not None:
-                await self.cancel_elsewhere()
-            else:
-                await self.cancel()
+            await self.cancel()
         except ClientFailure as exc:
             self.trace.cancel_reply = f"nothing: {exc}"
             raise
