@@ -297,8 +297,7 @@ def test_every_area_is_titled_in_words() -> None:
     """Issue 35: area headings were module names (`task_object`). Every area of both subjects' checks
     has a title in core/areas.py's table, and every area there is some check's."""
     from tasks_conformance.client.checks import CLIENT_CHECKS
-    from tasks_conformance.core.areas import AREAS
-    from tasks_conformance.reporters.html import area_title
+    from tasks_conformance.core.areas import AREAS, area_title
     from tasks_conformance.server.checks import CHECKS
 
     areas = {c.area for c in CHECKS.values()} | {c.area for c in CLIENT_CHECKS.values()}

@@ -733,6 +733,20 @@ def test_markdown_links_are_only_ours(run: str) -> None:
         assert defined  # a failed check's rules are linked
 
 
+def test_markdown_groups_the_checks_by_spec_area_titled_in_words() -> None:
+    """The table's rows come area by area (the areas in the order they first come, each area's
+    checks in the run's order), each row naming its area's title, not its module's word."""
+    from dataclasses import replace
+
+    checks = [replace(_check("tasks-a", "passed"), area="status"), replace(_check("tasks-b", "failed"), area="cancel"),
+              replace(_check("tasks-c", "passed"), area="status"), _check("tasks-d", "passed", category="lifecycle")]
+    text = render_text("markdown", _run(checks))
+    rows = [line for line in text.splitlines() if line.startswith("| ") and "`tasks-" in line]
+    assert [row.split("`")[1] for row in rows] == ["tasks-a", "tasks-c", "tasks-b", "tasks-d"]
+    assert "| Spec area |" in text and "| `tasks-b` | Cancellation |" in text
+    assert "| `tasks-a` | Task status |" in text and "| `tasks-d` | lifecycle |" in text  # no area: its category
+
+
 def test_markdown_content() -> None:
     result = failed_run()
     text = render_text("markdown", result)

@@ -27,6 +27,12 @@ AREAS: Final[dict[str, str]] = {
 }
 
 
+def area_title(area: str) -> str:
+    """The area in words: its title, or (an area this table lacks, a hand-made category) its name
+    with spaces."""
+    return AREAS.get(area) or area.replace("_", " ")
+
+
 def matching(prefix: str, areas: tuple[str, ...] | list[str]) -> list[str]:
     """The areas `--area prefix` selects: the area of that name, or every one it begins."""
     return [a for a in areas if a == prefix or a.startswith(prefix)]

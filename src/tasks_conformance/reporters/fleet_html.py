@@ -29,8 +29,9 @@ import json
 from importlib.resources import files
 from typing import TYPE_CHECKING, Any
 
+from tasks_conformance.core.areas import area_title
 from tasks_conformance.core.fleet_history import CODES, FAILING
-from tasks_conformance.reporters.html import area_title, embedded_json, run_data
+from tasks_conformance.reporters.html import embedded_json, run_data
 from tasks_conformance.reporters.html import subject as run_subject
 
 if TYPE_CHECKING:

@@ -23,7 +23,7 @@ import json
 from importlib.resources import files
 from typing import TYPE_CHECKING, Any, TextIO
 
-from tasks_conformance.core.areas import AREAS
+from tasks_conformance.core.areas import area_title
 from tasks_conformance.core.profiles import CLIENT_PROFILES
 from tasks_conformance.core.result import EXIT_CODES, EXIT_INTERRUPTED
 from tasks_conformance.reporters import PLAIN
@@ -70,12 +70,6 @@ def _json_text(value: Any) -> str:
 
 def exit_code(result: RunResult) -> int:
     return EXIT_INTERRUPTED if result.interrupted else EXIT_CODES.get(result.outcome, 1)
-
-
-def area_title(area: str) -> str:
-    """The area in words: its title, or (an area this table lacks, a hand-made category) its name
-    with spaces for underscores."""
-    return AREAS.get(area) or area.replace("_", " ")
 
 
 def subject(result: RunResult) -> str:

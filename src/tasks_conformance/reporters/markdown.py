@@ -17,6 +17,7 @@ from __future__ import annotations
 import re
 from typing import TYPE_CHECKING, TextIO
 
+from tasks_conformance.core.areas import area_title
 from tasks_conformance.core.text import one_line
 from tasks_conformance.reporters import PLAIN
 from tasks_conformance.reporters._failure import broken_rules, expected_actual, explains, shown_message
@@ -82,7 +83,20 @@ def _row(check: CheckResult, pointer: str | None = None) -> str:
     message = pointer or shown_message(check)
     if check.baseline is not None:  # the baseline's word first (a long message is cut): known (why), expired, fixed
         message = f"baseline: {check.baseline.note}\n{message}"
-    return f"| {emoji} {word} | {code(check.id)} | {cell(check.category, 60)} | {cell(message)} |"
+    return f"| {emoji} {word} | {code(check.id)} | {cell(area_title(_area(check)), 60)} | {cell(message)} |"
+
+
+def _area(check: CheckResult) -> str:
+    return check.area or check.category  # a hand-made result may carry no area
+
+
+def by_area(checks: list[CheckResult]) -> list[CheckResult]:
+    """The checks grouped by spec area, the areas in the order they first come, each area's checks
+    in the run's order."""
+    first: dict[str, int] = {}
+    for check in checks:
+        first.setdefault(_area(check), len(first))
+    return sorted(checks, key=lambda check: first[_area(check)])
 
 
 class Links:
@@ -180,10 +194,10 @@ def render_markdown(result: RunResult, out: TextIO, *, options: ReportOptions = 
         out.write("\n".join(lines).rstrip("\n") + "\n")
         return
     if result.checks:
-        lines.append("| Result | Check | Category | Message |")
+        lines.append("| Result | Check | Spec area | Message |")
         lines.append("|---|---|---|---|")
         pointers = result.cause_pointers("above")
-        lines.extend(_row(c, pointers.get(c.id)) for c in result.checks)
+        lines.extend(_row(c, pointers.get(c.id)) for c in by_area(result.checks))
         lines.append("")
     links = Links()
     failures = [c for c in result.checks if explains(c)]
