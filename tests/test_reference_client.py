@@ -1107,6 +1107,29 @@ def test_the_broken_client_lists_its_breaks_with_their_rules(capsys: pytest.Capt
     assert len(lines) == len(BREAKS) and all(BREAKS[line.split()[0]].rule in line for line in lines)
 
 
+def test_each_breaking_client_is_a_class_that_overrides_and_the_reference_has_no_switch() -> None:
+    """A break is the reference client with one method overridden in fixtures/, never a flag the
+    shipped client reads: each variant's class defines the method it breaks, and the reference
+    client's modules carry no deviation switch (as the reference server carries none)."""
+    import inspect
+    from pathlib import Path
+
+    from tasks_conformance.client.reference_wire import Flow
+
+    variants = {name: brk.client for name, brk in BREAKS.items()} | {n: f[0] for n, f in broken_client.FREEDOMS.items()}
+    for name, variant in variants.items():
+        own = [k for k, v in vars(variant).items() if inspect.isfunction(v)]
+        assert own, f"{name}: {variant.__name__} overrides nothing"
+        made = broken_client.harness(name)
+        changed = [wire for wire, flow in made.flows.items() if flow is not broken_client.FLOWS[wire]]
+        assert changed or type(made) is not Harness, name  # a flow of its own, or a harness of its own
+        assert all(issubclass(flow, Flow) for flow in made.flows.values()), name
+    reference = Path(reference_extension.__file__).parent
+    for path in sorted(reference.glob("reference_*.py")):
+        text = path.read_text(encoding="utf-8")
+        assert "self.dev" not in text and "eviation" not in text, path.name
+
+
 class _TinyServer(BaseHTTPRequestHandler):
     """A 2026-07-28 server with one task tool that completes on its first poll (50 ms interval)."""
 
