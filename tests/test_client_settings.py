@@ -329,3 +329,26 @@ def test_a_check_whose_scenario_was_not_selected_is_not_applicable_whether_the_c
         verdict = _checks(doc)[check]
         assert verdict["skipReason"] == "not-applicable", (client, verdict)
         assert verdict["message"].endswith("-cancel was not selected"), (client, verdict)
+
+
+def test_area_runs_the_client_checks_of_a_spec_area_over_the_scenarios_they_read() -> None:
+    """--area narrows a client run as it narrows a server run (by prefix): only that area's checks
+    are judged, and, with no --scenario, only the scenarios they read are played. A break of
+    another area's rule then fails nothing."""
+    from tasks_conformance.client.checks import CLIENT_CHECKS
+
+    mrtr = [c for c in CLIENT_CHECKS.values() if c.area == "mrtr"]
+    code, doc, err = _client("--command", shlex.join(NO_DECLARATION), "--area", "mrt")
+    assert code == 0, (err, {c["id"]: c["status"] for c in doc.get("checks", [])})
+    assert {c["id"] for c in doc["checks"]} == {c.id for c in mrtr}
+    assert {s["scenario"] for s in doc["scenarios"]} == {s for c in mrtr for s in c.scenarios}
+    # Without --area the same client fails its own rule's check.
+    code, doc, _ = _client("--command", shlex.join(NO_DECLARATION), "--scenario", LIFECYCLE)
+    assert code == 1 and _checks(doc)[DECLARES]["status"] == "failed"
+
+
+def test_an_area_no_client_check_has_is_a_usage_error_naming_the_areas() -> None:
+    code, _doc, err = _client("--command", shlex.join(REFERENCE), "--area", "nope")
+    assert code == 2 and "--area nope names no client check's spec area; the areas: " in err and "mrtr" in err
+    code, _doc, err = _client("--command", shlex.join(REFERENCE), "--area", "legacy", "--era", "extension")
+    assert code == 2 and "its checks read no scenario of --era extension" in err

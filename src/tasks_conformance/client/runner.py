@@ -73,6 +73,7 @@ class ClientConfig:
     max_frame_bytes: int = MAX_FRAME_BYTES
     # How long a scenario's scripted server waits for what a client may never do (tests shorten it).
     waits: ScriptedWaits = DEFAULT_WAITS
+    check_ids: tuple[str, ...] = ()  # the checks --area chose (empty: every check of the profile)
 
     @property
     def transports(self) -> tuple[Transport, ...]:
@@ -91,8 +92,10 @@ class ClientConfig:
     def judges(self, check: ClientCheck) -> bool:
         """Whether a check belongs to this run: it reads a scenario of one of the chosen eras (a
         check of another era is left out of the report; one whose scenarios were not selected is
-        reported not applicable). The profile chooses among them."""
+        reported not applicable). The profile chooses among them, and --area among those."""
         if not CLIENT_PROFILES[self.profile].includes(check.id):
+            return False
+        if self.check_ids and check.id not in self.check_ids:
             return False
         names = check.scenarios or tuple(BY_NAME)
         return any(era in BY_NAME[name].eras for name in names if name in BY_NAME for era in self.eras)

@@ -26,7 +26,9 @@ def client_catalog() -> ClientCatalog:
     from tasks_conformance.core.wires import DIALECTS
 
     return ClientCatalog(scenarios={s.name: tuple(s.eras) for s in SCENARIOS},
-                         eras=tuple(str(wire) for wire in DIALECTS), check_ids=tuple(CLIENT_CHECKS))
+                         eras=tuple(str(wire) for wire in DIALECTS), check_ids=tuple(CLIENT_CHECKS),
+                         areas={c.id: c.area for c in CLIENT_CHECKS.values()},
+                         reads={c.id: tuple(c.scenarios) for c in CLIENT_CHECKS.values()})
 
 
 def build_client(options: RunOptions) -> ClientRunConfig:
@@ -50,7 +52,8 @@ def runner_config(config: ClientRunConfig) -> ClientConfig:
     return ClientConfig(command=config.command, eras=config.eras, scenarios=config.scenarios,  # type: ignore[arg-type]
                         timeout_s=config.timeout_ms / 1000, jobs=config.jobs or default_jobs(),
                         cwd=config.cwd, transport=config.transport, profile=config.profile,
-                        env=dict(config.env), secrets=config.secrets(), debug=config.output.debug)
+                        env=dict(config.env), secrets=config.secrets(), debug=config.output.debug,
+                        check_ids=config.check_ids)
 
 
 async def execute_client_run(config: ClientRunConfig, progress: Callable[[str], None] | None = None,

@@ -201,7 +201,8 @@ class RunOptions:
     categories: tuple[str, ...] = setting((), "--category", "NAME", MANY, CHECKS,
                  "dispatch|creation|lifecycle|base (repeatable)", applies=ALSO_DEMO, pytest=True)
     areas: tuple[str, ...] = setting((), "--area", "AREA", MANY, CHECKS,
-                 "Run only the checks of this spec area (repeatable; a prefix selects every area it begins, so input selects input and input_requests; --list-checks names each check's area)", applies=ALSO_DEMO, pytest=True)
+                 "Run only the checks of this spec area (repeatable; a prefix selects every area it begins, so input selects input and input_requests; --list-checks names each check's area)", applies=ALSO_DEMO, pytest=True, subjects=BOTH,
+                 client_help="Run only the client checks of this spec area (repeatable; a prefix selects every area it begins; --list-scenarios names each scenario's checks), and, without --scenario, only the scenarios they read")
     expect_wire: str = setting("any", "--expect-wire", "legacy|extension|any", TEXT, CHECKS,
                  "Require this wire", applies=ALSO_DEMO, pytest=True)
     tool_name: str | None = setting(None, "--tool-name", "NAME", TEXT, CHECKS,

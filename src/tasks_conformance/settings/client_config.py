@@ -16,6 +16,7 @@ import shlex
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 
+from tasks_conformance.core.areas import matching
 from tasks_conformance.core.errors import UsageError
 from tasks_conformance.core.flag_values import parse_env, parse_reporter
 from tasks_conformance.core.profiles import CLIENT_PROFILES
@@ -34,6 +35,8 @@ class ClientCatalog:
     scenarios: Mapping[str, tuple[str, ...]] = field(default_factory=dict)
     eras: tuple[str, ...] = ("extension", "legacy")
     check_ids: tuple[str, ...] = ()
+    areas: Mapping[str, str] = field(default_factory=dict)  # check id -> its spec area
+    reads: Mapping[str, tuple[str, ...]] = field(default_factory=dict)  # check id -> its scenarios (none: every one)
 
 
 @dataclass(frozen=True)
@@ -51,6 +54,7 @@ class ClientRunConfig:
     cwd: str | None
     output: RunConfig
     env: Mapping[str, str] = field(default_factory=dict)  # -e: added to the client's environment
+    check_ids: tuple[str, ...] = ()  # --area's checks (empty: every check of the profile)
 
     def secrets(self) -> tuple[str, ...]:
         """What no output may show: every -e value not named by --show-env, and the values of
@@ -81,6 +85,7 @@ def build_client_run_config(options: RunOptions, catalog: ClientCatalog) -> Clie
     if elsewhere:
         raise UsageError(f"--scenario {elsewhere[0]}: a scenario of --era {catalog.scenarios[elsewhere[0]][0]}, "
                          f"not of --era {options.era}")
+    check_ids, scenarios = _by_area(options, catalog, eras, scenarios)
     if options.timeout_ms <= 0:
         raise UsageError("--timeout must be a positive number of milliseconds")
     if options.jobs < 0:
@@ -101,7 +106,28 @@ def build_client_run_config(options: RunOptions, catalog: ClientCatalog) -> Clie
         output = show_env(output, options.show_env)
     return ClientRunConfig(command=argv, transport=transport, eras=eras, scenarios=scenarios,
                            timeout_ms=options.timeout_ms, jobs=options.jobs, profile=options.profile,
-                           cwd=options.cwd, output=output, env=env)
+                           cwd=options.cwd, output=output, env=env, check_ids=check_ids)
+
+
+def _by_area(options: RunOptions, catalog: ClientCatalog, eras: tuple[str, ...],
+             scenarios: tuple[str, ...]) -> tuple[tuple[str, ...], tuple[str, ...]]:
+    """--area: the client checks of the areas it names (by prefix, as the server's), and, when no
+    --scenario was given, the scenarios of the chosen eras they read (all, where one of them reads
+    every scenario)."""
+    areas = tuple(dict.fromkeys(options.areas))
+    if not areas:
+        return (), scenarios
+    known = tuple(dict.fromkeys(catalog.areas.values()))
+    none = [a for a in areas if not matching(a, known)]
+    if none:
+        raise UsageError(f"--area {', '.join(none)} names no client check's spec area; the areas: {', '.join(known)}")
+    chosen = tuple(c for c, area in catalog.areas.items() if any(matching(a, (area,)) for a in areas))
+    if scenarios or any(not catalog.reads.get(c) for c in chosen):
+        return chosen, scenarios
+    read = dict.fromkeys(s for c in chosen for s in catalog.reads[c] if set(catalog.scenarios.get(s, ())) & set(eras))
+    if not read:
+        raise UsageError(f"--area {', '.join(areas)}: its checks read no scenario of --era {options.era}")
+    return chosen, tuple(read)
 
 
 def _argv(command: str) -> tuple[str, ...]:
