@@ -2,7 +2,7 @@
 or what the server must do): a reason without a fix cannot be added.
 
 Three nets: the type (`could_not_run` takes a Cause or a Reason, never a bare sentence; mypy runs
-as a test), the constructors (`needs` and `setting` refuse a cause without its fix), and this file,
+as a test), the constructors (`unmet` and `by_flag` refuse a cause without its fix), and this file,
 which walks every could-not-run site and every Cause built in the source."""
 
 from __future__ import annotations
@@ -12,7 +12,7 @@ from pathlib import Path
 
 import pytest
 
-from tasks_conformance.core.causes import Cause, CauseKind, harness, needs, reason, setting
+from tasks_conformance.core.causes import Cause, CauseKind, by_flag, harness, reason, unmet
 from tasks_conformance.core.verdict import could_not_run
 
 SRC = Path(__file__).resolve().parents[1] / "src" / "tasks_conformance"
@@ -66,8 +66,8 @@ def test_no_could_not_run_site_gives_a_bare_sentence(where: str, call: ast.Call)
         return
     assert call.args, f"{where}: could_not_run without its cause"
     assert not _is_text(call.args[0]), (
-        f"{where}: a could-not-run gives a bare sentence; build its cause with needs(text, fix), "
-        "setting(text, fix) or got(text, reply, fix=…), so that it says what to change")
+        f"{where}: a could-not-run gives a bare sentence; build its cause with unmet(text, fix), "
+        "by_flag(text, fix) or got(text, reply, fix=…), so that it says what to change")
 
 
 def _kind(call: ast.Call) -> str | None:
@@ -97,11 +97,11 @@ def test_every_cause_built_names_its_fix(where: str, call: ast.Call) -> None:
 
 def test_the_constructors_refuse_a_cause_without_its_fix() -> None:
     with pytest.raises(ValueError):
-        needs("the task was not seen to end", "")
+        unmet("the task was not seen to end", "")
     with pytest.raises(ValueError):
-        setting("the task was not seen to end")
-    assert needs("x", "raise --poll-timeout").fix == "raise --poll-timeout"
-    assert setting("x", "", "--timeout").flags == ("--timeout",)
+        by_flag("the task was not seen to end")
+    assert unmet("x", "raise --poll-timeout").fix == "raise --poll-timeout"
+    assert by_flag("x", "", "--timeout").flags == ("--timeout",)
 
 
 def test_a_verdict_carries_the_fix_to_the_report() -> None:

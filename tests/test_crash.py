@@ -10,7 +10,7 @@ from typing import Any
 import pytest
 from conftest import BROKEN, REFERENCE, free_port, http_server, run, stdio
 
-from tasks_conformance.core.causes import CauseKind, needs
+from tasks_conformance.core.causes import CauseKind, unmet
 from tasks_conformance.core.rpc.peer import Reply
 from tasks_conformance.core.verdict import could_not_run, failed
 from tasks_conformance.core.wirelog import WireLog
@@ -174,7 +174,7 @@ def test_a_check_defers_only_for_the_requests_the_crash_left_unanswered() -> Non
     assert after_server_gone(spec, _evidence(gone, cancel), earlier) is earlier
     # A check that lost nothing keeps its verdict.
     untouched = Cancel(ran=True, cancel=_reply("tasks/cancel", 1, 2))
-    cnr = could_not_run(needs("something else", "change it"))
+    cnr = could_not_run(unmet("something else", "change it"))
     assert after_server_gone(spec, _evidence(gone, untouched), cnr) is cnr
     # The crash check itself is never deferred.
     assert after_server_gone(CHECKS[CRASH], _evidence(gone, cancel), missing) is missing

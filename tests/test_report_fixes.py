@@ -15,7 +15,7 @@ import jsonschema
 import pytest
 from conftest import cli, free_port, stop_process, wait_listening
 
-from tasks_conformance.core.causes import Cause, CauseKind, setting
+from tasks_conformance.core.causes import Cause, CauseKind, by_flag
 from tasks_conformance.core.multirun_result import Combined, NamedRun
 from tasks_conformance.core.result import CheckResult, Discovery, RunResult, decide_outcome, incomplete_reason
 from tasks_conformance.reporters import ReportOptions, render, schema_text
@@ -127,7 +127,7 @@ def test_spec_links_are_never_split_across_lines(width: int, terminal: bool) -> 
 # ---------------------------------------------------------------------------------------------
 # 2. a failed run keeps its fix list
 
-NO_TOOL = setting("no tool runs as a task", "name one with --tool-name")
+NO_TOOL = by_flag("no tool runs as a task", "name one with --tool-name")
 BLOCKED = ["tasks-ttl-shape", "tasks-inline-result", "tasks-cancel-ack-shape", "tasks-status-payload-shape"]
 
 

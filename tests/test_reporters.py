@@ -21,7 +21,7 @@ import jsonschema  # type: ignore[import-untyped,unused-ignore]
 import pytest
 import xmlschema
 
-from tasks_conformance.core.causes import Cause, CauseKind, setting
+from tasks_conformance.core.causes import Cause, CauseKind, by_flag
 from tasks_conformance.core.requirements import load as load_requirements
 from tasks_conformance.core.result import (
     CheckResult,
@@ -277,7 +277,7 @@ def empty_run() -> RunResult:
     return _run([], discovery=Discovery())
 
 
-NO_TOOL_CAUSE = setting("on the extension wire tools carry no task metadata, so tasks-conformance cannot guess "
+NO_TOOL_CAUSE = by_flag("on the extension wire tools carry no task metadata, so tasks-conformance cannot guess "
                         "which tool runs as a task", "name one with --tool-name (listed: echo, slow_compute)")
 NO_TOOL = NO_TOOL_CAUSE.message
 BLOCKED_IDS = ["tasks-ttl-shape", "tasks-inline-result", "tasks-cancel-ack-shape", "tasks-status-payload-shape"]
@@ -326,7 +326,7 @@ def nothing_tested_run() -> RunResult:
     """Every selected check did not apply: nothing was tested (policy P-46)."""
     return _run([
         _check("tasks-task-survives-restart", "skipped", skip="not-applicable", category="lifecycle",
-               cause=setting(f"the server at --url is not started by tasks-conformance {BIDI}",
+               cause=by_flag(f"the server at --url is not started by tasks-conformance {BIDI}",
                              "give --server-command to test durability")),
         _check("tasks-legacy-task-id-wins", "skipped", skip="not-applicable", message="applies to the legacy wire"),
     ])
@@ -993,7 +993,7 @@ def test_the_human_report_lists_each_cause_once_after_the_table() -> None:
 
 def test_markdown_gives_every_cause_whole() -> None:
     long_fix = "name one with --tool-name (listed: " + ", ".join(f"tool_{n:03d}" for n in range(200)) + ")"
-    checks = [_check(i, "skipped", skip="could-not-run", cause=setting("no tool", long_fix)) for i in BLOCKED_IDS]
+    checks = [_check(i, "skipped", skip="could-not-run", cause=by_flag("no tool", long_fix)) for i in BLOCKED_IDS]
     text = render_text("markdown", _run(checks))
     assert "> **Incomplete:** Could not establish conformance — 4 checks could not run" in text
     assert "tool\\_199\\)" in text  # the end of the fix is there: nothing is cut mid-word
@@ -1027,7 +1027,7 @@ def test_junit_suite_identity() -> None:
 
 
 def test_several_causes_are_numbered_and_the_rows_point_at_theirs() -> None:
-    no_tool = setting("no tool", "name one with --tool-name")
+    no_tool = by_flag("no tool", "name one with --tool-name")
     checks = [_check("tasks-ttl-shape", "skipped", skip="could-not-run", cause=no_tool),
               _check("tasks-inline-result", "skipped", skip="could-not-run", cause=no_tool),
               _check("tasks-cancel-ack-shape", "skipped", skip="could-not-run", message="the task never ended")]

@@ -11,7 +11,7 @@ import pytest
 from conftest import BROKEN, run, stdio
 from policy_citations import scan
 
-from tasks_conformance.core.causes import Cause, CauseKind, Reason, setting
+from tasks_conformance.core.causes import Cause, CauseKind, Reason, by_flag
 from tasks_conformance.core.result import CheckResult, CheckStatus, Discovery, RunResult, incomplete_causes
 from tasks_conformance.core.verdict import could_not_run, warn
 from tasks_conformance.reporters import render
@@ -67,14 +67,14 @@ def test_the_fix_list_reads_the_cause_not_the_message() -> None:
     unreachable = _blocked(Cause("the socket closed", CauseKind.UNREACHABLE))
     [cause] = incomplete_causes([unreachable], target="http://127.0.0.1:1/mcp")
     assert cause.fix.endswith("nothing answered at http://127.0.0.1:1/mcp")
-    flagged = _blocked(setting("no tool runs as a task", "name one with --tool-name"))
+    flagged = _blocked(by_flag("no tool runs as a task", "name one with --tool-name"))
     assert flagged.message == "no tool runs as a task; name one with --tool-name"
     [cause] = incomplete_causes([flagged])
     assert (cause.cause, cause.fix) == ("no tool runs as a task", "name one with --tool-name")
 
 
 def test_a_reason_kept_in_a_record_carries_its_cause_to_the_verdict() -> None:
-    reason = Reason(setting("no second principal was given", "", "--other-access-token"))
+    reason = Reason(by_flag("no second principal was given", "", "--other-access-token"))
     assert reason == "no second principal was given"  # a plain string to whoever shows it
     verdict = could_not_run(reason)
     assert verdict.cause is not None and verdict.cause.flags == ("--other-access-token",)

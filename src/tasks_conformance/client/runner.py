@@ -24,7 +24,7 @@ from tasks_conformance.client.scripted_http import serving
 from tasks_conformance.client.scripted_stdio import scripted_server
 from tasks_conformance.client.scripted_waits import DEFAULT_WAITS, ScriptedWaits
 from tasks_conformance.client.stdio_relay import relaying
-from tasks_conformance.core.causes import Cause, CauseKind, setting
+from tasks_conformance.core.causes import Cause, CauseKind, by_flag
 from tasks_conformance.core.eras import Era
 from tasks_conformance.core.profiles import CLIENT_PROFILES, DEFAULT_PROFILE
 from tasks_conformance.core.redact import Redactor
@@ -359,7 +359,7 @@ def judge(check: ClientCheck, runs: list[ScenarioRun], wire: WireLog, config: Cl
     if not mine and _could_run(check.scenarios, config):
         scenarios = " ".join(f"--scenario {name}" for name in check.scenarios)
         verdict = not_applicable("none of its scenarios was selected",
-                                 cause=setting("none of its scenarios was selected", f"select one: {scenarios}"))
+                                 cause=by_flag("none of its scenarios was selected", f"select one: {scenarios}"))
     elif not mine:  # its scenarios cannot run over the chosen transports: its judge says why
         verdict = _judged(check, [], config)[0]
     elif check.needs and not any(r.name in check.needs for r in mine) and _could_run(check.needs, config):
@@ -367,7 +367,7 @@ def judge(check: ClientCheck, runs: list[ScenarioRun], wire: WireLog, config: Cl
         # (One whose scenario cannot run over the chosen transports is judged: its judge says why.)
         needed = " ".join(f"--scenario {name}" for name in check.needs)
         verdict = not_applicable(f"its scenario {' or '.join(check.needs)} was not selected",
-                                 cause=setting(f"its scenario {' or '.join(check.needs)} was not selected",
+                                 cause=by_flag(f"its scenario {' or '.join(check.needs)} was not selected",
                                                f"select it: {needed}"))
     else:
         verdict = _verdict(check, mine, config, redactor)

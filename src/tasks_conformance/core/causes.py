@@ -106,17 +106,19 @@ def _http_status_fix(status: int, where: str) -> str:
             "the MCP Streamable HTTP endpoint (often /mcp) and that the server answers there")
 
 
-def setting(text: str, fix: str = "", *flags: str) -> Cause:
-    """A cause the user removes by changing a setting: `fix` says how (shown in the message), or
-    `flags` names what to change."""
+def by_flag(text: str, fix: str = "", *flags: str) -> Cause:
+    """A cause the user removes by a flag, a tool named or a timeout changed (kind SETTING): `fix`
+    says how (shown in the message), or `flags` names what to change. (Not the settings schema's
+    `setting`, which declares a flag: this one says which to change.)"""
     if not fix.strip() and not flags:
         raise ValueError(f"a setting cause names its fix or its flags: {text!r}")
     return Cause(text, CauseKind.SETTING, fix=fix, flags=flags)
 
 
-def needs(text: str, fix: str) -> Cause:
-    """A cause that is what the check needs not happening, with the action that makes it happen
-    (a flag, a tool, a server setting): every could-not-run says what to do."""
+def unmet(text: str, fix: str) -> Cause:
+    """A cause that is what the check needs not happening (kind CHECK_NEEDS: an unmet need), with
+    the action that makes it happen (a flag, a tool, a server setting): every could-not-run says
+    what to do. (Not a check's `needs=`, which declares what it reads.)"""
     if not fix.strip():
         raise ValueError(f"a could-not-run cause needs its fix: {text!r}")
     return Cause(text, CauseKind.CHECK_NEEDS, fix=fix)
@@ -149,4 +151,4 @@ def cause_of(given: Cause | Reason) -> Cause:
 
 def reason(text: str, fix: str) -> Reason:
     """A probe's reason for not running, with the action that lets it run."""
-    return Reason(needs(text, fix))
+    return Reason(unmet(text, fix))

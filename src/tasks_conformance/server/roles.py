@@ -18,7 +18,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
-from tasks_conformance.core.causes import Reason, needs, setting
+from tasks_conformance.core.causes import Reason, by_flag, unmet
 from tasks_conformance.core.wires import task_support
 from tasks_conformance.settings.role_flags import FLAG_ONLY, ROLES, role_flag
 
@@ -42,13 +42,13 @@ def assign_roles(
             continue
         args = dict(probe_args.get(role, {}))
         if d.lists_no_tool:  # no flag can name a tool the server says it does not have
-            out[role] = ToolChoice(None, Reason(needs("tools/list lists no tool",
+            out[role] = ToolChoice(None, Reason(unmet("tools/list lists no tool",
                                                       "give the server a tool for this role")), source="none")
         elif d.tools_replies and not d.tools_replies[-1].ok:
             # Named by the user: called unlisted (nothing listed contradicts the name); else none.
             out[role] = (ToolChoice(probes[role], f"chosen with --probe {role} (tools/list failed, so it is called "
                                     "unlisted)", args, source="flag") if role in probes else
-                         ToolChoice(None, Reason(setting(f"tools/list got {d.tools_replies[-1].describe()}, so no "
+                         ToolChoice(None, Reason(by_flag(f"tools/list got {d.tools_replies[-1].describe()}, so no "
                                                          "tool can be found for this role", f"pass {role_flag(role)}")),
                                     source="none"))
         elif role in probes:
@@ -58,7 +58,7 @@ def assign_roles(
                                    dict(args or task.arguments), source="default")
         elif role in FLAG_ONLY:
             also = " (or --input-responses with --tool-name, for the task tool)" if role == "input" else ""
-            out[role] = ToolChoice(None, Reason(setting("tool metadata cannot tell which tool plays it",
+            out[role] = ToolChoice(None, Reason(by_flag("tool metadata cannot tell which tool plays it",
                                                         f"pass {role_flag(role)}{also}")), source="none")
         else:
             out[role] = _inferred(role, args, d, dialect)
@@ -77,22 +77,22 @@ def _named(role: str, name: str, args: dict[str, Any], d: Discovery, dialect: Wi
 
     if d.names_known and name not in listed:
         shown = ", ".join(listed[:10]) + (f" (+{len(listed) - 10} more)" if len(listed) > 10 else "")
-        return ToolChoice(None, Reason(setting(f"--probe {role}={name!r} is not among the listed tools: "
+        return ToolChoice(None, Reason(by_flag(f"--probe {role}={name!r} is not among the listed tools: "
                                                f"{shown or 'none'}", "", "--probe")), source="flag")
     if dialect.task_capable_tools(d.tools) is not None and d.tools_replies and d.tool_named(name) is not None:
         support = task_support(d.tool_named(name)) or "forbidden"
         # A client MUST NOT send params.task for a forbidden tool, and a required tool called
         # without one is refused: a role that contradicts the metadata would judge our mistake.
         if role == "required" and support != "required":
-            return ToolChoice(None, Reason(setting(f"--probe required={name!r} has execution.taskSupport {support!r}, "
+            return ToolChoice(None, Reason(by_flag(f"--probe required={name!r} has execution.taskSupport {support!r}, "
                                                    "not 'required', so the server may rightly run it without a task",
                                                    "", "--probe")), source="flag")
         if role == "sync" and support != "forbidden":
-            return ToolChoice(None, Reason(setting(f"--probe sync={name!r} has execution.taskSupport {support!r}, so "
+            return ToolChoice(None, Reason(by_flag(f"--probe sync={name!r} has execution.taskSupport {support!r}, so "
                                                    "it may rightly run as a task; name a forbidden (or unannotated) "
                                                    "tool", "", "--probe")), source="flag")
         if role in FLAG_ONLY and support == "forbidden":
-            return ToolChoice(None, Reason(setting(f"--probe {role}={name!r} has execution.taskSupport forbidden, so "
+            return ToolChoice(None, Reason(by_flag(f"--probe {role}={name!r} has execution.taskSupport forbidden, so "
                                                    "it cannot run as a task on 2025-11-25", "", "--probe")),
                               source="flag")
     return ToolChoice(name, f"chosen with --probe {role}", args, source="flag")
@@ -105,7 +105,7 @@ def _inferred(role: str, args: dict[str, Any], d: Discovery, dialect: WireDialec
     from tasks_conformance.server.evidence import ToolChoice
 
     if not _lists_task_support(d, dialect):
-        return ToolChoice(None, Reason(setting("on the extension wire tools carry no task metadata, so no tool can "
+        return ToolChoice(None, Reason(by_flag("on the extension wire tools carry no task metadata, so no tool can "
                                                "be inferred for this role", f"pass {role_flag(role)}")), source="none")
     want = ("required",) if role == "required" else ("forbidden", None)
     candidates = []
@@ -116,7 +116,7 @@ def _inferred(role: str, args: dict[str, Any], d: Discovery, dialect: WireDialec
             candidates.append((0 if get_path(t, "annotations", "readOnlyHint") is True else 1, t))
     if not candidates:
         what = "required" if role == "required" else "forbidden or absent"
-        return ToolChoice(None, Reason(setting(f"no listed tool has execution.taskSupport {what} without "
+        return ToolChoice(None, Reason(by_flag(f"no listed tool has execution.taskSupport {what} without "
                                                "destructiveHint", f"pass {role_flag(role)}")), source="none")
     candidates.sort(key=lambda c: c[0])
     rank, tool = candidates[0]

@@ -21,7 +21,7 @@ import anyio
 from tasks_conformance import __version__
 from tasks_conformance.core import steps
 from tasks_conformance.core.areas import matching
-from tasks_conformance.core.causes import Cause, CauseKind, Reason, needs, setting
+from tasks_conformance.core.causes import Cause, CauseKind, Reason, by_flag, unmet
 from tasks_conformance.core.profiles import PROFILES
 from tasks_conformance.core.protocol import get_path
 from tasks_conformance.core.redact import Redactor
@@ -81,13 +81,13 @@ def choose_tool(config: RunConfig, d: Discovery, dialect: WireDialect) -> ToolCh
     listed = [str(t.get("name")) for t in d.tools if isinstance(t.get("name"), str)]
     shown = ", ".join(listed[:10]) + (f" (+{len(listed) - 10} more)" if len(listed) > 10 else "")
     if d.lists_no_tool:  # no flag can name a tool the server says it does not have
-        return ToolChoice(None, Reason(needs(
+        return ToolChoice(None, Reason(unmet(
             "tools/list lists no tool", "give the server a tool that runs as a task: every task check needs one")))
     if config.tool_name:
         return _named_tool(config, d, dialect, listed, shown)
     capable = dialect.task_capable_tools(d.tools)
     if capable is None:
-        return ToolChoice(None, Reason(setting(
+        return ToolChoice(None, Reason(by_flag(
             "on the extension wire tools carry no task metadata, so tasks-conformance cannot guess which tool "
             "runs as a task", f"name one with --tool-name (listed: {shown or 'none'})",
         )))
@@ -96,7 +96,7 @@ def choose_tool(config: RunConfig, d: Discovery, dialect: WireDialect) -> ToolCh
 
 def _named_tool(config: RunConfig, d: Discovery, dialect: WireDialect, listed: list[str], shown: str) -> ToolChoice:
     if d.names_known and config.tool_name not in listed:
-        return ToolChoice(None, Reason(setting(
+        return ToolChoice(None, Reason(by_flag(
             f"--tool-name {config.tool_name!r} is not among the listed tools: {shown or 'none'}", "", "--tool-name")))
     capable = dialect.task_capable_tools(d.tools)
     tool = d.tool_named(config.tool_name)
@@ -104,7 +104,7 @@ def _named_tool(config: RunConfig, d: Discovery, dialect: WireDialect, listed: l
         support = listed_task_support(tool)
         names = [str(t.get("name")) for t in capable][:10]
         # A client MUST NOT send params.task for it; doing so would judge our mistake.
-        return ToolChoice(None, Reason(setting(
+        return ToolChoice(None, Reason(by_flag(
             f"--tool-name {config.tool_name!r} has execution.taskSupport {support or 'absent (forbidden)'!r}, "
             "so it cannot run as a task on 2025-11-25; name one of: "
             + (", ".join(names) or "none of the listed tools is task-capable"), "", "--tool-name",
@@ -122,7 +122,7 @@ def _picked_tool(config: RunConfig, capable: list[dict[str, Any]], shown: str) -
         read_only = get_path(t, "annotations", "readOnlyHint") is True
         candidates.append(((0 if support == "required" else 1, 0 if read_only else 1), t))
     if not candidates:
-        return ToolChoice(None, Reason(setting(
+        return ToolChoice(None, Reason(by_flag(
             "no listed tool has execution.taskSupport required or optional without destructiveHint "
             f"(listed: {shown or 'none'})", "name one with --tool-name",
         )))
@@ -145,12 +145,12 @@ def judge(spec: CheckSpec, ev: Evidence, interrupted: bool) -> Verdict:
         wires = sorted(spec.wires - {Wire.NONE})
         pins = " or ".join(f"--protocol-version {DIALECTS[w].protocol_version}" for w in wires if w in DIALECTS)
         return not_applicable(f"applies to the {'/'.join(wires)} wire, not {ev.wire}",
-                              cause=setting("the server was checked on another wire", f"pin the wire with {pins} "
+                              cause=by_flag("the server was checked on another wire", f"pin the wire with {pins} "
                                             "(if the server speaks it)"))
     if spec.transports is not None and ev.transport not in spec.transports:
         over = "/".join(sorted(spec.transports))
         return not_applicable(f"applies over {over} only, not {ev.transport}",
-                              cause=setting(f"the run was not over {over}", f"run it over {over} (its target flag)"))
+                              cause=by_flag(f"the run was not over {over}", f"run it over {over} (its target flag)"))
     if spec.role is not None:
         unassigned = role_unassigned(spec.role, ev)
         if unassigned is not None:
@@ -194,7 +194,7 @@ def role_unassigned(role: str, ev: Evidence) -> Verdict | None:
     if need_wire(ev) is not None:
         return need_wire(ev)
     why = (no_tool(choice.reason, f"pass {role_flag(role)}").cause if choice is not None
-           else setting(f"no tool has the {role} role", f"pass {role_flag(role)}"))
+           else by_flag(f"no tool has the {role} role", f"pass {role_flag(role)}"))
     cause = replace(why, text=f"needs a tool for the {role} role ({ROLE_HELP[role]}): {why.text}")
     if ev.profile == "full" or (choice is not None and choice.source == "flag"):
         return could_not_run(cause, details={"role": role, "flag": role_flag(role)})

@@ -10,7 +10,7 @@ from __future__ import annotations
 from collections.abc import Callable, Iterable
 
 from tasks_conformance.client.evidence import Exchange, ScenarioRun, id_key, said_elsewhere, shown
-from tasks_conformance.core.causes import setting
+from tasks_conformance.core.causes import by_flag
 from tasks_conformance.core.result import CheckWarning
 from tasks_conformance.core.verdict import Verdict, could_not_run, failed, not_applicable, passed, warn
 from tasks_conformance.core.wires import CreatedTask
@@ -65,7 +65,7 @@ def judge_cancel(runs: list[ScenarioRun], *, rule: str, scenario: str,
             early = unstarted(run)
             if early is not None:
                 return early
-            return could_not_run(setting("asked to cancel (MCP_CONFORMANCE_CONTEXT cancel: true), the client sent no "
+            return could_not_run(by_flag("asked to cancel (MCP_CONFORMANCE_CONTEXT cancel: true), the client sent no "
                                          "tasks/cancel (policy P-35)",
                                          "have the harness cancel the task once it reads working when the context "
                                          "says cancel: true"), policies=("P-35",))

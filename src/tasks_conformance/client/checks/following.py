@@ -14,7 +14,7 @@ from tasks_conformance.client.checks.expiry import judge_expiry
 from tasks_conformance.client.checks.registry import client_check
 from tasks_conformance.client.evidence import Exchange, ScenarioRun, said_elsewhere, shown
 from tasks_conformance.client.scenarios import scenario_names
-from tasks_conformance.core.causes import setting
+from tasks_conformance.core.causes import by_flag
 from tasks_conformance.core.protocol import TERMINAL_STATUSES, get_path
 from tasks_conformance.core.verdict import Verdict, could_not_run, failed, not_applicable, passed, warn
 from tasks_conformance.core.wires import DIALECTS, Wire
@@ -100,7 +100,7 @@ def no_task_on_other_methods(runs: list[ScenarioRun]) -> Verdict:
     for run in runs:
         asked = [e for e in run.sent("prompts/get") if e.is_request]
         if not asked:
-            return could_not_run(setting(f"the client sent no prompts/get in {run.name}",
+            return could_not_run(by_flag(f"the client sent no prompts/get in {run.name}",
                                          "have the harness send MCP_CONFORMANCE_CONTEXT's `request` instead of "
                                          "tools/call"))
         named = prompt_tasks(run)
@@ -141,7 +141,7 @@ def cancels_with_tasks_cancel(runs: list[ScenarioRun]) -> Verdict:
     def unstarted(run: ScenarioRun) -> Verdict | None:
         if any(_status(e) == "working" for e in run.sent("tasks/get")):
             return None
-        return could_not_run(setting("the client never read the cancel scenario's task working, so it had nothing "
+        return could_not_run(by_flag("the client never read the cancel scenario's task working, so it had nothing "
                                      "to cancel", "see tasks-client-follows-task"),
                              blocked_by="tasks-client-follows-task")
 

@@ -19,7 +19,7 @@ from tasks_conformance.client.checks.legacy_rules import took_create_as_result
 from tasks_conformance.client.checks.registry import client_check
 from tasks_conformance.client.evidence import Exchange, ScenarioRun, shown
 from tasks_conformance.client.scenarios import LEGACY_TOOLS, scenario_names
-from tasks_conformance.core.causes import setting
+from tasks_conformance.core.causes import by_flag
 from tasks_conformance.core.protocol import (
     META_CLIENT_CAPS,
     META_RELATED_TASK,
@@ -121,7 +121,7 @@ def task_augmentation(runs: list[ScenarioRun]) -> Verdict:
                       details={"expected": "params.task only where the server and the tool allow it, always for a "
                                            "required tool", "actual": problems[0][3]})
     if not calls:
-        return could_not_run(setting("the client sent no tools/call in the 2025-11-25 scenarios",
+        return could_not_run(by_flag("the client sent no tools/call in the 2025-11-25 scenarios",
                                      "have the harness call MCP_CONFORMANCE_CONTEXT's toolName"))
     return passed(f"all {calls} tools/call carried params.task exactly where the server and the tool allowed it",
                   warnings=warnings, evidence=[e.seq for _r, e in elsewhere][:MAX_EVIDENCE], judged=calls)

@@ -16,7 +16,7 @@ import anyio
 import httpx
 from anyio.abc import TaskGroup
 
-from tasks_conformance.core.causes import CauseKind, Reason, setting
+from tasks_conformance.core.causes import CauseKind, Reason, by_flag
 from tasks_conformance.core.transports.base import ExchangeEnded, Message, Transport
 from tasks_conformance.core.transports.http_tuning import http_transport
 from tasks_conformance.core.transports.sse import SseEvent, SseParser
@@ -321,7 +321,7 @@ class HttpTransport(Transport):
             if challenge:
                 hint += f"; WWW-Authenticate: {challenge[:200]}"
             if self.oauth is None:
-                return Reason(setting(f"HTTP {status}: {hint}", "", "--access-token", "--header"))
+                return Reason(by_flag(f"HTTP {status}: {hint}", "", "--access-token", "--header"))
         else:
             hint = HTTP_HINTS.get(status, "the server answered with an error status and no JSON-RPC response")
         return f"HTTP {status}: {hint}"
@@ -338,7 +338,7 @@ class HttpTransport(Transport):
                     "in", "http", b"", http=meta, reply_to=seq, note="oversize body discarded",
                     flags=(FrameFlag.OVERSIZE,),
                 )
-                return Reason(setting(
+                return Reason(by_flag(
                     f"HTTP response body larger than --max-message-bytes ({self.max_message_bytes} bytes); "
                     "rejected", "", "--max-message-bytes",
                 ))
@@ -385,7 +385,7 @@ class HttpTransport(Transport):
                     "in", "sse", b"", http=meta, reply_to=seq, note="oversize SSE event discarded",
                     flags=(FrameFlag.OVERSIZE,),
                 )
-                return Reason(setting(
+                return Reason(by_flag(
                     f"an SSE event larger than --max-message-bytes ({self.max_message_bytes} bytes) "
                     "was rejected and the stream closed", "", "--max-message-bytes",
                 ))

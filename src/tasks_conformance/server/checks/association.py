@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from tasks_conformance.core.causes import needs
+from tasks_conformance.core.causes import unmet
 from tasks_conformance.core.protocol import (
     META_RELATED_TASK,
     TASK_STATUSES,
@@ -146,7 +146,7 @@ def related_meta_absent(ev: Evidence) -> Verdict:
     found, read = _related_meta_frames(ev)
     malformed = _malformed_notifications(ev)
     if not read:
-        return could_not_run(needs("no tasks/get, tasks/list or tasks/cancel result was read",
+        return could_not_run(unmet("no tasks/get, tasks/list or tasks/cancel result was read",
                                    "name a tool that runs as a task with --tool-name"))
     warnings: list[CheckWarning] = []
     if found:

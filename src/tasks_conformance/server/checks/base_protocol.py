@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
-from tasks_conformance.core.causes import needs, setting
+from tasks_conformance.core.causes import by_flag, unmet
 from tasks_conformance.core.protocol import (
     ERR_INVALID_PARAMS,
     ERR_METHOD_NOT_FOUND,
@@ -86,7 +86,7 @@ def result_type_present(ev: Evidence) -> Verdict:
         if not isinstance(get_path(msg["result"], "_meta", META_SERVER_INFO), dict):
             no_info.append(f.seq)
     if not judged:
-        return could_not_run(needs("no result answered a 2026-07-28 request",
+        return could_not_run(unmet("no result answered a 2026-07-28 request",
                                    "pin the era the server implements with --protocol-version"))
     warnings = _should_warnings(no_info, reserved, judged)
     if lacking:
@@ -275,7 +275,7 @@ def notification_accepted(ev: Evidence) -> Verdict:
         return could_not_run(unrun(rec, "the notification was not sent"))
     seqs = [out.request_seq, *out.messages]
     if out.status is None:
-        return could_not_run(setting(f"the notification got no HTTP answer ({out.problem or 'none'})",
+        return could_not_run(by_flag(f"the notification got no HTTP answer ({out.problem or 'none'})",
                                      "check that the server stays reachable, or raise --timeout"), evidence=seqs)
     if out.status >= 400:
         # The transport lets a server that cannot accept a message answer an HTTP error; the rule is
@@ -412,7 +412,7 @@ def input_required_where_allowed(ev: Evidence) -> Verdict:
         if msg["result"].get("resultType") == "input_required":
             offending.append((f.seq, method))
     if not judged:
-        return could_not_run(needs("no result answered a 2026-07-28 request other than tools/call",
+        return could_not_run(unmet("no result answered a 2026-07-28 request other than tools/call",
                                    "pin the era the server implements with --protocol-version"))
     if offending:
         named = sorted({m for _, m in offending})

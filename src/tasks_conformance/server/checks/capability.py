@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from tasks_conformance.core.causes import needs
+from tasks_conformance.core.causes import unmet
 from tasks_conformance.core.protocol import ERR_METHOD_NOT_FOUND, ERR_MISSING_CAPABILITY, EXT_TASKS, get_path
 from tasks_conformance.core.verdict import Verdict, could_not_run, failed, passed
 from tasks_conformance.core.wires import Wire
@@ -86,7 +86,7 @@ def undeclared_capability_names_requirements(ev: Evidence) -> Verdict:
     replies = [*ev.get(UndeclaredCall).all_replies(), *ev.get(UndeclaredTasks).all_replies()]
     errors = [r for r in replies if r.error_code == ERR_MISSING_CAPABILITY]
     if not errors:
-        return could_not_run(needs("no -32021 error was seen to inspect",
+        return could_not_run(unmet("no -32021 error was seen to inspect",
                                    "refuse an undeclared task request with -32021 "
                                    "(tasks-undeclared-capability-rejected says what came)"),
                              blocked_by="tasks-undeclared-capability-rejected")

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
-from tasks_conformance.core.causes import setting
+from tasks_conformance.core.causes import by_flag
 from tasks_conformance.core.protocol import (
     ERR_HEADER_MISMATCH,
     ERR_INVALID_REQUEST,
@@ -63,7 +63,7 @@ def _created_result(ev: Evidence, shape_rule: str) -> tuple[Any, list[int], Verd
     seqs = reply.seqs()
     if reply.error is not None:
         return None, seqs, could_not_run(
-            setting(f"the declared tools/call of {ev.tool_name!r} failed with {reply.describe()}",
+            by_flag(f"the declared tools/call of {ev.tool_name!r} failed with {reply.describe()}",
                     "check --tool-name/--tool-args"),
             evidence=seqs,
         )
@@ -199,7 +199,7 @@ def _undeclared_reply(
         # A synchronous run of a slow tool is allowed (S-EXT-MAY-01); from outside a slow answer
         # and a hung one look alike, so this cannot be a failure.
         return None, could_not_run(
-            setting(f"the undeclared tools/call of {ev.tool_name!r} got {reply.describe()}",
+            by_flag(f"the undeclared tools/call of {ev.tool_name!r} got {reply.describe()}",
                     "a synchronous run may simply take longer: raise --timeout, or name a quicker task-capable tool"),
             evidence=reply.seqs(),
         )
@@ -363,7 +363,7 @@ def extension_required_needs_task(ev: Evidence) -> Verdict:
     expected = f"error.code {ERR_MISSING_CAPABILITY} (HTTP 400)"
     if reply.error is None:
         if get_path(reply.result, "resultType") == "input_required":
-            return could_not_run(setting(f"the required tool {tool!r} called without the declaration asked for input "
+            return could_not_run(by_flag(f"the required tool {tool!r} called without the declaration asked for input "
                                          "first (a multi round-trip request, which tasks-conformance does not retry)",
                                          "name a required tool that asks for no input with --probe required=TOOL"),
                                  evidence=seqs)

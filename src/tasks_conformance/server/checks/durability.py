@@ -7,7 +7,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
-from tasks_conformance.core.causes import setting
+from tasks_conformance.core.causes import by_flag
 from tasks_conformance.core.protocol import TASK_STATUSES, TERMINAL_STATUSES, get_path
 from tasks_conformance.core.verdict import Verdict, could_not_run, failed, not_applicable, passed
 from tasks_conformance.core.wires import Wire, task_object
@@ -173,7 +173,7 @@ def task_survives_restart(ev: Evidence) -> Verdict:
         return could_not_run(got(f"the probe task could not be read as ended before the restart ({what})", before,
                                  fix="answer tasks/get for the ended task"), evidence=seqs)
     if rec.restart_problem is not None:
-        return could_not_run(setting(rec.restart_problem, "make the server command start again the same way "
+        return could_not_run(by_flag(rec.restart_problem, "make the server command start again the same way "
                                      "(a fixed port free again, --timeout long enough)", "--timeout"), evidence=seqs)
     payload_wire = ev.dialect.defines("tasks/result")
     notes: list[str] = []

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
-from tasks_conformance.core.causes import needs
+from tasks_conformance.core.causes import unmet
 from tasks_conformance.core.protocol import (
     get_path,
 )
@@ -208,7 +208,7 @@ def _came_as_sse(ev: Evidence, reply: Reply) -> bool:
 def get_plain_json(ev: Evidence) -> Verdict:
     gets = [g for g in ev.get(Poll).gets if g.answered]
     if not gets:
-        return could_not_run(needs("no tasks/get was answered",
+        return could_not_run(unmet("no tasks/get was answered",
                                    "name a tool that runs as a task with --tool-name, so that its task is read"))
     streamed = [g for g in gets if _came_as_sse(ev, g)]
     seqs = reply_seqs(*(streamed or gets))[:20]

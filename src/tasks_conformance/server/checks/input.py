@@ -4,7 +4,7 @@ extension, on the tasks/result stream on legacy. Judged on the `input` probe rol
 
 from __future__ import annotations
 
-from tasks_conformance.core.causes import setting
+from tasks_conformance.core.causes import by_flag
 from tasks_conformance.core.protocol import META_RELATED_TASK, TERMINAL_STATUSES, get_path
 from tasks_conformance.core.verdict import Verdict, could_not_run, failed, not_applicable, passed
 from tasks_conformance.core.wires import Wire
@@ -51,7 +51,7 @@ def _asked_for_input(ev: Evidence) -> tuple[Poll, Verdict | None]:
     if poll.stop is StopReason.TERMINAL:
         went = " → ".join(dict.fromkeys(poll.statuses))
         return poll, not_applicable(f"the task never asked for input (it went {went})")
-    return poll, could_not_run(setting(f"the task did not finish ({poll.stop}) and never asked for input",
+    return poll, could_not_run(by_flag(f"the task did not finish ({poll.stop}) and never asked for input",
                                            "raise --poll-timeout, or name a tool that asks for input with --tool-name"))
 
 
@@ -110,13 +110,13 @@ def extension_input(ev: Evidence) -> Verdict:
     if ev.input_responses is None:
         last = poll.last_get
         keys = sorted(get_path(last.result, "inputRequests") or {}) if last is not None else []
-        return could_not_run(setting(
+        return could_not_run(by_flag(
             f"the task asks for input (keys: {', '.join(map(str, keys[:5])) or 'none'})",
             "pass --input-responses '{\"<key>\": {...}}' to test the tasks/update flow",
         ))
     if not poll.updates:
         keys = poll.unanswered_keys[:5]
-        return could_not_run(setting(f"--input-responses has no answer for the requested keys {keys}",
+        return could_not_run(by_flag(f"--input-responses has no answer for the requested keys {keys}",
                                      "", "--input-responses"))
     seqs = reply_seqs(*(u.reply for u in poll.updates))
     for upd in poll.updates:

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from tasks_conformance.core.causes import needs
+from tasks_conformance.core.causes import unmet
 from tasks_conformance.core.protocol import (
     ERR_INVALID_PARAMS,
     get_path,
@@ -108,7 +108,7 @@ def list_includes_task(ev: Evidence) -> Verdict:
     pages = f"{len(rec.pages)} page(s)"
     if missing:
         if rec.stopped:
-            return could_not_run(needs(f"{len(missing)} of our tasks were not among the {len(ids)} tasks read "
+            return could_not_run(unmet(f"{len(missing)} of our tasks were not among the {len(ids)} tasks read "
                                        f"before paging stopped ({rec.stopped}; policy P-27)", "run against a server "
                                        "with fewer tasks listed, so that paging reaches the end"),
                                  evidence=seqs, policies=("P-27",))

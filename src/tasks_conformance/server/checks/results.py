@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
-from tasks_conformance.core.causes import needs, setting
+from tasks_conformance.core.causes import by_flag, unmet
 from tasks_conformance.core.protocol import (
     META_RELATED_TASK,
     TERMINAL_STATUSES,
@@ -118,7 +118,7 @@ def legacy_result_method(ev: Evidence) -> Verdict:
     status = poll.final_status
     reply = poll.result
     if reply is None:
-        return could_not_run(needs("tasks/result was not called", "let polling see the end: raise --poll-timeout "
+        return could_not_run(unmet("tasks/result was not called", "let polling see the end: raise --poll-timeout "
                                    "or pick a quicker tool"))
     seqs = reply.seqs()
     if not reply.answered:
@@ -182,7 +182,7 @@ def _status_message_warning(task: Any, rule: str) -> list[str]:
 
 def _not_an_error_tool(rec: ToolErrorTask, what: str) -> Verdict:
     return could_not_run(
-        setting(f"the tool-error tool {rec.tool!r} {what}, so it is not a tool that ends with isError: true",
+        by_flag(f"the tool-error tool {rec.tool!r} {what}, so it is not a tool that ends with isError: true",
                 "pass --probe tool-error=TOOL naming one"),
         evidence=rec.poll.last_get.seqs() if rec.poll.last_get else ())
 
@@ -202,7 +202,7 @@ def extension_tool_error_outcome(ev: Evidence) -> Verdict:
                       evidence=seqs, details={"expected": "status completed, result.isError true",
                                               "actual": f"status failed, error {str(task.get('error'))[:60]}"})
     if status != "completed":
-        return could_not_run(setting(f"the task of the tool-error tool ended {status!r}, so it has no outcome to "
+        return could_not_run(by_flag(f"the task of the tool-error tool ended {status!r}, so it has no outcome to "
                                      "judge", "name a tool that ends with isError: true with --probe tool-error=TOOL"),
                              evidence=seqs)
     result = task.get("result")
@@ -226,10 +226,10 @@ def legacy_tool_error_outcome(ev: Evidence) -> Verdict:
     poll = rec.poll
     status, reply = poll.final_status, poll.result
     if status not in ("completed", "failed"):
-        return could_not_run(setting(f"the task of the tool-error tool ended {status!r}, so it has no outcome to "
+        return could_not_run(by_flag(f"the task of the tool-error tool ended {status!r}, so it has no outcome to "
                                      "judge", "name a tool that ends with isError: true with --probe tool-error=TOOL"))
     if reply is None:
-        return could_not_run(needs("tasks/result was not called for the tool-error tool's task",
+        return could_not_run(unmet("tasks/result was not called for the tool-error tool's task",
                                    "let polling see the end: raise --poll-timeout"))
     seqs = reply.seqs()
     if not reply.answered:
@@ -288,7 +288,7 @@ def extension_fault_outcome(ev: Evidence) -> Verdict:
         return passed(f"the task of the fault tool {rec.tool!r} ended completed", evidence=seqs,
                       warnings=[_FAULT_COMPLETED])
     if status != "failed":
-        return could_not_run(setting(f"the task of the fault tool ended {status!r}, so it has no outcome to judge",
+        return could_not_run(by_flag(f"the task of the fault tool ended {status!r}, so it has no outcome to judge",
                                      "name a tool whose task fails with --probe fault=TOOL"),
                              evidence=seqs)
     err = task.get("error")
@@ -311,10 +311,10 @@ def legacy_fault_outcome(ev: Evidence) -> Verdict:
         return passed(f"the task of the fault tool {rec.tool!r} ended completed",
                       evidence=reply.seqs() if reply else (), warnings=[_FAULT_COMPLETED])
     if status != "failed":
-        return could_not_run(setting(f"the task of the fault tool ended {status!r}, so it has no outcome to judge",
+        return could_not_run(by_flag(f"the task of the fault tool ended {status!r}, so it has no outcome to judge",
                                      "name a tool whose task fails with --probe fault=TOOL"))
     if reply is None:
-        return could_not_run(needs("tasks/result was not called for the fault tool's task",
+        return could_not_run(unmet("tasks/result was not called for the fault tool's task",
                                    "let polling see the end: raise --poll-timeout"))
     seqs = reply.seqs()
     if not reply.answered:
@@ -368,7 +368,7 @@ def result_blocks(ev: Evidence) -> Verdict:
     ended_at = next((g.response_seq or 0 for g, st in reads if st in TERMINAL_STATUSES), None)
     seqs = [*reply.seqs(), *reply_seqs(*(g for g, _ in reads))][:20]
     if ended_at is not None and ended_at < sent:
-        return could_not_run(setting("the task had already been seen to end when tasks/result was sent, so nothing "
+        return could_not_run(by_flag("the task had already been seen to end when tasks/result was sent, so nothing "
                                      "shows whether it blocks", "use a longer-running tool (--tool-name/--tool-args)"),
                              evidence=seqs)
     if not reply.answered:

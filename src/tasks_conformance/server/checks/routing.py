@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from tasks_conformance.core.causes import harness, setting
+from tasks_conformance.core.causes import by_flag, harness
 from tasks_conformance.core.protocol import (
     ERR_HEADER_MISMATCH,
     ERR_INVALID_PARAMS,
@@ -94,7 +94,7 @@ def mcp_name_routing(ev: Evidence) -> Verdict:
     for r, _what in asked:
         if not r.answered and r.transport_problem and not r.timed_out:
             # The connection failed under our probe: that judges nothing about the server's routing.
-            return could_not_run(setting(f"the header probe got no answer: {r.transport_problem}",
+            return could_not_run(by_flag(f"the header probe got no answer: {r.transport_problem}",
                                          "check that the server stays reachable, or raise --timeout"),
                                  evidence=r.seqs())
     problems = [p for r, what in asked if (p := _header_mismatch_problem(r, what))]

@@ -11,7 +11,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
-from tasks_conformance.core.causes import needs, setting
+from tasks_conformance.core.causes import by_flag, unmet
 from tasks_conformance.core.result import CheckWarning
 from tasks_conformance.core.verdict import Verdict, could_not_run, failed, not_applicable, passed, warn
 from tasks_conformance.core.wires import Wire
@@ -133,7 +133,7 @@ def _task_id_entropy(ev: Evidence, rule: str) -> Verdict:
         return could_not_run(unrun(rec, "no further tasks were created"))
     if len(rec.ids) < 2:
         why = rec.calls[0].describe() if rec.calls else "nothing"
-        return could_not_run(needs(f"the further declared tools/call created no task (it got {why}), so there is "
+        return could_not_run(unmet(f"the further declared tools/call created no task (it got {why}), so there is "
                                    "only one task id to look at",
                                    "name a tool that runs as a task with --tool-name every time it is called"),
                              evidence=seqs)
@@ -208,7 +208,7 @@ def task_bound_to_principal(ev: Evidence, rule: str) -> Verdict:
                               f"one and has no principals to keep tasks apart; {rule} applies to a server that "
                               "checks credentials", evidence=[*rec.anonymous.seqs(), *seqs])
     if any(_refused_outright(r) for r in replies):
-        return could_not_run(setting("the server refused the second principal's credentials outright (HTTP 401), so "
+        return could_not_run(by_flag("the server refused the second principal's credentials outright (HTTP 401), so "
                                      "it could not be seen whether tasks are bound to who created them",
                                      "give the credentials of another valid principal (--other-access-token or "
                                      "--other-header)"), evidence=seqs)
@@ -225,7 +225,7 @@ def task_bound_to_principal(ev: Evidence, rule: str) -> Verdict:
                       broken=(rule,), evidence=seqs,
                       details={"expected": "refused (an error, or HTTP 403)", "actual": leaks})
     if unsure:
-        return could_not_run(setting("the second principal's requests got no answer: " + "; ".join(unsure),
+        return could_not_run(by_flag("the second principal's requests got no answer: " + "; ".join(unsure),
                                      "check that the server stays reachable, or raise --timeout"), evidence=seqs)
     how = ", ".join(f"{m} {r.describe() if r.answered else f'HTTP {r.status}'}" for m, r in rec.replies.items())
     return passed(f"the second principal was refused the task: {how}", evidence=seqs)

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
-from tasks_conformance.core.causes import setting
+from tasks_conformance.core.causes import by_flag
 from tasks_conformance.core.protocol import ERR_METHOD_NOT_FOUND, META_SUBSCRIPTION_ID, get_path
 from tasks_conformance.core.verdict import Verdict, could_not_run, failed, not_applicable, passed, warn
 from tasks_conformance.core.wires import Wire
@@ -105,7 +105,7 @@ def subscription_notifications(ev: Evidence) -> Verdict:
                         f"{META_SUBSCRIPTION_ID!r} = {sub!r} (frames {', '.join(map(str, untagged[:5]))})"))
     if not tagged and not untagged:
         if not reply.answered:
-            return could_not_run(setting("no acknowledgement arrived within the listening window "
+            return could_not_run(by_flag("no acknowledgement arrived within the listening window "
                                          f"({reply.elapsed_ms} ms); the server may be slow to open the stream",
                                          "raise --timeout", "--timeout"), evidence=seqs)
         problems.append(("S-EXT-MUST-30", "the subscription ended without notifications/subscriptions/acknowledged"))

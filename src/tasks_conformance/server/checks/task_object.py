@@ -6,7 +6,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
-from tasks_conformance.core.causes import needs
+from tasks_conformance.core.causes import unmet
 from tasks_conformance.core.protocol import TASK_STATUSES
 from tasks_conformance.core.verdict import Verdict, could_not_run, failed, passed
 from tasks_conformance.core.wires import Wire
@@ -117,7 +117,7 @@ def ttl_integer_shape(ev: Evidence) -> Verdict:
         problems += p
         warnings += w
     if not judged:
-        return could_not_run(needs(f"no task frame carried {ttl} or {poll} to judge",
+        return could_not_run(unmet(f"no task frame carried {ttl} or {poll} to judge",
                                    f"give task frames their {ttl} (tasks-ttl-shape says which lack it)"),
                              blocked_by="tasks-ttl-shape")
     seqs = [tf.seq for tf in judged]

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import contextlib
 
-from tasks_conformance.core.causes import Reason, reason, setting
+from tasks_conformance.core.causes import Reason, by_flag, reason
 from tasks_conformance.core.errors import ConnectFailed
 from tasks_conformance.core.protocol import EXT_TASKS
 from tasks_conformance.core.rpc.peer import Peer
@@ -44,7 +44,7 @@ async def legacy_declares_extension(ctx: ProbeContext) -> None:
         try:
             await fresh.start()
         except ConnectFailed as exc:
-            rec.not_run = Reason(setting(f"could not open a second connection: {exc}",
+            rec.not_run = Reason(by_flag(f"could not open a second connection: {exc}",
                                          "let the server accept a second connection, or raise --timeout"))
             return
         sessions: list[LegacySession] = []

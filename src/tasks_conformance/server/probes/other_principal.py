@@ -10,7 +10,7 @@ import contextlib
 from collections.abc import AsyncIterator
 from typing import TYPE_CHECKING
 
-from tasks_conformance.core.causes import Reason, reason, setting
+from tasks_conformance.core.causes import Reason, by_flag, reason
 from tasks_conformance.core.rpc.peer import Peer, Reply
 from tasks_conformance.server.evidence import DeclaredCall, OtherPrincipal, Poll
 from tasks_conformance.server.evidence.reasons import HTTP_FIX
@@ -36,7 +36,7 @@ ANONYMOUS_FIRST_ID = 3_500_001
 async def other_principal(ctx: ProbeContext) -> None:
     rec = ctx.record(OtherPrincipal)
     if not ctx.config.other_headers:
-        rec.not_run = Reason(setting("no second principal was given (--other-access-token or --other-header)", "",
+        rec.not_run = Reason(by_flag("no second principal was given (--other-access-token or --other-header)", "",
                                      "--other-access-token", "--other-header"))
         return
     main = ctx.session.transport

@@ -14,7 +14,7 @@ from __future__ import annotations
 import time
 from dataclasses import replace
 
-from tasks_conformance.core.causes import Reason, setting
+from tasks_conformance.core.causes import Reason, by_flag
 from tasks_conformance.core.protocol import TERMINAL_STATUSES
 from tasks_conformance.core.wires import CreatedTask, task_object
 from tasks_conformance.server.evidence import DeclaredCall, Poll, TaskReads, TaskRestart
@@ -34,7 +34,7 @@ def not_owned(ctx: ProbeContext) -> Reason | None:
     if ctx.config.transport == "stdio" or (ctx.server is not None and ctx.server.owned):
         return None
     where = {"http": "--url", "tcp": "--tcp", "unix": "--unix"}.get(ctx.config.transport, "the target")
-    return Reason(setting(f"the server at {where} is not started by tasks-conformance, so it cannot be restarted",
+    return Reason(by_flag(f"the server at {where} is not started by tasks-conformance, so it cannot be restarted",
                           "give --server-command to test durability"))
 
 

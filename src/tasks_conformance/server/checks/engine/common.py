@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import TYPE_CHECKING
 
-from tasks_conformance.core.causes import Cause, CauseKind, harness, needs, setting
+from tasks_conformance.core.causes import Cause, CauseKind, by_flag, harness, unmet
 from tasks_conformance.core.verdict import Verdict, could_not_run
 from tasks_conformance.core.wires import Wire
 from tasks_conformance.server.checks.engine.registry import Need
@@ -25,10 +25,10 @@ def got(text: str, *replies: Reply | None, fix: str) -> Cause:
     out names --timeout; otherwise `fix` says what the check needs the server to do."""
     flags = tuple(dict.fromkeys(f for r in replies if r is not None for f in r.flags))
     if flags:
-        return setting(text, "", *flags)
+        return by_flag(text, "", *flags)
     if any(r is not None and r.timed_out for r in replies):
-        return setting(text, "raise --timeout if the server answers slowly", "--timeout")
-    return needs(text, fix)
+        return by_flag(text, "raise --timeout if the server answers slowly", "--timeout")
+    return unmet(text, fix)
 
 
 def unrun(rec: ProbeRecord, what: str) -> Cause:
@@ -80,13 +80,13 @@ def need_task(ev: Evidence) -> Verdict | None:
         # Where the wire requires a task for the declared call, tasks-result-type-discipline fails
         # that answer, and this defers to it (ownership.follow_failures); else the tool is the user's pick.
         return could_not_run(
-            setting(f"tool {tool!r} answered the declared tools/call with {kind}, so there is no task to inspect",
+            by_flag(f"tool {tool!r} answered the declared tools/call with {kind}, so there is no task to inspect",
                     "choose a tool that runs as a task with --tool-name"),
             evidence=reply.seqs(), blocked_by="tasks-result-type-discipline",
         )
     if reply.answered:
         return could_not_run(
-            setting(f"the declared tools/call of {tool!r} got {reply.describe()}, so no task exists",
+            by_flag(f"the declared tools/call of {tool!r} got {reply.describe()}, so no task exists",
                     "check --tool-name/--tool-args"),
             evidence=reply.seqs(),
         )
@@ -108,7 +108,7 @@ def need_terminal(ev: Evidence) -> Verdict | None:
 def _why_not_terminal(ev: Evidence, poll: Poll) -> Verdict:
     elapsed = poll.elapsed_ms
     if poll.stop is StopReason.POLL_TIMEOUT:
-        return could_not_run(setting(
+        return could_not_run(by_flag(
             f"the task was still {poll.final_status!r} when polling stopped after {elapsed} ms "
             f"(--poll-timeout {ev.poll_timeout_ms} ms)", "raise --poll-timeout or pick a quicker tool",
         ))
@@ -116,17 +116,17 @@ def _why_not_terminal(ev: Evidence, poll: Poll) -> Verdict:
         keys = poll.unanswered_keys
         named = f" (keys {', '.join(map(str, keys[:5]))})" if keys else ""
         given = "none of --input-responses fits its requests" if ev.input_responses else "no answer was given"
-        return could_not_run(setting(
+        return could_not_run(by_flag(
             f"the task stayed input_required for {len(poll.statuses)} polls ({elapsed} ms){named} and {given}",
             'pass --input-responses with an answer per key (or a "*" answer)',
         ))
     if poll.stop is StopReason.POLL_BUDGET:
-        return could_not_run(needs(
+        return could_not_run(unmet(
             f"polling stopped after {elapsed} ms: the tasks/get answers passed {POLL_BYTE_BUDGET_MIB} MiB in all "
             "before the task ended", "pick a quicker tool (--tool-name, --tool-args), so that fewer reads are needed"
         ))
     return could_not_run(
-        needs(f"polling stopped after {elapsed} ms because tasks/get failed",
+        unmet(f"polling stopped after {elapsed} ms because tasks/get failed",
               "make the server answer tasks/get for the task it created (tasks-status-payload-shape says how "
               "it failed)"),
         blocked_by="tasks-status-payload-shape",

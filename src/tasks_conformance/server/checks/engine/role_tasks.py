@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from typing import Any, TypeVar
 
-from tasks_conformance.core.causes import setting
+from tasks_conformance.core.causes import by_flag
 from tasks_conformance.core.verdict import Verdict, could_not_run
 from tasks_conformance.server.checks.engine.common import _why_not_terminal, unrun
 from tasks_conformance.server.evidence import Evidence, RoleTask, StopReason
@@ -26,9 +26,9 @@ def role_task(ev: Evidence, kind: type[R], role: str) -> tuple[R, Verdict | None
     tool, seqs = rec.tool or "?", reply.seqs()
     if reply.ok:
         return rec, could_not_run(
-            setting(f"the {role} tool {tool!r} answered the declared tools/call with a plain result, so there is "
+            by_flag(f"the {role} tool {tool!r} answered the declared tools/call with a plain result, so there is "
                     "no task to judge", f"name a tool that runs as a task with {role_flag(role)}"), evidence=seqs)
-    return rec, could_not_run(setting(f"the declared tools/call of the {role} tool {tool!r} got {reply.describe()}, "
+    return rec, could_not_run(by_flag(f"the declared tools/call of the {role} tool {tool!r} got {reply.describe()}, "
                                       "so no task exists", f"check {role_flag(role)} and --probe-args {role}="),
                               evidence=seqs)
 
