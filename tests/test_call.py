@@ -138,7 +138,7 @@ def _task_status(url: str, task_id: str) -> Any:
     """The task's status on the server, read with a tasks/get of the reference client's own."""
     import anyio
 
-    from tasks_conformance.client.reference_client import call
+    from tasks_conformance.client.reference.client import call
 
     async def read() -> Any:
         outcome = await call(url, era="extension", tool_name="", arguments={}, timeout_s=10,

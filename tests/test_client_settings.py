@@ -37,7 +37,7 @@ SURFACES = "tasks-client-surfaces-outcome"
 # The reference client, its TASKS-CONFORMANCE-OUTCOME line left out: what a harness without one is.
 SILENT = """\
 import contextlib, io, sys
-from tasks_conformance.client.reference_client import main
+from tasks_conformance.client.reference.client import main
 out = io.StringIO()
 with contextlib.redirect_stdout(out):
     code = main(sys.argv[1:])

@@ -287,7 +287,7 @@ def test_every_kind_of_import_is_an_edge(tmp_path: Path, code: str, expected: tu
 # not be one the reference client shares, or the scripted servers it is run against would pass
 # it unseen. From core it takes the wire's words and constants, the SSE framing parser, the answer
 # matching the main command's --input-responses uses (one meaning of an answer), and the httpx
-# loader; everything else it does itself (reference_wire.Link: its own JSON-RPC peer).
+# loader; everything else it does itself (reference/wire.py's Link: its own JSON-RPC peer).
 REFERENCE_CLIENT_TAKES = {
     VERSION, f"{PACKAGE}.core.eras", f"{PACKAGE}.core.wires", f"{PACKAGE}.core.protocol", f"{PACKAGE}.core.text",
     f"{PACKAGE}.core.input_answers", f"{PACKAGE}.core.transports.sse", f"{PACKAGE}.core.transports.lean_httpx",
@@ -295,7 +295,7 @@ REFERENCE_CLIENT_TAKES = {
 
 
 def test_the_reference_client_is_independent_of_the_checkers_stack() -> None:
-    own = f"{PACKAGE}.client.reference_"
+    own = f"{PACKAGE}.client.reference"  # the package client/reference/ and the harness entry reference_client
     graph = import_graph(ROOT)
     taken = {(m, t) for m, targets in graph.items() if m.startswith(own) for t in targets if not t.startswith(own)}
     assert taken, "no reference client module found"

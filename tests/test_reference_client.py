@@ -29,9 +29,9 @@ import httpx
 import pytest
 from conftest import FIXTURES, ROOT
 
-from tasks_conformance.client import reference_extension
-from tasks_conformance.client.reference_client import Harness, Outcome, call, main
-from tasks_conformance.client.reference_wire import encode_name
+from tasks_conformance.client.reference import extension as reference_extension
+from tasks_conformance.client.reference.client import Harness, Outcome, call, main
+from tasks_conformance.client.reference.wire import encode_name
 from tasks_conformance.core.protocol import (
     EXT_TASKS,
     META_CLIENT_CAPS,
@@ -1114,7 +1114,7 @@ def test_each_breaking_client_is_a_class_that_overrides_and_the_reference_has_no
     import inspect
     from pathlib import Path
 
-    from tasks_conformance.client.reference_wire import Flow
+    from tasks_conformance.client.reference.wire import Flow
 
     variants = {name: brk.client for name, brk in BREAKS.items()} | {n: f[0] for n, f in broken_client.FREEDOMS.items()}
     for name, variant in variants.items():
@@ -1125,7 +1125,7 @@ def test_each_breaking_client_is_a_class_that_overrides_and_the_reference_has_no
         assert changed or type(made) is not Harness, name  # a flow of its own, or a harness of its own
         assert all(issubclass(flow, Flow) for flow in made.flows.values()), name
     reference = Path(reference_extension.__file__).parent
-    for path in sorted(reference.glob("reference_*.py")):
+    for path in sorted(reference.glob("*.py")):
         text = path.read_text(encoding="utf-8")
         assert "self.dev" not in text and "eviation" not in text, path.name
 

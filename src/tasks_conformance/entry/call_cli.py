@@ -78,7 +78,7 @@ def _keywords(url: str | None, command: str | None, tool_name: str | None, tool_
 def _call(keywords: dict[str, Any], format: str) -> int:
     import anyio
 
-    from tasks_conformance.client.reference_client import call
+    from tasks_conformance.client.reference.client import call
     from tasks_conformance.core.text import one_line
 
     live = sys.stderr.isatty() and format == "human"
@@ -114,7 +114,7 @@ def _redactor(url: str | None) -> Any:
 
 
 def _sentence(outcome: Any) -> str:
-    from tasks_conformance.client.reference_trace import STOPS
+    from tasks_conformance.client.reference.trace import STOPS
     from tasks_conformance.core.text import one_line
 
     if outcome.status == "completed":

@@ -19,7 +19,7 @@ from typing import Any
 import anyio
 from anyio.abc import Process, TaskGroup
 
-from tasks_conformance.client.reference_wire import JSON, MAX_REPLY_BYTES, ClientFailure, Headers, Link
+from tasks_conformance.client.reference.wire import JSON, MAX_REPLY_BYTES, ClientFailure, Headers, Link
 
 CLOSE_GRACE_S = 1.0  # after stdin is closed, and again after SIGTERM
 

@@ -1,6 +1,6 @@
 """The reference client's parts both eras share: the outcome it reports, one JSON-RPC peer
-(`Link`; over Streamable HTTP in reference_http.py, each message its own POST, a reply read as
-JSON or from an SSE stream; over stdio in reference_stdio.py), and the polling loop's clock,
+(`Link`; over Streamable HTTP in http.py, each message its own POST, a reply read as
+JSON or from an SSE stream; over stdio in stdio.py), and the polling loop's clock,
 waits and cancel. A breaking client (fixtures/broken_client.py) is a subclass of an era's flow
 that overrides one of its methods, as a breaking server subclasses the reference server: nothing
 here breaks a rule on request.
@@ -21,7 +21,7 @@ from typing import TYPE_CHECKING, Any, ClassVar, TypeVar
 import anyio
 
 from tasks_conformance import __version__
-from tasks_conformance.client.reference_trace import CallTrace
+from tasks_conformance.client.reference.trace import CallTrace
 from tasks_conformance.core.input_answers import match_answer
 from tasks_conformance.core.protocol import TERMINAL_STATUSES, encode_header_value, get_path
 from tasks_conformance.core.wires import WireDialect
@@ -165,7 +165,7 @@ ServerRequestHandler = Callable[[JSON], Awaitable[None]]
 
 
 class Link:
-    """A JSON-RPC peer, whatever carries it (HttpLink, or reference_stdio's StdioLink): requests numbered
+    """A JSON-RPC peer, whatever carries it (HttpLink, or stdio.py's StdioLink): requests numbered
     from 1, replies matched by id, and the requests the server sends meanwhile handed to `on_server_request`."""
 
     def __init__(self, timeout_s: float) -> None:

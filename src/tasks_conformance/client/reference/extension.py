@@ -12,8 +12,8 @@ import contextlib
 
 import anyio
 
-from tasks_conformance.client.reference_http import HttpLink
-from tasks_conformance.client.reference_wire import (
+from tasks_conformance.client.reference.http import HttpLink
+from tasks_conformance.client.reference.wire import (
     ACCEPT,
     CLIENT_INFO,
     JSON,

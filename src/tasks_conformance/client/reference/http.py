@@ -1,4 +1,4 @@
-"""The reference client's JSON-RPC peer over Streamable HTTP (its stdio peer is reference_stdio.py):
+"""The reference client's JSON-RPC peer over Streamable HTTP (its stdio peer is stdio.py):
 every message its own POST, a request's reply read as a JSON body or from an SSE stream
 (C-CORE-MUST-03), the session's GET stream read for the server's requests (`listen`), every wait
 bounded by the call's timeout and every reply by MAX_REPLY_BYTES."""
@@ -12,7 +12,7 @@ from typing import TYPE_CHECKING
 
 import anyio
 
-from tasks_conformance.client.reference_wire import (
+from tasks_conformance.client.reference.wire import (
     JSON,
     MAX_REPLY_BYTES,
     ClientFailure,

@@ -11,8 +11,8 @@ from __future__ import annotations
 
 from typing import Any
 
-from tasks_conformance.client.reference_http import HttpLink
-from tasks_conformance.client.reference_wire import (
+from tasks_conformance.client.reference.http import HttpLink
+from tasks_conformance.client.reference.wire import (
     ACCEPT,
     CLIENT_INFO,
     JSON,
