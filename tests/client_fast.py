@@ -15,7 +15,7 @@ from __future__ import annotations
 
 from tasks_conformance.client.checks import CLIENT_CHECKS
 from tasks_conformance.client.scenarios import BY_NAME, SCENARIOS
-from tasks_conformance.client.scripted_waits import ScriptedWaits
+from tasks_conformance.client.scripted.waits import ScriptedWaits
 from tasks_conformance.core.eras import Era
 
 QUICK_WAITS = ScriptedWaits(give_up_s=1.0, slow_answer_s=0.5, listen_s=1.0)

@@ -25,9 +25,9 @@ from tasks_conformance.client.evidence import Exchange, ScenarioRun
 from tasks_conformance.client.launch import ClientRun
 from tasks_conformance.client.runner import ClientConfig, execute_client
 from tasks_conformance.client.scenarios import BY_NAME, LEGACY_SCENARIOS, LegacyScript, Snapshot, scenario_names
-from tasks_conformance.client.scripted_http import serving
-from tasks_conformance.client.scripted_legacy import LegacyScriptedServer
-from tasks_conformance.client.scripted_waits import DEFAULT_WAITS, ScriptedWaits
+from tasks_conformance.client.scripted.http import serving
+from tasks_conformance.client.scripted.legacy import LegacyScriptedServer
+from tasks_conformance.client.scripted.waits import DEFAULT_WAITS, ScriptedWaits
 from tasks_conformance.core.protocol import EXT_TASKS, META_CLIENT_CAPS, META_RELATED_TASK
 from tasks_conformance.core.wirelog import WireLog
 from tasks_conformance.core.wires import Wire

@@ -14,7 +14,7 @@ import pytest
 from conftest import SHARED
 
 from tasks_conformance.client.scenarios import BY_NAME
-from tasks_conformance.client.scripted import ScriptedServer
+from tasks_conformance.client.scripted.extension import ScriptedServer
 from tasks_conformance.core.protocol import EXT_TASKS, META_CLIENT_CAPS, META_PROTOCOL_VERSION
 from tasks_conformance.core.wirelog import WireLog
 

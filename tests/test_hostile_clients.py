@@ -41,7 +41,7 @@ from tasks_conformance.client.launch import TOO_LONG
 from tasks_conformance.client.limits import LIMIT_VALUES
 from tasks_conformance.client.lines import split_lines
 from tasks_conformance.client.scenarios import BY_NAME
-from tasks_conformance.client.scripted_http import ScriptedHttp
+from tasks_conformance.client.scripted.http import ScriptedHttp
 from tasks_conformance.core.scenario_record import Limit, LimitHit, ScenarioRecord
 from tasks_conformance.core.wirelog import Frame, WireLog
 
@@ -493,8 +493,8 @@ def _post(app: Any, data: bytes) -> list[Any]:
     (b'[{"jsonrpc":"2.0","id":1,"method":"ping"}]', -32600, None),
 ])
 def test_the_scripted_servers_answer_as_strict_json_rpc_peers(data: bytes, code: int, rid: Any) -> None:
-    from tasks_conformance.client.scripted import ScriptedServer
-    from tasks_conformance.client.scripted_legacy import LegacyScriptedServer
+    from tasks_conformance.client.scripted.extension import ScriptedServer
+    from tasks_conformance.client.scripted.legacy import LegacyScriptedServer
 
     for app in (ScriptedServer(BY_NAME["tasks-client-lifecycle"].script, WireLog()),
                 LegacyScriptedServer(BY_NAME["tasks-client-legacy-lifecycle"].script, WireLog())):  # type: ignore[arg-type]
@@ -505,7 +505,7 @@ def test_the_scripted_servers_answer_as_strict_json_rpc_peers(data: bytes, code:
 
 
 def test_the_scripted_server_echoes_no_unbounded_method() -> None:
-    from tasks_conformance.client.scripted import ScriptedServer
+    from tasks_conformance.client.scripted.extension import ScriptedServer
 
     app = ScriptedServer(BY_NAME["tasks-client-lifecycle"].script, WireLog())
     _status, body = app.answer({"jsonrpc": "2.0", "id": 1, "method": "m" * 1_000_000, "params": {}})

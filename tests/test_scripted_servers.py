@@ -19,11 +19,11 @@ import anyio
 import pytest
 from client_fast import QUICK_WAITS
 
-from tasks_conformance.client import scripted_stdio
 from tasks_conformance.client.scenarios import BY_NAME, SCENARIOS, Scenario
-from tasks_conformance.client.scripted_http import serving
-from tasks_conformance.client.scripted_stdio import scripted_server
-from tasks_conformance.client.scripted_waits import DEFAULT_WAITS, FLAGS, ScriptedWaits
+from tasks_conformance.client.scripted import stdio as scripted_stdio
+from tasks_conformance.client.scripted.http import serving
+from tasks_conformance.client.scripted.stdio import scripted_server
+from tasks_conformance.client.scripted.waits import DEFAULT_WAITS, FLAGS, ScriptedWaits
 from tasks_conformance.client.stdio_relay import relaying, server_argv
 from tasks_conformance.core.wirelog import WireLog
 from tasks_conformance.server.checks import CATEGORIES, CHECKS
@@ -84,7 +84,7 @@ def test_the_scripted_server_spawned_over_stdio_breaks_no_server_rule(name: str)
 def test_a_task_asks_for_input_only_of_a_client_that_declared_elicitation() -> None:
     """tasks-client-input: with elicitation declared on the tools/call the task reads input_required
     with its elicitation; without it, the task never asks (S-EXT-MUST-34) and goes on to its end."""
-    from tasks_conformance.client.scripted import ScriptedServer
+    from tasks_conformance.client.scripted.extension import ScriptedServer
     from tasks_conformance.core.protocol import EXT_TASKS, META_CLIENT_CAPS, META_PROTOCOL_VERSION
 
     def meta(**caps: Any) -> dict[str, Any]:

@@ -5,7 +5,9 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 
-from tasks_conformance.client import launch, scripted_http, scripted_stdio, stdio_relay
+from tasks_conformance.client import launch, stdio_relay
+from tasks_conformance.client.scripted import http as scripted_http
+from tasks_conformance.client.scripted import stdio as scripted_stdio
 from tasks_conformance.core import wirelog
 from tasks_conformance.core.scenario_record import Limit, LimitHit
 from tasks_conformance.core.wirelog import FrameFlag, WireLog

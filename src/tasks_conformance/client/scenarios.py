@@ -1,8 +1,8 @@
 """The client scenarios: what the scripted server does in each, what it tells the client's harness
 (the context), and which client rules the scenario lets the checks judge.
 
-A scenario is data. The scripted server of its era plays its script (scripted.py a `Script`,
-scripted_legacy.py a `LegacyScript`); the harness receives its
+A scenario is data. The scripted server of its era plays its script (scripted/extension.py a `Script`,
+scripted/legacy.py a `LegacyScript`); the harness receives its
 name, the protocol version of its era and its context (the official conformance suite's client
 harness convention: `MCP_CONFORMANCE_SCENARIO`, `MCP_CONFORMANCE_PROTOCOL_VERSION`,
 `MCP_CONFORMANCE_CONTEXT`, the server URL as the last argument; over stdio the server's command
@@ -51,7 +51,7 @@ class Script:
 
     # "task": tools/call gets a CreateTaskResult; "complete": a plain CallToolResult; "error": the
     # script's `error`, as the tools/call's own JSON-RPC error (no task); "slow": the plain
-    # CallToolResult, but only after a while (scripted_waits.py slow_answer_s), unless the call is cancelled.
+    # CallToolResult, but only after a while (scripted/waits.py slow_answer_s), unless the call is cancelled.
     answer: Literal["task", "complete", "error", "slow"] = "task"
     # The task's reads, in order; `create` is what the CreateTaskResult says.
     create: Snapshot = Snapshot("working")

@@ -1,5 +1,5 @@
 """The run's end of a stdio scenario: the client under test spawns the scripted server itself
-(scripted_stdio.py), and that server reports every frame it read or wrote to a listener of ours
+(scripted/stdio.py), and that server reports every frame it read or wrote to a listener of ours
 on an ephemeral 127.0.0.1 port, with a one-time token it reads from a file only the run's user
 can read (0600 in a 0700 directory, removed after the scenario): the token is not in the command
 the client is given, so no client reports frames by mistake. (A client can still forge them: it
@@ -34,12 +34,12 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from tasks_conformance.client.scenarios import Scenario
-from tasks_conformance.client.scripted_waits import DEFAULT_WAITS, ScriptedWaits
+from tasks_conformance.client.scripted.waits import DEFAULT_WAITS, ScriptedWaits
 from tasks_conformance.client.subreaper import descends_from, signal_descendant, start_time
 from tasks_conformance.core.scenario_record import Limit
 from tasks_conformance.core.wirelog import WireLog
 
-MODULE = "tasks_conformance.client.scripted_stdio"
+MODULE = "tasks_conformance.client.scripted.stdio"
 MAX_CONNECTIONS = 8  # servers one client may start in a scenario; more are refused, and counted (README: "Limits")
 MAX_REPORT_LINE = 16 * 1024 * 1024  # one reported frame (base64 of a message the server read in full)
 SETTLE_S = 1.0  # how long a server gets to end by itself once its client has gone

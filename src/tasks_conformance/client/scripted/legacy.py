@@ -1,6 +1,6 @@
 """The 2025-11-25 scripted server a client under test talks to: a small tasks-in-core server over
 Streamable HTTP that plays one scenario's `LegacyScript`, on the HTTP plumbing both eras share
-(scripted_http.py).
+(scripted/http.py).
 
 It behaves as a compliant 2025-11-25 server, so that a client is only ever judged on its own
 bytes: each `initialize` opens a session of its own (`Mcp-Session-Id`) and declares
@@ -44,9 +44,9 @@ from typing import Any
 
 from tasks_conformance.client.evidence import shown
 from tasks_conformance.client.scenarios import LEGACY_TOOLS, LegacyScript, Snapshot
-from tasks_conformance.client.scripted import TaskState, find_task
-from tasks_conformance.client.scripted_http import Answer, Fault, ScriptedHttp, now_iso, rpc_error, rpc_result
-from tasks_conformance.client.scripted_waits import DEFAULT_WAITS, ScriptedWaits
+from tasks_conformance.client.scripted.extension import TaskState, find_task
+from tasks_conformance.client.scripted.http import Answer, Fault, ScriptedHttp, now_iso, rpc_error, rpc_result
+from tasks_conformance.client.scripted.waits import DEFAULT_WAITS, ScriptedWaits
 from tasks_conformance.core.protocol import (
     ERR_INTERNAL,
     ERR_INVALID_PARAMS,

@@ -1,6 +1,6 @@
 """What both scripted servers share: the Streamable HTTP endpoint they serve on 127.0.0.1, every
 byte both ways recorded in the run's WireLog, a reply as plain JSON or as an SSE stream, and the
-small JSON-RPC helpers. Each era's server (scripted.py, scripted_legacy.py) says only how it
+small JSON-RPC helpers. Each era's server (scripted/extension.py, scripted/legacy.py) says only how it
 answers a message (`respond`) and which of its connections a message arrived on (`connection_for`:
 one for the stateless 2026-07-28 server, a session each for the 2025-11-25 one); every frame
 carries that number (`Frame.connection`), so that a task is judged on the connection that made it.
@@ -20,7 +20,7 @@ from typing import Any
 from urllib.parse import urlsplit
 
 from tasks_conformance.client.jsonrpc import parse, strict_error
-from tasks_conformance.client.scripted_waits import DEFAULT_WAITS, ScriptedWaits
+from tasks_conformance.client.scripted.waits import DEFAULT_WAITS, ScriptedWaits
 from tasks_conformance.core.scenario_record import Limit
 from tasks_conformance.core.wirelog import Frame, FrameFlag, HttpMeta, WireLog
 
@@ -80,7 +80,7 @@ class ScriptedHttp:
     def __init__(self, wire: WireLog, waits: ScriptedWaits = DEFAULT_WAITS) -> None:
         self.wire = wire
         self.waits = waits  # how long it waits for what the client may never do
-        # What carries it: "http", or "stdio" where scripted_stdio.py serves it (a request is
+        # What carries it: "http", or "stdio" where scripted/stdio.py serves it (a request is
         # cancelled by closing its stream over HTTP, by notifications/cancelled over stdio).
         self.transport = "http"
         self.requests = 0  # JSON-RPC messages received: 0 means the client never reached us

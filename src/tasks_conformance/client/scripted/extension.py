@@ -25,8 +25,8 @@ from typing import Any
 
 from tasks_conformance.client.evidence import id_key, shown
 from tasks_conformance.client.scenarios import TOOL, Script, Snapshot
-from tasks_conformance.client.scripted_http import Answer, Fault, ScriptedHttp, now_iso, rpc_error, rpc_result
-from tasks_conformance.client.scripted_waits import DEFAULT_WAITS, ScriptedWaits
+from tasks_conformance.client.scripted.http import Answer, Fault, ScriptedHttp, now_iso, rpc_error, rpc_result
+from tasks_conformance.client.scripted.waits import DEFAULT_WAITS, ScriptedWaits
 from tasks_conformance.core.protocol import (
     ERR_HEADER_MISMATCH,
     ERR_INTERNAL,

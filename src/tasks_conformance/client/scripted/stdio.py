@@ -5,7 +5,7 @@ argument), it plays one scenario's script with the very servers the HTTP runs us
 with its time, to the tasks-conformance run that is waiting on 127.0.0.1 (stdio_relay.py), so
 that stdio verdicts rest on bytes exactly as HTTP ones do.
 
-    python -m tasks_conformance.client.scripted_stdio --report HOST:PORT --token-file PATH
+    python -m tasks_conformance.client.scripted.stdio --report HOST:PORT --token-file PATH
                                                       --scenario NAME [--lifetime S]
 
 Newline-delimited JSON-RPC on stdin/stdout. Each message is handled in its own task, so a
@@ -39,10 +39,10 @@ from typing import Any
 from tasks_conformance.client.jsonrpc import parse
 from tasks_conformance.client.lines import split_lines
 from tasks_conformance.client.scenarios import BY_NAME, LegacyScript, Scenario
-from tasks_conformance.client.scripted import ScriptedServer
-from tasks_conformance.client.scripted_http import Answer, ScriptedHttp
-from tasks_conformance.client.scripted_legacy import LegacyScriptedServer
-from tasks_conformance.client.scripted_waits import DEFAULT_WAITS, FLAGS, ScriptedWaits
+from tasks_conformance.client.scripted.extension import ScriptedServer
+from tasks_conformance.client.scripted.http import Answer, ScriptedHttp
+from tasks_conformance.client.scripted.legacy import LegacyScriptedServer
+from tasks_conformance.client.scripted.waits import DEFAULT_WAITS, FLAGS, ScriptedWaits
 from tasks_conformance.core.scenario_record import Limit
 from tasks_conformance.core.wirelog import Frame, WireLog
 
@@ -164,7 +164,7 @@ def build_parser() -> argparse.ArgumentParser:
     parser.add_argument("--token-file", required=True, metavar="PATH")
     parser.add_argument("--scenario", required=True, choices=sorted(BY_NAME))
     parser.add_argument("--lifetime", type=float, default=DEFAULT_LIFETIME_S)
-    for name, flag in FLAGS.items():  # the run's waits (scripted_waits.py)
+    for name, flag in FLAGS.items():  # the run's waits (scripted/waits.py)
         parser.add_argument(flag, dest=name, type=float, default=getattr(DEFAULT_WAITS, name))
     return parser
 
