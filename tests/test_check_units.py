@@ -416,3 +416,21 @@ def test_noise_on_stdout_fails_framing_even_without_a_wire() -> None:
     b.unmatched.append(b.log.record("in", "stdio", b"hello", flags=[FrameFlag.NOT_JSON]))
     v = verdict("tasks-wire-framing", b.ev)
     assert v.status == "failed" and "not JSON" in v.message
+
+
+def test_a_handshake_that_asked_nothing_is_no_missing_wire() -> None:
+    """An interrupt that lands before the handshake's first request leaves no reply at all:
+    tasks-wire-resolvable could not run (the runner says the run was interrupted); it does not fail
+    "no era answered" on no frame (an --era both run reported an interrupted era as one without a
+    tasks wire)."""
+    from tasks_conformance.core.causes import CauseKind
+
+    spec = CHECKS["tasks-wire-resolvable"]
+    ev = Evidence(wire_log=WireLog(), discovery=Discovery(wire=Wire.NONE), transport="stdio")
+    assert spec.judges[Wire.NONE].fn(ev).skip_reason == "could-not-run"
+    verdict = judge(spec, ev, interrupted=True)
+    assert verdict.skip_reason == "could-not-run" and verdict.cause is not None
+    assert verdict.cause.kind is CauseKind.INTERRUPTED
+    # A handshake that asked and was answered without a wire still fails.
+    answered = Discovery(wire=Wire.NONE, looked_for=["2025-11-25: no capabilities.tasks"])
+    assert spec.judges[Wire.NONE].fn(replace(ev, discovery=answered)).status == "failed"

@@ -74,6 +74,11 @@ def no_wire(ev: Evidence) -> Verdict:
             broken=tuple(WIRE_RESOLVABLE.requirement_ids(ev.wire)),
             evidence=seqs, details={**details, "expected": ev.expect_wire, "actual": d.other_wire.value},
         )
+    if d.initialize_reply is None and d.discover_reply is None and not d.looked_for:
+        # The handshake asked nothing (a run interrupted before its first request): no era was
+        # refused, so there is nothing to fail on. The runner says the run was interrupted.
+        return _unreachable_or_unexpected(ev) or could_not_run(
+            Cause("the handshake sent no request, so no era was asked", CauseKind.HARNESS), details=details)
     looked = "; ".join(d.looked_for) or "no era answered"
     return _unreachable_or_unexpected(ev) or failed(f"no tasks wire found — {looked}", broken=("S-LEG-MUST-01",),
                                                     evidence=seqs, details=details)
