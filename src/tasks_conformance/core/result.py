@@ -196,6 +196,12 @@ class CheckResult:
         self.status = CheckStatus(self.status)
 
     @property
+    def section(self) -> str:
+        """The area reports group it by (the JUnit classname, the HTML and markdown sections): its
+        spec area, or its category for a result made by hand without one."""
+        return self.area or self.category
+
+    @property
     def rules(self) -> list[RuleRef]:
         """The requirements this check judged, resolved in requirements.toml."""
         return rule_refs(self.requirements)
@@ -245,7 +251,7 @@ class CheckResult:
             "details": self.details,
             "durationMs": self.durationMs,
             # The area, and the rules a failure broke (none named: all), so `merge` rebuilds every report.
-            "area": self.area or self.category,
+            "area": self.section,
             "brokenRequirementIds": [r.id for r in self.broken_rules[0]] if self.status == "failed" else [],
             **({"baseline": self.baseline.to_json()} if self.baseline is not None else {}),
         }

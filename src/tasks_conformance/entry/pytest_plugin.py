@@ -211,7 +211,7 @@ class ConformanceItem(pytest.Item):
     def runtest(self) -> None:
         subject = self.parent.subject if isinstance(self.parent, ConformanceCollector) else SERVER
         check = self.config.stash[_SESSIONS][subject].result().check(self.name)
-        _junit_classname(self, check.area or check.category)
+        _junit_classname(self, check.section)
         self.user_properties.append(("category", check.category))
         if check.requirements:
             self.user_properties.append(("requirements", " ".join(check.requirements)))

@@ -63,7 +63,7 @@ def columns(combined: Combined) -> list[tuple[str, list[CheckResult]]]:
     areas: dict[str, dict[str, CheckResult]] = {}
     for run in combined.runs:
         for check in run.result.checks:
-            areas.setdefault(check.area or check.category, {}).setdefault(check.id, check)
+            areas.setdefault(check.section, {}).setdefault(check.id, check)
     return [(area, list(checks.values())) for area, checks in areas.items()]
 
 

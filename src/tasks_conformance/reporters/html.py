@@ -83,7 +83,7 @@ def _check(check: CheckResult, causes: dict[str, tuple[str, str]]) -> dict[str, 
              for r in named] + [{"id": r.id, "level": r.level, "text": _s(r.text), "url": r.url, "broken": False}
                                 for r in others]
     out: dict[str, Any] = {
-        "id": check.id, "title": _s(check.title), "area": check.area or check.category, "bucket": check.bucket,
+        "id": check.id, "title": _s(check.title), "area": check.section, "bucket": check.bucket,
         "message": _s(check.message), "rules": rules,
         "warnings": [{"text": _s(w.text), "policies": [p.id for p in w.refs]} for w in check.warnings],
         "policies": [{"id": p.id, "url": p.url} for p in check.policies],
@@ -126,7 +126,7 @@ def run_data(label: str, result: RunResult, wire: WireLog | None = None) -> dict
     causes = {cid: (c.cause, c.fix) for c in result.incompleteCauses for cid in c.checks}
     by_area: dict[str, list[CheckResult]] = {}
     for check in sorted(result.checks, key=_rank):
-        by_area.setdefault(check.area or check.category, []).append(check)
+        by_area.setdefault(check.section, []).append(check)
     areas = sorted(by_area.items(), key=lambda item: _rank(item[1][0]))
     d = result.discovery
     return {

@@ -164,7 +164,7 @@ def _testcase(parent: ET.Element, check: CheckResult) -> None:
         "testcase",
         {
             "name": _attr(check.id, 200),
-            "classname": f"tasks_conformance.{_attr(check.area or check.category, 100)}",
+            "classname": f"tasks_conformance.{_attr(check.section, 100)}",
             "time": _seconds(check.durationMs),
         },
     )

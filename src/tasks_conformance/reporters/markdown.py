@@ -83,11 +83,7 @@ def _row(check: CheckResult, pointer: str | None = None) -> str:
     message = pointer or shown_message(check)
     if check.baseline is not None:  # the baseline's word first (a long message is cut): known (why), expired, fixed
         message = f"baseline: {check.baseline.note}\n{message}"
-    return f"| {emoji} {word} | {code(check.id)} | {cell(area_title(_area(check)), 60)} | {cell(message)} |"
-
-
-def _area(check: CheckResult) -> str:
-    return check.area or check.category  # a hand-made result may carry no area
+    return f"| {emoji} {word} | {code(check.id)} | {cell(area_title(check.section), 60)} | {cell(message)} |"
 
 
 def by_area(checks: list[CheckResult]) -> list[CheckResult]:
@@ -95,8 +91,8 @@ def by_area(checks: list[CheckResult]) -> list[CheckResult]:
     in the run's order."""
     first: dict[str, int] = {}
     for check in checks:
-        first.setdefault(_area(check), len(first))
-    return sorted(checks, key=lambda check: first[_area(check)])
+        first.setdefault(check.section, len(first))
+    return sorted(checks, key=lambda check: first[check.section])
 
 
 class Links:
