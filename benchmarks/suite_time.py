@@ -18,7 +18,7 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT / "tests"))
-from suite_times import FILES, RECORDED_FILE, TIMES_FILE, lines, recorded_entry, with_readme_block  # noqa: E402
+from helpers.suite_times import FILES, RECORDED_FILE, TIMES_FILE, lines, recorded_entry, with_readme_block  # noqa: E402
 
 README = ROOT / "README.md"
 

@@ -1,43 +1,27 @@
-"""Shared test helpers: run the tool in-process or as a subprocess, start HTTP servers on
-ephemeral 127.0.0.1 ports and always stop them."""
+"""pytest's hooks for this suite: the fast run and --full, the workers, the suite's time report,
+one bytecode cache for every process; and the one shared fixture. What tests share otherwise is in
+helpers/."""
 
 from __future__ import annotations
 
-import contextlib
-import importlib.util
-import json
+import importlib
 import os
-import queue
 import resource
-import signal
-import socket
-import subprocess
 import sys
-import threading
 import time
+import tomllib
 from collections.abc import Iterator
 from pathlib import Path
-from types import ModuleType
 from typing import Any
 
-import anyio
 import pytest
-from suite_times import SuiteTimes
-from suite_times import lines as times_lines
+from helpers.groups import SLOW_GROUPS, WHOLE_MODULES
+from helpers.paths import REFERENCE, ROOT
+from helpers.processes import HttpServer, http_server
+from helpers.suite_times import SuiteTimes
+from helpers.suite_times import lines as times_lines
 
-from tasks_conformance.server.runner import Execution, execute
-from tasks_conformance.settings.config import build_config
-
-ROOT = Path(__file__).resolve().parent.parent
-FIXTURES = ROOT / "fixtures"
-SHARED = ROOT.parent / "shared"
-REFERENCE = [sys.executable, "-m", "tasks_conformance.server.reference"]
-BROKEN = [sys.executable, str(FIXTURES / "broken_server.py")]
-DEMO_INPUT = '{"confirm-1": {"action": "accept", "content": {"confirm": true}}}'
-
-
-# The slow groups: `python -m pytest -q` leaves them out, `--full` (what .ci/run runs) keeps them.
-SLOW_GROUPS = ("interop", "official", "hostile", "packaging", "slow")
+from tasks_conformance.reporters import ENTRY_POINT_GROUP
 
 
 def _keep_bytecode() -> None:
@@ -67,23 +51,6 @@ def pytest_addoption(parser: pytest.Parser) -> None:
 # The fast run's workers: a test often waits on a server's task and poll interval, so four workers
 # keep two cores busy (measured on 2 cores: 308 s wall for 537 s of CPU, the cores 87 % busy).
 FAST_WORKERS = 4
-
-
-# Set for the workers of a --full run: the slow groups run whole on one worker (xdist's loadgroup),
-# so the modules that start all their cases at once on a pool of their own may do so.
-WHOLE_MODULES = "TASKS_CONFORMANCE_WHOLE_MODULES"
-
-
-def starts_all_cases(module: ModuleType) -> bool:
-    """Whether a module's pool may start every case at once: in one process, or on the --full
-    worker that holds the whole module, which it does when the module as a whole is in a slow group
-    (its pytestmark); a worker otherwise gets some of the module's tests only."""
-    if not os.environ.get("PYTEST_XDIST_WORKER"):
-        return True
-    if not os.environ.get(WHOLE_MODULES):
-        return False
-    marks = getattr(module, "pytestmark", [])
-    return any(getattr(m, "name", None) in SLOW_GROUPS for m in (marks if isinstance(marks, list) else [marks]))
 
 
 @pytest.hookimpl(tryfirst=True)
@@ -202,110 +169,6 @@ def pytest_terminal_summary(terminalreporter: Any, config: pytest.Config) -> Non
         terminalreporter.write_line(f"(written to {path.relative_to(ROOT)}; python benchmarks/suite_time.py prints it)")
 
 
-def load_module(path: Path, name: str) -> ModuleType:
-    """A module of the repository that is no package's (a fixture, a benchmark), loaded by its path."""
-    spec = importlib.util.spec_from_file_location(name, path)
-    assert spec is not None and spec.loader is not None
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
-
-
-def run(**kwargs: Any) -> Execution:
-    """Build a RunConfig from flag-like keywords and execute it in this process."""
-    kwargs.setdefault("timeout_ms", 5_000)
-    kwargs.setdefault("poll_timeout_ms", 5_000)
-    from tasks_conformance.server.checks import CATEGORIES, CHECKS
-
-    config = build_config(known_check_ids=tuple(CHECKS), known_categories=CATEGORIES, **kwargs)
-    return anyio.run(execute, config)
-
-
-def stdio(argv: list[str], *extra: str) -> dict[str, Any]:
-    return {"command": argv[0], "args": [*argv[1:], "--transport", "stdio", *extra]}
-
-
-def verdicts(ex: Execution) -> dict[str, str]:
-    return {c.id: c.bucket for c in ex.result.checks}
-
-
-def cli(*args: str, timeout: float = 60, env: dict[str, str] | None = None) -> subprocess.CompletedProcess[str]:
-    full_env = {**os.environ, "NO_COLOR": "1", **(env or {})}
-    return subprocess.run(
-        [sys.executable, "-m", "tasks_conformance", *args], capture_output=True, text=True, timeout=timeout,
-        env=full_env, stdin=subprocess.DEVNULL,
-    )
-
-
-def stop_process(proc: subprocess.Popen[Any], grace_s: float = 5) -> None:
-    """SIGTERM, then SIGKILL after `grace_s`; always reaped, its pipes closed."""
-    if proc.poll() is None:
-        with contextlib.suppress(OSError):
-            proc.terminate()
-        try:
-            proc.wait(timeout=grace_s)
-        except subprocess.TimeoutExpired:
-            proc.kill()
-            proc.wait(timeout=grace_s)
-    for pipe in (proc.stdin, proc.stdout, proc.stderr):
-        if pipe is not None:
-            with contextlib.suppress(OSError):
-                pipe.close()
-
-
-def wait_listening(port: int, proc: subprocess.Popen[Any], within_s: float = 20) -> None:
-    """Until something accepts on 127.0.0.1:`port`; fails if `proc` exits or `within_s` passes."""
-    deadline = time.monotonic() + within_s
-    while True:
-        try:
-            socket.create_connection(("127.0.0.1", port), timeout=1).close()
-            return
-        except OSError:
-            assert proc.poll() is None, f"the server exited with code {proc.returncode} before listening"
-            assert time.monotonic() < deadline, f"nothing listened on port {port} within {within_s:.0f}s"
-            time.sleep(0.05)
-
-
-def free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return int(s.getsockname()[1])
-
-
-class HttpServer:
-    """A server process that prints `READY <url>` once it listens."""
-
-    def __init__(self, argv: list[str]) -> None:
-        self.proc = subprocess.Popen(
-            argv, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, start_new_session=True,
-            stdin=subprocess.DEVNULL,
-        )
-        lines: queue.Queue[str] = queue.Queue()
-
-        def pump() -> None:
-            assert self.proc.stdout is not None
-            for line in self.proc.stdout:
-                lines.put(line)
-
-        threading.Thread(target=pump, daemon=True).start()
-        try:
-            line = lines.get(timeout=20)
-        except queue.Empty:
-            self.stop()
-            raise RuntimeError(f"server did not become ready: {argv}") from None
-        if not line.startswith("READY "):
-            self.stop()
-            raise RuntimeError(f"unexpected first line {line!r} from {argv}")
-        self.url = line.split(None, 1)[1].strip()
-
-    def stop(self) -> None:
-        stop_process(self.proc)
-
-
-def http_server(argv: list[str], *extra: str) -> HttpServer:
-    return HttpServer([*argv, "--transport", "http", "--port", "0", *extra])
-
-
 @pytest.fixture
 def reference_http() -> Iterator[HttpServer]:
     server = http_server(REFERENCE)
@@ -315,24 +178,33 @@ def reference_http() -> Iterator[HttpServer]:
         server.stop()
 
 
-def load_json(text: str) -> Any:
-    return json.loads(text)
+@pytest.fixture
+def example_plugin(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[Any]:
+    """tests/plugin_pkg (a third-party reporter) made importable with its entry points, without
+    pip: a dist-info on sys.path.
 
-
-def interrupt_once_started(argv: list[str], started: Path) -> subprocess.CompletedProcess[str]:
-    """Run the tool as its own process, send it SIGINT once `started` exists (a server writes it when
-    it starts), and return what it printed; the process is always reaped."""
-    proc = subprocess.Popen(argv, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
-                            stdin=subprocess.DEVNULL, env={**os.environ, "NO_COLOR": "1"})
+    The entry points come from the package's own pyproject.toml, plus one that cannot load.
+    """
+    meta = tomllib.loads((ROOT / "tests" / "plugin_pkg" / "pyproject.toml").read_text(encoding="utf-8"))
+    project = meta["project"]
+    site = tmp_path / "site"
+    (site / "tc_example_reporter").mkdir(parents=True)
+    src = ROOT / "tests" / "plugin_pkg" / "tc_example_reporter" / "__init__.py"
+    (site / "tc_example_reporter" / "__init__.py").write_text(src.read_text(encoding="utf-8"))
+    dist = site / f"tc_example_reporter-{project['version']}.dist-info"
+    dist.mkdir()
+    (dist / "METADATA").write_text(
+        f"Metadata-Version: 2.1\nName: {project['name']}\nVersion: {project['version']}\n"
+    )
+    eps = dict(project["entry-points"][ENTRY_POINT_GROUP])
+    eps["example-missing"] = "tc_example_reporter_not_installed:render"
+    lines = [f"[{ENTRY_POINT_GROUP}]", *(f"{k} = {v}" for k, v in eps.items())]
+    (dist / "entry_points.txt").write_text("\n".join(lines) + "\n")
+    monkeypatch.syspath_prepend(str(site))
+    sys.modules.pop("tc_example_reporter", None)
     try:
-        deadline = time.monotonic() + 30
-        while not started.exists() and time.monotonic() < deadline and proc.poll() is None:
-            time.sleep(0.05)
-        assert started.exists(), "the server never started"
-        proc.send_signal(signal.SIGINT)
-        stdout, stderr = proc.communicate(timeout=30)
+        module = importlib.import_module("tc_example_reporter")
+        module.CALLS.clear()
+        yield module
     finally:
-        if proc.poll() is None:
-            proc.kill()
-            proc.communicate(timeout=10)
-    return subprocess.CompletedProcess(argv, proc.returncode, stdout, stderr)
+        sys.modules.pop("tc_example_reporter", None)

@@ -9,40 +9,12 @@ import os
 import re
 import shlex
 import shutil
-import subprocess
-import sys
 import xml.etree.ElementTree as ET
 from pathlib import Path
 
 import pytest
-from conftest import BROKEN, REFERENCE, ROOT
-
-ACTION = ROOT / "action.yml"
-SCRIPT = ROOT / "scripts" / "action-run.sh"
-BIN = Path(sys.executable).parent / "tasks-conformance"
-INPUTS = {  # the action's input -> the variable the run step reads it from
-    "url": "TC_URL", "command": "TC_COMMAND", "tool-name": "TC_TOOL_NAME", "args": "TC_ARGS",
-    "profile": "TC_PROFILE", "config": "TC_CONFIG", "baseline": "TC_BASELINE", "report-dir": "TC_REPORT_DIR",
-}
-OUTPUTS = ("exit-code", "report-dir", "junit", "json", "markdown", "wire-log", "badge", "html")
-
-
-def section(text: str, name: str) -> dict[str, list[str]]:
-    """The two-space-indented keys under a top-level `name:` and the lines below each."""
-    keys: dict[str, list[str]] = {}
-    inside, current = False, ""
-    for line in text.splitlines():
-        if not line.strip() or line.lstrip().startswith("#"):
-            continue
-        if not line.startswith(" "):
-            inside = line.rstrip() == f"{name}:"
-            continue
-        if inside and re.match(r"^  [\w-]+:", line):
-            current = line.strip().split(":")[0]
-            keys[current] = []
-        elif inside and current:
-            keys[current].append(line.strip())
-    return keys
+from helpers.action import ACTION, BIN, INPUTS, OUTPUTS, RECORDER, SCRIPT, run_step, section
+from helpers.paths import BROKEN, REFERENCE, ROOT
 
 
 def test_the_readme_lists_every_input_and_output_of_the_action() -> None:
@@ -101,23 +73,6 @@ def test_action_yml_parses_as_yaml_where_pyyaml_is_installed() -> None:
     assert steps[-1]["id"] == "run" and set(INPUTS.values()) <= set(steps[-1]["env"])
 
 
-def run_step(tmp_path: Path, **env: str) -> tuple[subprocess.CompletedProcess[str], dict[str, str], str]:
-    """Run the script as the action's step does; returns the process, GITHUB_OUTPUT and the summary."""
-    summary, output = tmp_path / "summary.md", tmp_path / "output.txt"
-    summary.write_text("# an earlier step's summary\n")
-    output.write_text("")
-    full = {
-        **os.environ, "NO_COLOR": "1", "GITHUB_STEP_SUMMARY": str(summary), "GITHUB_OUTPUT": str(output),
-        "TC_BIN": str(BIN), "TC_PYTHON": sys.executable, "TC_REPORT_DIR": str(tmp_path / "reports"), **env,
-    }
-    proc = subprocess.run(["bash", str(SCRIPT)], capture_output=True, text=True, timeout=120, env=full,
-                          stdin=subprocess.DEVNULL, cwd=tmp_path)
-    outputs = dict(line.split("=", 1) for line in output.read_text().splitlines())
-    text = summary.read_text()
-    assert text.startswith("# an earlier step's summary\n"), "the summary must be appended to, never replaced"
-    return proc, outputs, text
-
-
 @pytest.mark.skipif(not BIN.exists(), reason=f"{BIN} is not installed (pip install -e .)")
 def test_the_run_step_against_the_reference_server(tmp_path: Path) -> None:
     proc, outputs, summary = run_step(
@@ -154,12 +109,6 @@ def test_a_usage_error_leaves_no_report_and_says_so_in_the_summary(tmp_path: Pat
     assert "no target" in proc.stderr
     assert {outputs[name] for name in ("junit", "json", "markdown", "wire-log", "badge", "html")} == {""}
     assert "No report: tasks-conformance exited with code 2" in summary
-
-
-RECORDER = """#!/bin/sh
-for arg in "$@"; do printf '%s\\n' "$arg"; done > "$RECORD"
-exit 3
-"""
 
 
 def test_the_run_step_passes_inputs_as_flags_and_profile_and_config_only_when_set(tmp_path: Path) -> None:

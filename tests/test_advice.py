@@ -6,7 +6,8 @@ test_discovery_faults.py)."""
 from __future__ import annotations
 
 import pytest
-from conftest import BROKEN, REFERENCE, run, stdio
+from helpers.paths import BROKEN, REFERENCE
+from helpers.runs import run, stdio
 
 PROGRESS = "tasks-legacy-progress-token"
 

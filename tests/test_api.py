@@ -18,7 +18,7 @@ from typing import Any
 
 import anyio
 import pytest
-from conftest import BROKEN, REFERENCE, ROOT
+from helpers.paths import BROKEN, REFERENCE, ROOT
 
 import tasks_conformance
 from tasks_conformance import ConfigError, RunReport, run, run_async

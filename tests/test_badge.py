@@ -12,7 +12,7 @@ from pathlib import Path
 from xml.etree import ElementTree as ET
 
 import pytest
-from test_reporters import RUNS, failed_run, incomplete_run, interrupted_run, passed_run, render_text
+from helpers.made_runs import RUNS, failed_run, incomplete_run, interrupted_run, passed_run, render_text
 
 from tasks_conformance.core.multirun_result import Combined, NamedRun
 from tasks_conformance.reporters.badge import COLOURS

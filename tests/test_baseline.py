@@ -15,8 +15,8 @@ from typing import Any
 
 import jsonschema  # type: ignore[import-untyped,unused-ignore]
 import pytest
-from conftest import BROKEN, REFERENCE, ROOT, cli
-from test_cli_inprocess import invoke, usage_error
+from helpers.paths import BROKEN, REFERENCE, ROOT
+from helpers.runs import cli, invoke, usage_error
 
 import tasks_conformance
 from tasks_conformance.core.baseline import PLACEHOLDER_REASON, Baseline, BaselineEntry, apply, parse

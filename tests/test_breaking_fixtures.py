@@ -3,125 +3,33 @@ gives one failure: the other checks pass, are not applicable, or could not run p
 
 from __future__ import annotations
 
-import atexit
-import shutil
-import sys
-import tempfile
-from pathlib import Path
 from typing import Any
 
 import pytest
-from broken_variants import BROKEN_SERVER
-from conftest import BROKEN, DEMO_INPUT, FIXTURES, REFERENCE, cli, http_server, run, stdio
-from policy_citations import POLICY_WORDS
+from helpers.breaking import (
+    CASES,
+    DECLARED,
+    LEGACY,
+    PERMITTED,
+    QUICK_SERVER,
+    RUNS,
+    WARN_CASES,
+    case_id,
+    execute_run,
+    failures_of,
+    fixture_server,
+)
+from helpers.broken_variants import BROKEN_SERVER
+from helpers.paths import BROKEN, REFERENCE
+from helpers.runs import cli
 
 from tasks_conformance.server.checks import CHECKS
 
-EXT = {"tool_name": "slow_compute"}
-EXT_INPUT = {"tool_name": "confirm_action", "input_responses": DEMO_INPUT}
-EXT_REQUIRED = {"tool_name": "long_job"}
-LEGACY = {"protocol_version": "2025-11-25"}
-LEGACY_INPUT = {"protocol_version": "2025-11-25", "tool_name": "confirm_action", "input_responses": DEMO_INPUT}
-# Probe roles: a task tool that is not itself required, and the role's tool named (extension) or
-# inferred (legacy: required and sync come from execution.taskSupport).
-EXT_ROLES = {"tool_name": "slow_compute", "probes": ["required=long_job", "tool-error=tool_error", "fault=rpc_error"]}
-# Polling gives up after 1 s and the cancel follows at once; the task works 4 s, so the cancel meets
-# it running with 2.8 s to spare (the run waits out the task's duration in its plain calls).
-EXT_CANCEL_RUNNING = {"tool_name": "slow_compute", "tool_args": '{"durationMs": 4000}', "poll_timeout_ms": 1_000}
-# The input role's tool beside a task tool whose undeclared call is refused at once: no synchronous
-# call of ours is outstanding while the input task asks, so over stdio its questions are its own.
-LEGACY_INPUT_ROLE = {**LEGACY, "tool_name": "long_job", "probes": ["input=confirm_action"],
-                     "input_responses": DEMO_INPUT}
-LEGACY_ROLES = {**LEGACY, "tool_name": "slow_compute", "probes": ["tool-error=tool_error", "fault=rpc_error"]}
-# Profile durable restarts the server: a task store of its own for this worker's runs (a stdio server reads
-# the path from the environment), removed when the tests end; the task tool waits for input, so a second
-# task is still working when the server stops.
-DURABLE_STORE = Path(tempfile.mkdtemp(prefix="tc-durable-")) / "tasks.jsonl"
-atexit.register(shutil.rmtree, DURABLE_STORE.parent, True)
-DURABLE = {"profile": "durable", "env": [f"TASKS_CONFORMANCE_TASK_STORE={DURABLE_STORE}"]}
 
-# The run settings a fixture's declared runs name (Fails/Warns/Permits in fixtures/broken_server.py).
-RUNS: dict[str, dict[str, Any]] = {
-    "extension": EXT, "extension-input": EXT_INPUT, "extension-required": EXT_REQUIRED, "extension-roles": EXT_ROLES,
-    # polling gives up while the task works: a cancel reaches it running
-    "extension-cancel-running": EXT_CANCEL_RUNNING,
-    "extension-two-tokens": {**EXT, "access_token": "fixture-main-token", "other_access_token": "fixture-other-token"},
-    "legacy": LEGACY, "legacy-input": LEGACY_INPUT, "legacy-roles": LEGACY_ROLES,
-    "legacy-input-role": LEGACY_INPUT_ROLE,
-    "extension-durable": {**EXT_INPUT, **DURABLE}, "legacy-durable": {**LEGACY_INPUT, **DURABLE},
-    "any-tool": {},  # the tool is the one the run picks
-    "hostile": {"tool_name": "work"},  # the hostile server's one tool
-    "tool-error": {"tool_name": "tool_error"},
-}
-
-# Every run each fixture server declares, computed from the declarations (the one list): a variant
-# of fixtures/broken_server.py by name, a hostile case as hostile:CASE.
-DECLARED = [(name, run) for name, runs in BROKEN_SERVER.servers().items() for run in runs]
-CASES = [(name, run) for name, run in DECLARED if isinstance(run, BROKEN_SERVER.Fails)]
-WARN_CASES = [(name, run) for name, run in DECLARED if isinstance(run, BROKEN_SERVER.Warns)]
-PERMITTED = [(name, run) for name, run in DECLARED if isinstance(run, BROKEN_SERVER.Permits)]
-
-
-def _id(name: str, run: Any) -> str:
-    return f"{name}->{getattr(run, 'check', getattr(run, 'may', ''))}-{run.run}-{run.transport}"
-
-
-HOSTILE = [sys.executable, str(FIXTURES / "hostile" / "server.py")]
-
-
-# The reference's task durations and poll interval in these runs: short, as time is a parameter
-# (its defaults, 150 ms and 100 ms, are a user's; a variant that needs longer sets its own).
-QUICK_SERVER = ("--task-duration-ms", "60", "--poll-interval-ms", "40")
-
-
-def _server(name: str) -> list[str]:
-    """A --break variant of the reference server, or hostile:CASE for fixtures/hostile."""
-    if name.startswith("hostile:"):
-        return [*HOSTILE, "--case", name.split(":", 1)[1]]
-    return [*BROKEN, "--break", name, *QUICK_SERVER]
-
-
-def _execute(argv: list[str], settings: dict[str, Any], transport: str) -> Any:
-    kwargs = dict(settings)
-    kwargs.setdefault("poll_timeout_ms", 3_000)
-    if transport == "http":
-        server = http_server(argv)
-        try:
-            ex = run(url=server.url, **kwargs)
-        finally:
-            server.stop()
-    else:
-        ex = run(**stdio(argv), **kwargs)
-    assert not _cited_in_prose_only(ex), _cited_in_prose_only(ex)
-    assert not _without_fix(ex), _without_fix(ex)
-    return ex
-
-
-def _without_fix(ex: Any) -> list[str]:
-    """Every could-not-run that does not say what to change (only `explain`'s general pointer): each
-    fixture run holds every reason the checks give to naming its fix."""
-    return [f"{c.id}: {c.message}" for c in ex.result.checks if c.bucket == "could-not-run"
-            and (c.cause is None or "says what this check needs" in c.cause.fix_for(c.id, ""))]
-
-
-def _cited_in_prose_only(ex: Any) -> list[str]:
-    """Every policy a message or warning names in words but not as data (its typed ids), which no
-    report would link: every fixture run holds the checks to citing policies as data."""
-    out = []
-    for c in ex.result.checks:
-        for text, typed in [(c.message, c.message_policies), *((w.text, w.policies) for w in c.warnings)]:
-            out += [f"{c.id}: {pid} in {text[:80]!r}" for pid in POLICY_WORDS.findall(text) if pid not in typed]
-    return out
-
-
-def _failures(ex: Any) -> dict[str, str]:
-    return {c.id: c.message for c in ex.result.checks if c.bucket == "failed"}
-
-
-@pytest.mark.parametrize("name,case", CASES, ids=[_id(*c) for c in CASES])
+@pytest.mark.parametrize("name,case", CASES, ids=[case_id(*c) for c in CASES])
 def test_check_fails_on_the_fixture_that_breaks_its_rule(name: str, case: Any) -> None:
-    ex = _execute(_server(name), RUNS[case.run], case.transport)
-    fails = _failures(ex)
+    ex = execute_run(fixture_server(name), RUNS[case.run], case.transport)
+    fails = failures_of(ex)
     assert case.check in fails, {c.id: (c.bucket, c.message) for c in ex.result.checks}
     assert ex.result.outcome == "failed"
     extra = set(fails) - {case.check} - set(case.also)
@@ -143,8 +51,9 @@ INCOMPLETE = {"extension-cancel-running", "any-tool"}
 
 @pytest.mark.parametrize("key,transport", REFERENCE_RUNS, ids=[f"{k}-{t}" for k, t in REFERENCE_RUNS])
 def test_the_reference_passes_with_the_same_settings(key: str, transport: str) -> None:
-    ex = _execute(_server("hostile:ok") if key == "hostile" else [*REFERENCE, *QUICK_SERVER], RUNS[key], transport)
-    assert not _failures(ex), _failures(ex)
+    server = fixture_server("hostile:ok") if key == "hostile" else [*REFERENCE, *QUICK_SERVER]
+    ex = execute_run(server, RUNS[key], transport)
+    assert not failures_of(ex), failures_of(ex)
     assert ex.result.outcome == ("incomplete" if key in INCOMPLETE else "passed"), {
         c.id: c.message for c in ex.result.checks if c.bucket not in ("passed", "not-applicable")}
     # The control of every SHOULD-level case judged with these settings (the test below): the
@@ -158,14 +67,14 @@ def test_the_reference_passes_with_the_same_settings(key: str, transport: str) -
 # Checks of a SHOULD-level rule only warn (Warns): the check passes with a warning naming the
 # rule and nothing fails; the reference server, with the same settings, gives no such warning
 # (asserted on its run above, which REFERENCE_RUNS holds for every such case).
-@pytest.mark.parametrize("name,case", WARN_CASES, ids=[_id(*c) for c in WARN_CASES])
+@pytest.mark.parametrize("name,case", WARN_CASES, ids=[case_id(*c) for c in WARN_CASES])
 def test_a_should_level_check_warns_on_its_fixture_and_not_on_the_reference(name: str, case: Any) -> None:
     assert (case.run, case.transport) in REFERENCE_RUNS
-    ex = _execute(_server(name), RUNS[case.run], case.transport)
+    ex = execute_run(fixture_server(name), RUNS[case.run], case.transport)
     got = next(c for c in ex.result.checks if c.id == case.check)
     assert got.bucket == "passed" and any(case.rule in w.text for w in got.warnings), (got.bucket, got.message,
                                                                                got.warnings)
-    assert not _failures(ex), _failures(ex)
+    assert not failures_of(ex), failures_of(ex)
     assert ex.result.outcome == "passed", {c.id: (c.bucket, c.message) for c in ex.result.checks
                                             if c.bucket not in ("passed", "not-applicable")}
 
@@ -184,10 +93,10 @@ def test_every_check_has_a_breaking_fixture_case() -> None:
 # (policy P-41 for a task deleted once its TTL ran out). Incomplete (exit 3) only where the run's
 # own settings ask for it: the named tool answered synchronously (name a task tool), or polling
 # given up on purpose (ext-cancel-running).
-@pytest.mark.parametrize("name,case", PERMITTED, ids=[_id(*c) for c in PERMITTED])
+@pytest.mark.parametrize("name,case", PERMITTED, ids=[case_id(*c) for c in PERMITTED])
 def test_a_server_using_a_freedom_fails_no_check(name: str, case: Any) -> None:
-    ex = _execute(_server(name), RUNS[case.run], case.transport)
-    assert not _failures(ex), _failures(ex)
+    ex = execute_run(fixture_server(name), RUNS[case.run], case.transport)
+    assert not failures_of(ex), failures_of(ex)
     assert ex.result.outcome == case.outcome, {c.id: (c.bucket, c.message) for c in ex.result.checks
                                                if c.bucket not in ("passed", "not-applicable")}
     # Warnings only where a policy or the MAY itself is named: using a freedom is not a deviation.
@@ -213,31 +122,29 @@ def test_exit_code_is_1_for_a_broken_server() -> None:
     assert proc.returncode == 1, proc.stderr
 
 
-
-
 def test_ambiguous_is_error_to_failed_warns_without_failing() -> None:
     # A failed task whose tool, called without the extension, returns isError: true may be the
     # S-EXT-MUST-13 mistake or a tool that raised a protocol error; only a warning is honest.
-    ex = _execute([*BROKEN, "--break", "isError-failed"], {"tool_name": "tool_error"}, "stdio")
+    ex = execute_run([*BROKEN, "--break", "isError-failed"], {"tool_name": "tool_error"}, "stdio")
     inline = next(c for c in ex.result.checks if c.id == "tasks-inline-result")
     assert inline.bucket == "passed" and any("S-EXT-MUST-13" in w.text for w in inline.warnings)
-    ex = _execute(list(REFERENCE), {"tool_name": "tool_error"}, "stdio")
+    ex = execute_run(list(REFERENCE), {"tool_name": "tool_error"}, "stdio")
     inline = next(c for c in ex.result.checks if c.id == "tasks-inline-result")
     assert inline.bucket == "passed" and not inline.warnings
 
 
 def test_should_level_deviations_warn_without_failing() -> None:
     # Legacy isError -> completed breaks a SHOULD (spec-digest §6 Q17): a warning, never a failure.
-    ex = _execute([*BROKEN, "--break", "legacy-isError-completed"], {**LEGACY, "tool_name": "tool_error"}, "stdio")
+    ex = execute_run([*BROKEN, "--break", "legacy-isError-completed"], {**LEGACY, "tool_name": "tool_error"}, "stdio")
     inline = next(c for c in ex.result.checks if c.id == "tasks-inline-result")
     assert inline.bucket == "passed" and any("isError" in w.text for w in inline.warnings)
-    ex = _execute(list(REFERENCE), {**LEGACY, "tool_name": "tool_error"}, "stdio")
+    ex = execute_run(list(REFERENCE), {**LEGACY, "tool_name": "tool_error"}, "stdio")
     inline = next(c for c in ex.result.checks if c.id == "tasks-inline-result")
     assert inline.bucket == "passed" and not inline.warnings
 
 
 def test_a_legacy_server_without_the_optional_cancel_capability_passes() -> None:
-    ex = _execute(_server("legacy-without-cancel"), LEGACY, "stdio")
+    ex = execute_run(fixture_server("legacy-without-cancel"), LEGACY, "stdio")
     v = {c.id: c.bucket for c in ex.result.checks}
     assert ex.result.outcome == "passed", {c.id: c.message for c in ex.result.checks if c.bucket == "failed"}
     assert v["tasks-cancel-ack-shape"] == "not-applicable"

@@ -13,7 +13,8 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from conftest import REFERENCE, HttpServer
+from helpers.paths import REFERENCE
+from helpers.processes import HttpServer
 
 ROOT = Path(__file__).resolve().parent.parent
 
@@ -160,7 +161,7 @@ def test_timeout_on_a_live_task_cancels_it_and_says_so(reference_http: HttpServe
 
 # -- input requests: answered only with what the user gave, else declined ----------------------
 
-MINTS = shlex.join([sys.executable, str(ROOT / "tests" / "minted_keys_server.py")])
+MINTS = shlex.join([sys.executable, str(ROOT / "fixtures" / "minted_keys_server.py")])
 KEEP = {"action": "accept", "content": {"confirm": False}}  # accepted, but "do not delete"
 
 

@@ -8,49 +8,19 @@ import ast
 import io
 import json
 import sys
-from dataclasses import dataclass
 from pathlib import Path
 
 import pytest
-from typer.testing import CliRunner
+from helpers.runs import invoke, usage_error
 
 from tasks_conformance import __version__
 from tasks_conformance.core.errors import UsageError
 from tasks_conformance.core.flag_values import ReporterSpec
-from tasks_conformance.entry.cli import demo_options, reference_command, run_cli
+from tasks_conformance.entry.cli import demo_options, reference_command
 from tasks_conformance.server.checks import CATEGORIES, ordered_checks
 from tasks_conformance.settings.config import Catalog, RunOptions, build_config, build_run_config
 
-PREFIX = "tasks-conformance: error: "
 ALL_IDS = ", ".join(c.id for c in ordered_checks())
-
-
-@dataclass(frozen=True)
-class Outcome:
-    code: int
-    stdout: str
-    stderr: str
-
-
-def invoke(*args: str, stdin: str | None = None) -> Outcome:
-    """What the console script does, minus leaving the process: same entry, same streams."""
-    runner = CliRunner()
-    with runner.isolation(input=stdin, env={"NO_COLOR": "1"}) as (out, err, _mixed):
-        code = run_cli(list(args))
-        sys.stdout.flush()
-        sys.stderr.flush()
-        return Outcome(code, out.getvalue().decode(), err.getvalue().decode())
-
-
-def usage_error(*args: str) -> str:
-    """The one stderr line of a usage error, without the common prefix."""
-    res = invoke(*args)
-    assert res.code == 2, res
-    assert res.stdout == "" and "Traceback" not in res.stderr
-    lines = res.stderr.strip().splitlines()
-    assert len(lines) == 1, res.stderr
-    assert lines[0].startswith(PREFIX)
-    return lines[0].removeprefix(PREFIX)
 
 
 # Every message a user can get from the flags, exactly as the command line prints it.

@@ -8,7 +8,7 @@ import json
 from typing import Any
 
 import pytest
-from test_cli_inprocess import invoke
+from helpers.runs import invoke
 
 import tasks_conformance
 from tasks_conformance.core.requirements import load

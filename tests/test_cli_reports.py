@@ -14,8 +14,8 @@ from typing import Any
 
 import jsonschema
 import pytest
-from conftest import BROKEN, FIXTURES, REFERENCE, cli
-from test_cli_inprocess import invoke
+from helpers.paths import BROKEN, FIXTURES, REFERENCE
+from helpers.runs import cli, invoke
 
 from tasks_conformance.core.profiles import OPT_IN_CHECKS
 from tasks_conformance.reporters import schema_text

@@ -5,7 +5,7 @@ that was never judged."""
 
 from __future__ import annotations
 
-from test_client_freedoms import TASK, _Run
+from helpers.client_runs import TASK, Played
 
 from tasks_conformance.client.checks import CLIENT_CHECKS
 from tasks_conformance.client.evidence import ScenarioRun
@@ -17,7 +17,7 @@ def _judge(check_id: str, run: ScenarioRun) -> object:
 
 def _extension(first_poll_at: float) -> ScenarioRun:
     # The CreateTaskResult (pollIntervalMs 200) comes back at 0.01 s.
-    run = _Run("tasks-client-lifecycle").create(at=0.0).get("working", at=first_poll_at)
+    run = Played("tasks-client-lifecycle").create(at=0.0).get("working", at=first_poll_at)
     return run.get("completed", at=first_poll_at + 0.3, result={"content": [], "isError": False}).done()
 
 
@@ -36,7 +36,7 @@ def test_a_first_poll_that_waits_the_create_task_results_interval_passes() -> No
 
 def test_the_first_poll_alone_is_judged() -> None:
     """One tasks/get after the CreateTaskResult is a poll to judge, not nothing."""
-    run = _Run("tasks-client-lifecycle").create(at=0.0).get("completed", at=0.02,
+    run = Played("tasks-client-lifecycle").create(at=0.0).get("completed", at=0.02,
                                                             result={"content": [], "isError": False}).done()
     verdict = CLIENT_CHECKS["tasks-client-poll-interval"].judge([run])
     assert verdict.status == "passed" and len(verdict.warnings) == 1
@@ -45,7 +45,7 @@ def test_the_first_poll_alone_is_judged() -> None:
 def test_on_2025_11_25_the_create_task_results_poll_interval_counts() -> None:
     caps = {"capabilities": {"tasks": {"requests": {"tools": {"call": {}}}}}, "protocolVersion": "2025-11-25"}
     task = {"taskId": TASK, "status": "working", "ttl": 60_000, "pollInterval": 200}
-    run = _Run("tasks-client-legacy-required").send("initialize", {"protocolVersion": "2025-11-25"}, caps, at=0.0)
+    run = Played("tasks-client-legacy-required").send("initialize", {"protocolVersion": "2025-11-25"}, caps, at=0.0)
     run.send("tools/call", {"name": "required_task", "arguments": {}, "task": {}}, {"task": task}, at=0.1)
     run.send("tasks/get", {"taskId": TASK}, task, at=0.12)
     done = run.done()

@@ -9,86 +9,42 @@ from __future__ import annotations
 from typing import Any
 
 import pytest
+from helpers.client_runs import TASK, Played
 
 from tasks_conformance.client.checks import CLIENT_CHECKS
 from tasks_conformance.client.evidence import Exchange, ScenarioRun
 from tasks_conformance.client.launch import ClientRun
-from tasks_conformance.client.scenarios import BY_NAME
-from tasks_conformance.core.protocol import EXT_TASKS, META_CLIENT_CAPS, META_PROTOCOL_VERSION
 from tasks_conformance.core.result import rule_refs
-from tasks_conformance.core.wirelog import HttpMeta
-
-TASK = "task-1"
-
-
-def _meta(tasks: bool = True) -> dict[str, Any]:
-    caps: dict[str, Any] = {"extensions": {EXT_TASKS: {}}} if tasks else {}
-    return {META_PROTOCOL_VERSION: "2026-07-28", META_CLIENT_CAPS: caps}
-
-
-class _Run:
-    """The exchanges of one scenario, in order: each request with the answer it got."""
-
-    def __init__(self, scenario: str) -> None:
-        self.scenario = scenario
-        self.exchanges: list[Exchange] = []
-
-    def send(self, method: str, params: dict[str, Any], result: dict[str, Any] | None, *, at: float) -> _Run:
-        seq = 2 * len(self.exchanges) + 1
-        params = {**params, "_meta": _meta()}
-        headers = [("MCP-Protocol-Version", "2026-07-28"), ("Mcp-Method", method)]
-        if "taskId" in params:
-            headers.append(("Mcp-Name", params["taskId"]))
-        message = {"jsonrpc": "2.0", "id": seq, "method": method, "params": params}
-        reply = {"jsonrpc": "2.0", "id": seq, "result": result} if result is not None else None
-        self.exchanges.append(Exchange(seq, at, message, HttpMeta("POST", "http://127.0.0.1/mcp", 200,
-                                                                  tuple(headers)),
-                                       seq + 1 if reply else None, at + 0.01 if reply else None, reply))
-        return self
-
-    def create(self, *, at: float = 0.0) -> _Run:
-        return self.send("tools/call", {"name": "scripted_task", "arguments": {}},
-                         {"resultType": "task", "taskId": TASK, "status": "working", "pollIntervalMs": 200}, at=at)
-
-    def get(self, status: str, *, at: float, **fields: Any) -> _Run:
-        return self.send("tasks/get", {"taskId": TASK},
-                         {"resultType": "complete", "taskId": TASK, "status": status, "pollIntervalMs": 200,
-                          **fields}, at=at)
-
-    def done(self) -> ScenarioRun:
-        client = ClientRun(argv=("client",), started=True, exit_code=0, timed_out=False, duration_s=1.0,
-                           stderr_tail="", stdout_tail="", outcome=None)
-        return ScenarioRun(BY_NAME[self.scenario], "extension", client, tuple(self.exchanges), reached=True)
 
 
 def _subscribes_instead_of_polling() -> list[ScenarioRun]:
     listen = {"notifications": {"taskIds": [TASK]}}
-    return [_Run("tasks-client-lifecycle").create().send("subscriptions/listen", listen, None, at=0.1).done(),
-            _Run("tasks-client-sync-result").send("tools/call", {"name": "scripted_task"},
+    return [Played("tasks-client-lifecycle").create().send("subscriptions/listen", listen, None, at=0.1).done(),
+            Played("tasks-client-sync-result").send("tools/call", {"name": "scripted_task"},
                                                   {"resultType": "complete", "content": []}, at=0.0).done()]
 
 
 def _cancels_and_forgets() -> list[ScenarioRun]:
-    return [_Run("tasks-client-cancel").create().get("working", at=0.3).send("tasks/cancel", {"taskId": TASK}, {},
+    return [Played("tasks-client-cancel").create().get("working", at=0.3).send("tasks/cancel", {"taskId": TASK}, {},
                                                                                at=0.4).done()]
 
 
 def _takes_completed_after_cancel() -> list[ScenarioRun]:
-    run = _Run("tasks-client-cancel").create().get("working", at=0.3).send("tasks/cancel", {"taskId": TASK}, {},
+    run = Played("tasks-client-cancel").create().get("working", at=0.3).send("tasks/cancel", {"taskId": TASK}, {},
                                                                           at=0.4)
     return [run.get("completed", at=0.7, result={"content": [], "isError": False}).done()]
 
 
 def _answers_a_part_at_a_time() -> list[ScenarioRun]:
     asks = {"k1": {"method": "elicitation/create", "params": {}}, "k2": {"method": "elicitation/create", "params": {}}}
-    run = _Run("tasks-client-input").create().get("input_required", at=0.3, inputRequests=asks)
+    run = Played("tasks-client-input").create().get("input_required", at=0.3, inputRequests=asks)
     run.send("tasks/update", {"taskId": TASK, "inputResponses": {"k1": {"action": "accept"}}}, {}, at=0.4)
     run.send("tasks/update", {"taskId": TASK, "inputResponses": {"k2": {"action": "accept"}}}, {}, at=0.5)
     return [run.get("completed", at=0.8, result={"content": [], "isError": False}).done()]
 
 
 def _discovers_first() -> list[ScenarioRun]:
-    run = _Run("tasks-client-lifecycle").send("server/discover", {}, {"resultType": "complete"}, at=0.0)
+    run = Played("tasks-client-lifecycle").send("server/discover", {}, {"resultType": "complete"}, at=0.0)
     return [run.create(at=0.1).get("completed", at=0.4, result={"content": [], "isError": False}).done()]
 
 
@@ -96,7 +52,7 @@ def _calls_an_optional_tool_plainly() -> list[ScenarioRun]:
     # 2025-11-25: the server declares tasks.requests.tools.call and the tool is optional; the client
     # calls it without params.task (C-LEG-MAY-01) and takes the plain result.
     caps = {"capabilities": {"tasks": {"requests": {"tools": {"call": {}}}}}, "protocolVersion": "2025-11-25"}
-    run = _Run("tasks-client-legacy-lifecycle").send("initialize", {"protocolVersion": "2025-11-25"}, caps, at=0.0)
+    run = Played("tasks-client-legacy-lifecycle").send("initialize", {"protocolVersion": "2025-11-25"}, caps, at=0.0)
     run.send("tools/call", {"name": "scripted_task", "arguments": {}}, {"content": [], "isError": False}, at=0.1)
     done = run.done()
     return [ScenarioRun(done.scenario, "legacy", done.client, done.exchanges, reached=True)]
@@ -105,7 +61,7 @@ def _calls_an_optional_tool_plainly() -> list[ScenarioRun]:
 def _stops_at_the_ttl() -> list[ScenarioRun]:
     # The task's ttlMs is 1000: the client stops polling once createdAt + ttlMs has passed
     # (C-EXT-MAY-01), before the server has said the task is gone.
-    run = _Run("tasks-client-ttl-expiry").create().get("working", at=0.3, ttlMs=1000)
+    run = Played("tasks-client-ttl-expiry").create().get("working", at=0.3, ttlMs=1000)
     return [run.get("working", at=0.6, ttlMs=1000).get("working", at=0.9, ttlMs=1000).done()]
 
 
@@ -113,7 +69,7 @@ def _asks_a_ttl_and_gets_another() -> list[ScenarioRun]:
     # 2025-11-25: the client asks for a ttl of a minute (C-LEG-MAY-02), the server grants a second;
     # the client follows the task until the server says it is gone, and stops.
     caps = {"capabilities": {"tasks": {"requests": {"tools": {"call": {}}}}}, "protocolVersion": "2025-11-25"}
-    run = _Run("tasks-client-legacy-ttl-expiry").send("initialize", {"protocolVersion": "2025-11-25"}, caps, at=0.0)
+    run = Played("tasks-client-legacy-ttl-expiry").send("initialize", {"protocolVersion": "2025-11-25"}, caps, at=0.0)
     task = {"taskId": TASK, "status": "working", "ttl": 1000, "pollInterval": 200}
     run.send("tools/call", {"name": "scripted_task", "arguments": {}, "task": {"ttl": 60_000}}, {"task": task}, at=0.1)
     run.send("tasks/get", {"taskId": TASK}, task, at=0.4)
@@ -127,7 +83,7 @@ def _asks_a_ttl_and_gets_another() -> list[ScenarioRun]:
 def _legacy_run(scenario: str, *steps: tuple[str, dict[str, Any], dict[str, Any] | None, float]) -> list[ScenarioRun]:
     """A 2025-11-25 run: initialize, then (method, params, result or None for no answer, time) each."""
     caps = {"capabilities": {"tasks": {"requests": {"tools": {"call": {}}}}}, "protocolVersion": "2025-11-25"}
-    run = _Run(scenario).send("initialize", {"protocolVersion": "2025-11-25"}, caps, at=0.0)
+    run = Played(scenario).send("initialize", {"protocolVersion": "2025-11-25"}, caps, at=0.0)
     for method, params, result, at in steps:
         run.send(method, params, result, at=at)
     done = run.done()
@@ -203,20 +159,20 @@ def test_a_client_using_the_freedom_passes_with_no_warning(check_id: str, rule: 
 
 def test_keeps_observing_names_should_07_for_a_task_left_after_its_input_was_answered() -> None:
     asks = {"k1": {"method": "elicitation/create", "params": {}}}
-    run = _Run("tasks-client-input").create().get("input_required", at=0.3, inputRequests=asks)
+    run = Played("tasks-client-input").create().get("input_required", at=0.3, inputRequests=asks)
     run.send("tasks/update", {"taskId": TASK, "inputResponses": {"k1": {"action": "accept"}}}, {}, at=0.4)
     verdict = CLIENT_CHECKS["tasks-client-keeps-observing"].judge([run.done()])
     assert verdict.status == "passed" and len(verdict.warnings) == 1
     said = str(verdict.warnings[0])
     assert "C-EXT-SHOULD-07" in said and "C-EXT-SHOULD-03" not in said and "after the client answered" in said
-    left = _Run("tasks-client-lifecycle").create().get("working", at=0.3)
+    left = Played("tasks-client-lifecycle").create().get("working", at=0.3)
     said = str(CLIENT_CHECKS["tasks-client-keeps-observing"].judge([left.done()]).warnings[0])
     assert "C-EXT-SHOULD-03" in said and "C-EXT-SHOULD-07" not in said
 
 
 def _prompt_then(*, call_after: bool) -> ScenarioRun:
     prompt = {"resultType": "task", "taskId": "prompt-task-x", "status": "working", "pollIntervalMs": 200}
-    run = _Run("tasks-client-task-on-prompt").send("prompts/get", {"name": "scripted_prompt"}, prompt, at=0.0)
+    run = Played("tasks-client-task-on-prompt").send("prompts/get", {"name": "scripted_prompt"}, prompt, at=0.0)
     if call_after:
         run.send("tools/call", {"name": "scripted_task", "arguments": {}},
                  {"resultType": "complete", "content": [], "isError": False}, at=0.1)

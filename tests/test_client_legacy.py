@@ -17,8 +17,8 @@ from typing import Any
 import anyio
 import httpx
 import pytest
-from client_fast import QUICK_WAITS
-from conftest import load_module
+from helpers.client_fast import QUICK_WAITS
+from helpers.paths import load_module
 
 from tasks_conformance.client.checks import CLIENT_CHECKS
 from tasks_conformance.client.evidence import Exchange, ScenarioRun

@@ -14,7 +14,7 @@ from typing import Any
 
 import anyio
 import pytest
-from conftest import FIXTURES
+from helpers.paths import FIXTURES
 
 from tasks_conformance.client.checks import CLIENT_CHECKS
 from tasks_conformance.client.evidence import Exchange, ScenarioRun

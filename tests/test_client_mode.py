@@ -13,8 +13,8 @@ from typing import Any
 
 import anyio
 import pytest
-from client_fast import QUICK_WAITS, judged_over
-from conftest import load_module
+from helpers.client_fast import QUICK_WAITS, judged_over
+from helpers.paths import load_module
 
 from tasks_conformance.client.checks import CLIENT_CHECKS
 from tasks_conformance.client.runner import ClientConfig, execute_client

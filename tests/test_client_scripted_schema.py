@@ -11,7 +11,7 @@ from typing import Any
 
 import jsonschema
 import pytest
-from conftest import SHARED
+from helpers.paths import SHARED
 
 from tasks_conformance.client.scenarios import BY_NAME
 from tasks_conformance.client.scripted.extension import ScriptedServer

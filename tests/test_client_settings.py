@@ -16,8 +16,8 @@ from typing import Any
 
 import pytest
 import typer.main
-from test_action import BIN, RECORDER, run_step
-from test_cli_inprocess import invoke
+from helpers.action import BIN, RECORDER, run_step
+from helpers.runs import invoke
 
 import tasks_conformance
 from tasks_conformance.entry.cli import app

@@ -14,8 +14,8 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from conftest import BROKEN, REFERENCE, ROOT
-from test_cli_inprocess import PREFIX, invoke, usage_error
+from helpers.paths import BROKEN, REFERENCE, ROOT
+from helpers.runs import PREFIX, invoke, usage_error
 
 import tasks_conformance
 from tasks_conformance.entry.cli import app

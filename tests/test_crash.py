@@ -8,7 +8,9 @@ from __future__ import annotations
 from typing import Any
 
 import pytest
-from conftest import BROKEN, REFERENCE, free_port, http_server, run, stdio
+from helpers.paths import BROKEN, REFERENCE
+from helpers.processes import free_port, http_server
+from helpers.runs import run, stdio
 
 from tasks_conformance.core.causes import CauseKind, unmet
 from tasks_conformance.core.rpc.peer import Reply

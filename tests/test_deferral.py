@@ -10,7 +10,7 @@ from __future__ import annotations
 import json
 import xml.etree.ElementTree as ET
 
-from test_reporters import DEFERRING, OWNER, _check, _run, deferred_run, nothing_tested_run, render_text
+from helpers.made_runs import DEFERRING, OWNER, a_check, a_run, deferred_run, nothing_tested_run, render_text
 
 from tasks_conformance.core.profiles import score
 from tasks_conformance.reporters.badge import message
@@ -36,7 +36,7 @@ def test_a_deferral_is_neither_failed_nor_could_not_run() -> None:
     # The score counts the defect once, at its owner: as if the deferring check had not been selected.
     assert result.score == score(result.checks[:2]) == 50
     # The owner's failure accepted, nothing else fails: the run passes (the baseline case, by hand).
-    assert _run([result.checks[0], deferring]).outcome == "passed"
+    assert a_run([result.checks[0], deferring]).outcome == "passed"
 
 
 def test_a_deferral_names_its_owner_in_every_report() -> None:
@@ -85,8 +85,8 @@ def test_a_run_that_tested_nothing_is_incomplete_with_the_fix_its_checks_name() 
     assert "> **Incomplete:** Could not establish conformance\n" in render_text("markdown", result)
     assert message(result)[0] == "0/2 passed, nothing tested"
     # Without a fix of their own, the checks point at choosing others.
-    plain = _run([_check("tasks-legacy-task-id-wins", "skipped", skip="not-applicable", message="legacy only")])
+    plain = a_run([a_check("tasks-legacy-task-id-wins", "skipped", skip="not-applicable", message="legacy only")])
     assert plain.outcome == "incomplete" and "tasks-conformance explain ID" in plain.incompleteCauses[0].fix
     # One check tested beside them, and the run is what that check says: not-applicable never holds it back.
-    tested = _run([*result.checks, _check("tasks-wire-resolvable", "passed")])
+    tested = a_run([*result.checks, a_check("tasks-wire-resolvable", "passed")])
     assert tested.outcome == "passed" and tested.incompleteCauses == []

@@ -9,7 +9,7 @@ import re
 import tomllib
 
 import pytest
-from conftest import ROOT
+from helpers.paths import ROOT
 
 PYPROJECT = tomllib.loads((ROOT / "pyproject.toml").read_text())
 

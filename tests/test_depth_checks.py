@@ -7,7 +7,7 @@ import json
 from dataclasses import replace
 from typing import Any
 
-from test_check_units import Builder, verdict
+from helpers.evidence import Builder, verdict
 
 from tasks_conformance.core.rpc.peer import Reply
 from tasks_conformance.core.wirelog import HttpMeta

@@ -10,7 +10,8 @@ import sys
 from typing import Any
 
 import pytest
-from conftest import DEMO_INPUT, FIXTURES, run, stdio
+from helpers.paths import DEMO_INPUT, FIXTURES
+from helpers.runs import run, stdio
 
 from tasks_conformance.core.causes import CauseKind
 

@@ -16,7 +16,9 @@ from types import SimpleNamespace
 from typing import Any
 
 import pytest
-from conftest import BROKEN, DEMO_INPUT, REFERENCE, cli, free_port, http_server, run, stdio
+from helpers.paths import BROKEN, DEMO_INPUT, REFERENCE
+from helpers.processes import free_port, http_server
+from helpers.runs import cli, run, stdio
 
 from tasks_conformance.server.reference import ServerConfig
 from tasks_conformance.server.reference.journal import LOST_WORK, TaskJournal, restore

@@ -5,7 +5,9 @@ from __future__ import annotations
 import json
 
 import pytest
-from conftest import DEMO_INPUT, REFERENCE, HttpServer, cli, run, stdio, verdicts
+from helpers.paths import DEMO_INPUT, REFERENCE
+from helpers.processes import HttpServer
+from helpers.runs import cli, run, stdio, verdicts
 
 from tasks_conformance.core.profiles import OPT_IN_CHECKS
 from tasks_conformance.server.checks import CHECKS

@@ -14,28 +14,17 @@ from typing import Any
 
 import jsonschema  # type: ignore[import-untyped,unused-ignore]
 import pytest
-import test_reporters
 import xmlschema
-from conftest import DEMO_INPUT, REFERENCE, cli, interrupt_once_started
-from referencing import Registry, Resource
-from test_cli_inprocess import invoke, usage_error
+from helpers.junit import JUNIT_XSD, multi_validator
+from helpers.paths import DEMO_INPUT, REFERENCE
+from helpers.runs import cli, interrupt_once_started, invoke, usage_error
 
 from tasks_conformance.core import eras
 from tasks_conformance.core.multirun_result import Combined, NamedRun, worst
 from tasks_conformance.core.result import CheckResult, Discovery, RunResult
 from tasks_conformance.reporters import schema_text
 
-JUNIT_XSD = Path(__file__).resolve().parent / "data" / "junit.xsd"
 ERAS = ["2025-11-25", "2026-07-28"]
-
-
-def multi_validator() -> jsonschema.Draft202012Validator:
-    """The multi schema, its $refs to the single-run schemas resolved from the shipped files."""
-    schemas = [json.loads(schema_text(kind)) for kind in ("json", "json-summary", "multi")]
-    for schema in schemas:
-        jsonschema.Draft202012Validator.check_schema(schema)
-    registry: Registry[Any] = Registry().with_resources((s["$id"], Resource.from_contents(s)) for s in schemas)
-    return jsonschema.Draft202012Validator(schemas[2], registry=registry)
 
 
 def test_demo_era_both_reports_each_era_in_every_format(tmp_path: Path) -> None:
@@ -184,9 +173,6 @@ def test_junit_suite_name_names_each_era() -> None:
     assert (root.get("tests"), root.get("failures")) == ("2", "1")
 
 
-example_plugin = test_reporters.example_plugin  # the fixture: tests/plugin_pkg with its entry points
-
-
 def test_a_third_party_reporter_is_called_once_per_run(example_plugin: Any) -> None:
     from tasks_conformance.reporters.combined import render_combined
 
@@ -216,7 +202,7 @@ def test_an_interrupted_era_both_run_reports_both_eras_and_exits_130(tmp_path: P
 
 
 def test_schema_multi_prints_the_shipped_schema() -> None:
-    from test_cli_inprocess import invoke
+    from helpers.runs import invoke
 
     res = invoke("schema", "multi")
     assert res.code == 0 and json.loads(res.stdout)["$id"] == "urn:tasks-conformance:schema:multi:1"

@@ -9,8 +9,8 @@ import subprocess
 import sys
 
 import pytest
-from conftest import ROOT
-from policy_citations import cited_policies
+from helpers.paths import ROOT
+from helpers.policy_citations import cited_policies
 
 from tasks_conformance.client.checks import CLIENT_CHECKS
 from tasks_conformance.core.requirements import load

@@ -17,7 +17,8 @@ from typing import Any
 
 import jsonschema  # type: ignore[import-untyped,unused-ignore]
 import pytest
-from conftest import BROKEN, cli, run, stdio
+from helpers.paths import BROKEN
+from helpers.runs import cli, run, stdio
 
 from tasks_conformance.core.requirements import load
 from tasks_conformance.core.result import CheckResult, CheckWarning, RunResult

@@ -10,7 +10,9 @@ import uuid
 from pathlib import Path
 
 import pytest
-from conftest import REFERENCE, HttpServer, cli
+from helpers.paths import REFERENCE
+from helpers.processes import HttpServer
+from helpers.runs import cli
 
 from tasks_conformance.core.redact import Redactor
 from tasks_conformance.settings.config import RunOptions, build_run_config, show_env
@@ -113,7 +115,7 @@ def test_env_values_reach_no_output_unless_shown(tmp_path: Path, show: bool) -> 
 
 
 def test_show_env_without_its_variable_is_a_usage_error_on_the_command_line() -> None:
-    from test_cli_inprocess import usage_error
+    from helpers.runs import usage_error
 
     assert usage_error("--command", "true", "-e", "A=b", "--show-env", "B") == "--show-env B: no -e NAME=VALUE gives it"
 
@@ -162,7 +164,7 @@ def test_access_token_from_a_file_or_stdin(tmp_path: Path, monkeypatch: pytest.M
 
 
 def test_a_token_file_with_two_words_is_refused_without_quoting_it(tmp_path: Path) -> None:
-    from test_cli_inprocess import usage_error
+    from helpers.runs import usage_error
 
     token_file = tmp_path / "token"
     token_file.write_text("secret-word-one secret-word-two\n")
@@ -213,7 +215,7 @@ def test_markdown_plus_path_appends_to_the_file(tmp_path: Path) -> None:
 
 
 def test_plus_path_is_only_for_reports_that_can_be_concatenated(tmp_path: Path) -> None:
-    from test_cli_inprocess import usage_error
+    from helpers.runs import usage_error
 
     target = tmp_path / "r.json"
     assert usage_error("demo", "--reporter", f"json=+{target}") == (
@@ -224,7 +226,7 @@ def test_plus_path_is_only_for_reports_that_can_be_concatenated(tmp_path: Path) 
 
 
 def test_plus_path_is_not_touched_when_another_report_path_fails(tmp_path: Path) -> None:
-    from test_cli_inprocess import usage_error
+    from helpers.runs import usage_error
 
     summary = tmp_path / "s.md"
     summary.write_text("before\n")
@@ -233,7 +235,7 @@ def test_plus_path_is_not_touched_when_another_report_path_fails(tmp_path: Path)
 
 
 def test_help_shows_meaningful_metavars() -> None:
-    from test_cli_inprocess import invoke
+    from helpers.runs import invoke
 
     for command in ([], ["demo"], ["explain"], ["schema"], ["requirements"]):
         text = invoke(*command, "--help").stdout
@@ -251,7 +253,7 @@ def test_shell_completion_is_on_and_completes_options() -> None:
     import subprocess
     import sys
 
-    from test_cli_inprocess import invoke
+    from helpers.runs import invoke
 
     help_text = invoke("--help").stdout
     assert "--install-completion" in help_text and "--show-completion" in help_text
@@ -275,7 +277,7 @@ def test_shell_completion_is_on_and_completes_options() -> None:
 @pytest.mark.parametrize("subject", [(), ("client",)])
 def test_an_empty_command_is_said_to_be_empty_however_empty(subject: tuple[str, ...], given: str) -> None:
     """`--command ""` and `--command "   "` are one mistake: the same words, on either subject."""
-    from test_cli_inprocess import invoke
+    from helpers.runs import invoke
 
     res = invoke(*subject, "--command", given)
     assert res.code == 2 and res.stderr.strip().endswith("--command is empty"), res.stderr

@@ -7,65 +7,41 @@ from __future__ import annotations
 
 import base64
 import hashlib
-import io
-import json
 import re
 from pathlib import Path
 from typing import Any
 
 import pytest
-from conftest import ROOT, load_module
-from test_html_report import EVIL, SECRET, bench, hostile_wire
-from test_reporters import _check, _run, failed_run
+from helpers.made_runs import a_check, a_run, failed_run
+from helpers.pages import EVIL, FLEET_OPEN, SECRET, bench, fleet_bench, fleet_of, hostile_wire, named, page_of
+from helpers.paths import ROOT
 
 from tasks_conformance.core import fleet_history as fh
 from tasks_conformance.core.baseline_marks import BaselineMark
-from tasks_conformance.core.multirun_result import Combined, NamedRun
-from tasks_conformance.core.result import Discovery, RunResult
+from tasks_conformance.core.multirun_result import Combined
+from tasks_conformance.core.result import Discovery
 from tasks_conformance.reporters import fleet_html
-from tasks_conformance.reporters.combined import render_combined
 
-FLEET_OPEN = '<script type="application/json" id="fleet-data">'
 RUN_SCRIPT_OPEN = '<script type="text/plain" id="run-script">'
-
-
-def fleet_bench() -> Any:
-    return load_module(ROOT / "benchmarks" / "fleet_page.py", "fleet_bench")
-
-
-def page_of(combined: Combined) -> str:
-    out = io.StringIO()
-    render_combined("html", combined, out)
-    return out.getvalue()
-
-
-def fleet_of(page: str) -> dict[str, Any]:
-    start = page.index(FLEET_OPEN) + len(FLEET_OPEN)
-    data: dict[str, Any] = json.loads(page[start:page.index("</script>", start)])
-    return data
-
-
-def named(name: str, result: RunResult, era: str | None = None, target: str | None = None) -> NamedRun:
-    return NamedRun(name=name, era=era, target=target or name, result=result, wire=result.wire)
 
 
 def rule_fleet() -> Combined:
     """Four targets, five runs: `both` fails S-EXT-MUST-03 in each era, `known` fails it under a
     baseline, `fine` passes it, and a client fails a rule of its own."""
     def judged(status: str, **kw: Any) -> Any:
-        return _check("tasks-result-type-discipline", status, requirements=["S-EXT-MUST-03", "S-EXT-MUST-04"],
+        return a_check("tasks-result-type-discipline", status, requirements=["S-EXT-MUST-03", "S-EXT-MUST-04"],
                       broken=["S-EXT-MUST-03"] if status == "failed" else None, **kw)
 
     known = judged("failed")
     known.baseline = BaselineMark("known", "being fixed")
-    client = _run([_check("tasks-client-follows-task", "failed", requirements=["C-EXT-MUST-02"], category="client")])
+    client = a_run([a_check("tasks-client-follows-task", "failed", requirements=["C-EXT-MUST-02"], category="client")])
     client.profile = "tasks-conformance/client-standard@2026-12"
     legacy = Discovery(protocolVersion="2025-11-25", wire="legacy")  # type: ignore[arg-type]
     return Combined(kind="suite", runs=(
-        named("both (2025-11-25)", _run([judged("failed")], discovery=legacy), era="2025-11-25", target="both"),
-        named("both (2026-07-28)", _run([judged("failed")]), era="2026-07-28", target="both"),
-        named("known", _run([known])),
-        named("fine", _run([judged("passed"), _check("tasks-inline-result", "skipped", skip="not-applicable")])),
+        named("both (2025-11-25)", a_run([judged("failed")], discovery=legacy), era="2025-11-25", target="both"),
+        named("both (2026-07-28)", a_run([judged("failed")]), era="2026-07-28", target="both"),
+        named("known", a_run([known])),
+        named("fine", a_run([judged("passed"), a_check("tasks-inline-result", "skipped", skip="not-applicable")])),
         named("a-client", client),
     ))
 

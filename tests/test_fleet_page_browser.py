@@ -9,9 +9,8 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from test_fleet_page import fleet_bench, fleet_of, named, page_of
-from test_html_report import EVIL, bench, hostile_wire
-from test_reporters import failed_run
+from helpers.made_runs import failed_run
+from helpers.pages import EVIL, bench, fleet_bench, fleet_of, hostile_wire, named, page_of
 
 from tasks_conformance.core.multirun_result import Combined
 

@@ -20,8 +20,9 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from conftest import ROOT, cli
-from test_merge import fleet_suite, verdicts
+from helpers.paths import ROOT
+from helpers.runs import cli
+from helpers.suites import fleet_suite, suite_verdicts
 
 README = (ROOT / "README.md").read_text(encoding="utf-8")
 
@@ -233,7 +234,7 @@ def test_the_github_actions_fan_out_and_fan_in(fleet: dict[str, Any], tmp_path: 
     env = {**fleet["env"], "GITHUB_STEP_SUMMARY": str(summary)}
     (code,) = run_all([(script, tmp_path, env)], ["bash", "--noprofile", "--norc", "-eo", "pipefail", "-c"])
     assert code == fleet["code"] == 1
-    assert verdicts(json.loads(merged.read_text())) == verdicts(fleet["doc"])
+    assert suite_verdicts(json.loads(merged.read_text())) == suite_verdicts(fleet["doc"])
     assert summary.read_text().startswith("## ❌ MCP Tasks conformance, suite: failed")
     kept = step(merge, "Upload the fleet page")["with"]["path"].split()
     assert all((tmp_path / name).exists() for name in kept) and "fleet-data" in (tmp_path / "fleet.html").read_text()
@@ -266,6 +267,6 @@ def test_the_kubernetes_indexed_job_fan_out_and_fan_in(fleet: dict[str, Any], tm
     assert sorted(p.name for p in volume.iterdir()) == ["shard-1.json", "shard-2.json", "shard-3.json"]
     (code,) = run_all([(merge_script.replace(mount, str(volume)), tmp_path, fleet["env"])], ["sh", "-c"])
     assert code == fleet["code"] == 1
-    assert verdicts(json.loads((volume / "conformance.json").read_text())) == verdicts(fleet["doc"])
+    assert suite_verdicts(json.loads((volume / "conformance.json").read_text())) == suite_verdicts(fleet["doc"])
     assert not list(volume.glob("shard-*.json"))  # the next run's shards start afresh
     assert (volume / "fleet.html").exists() and len(list((volume / "history").iterdir())) == 1

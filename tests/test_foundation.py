@@ -11,7 +11,9 @@ from pathlib import Path
 
 import psutil
 import pytest
-from conftest import BROKEN, FIXTURES, REFERENCE, HttpServer, cli, http_server, run, stdio
+from helpers.paths import BROKEN, FIXTURES, REFERENCE
+from helpers.processes import HttpServer, http_server
+from helpers.runs import cli, run, stdio
 
 from tasks_conformance.server.reference.tools import TOOLS
 

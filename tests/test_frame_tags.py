@@ -9,7 +9,8 @@ import json
 from typing import Any
 
 import anyio
-from conftest import REFERENCE, run, stdio
+from helpers.paths import REFERENCE
+from helpers.runs import run, stdio
 
 from tasks_conformance.core import steps
 from tasks_conformance.core.protocol import HEADER_METHOD, HEADER_NAME

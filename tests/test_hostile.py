@@ -41,7 +41,9 @@ from pathlib import Path
 
 import psutil
 import pytest
-from conftest import ROOT, HttpServer, starts_all_cases
+from helpers.groups import starts_all_cases
+from helpers.paths import ROOT
+from helpers.processes import HttpServer
 
 FIXTURE = ROOT / "fixtures" / "hostile" / "server.py"
 # The hang detector. Every case's run is bounded by the tool's own deadlines: --timeout per

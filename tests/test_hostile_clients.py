@@ -33,8 +33,9 @@ from typing import Any
 import anyio
 import psutil
 import pytest
-from conftest import ROOT, starts_all_cases
-from test_cli_inprocess import invoke
+from helpers.groups import starts_all_cases
+from helpers.paths import ROOT
+from helpers.runs import invoke
 
 from tasks_conformance.client.checks import CLIENT_CHECKS
 from tasks_conformance.client.launch import TOO_LONG

@@ -8,7 +8,6 @@ from __future__ import annotations
 
 import base64
 import hashlib
-import importlib.util
 import json
 import re
 import sys
@@ -17,37 +16,28 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from conftest import BROKEN, REFERENCE, ROOT, cli
-from test_reporters import (
+from helpers.made_runs import (
     DEFERRING,
     HOSTILE,
     OWNER,
     RAW_CONTROL,
-    SCRIPT,
     deferred_run,
     failed_run,
     no_tool_run,
     passed_run,
 )
-from test_suite import reference, write_suite
+from helpers.pages import EVIL, SECRET, bench, client_records, hostile_wire, paced_wire
+from helpers.paths import BROKEN, REFERENCE, ROOT
+from helpers.runs import cli
+from helpers.suites import reference, write_suite
 
 from tasks_conformance import run
 from tasks_conformance.core.redact import Redactor
-from tasks_conformance.core.scenario_record import ScenarioRecord
 from tasks_conformance.core.wirelog import FrameTag, Purpose, WireLog, in_lane
 from tasks_conformance.reporters.html import document, embedded_json, render_html, run_data
 from tasks_conformance.reporters.html_timeline import timeline
 
-_spec = importlib.util.spec_from_file_location("html_bench", ROOT / "benchmarks" / "html_report.py")
-assert _spec is not None and _spec.loader is not None
-bench = importlib.util.module_from_spec(_spec)
-_spec.loader.exec_module(bench)
 embedded = bench.embedded
-
-# Markup and script a server could send, in every place a page could be made to run it.
-EVIL = [SCRIPT, "</script><script>window.pwned=1</script>", "<img src=x onerror=\"window.pwned=1\">",
-        "<!-- <script>", "]]>", "&lt;b&gt; &amp;", "\u2028\u2029", "lone\ud800surrogate", "\x00\x1b[31m\u202e"]
-SECRET = "s3cr3t-html-token"
 
 
 def _page(result: Any) -> str:
@@ -56,21 +46,6 @@ def _page(result: Any) -> str:
     out = io.StringIO()
     render_html(result, out)
     return out.getvalue()
-
-
-def hostile_wire() -> WireLog:
-    """A wire log whose frames carry every EVIL string, a secret, and bytes that are not UTF-8."""
-    wire = WireLog(Redactor([SECRET]))
-    with in_lane("</script><b>lane</b>"):
-        wire.record("out", "stdio", b'{"jsonrpc":"2.0","id":1,"method":"tasks/get","params":{"taskId":"t"}}',
-                    tag=FrameTag.polling(1))
-        wire.record("in", "stdio", json.dumps({"jsonrpc": "2.0", "id": 1, "result": {
-            "taskId": " ".join(EVIL), "status": "<script>x</script>", "pollIntervalMs": 50,
-            "note": f"Bearer {SECRET}"}}).encode("utf-8", "surrogatepass"))
-        wire.record("in", "stdio", b"\xff\xfe not utf-8 <script>\x00")
-    for i, frame in enumerate(wire):
-        frame.time = 0.1 * (i + 1)  # apart, as frames a few ms apart are (each mark can be clicked)
-    return wire
 
 
 def test_embedded_json_cannot_end_its_element_and_reads_back_exactly() -> None:
@@ -262,20 +237,6 @@ def test_the_assets_use_no_markup_sink_and_fetch_nothing(asset: str) -> None:
     assert set(re.findall(r"https?://[^\"' ]*", text)) <= {"http://www.w3.org/2000/svg", "https://"}
 
 
-def paced_wire(times: dict[str, list[float]]) -> WireLog:
-    """A wire log with one frame (out, then in, alternately) at each of these times (s) on each lane."""
-    wire = WireLog(Redactor())
-    stamped = []
-    for lane, ts in times.items():
-        for i, t in enumerate(ts):
-            with in_lane(lane):
-                frame = wire.record("out" if i % 2 == 0 else "in", "stdio", b'{"jsonrpc":"2.0","id":1,"result":{}}')
-            stamped.append((frame, t))
-    for frame, t in stamped:
-        frame.time = t
-    return wire
-
-
 def test_a_failing_run_leads_with_its_failures_with_rule_and_expected_actual_never_a_deferral() -> None:
     """Issue 35: the page led with what could not run (a deferral, once): `lead` names the failed
     checks in page order, each with expected/actual as every report words them; never a deferral."""
@@ -335,16 +296,6 @@ def test_the_page_knows_which_side_it_shows() -> None:
     assert run_data("", result)["header"]["subject"] == "server"
     result.profile = next(iter(CLIENT_PROFILES.values())).id
     assert run_data("", result)["header"]["subject"] == "client"
-
-
-def client_records() -> tuple[ScenarioRecord, ...]:
-    """One scenario whose client ended cleanly, one it had to stop at --timeout (its stderr carrying
-    every EVIL string)."""
-    clean = ScenarioRecord("tasks-client-lifecycle", "extension", "http", True, 0, False, 420, 30_000, True, 6, 1,
-                           outcome_line='{"status":"completed"}')
-    stopped = ScenarioRecord("tasks-client-input", "legacy", "stdio", True, None, True, 30_000, 30_000, True, 3, 1,
-                             outcome_problem="no outcome line", stderr_tail=tuple(EVIL[:4]))
-    return clean, stopped
 
 
 def test_a_client_runs_page_says_what_the_client_did_in_each_scenario() -> None:

@@ -15,9 +15,10 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from conftest import BROKEN, ROOT, cli
-from test_html_report import EVIL, SECRET, bench, client_records, hostile_wire, paced_wire
-from test_reporters import DEFERRING, NO_TOOL_CAUSE, OWNER, _check, _run, failed_run, passed_run
+from helpers.made_runs import DEFERRING, NO_TOOL_CAUSE, OWNER, a_check, a_run, failed_run, passed_run
+from helpers.pages import EVIL, SECRET, bench, client_records, hostile_wire, paced_wire
+from helpers.paths import BROKEN, ROOT
+from helpers.runs import cli
 
 from tasks_conformance.reporters.html import document, run_data
 
@@ -170,22 +171,22 @@ def _lead_run() -> Any:
     """Two failures (one with a warning), a deferral to one of them, two checks that could not run
     for one cause, a passed check that warned, one that did not, one not applicable."""
     checks = [
-        _check("tasks-wire-resolvable", "passed", message="ok"),
-        _check("tasks-ttl-shape", "passed", warnings=["ttl is very short (100 ms)"]),
-        _check("tasks-result-type-discipline", "failed", requirements=["S-EXT-MUST-03", "S-EXT-MUST-04"],
+        a_check("tasks-wire-resolvable", "passed", message="ok"),
+        a_check("tasks-ttl-shape", "passed", warnings=["ttl is very short (100 ms)"]),
+        a_check("tasks-result-type-discipline", "failed", requirements=["S-EXT-MUST-03", "S-EXT-MUST-04"],
                broken=["S-EXT-MUST-03"], warnings=["also odd"], evidence=[1, 2],
                details={"expected": "task", "actual": "tool"}, message="resultType was 'tool'"),
-        _check(OWNER, "failed", requirements=["S-LEG-MUST-02"], evidence=[3], message="ran synchronously"),
-        _check(DEFERRING, "skipped", skip="deferred", requirements=["S-LEG-MUST-02"], deferred_to=OWNER,
+        a_check(OWNER, "failed", requirements=["S-LEG-MUST-02"], evidence=[3], message="ran synchronously"),
+        a_check(DEFERRING, "skipped", skip="deferred", requirements=["S-LEG-MUST-02"], deferred_to=OWNER,
                details={"deferredTo": {"S-LEG-MUST-02": OWNER}}, message="S-LEG-MUST-02 is failed by its owner"),
-        *(_check(i, "skipped", skip="could-not-run", cause=NO_TOOL_CAUSE)
+        *(a_check(i, "skipped", skip="could-not-run", cause=NO_TOOL_CAUSE)
           for i in ("tasks-inline-result", "tasks-cancel-ack-shape")),
-        _check("tasks-legacy-task-id-wins", "skipped", skip="not-applicable", message="applies to the legacy wire"),
+        a_check("tasks-legacy-task-id-wins", "skipped", skip="not-applicable", message="applies to the legacy wire"),
     ]
     areas = ["discovery", "task_object", "creation", "creation", "creation", "results", "cancel", "association"]
     for check, area in zip(checks, areas, strict=True):
         check.area = area
-    result = _run(checks)
+    result = a_run(checks)
     result.wire = paced_wire({"declared-call": [0.1, 0.101], "required-tool": [0.2, 0.201]})
     return result
 
@@ -270,7 +271,7 @@ def test_the_timeline_spreads_the_frames_beside_a_long_pause_and_zooms_to_a_chec
     """Issue 35: frames bunched into the first 6 % of the axis, so a check's lit frames were a few
     pixels wide. A long pause is drawn narrow, and "zoom" draws only the time around the evidence."""
     burst = [0.5 + i * 0.0015 for i in range(40)]  # 40 frames in 60 ms, then ~10 s with none
-    result = _run([_check("tasks-result-type-discipline", "failed", evidence=[10, 11])])
+    result = a_run([a_check("tasks-result-type-discipline", "failed", evidence=[10, 11])])
     result.wire = paced_wire({"burst": burst, "late": [10.5, 10.502]})
     path = tmp_path / "pause.html"
     path.write_text(document([run_data("", result)]), encoding="utf-8")

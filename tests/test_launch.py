@@ -9,7 +9,7 @@ from typing import Any
 
 import anyio
 import pytest
-from conftest import REFERENCE
+from helpers.paths import REFERENCE
 
 from tasks_conformance.entry import launch
 from tasks_conformance.server.checks import CATEGORIES, CHECKS

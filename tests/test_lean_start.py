@@ -11,7 +11,8 @@ import sys
 from typing import Any
 
 import pytest
-from conftest import REFERENCE, HttpServer, http_server
+from helpers.paths import REFERENCE
+from helpers.processes import HttpServer, http_server
 
 from tasks_conformance.core.transports.http_tuning import http_transport, tls_context
 

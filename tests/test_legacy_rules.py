@@ -7,7 +7,9 @@ from __future__ import annotations
 import json
 from typing import Any
 
-from conftest import BROKEN, DEMO_INPUT, REFERENCE, http_server, run, stdio
+from helpers.paths import BROKEN, DEMO_INPUT, REFERENCE
+from helpers.processes import http_server
+from helpers.runs import run, stdio
 
 from tasks_conformance.core.rpc.peer import Reply
 from tasks_conformance.core.verdict import Verdict

@@ -7,7 +7,7 @@ import subprocess
 import sys
 
 import pytest
-from conftest import ROOT
+from helpers.paths import ROOT
 
 
 @pytest.mark.parametrize("tool,args", [("ruff", ["check", "src"]), ("mypy", [])])

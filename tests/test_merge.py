@@ -10,35 +10,10 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from conftest import BROKEN, REFERENCE, cli
-from test_cli_inprocess import invoke, usage_error
-from test_era_both import multi_validator
-from test_suite import write_suite
-
-QUICK = ["--transport", "stdio", "--task-duration-ms", "50"]
-
-
-# Checks whose verdict does not depend on how fast the server's task runs against the probes (a
-# cancel that finds the task still running, progress sent before it ends): two runs of the file
-# compared check by check must agree whatever the machine's load.
-STEADY = ["tasks-server-stays-up", "tasks-wire-resolvable", "tasks-declaration-hygiene", "tasks-wire-framing",
-          "tasks-result-type-discipline", "tasks-ttl-shape", "tasks-invalid-task-id-rejected",
-          "tasks-removed-methods-not-found"]
-
-
-def fleet_suite(path: Path, broken: str = "removed-methods-served") -> Path:
-    """Three targets, four runs: the reference server, once per era too, and a broken fixture."""
-    return write_suite(path, [
-        {"name": "ref", "command": [*REFERENCE, *QUICK]},
-        {"name": "ref-both", "command": [*REFERENCE, *QUICK], "era": "both"},
-        {"name": "broken", "command": [*BROKEN, "--break", broken, *QUICK]},
-    ], defaults={"tool-name": "slow_compute", "timeout": 10000, "check-id": STEADY})
-
-
-def verdicts(doc: dict[str, Any]) -> list[tuple[str, str, list[tuple[str, str, str | None]]]]:
-    """Each run's label, outcome and checks (id, status, skip reason): what must not change."""
-    return [(t["label"], t["outcome"], [(c["id"], c["status"], c["skipReason"]) for c in t["result"]["checks"]])
-            for t in doc["targets"]]
+from helpers.junit import multi_validator
+from helpers.paths import BROKEN, REFERENCE
+from helpers.runs import cli, invoke, usage_error
+from helpers.suites import QUICK, STEADY, fleet_suite, suite_verdicts, write_suite
 
 
 @pytest.fixture(scope="module")
@@ -67,7 +42,7 @@ def test_shards_merged_equal_one_suite_run(fleet: dict[str, Any]) -> None:
     multi_validator().validate(doc)
     assert doc["kind"] == "tasks-conformance-suite" and doc["shard"] is None
     assert [t["label"] for t in doc["targets"]] == ["ref", "ref-both (2025-11-25)", "ref-both (2026-07-28)", "broken"]
-    assert verdicts(doc) == verdicts(suite_doc)
+    assert suite_verdicts(doc) == suite_verdicts(suite_doc)
     assert (doc["outcome"], doc["counts"], doc["summary"]) == (suite_doc["outcome"], suite_doc["counts"],
                                                                 suite_doc["summary"])
     # Each run's document is the shard's, as the shard wrote it.

@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
-from scripted import run
+from helpers.scripted import run
 
 from tasks_conformance.core.transports.base import Transport
 from tasks_conformance.core.transports.memory import Reaction, ScriptedTransport, Sent

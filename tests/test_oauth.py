@@ -21,7 +21,9 @@ from typing import Any
 from urllib.parse import unquote
 
 import pytest
-from conftest import DEMO_INPUT, FIXTURES, HttpServer, cli
+from helpers.paths import DEMO_INPUT, FIXTURES
+from helpers.processes import HttpServer
+from helpers.runs import cli
 
 from tasks_conformance.core.errors import UsageError
 from tasks_conformance.core.oauth import (

@@ -9,8 +9,10 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from conftest import BROKEN, http_server, run, stdio
-from test_check_units import Builder
+from helpers.evidence import Builder
+from helpers.paths import BROKEN
+from helpers.processes import http_server
+from helpers.runs import run, stdio
 
 from tasks_conformance.core.verdict import failed, passed
 from tasks_conformance.core.wirelog import HttpMeta

@@ -18,8 +18,8 @@ from concurrent.futures import ThreadPoolExecutor
 from typing import Any
 
 import pytest
-from broken_variants import BROKEN_SERVER
-from test_breaking_fixtures import CASES, RUNS, _execute, _server
+from helpers.breaking import CASES, RUNS, execute_run, fixture_server
+from helpers.broken_variants import BROKEN_SERVER
 
 pytestmark = [pytest.mark.slow, pytest.mark.timeout(1200)]
 
@@ -76,7 +76,7 @@ for _name, _case in CASES:
 
 
 def _problems(name: str, case: Any, settings: dict[str, Any], assignment: str) -> list[str]:
-    ex = _execute(_server(name), settings, case.transport)
+    ex = execute_run(fixture_server(name), settings, case.transport)
     where = f"{name} ({case.run}, {case.transport}, {assignment})"
     failed = {c.id: c for c in ex.result.checks if c.bucket == "failed"}
     expected = {case.check, *case.also} | DECLARED_FAILING.get(_key(name, settings, case.transport), set())

@@ -15,7 +15,8 @@ from typing import Any
 
 import anyio
 import pytest
-from conftest import BROKEN, DEMO_INPUT, HttpServer, http_server
+from helpers.paths import BROKEN, DEMO_INPUT
+from helpers.processes import HttpServer, http_server
 
 from tasks_conformance.core.wirelog import Frame
 from tasks_conformance.server.checks import CATEGORIES, CHECKS

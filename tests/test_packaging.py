@@ -19,7 +19,7 @@ import zipfile
 from pathlib import Path
 
 import pytest
-from conftest import ROOT
+from helpers.paths import ROOT
 
 pytestmark = [
     pytest.mark.packaging,

@@ -7,7 +7,7 @@ from typing import Any
 
 import anyio
 import pytest
-from scripted import answer_pings, as_dict, barrier, run, running
+from helpers.scripted import answer_pings, as_dict, barrier, run, running
 
 from tasks_conformance.core.rpc import peer as peer_module
 from tasks_conformance.core.rpc.codec import NO_ID, encode, sniff_id

@@ -6,7 +6,9 @@ import itertools
 import re
 from typing import Any
 
-from conftest import BROKEN, REFERENCE, http_server, run, stdio
+from helpers.paths import BROKEN, REFERENCE
+from helpers.processes import http_server
+from helpers.runs import run, stdio
 
 from tasks_conformance.core.wirelog import Purpose
 

@@ -85,7 +85,7 @@ def test_debug_prints_where_a_probe_failed(monkeypatch: pytest.MonkeyPatch, caps
     traceback (it used to print nothing more)."""
     from dataclasses import replace
 
-    from conftest import REFERENCE
+    from helpers.paths import REFERENCE
 
     from tasks_conformance.entry.cli import run_cli
     from tasks_conformance.server.probes import PROBES, load_probes

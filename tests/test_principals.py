@@ -9,7 +9,9 @@ import json
 import sys
 
 import pytest
-from conftest import REFERENCE, cli, http_server, run, stdio
+from helpers.paths import REFERENCE
+from helpers.processes import http_server
+from helpers.runs import cli, run, stdio
 
 from tasks_conformance.core.errors import UsageError
 from tasks_conformance.reporters import ReportOptions, render, write_wire_log

@@ -10,7 +10,8 @@ from typing import Any
 
 import jsonschema  # type: ignore[import-untyped,unused-ignore]
 import pytest
-from conftest import BROKEN, DEMO_INPUT, REFERENCE, run, stdio
+from helpers.paths import BROKEN, DEMO_INPUT, REFERENCE
+from helpers.runs import run, stdio
 
 from tasks_conformance.core.errors import UsageError
 from tasks_conformance.entry.cli import run_cli
@@ -250,7 +251,7 @@ def test_the_api_takes_roles_as_mappings() -> None:
 
 
 def _builder(wire: Any) -> Any:
-    from test_check_units import Builder
+    from helpers.evidence import Builder
 
     return Builder(wire)
 

@@ -11,7 +11,7 @@ import xml.etree.ElementTree as ET
 from importlib import metadata
 
 import pytest
-from conftest import BROKEN, REFERENCE
+from helpers.paths import BROKEN, REFERENCE
 
 from tasks_conformance.core.profiles import OPT_IN_CHECKS
 from tasks_conformance.server.checks import ordered_checks
@@ -201,7 +201,7 @@ def test_a_client_that_sends_nothing_is_one_cause_in_pytest_not_one_per_item(pyt
 def test_docs_api_md_lists_every_option_of_the_plugin() -> None:
     from types import SimpleNamespace
 
-    from conftest import ROOT
+    from helpers.paths import ROOT
 
     from tasks_conformance.entry.pytest_plugin import pytest_addoption
 

@@ -15,9 +15,9 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from client_fast import EVERY_SCENARIO_SAMPLE
-from conftest import ROOT
-from test_cli_inprocess import invoke
+from helpers.client_fast import EVERY_SCENARIO_SAMPLE
+from helpers.paths import ROOT
+from helpers.runs import invoke
 
 NODE_MODULES = ROOT / "tests" / "interop" / "node_modules"
 

@@ -27,7 +27,7 @@ from typing import Any
 import anyio
 import httpx
 import pytest
-from conftest import FIXTURES, ROOT
+from helpers.paths import FIXTURES, ROOT
 
 from tasks_conformance.client.reference import extension as reference_extension
 from tasks_conformance.client.reference.client import Harness, Outcome, call, main

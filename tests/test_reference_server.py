@@ -25,8 +25,8 @@ from typing import Any, BinaryIO
 
 import httpx
 import pytest
-from broken_variants import BROKEN_SERVER
-from conftest import stop_process
+from helpers.broken_variants import BROKEN_SERVER
+from helpers.processes import stop_process
 
 ROOT = Path(__file__).resolve().parent.parent
 SRC = ROOT / "src"

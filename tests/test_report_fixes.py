@@ -13,7 +13,8 @@ from typing import Any
 
 import jsonschema
 import pytest
-from conftest import cli, free_port, stop_process, wait_listening
+from helpers.processes import free_port, stop_process, wait_listening
+from helpers.runs import cli
 
 from tasks_conformance.core.causes import Cause, CauseKind, by_flag
 from tasks_conformance.core.multirun_result import Combined, NamedRun

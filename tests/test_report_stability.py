@@ -55,7 +55,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from conftest import starts_all_cases
+from helpers.groups import starts_all_cases
 
 ROOT = Path(__file__).resolve().parent.parent
 RECORDED = ROOT / "tests" / "data" / "reports-before"

@@ -4,7 +4,6 @@ reporters through the entry point; wire-log export; the progress line."""
 
 from __future__ import annotations
 
-import importlib
 import io
 import json
 import re
@@ -12,7 +11,6 @@ import subprocess
 import sys
 import tomllib
 import xml.etree.ElementTree as ET
-from collections.abc import Iterator
 from datetime import datetime
 from pathlib import Path
 from typing import Any
@@ -20,16 +18,35 @@ from typing import Any
 import jsonschema  # type: ignore[import-untyped,unused-ignore]
 import pytest
 import xmlschema
+from helpers.made_runs import (
+    BLOCKED_IDS,
+    CDATA_END,
+    HOSTILE_TEXT,
+    MARKUP,
+    NUL,
+    OSC8,
+    RAW_CONTROL,
+    RUNS,
+    SCRIPT,
+    UNREACHABLE,
+    a_check,
+    a_run,
+    failed_run,
+    incomplete_run,
+    interrupted_run,
+    no_tool_run,
+    no_wire_run,
+    passed_run,
+    render_text,
+    unreachable_run,
+)
 
-from tasks_conformance.core.causes import Cause, CauseKind, by_flag
+from tasks_conformance.core.causes import by_flag
 from tasks_conformance.core.requirements import load as load_requirements
 from tasks_conformance.core.result import (
     CheckResult,
-    CheckWarning,
     Discovery,
     RunResult,
-    decide_outcome,
-    incomplete_reason,
 )
 from tasks_conformance.core.text import one_line, visible
 from tasks_conformance.core.wirelog import WireLog
@@ -56,300 +73,6 @@ PLUGIN_PKG = TESTS / "plugin_pkg"
 
 # ---------------------------------------------------------------------------------------------
 # Hostile strings, as a server could send them back in error messages, names and payloads.
-
-MARKUP = "[bold red]x[/]"
-LINK = "[link=file:///etc/passwd]click me[/link]"
-ANSI = "\x1b[31mred\x1b[0m"
-OSC8 = "\x1b]8;;http://evil\x07evil link\x1b]8;;\x07"
-OSC52 = "\x1b]52;c;ZXZpbA==\x07"
-NUL = "nul\x00byte"
-BELL = "bell\x07"
-CDATA_END = "]]></failure><testcase name='injected'/>"
-SCRIPT = "<script>alert(1)</script>"
-PIPE_NL = "a | b\nnew line\r\n| c |"
-BIDI = "abc\u202edcba"
-C1_CSI = "c1\x9b31mcsi"
-SURROGATE = "lone\ud800surrogate"
-EMOJI_CODE = ":warning: :smile:"
-TAG_CHARS = "tag\U000e0041\U000e0042"
-NONCHAR = "non\ufffechar"
-BACKTICK = "`rm -rf /` and ![img](http://evil/x.png) @someone"
-
-HOSTILE = [
-    MARKUP, LINK, ANSI, OSC8, OSC52, NUL, BELL, CDATA_END, SCRIPT, PIPE_NL, BIDI, C1_CSI,
-    SURROGATE, EMOJI_CODE, TAG_CHARS, NONCHAR, BACKTICK,
-]  # fmt: skip
-HOSTILE_TEXT = " ".join(HOSTILE)
-
-# Raw characters that must never reach output un-escaped (tab/LF/CR are checked separately).
-RAW_CONTROL = re.compile("[\x00-\x08\x0b\x0c\x0e-\x1f\x7f-\x9f\u202e\ud800\ufffe\U000e0041]")
-
-
-def _check(
-    check_id: str,
-    status: str,
-    *,
-    category: str = "dispatch",
-    skip: str | None = None,
-    message: str = "",
-    warnings: list[str] | None = None,
-    requirements: list[str] | None = None,
-    evidence: list[int] | None = None,
-    frames: list[str] | None = None,
-    details: dict[str, Any] | None = None,
-    duration: int = 12,
-    broken: list[str] | None = None,
-    cause: Cause | None = None,
-    deferred_to: str | None = None,
-) -> CheckResult:
-    return CheckResult(
-        id=check_id,
-        category=category,
-        title=f"title of {check_id}",
-        description=f"description of {check_id}",
-        requirements=requirements if requirements is not None else ["S-EXT-MUST-01"],
-        status=status,  # type: ignore[arg-type]
-        skipReason=skip,  # type: ignore[arg-type]
-        message=message or (cause.message if cause is not None else f"{check_id} message"),
-        warnings=[CheckWarning(w) for w in warnings or []],
-        evidence=evidence or [],
-        details=details or {},
-        durationMs=duration,
-        frames=frames or [],
-        broken=broken or [],
-        cause=cause,
-        deferredTo=deferred_to,
-    )
-
-
-def _run(
-    checks: list[CheckResult],
-    *,
-    interrupted: bool = False,
-    discovery: Discovery | None = None,
-    target: str = "http://127.0.0.1:8765/mcp",
-) -> RunResult:
-    return RunResult(
-        outcome=decide_outcome(checks, interrupted),
-        target=target,
-        durationMs=1234,
-        discovery=discovery
-        or Discovery(
-            protocolVersion="2026-07-28",
-            wire="extension",
-            toolCount=4,
-            taskCapableToolCount=2,
-            probedTool="slow_task",
-            createdTaskId="task-7f3a",
-            serverInfo={"name": "reference", "version": "1.0"},
-        ),
-        checks=checks,
-        incompleteReason=incomplete_reason(checks, interrupted),
-        interrupted=interrupted,
-        toolVersion="0.1.0",
-    )
-
-
-def passed_run() -> RunResult:
-    return _run(
-        [
-            _check("tasks-wire-resolvable", "passed", message="the server speaks the extension wire"),
-            _check(
-                "tasks-ttl-shape",
-                "passed",
-                category="creation",
-                message="ttl is a positive integer",
-                warnings=[f"server said {MARKUP} {ANSI}", "ttl is very short (100 ms)"],
-            ),
-            _check("tasks-status-payload-shape", "passed", category="lifecycle", message="ok"),
-        ]
-    )
-
-
-def failed_run() -> RunResult:
-    big_frame = '{"jsonrpc":"2.0","result":{"x":"' + "A" * 3000 + '"}}'
-    return _run(
-        [
-            _check("tasks-wire-resolvable", "passed", message="the server speaks the extension wire"),
-            _check(
-                "tasks-result-type-discipline",
-                "failed",
-                message=f'CreateTaskResult has resultType {HOSTILE_TEXT!r}; S-EXT-MUST-03 requires "task"',
-                requirements=["S-EXT-MUST-03", "S-EXT-MUST-04"],
-                broken=["S-EXT-MUST-03"],  # the rule the failure is about, of the two the check judges
-                warnings=[f"also odd: {OSC8}", SCRIPT],
-                evidence=[3, 4],
-                frames=[
-                    f'>>> #3 out http {{"method":"tools/call","params":{{"name":"{MARKUP}"}}}}',
-                    f'<<< #4 in http {{"result":{{"resultType":"{NUL} {CDATA_END} {ANSI}"}}}}',
-                ],
-                details={"expected": "task", "actual": HOSTILE_TEXT, "nan": float("nan")},
-            ),
-            _check(
-                "tasks-mcp-name-routing",
-                "failed",
-                message="Mcp-Name header was ignored",
-                requirements=["S-EXT-MUST-09"],
-                evidence=list(range(1, 60)),
-                frames=[f"<<< #{i} {big_frame}" for i in range(1, 60)],
-            ),
-            _check(
-                "tasks-inline-result",
-                "skipped",
-                skip="not-applicable",
-                category="creation",
-                message=f"the server has no inline-result tools {PIPE_NL}",
-            ),
-            _check(
-                "tasks-cancel-ack-shape",
-                "skipped",
-                skip="could-not-run",
-                category="lifecycle",
-                message=f"no task was created {BIDI} {C1_CSI}",
-            ),
-        ]
-    )
-
-
-def incomplete_run() -> RunResult:
-    return _run(
-        [
-            _check("tasks-wire-resolvable", "passed", message="ok"),
-            _check(
-                "tasks-input-required-update-completes",
-                "skipped",
-                skip="could-not-run",
-                category="lifecycle",
-                message=f"tool {LINK} never asked for input {SURROGATE} {OSC52}",
-            ),
-            _check(
-                "tasks-ttl-integer-shape",
-                "skipped",
-                skip="not-applicable",
-                category="creation",
-                message="no ttl",
-            ),
-        ],
-        discovery=Discovery(
-            protocolVersion="2025-11-25",
-            wire="legacy",
-            toolCount=1,
-            taskCapableToolCount=1,
-            probedTool=f"tool{ANSI}{MARKUP}",
-            createdTaskId=f"id{OSC8}{NUL}",
-            serverInfo={"name": f"evil {MARKUP}", "version": ANSI},
-        ),
-        target=f"stdio: python evil_server.py --name '{LINK}'",
-    )
-
-
-def interrupted_run() -> RunResult:
-    return _run(
-        [
-            _check("tasks-wire-resolvable", "passed", message="ok"),
-            _check(
-                "tasks-undeclared-creation-refused",
-                "skipped",
-                skip="could-not-run",
-                category="creation",
-                cause=Cause("the run was interrupted before this check ran", CauseKind.INTERRUPTED),
-            ),
-        ],
-        interrupted=True,
-    )
-
-
-def no_wire_run() -> RunResult:
-    return _run(
-        [
-            _check(
-                "tasks-wire-resolvable",
-                "failed",
-                message="the server implements neither the legacy tasks capability nor the extension",
-                requirements=[],
-            )
-        ],
-        discovery=Discovery(),
-    )
-
-
-def empty_run() -> RunResult:
-    return _run([], discovery=Discovery())
-
-
-NO_TOOL_CAUSE = by_flag("on the extension wire tools carry no task metadata, so tasks-conformance cannot guess "
-                        "which tool runs as a task", "name one with --tool-name (listed: echo, slow_compute)")
-NO_TOOL = NO_TOOL_CAUSE.message
-BLOCKED_IDS = ["tasks-ttl-shape", "tasks-inline-result", "tasks-cancel-ack-shape", "tasks-status-payload-shape"]
-
-
-def no_tool_run() -> RunResult:
-    """The extension wire without --tool-name: one cause behind many checks (and one chained check)."""
-    blocked = [_check(i, "skipped", skip="could-not-run", category="lifecycle", cause=NO_TOOL_CAUSE)
-               for i in BLOCKED_IDS]
-    chained = _check("tasks-undeclared-capability-names-requirements", "skipped", skip="could-not-run",
-                     message="no -32021 error was seen (see tasks-cancel-ack-shape)",
-                     details={"blockedBy": "tasks-cancel-ack-shape"})
-    return _run([_check("tasks-wire-resolvable", "passed", message="ok"), *blocked, chained])
-
-
-UNREACHABLE = ("could not talk to the server: no answer (could not connect to http://127.0.0.1:9/mcp: "
-               "All connection attempts failed)")
-
-
-def unreachable_run() -> RunResult:
-    root = _check("tasks-wire-resolvable", "skipped", skip="could-not-run",
-                  cause=Cause(UNREACHABLE, CauseKind.UNREACHABLE))
-    blocked = "could not talk to the server (see tasks-wire-resolvable)"
-    rest = [_check(i, "skipped", skip="could-not-run", message=blocked,
-                   cause=Cause("could not talk to the server", CauseKind.UNREACHABLE),
-                   details={"blockedBy": "tasks-wire-resolvable"}) for i in BLOCKED_IDS]
-    return _run([root, *rest], discovery=Discovery(), target="http://127.0.0.1:9/mcp")
-
-
-OWNER, DEFERRING = "tasks-required-tool-needs-task", "tasks-undeclared-creation-refused"
-
-
-def deferred_run() -> RunResult:
-    """One defect seen by two checks: the rule's owner fails, the other defers to it."""
-    return _run([
-        _check("tasks-wire-resolvable", "passed", message="ok"),
-        _check(OWNER, "failed", category="creation", requirements=["S-LEG-MUST-02"], evidence=[6, 8],
-               message=f"the task-required tool ran synchronously {MARKUP}"),
-        _check(DEFERRING, "skipped", skip="deferred", category="creation", requirements=["S-LEG-MUST-02"],
-               deferred_to=OWNER, evidence=[4], details={"deferredTo": {"S-LEG-MUST-02": OWNER}},
-               message=f"S-LEG-MUST-02 is failed by the check that owns it; this check saw: {ANSI} {PIPE_NL}"),
-    ])
-
-
-def nothing_tested_run() -> RunResult:
-    """Every selected check did not apply: nothing was tested (policy P-46)."""
-    return _run([
-        _check("tasks-task-survives-restart", "skipped", skip="not-applicable", category="lifecycle",
-               cause=by_flag(f"the server at --url is not started by tasks-conformance {BIDI}",
-                             "give --server-command to test durability")),
-        _check("tasks-legacy-task-id-wins", "skipped", skip="not-applicable", message="applies to the legacy wire"),
-    ])
-
-
-RUNS = {
-    "passed": passed_run,
-    "deferred": deferred_run,
-    "nothing-tested": nothing_tested_run,
-    "failed": failed_run,
-    "incomplete": incomplete_run,
-    "interrupted": interrupted_run,
-    "no-wire": no_wire_run,
-    "empty": empty_run,
-    "no-tool": no_tool_run,
-    "unreachable": unreachable_run,
-}
-
-
-def render_text(name: str, result: RunResult, options: ReportOptions | None = None) -> str:
-    out = io.StringIO()
-    render(name, result, out, options or ReportOptions())
-    return out.getvalue()
 
 
 def test_outcomes_of_the_fixtures() -> None:
@@ -738,9 +461,11 @@ def test_markdown_groups_the_checks_by_spec_area_titled_in_words() -> None:
     checks in the run's order), each row naming its area's title, not its module's word."""
     from dataclasses import replace
 
-    checks = [replace(_check("tasks-a", "passed"), area="status"), replace(_check("tasks-b", "failed"), area="cancel"),
-              replace(_check("tasks-c", "passed"), area="status"), _check("tasks-d", "passed", category="lifecycle")]
-    text = render_text("markdown", _run(checks))
+    checks = [replace(a_check("tasks-a", "passed"), area="status"),
+              replace(a_check("tasks-b", "failed"), area="cancel"),
+              replace(a_check("tasks-c", "passed"), area="status"),
+              a_check("tasks-d", "passed", category="lifecycle")]
+    text = render_text("markdown", a_run(checks))
     rows = [line for line in text.splitlines() if line.startswith("| ") and "`tasks-" in line]
     assert [row.split("`")[1] for row in rows] == ["tasks-a", "tasks-c", "tasks-b", "tasks-d"]
     assert "| Spec area |" in text and "| `tasks-b` | Cancellation |" in text
@@ -768,37 +493,6 @@ def test_markdown_content() -> None:
 
 # ---------------------------------------------------------------------------------------------
 # third-party reporters through the entry point
-
-
-@pytest.fixture
-def example_plugin(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[Any]:
-    """tests/plugin_pkg made importable with its entry points, without pip: a dist-info on sys.path.
-
-    The entry points come from the package's own pyproject.toml, plus one that cannot load.
-    """
-    meta = tomllib.loads((PLUGIN_PKG / "pyproject.toml").read_text(encoding="utf-8"))
-    project = meta["project"]
-    site = tmp_path / "site"
-    (site / "tc_example_reporter").mkdir(parents=True)
-    src = PLUGIN_PKG / "tc_example_reporter" / "__init__.py"
-    (site / "tc_example_reporter" / "__init__.py").write_text(src.read_text(encoding="utf-8"))
-    dist = site / f"tc_example_reporter-{project['version']}.dist-info"
-    dist.mkdir()
-    (dist / "METADATA").write_text(
-        f"Metadata-Version: 2.1\nName: {project['name']}\nVersion: {project['version']}\n"
-    )
-    eps = dict(project["entry-points"][ENTRY_POINT_GROUP])
-    eps["example-missing"] = "tc_example_reporter_not_installed:render"
-    lines = [f"[{ENTRY_POINT_GROUP}]", *(f"{k} = {v}" for k, v in eps.items())]
-    (dist / "entry_points.txt").write_text("\n".join(lines) + "\n")
-    monkeypatch.syspath_prepend(str(site))
-    sys.modules.pop("tc_example_reporter", None)
-    try:
-        module = importlib.import_module("tc_example_reporter")
-        module.CALLS.clear()
-        yield module
-    finally:
-        sys.modules.pop("tc_example_reporter", None)
 
 
 def test_third_party_reporter_is_discovered_and_called(example_plugin: Any) -> None:
@@ -930,7 +624,7 @@ def test_dumps_is_always_valid_json() -> None:
 def test_narrow_human_report_puts_each_message_under_its_check_id() -> None:
     import io
 
-    from tasks_conformance.core.result import CheckResult, Discovery, RunResult
+    from tasks_conformance.core.result import RunResult
     from tasks_conformance.reporters import ReportOptions, render
 
     check = CheckResult(id="tasks-undeclared-capability-names-requirements", category="lifecycle", title="t",
@@ -993,8 +687,8 @@ def test_the_human_report_lists_each_cause_once_after_the_table() -> None:
 
 def test_markdown_gives_every_cause_whole() -> None:
     long_fix = "name one with --tool-name (listed: " + ", ".join(f"tool_{n:03d}" for n in range(200)) + ")"
-    checks = [_check(i, "skipped", skip="could-not-run", cause=by_flag("no tool", long_fix)) for i in BLOCKED_IDS]
-    text = render_text("markdown", _run(checks))
+    checks = [a_check(i, "skipped", skip="could-not-run", cause=by_flag("no tool", long_fix)) for i in BLOCKED_IDS]
+    text = render_text("markdown", a_run(checks))
     assert "> **Incomplete:** Could not establish conformance — 4 checks could not run" in text
     assert "tool\\_199\\)" in text  # the end of the fix is there: nothing is cut mid-word
     assert text.count("no tool") == 1  # once in the causes; each row points at it
@@ -1004,7 +698,7 @@ def test_markdown_gives_every_cause_whole() -> None:
 
 def test_markdown_cuts_an_overlong_cause_between_words() -> None:
     words = " ".join(f"word{n:04d}" for n in range(600))  # 5,400 characters, past the bound
-    text = render_text("markdown", _run([_check("tasks-ttl-shape", "skipped", skip="could-not-run", message=words)]))
+    text = render_text("markdown", a_run([a_check("tasks-ttl-shape", "skipped", skip="could-not-run", message=words)]))
     line = next(x for x in text.splitlines() if x.startswith("> - word0000"))
     kept = line.removeprefix("> - ").removesuffix(" …").split(" ")
     assert line.endswith(" …") and 100 < len(kept) < 600
@@ -1028,10 +722,10 @@ def test_junit_suite_identity() -> None:
 
 def test_several_causes_are_numbered_and_the_rows_point_at_theirs() -> None:
     no_tool = by_flag("no tool", "name one with --tool-name")
-    checks = [_check("tasks-ttl-shape", "skipped", skip="could-not-run", cause=no_tool),
-              _check("tasks-inline-result", "skipped", skip="could-not-run", cause=no_tool),
-              _check("tasks-cancel-ack-shape", "skipped", skip="could-not-run", message="the task never ended")]
-    result = _run(checks)
+    checks = [a_check("tasks-ttl-shape", "skipped", skip="could-not-run", cause=no_tool),
+              a_check("tasks-inline-result", "skipped", skip="could-not-run", cause=no_tool),
+              a_check("tasks-cancel-ack-shape", "skipped", skip="could-not-run", message="the task never ended")]
+    result = a_run(checks)
     assert [c.checks for c in result.incompleteCauses] == [("tasks-ttl-shape", "tasks-inline-result"),
                                                             ("tasks-cancel-ack-shape",)]
     pointed = dict.fromkeys(("tasks-ttl-shape", "tasks-inline-result"), "see cause 1 below")

@@ -17,7 +17,7 @@ from typing import Any
 
 import anyio
 import pytest
-from client_fast import QUICK_WAITS
+from helpers.client_fast import QUICK_WAITS
 
 from tasks_conformance.client.scenarios import BY_NAME, SCENARIOS, Scenario
 from tasks_conformance.client.scripted import stdio as scripted_stdio

@@ -9,7 +9,7 @@ import uuid
 from pathlib import Path
 
 import pytest
-from conftest import cli
+from helpers.runs import cli
 
 from tasks_conformance.core.redact import REDACTED, Redactor
 from tasks_conformance.settings.config import RunOptions, build_run_config, show_env

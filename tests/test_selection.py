@@ -4,7 +4,8 @@ from __future__ import annotations
 
 import json
 
-from conftest import REFERENCE, cli, run, stdio
+from helpers.paths import REFERENCE
+from helpers.runs import cli, run, stdio
 
 
 def _methods(ex) -> list[str]:  # type: ignore[no-untyped-def]

@@ -9,7 +9,7 @@ import subprocess
 import sys
 
 import pytest
-from conftest import stop_process
+from helpers.processes import stop_process
 
 
 def _serve(transport: str) -> tuple[subprocess.Popen[str], str]:

@@ -6,7 +6,9 @@ import sys
 from pathlib import Path
 
 import pytest
-from conftest import DEMO_INPUT, HttpServer, run
+from helpers.paths import DEMO_INPUT
+from helpers.processes import HttpServer
+from helpers.runs import run
 
 SERVE = [sys.executable, "-m", "tasks_conformance", "serve-reference"]
 

@@ -9,7 +9,8 @@ from typing import Any
 
 import jsonschema
 import pytest
-from conftest import BROKEN, DEMO_INPUT, REFERENCE, SHARED, run, stdio
+from helpers.paths import BROKEN, DEMO_INPUT, REFERENCE, SHARED
+from helpers.runs import run, stdio
 
 from tasks_conformance.core.protocol import TASK_STATUSES
 

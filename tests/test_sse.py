@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import pytest
-from scripted import as_dict, run, running
+from helpers.scripted import as_dict, run, running
 
 from tasks_conformance.core.rpc.codec import encode
 from tasks_conformance.core.transports.memory import Answer, Reaction, ScriptedHttpTransport, Sent

@@ -9,7 +9,7 @@ import sys
 import uuid
 from pathlib import Path
 
-from conftest import cli
+from helpers.runs import cli
 
 from tasks_conformance.core.transports.stdio import NOISE_HEAD_CHARS
 

@@ -16,35 +16,17 @@ from typing import Any
 import anyio
 import pytest
 import xmlschema
-from conftest import BROKEN, DEMO_INPUT, REFERENCE, HttpServer, cli, interrupt_once_started
-from test_cli_inprocess import invoke, usage_error
-from test_era_both import JUNIT_XSD, multi_validator
+from helpers.junit import JUNIT_XSD, multi_validator
+from helpers.paths import BROKEN, DEMO_INPUT
+from helpers.processes import HttpServer
+from helpers.runs import cli, interrupt_once_started, invoke, usage_error
+from helpers.suites import reference, write_suite
 
 from tasks_conformance.entry.multirun import MultiProgress, Planned, run_all
 from tasks_conformance.entry.suite import load
 
 WIRE = "tasks-wire-resolvable"
 SECRET = "s3cr3t-suite-token-value"
-
-
-def toml_value(value: Any) -> str:
-    return json.dumps(value)  # JSON strings, lists and numbers are TOML too
-
-
-def write_suite(path: Path, targets: list[dict[str, Any]], defaults: dict[str, Any] | None = None) -> Path:
-    lines: list[str] = []
-    if defaults:
-        lines.append("[defaults]")
-        lines += [f"{k} = {toml_value(v)}" for k, v in defaults.items()]
-    for target in targets:
-        lines.append("[[targets]]")
-        lines += [f"{k} = {toml_value(v)}" for k, v in target.items()]
-    path.write_text("\n".join(lines) + "\n")
-    return path
-
-
-def reference(name: str, *extra: str, **keys: Any) -> dict[str, Any]:
-    return {"name": name, "command": [*REFERENCE, "--transport", "stdio", *extra], **keys}
 
 
 def test_a_suite_runs_every_target_and_writes_one_combined_report(tmp_path: Path,

@@ -1,4 +1,4 @@
-"""The suite's time report (tests/suite_times.py): by file, the slowest tests, written and read back;
+"""The suite's time report (tests/helpers/suite_times.py): by file, the slowest tests, written and read back;
 the README's figures are the recorded ones."""
 
 from __future__ import annotations
@@ -8,8 +8,8 @@ from pathlib import Path
 from types import ModuleType
 
 import pytest
-from conftest import load_module
-from suite_times import (
+from helpers.paths import load_module
+from helpers.suite_times import (
     README_END,
     README_START,
     RECORDED_FILE,

@@ -202,7 +202,9 @@ def test_over_a_real_connection_a_request_is_one_socket_write(monkeypatch: pytes
 def test_the_full_suite_passes_through_the_split_write_front() -> None:
     # The benchmark's third server: http.server-style writes (head, then body, no TCP_NODELAY)
     # in front of the reference server. Verdicts must not depend on how the bytes were written.
-    from conftest import FIXTURES, REFERENCE, HttpServer, cli, http_server
+    from helpers.paths import FIXTURES, REFERENCE
+    from helpers.processes import HttpServer, http_server
+    from helpers.runs import cli
 
     upstream = http_server(REFERENCE)
     try:
@@ -224,7 +226,9 @@ def test_the_full_suite_passes_through_the_split_write_front() -> None:
 def test_the_full_suite_passes_against_the_reference_server_without_tcp_nodelay() -> None:
     # The benchmark's split mode: the reference server with Nagle's algorithm on, a response's head
     # and body in two writes (where a client that delays its ACKs stalls about 40 ms per exchange).
-    from conftest import REFERENCE, cli, http_server
+    from helpers.paths import REFERENCE
+    from helpers.processes import http_server
+    from helpers.runs import cli
 
     server = http_server(REFERENCE, "--no-tcp-nodelay")
     try:

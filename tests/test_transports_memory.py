@@ -7,7 +7,7 @@ import io
 import json
 
 import pytest
-from scripted import next_inbound, run
+from helpers.scripted import next_inbound, run
 
 from tasks_conformance.core.transports.base import Closed, ExchangeEnded, Message
 from tasks_conformance.core.transports.memory import (

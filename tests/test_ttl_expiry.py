@@ -7,7 +7,8 @@ from types import SimpleNamespace
 from typing import Any
 
 import pytest
-from conftest import BROKEN, run, stdio
+from helpers.paths import BROKEN
+from helpers.runs import run, stdio
 
 from tasks_conformance.core.rpc.peer import Reply, RpcError
 from tasks_conformance.core.wires import Wire, dialect_for

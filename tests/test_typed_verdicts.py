@@ -8,8 +8,9 @@ import io
 from pathlib import Path
 
 import pytest
-from conftest import BROKEN, run, stdio
-from policy_citations import scan
+from helpers.paths import BROKEN
+from helpers.policy_citations import scan
+from helpers.runs import run, stdio
 
 from tasks_conformance.core.causes import Cause, CauseKind, Reason, by_flag
 from tasks_conformance.core.result import CheckResult, CheckStatus, Discovery, RunResult, incomplete_causes

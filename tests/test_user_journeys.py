@@ -12,7 +12,8 @@ import sys
 import tomllib
 from pathlib import Path
 
-from conftest import BROKEN, DEMO_INPUT, HttpServer
+from helpers.paths import BROKEN, DEMO_INPUT
+from helpers.processes import HttpServer
 
 
 def cli_in(folder: Path, *args: str, timeout: float = 90) -> subprocess.CompletedProcess[str]:
@@ -211,7 +212,7 @@ def test_the_profile_help_says_what_full_does(tmp_path: Path) -> None:
 
 
 def test_update_baseline_with_era_both_keeps_the_failure_of_an_era_the_server_does_not_speak(tmp_path: Path) -> None:
-    from conftest import REFERENCE
+    from helpers.paths import REFERENCE
 
     # A server of the extension only: on 2025-11-25 tasks-wire-resolvable fails. That entry must
     # name its era, or the 2026-07-28 run, where the check passes, would drop it.
@@ -248,7 +249,7 @@ def test_the_live_table_of_several_runs_reads_like_the_single_run_line() -> None
 
 
 def test_usage_errors_never_echo_a_credential(tmp_path: Path) -> None:
-    from test_cli_inprocess import usage_error
+    from helpers.runs import usage_error
 
     url = "http://127.0.0.1:9/mcp"
     cases = [

@@ -24,11 +24,9 @@ every server process is stopped in a ``finally``, and every wait is bounded.
 from __future__ import annotations
 
 import concurrent.futures
-import contextlib
 import importlib.metadata
 import json
 import os
-import signal
 import subprocess
 import sys
 import time
@@ -39,6 +37,7 @@ from typing import Any
 
 import pytest
 import servers
+from helpers.processes import stop_tool
 
 from tasks_conformance.core.profiles import OPT_IN_CHECKS
 from tasks_conformance.server.checks import ordered_checks
@@ -679,40 +678,6 @@ def stdio_target(server: servers.InteropServer) -> list[str]:
     for key, value in server.env.items():
         target += ["-e", f"{key}={value}"]
     return target
-
-
-def _descendants(pid: int) -> list[int]:
-    try:
-        import psutil
-    except ImportError:  # a test extra; without it only the tool's own process group is reached
-        return []
-    try:
-        return [child.pid for child in psutil.Process(pid).children(recursive=True)]
-    except psutil.Error:
-        return []
-
-
-def stop_tool(tool: subprocess.Popen[str]) -> tuple[str, str]:
-    """Stop a hung tasks-conformance run and everything it started, by process id.
-
-    SIGINT first (the tool then reaps its stdio server, which it runs in a session of its
-    own), then SIGKILL to the tool's process group and to any descendant still alive."""
-    children = _descendants(tool.pid)
-    with contextlib.suppress(ProcessLookupError):
-        tool.send_signal(signal.SIGINT)
-    try:
-        return tool.communicate(timeout=10)
-    except subprocess.TimeoutExpired:
-        pass
-    with contextlib.suppress(ProcessLookupError, PermissionError):
-        os.killpg(tool.pid, signal.SIGKILL)
-    for pid in children:
-        with contextlib.suppress(ProcessLookupError, PermissionError):
-            os.kill(pid, signal.SIGKILL)
-    try:
-        return tool.communicate(timeout=10)
-    except subprocess.TimeoutExpired:
-        return "", ""
 
 
 def run_cell(scenario: Scenario, transport: str, workdir: Path) -> CellRun:

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from types import ModuleType
 
-from conftest import FIXTURES, load_module
+from helpers.paths import FIXTURES, load_module
 
 
 def _load() -> ModuleType:

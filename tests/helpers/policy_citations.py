@@ -13,7 +13,9 @@ import re
 from dataclasses import dataclass
 from pathlib import Path
 
-CHECKS_DIR = Path(__file__).resolve().parents[1] / "src" / "tasks_conformance" / "server" / "checks"
+from helpers.paths import ROOT
+
+CHECKS_DIR = ROOT / "src" / "tasks_conformance" / "server" / "checks"
 POLICY_WORDS = re.compile(r"(?<![\w-])P-\d{2}(?![\w-])")
 # The calls that take a sentence first and the policies it cites as data.
 _WARN = "warn"

@@ -1,0 +1,27 @@
+"""The slow groups the fast run leaves out, and what a module running all its cases at once may
+assume about its worker."""
+
+from __future__ import annotations
+
+import os
+from types import ModuleType
+
+# The slow groups: `python -m pytest -q` leaves them out, `--full` (what .ci/run runs) keeps them.
+SLOW_GROUPS = ("interop", "official", "hostile", "packaging", "slow")
+
+
+# Set for the workers of a --full run: the slow groups run whole on one worker (xdist's loadgroup),
+# so the modules that start all their cases at once on a pool of their own may do so.
+WHOLE_MODULES = "TASKS_CONFORMANCE_WHOLE_MODULES"
+
+
+def starts_all_cases(module: ModuleType) -> bool:
+    """Whether a module's pool may start every case at once: in one process, or on the --full
+    worker that holds the whole module, which it does when the module as a whole is in a slow group
+    (its pytestmark); a worker otherwise gets some of the module's tests only."""
+    if not os.environ.get("PYTEST_XDIST_WORKER"):
+        return True
+    if not os.environ.get(WHOLE_MODULES):
+        return False
+    marks = getattr(module, "pytestmark", [])
+    return any(getattr(m, "name", None) in SLOW_GROUPS for m in (marks if isinstance(marks, list) else [marks]))
