@@ -8,7 +8,7 @@ Two fleets of --targets targets:
   (a deterministic pattern: most targets pass, some break one rule, a few break many), written as
   one suite report and merged with `tasks-conformance merge REPORT --reporter html=PATH`, as CI
   would; a merge has no timelines (a json report holds no wire log).
-* suite: `synthetic_fleet()` (also what tests/test_fleet_page_browser.py draws), each target a run
+* suite: `synthetic_fleet()` (also what tests/e2e/cli/test_fleet_page_browser.py draws), each target a run
   of 48 checks with a wire log of 200 frames, as a suite run's page has them: the timelines are
   embedded up to fleet_html.TIMELINE_BUDGET.
 

@@ -4,7 +4,7 @@
 Size: the bytes of the file `--reporter html=PATH` writes. Render time: the page's own figure,
 `performance.now()` when its script has drawn everything (header, every check, every frame mark),
 in headless Chromium (Debian's `chromium`, or TASKS_CONFORMANCE_CHROMIUM), the median of --repeat
-loads. tests/test_html_report_browser.py uses `synthetic()` too.
+loads. tests/e2e/cli/test_html_report_browser.py uses `synthetic()` too.
 
     python benchmarks/html_report.py [--repeat 5] [--out DIR]
 """

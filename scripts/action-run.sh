@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # The run step of the GitHub Action (action.yml at the repository root), kept in a file of its own
-# so that tests/test_action.py runs exactly this script. It reads the action's inputs from the
+# so that tests/e2e/cli/test_action.py runs exactly this script. It reads the action's inputs from the
 # environment (never from ${{ }} text pasted into a script, so an input cannot inject shell):
 #
 #   TC_URL, TC_COMMAND       the target (one of them)

@@ -1,4 +1,4 @@
-"""Record the normalised JSON reports tests/test_report_stability.py compares against.
+"""Record the normalised JSON reports tests/invariants/test_report_stability.py compares against.
 
     python scripts/record_reports.py [--src PATH] [--runs N] [--workers N] [--case ID ...] [--check]
 
@@ -30,7 +30,9 @@ ROOT = Path(__file__).resolve().parent.parent
 
 
 def _module() -> ModuleType:
-    spec = importlib.util.spec_from_file_location("test_report_stability", ROOT / "tests" / "test_report_stability.py")
+    sys.path.insert(0, str(ROOT / "tests"))  # the test module's helpers
+    path = ROOT / "tests" / "invariants" / "test_report_stability.py"
+    spec = importlib.util.spec_from_file_location("test_report_stability", path)
     assert spec is not None and spec.loader is not None
     module = importlib.util.module_from_spec(spec)
     sys.modules[spec.name] = module

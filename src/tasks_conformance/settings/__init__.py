@@ -289,7 +289,7 @@ def __getattr__(name: str) -> Any:
 
 # The API's keywords for type checkers and editors (api.run_async takes **Unpack[RunSettings]).
 # Generated from RunOptions: `python -m tasks_conformance.settings` rewrites it, and
-# tests/test_settings.py fails while it is stale.
+# tests/unit/settings/test_settings.py fails while it is stale.
 if TYPE_CHECKING:
     # --- generated: RunSettings ---
     class RunSettings(TypedDict, total=False):

@@ -2,7 +2,7 @@
 to it (settings.applying), and typer reads it as if it were written out in cli.py; a command's
 own options (settings/commands.py) are made here too (takes_options); and a command whose flags
 another program declares (the reference server's argparse parser) gets them from that declaration
-(takes_parser). The one place a typer option is made (tests/test_settings.py holds it). Imported
+(takes_parser). The one place a typer option is made (tests/unit/settings/test_settings.py holds it). Imported
 by the entry modules only (it imports typer)."""
 
 from __future__ import annotations

@@ -2,7 +2,7 @@
 Streamable HTTP that plays one scenario's `Script` and records every byte both ways in a WireLog.
 
 It behaves as a compliant server, keeping the server rules the server mode judges (so that a
-client is only ever judged on its own bytes; tests/test_scripted_servers.py runs the server mode
+client is only ever judged on its own bytes; tests/e2e/client/test_scripted_servers.py runs the server mode
 against it): a `tools/call` or `tasks/*` request that does not declare the extension gets what such
 a request gets from a compliant server (a plain result, `-32021` naming the extension), a request
 without the `_meta` envelope `-32602`, one for another protocol version `-32022`, a method it does
