@@ -413,6 +413,6 @@ def build_config(
     *, known_check_ids: tuple[str, ...] = (), known_categories: tuple[str, ...] = (), **flags: Any
 ) -> RunConfig:
     """The older keyword form: `RunOptions` fields as keywords (lists allowed for repeatable
-    flags). Kept because tests/conftest.py builds its runs this way."""
+    flags). Kept because tests/helpers/runs.py builds its runs this way."""
     fields: dict[str, Any] = {k: tuple(v) if isinstance(v, list) else v for k, v in flags.items()}
     return build_run_config(RunOptions(**fields), Catalog(known_check_ids, known_categories))

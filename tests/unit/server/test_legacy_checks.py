@@ -6,103 +6,21 @@ import json
 from dataclasses import replace
 from typing import Any
 
-from tasks_conformance.core.rpc.peer import Reply, RpcError
-from tasks_conformance.core.verdict import Verdict
-from tasks_conformance.core.wirelog import HttpMeta, WireLog
-from tasks_conformance.core.wires import CreatedTask, Wire
-from tasks_conformance.server.checks import CHECKS
+from helpers.evidence import Wire2025, result, task, verdict
+
+from tasks_conformance.core.wirelog import HttpMeta
+from tasks_conformance.core.wires import CreatedTask
 from tasks_conformance.server.evidence import (
     Cancel,
     DeclaredCall,
-    Discovery,
-    Evidence,
     ListBadCursor,
     Poll,
-    ProbeRecord,
     RelatedMetaOverride,
     ResultWhileRunning,
-    StopReason,
     TaskIds,
     TaskListing,
     TaskProgress,
-    ToolChoice,
 )
-from tasks_conformance.server.runner import judge
-
-LEGACY_CAPS = {"tasks": {"list": {}, "cancel": {}, "requests": {"tools": {"call": {}}}}}
-TS = "2026-01-01T00:00:00Z"
-
-
-def task(status: str, tid: str = "t1") -> dict[str, Any]:
-    return {"taskId": tid, "status": status, "createdAt": TS, "lastUpdatedAt": TS, "ttl": 60000}
-
-
-class Wire2025:
-    """A legacy run, written frame by frame so that requests and answers can interleave."""
-
-    def __init__(self, caps: dict[str, Any] | None = None) -> None:
-        self.log = WireLog()
-        self.discovery = Discovery(protocol_version="2025-11-25", wire=Wire.LEGACY,
-                                   server_capabilities=LEGACY_CAPS if caps is None else caps)
-        self.records: dict[str, ProbeRecord] = {}
-        self.next_id = 0
-
-    def record(self, kind: type[ProbeRecord]) -> Any:
-        rec = self.records.setdefault(kind.probe, kind())
-        rec.ran = True
-        return rec
-
-    def send(self, method: str, params: Any) -> Reply:
-        self.next_id += 1
-        out = self.log.record("out", "stdio", json.dumps({"jsonrpc": "2.0", "id": self.next_id, "method": method,
-                                                            "params": params}).encode())
-        return Reply(method, self.next_id, out.seq)
-
-    def answer(self, reply: Reply, answer: dict[str, Any]) -> Reply:
-        inn = self.log.record("in", "stdio", json.dumps({"jsonrpc": "2.0", "id": reply.request_id,
-                                                           **answer}).encode())
-        reply.response_seq = inn.seq
-        if "result" in answer:
-            reply.result = answer["result"]
-        else:
-            e = answer["error"]
-            reply.error = RpcError(e.get("code"), e.get("message"), e.get("data"), "data" in e)
-        return reply
-
-    def exchange(self, method: str, params: Any, answer: dict[str, Any]) -> Reply:
-        return self.answer(self.send(method, params), answer)
-
-    def create(self) -> None:
-        rec = self.record(DeclaredCall)
-        rec.call = self.exchange("tools/call", {"name": "slow", "task": {}}, {"result": {"task": task("working")}})
-        rec.created = CreatedTask.read(rec.call.result)
-
-    def poll(self, status: str) -> Reply:
-        rec = self.record(Poll)
-        reply = self.exchange("tasks/get", {"taskId": "t1"}, {"result": task(status)})
-        rec.gets.append(reply)
-        rec.statuses.append(status)
-        if status in ("completed", "failed", "cancelled"):
-            rec.stop = StopReason.TERMINAL
-        return reply
-
-    def final_result(self, content: str = "done") -> None:
-        self.record(Poll).result = self.exchange("tasks/result", {"taskId": "t1"}, {"result": result(content)})
-
-    @property
-    def ev(self) -> Evidence:
-        return Evidence(wire_log=self.log, discovery=self.discovery, transport="stdio",
-                        tool=ToolChoice("slow", "test"), records=self.records)
-
-
-def result(text: str) -> dict[str, Any]:
-    return {"content": [{"type": "text", "text": text}],
-            "_meta": {"io.modelcontextprotocol/related-task": {"taskId": "t1"}}}
-
-
-def verdict(check_id: str, ev: Evidence) -> Verdict:
-    return judge(CHECKS[check_id], ev, interrupted=False)
-
 
 BLOCKS = "tasks-legacy-result-blocks"
 
