@@ -357,8 +357,10 @@ def env_for(src: Path) -> dict[str, str]:
 class _HttpServer:
     """A server process that prints `READY <url>` once it listens on an ephemeral 127.0.0.1 port.
 
-    Not conftest's HttpServer: scripts/record_reports.py loads this module on its own to record
-    from another tree (--src), so it imports nothing of conftest or of the package."""
+    Not helpers.processes.HttpServer, which takes no environment or working directory: a
+    recording runs the servers of another tree (scripts/record_reports.py --src), so it sets both.
+    This module imports nothing of the package for the same reason (helpers.paths and
+    helpers.groups import only the standard library)."""
 
     def __init__(self, argv: list[str], env: dict[str, str], cwd: Path) -> None:
         self.proc = subprocess.Popen(argv, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, stdin=subprocess.DEVNULL,
