@@ -1,7 +1,7 @@
 """Regenerate what is derived from the registry, the requirements file and the fixtures: the
 README's table of checks, docs/requirements.md (the coverage matrix) and
 src/tasks_conformance/server/fixture_index.py (the breaking fixture of each check, which `explain` names,
-from the declarations in fixtures/broken_server.py: the wheel ships no fixtures).
+from the declarations in fixtures/broken_servers/, which fixtures/broken_server.py loads: the wheel ships no fixtures).
 
     python scripts/update_docs.py          # rewrite what is stale
     python scripts/update_docs.py --check  # exit 1 naming what is stale (what the tests ask)

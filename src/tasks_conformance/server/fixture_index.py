@@ -3,7 +3,7 @@
 Every check has a server in the source repository that breaks exactly its rule, and nothing else:
 a variant of the reference server (`fixtures/broken_server.py --break VARIANT`) or a case of the
 hostile server (`fixtures/hostile/server.py --case CASE`, written `hostile:CASE` here). BREAKING is
-generated: each variant declares in fixtures/broken_server.py the check it breaks, and
+generated: each variant declares in fixtures/broken_servers/ the check it breaks, and
 `python scripts/update_docs.py` writes that here (the wheel ships no fixtures, so `explain` cannot
 read them there; a test fails while this copy is stale). Stdlib only: `explain` stays cheap.
 """
