@@ -16,6 +16,7 @@ from typing import Any
 import anyio
 import httpx
 import pytest
+from helpers.client_commands import forked
 from helpers.client_fast import QUICK_WAITS
 from helpers.paths import ROOT, load_module
 
@@ -63,7 +64,7 @@ def _owner(b: Any) -> str:
 
 
 def _run(command: tuple[str, ...], *scenarios: str, eras: tuple[Any, ...] = LEGACY, timeout_s: float = 20) -> Any:
-    config = ClientConfig(command=command, eras=eras, scenarios=scenarios, timeout_s=timeout_s, jobs=4,
+    config = ClientConfig(command=forked(command), eras=eras, scenarios=scenarios, timeout_s=timeout_s, jobs=4,
                           waits=QUICK_WAITS)
     return anyio.run(execute_client, config).result
 
@@ -146,7 +147,7 @@ def test_a_client_that_tasks_only_required_tools_runs_every_legacy_scenario(tran
     """A client may call an optional tool plainly (C-LEG-MAY-01): every scenario that needs a task
     names the required tool, so such a client creates its task there too. It used to leave the
     cancel check could-not-run (blaming task augmentation) and the run incomplete."""
-    config = ClientConfig(command=(sys.executable, str(BROKEN), "--freedom", "legacy-required-only"),
+    config = ClientConfig(command=forked((sys.executable, str(BROKEN), "--freedom", "legacy-required-only")),
                           eras=LEGACY, timeout_s=20, jobs=4, transport=transport)
     result = anyio.run(execute_client, config).result
     assert [(c.id, c.message) for c in result.checks if c.bucket == "could-not-run"] == []

@@ -14,6 +14,7 @@ from typing import Any
 
 import anyio
 import pytest
+from helpers.client_commands import forked
 from helpers.paths import FIXTURES
 
 from tasks_conformance.client.checks import CLIENT_CHECKS
@@ -157,7 +158,7 @@ def test_a_client_taking_the_freedom_passes_every_legacy_scenario_with_no_warnin
     """C-LEG-MAY-04 (an early tasks/result's stream dropped after 100 ms, over HTTP), C-LEG-MAY-05
     (the first poll sent twice at once) and no GET stream opened (it is optional; the GET-stream
     scenario's elicitation then comes on the tasks/result stream): never counted against the client."""
-    config = ClientConfig(command=(sys.executable, str(BROKEN), "--freedom", freedom), eras=("legacy",),
+    config = ClientConfig(command=forked((sys.executable, str(BROKEN), "--freedom", freedom)), eras=("legacy",),
                           timeout_s=20, jobs=4)
     result = anyio.run(execute_client, config).result
     assert result.outcome == "passed", [(c.id, c.bucket, c.message) for c in result.checks if c.bucket != "passed"]

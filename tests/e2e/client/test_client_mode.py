@@ -13,6 +13,7 @@ from typing import Any
 
 import anyio
 import pytest
+from helpers.client_commands import forked
 from helpers.client_fast import QUICK_WAITS, judged_over
 from helpers.paths import ROOT, load_module
 
@@ -46,7 +47,7 @@ def _owner(b: Any) -> str:
 
 
 def _run(command: tuple[str, ...], *scenarios: str, timeout_s: float = 20) -> Any:
-    config = ClientConfig(command=command, scenarios=scenarios, timeout_s=timeout_s, jobs=4, waits=QUICK_WAITS)
+    config = ClientConfig(command=forked(command), scenarios=scenarios, timeout_s=timeout_s, jobs=4, waits=QUICK_WAITS)
     return anyio.run(execute_client, config).result
 
 

@@ -20,6 +20,7 @@ from typing import Any
 
 import anyio
 import pytest
+from helpers.client_commands import forked
 from helpers.client_fast import QUICK_WAITS, judged_over
 from helpers.paths import ROOT, load_module
 
@@ -59,7 +60,7 @@ def _owner(name: str) -> str:
 
 def _run(command: tuple[str, ...], *scenarios: str, eras: tuple[Any, ...] = ("extension", "legacy"),
          timeout_s: float = 20) -> Any:
-    config = ClientConfig(command=command, eras=eras, scenarios=scenarios, timeout_s=timeout_s, jobs=4,
+    config = ClientConfig(command=forked(command), eras=eras, scenarios=scenarios, timeout_s=timeout_s, jobs=4,
                           transport="stdio", waits=QUICK_WAITS)
     return anyio.run(execute_client, config)
 

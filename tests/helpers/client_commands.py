@@ -1,0 +1,92 @@
+"""The command a client test gives the run for a fixture client (the reference client or a
+breaking one): `forked(argv)` starts it from this worker's client zygote (fixtures/client_zygote.py
+through fixtures/zygote_launch.py) instead of a fresh interpreter, saving each client the 60 to
+110 ms of CPU its imports cost. To the run it is the same client: the same streams, environment,
+directory, exit code and signals.
+
+Only where the client's process is not the subject: a test of what a client leaves behind, its
+process group, how it starts or how long it takes to, runs the plain command. Where the zygote
+cannot run (no AF_UNIX, passed descriptors or fork: not Linux), or TASKS_CONFORMANCE_NO_ZYGOTE is
+set, `forked` returns argv itself, so every such test still runs, only slower.
+"""
+
+from __future__ import annotations
+
+import atexit
+import os
+import shutil
+import signal
+import socket
+import subprocess
+import sys
+import tempfile
+import time
+from collections.abc import Sequence
+from pathlib import Path
+
+from helpers.paths import FIXTURES
+
+ZYGOTE = FIXTURES / "client_zygote.py"
+LAUNCH = FIXTURES / "zygote_launch.py"
+NO_ZYGOTE = "TASKS_CONFORMANCE_NO_ZYGOTE"
+START_S = 20.0  # its preload on a loaded two-core machine takes well under a second
+
+_socket: str | None = None
+_failed = False
+
+
+def usable() -> bool:
+    """Whether this machine and environment let a client fork from the zygote."""
+    return (sys.platform == "linux" and hasattr(socket, "send_fds") and hasattr(os, "fork")
+            and not os.environ.get(NO_ZYGOTE))
+
+
+def _start() -> str | None:
+    """This worker's zygote, started on first use and stopped (its process group) at exit."""
+    global _socket, _failed
+    if _socket is not None or _failed:
+        return _socket
+    folder = Path(tempfile.mkdtemp(prefix="tc-zygote-"))
+    path = folder / "zygote.sock"
+    log = (folder / "zygote.log").open("wb")
+    proc = subprocess.Popen([sys.executable, str(ZYGOTE), str(path)], stdin=subprocess.DEVNULL,
+                            stdout=log, stderr=log, start_new_session=True)
+    log.close()
+    atexit.register(_stop, proc, folder)
+    deadline = time.monotonic() + START_S
+    while not path.exists() and proc.poll() is None and time.monotonic() < deadline:
+        time.sleep(0.01)
+    if not path.exists():
+        _failed = True
+        said = (folder / "zygote.log").read_text(errors="replace")[-2000:]
+        raise RuntimeError(f"the client zygote did not start: {said}")
+    _socket = str(path)
+    return _socket
+
+
+def _stop(proc: subprocess.Popen[bytes], folder: Path) -> None:
+    for sig in (signal.SIGTERM, signal.SIGKILL):
+        if proc.poll() is not None:
+            break
+        try:
+            os.killpg(proc.pid, sig)
+        except ProcessLookupError:
+            break
+        try:
+            proc.wait(timeout=5)
+        except subprocess.TimeoutExpired:
+            continue
+    shutil.rmtree(folder, ignore_errors=True)
+
+
+def forked(argv: Sequence[str]) -> tuple[str, ...]:
+    """argv (`python SCRIPT ...` or `python -m MODULE ...`) as a command that forks from the zygote."""
+    argv = tuple(str(a) for a in argv)
+    # A script or a module, as the fixture clients run; `-c CODE` (a test's own client) stays as it is.
+    runs_a_file = len(argv) > 1 and (argv[1] == "-m" or argv[1].endswith(".py"))
+    if not usable() or argv[0] != sys.executable or not runs_a_file:
+        return argv
+    path = _start()
+    if path is None:
+        return argv
+    return (sys.executable, "-I", "-S", str(LAUNCH), path, *argv[1:])
