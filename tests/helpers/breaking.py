@@ -16,6 +16,7 @@ from helpers.paths import BROKEN, DEMO_INPUT, FIXTURES
 from helpers.policy_citations import POLICY_WORDS
 from helpers.processes import http_server
 from helpers.runs import run, stdio
+from helpers.zygote import forked
 
 EXT = {"tool_name": "slow_compute"}
 EXT_INPUT = {"tool_name": "confirm_action", "input_responses": DEMO_INPUT}
@@ -80,6 +81,9 @@ def fixture_server(name: str) -> list[str]:
 
 
 def execute_run(argv: list[str], settings: dict[str, Any], transport: str) -> Any:
+    """One run of the checks against a fixture server started from the tests' zygote (the run
+    judges what the server says, not its process)."""
+    argv = list(forked(argv))
     kwargs = dict(settings)
     kwargs.setdefault("poll_timeout_ms", 3_000)
     if transport == "http":

@@ -16,9 +16,9 @@ from typing import Any
 import anyio
 import httpx
 import pytest
-from helpers.client_commands import forked
 from helpers.client_fast import QUICK_WAITS
 from helpers.paths import ROOT, load_module
+from helpers.zygote import forked
 
 from tasks_conformance.client.checks import CLIENT_CHECKS
 from tasks_conformance.client.evidence import Exchange, ScenarioRun

@@ -14,8 +14,8 @@ from typing import Any
 
 import anyio
 import pytest
-from helpers.client_commands import forked
 from helpers.paths import FIXTURES
+from helpers.zygote import forked
 
 from tasks_conformance.client.checks import CLIENT_CHECKS
 from tasks_conformance.client.evidence import Exchange, ScenarioRun

@@ -20,9 +20,9 @@ from typing import Any
 
 import anyio
 import pytest
-from helpers.client_commands import forked
 from helpers.client_fast import QUICK_WAITS, judged_over
 from helpers.paths import ROOT, load_module
+from helpers.zygote import forked
 
 from tasks_conformance.client.checks import CLIENT_CHECKS
 from tasks_conformance.client.runner import ClientConfig, execute_client

@@ -1,10 +1,10 @@
-"""The command a client test gives the run for a fixture client (the reference client or a
-breaking one): `forked(argv)` starts it from this worker's client zygote (fixtures/client_zygote.py
-through fixtures/zygote_launch.py) instead of a fresh interpreter, saving each client the 60 to
-110 ms of CPU its imports cost. To the run it is the same client: the same streams, environment,
-directory, exit code and signals.
+"""The command a test gives the run for a fixture client or server (the reference ones or
+breaking ones): `forked(argv)` starts it from this worker's zygote (fixtures/zygote.py, through
+fixtures/zygote_launch.py) instead of a fresh interpreter, saving each the 60 to 110 ms of CPU its
+imports cost. To the run it is the same process: the same streams, environment, directory, exit
+code and signals.
 
-Only where the client's process is not the subject: a test of what a client leaves behind, its
+Only where the process is not the subject: a test of what a client or server leaves behind, its
 process group, how it starts or how long it takes to, runs the plain command. Where the zygote
 cannot run (no AF_UNIX, passed descriptors or fork: not Linux), or TASKS_CONFORMANCE_NO_ZYGOTE is
 set, `forked` returns argv itself, so every such test still runs, only slower.
@@ -26,7 +26,7 @@ from pathlib import Path
 
 from helpers.paths import FIXTURES
 
-ZYGOTE = FIXTURES / "client_zygote.py"
+ZYGOTE = FIXTURES / "zygote.py"
 LAUNCH = FIXTURES / "zygote_launch.py"
 NO_ZYGOTE = "TASKS_CONFORMANCE_NO_ZYGOTE"
 START_S = 20.0  # its preload on a loaded two-core machine takes well under a second
@@ -59,7 +59,7 @@ def _start() -> str | None:
     if not path.exists():
         _failed = True
         said = (folder / "zygote.log").read_text(errors="replace")[-2000:]
-        raise RuntimeError(f"the client zygote did not start: {said}")
+        raise RuntimeError(f"the tests' zygote did not start: {said}")
     _socket = str(path)
     return _socket
 

@@ -1,5 +1,5 @@
-"""The client zygote (fixtures/client_zygote.py, fixtures/zygote_launch.py) that the client tests
-start their fixture clients from: to whoever starts it, a forked client is the client itself
+"""The tests' zygote (fixtures/zygote.py, fixtures/zygote_launch.py) that tests start their
+fixture clients and servers from: to whoever starts it, a forked process is the process itself
 (its argv, environment, directory, streams, exit code and signals), and it never outlives its
 launcher."""
 
@@ -14,9 +14,9 @@ import time
 from pathlib import Path
 
 import pytest
-from helpers.client_commands import LAUNCH, NO_ZYGOTE, forked, usable
+from helpers.zygote import LAUNCH, NO_ZYGOTE, forked, usable
 
-pytestmark = pytest.mark.skipif(not usable(), reason=f"no client zygote here (not Linux, or {NO_ZYGOTE} is set)")
+pytestmark = pytest.mark.skipif(not usable(), reason=f"no zygote here (not Linux, or {NO_ZYGOTE} is set)")
 
 CLIENT = """
 import json, os, sys
