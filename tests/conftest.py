@@ -20,6 +20,7 @@ from helpers.paths import REFERENCE, ROOT
 from helpers.processes import HttpServer, http_server
 from helpers.suite_times import SuiteTimes
 from helpers.suite_times import lines as times_lines
+from helpers.zygote import cpu_s as zygote_cpu_s
 
 from tasks_conformance.reporters import ENTRY_POINT_GROUP
 
@@ -128,8 +129,10 @@ _CPU_START = pytest.StashKey[float]()
 
 
 def _cpu_s() -> float:
+    """This process's CPU, its reaped children's and its zygote's (whose forked fixtures it reaps
+    itself, so they are not this process's children)."""
     own, reaped = resource.getrusage(resource.RUSAGE_SELF), resource.getrusage(resource.RUSAGE_CHILDREN)
-    return own.ru_utime + own.ru_stime + reaped.ru_utime + reaped.ru_stime
+    return own.ru_utime + own.ru_stime + reaped.ru_utime + reaped.ru_stime + zygote_cpu_s()
 
 
 @pytest.hookimpl(hookwrapper=True)

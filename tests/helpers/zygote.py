@@ -33,6 +33,7 @@ START_S = 20.0  # its preload on a loaded two-core machine takes well under a se
 
 _socket: str | None = None
 _failed = False
+_pid: int | None = None
 
 
 def usable() -> bool:
@@ -43,7 +44,7 @@ def usable() -> bool:
 
 def _start() -> str | None:
     """This worker's zygote, started on first use and stopped (its process group) at exit."""
-    global _socket, _failed
+    global _socket, _failed, _pid
     if _socket is not None or _failed:
         return _socket
     folder = Path(tempfile.mkdtemp(prefix="tc-zygote-"))
@@ -52,6 +53,7 @@ def _start() -> str | None:
     proc = subprocess.Popen([sys.executable, str(ZYGOTE), str(path)], stdin=subprocess.DEVNULL,
                             stdout=log, stderr=log, start_new_session=True)
     log.close()
+    _pid = proc.pid
     atexit.register(_stop, proc, folder)
     deadline = time.monotonic() + START_S
     while not path.exists() and proc.poll() is None and time.monotonic() < deadline:
@@ -62,6 +64,19 @@ def _start() -> str | None:
         raise RuntimeError(f"the tests' zygote did not start: {said}")
     _socket = str(path)
     return _socket
+
+
+def cpu_s() -> float:
+    """The CPU this worker's zygote and the children it reaped have used: not the worker's own
+    children's, so the suite's time report (conftest.py) adds it to each test's CPU."""
+    if _pid is None:
+        return 0.0
+    try:
+        fields = Path(f"/proc/{_pid}/stat").read_text().rsplit(")", 1)[1].split()
+    except (OSError, IndexError):
+        return 0.0
+    # utime, stime, cutime, cstime: fields 14 to 17 of proc(5), the 12th to 15th after the name.
+    return sum(int(f) for f in fields[11:15]) / os.sysconf("SC_CLK_TCK")
 
 
 def _stop(proc: subprocess.Popen[bytes], folder: Path) -> None:
