@@ -50,6 +50,22 @@ def test_tasks_result_answered_while_a_later_read_says_working_fails() -> None:
     assert v.status == "failed" and "S-LEG-MUST-11" in v.message and "'working'" in v.message
 
 
+def test_a_working_read_after_the_end_was_seen_is_the_immutability_checks_not_this_ones() -> None:
+    """One defect, one failure: a read that says working after one that showed the end is an
+    ended task's status flipping (tasks-terminal-status-immutable's rule), not tasks/result
+    answering early (seen in CI with fixtures' terminal-status-flips under load)."""
+    w = Wire2025()
+    w.create()
+    early = w.record(ResultWhileRunning)
+    early.result = w.send("tasks/result", {"taskId": "t1"})
+    w.poll("working")
+    w.poll("completed")
+    w.answer(early.result, {"result": result("done")})
+    w.poll("working")
+    w.final_result()
+    assert verdict(BLOCKS, w.ev).status == "passed"
+
+
 def test_an_early_answer_that_is_not_the_outcome_fails_whatever_the_order() -> None:
     w = Wire2025()
     w.create()

@@ -380,7 +380,12 @@ def result_blocks(ev: Evidence) -> Verdict:
         return could_not_run(got(f"tasks/result sent while the task ran got {reply.describe()}", reply,
                                  fix="answer tasks/result once the task ends"), evidence=seqs)
     answered = reply.response_seq or 0
-    still_running = [(g, st) for g, st in reads if g.request_seq > answered and st not in TERMINAL_STATUSES]
+    # A read after one that showed the end is not the task still running but an ended task's
+    # status changing, which tasks-terminal-status-immutable owns (S-LEG-MUST-07): only the reads
+    # before the first end count here.
+    first_end = next((g.request_seq for g, st in reads if st in TERMINAL_STATUSES), None)
+    still_running = [(g, st) for g, st in reads if g.request_seq > answered and st not in TERMINAL_STATUSES
+                     and (first_end is None or g.request_seq < first_end)]
     if still_running:
         g, st = still_running[0]
         return failed(
