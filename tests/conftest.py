@@ -15,7 +15,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from helpers.groups import SLOW_GROUPS, WHOLE_MODULES, whole_module
+from helpers.groups import SLOW_GROUPS, WHOLE_MODULES
 from helpers.paths import REFERENCE, ROOT
 from helpers.processes import HttpServer, http_server
 from helpers.suite_times import SuiteTimes
@@ -57,14 +57,18 @@ FAST_WORKERS = 4
 @pytest.hookimpl(tryfirst=True)
 def pytest_cmdline_main(config: pytest.Config) -> None:
     """The fast run spreads its tests over FAST_WORKERS processes (pytest-xdist), unless -n was
-    given or xdist is not installed. --full too, with xdist's loadgroup: the modules in a slow group
-    as a whole (helpers.groups.whole_module) run on one worker, one module after another as in one
-    process (each starts its own pool of servers for its cases, the interop servers are not made to
-    run twice at once, and two such pools at once overload two cores: servers then miss their
-    start-up deadline), while the other workers take every other test one by one, those marked
-    slow on their own too (they joined the one worker until 2026-12-07, which then held the run's
-    wall time: 714 s, where the other tests made some 210 s of work for each of the other three).
-    A group chosen with -m stays in one process."""
+    given or xdist is not installed. --full too, with xdist's loadgroup: the slow groups run on one
+    worker, one module after another as in one process (each starts its own pool of servers for its
+    cases, the interop servers are not made to run twice at once, and two such pools at once
+    overload two cores: servers then miss their start-up deadline), while the other workers take
+    the fast tests one by one.
+
+    Tried on 2026-12-07: only the modules marked as a whole on the one worker, every test marked
+    on its own spread over all four. The run fell from 714 s to 500 s, but
+    test_report_stability's pool then ran beside the client matrices, and one run in four, on two
+    cores, recorded other reads than the stored reports hold (a poll that came after the task's
+    end, a cancel that met it running). Its runs need the quiet the one worker gets at the end of
+    the run, once the others are done. A group chosen with -m stays in one process."""
     if config.getoption("-m") or not config.pluginmanager.hasplugin("xdist"):
         return
     if os.environ.get("PYTEST_XDIST_WORKER"):
@@ -89,8 +93,8 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
     if config.getoption("-m"):
         return
     if config.getoption("--full"):
-        for item in items:  # the whole-module slow groups on one worker, one after another (pytest_cmdline_main)
-            if whole_module(getattr(item, "module", None)):
+        for item in items:  # the slow groups on one worker, one after another (see pytest_cmdline_main)
+            if any(item.get_closest_marker(g) for g in SLOW_GROUPS):
                 _join_group(item, "slow-groups")
         return
     slow = [item for item in items if any(item.get_closest_marker(g) for g in SLOW_GROUPS)]
