@@ -5,12 +5,14 @@ launcher."""
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import signal
 import subprocess
 import sys
 import time
+from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
@@ -77,46 +79,39 @@ def test_a_forked_client_gets_its_argv_environment_directory_and_streams_and_exi
     assert proc.stderr == "to stderr\n"
 
 
-def test_a_signal_to_the_launcher_reaches_the_client_and_the_launcher_dies_of_it(tmp_path: Path) -> None:
-    script, marker = tmp_path / "sleeper.py", tmp_path / "pid"
-    script.write_text(SLEEPER)
+@contextlib.contextmanager
+def _launched(tmp_path: Path, source: str) -> Iterator[tuple[subprocess.Popen[bytes], int]]:
+    """The script `source`, forked from the zygote: its launcher and, once it has started, the
+    child's pid; the launcher is killed and reaped at the end whatever the test did."""
+    script, marker = tmp_path / "client.py", tmp_path / "pid"
+    script.write_text(source)
     proc = subprocess.Popen(forked((sys.executable, str(script), str(marker))), stdin=subprocess.DEVNULL)
     try:
-        child = _started(marker, proc)
+        yield proc, _started(marker, proc)
+    finally:
+        proc.kill()
+        proc.wait(timeout=10)
+
+
+def test_a_signal_to_the_launcher_reaches_the_client_and_the_launcher_dies_of_it(tmp_path: Path) -> None:
+    with _launched(tmp_path, SLEEPER) as (proc, child):
         proc.send_signal(signal.SIGTERM)
         assert proc.wait(timeout=10) == -signal.SIGTERM
         assert _gone(child)
-    finally:
-        proc.kill()
-        proc.wait(timeout=10)
 
 
 def test_a_client_that_handles_the_signal_exits_with_its_own_code(tmp_path: Path) -> None:
-    script, marker = tmp_path / "catcher.py", tmp_path / "pid"
-    script.write_text(CATCHER)
-    proc = subprocess.Popen(forked((sys.executable, str(script), str(marker))), stdin=subprocess.DEVNULL)
-    try:
-        _started(marker, proc)
+    with _launched(tmp_path, CATCHER) as (proc, _child):
         proc.send_signal(signal.SIGTERM)
         assert proc.wait(timeout=10) == 7
         assert (tmp_path / "pid.term").read_text() == "term"
-    finally:
-        proc.kill()
-        proc.wait(timeout=10)
 
 
 def test_a_client_whose_launcher_is_killed_goes_with_it(tmp_path: Path) -> None:
-    script, marker = tmp_path / "sleeper.py", tmp_path / "pid"
-    script.write_text(SLEEPER)
-    proc = subprocess.Popen(forked((sys.executable, str(script), str(marker))), stdin=subprocess.DEVNULL)
-    try:
-        child = _started(marker, proc)
+    with _launched(tmp_path, SLEEPER) as (proc, child):
         proc.kill()
         proc.wait(timeout=10)
         assert _gone(child)
-    finally:
-        proc.kill()
-        proc.wait(timeout=10)
 
 
 def test_only_a_script_or_a_module_of_this_interpreter_is_forked() -> None:
