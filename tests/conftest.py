@@ -15,9 +15,12 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from helpers.groups import SLOW_GROUPS, WHOLE_MODULES
+from helpers.groups import SLOW_GROUPS, WHOLE_MODULES, whole_module
 from helpers.paths import REFERENCE, ROOT
 from helpers.processes import HttpServer, http_server
+from helpers.sampling import MARKER as MATRIX
+from helpers.sampling import SHARE as MATRIX_SHARE
+from helpers.sampling import left_out as matrix_left_out
 from helpers.suite_times import SuiteTimes
 from helpers.suite_times import lines as times_lines
 from helpers.zygote import cpu_s as zygote_cpu_s
@@ -57,18 +60,17 @@ FAST_WORKERS = 4
 @pytest.hookimpl(tryfirst=True)
 def pytest_cmdline_main(config: pytest.Config) -> None:
     """The fast run spreads its tests over FAST_WORKERS processes (pytest-xdist), unless -n was
-    given or xdist is not installed. --full too, with xdist's loadgroup: the slow groups run on one
-    worker, one module after another as in one process (each starts its own pool of servers for its
-    cases, the interop servers are not made to run twice at once, and two such pools at once
-    overload two cores: servers then miss their start-up deadline), while the other workers take
-    the fast tests one by one.
-
-    Tried on 2026-12-07: only the modules marked as a whole on the one worker, every test marked
-    on its own spread over all four. The run fell from 714 s to 500 s, but
-    test_report_stability's pool then ran beside the client matrices, and one run in four, on two
-    cores, recorded other reads than the stored reports hold (a poll that came after the task's
-    end, a cancel that met it running). Its runs need the quiet the one worker gets at the end of
-    the run, once the others are done. A group chosen with -m stays in one process."""
+    given or xdist is not installed. --full too, with xdist's loadgroup: the modules in a slow group
+    as a whole (helpers.groups.whole_module) run on one worker, one module after another as in one
+    process (each starts its own pool of servers for its cases, the interop servers are not made to
+    run twice at once, and two such pools at once overload two cores: servers then miss their
+    start-up deadline), while the other workers take every other test one by one, those marked
+    slow on their own too (they joined the one worker until 2026-12-07, which then held the run's
+    wall time: 714 s, where the other tests made some 210 s of work for each of the other three).
+    So test_report_stability's pool runs beside the other workers' client matrices, on a loaded
+    machine: its stored reports mask every read that timing decides (its FLAKY; two masks that
+    named no case let one CI in four fail, and a test now holds each mask to a case).
+    A group chosen with -m stays in one process."""
     if config.getoption("-m") or not config.pluginmanager.hasplugin("xdist"):
         return
     if os.environ.get("PYTEST_XDIST_WORKER"):
@@ -83,8 +85,9 @@ def pytest_cmdline_main(config: pytest.Config) -> None:
 def pytest_report_header(config: pytest.Config) -> str:
     if config.getoption("--full") or config.getoption("-m"):
         return "tasks-conformance: every selected test runs"
-    return (f"tasks-conformance: fast run; the slow groups ({', '.join(SLOW_GROUPS)}) are left out "
-            "(--full runs them)")
+    return (f"tasks-conformance: fast run; the slow groups ({', '.join(SLOW_GROUPS)}) are left out, and "
+            f"of each test marked {MATRIX} one case in {MATRIX_SHARE} runs (--full runs every test, "
+            f"-m {MATRIX} every case of the matrices)")
 
 
 @pytest.hookimpl(tryfirst=True)  # before xdist's loadgroup reads the groups
@@ -93,15 +96,18 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
     if config.getoption("-m"):
         return
     if config.getoption("--full"):
-        for item in items:  # the slow groups on one worker, one after another (see pytest_cmdline_main)
-            if any(item.get_closest_marker(g) for g in SLOW_GROUPS):
+        for item in items:  # the whole-module slow groups on one worker, one after another (pytest_cmdline_main)
+            if whole_module(getattr(item, "module", None)):
                 _join_group(item, "slow-groups")
         return
     slow = [item for item in items if any(item.get_closest_marker(g) for g in SLOW_GROUPS)]
-    if slow:
-        config.hook.pytest_deselected(items=slow)
-        kept = set(map(id, slow))
-        items[:] = [item for item in items if id(item) not in kept]
+    slow_ids = set(map(id, slow))
+    sampled_out = matrix_left_out(item for item in items if id(item) not in slow_ids)
+    dropped = slow + sampled_out
+    if dropped:
+        config.hook.pytest_deselected(items=dropped)
+        gone = set(map(id, dropped))
+        items[:] = [item for item in items if id(item) not in gone]
 
 
 def _join_group(item: pytest.Item, group: str) -> None:

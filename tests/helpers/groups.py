@@ -10,15 +10,17 @@ from types import ModuleType
 SLOW_GROUPS = ("interop", "official", "hostile", "packaging", "slow")
 
 
-# Set for the workers of a --full run: the slow groups run whole on one worker (xdist's loadgroup),
-# so the modules that start all their cases at once on a pool of their own may do so.
+# Set for the workers of a --full run: the modules in a slow group as a whole run on one worker
+# (xdist's loadgroup), so those that start all their cases at once on a pool of their own may do so.
 WHOLE_MODULES = "TASKS_CONFORMANCE_WHOLE_MODULES"
 
 
 def whole_module(module: ModuleType | None) -> bool:
     """Whether a module is in a slow group as a whole (its pytestmark names one): a --full run
-    sends every test of the slow groups to one worker, so such a module's tests are all there and
-    may share one pool of servers or clients (a module-scoped fixture starting every case at once)."""
+    keeps such a module on one worker, after the other such modules, as its tests may share one
+    pool of servers or clients (a module-scoped fixture starting every case at once) or an
+    interop runtime that must not run twice at once. A test marked slow on its own is not: it
+    goes to whichever worker is free."""
     marks = getattr(module, "pytestmark", [])
     return any(getattr(m, "name", None) in SLOW_GROUPS for m in (marks if isinstance(marks, list) else [marks]))
 

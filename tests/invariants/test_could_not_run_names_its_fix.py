@@ -26,17 +26,25 @@ CONNECTION_KINDS = {"server/checks/discovery.py"}
 OWN_FIX = {k.name for k in CauseKind} - {"CHECK_NEEDS", "SETTING"}
 
 
-def _calls(name: str) -> list[tuple[str, ast.Call]]:
-    out = []
+def _every_call() -> dict[str, list[tuple[str, ast.Call]]]:
+    """Every call in the source by the name called, from one walk: each test worker collects this
+    module, so the source is parsed once per worker, not once per name."""
+    out: dict[str, list[tuple[str, ast.Call]]] = {}
     for path in sorted(SRC.rglob("*.py")):
         rel = path.relative_to(SRC).as_posix()
         for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
             if isinstance(node, ast.Call):
                 func = node.func
                 called = func.id if isinstance(func, ast.Name) else func.attr if isinstance(func, ast.Attribute) else ""
-                if called == name:
-                    out.append((f"{rel}:{node.lineno}", node))
+                out.setdefault(called, []).append((f"{rel}:{node.lineno}", node))
     return out
+
+
+_CALLS = _every_call()
+
+
+def _calls(name: str) -> list[tuple[str, ast.Call]]:
+    return _CALLS.get(name, [])
 
 
 def _is_text(node: ast.expr) -> bool:

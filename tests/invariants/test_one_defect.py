@@ -213,6 +213,7 @@ def test_a_cancel_after_the_task_read_working_again_is_not_a_terminal_cancel() -
 LATE_RUNS = 20
 
 
+@pytest.mark.matrix
 @pytest.mark.parametrize("attempt", range(LATE_RUNS))
 def test_late_notifications_never_fail_immutability(attempt: int) -> None:
     ex = _execute("late-notifications", tool_name="slow_compute",

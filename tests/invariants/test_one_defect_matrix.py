@@ -21,7 +21,9 @@ import pytest
 from helpers.breaking import CASES, RUNS, execute_run, fixture_server
 from helpers.broken_variants import BROKEN_SERVER
 
-pytestmark = [pytest.mark.slow, pytest.mark.timeout(1200)]
+# Slow on the test, not the module: its cases share no pool, so a --full run need not keep them on
+# the one worker of the modules that do (helpers.groups.whole_module).
+pytestmark = [pytest.mark.timeout(1200)]
 
 PARALLEL = 4
 # The role tools of the fixture servers (the reference server's tools): named on the extension,
@@ -96,6 +98,7 @@ def _problems(name: str, case: Any, settings: dict[str, Any], assignment: str) -
     return problems
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("assignment", list(ASSIGNMENTS))
 def test_each_breaking_fixture_fails_one_check_whatever_the_probe_roles(assignment: str) -> None:
     runs = _runs(assignment)

@@ -21,8 +21,9 @@ from pathlib import Path
 import pytest
 from helpers.paths import ROOT
 
+# The group is on the test, not the module: a --full run need not keep it on the one worker of
+# the modules that share a pool (helpers.groups.whole_module).
 pytestmark = [
-    pytest.mark.packaging,
     pytest.mark.timeout(900),
     pytest.mark.skipif(bool(os.environ.get("TASKS_CONFORMANCE_OFFLINE")),
                        reason="TASKS_CONFORMANCE_OFFLINE is set: installing the wheel needs the package index"),
@@ -42,6 +43,7 @@ def sh(*argv: str | Path, cwd: Path, timeout: float = 600) -> subprocess.Complet
     return proc
 
 
+@pytest.mark.packaging
 def test_the_built_wheel_installs_and_runs_in_a_fresh_environment(tmp_path: Path) -> None:
     assert SOURCE_VERSION is not None, "__init__.py must hold the one __version__ = \"...\" line"
     version = SOURCE_VERSION.group(1)

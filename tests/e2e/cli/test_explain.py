@@ -55,6 +55,7 @@ def test_explain_every_check(capsys: pytest.CaptureFixture[str], check_id: str) 
     assert "python fixtures/" in breaking and "  none" not in breaking
 
 
+@pytest.mark.matrix
 @pytest.mark.parametrize("rid", list(load()))
 def test_explain_every_requirement(capsys: pytest.CaptureFixture[str], rid: str) -> None:
     code, out, err = _cli(capsys, "explain", rid)

@@ -131,6 +131,7 @@ def _judge_break(name: str, result: Any) -> None:
     assert [c.id for c in result.checks if c.bucket == "could-not-run"] == [], name
 
 
+@pytest.mark.matrix
 @pytest.mark.parametrize("name", sorted(BREAKS))
 def test_a_legacy_break_breaks_exactly_the_check_that_owns_its_rule(name: str) -> None:
     _judge_break(name, _run((sys.executable, str(BROKEN), "--break", name), *_break_scenarios(BREAKS[name])))

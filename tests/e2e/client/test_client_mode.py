@@ -75,6 +75,7 @@ def test_the_reference_client_passes_every_scenario_with_no_warning() -> None:
     assert {c.bucket for c in result.checks} == {"passed"}
 
 
+@pytest.mark.matrix
 @pytest.mark.parametrize("name", sorted(BREAKS))
 def test_a_breaking_client_breaks_exactly_the_check_that_owns_its_rule(name: str) -> None:
     b = BREAKS[name]

@@ -90,6 +90,7 @@ def test_the_reference_client_passes_every_scenario_of_both_eras_on_stdio() -> N
                and r.name != "tasks-client-request-cancel" and e.method != "subscriptions/listen")
 
 
+@pytest.mark.matrix
 @pytest.mark.parametrize("name", ["no-extension-on-get", "cancel-notification", "legacy-task-on-forbidden",
                                   "cancels-elsewhere", "legacy-cancels-elsewhere"])
 def test_a_transport_independent_break_fails_the_same_single_check_on_stdio(name: str) -> None:
@@ -119,6 +120,7 @@ def _judge(name: str, scenarios: tuple[str, ...]) -> None:
     assert [c.id for c in result.checks if c.bucket == "could-not-run"] == [], name
 
 
+@pytest.mark.matrix
 @pytest.mark.parametrize("name", sorted(n for n, b in BREAKS.items() if b.rule in HEADER_RULES))
 def test_a_header_break_shows_nothing_on_stdio(name: str) -> None:
     result = _run((sys.executable, str(BROKEN), "--break", name), "tasks-client-lifecycle",

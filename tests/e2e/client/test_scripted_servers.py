@@ -63,6 +63,7 @@ def _broken(execution: Execution, scenario: Scenario) -> list[tuple[str, str]]:
     return [(c.id, c.message) for c in execution.result.checks if c.bucket == "failed" and c.id not in exempt]
 
 
+@pytest.mark.matrix
 @pytest.mark.parametrize("name", [s.name for s in SCENARIOS if "http" in s.transports])
 def test_the_scripted_server_of_each_scenario_breaks_no_server_rule_over_http(name: str) -> None:
     scenario = BY_NAME[name]

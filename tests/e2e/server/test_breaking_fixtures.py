@@ -26,6 +26,7 @@ from helpers.runs import cli
 from tasks_conformance.server.checks import CHECKS
 
 
+@pytest.mark.matrix
 @pytest.mark.parametrize("name,case", CASES, ids=[case_id(*c) for c in CASES])
 def test_check_fails_on_the_fixture_that_breaks_its_rule(name: str, case: Any) -> None:
     ex = execute_run(fixture_server(name), RUNS[case.run], case.transport)
@@ -49,6 +50,7 @@ REFERENCE_RUNS = sorted({(run.run, run.transport) for _name, run in CASES + WARN
 INCOMPLETE = {"extension-cancel-running", "any-tool"}
 
 
+@pytest.mark.matrix
 @pytest.mark.parametrize("key,transport", REFERENCE_RUNS, ids=[f"{k}-{t}" for k, t in REFERENCE_RUNS])
 def test_the_reference_passes_with_the_same_settings(key: str, transport: str) -> None:
     server = fixture_server("hostile:ok") if key == "hostile" else [*REFERENCE, *QUICK_SERVER]
@@ -93,6 +95,7 @@ def test_every_check_has_a_breaking_fixture_case() -> None:
 # (policy P-41 for a task deleted once its TTL ran out). Incomplete (exit 3) only where the run's
 # own settings ask for it: the named tool answered synchronously (name a task tool), or polling
 # given up on purpose (ext-cancel-running).
+@pytest.mark.matrix
 @pytest.mark.parametrize("name,case", PERMITTED, ids=[case_id(*c) for c in PERMITTED])
 def test_a_server_using_a_freedom_fails_no_check(name: str, case: Any) -> None:
     ex = execute_run(fixture_server(name), RUNS[case.run], case.transport)

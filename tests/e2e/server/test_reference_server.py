@@ -1565,6 +1565,7 @@ def test_every_variant_has_a_check() -> None:
     assert {line.split("\t")[0] for line in listed.stdout.splitlines()} == set(VARIANTS)
 
 
+@pytest.mark.matrix
 @pytest.mark.parametrize("name", sorted(STDIO_CHECKS))
 def test_broken_variant_breaks_its_rule(name: str) -> None:
     with stdio_server(broken=name) as peer:
