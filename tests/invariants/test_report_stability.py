@@ -48,6 +48,7 @@ import sys
 import tempfile
 import threading
 import time
+import warnings
 from collections.abc import Callable, Iterator
 from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass, field
@@ -63,6 +64,14 @@ RECORDED = ROOT / "tests" / "data" / "reports-before"
 # here, a handful of requests in turn); a run still going after RUN_TIMEOUT_S has hung.
 RUN_TIMEOUT_S = 180
 WORKERS = 4  # most of a run is waiting on a server's task and poll interval: 4 keep 2 cores busy
+# A case whose report differs in the pool runs again on its own, up to this many times, and fails
+# only if it differs every time. The pool's runs share two cores with each other and with the rest
+# of a --full run, and on a loaded machine a 150 ms task can end before its first progress
+# notification or before a cancel reaches it (both seen in fresh-clone CIs on 2026-12-07): the
+# tool's verdict on that run is right, the recorded one was of a run where timing went the other
+# way. A change of verdict the code makes differs on every rerun; one that passes on a rerun is
+# reported as a warning, so that what load can change stays in sight.
+QUIET_RERUNS = 2
 pytestmark = [pytest.mark.slow, pytest.mark.timeout(900)]
 
 # ---------------------------------------------------------------------------------------------
@@ -692,6 +701,13 @@ class _Runs:
             self.futures[case_id] = self.pool.submit(run_case, BY_ID[case_id], src, ROOT)
         return self.futures[case_id].result()
 
+    def quiet_rerun(self, case_id: str) -> Outcome:
+        """The case run once more on its own, once the pool's runs are done: a report that differed
+        in the pool must differ in a quieter run too to fail (see QUIET_RERUNS)."""
+        for future in list(self.futures.values()):
+            future.result()
+        return run_case(BY_ID[case_id], ROOT / "src", ROOT)
+
     def close(self) -> None:
         if self.pool is not None:
             self.pool.shutdown(wait=True, cancel_futures=True)
@@ -726,17 +742,32 @@ def test_the_report_is_the_one_recorded_before(case_id: str, runs: _Runs) -> Non
     case = BY_ID[case_id]
     path = recorded_path(case)
     assert path.exists(), f"{path} is not recorded: run scripts/record_reports.py --src OLD_TREE/src"
-    before = without_flaky(case_id, json.loads(path.read_text(encoding="utf-8")))
-    got = runs.get(case_id)
-    assert got.error is None, got.error
-    assert got.report is not None
-    after = without_flaky(case_id, got.report)
     # The order of the checks within a category follows the spec-area modules that define them
     # (checks/__init__.AREAS); issue 21 moved the eight 2025-11-25 checks of one module into the
     # areas they belong to, which moved them in the list and changed nothing else. So the list is
     # compared as a set of checks by id; what each check says must be the same.
-    before, after = _by_id(before), _by_id(after)
-    if after != before:
-        pytest.fail(f"{case_id}: the report differs from the one recorded before "
-                    f"(exit {got.returncode}, {got.elapsed_s:.1f}s):\n"
-                    + diff(before, after, (f"recorded {path.name}", "now")), pytrace=False)
+    before = _by_id(without_flaky(case_id, json.loads(path.read_text(encoding="utf-8"))))
+    got = runs.get(case_id)
+    first = _compared(case_id, got, before, path)
+    if first is None:
+        return
+    for attempt in range(1, QUIET_RERUNS + 1):
+        again = runs.quiet_rerun(case_id)
+        if _compared(case_id, again, before, path) is None:
+            warnings.warn(f"{case_id}: the report differed from the recorded one in the pool's run and matched it "
+                          f"on quiet rerun {attempt}; what differed is timing to mask in FLAKY, or a verdict "
+                          f"load can change:\n{first}", stacklevel=1)
+            return
+    pytest.fail(first, pytrace=False)
+
+
+def _compared(case_id: str, got: Outcome, before: dict[str, Any], path: Path) -> str | None:
+    """None where the run's report is the recorded one, else why not (with the diff)."""
+    if got.error is not None or got.report is None:
+        return f"{case_id}: {got.error or 'no report'}"
+    after = _by_id(without_flaky(case_id, got.report))
+    if after == before:
+        return None
+    return (f"{case_id}: the report differs from the one recorded before "
+            f"(exit {got.returncode}, {got.elapsed_s:.1f}s):\n"
+            + diff(before, after, (f"recorded {path.name}", "now")))

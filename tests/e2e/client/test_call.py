@@ -178,6 +178,7 @@ def test_a_key_the_server_minted_takes_the_star_answer_or_the_first_shaped_for_t
     assert "input_required" in out["statuses"]
 
 
+@pytest.mark.matrix
 @pytest.mark.parametrize(("server", "era"), [(MINTS, "extension"), (shlex.join(REFERENCE), "extension"),
                                              (shlex.join(REFERENCE), "legacy")])
 @pytest.mark.parametrize("given", [None, {"no-such-key": {"role": "assistant", "content": {"type": "text"}}}])

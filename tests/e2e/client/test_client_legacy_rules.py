@@ -153,6 +153,7 @@ def test_keeps_polling_without_a_task_is_not_applicable() -> None:
 # -- the freedoms, as processes ----------------------------------------------------------------
 
 
+@pytest.mark.matrix
 @pytest.mark.parametrize("freedom", ["legacy-drops-result-stream", "legacy-parallel-polls", "legacy-no-get-stream"])
 def test_a_client_taking_the_freedom_passes_every_legacy_scenario_with_no_warning(freedom: str) -> None:
     """C-LEG-MAY-04 (an early tasks/result's stream dropped after 100 ms, over HTTP), C-LEG-MAY-05
