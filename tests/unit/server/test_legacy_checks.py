@@ -66,6 +66,27 @@ def test_a_working_read_after_the_end_was_seen_is_the_immutability_checks_not_th
     assert verdict(BLOCKS, w.ev).status == "passed"
 
 
+def test_a_working_poll_after_the_listings_read_showed_the_end_is_the_immutability_checks() -> None:
+    """The same when the read that first showed the end was not a poll but the listing's tasks/get of
+    the task, between two polls (CI#17, terminal-status-flips under load): the flip is still an
+    ended task's status changing."""
+    w = Wire2025()
+    w.create()
+    early = w.record(ResultWhileRunning)
+    early.task_id = "t1"
+    early.result = w.send("tasks/result", {"taskId": "t1"})
+    w.poll("working")
+    w.answer(early.result, {"result": result("done")})
+    w.record(TaskListing).reads.append(w.exchange("tasks/get", {"taskId": "t1"}, {"result": task("completed")}))
+    w.poll("working")
+    w.poll("completed")
+    w.final_result()
+    assert verdict(BLOCKS, w.ev).status == "passed"
+    # Another task's read showing its end tells nothing of this one's: the early answer fails.
+    w.record(TaskListing).reads[0].result = task("completed") | {"taskId": "t2"}
+    assert verdict(BLOCKS, w.ev).status == "failed"
+
+
 def test_an_early_answer_that_is_not_the_outcome_fails_whatever_the_order() -> None:
     w = Wire2025()
     w.create()
