@@ -68,18 +68,26 @@ def pytest_cmdline_main(config: pytest.Config) -> None:
     slow on their own too (they joined the one worker until 2026-12-07, which then held the run's
     wall time: 714 s, where the other tests made some 210 s of work for each of the other three).
     So test_report_stability's pool runs beside the other workers' client matrices, on a loaded
-    machine: its stored reports mask every read that timing decides (its FLAKY; two masks that
-    named no case let one CI in four fail, and a test now holds each mask to a case).
-    A group chosen with -m stays in one process."""
-    if config.getoption("-m") or not config.pluginmanager.hasplugin("xdist"):
+    machine: its stored reports mask what timing decides (FLAKY), and a case that still differs
+    runs again on its own before it fails (QUIET_RERUNS there).
+
+    The fast run schedules with xdist's worksteal: an idle worker takes tests queued on a busy one,
+    so the run does not end on one worker's last slow tests (measured 2026-12-07, 2 cores: 115 and
+    116 s against 130 and 123 s with the default load schedule).
+    A slow group chosen with -m stays in one process; another -m expression (-m matrix) gets the
+    fast run's workers."""
+    if not config.pluginmanager.hasplugin("xdist") or os.environ.get("PYTEST_XDIST_WORKER"):
         return
-    if os.environ.get("PYTEST_XDIST_WORKER"):
+    chosen = config.getoption("-m") or ""
+    if any(group in chosen for group in SLOW_GROUPS):
         return
-    if getattr(config.option, "numprocesses", None) is None and not os.environ.get("PYTEST_XDIST_WORKER"):
+    if getattr(config.option, "numprocesses", None) is None:
         config.option.numprocesses = FAST_WORKERS
-        if config.getoption("--full"):
+        if config.getoption("--full") and not chosen:
             config.option.dist = "loadgroup"
             os.environ[WHOLE_MODULES] = "1"  # the workers inherit it
+        elif getattr(config.option, "dist", "no") == "no":
+            config.option.dist = "worksteal"
 
 
 def pytest_report_header(config: pytest.Config) -> str:
