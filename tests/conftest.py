@@ -21,6 +21,7 @@ from helpers.processes import HttpServer, http_server
 from helpers.sampling import MARKER as MATRIX
 from helpers.sampling import SHARE as MATRIX_SHARE
 from helpers.sampling import left_out as matrix_left_out
+from helpers.sampling import machine_bound as matrix_machine_bound
 from helpers.suite_times import SuiteTimes
 from helpers.suite_times import lines as times_lines
 from helpers.zygote import cpu_s as zygote_cpu_s
@@ -100,6 +101,10 @@ def pytest_report_header(config: pytest.Config) -> str:
 
 @pytest.hookimpl(tryfirst=True)  # before xdist's loadgroup reads the groups
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
+    bound = matrix_machine_bound(items, (str(ROOT), sys.prefix, sys.executable))
+    if bound:
+        raise pytest.UsageError(f"a matrix case's id names a path of this checkout, so its fast-run sample would "
+                                f"change with where the tree is: give its parametrize ids ({bound[0]})")
     # An explicit -m chooses for itself (e.g. -m interop runs only those).
     if config.getoption("-m"):
         return

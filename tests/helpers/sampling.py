@@ -36,6 +36,14 @@ def _matrix(item: pytest.Item) -> str | None:
     return f"{item.nodeid.split('::', 1)[0]}::{getattr(item, 'originalname', None) or item.name}"
 
 
+def machine_bound(items: Iterable[pytest.Item], paths: Iterable[str]) -> list[str]:
+    """The matrices' case ids that name one of `paths` (the checkout, the interpreter): such an
+    id, and so the sample, would change with where the tree is checked out."""
+    roots = [p for p in paths if p]
+    return [item.nodeid for item in items
+            if _matrix(item) is not None and any(root in _case_id(item) for root in roots)]
+
+
 def left_out(items: Iterable[pytest.Item]) -> list[pytest.Item]:
     """The cases of the marked matrices that the fast run leaves out."""
     by_matrix: dict[str, list[pytest.Item]] = {}

@@ -179,9 +179,13 @@ def test_a_key_the_server_minted_takes_the_star_answer_or_the_first_shaped_for_t
 
 
 @pytest.mark.matrix
-@pytest.mark.parametrize(("server", "era"), [(MINTS, "extension"), (shlex.join(REFERENCE), "extension"),
-                                             (shlex.join(REFERENCE), "legacy")])
-@pytest.mark.parametrize("given", [None, {"no-such-key": {"role": "assistant", "content": {"type": "text"}}}])
+# Ids without the commands' paths: the fast run samples this matrix by its cases' ids, which must
+# be the same wherever the tree is checked out.
+@pytest.mark.parametrize(("server", "era"), [pytest.param(MINTS, "extension", id="minted-keys-extension"),
+                                             pytest.param(shlex.join(REFERENCE), "extension", id="reference-extension"),
+                                             pytest.param(shlex.join(REFERENCE), "legacy", id="reference-legacy")])
+@pytest.mark.parametrize("given", [None, {"no-such-key": {"role": "assistant", "content": {"type": "text"}}}],
+                         ids=["no-answers", "no-answer-fits"])
 def test_an_input_request_no_answer_fits_is_declined_never_accepted(
         server: str, era: str, given: dict[str, Any] | None) -> None:
     extra = ("--input-responses", json.dumps(given)) if given is not None else ()

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-from helpers.sampling import MARKER, SHARE, kept, left_out
+from helpers.sampling import MARKER, SHARE, kept, left_out, machine_bound
 
 
 @dataclass
@@ -67,3 +67,10 @@ def test_each_matrix_is_sampled_on_its_own() -> None:
     ids = [i for i in IDS if not kept(i)][:3]
     out = _out(_cases("test_a", ids) + _cases("test_b", ids))
     assert len(out) == 4  # each keeps one
+
+
+def test_a_case_id_naming_the_checkout_is_found() -> None:
+    items = _cases("test_m", ["/home/me/repo/.venv/bin/python -m server-legacy", "reference-legacy"])
+    items += _cases("test_u", ["/home/me/repo/x"], marked=False)
+    bound = machine_bound(items, ["/home/me/repo", ""])  # type: ignore[arg-type]
+    assert bound == ["tests/e2e/test_x.py::test_m[/home/me/repo/.venv/bin/python -m server-legacy]"]
