@@ -20,9 +20,11 @@ from tasks_conformance.server.evidence import (
     TaskIds,
     TaskListing,
     TaskProgress,
+    TerminalRereads,
 )
 
 BLOCKS = "tasks-legacy-result-blocks"
+IMMUTABLE = "tasks-terminal-status-immutable"
 
 
 def test_tasks_result_answered_after_the_end_with_the_outcome_passes() -> None:
@@ -85,6 +87,26 @@ def test_a_working_poll_after_the_listings_read_showed_the_end_is_the_immutabili
     # Another task's read showing its end tells nothing of this one's: the early answer fails.
     w.record(TaskListing).reads[0].result = task("completed") | {"taskId": "t2"}
     assert verdict(BLOCKS, w.ev).status == "failed"
+
+
+def test_a_poll_saying_working_after_the_listings_read_showed_the_end_fails_immutability() -> None:
+    """The flip the result-blocks check defers is judged here: the listing's tasks/get showed the
+    task completed, and a poll sent after that answer says working (CI#21, terminal-status-flips
+    under load, where no check failed); the same polls with no read of the end before pass."""
+    def run(listed: str) -> str:
+        w = Wire2025()
+        w.create()
+        w.poll("working")
+        w.record(TaskListing).reads.append(w.exchange("tasks/get", {"taskId": "t1"}, {"result": task(listed)}))
+        w.poll("working")
+        w.poll("completed")
+        rereads = w.record(TerminalRereads)
+        rereads.task_id, rereads.terminal_status = "t1", "completed"
+        rereads.gets += [w.exchange("tasks/get", {"taskId": "t1"}, {"result": task("completed")}) for _ in range(2)]
+        return str(verdict(IMMUTABLE, w.ev).status)
+
+    assert run("completed") == "failed"
+    assert run("working") == "passed"
 
 
 def test_an_early_answer_that_is_not_the_outcome_fails_whatever_the_order() -> None:

@@ -28,7 +28,7 @@ if TYPE_CHECKING:
 
 
 
-from tasks_conformance.server.evidence import Listen, TerminalRereads
+from tasks_conformance.server.evidence import Listen, TaskListing, TerminalRereads
 from tasks_conformance.server.evidence.expiry import deleted_after_ttl, not_found, task_expiry
 
 TERMINAL_STATUS_IMMUTABLE = check(
@@ -44,7 +44,7 @@ TERMINAL_STATUS_IMMUTABLE = check(
         "read but whose lastUpdatedAt is not after that read's, before its own stream showed the end, "
         "describes the task before its end (history, not a change)."
     ),
-    probes=(DeclaredCall, Poll, TerminalRereads, Listen),
+    probes=(DeclaredCall, Poll, TerminalRereads, Listen, TaskListing),
     needs="terminal",
     # A task deleted after its TTL (not found) shows no status at all: it is not judged as a change.
     permits=('S-EXT-MAY-04', 'S-LEG-MAY-03'),
@@ -92,6 +92,27 @@ def _stream(ev: Evidence, seq: int) -> int | None:
     return frame.reply_to if frame is not None else None
 
 
+def _reads_after_an_end(ev: Evidence, task_id: str | None) -> list[tuple[str, Any, int]]:
+    """The polls and the listing's reads of the task sent after an earlier read's answer showed it
+    ended, which say it is not: the end may first show on any tasks/get of the task (the listing
+    reads each task of ours, between two polls), and a later poll that says working is the ended
+    task's status changing, whichever probe sent it."""
+    reads = [g for g in ev.get(Poll).gets if g.ok]
+    reads += [g for g in ev.get(TaskListing).reads if g.ok and get_path(result_of(ev, g), "taskId") == task_id]
+
+    def status(reply: Any) -> Any:
+        return get_path(result_of(ev, reply), "status")
+
+    ends = [g for g in reads if status(g) in TERMINAL_STATUSES and g.response_seq is not None]
+    if not ends:
+        return []
+    first = min(ends, key=lambda g: g.response_seq or 0)
+    return [(f"tasks/get (frame {g.request_seq}), sent after the one whose answer (frame {first.response_seq}) "
+             f"showed it {status(first)!r}, says {status(g)!r}", status(g), g.request_seq)
+            for g in sorted(reads, key=lambda g: g.request_seq)
+            if g.request_seq > (first.response_seq or 0) and status(g) not in TERMINAL_STATUSES]
+
+
 @TERMINAL_STATUS_IMMUTABLE.judge(Wire.EXTENSION, requires=("S-EXT-MUST-32",))
 @TERMINAL_STATUS_IMMUTABLE.judge(Wire.LEGACY, requires=("S-LEG-MUST-07", "S-LEG-MUST-20"))
 def terminal_status_immutable(ev: Evidence) -> Verdict:
@@ -115,6 +136,9 @@ def terminal_status_immutable(ev: Evidence) -> Verdict:
             seen.append((f"tasks/get #{n} after the end got {reply.describe()}", None))
         elif status != ended:
             seen.append((f"tasks/get #{n} after the end says {status!r}", status))
+    for text, status, seq in _reads_after_an_end(ev, rec.task_id):
+        seen.append((text, status))
+        seqs.append(seq)
     end_stamp = get_path(last.result, "lastUpdatedAt") if last is not None and last.ok else None
     history: list[int] = []
     for seq, status, after_end in _later_notifications(ev, ended_at, rec.task_id, rec.sighted_seq):
