@@ -27,11 +27,18 @@ BLOCKS = "tasks-legacy-result-blocks"
 IMMUTABLE = "tasks-terminal-status-immutable"
 
 
-def test_tasks_result_answered_after_the_end_with_the_outcome_passes() -> None:
+def _result_sent_while_running() -> tuple[Wire2025, ResultWhileRunning]:
+    """A created task and the tasks/result sent on it at once, not yet answered."""
     w = Wire2025()
     w.create()
     early = w.record(ResultWhileRunning)
+    early.task_id = "t1"
     early.result = w.send("tasks/result", {"taskId": "t1"})
+    return w, early
+
+
+def test_tasks_result_answered_after_the_end_with_the_outcome_passes() -> None:
+    w, early = _result_sent_while_running()
     w.poll("working")
     w.poll("completed")
     w.answer(early.result, {"result": result("done")})
@@ -56,10 +63,7 @@ def test_a_working_read_after_the_end_was_seen_is_the_immutability_checks_not_th
     """One defect, one failure: a read that says working after one that showed the end is an
     ended task's status flipping (tasks-terminal-status-immutable's rule), not tasks/result
     answering early (seen in CI with fixtures' terminal-status-flips under load)."""
-    w = Wire2025()
-    w.create()
-    early = w.record(ResultWhileRunning)
-    early.result = w.send("tasks/result", {"taskId": "t1"})
+    w, early = _result_sent_while_running()
     w.poll("working")
     w.poll("completed")
     w.answer(early.result, {"result": result("done")})
@@ -72,11 +76,7 @@ def test_a_working_poll_after_the_listings_read_showed_the_end_is_the_immutabili
     """The same when the read that first showed the end was not a poll but the listing's tasks/get of
     the task, between two polls (CI#17, terminal-status-flips under load): the flip is still an
     ended task's status changing."""
-    w = Wire2025()
-    w.create()
-    early = w.record(ResultWhileRunning)
-    early.task_id = "t1"
-    early.result = w.send("tasks/result", {"taskId": "t1"})
+    w, early = _result_sent_while_running()
     w.poll("working")
     w.answer(early.result, {"result": result("done")})
     w.record(TaskListing).reads.append(w.exchange("tasks/get", {"taskId": "t1"}, {"result": task("completed")}))
@@ -110,10 +110,7 @@ def test_a_poll_saying_working_after_the_listings_read_showed_the_end_fails_immu
 
 
 def test_an_early_answer_that_is_not_the_outcome_fails_whatever_the_order() -> None:
-    w = Wire2025()
-    w.create()
-    early = w.record(ResultWhileRunning)
-    early.result = w.send("tasks/result", {"taskId": "t1"})
+    w, early = _result_sent_while_running()
     w.poll("working")
     w.answer(early.result, {"error": {"code": -32603, "message": "not ready"}})
     w.poll("completed")
@@ -133,10 +130,7 @@ def test_tasks_result_sent_after_the_end_was_seen_judges_nothing() -> None:
 
 
 def test_tasks_result_never_answered_after_the_end_fails() -> None:
-    w = Wire2025()
-    w.create()
-    early = w.record(ResultWhileRunning)
-    early.result = w.send("tasks/result", {"taskId": "t1"})
+    w, early = _result_sent_while_running()
     early.result.timed_out = True
     w.poll("working")
     w.poll("completed")
