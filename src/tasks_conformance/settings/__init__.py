@@ -190,7 +190,7 @@ class RunOptions:
                  "Per-request timeout in ms", pytest=True, subjects=BOTH,
                  client_help="At most this long per scenario's client, in ms")
     startup_timeout_ms: int | None = setting(None, "--startup-timeout", "MS", MS, CONN,
-                 "How long the handshake (initialize, or a pinned server/discover) and a --server-command server's start may take, in ms: a server slow to start (heavy imports, npx, a cold container) gets this instead of --timeout (default: --timeout)", pytest=True)
+                 "How long the handshake (initialize, or a pinned server/discover; over stdio, also that of each further server process a check starts) and a --server-command server's start may take, in ms: a server slow to start (heavy imports, npx, a cold container) gets this instead of --timeout (default: --timeout)", pytest=True)
     max_message_bytes: int = setting(DEFAULT_MAX_MESSAGE_BYTES, "--max-message-bytes", "BYTES", INT, CONN,
                  "Largest message accepted from the server")
     profile: str = setting(DEFAULT_PROFILE, "--profile", "core|standard|full|durable", TEXT, CHECKS,

@@ -6,6 +6,7 @@ from __future__ import annotations
 import json
 import subprocess
 import sys
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -24,9 +25,20 @@ def _slow_starter(era: str) -> list[str]:
     return ["--command", sys.executable, "--args", "-c", "--args", code]
 
 
-def _run(*args: str) -> tuple[int, dict[str, Any]]:
+def _slow_second_start(started: Path) -> list[str]:
+    """A stdio reference server of both eras that starts at once the first time and is slow every
+    time after (`started` remembers): the second connection of tasks-extension-in-initialize-ignored
+    is a second process."""
+    code = (f"import os, sys, time, pathlib; p = pathlib.Path({str(started)!r}); "
+            f"time.sleep({START_DELAY_S}) if p.exists() else p.touch(); "
+            f"os.execv(sys.executable, [sys.executable, '-m', 'tasks_conformance.server.reference', "
+            f"'--era', 'both'])")
+    return ["--command", sys.executable, "--args", "-c", "--args", code]
+
+
+def _run(*args: str, check_id: str = "tasks-wire-resolvable") -> tuple[int, dict[str, Any]]:
     proc = subprocess.run([sys.executable, "-m", "tasks_conformance", *args, "--format", "json",
-                           "--check-id", "tasks-wire-resolvable", "--timeout", TIMEOUT_MS],
+                           "--check-id", check_id, "--timeout", TIMEOUT_MS],
                           capture_output=True, text=True, timeout=120, cwd=ROOT)
     return proc.returncode, json.loads(proc.stdout)
 
@@ -59,3 +71,20 @@ def test_a_handshake_past_the_timeout_names_startup_timeout() -> None:
     assert "--startup-timeout" in cause["fix"], cause
     # Something was started and alive: the fix is not "start the server".
     assert "start the server or correct the target" not in cause["fix"]
+
+
+def test_a_second_server_process_is_given_the_startup_timeout_too(tmp_path: Path) -> None:
+    code, report = _run(*_slow_second_start(tmp_path / "started"), "--startup-timeout", "30000",
+                        "--tool-name", "slow_compute", check_id="tasks-extension-in-initialize-ignored")
+    assert code == 0, report
+    assert _verdict(report, "tasks-extension-in-initialize-ignored")["status"] == "passed"
+
+
+def test_a_second_server_process_past_the_timeout_names_startup_timeout(tmp_path: Path) -> None:
+    code, report = _run(*_slow_second_start(tmp_path / "started"), "--tool-name", "slow_compute",
+                        check_id="tasks-extension-in-initialize-ignored")
+    assert code == 3, report
+    verdict = _verdict(report, "tasks-extension-in-initialize-ignored")
+    assert (verdict["status"], verdict["skipReason"]) == ("skipped", "could-not-run"), verdict
+    (cause,) = report["incompleteCauses"]
+    assert "--startup-timeout" in cause["fix"], cause

@@ -70,6 +70,12 @@ class Transport(abc.ABC):
     def uses_headers(self) -> bool:
         return False
 
+    @property
+    def starts_process(self) -> bool:
+        """Whether start() starts the server itself: then the first answer waits for a cold start
+        (--startup-timeout), not only for a request."""
+        return False
+
     @abc.abstractmethod
     async def start(self) -> None: ...
 

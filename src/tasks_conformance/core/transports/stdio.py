@@ -55,6 +55,10 @@ class StdioTransport(StreamTransport):
         self._closing = False
         self._exit_before_close: int | None = None
 
+    @property
+    def starts_process(self) -> bool:
+        return True
+
     def fresh(self) -> StdioTransport:
         """The same command again: a second server process."""
         return StdioTransport(self.wire, command=self.command, cwd=self.cwd, env=self.env,

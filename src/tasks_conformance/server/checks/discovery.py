@@ -8,13 +8,12 @@ from tasks_conformance.core.causes import Cause, CauseKind
 from tasks_conformance.core.protocol import EXT_TASKS
 from tasks_conformance.core.verdict import Verdict, could_not_run, failed, passed
 from tasks_conformance.core.wires import Wire, dialect_for
+from tasks_conformance.server.checks.engine.common import STARTUP_FIX
 from tasks_conformance.server.checks.engine.registry import check
 from tasks_conformance.server.evidence import Evidence
 
 # The details key holding the HTTP status the handshake got when it got no JSON-RPC answer.
 HTTP_STATUS = "httpStatus"
-STARTUP_FIX = ("raise --startup-timeout if the server is slow to start (heavy imports, npx, a cold container), "
-               "or check that it answers MCP at the target")
 
 WIRE_RESOLVABLE = check(
     id="tasks-wire-resolvable",

@@ -248,6 +248,9 @@ class LegacyDeclaresExtension(ProbeRecord):
     extension, then the probe tool called the 2025-11-25 way, without params.task."""
 
     probe: ClassVar[str] = "legacy-declares-extension"
+    # The second connection started a server process of its own (stdio): its initialize waited
+    # --startup-timeout, and that is the setting to raise when it got no answer.
+    fresh_process: bool = False
     initialize: Reply | None = None
     call: Reply | None = None
 

@@ -57,7 +57,10 @@ async def legacy_declares_extension(ctx: ProbeContext) -> None:
                         response_headers=response_headers, first_id=FIRST_ID) as peer:
             session = LegacySession(fresh, peer, capabilities=caps)
             sessions.append(session)
-            rec.initialize = await session.initialize()
+            # A second server process starts cold, as the first did: its handshake gets the same wait.
+            rec.fresh_process = fresh.starts_process
+            rec.initialize = await session.initialize(
+                timeout_s=ctx.config.startup_timeout_s if fresh.starts_process else None)
             if rec.initialize.ok:
                 rec.call = await session.request("tools/call", ctx.tool_params(), declare_tasks=False,
                                                  purpose="2025-11-25 session that listed the extension")

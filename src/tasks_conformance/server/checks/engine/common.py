@@ -16,6 +16,10 @@ from tasks_conformance.server.evidence.records import POLL_BYTE_BUDGET_MIB
 if TYPE_CHECKING:
     from tasks_conformance.core.rpc.peer import Reply
 
+# A handshake with a server process the run started that got no answer: a cold start can outlast
+# any request.
+STARTUP_FIX = ("raise --startup-timeout if the server is slow to start (heavy imports, npx, a cold container), "
+               "or check that it answers MCP at the target")
 NO_TASKS_WIRE = Cause("the server offers no tasks wire", CauseKind.NO_TASKS_WIRE)
 
 
