@@ -10,7 +10,6 @@ never created it, is a finding of its own (`ScenarioRun.elsewhere`), never evide
 
 from __future__ import annotations
 
-import json
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, field, replace
 from typing import Any
@@ -22,33 +21,13 @@ from tasks_conformance.client.scenarios import Scenario
 from tasks_conformance.core.eras import Era
 from tasks_conformance.core.protocol import decode_header_value, get_path
 from tasks_conformance.core.scenario_record import LimitHit
-from tasks_conformance.core.text import one_line
+from tasks_conformance.core.text import shown
 from tasks_conformance.core.wirelog import Frame, FrameFlag, HttpMeta, WireLog
 from tasks_conformance.core.wires import DIALECTS, CreatedTask, Wire
 
 MAX_EXCHANGES = 10_000  # a client that floods the scripted server is judged on its first requests
-# A string the client controls (a method, an id, a value of its outcome line) is quoted in a message
-# at most this long (README: "Limits"); client/runner.py bounds a whole message, warning and detail.
-SHOWN_CHARS = 80
 
 
-def shown(value: object) -> str:
-    """A value the client sent, as a message quotes it: on one line, control characters visible,
-    at most SHOWN_CHARS characters (a longer one says how long it was, a string judged.py cut too)."""
-    text = value if isinstance(value, str) else repr(value)
-    length = getattr(value, "length", len(text))
-    if length <= SHOWN_CHARS:
-        return one_line(text)
-    return one_line(text, SHOWN_CHARS) + f" ({length} characters)"
-
-
-def id_key(value: Any) -> str:
-    """A JSON-RPC id as a key: any JSON value the client sent (an array or an object too, which
-    cannot key a dict), with true never the same as 1."""
-    try:
-        return json.dumps(value, sort_keys=True, separators=(",", ":"))
-    except (ValueError, TypeError, RecursionError):
-        return repr(value)
 
 
 @dataclass(frozen=True)

@@ -104,3 +104,12 @@ def strict_error(message: Any, not_json: str | None) -> dict[str, Any] | None:
     rid = message.get("id") if isinstance(message, dict) and valid_id(message.get("id")) else None
     return {"jsonrpc": "2.0", "id": rid, "error": {"code": ERR_INVALID_REQUEST,
                                                    "message": f"Invalid Request: {found[0][1]}"}}
+
+
+def id_key(value: Any) -> str:
+    """A JSON-RPC id as a key: any JSON value the client sent (an array or an object too, which
+    cannot key a dict), with true never the same as 1."""
+    try:
+        return json.dumps(value, sort_keys=True, separators=(",", ":"))
+    except (ValueError, TypeError, RecursionError):
+        return repr(value)

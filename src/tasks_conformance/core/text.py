@@ -139,3 +139,18 @@ def _json_safe(value: Any, active: set[int]) -> Any:
         finally:
             active.discard(id(value))
     return value
+
+
+# A string the client controls (a method, an id, a value of its outcome line) is quoted in a message
+# at most this long (README: "Limits"); client/runner.py bounds a whole message, warning and detail.
+SHOWN_CHARS = 80
+
+
+def shown(value: object) -> str:
+    """A value the client sent, as a message quotes it: on one line, control characters visible,
+    at most SHOWN_CHARS characters (a longer one says how long it was, a string judged.py cut too)."""
+    text = value if isinstance(value, str) else repr(value)
+    length = getattr(value, "length", len(text))
+    if length <= SHOWN_CHARS:
+        return one_line(text)
+    return one_line(text, SHOWN_CHARS) + f" ({length} characters)"

@@ -362,7 +362,7 @@ def test_a_line_over_the_limit_is_dropped_up_to_its_newline() -> None:
 
 def test_a_large_message_is_judged_on_a_bounded_copy_that_says_how_long_its_strings_were() -> None:
     from tasks_conformance.client import judged
-    from tasks_conformance.client.evidence import shown
+    from tasks_conformance.core.text import shown
 
     data = json.dumps({"jsonrpc": "2.0", "method": "m" * 100_000, "params": {"a": [{}] * 50_000}}).encode()
     message = judged.message_of(Frame(1, 0.0, "in", "http", data))

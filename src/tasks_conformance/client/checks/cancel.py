@@ -9,9 +9,11 @@ from __future__ import annotations
 
 from collections.abc import Callable, Iterable
 
-from tasks_conformance.client.evidence import Exchange, ScenarioRun, id_key, said_elsewhere, shown
+from tasks_conformance.client.evidence import Exchange, ScenarioRun, said_elsewhere
+from tasks_conformance.client.jsonrpc import id_key
 from tasks_conformance.core.causes import by_flag
 from tasks_conformance.core.result import CheckWarning
+from tasks_conformance.core.text import shown
 from tasks_conformance.core.verdict import Verdict, could_not_run, failed, not_applicable, passed, warn
 from tasks_conformance.core.wires import CreatedTask
 

@@ -9,7 +9,8 @@ from collections.abc import Iterator
 
 from tasks_conformance.client.checks.cadence import task_runs
 from tasks_conformance.client.checks.registry import client_check
-from tasks_conformance.client.evidence import Exchange, ScenarioRun, id_key, shown
+from tasks_conformance.client.evidence import Exchange, ScenarioRun
+from tasks_conformance.client.jsonrpc import id_key
 from tasks_conformance.client.scenarios import scenario_names
 from tasks_conformance.core.protocol import (
     ERR_UNSUPPORTED_VERSION,
@@ -18,6 +19,7 @@ from tasks_conformance.core.protocol import (
     META_PROTOCOL_VERSION,
     get_path,
 )
+from tasks_conformance.core.text import shown
 from tasks_conformance.core.verdict import Verdict, failed, not_applicable, passed, warn
 from tasks_conformance.core.wires import Wire
 

@@ -7,7 +7,8 @@ createdAt + ttl before the server says so, or polling until it does, is never ju
 
 from __future__ import annotations
 
-from tasks_conformance.client.evidence import Exchange, ScenarioRun, shown
+from tasks_conformance.client.evidence import Exchange, ScenarioRun
+from tasks_conformance.core.text import shown
 from tasks_conformance.core.verdict import Verdict, not_applicable, passed, warn
 
 # Requests naming a task after the server first said it was not found that still pass: a client

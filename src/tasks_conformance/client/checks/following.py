@@ -12,10 +12,11 @@ from tasks_conformance.client.checks.cancel import judge_cancel
 from tasks_conformance.client.checks.exit_status import failed_exits
 from tasks_conformance.client.checks.expiry import judge_expiry
 from tasks_conformance.client.checks.registry import client_check
-from tasks_conformance.client.evidence import Exchange, ScenarioRun, said_elsewhere, shown
+from tasks_conformance.client.evidence import Exchange, ScenarioRun, said_elsewhere
 from tasks_conformance.client.scenarios import scenario_names
 from tasks_conformance.core.causes import by_flag
 from tasks_conformance.core.protocol import TERMINAL_STATUSES, get_path
+from tasks_conformance.core.text import shown
 from tasks_conformance.core.verdict import Verdict, could_not_run, failed, not_applicable, passed, warn
 from tasks_conformance.core.wires import DIALECTS, Wire
 

@@ -7,8 +7,8 @@ that era's rules); the client-side counterpart of the server mode's tasks-wire-f
 from __future__ import annotations
 
 from tasks_conformance.client.checks.registry import client_check
-from tasks_conformance.client.evidence import ScenarioRun, id_key
-from tasks_conformance.client.jsonrpc import FRAMING, problems, valid_id
+from tasks_conformance.client.evidence import ScenarioRun
+from tasks_conformance.client.jsonrpc import FRAMING, id_key, problems, valid_id
 from tasks_conformance.client.scenarios import scenario_names
 from tasks_conformance.core.verdict import Verdict, failed, not_applicable, passed
 from tasks_conformance.core.wires import Wire

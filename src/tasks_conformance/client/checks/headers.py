@@ -6,9 +6,10 @@ from __future__ import annotations
 
 from tasks_conformance.client.checks.core_rules import LEGACY_HANDSHAKE
 from tasks_conformance.client.checks.registry import client_check
-from tasks_conformance.client.evidence import Exchange, ScenarioRun, shown
+from tasks_conformance.client.evidence import Exchange, ScenarioRun
 from tasks_conformance.client.scenarios import scenario_names
 from tasks_conformance.core.protocol import HEADER_METHOD, HEADER_NAME, mcp_name_for
+from tasks_conformance.core.text import shown
 from tasks_conformance.core.verdict import Verdict, failed, not_applicable, passed
 from tasks_conformance.core.wires import Wire
 

@@ -17,7 +17,7 @@ from tasks_conformance.client.checks.expiry import judge_expiry
 from tasks_conformance.client.checks.framing import DESCRIPTION, judge_framing
 from tasks_conformance.client.checks.legacy_rules import took_create_as_result
 from tasks_conformance.client.checks.registry import client_check
-from tasks_conformance.client.evidence import Exchange, ScenarioRun, shown
+from tasks_conformance.client.evidence import Exchange, ScenarioRun
 from tasks_conformance.client.scenarios import LEGACY_TOOLS, scenario_names
 from tasks_conformance.core.causes import by_flag
 from tasks_conformance.core.protocol import (
@@ -27,6 +27,7 @@ from tasks_conformance.core.protocol import (
     get_path,
 )
 from tasks_conformance.core.result import CheckWarning
+from tasks_conformance.core.text import shown
 from tasks_conformance.core.verdict import Verdict, could_not_run, failed, not_applicable, passed, warn
 from tasks_conformance.core.wires import DIALECTS, CreatedTask, Wire
 from tasks_conformance.core.wires.base import TASK_CAPABLE, has_task_param, lists_extension

@@ -12,10 +12,11 @@ from __future__ import annotations
 
 from tasks_conformance.client.checks.cadence import status_of
 from tasks_conformance.client.checks.registry import client_check
-from tasks_conformance.client.evidence import Exchange, ScenarioRun, shown
+from tasks_conformance.client.evidence import Exchange, ScenarioRun
 from tasks_conformance.client.scenarios import scenario_names
 from tasks_conformance.core.protocol import ERR_INVALID_PARAMS, ERR_METHOD_NOT_FOUND, TERMINAL_STATUSES, get_path
 from tasks_conformance.core.result import CheckWarning
+from tasks_conformance.core.text import shown
 from tasks_conformance.core.verdict import Verdict, failed, not_applicable, passed, warn
 from tasks_conformance.core.wires import CreatedTask, Wire
 from tasks_conformance.core.wires.base import has_task_param

@@ -5,8 +5,10 @@ and a resultType the client never negotiated."""
 from __future__ import annotations
 
 from tasks_conformance.client.checks.registry import client_check
-from tasks_conformance.client.evidence import Exchange, ScenarioRun, id_key, shown
+from tasks_conformance.client.evidence import Exchange, ScenarioRun
+from tasks_conformance.client.jsonrpc import id_key
 from tasks_conformance.core.protocol import get_path
+from tasks_conformance.core.text import shown
 from tasks_conformance.core.verdict import Verdict, failed, not_applicable, passed
 
 MRTR = "tasks-client-mrtr"

@@ -6,7 +6,7 @@ from __future__ import annotations
 from collections.abc import Iterator
 
 from tasks_conformance.client.checks.registry import client_check
-from tasks_conformance.client.evidence import Exchange, ScenarioRun, shown
+from tasks_conformance.client.evidence import Exchange, ScenarioRun
 from tasks_conformance.client.scenarios import scenario_names
 from tasks_conformance.core.protocol import (
     HEADER_METHOD,
@@ -17,6 +17,7 @@ from tasks_conformance.core.protocol import (
     encode_header_value,
     get_path,
 )
+from tasks_conformance.core.text import shown
 from tasks_conformance.core.verdict import Verdict, failed, not_applicable, passed, warn
 from tasks_conformance.core.wires import Wire
 from tasks_conformance.core.wires.base import lists_extension

@@ -9,7 +9,8 @@ https://modelcontextprotocol.io/specification/2026-07-28/basic/patterns/subscrip
 from __future__ import annotations
 
 from tasks_conformance.client.checks.registry import client_check
-from tasks_conformance.client.evidence import Exchange, ScenarioRun, id_key, shown
+from tasks_conformance.client.evidence import Exchange, ScenarioRun
+from tasks_conformance.client.jsonrpc import id_key
 from tasks_conformance.core.protocol import (
     META_SUBSCRIPTION_ID,
     METHOD_ACKNOWLEDGED,
@@ -17,6 +18,7 @@ from tasks_conformance.core.protocol import (
     TERMINAL_STATUSES,
     get_path,
 )
+from tasks_conformance.core.text import shown
 from tasks_conformance.core.verdict import Verdict, not_applicable, passed
 
 SUBSCRIBE = "tasks-client-subscription-ack"

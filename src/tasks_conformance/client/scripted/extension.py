@@ -23,7 +23,7 @@ from collections.abc import AsyncIterator, Callable
 from dataclasses import dataclass, field
 from typing import Any
 
-from tasks_conformance.client.evidence import id_key, shown
+from tasks_conformance.client.jsonrpc import id_key
 from tasks_conformance.client.scenarios import TOOL, Script, Snapshot
 from tasks_conformance.client.scripted.http import Answer, Fault, ScriptedHttp, now_iso, rpc_error, rpc_result
 from tasks_conformance.client.scripted.waits import DEFAULT_WAITS, ScriptedWaits
@@ -47,6 +47,7 @@ from tasks_conformance.core.protocol import (
     decode_header_value,
     get_path,
 )
+from tasks_conformance.core.text import shown
 from tasks_conformance.core.wirelog import WireLog
 from tasks_conformance.core.wires.base import lists_extension
 

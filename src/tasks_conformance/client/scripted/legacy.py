@@ -42,7 +42,6 @@ from collections.abc import AsyncIterator, Callable
 from dataclasses import dataclass, field
 from typing import Any
 
-from tasks_conformance.client.evidence import shown
 from tasks_conformance.client.scenarios import LEGACY_TOOLS, LegacyScript, Snapshot
 from tasks_conformance.client.scripted.extension import TaskState, find_task
 from tasks_conformance.client.scripted.http import Answer, Fault, ScriptedHttp, now_iso, rpc_error, rpc_result
@@ -56,6 +55,7 @@ from tasks_conformance.core.protocol import (
     META_RELATED_TASK,
     get_path,
 )
+from tasks_conformance.core.text import shown
 from tasks_conformance.core.wirelog import WireLog
 from tasks_conformance.core.wires import DIALECTS, Wire
 from tasks_conformance.core.wires.base import TASK_CAPABLE
