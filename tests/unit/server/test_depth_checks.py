@@ -9,6 +9,7 @@ from typing import Any
 
 from helpers.evidence import Builder, verdict
 
+from tasks_conformance.core.causes import reason
 from tasks_conformance.core.rpc.peer import Reply
 from tasks_conformance.core.wirelog import HttpMeta
 from tasks_conformance.core.wires import Wire
@@ -345,8 +346,12 @@ def test_a_server_without_the_legacy_era_is_not_applicable() -> None:
     assert verdict("tasks-extension-in-initialize-ignored", b.ev).skip_reason == "not-applicable"
     b = Builder()
     rec: LegacyDeclaresExtension = b.record(LegacyDeclaresExtension)
-    rec.ran, rec.not_run = False, "the stdio transport cannot open a second connection"
+    rec.ran, rec.not_run = False, reason("the stdio transport cannot open a second connection", "use --url")
+    rec.no_second_connection = True
     assert verdict("tasks-extension-in-initialize-ignored", b.ev).skip_reason == "not-applicable"
+    # Read from the record's field, not its words: a second connection that failed to open is no freedom.
+    rec.no_second_connection = False
+    assert verdict("tasks-extension-in-initialize-ignored", b.ev).skip_reason == "could-not-run"
 
 
 def _extension_exchange(b: Builder, answer: dict[str, Any], rid: int) -> None:

@@ -31,7 +31,7 @@ def extension_in_initialize_ignored(ev: Evidence) -> Verdict:
     rec = ev.get(LegacyDeclaresExtension)
     init = rec.initialize
     if init is None:
-        if rec.not_run and "cannot open" in rec.not_run:
+        if rec.no_second_connection and rec.not_run:
             return not_applicable(rec.not_run)
         return could_not_run(unrun(rec, "the 2025-11-25 initialize was not sent"))
     if not init.ok:

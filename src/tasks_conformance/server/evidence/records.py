@@ -251,6 +251,8 @@ class LegacyDeclaresExtension(ProbeRecord):
     # The second connection started a server process of its own (stdio): its initialize waited
     # --startup-timeout, and that is the setting to raise when it got no answer.
     fresh_process: bool = False
+    # The transport cannot open a second connection at all (not a fault: the check does not apply).
+    no_second_connection: bool = False
     initialize: Reply | None = None
     call: Reply | None = None
 

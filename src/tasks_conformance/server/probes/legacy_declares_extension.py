@@ -35,6 +35,7 @@ async def legacy_declares_extension(ctx: ProbeContext) -> None:
     rec = ctx.record(LegacyDeclaresExtension)
     fresh = ctx.session.transport.fresh()
     if fresh is None:
+        rec.no_second_connection = True
         rec.not_run = reason(f"the {ctx.session.transport.kind} transport cannot open a second connection",
                              "run against an endpoint that takes several connections (--url, --tcp or --unix)")
         return
