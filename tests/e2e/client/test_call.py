@@ -14,6 +14,17 @@ from typing import Any
 import pytest
 from helpers.paths import REFERENCE, ROOT
 from helpers.processes import HttpServer
+from helpers.zygote import forked
+
+# A matrix parameter naming the reference server: its command is made when the case runs (the
+# zygote is this worker's), not at collection.
+REF = "reference"
+
+
+def _reference(*extra: str) -> str:
+    """The reference server's command, forked from the tests' zygote: the `call` command's subject
+    here is what the server answers, not its process."""
+    return shlex.join(forked([*REFERENCE, *extra]))
 
 
 def _call(*args: str) -> subprocess.CompletedProcess[str]:
@@ -34,7 +45,7 @@ def test_a_task_is_followed_to_its_end_on_either_wire(reference_http: HttpServer
 
 @pytest.mark.parametrize("era", ["extension", "legacy"])
 def test_a_stdio_server_is_spawned_and_its_task_followed_to_its_end(era: str) -> None:
-    command = shlex.join(REFERENCE)
+    command = shlex.join(REFERENCE)  # the tool's own spawning of the server is this test's subject
     proc = _call("--command", command, "--tool-name", "slow_compute", "--era", era, "--format", "json")
     assert proc.returncode == 0, proc.stderr
     outcome = json.loads(proc.stdout)
@@ -101,7 +112,7 @@ def _json(*args: str) -> dict[str, Any]:
 
 @pytest.mark.parametrize("era", ["extension", "legacy"])
 def test_a_task_names_its_era_its_id_every_status_and_why_it_stopped(era: str) -> None:
-    args = ("--command", shlex.join(REFERENCE), "--tool-name", "slow_compute", "--era", era)
+    args = ("--command", _reference(), "--tool-name", "slow_compute", "--era", era)
     out = _json(*args)
     assert out["status"] == "completed" and out["era"] == era and out["taskCreated"] is True
     assert isinstance(out["taskId"], str) and out["taskId"] and out["plainCallReason"] is None
@@ -114,7 +125,7 @@ def test_a_task_names_its_era_its_id_every_status_and_why_it_stopped(era: str) -
 
 @pytest.mark.parametrize("era", ["extension", "legacy"])
 def test_a_tool_that_runs_without_a_task_is_said_to_be_a_plain_call(era: str) -> None:
-    out = _json("--command", shlex.join(REFERENCE), "--tool-name", "echo", "--tool-args", '{"text": "hi"}',
+    out = _json("--command", _reference(), "--tool-name", "echo", "--tool-args", '{"text": "hi"}',
                 "--era", era)
     assert out["status"] == "completed" and out["era"] == era
     assert out["taskCreated"] is False and out["taskId"] is None and out["statuses"] == []
@@ -123,11 +134,11 @@ def test_a_tool_that_runs_without_a_task_is_said_to_be_a_plain_call(era: str) ->
 
 
 def test_a_server_that_does_not_speak_the_era_is_named_with_the_other_era_to_try() -> None:
-    server = shlex.join([*REFERENCE, "--era", "legacy"])
+    server = _reference("--era", "legacy")
     out = _json("--command", server, "--tool-name", "slow_compute", "--era", "extension")
     assert out["era"] == "extension" and out["taskCreated"] is False and out["status"] == "failed"
     assert "try --era legacy" in out["plainCallReason"]
-    out = _json("--command", shlex.join([*REFERENCE, "--era", "extension"]), "--tool-name", "slow_compute",
+    out = _json("--command", _reference("--era", "extension"), "--tool-name", "slow_compute",
                 "--era", "legacy")
     assert out["era"] == "legacy" and out["taskCreated"] is False and "try --era extension" in out["plainCallReason"]
 
@@ -163,6 +174,7 @@ KEEP = {"action": "accept", "content": {"confirm": False}}  # accepted, but "do 
 
 
 def _confirm(server: str, *extra: str, era: str = "extension") -> dict[str, Any]:
+    server = _reference() if server == REF else server
     return _json("--command", server, "--tool-name", "confirm_delete", "--tool-args", '{"filename": "file.txt"}',
                  "--era", era, *extra)
 
@@ -182,12 +194,13 @@ def test_a_key_the_server_minted_takes_the_star_answer_or_the_first_shaped_for_t
 # Ids without the commands' paths: the fast run samples this matrix by its cases' ids, which must
 # be the same wherever the tree is checked out.
 @pytest.mark.parametrize(("server", "era"), [pytest.param(MINTS, "extension", id="minted-keys-extension"),
-                                             pytest.param(shlex.join(REFERENCE), "extension", id="reference-extension"),
-                                             pytest.param(shlex.join(REFERENCE), "legacy", id="reference-legacy")])
+                                             pytest.param(REF, "extension", id="reference-extension"),
+                                             pytest.param(REF, "legacy", id="reference-legacy")])
 @pytest.mark.parametrize("given", [None, {"no-such-key": {"role": "assistant", "content": {"type": "text"}}}],
                          ids=["no-answers", "no-answer-fits"])
 def test_an_input_request_no_answer_fits_is_declined_never_accepted(
         server: str, era: str, given: dict[str, Any] | None) -> None:
+    server = _reference() if server == REF else server
     extra = ("--input-responses", json.dumps(given)) if given is not None else ()
     out = _confirm(server, *extra, era=era)
     assert "not confirmed (action='decline')" in json.dumps(out["result"]), out
