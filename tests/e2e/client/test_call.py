@@ -14,6 +14,7 @@ from typing import Any
 import pytest
 from helpers.paths import REFERENCE, ROOT
 from helpers.processes import HttpServer
+from helpers.runs import invoke
 from helpers.zygote import forked
 
 # A matrix parameter naming the reference server: its command is made when the case runs (the
@@ -27,9 +28,17 @@ def _reference(*extra: str) -> str:
     return shlex.join(forked([*REFERENCE, *extra]))
 
 
-def _call(*args: str) -> subprocess.CompletedProcess[str]:
+def _call_process(*args: str) -> subprocess.CompletedProcess[str]:
+    """`tasks-conformance call` as its own process: for the tests of the command line itself."""
     return subprocess.run([sys.executable, "-m", "tasks_conformance", "call", *args], capture_output=True, text=True,
                           timeout=60, cwd=ROOT)
+
+
+def _call(*args: str) -> subprocess.CompletedProcess[str]:
+    """`tasks-conformance call` run in this process (the entry the console script runs, with its
+    streams captured): its answers and exit code are the subject, not its interpreter's start."""
+    res = invoke("call", *args)
+    return subprocess.CompletedProcess(["tasks-conformance", "call", *args], res.code, res.stdout, res.stderr)
 
 
 @pytest.mark.parametrize("era", ["extension", "legacy"])
@@ -46,7 +55,7 @@ def test_a_task_is_followed_to_its_end_on_either_wire(reference_http: HttpServer
 @pytest.mark.parametrize("era", ["extension", "legacy"])
 def test_a_stdio_server_is_spawned_and_its_task_followed_to_its_end(era: str) -> None:
     command = shlex.join(REFERENCE)  # the tool's own spawning of the server is this test's subject
-    proc = _call("--command", command, "--tool-name", "slow_compute", "--era", era, "--format", "json")
+    proc = _call_process("--command", command, "--tool-name", "slow_compute", "--era", era, "--format", "json")
     assert proc.returncode == 0, proc.stderr
     outcome = json.loads(proc.stdout)
     assert outcome["status"] == "completed" and outcome["error"] is None and "finished" in json.dumps(outcome["result"])
