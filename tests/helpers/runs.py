@@ -46,6 +46,15 @@ def cli(*args: str, timeout: float = 60, env: dict[str, str] | None = None) -> s
     )
 
 
+def tool(*args: str, env: dict[str, str] | None = None) -> subprocess.CompletedProcess[str]:
+    """What cli() returns, from the tool run in this process (run_cli, the console script's entry
+    minus leaving the process), for a test whose subject is what the tool prints, writes and exits
+    with, not its interpreter: no Python start and imports per run. `env` overlays the environment
+    as cli()'s does, for the run only. Signals, terminals, process groups and imports stay cli()'s."""
+    res = invoke(*args, env=env)
+    return subprocess.CompletedProcess(["tasks-conformance", *args], res.code, res.stdout, res.stderr)
+
+
 def interrupt_once_started(argv: list[str], started: Path) -> subprocess.CompletedProcess[str]:
     """Run the tool as its own process, send it SIGINT once `started` exists (a server writes it when
     it starts), and return what it printed; the process is always reaped."""
@@ -75,10 +84,11 @@ class Outcome:
     stderr: str
 
 
-def invoke(*args: str, stdin: str | None = None) -> Outcome:
-    """What the console script does, minus leaving the process: same entry, same streams."""
+def invoke(*args: str, stdin: str | None = None, env: dict[str, str] | None = None) -> Outcome:
+    """What the console script does, minus leaving the process: same entry, same streams. `env`
+    overlays the environment for the run only (an empty value is kept as empty, as cli() does)."""
     runner = CliRunner()
-    with runner.isolation(input=stdin, env={"NO_COLOR": "1"}) as (out, err, _mixed):
+    with runner.isolation(input=stdin, env={"NO_COLOR": "1", **(env or {})}) as (out, err, _mixed):
         code = run_cli(list(args))
         sys.stdout.flush()
         sys.stderr.flush()

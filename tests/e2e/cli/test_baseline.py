@@ -16,7 +16,7 @@ from typing import Any
 import jsonschema  # type: ignore[import-untyped,unused-ignore]
 import pytest
 from helpers.paths import BROKEN, REFERENCE, ROOT
-from helpers.runs import cli, invoke, usage_error
+from helpers.runs import invoke, tool, usage_error
 
 import tasks_conformance
 from tasks_conformance.core.baseline import PLACEHOLDER_REASON, Baseline, BaselineEntry, apply, parse
@@ -199,10 +199,10 @@ def owned_defect() -> list[str]:
 def test_a_deferral_follows_its_owner_under_a_baseline(tmp_path: Path) -> None:
     # The command line as a user runs it: write the baseline from today's failures, then run with it.
     base = tmp_path / "baseline.toml"
-    first = cli(*owned_defect(), "--update-baseline", str(base), "--format", "json")
+    first = tool(*owned_defect(), "--update-baseline", str(base), "--format", "json")
     assert first.returncode == 1, first.stderr
     assert [e.check for e in parse(base.read_text(encoding="utf-8"), str(base))] == [OWNER]  # the one failure
-    known = cli(*owned_defect(), "--baseline", str(base), "--format", "json")
+    known = tool(*owned_defect(), "--baseline", str(base), "--format", "json")
     # The owner's failure is known, and the deferral follows it: nothing fails, nothing is incomplete.
     assert known.returncode == 0, known.stdout
     doc = json.loads(known.stdout)

@@ -15,7 +15,7 @@ from typing import Any
 import jsonschema
 import pytest
 from helpers.paths import BROKEN, FIXTURES, REFERENCE
-from helpers.runs import cli, invoke
+from helpers.runs import invoke, tool
 
 from tasks_conformance.core.profiles import OPT_IN_CHECKS
 from tasks_conformance.reporters import schema_text
@@ -26,7 +26,7 @@ REF = " ".join(REFERENCE)
 
 def test_human_on_stdout_plus_junit_and_summary_files(tmp_path: Path) -> None:
     junit, summary = tmp_path / "r.xml", tmp_path / "s.json"
-    proc = cli("--command", REF, "--tool-name", "slow_compute", "--format", "human",
+    proc = tool("--command", REF, "--tool-name", "slow_compute", "--format", "human",
                "--reporter", f"junit-xml={junit}", "--reporter", f"json-summary={summary}")
     assert proc.returncode == 0, proc.stderr
     assert "tasks-wire-resolvable" in proc.stdout and "\x1b" not in proc.stdout  # NO_COLOR set
@@ -49,7 +49,7 @@ def test_human_on_stdout_plus_junit_and_summary_files(tmp_path: Path) -> None:
 
 
 def test_default_stdout_is_json_when_not_a_terminal_and_validates() -> None:
-    proc = cli("--command", REF, "--tool-name", "slow_compute", env={"CI": ""})  # a script, not CI
+    proc = tool("--command", REF, "--tool-name", "slow_compute", env={"CI": ""})  # a script, not CI
     data = json.loads(proc.stdout)
     jsonschema.validate(data, json.loads(schema_text("json")))
     assert proc.returncode == 0
@@ -67,7 +67,7 @@ def _is_human(stdout: str) -> bool:
 def test_the_readme_ci_example_prints_the_human_report_and_writes_its_files(tmp_path: Path) -> None:
     # The README's CI line, against the reference server: reports to files, no --format.
     junit, summary, wire = tmp_path / "report.xml", tmp_path / "summary.json", tmp_path / "wire.ndjson"
-    proc = cli("--command", REF, "--tool-name", "slow_compute", "--reporter", f"junit-xml={junit}",
+    proc = tool("--command", REF, "--tool-name", "slow_compute", "--reporter", f"junit-xml={junit}",
                "--reporter", f"json-summary={summary}", "--wire-log", str(wire), env={"CI": "", "NO_COLOR": ""})
     assert proc.returncode == 0, proc.stderr
     assert _is_human(proc.stdout), proc.stdout[:500]
@@ -76,13 +76,13 @@ def test_the_readme_ci_example_prints_the_human_report_and_writes_its_files(tmp_
 
 @pytest.mark.parametrize("value", ["true", "1", "TRUE", "yes"])
 def test_ci_in_the_environment_prints_the_human_report(value: str) -> None:
-    proc = cli("--command", REF, "--check-id", "tasks-wire-resolvable", env={"CI": value, "NO_COLOR": ""})
+    proc = tool("--command", REF, "--check-id", "tasks-wire-resolvable", env={"CI": value, "NO_COLOR": ""})
     assert proc.returncode == 0 and _is_human(proc.stdout), proc.stdout[:500]
 
 
 @pytest.mark.parametrize("env", [{"CI": "true"}, {"CI": ""}])
 def test_an_explicit_format_json_wins_in_ci_and_with_report_files(env: dict[str, str], tmp_path: Path) -> None:
-    proc = cli("--command", REF, "--check-id", "tasks-wire-resolvable", "--format", "json",
+    proc = tool("--command", REF, "--check-id", "tasks-wire-resolvable", "--format", "json",
                "--reporter", f"markdown={tmp_path / 'r.md'}", env=env)
     assert proc.returncode == 0 and json.loads(proc.stdout)["outcome"] == "passed"
 
@@ -105,9 +105,9 @@ def test_the_stdout_rule() -> None:
 
 
 def test_reporter_without_path_takes_stdout_and_quiet_prints_one_line() -> None:
-    proc = cli("--command", REF, "--check-id", "tasks-wire-resolvable", "--reporter", "markdown")
+    proc = tool("--command", REF, "--check-id", "tasks-wire-resolvable", "--reporter", "markdown")
     assert proc.returncode == 0 and "tasks-wire-resolvable" in proc.stdout and "|" in proc.stdout
-    proc = cli("--command", REF, "--check-id", "tasks-wire-resolvable", "--format", "human", "--quiet")
+    proc = tool("--command", REF, "--check-id", "tasks-wire-resolvable", "--format", "human", "--quiet")
     assert proc.returncode == 0 and len(proc.stdout.strip().splitlines()) == 1
 
 
@@ -125,13 +125,13 @@ def test_exit_code_does_not_depend_on_reporters(tmp_path: Path) -> None:
     codes = set()
     for extra in ([], ["--reporter", f"junit-xml={tmp_path / 'a.xml'}"], ["--reporter", "markdown"],
                   ["--format", "human", "--quiet"]):
-        codes.add(cli("--command", broken, "--tool-name", "slow_compute", *extra).returncode)
+        codes.add(tool("--command", broken, "--tool-name", "slow_compute", *extra).returncode)
     assert codes == {1}
 
 
 def test_junit_marks_could_not_run_as_error_and_not_applicable_as_skipped(tmp_path: Path) -> None:
     junit = tmp_path / "r.xml"
-    proc = cli("--command", REF, "--reporter", f"junit-xml={junit}", "--format", "json")
+    proc = tool("--command", REF, "--reporter", f"junit-xml={junit}", "--format", "json")
     assert proc.returncode == 3  # no --tool-name on the extension wire: incomplete
     cases = {tc.get("name"): tc for tc in ET.parse(junit).getroot().iter("testcase")}
     err = cases["tasks-ttl-shape"].find("error")
@@ -142,7 +142,7 @@ def test_junit_marks_could_not_run_as_error_and_not_applicable_as_skipped(tmp_pa
 
 def test_wire_log_export_is_ndjson_of_every_frame(tmp_path: Path) -> None:
     log = tmp_path / "wire.ndjson"
-    proc = cli("--command", REF, "--check-id", "tasks-wire-resolvable", "--format", "json", "--wire-log", str(log))
+    proc = tool("--command", REF, "--check-id", "tasks-wire-resolvable", "--format", "json", "--wire-log", str(log))
     assert proc.returncode == 0
     frames = [json.loads(line) for line in log.read_text().splitlines()]
     assert [f["seq"] for f in frames] == list(range(1, len(frames) + 1))
@@ -160,21 +160,21 @@ def _closed_port() -> int:
 
 def test_an_unreachable_server_gives_one_cause_once() -> None:
     url = f"http://127.0.0.1:{_closed_port()}/mcp"
-    proc = cli("--url", url, "--format", "json", "--timeout", "5000")
+    proc = tool("--url", url, "--format", "json", "--timeout", "5000")
     assert proc.returncode == 3, proc.stderr
     data = json.loads(proc.stdout)
     jsonschema.validate(data, json.loads(schema_text("json")))
     (cause,) = data["incompleteCauses"]
     assert cause["checks"] == [c["id"] for c in data["checks"]] and url in cause["fix"]
     assert data["incompleteReason"].count("could not talk to the server") == 1
-    human = cli("--url", url, "--format", "human", "--timeout", "5000").stdout
+    human = tool("--url", url, "--format", "human", "--timeout", "5000").stdout
     assert human.count("could not talk to the server") == 1 and "tasks-ttl-shape" not in human
     assert f"! not run  all {len(data['checks'])} checks: could not talk to the server" in human
 
 
 def test_no_tool_name_on_the_extension_wire_is_one_cause_with_its_fix(tmp_path: Path) -> None:
     summary = tmp_path / "s.json"
-    proc = cli("--command", REF, "--format", "json", "--reporter", f"json-summary={summary}")
+    proc = tool("--command", REF, "--format", "json", "--reporter", f"json-summary={summary}")
     assert proc.returncode == 3
     data, small = json.loads(proc.stdout), json.loads(summary.read_text())
     jsonschema.validate(small, json.loads(schema_text("json-summary")))
@@ -189,7 +189,7 @@ def test_no_tool_name_on_the_extension_wire_is_one_cause_with_its_fix(tmp_path: 
 
 def test_junit_suite_name_overrides_the_derived_name(tmp_path: Path) -> None:
     junit = tmp_path / "r.xml"
-    proc = cli("demo", "--check-id", "tasks-wire-resolvable", "--junit-suite-name", "staging <eu> & co",
+    proc = tool("demo", "--check-id", "tasks-wire-resolvable", "--junit-suite-name", "staging <eu> & co",
                "--reporter", f"junit-xml={junit}")
     assert proc.returncode == 0, proc.stderr
     suite = ET.parse(junit).getroot().find("testsuite")

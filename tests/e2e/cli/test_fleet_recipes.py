@@ -21,7 +21,7 @@ from typing import Any
 
 import pytest
 from helpers.paths import ROOT
-from helpers.runs import cli
+from helpers.runs import tool
 from helpers.suites import fleet_suite, suite_verdicts
 
 README = (ROOT / "README.md").read_text(encoding="utf-8")
@@ -170,7 +170,7 @@ def fleet(tmp_path_factory: pytest.TempPathFactory) -> Iterator[dict[str, Any]]:
     shim.write_text(f'#!/bin/sh\nexec "{sys.executable}" -m tasks_conformance "$@"\n')
     shim.chmod(shim.stat().st_mode | stat.S_IEXEC)
     whole = tmp / "whole.json"
-    proc = cli("suite", str(suite), "-q", "--reporter", f"json={whole}", timeout=240)
+    proc = tool("suite", str(suite), "-q", "--reporter", f"json={whole}")
     env = {**os.environ, "PATH": f"{bin_dir}{os.pathsep}{os.environ['PATH']}", "NO_COLOR": "1"}
     env.pop("CI", None)
     yield {"suite": suite, "env": env, "code": proc.returncode, "doc": json.loads(whole.read_text())}

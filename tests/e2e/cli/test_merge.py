@@ -12,7 +12,7 @@ from typing import Any
 import pytest
 from helpers.junit import multi_validator
 from helpers.paths import BROKEN, REFERENCE
-from helpers.runs import cli, invoke, usage_error
+from helpers.runs import invoke, tool, usage_error
 from helpers.suites import QUICK, STEADY, fleet_suite, suite_verdicts, write_suite
 
 
@@ -24,7 +24,7 @@ def fleet(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Any]:
     out: dict[str, Any] = {"dir": tmp}
     for name, extra in (("whole", []), ("shard1", ["--shard", "1/2"]), ("shard2", ["--shard", "2/2"])):
         report = tmp / f"{name}.json"
-        proc = cli("suite", str(suite), "--jobs", "2", *extra, "-q", "--reporter", f"json={report}", timeout=240)
+        proc = tool("suite", str(suite), "--jobs", "2", *extra, "-q", "--reporter", f"json={report}")
         out[name] = (proc.returncode, report)
     return out
 
@@ -138,7 +138,7 @@ def test_history_marks_a_regression_and_fail_on_regression_exits_1_under_a_basel
     for n, flaky in enumerate((ref, broken), 1):  # the second time, flaky fails a check it passed
         suite = write_suite(tmp_path / f"suite{n}.toml", [{"name": "ref", **ref}, {"name": "flaky", **flaky}])
         report = tmp_path / f"run{n}.json"
-        proc = cli("suite", str(suite), "--jobs", "2", "-q", "--reporter", f"json={report}", timeout=240)
+        proc = tool("suite", str(suite), "--jobs", "2", "-q", "--reporter", f"json={report}")
         assert proc.returncode == 0, proc.stdout + proc.stderr  # the failure is a known one: passed
         reports.append(report)
     history = tmp_path / "history"

@@ -19,7 +19,7 @@ import xmlschema
 from helpers.junit import JUNIT_XSD, multi_validator
 from helpers.paths import BROKEN, DEMO_INPUT
 from helpers.processes import HttpServer
-from helpers.runs import cli, interrupt_once_started, invoke, usage_error
+from helpers.runs import interrupt_once_started, invoke, tool, usage_error
 from helpers.suites import reference, write_suite
 
 from tasks_conformance.entry.multirun import MultiProgress, Planned, run_all
@@ -39,7 +39,7 @@ def test_a_suite_runs_every_target_and_writes_one_combined_report(tmp_path: Path
          "tool-name": "slow_compute"},
     ], defaults={"timeout": 10000})
     files = {name: tmp_path / f"out.{name}" for name in ("json", "junit-xml", "markdown")}
-    proc = cli("suite", str(suite), "--jobs", "2", "--format", "human", "--verbose",
+    proc = tool("suite", str(suite), "--jobs", "2", "--format", "human", "--verbose",
                *(a for name, path in files.items() for a in ("--reporter", f"{name}={path}")))
     assert proc.returncode == 1, proc.stdout + proc.stderr  # the worst: one target failed
     assert proc.stderr == ""  # no live display off a terminal
@@ -84,12 +84,12 @@ def test_shards_split_the_targets_by_position(tmp_path: Path) -> None:
 def test_a_shard_runs_only_its_targets_and_says_which(tmp_path: Path) -> None:
     suite = write_suite(tmp_path / "suite.toml", [reference("a"), reference("b"), reference("c")],
                         defaults={"check-id": [WIRE]})
-    proc = cli("suite", str(suite), "--shard", "2/2", "--format", "json")
+    proc = tool("suite", str(suite), "--shard", "2/2", "--format", "json")
     assert proc.returncode == 0, proc.stderr
     doc = json.loads(proc.stdout)
     assert doc["shard"] == "2/2" and [t["name"] for t in doc["targets"]] == ["b"]
     # More shards than targets: this job has nothing to do, and says so.
-    empty = cli("suite", str(suite), "--shard", "4/4", "--format", "human")
+    empty = tool("suite", str(suite), "--shard", "4/4", "--format", "human")
     assert empty.returncode == 0 and empty.stdout == "PASSED  suite: no targets in shard 4/4\n", empty
 
 
@@ -98,7 +98,7 @@ def test_a_target_with_era_both_runs_once_per_era(tmp_path: Path) -> None:
     suite = write_suite(tmp_path / "suite.toml", [reference("dual", era="both", **{"check-id": [WIRE],
                                                                                    "wire-log": str(log)})])
     junit = tmp_path / "out.xml"
-    proc = cli("suite", str(suite), "--format", "json", "--reporter", f"junit-xml={junit}")
+    proc = tool("suite", str(suite), "--format", "json", "--reporter", f"junit-xml={junit}")
     assert proc.returncode == 0, proc.stderr
     doc = json.loads(proc.stdout)
     multi_validator().validate(doc)

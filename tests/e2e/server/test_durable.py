@@ -18,7 +18,7 @@ from typing import Any
 import pytest
 from helpers.paths import BROKEN, DEMO_INPUT, REFERENCE
 from helpers.processes import free_port, http_server
-from helpers.runs import cli, run, stdio
+from helpers.runs import run, stdio, tool
 
 from tasks_conformance.server.reference import ServerConfig
 from tasks_conformance.server.reference.journal import LOST_WORK, TaskJournal, restore
@@ -114,8 +114,8 @@ def test_the_restart_check_alone_against_a_server_the_run_did_not_start_tested_n
     server = http_server(REFERENCE)
     try:
         args = ("--url", server.url, "--profile", "durable", "--check-id", RESTART, "--tool-name", "slow_compute")
-        proc = cli(*args, "--format", "json")
-        human = cli(*args, "--format", "human")
+        proc = tool(*args, "--format", "json")
+        human = tool(*args, "--format", "human")
     finally:
         server.stop()
     assert proc.returncode == 3, proc.stdout
@@ -131,7 +131,7 @@ def test_the_restart_check_alone_against_a_server_the_run_did_not_start_tested_n
 
 
 def test_the_demo_passes_the_durable_profile() -> None:
-    proc = cli("demo", "--profile", "durable", "--format", "json", timeout=120)
+    proc = tool("demo", "--profile", "durable", "--format", "json")
     assert proc.returncode == 0, proc.stdout[-2000:] + proc.stderr
     report = json.loads(proc.stdout)
     assert report["profile"].startswith("tasks-conformance/durable@")

@@ -17,7 +17,7 @@ import pytest
 import xmlschema
 from helpers.junit import JUNIT_XSD, multi_validator
 from helpers.paths import DEMO_INPUT, REFERENCE, ROOT
-from helpers.runs import cli, interrupt_once_started, invoke, usage_error
+from helpers.runs import interrupt_once_started, invoke, tool, usage_error
 
 from tasks_conformance.core import eras
 from tasks_conformance.core.multirun_result import Combined, NamedRun, worst
@@ -30,7 +30,7 @@ ERAS = ["2025-11-25", "2026-07-28"]
 def test_demo_era_both_reports_each_era_in_every_format(tmp_path: Path) -> None:
     files = {name: tmp_path / f"report.{name}" for name in ("json", "json-summary", "junit-xml", "markdown")}
     wire = tmp_path / "wire.ndjson"
-    proc = cli("demo", "--era", "both", "--format", "human", "--wire-log", str(wire),
+    proc = tool("demo", "--era", "both", "--format", "human", "--wire-log", str(wire),
                *(arg for name, path in files.items() for arg in ("--reporter", f"{name}={path}")))
     assert proc.returncode == 0, proc.stdout + proc.stderr
 
@@ -66,7 +66,7 @@ def test_demo_era_both_reports_each_era_in_every_format(tmp_path: Path) -> None:
 
 def test_a_server_of_one_era_gets_the_other_reported_and_fails(tmp_path: Path) -> None:
     md = tmp_path / "report.md"
-    proc = cli("--era", "both", "--command", REFERENCE[0], *(a for x in [*REFERENCE[1:], "--transport", "stdio",
+    proc = tool("--era", "both", "--command", REFERENCE[0], *(a for x in [*REFERENCE[1:], "--transport", "stdio",
                "--era", "legacy"] for a in ("--args", x)), "--tool-name", "confirm_action",
                "--input-responses", DEMO_INPUT, "--format", "json", "--reporter", f"markdown={md}")
     assert proc.returncode == 1, proc.stderr  # failed: the worse of passed (legacy) and failed (2026-07-28)
@@ -89,7 +89,7 @@ def test_a_baseline_applies_to_each_era_of_era_both(tmp_path: Path) -> None:
     under the baseline: the owner known, its deferrals follow; the entry does not touch the other era."""
     known = tmp_path / "baseline.toml"
     known.write_text('[[known]]\ncheck = "tasks-wire-resolvable"\nera = "2026-07-28"\nreason = "legacy only for now"\n')
-    proc = cli("--era", "both", "--command", REFERENCE[0], *(a for x in [*REFERENCE[1:], "--transport", "stdio",
+    proc = tool("--era", "both", "--command", REFERENCE[0], *(a for x in [*REFERENCE[1:], "--transport", "stdio",
                "--era", "legacy"] for a in ("--args", x)), "--tool-name", "confirm_action",
                "--input-responses", DEMO_INPUT, "--format", "json", "--baseline", str(known))
     assert proc.returncode == 0, proc.stdout + proc.stderr
@@ -210,7 +210,7 @@ def test_schema_multi_prints_the_shipped_schema() -> None:
 
 @pytest.mark.parametrize(("era", "version"), [("legacy", "2025-11-25"), ("extension", "2026-07-28")])
 def test_era_legacy_or_extension_is_one_run_on_that_wire(era: str, version: str) -> None:
-    proc = cli("--command", " ".join(REFERENCE), "--era", era, "--tool-name", "slow_compute", "--format", "json")
+    proc = tool("--command", " ".join(REFERENCE), "--era", era, "--tool-name", "slow_compute", "--format", "json")
     assert proc.returncode == 0, proc.stdout + proc.stderr
     doc = json.loads(proc.stdout)
     jsonschema.Draft202012Validator(json.loads(schema_text("json"))).validate(doc)  # a single run's report
@@ -219,7 +219,7 @@ def test_era_legacy_or_extension_is_one_run_on_that_wire(era: str, version: str)
 
 
 def test_era_extension_on_a_legacy_only_server_fails_naming_the_era_flag() -> None:
-    proc = cli("--command", " ".join([*REFERENCE, "--era", "legacy"]), "--era", "extension", "--format", "json",
+    proc = tool("--command", " ".join([*REFERENCE, "--era", "legacy"]), "--era", "extension", "--format", "json",
                "--check-id", "tasks-wire-resolvable")
     assert proc.returncode == 1, proc.stdout + proc.stderr
     (check,) = json.loads(proc.stdout)["checks"]
@@ -233,13 +233,13 @@ def test_a_config_file_and_a_suite_target_pin_an_era_as_the_flag_does(tmp_path: 
     config = tmp_path / "tasks-conformance.toml"
     config.write_text('era = "legacy"\n', encoding="utf-8")
     assert build_config(command=REFERENCE, config=str(config)).expect_wire == "legacy"  # from Python too
-    proc = cli("--command", " ".join(REFERENCE), "--config", str(config), "--tool-name", "slow_compute",
+    proc = tool("--command", " ".join(REFERENCE), "--config", str(config), "--tool-name", "slow_compute",
                "--format", "json")
     assert proc.returncode == 0 and json.loads(proc.stdout)["discovery"]["wire"] == "legacy", proc.stdout + proc.stderr
     suite = tmp_path / "suite.toml"
     suite.write_text(f'[[targets]]\nname = "ref"\ncommand = {json.dumps(" ".join(REFERENCE))}\nera = "legacy"\n'
                      'tool-name = "slow_compute"\n', encoding="utf-8")
-    proc = cli("suite", str(suite), "--format", "json")
+    proc = tool("suite", str(suite), "--format", "json")
     assert proc.returncode == 0, proc.stdout + proc.stderr
     (target,) = json.loads(proc.stdout)["targets"]
     assert (target["label"], target["era"], target["result"]["discovery"]["wire"]) == ("ref", None, "legacy")

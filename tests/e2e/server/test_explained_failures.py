@@ -18,7 +18,7 @@ from typing import Any
 import jsonschema  # type: ignore[import-untyped,unused-ignore]
 import pytest
 from helpers.paths import BROKEN
-from helpers.runs import cli, run, stdio
+from helpers.runs import run, stdio, tool
 
 from tasks_conformance.core.requirements import load
 from tasks_conformance.core.result import CheckResult, CheckWarning, RunResult
@@ -46,7 +46,7 @@ def legacy_reports(tmp_path_factory: pytest.TempPathFactory) -> dict[str, str]:
     d = tmp_path_factory.mktemp("legacy")
     argv = [*BROKEN, "--break", "no-inline-result", "--transport", "stdio"]
     args = ["--command", argv[0], *(a for x in argv[1:] for a in ("--args", x))]
-    res = cli(*args, "--protocol-version", "2025-11-25", "--profile", "core", "-v", "--timeout", "5000",
+    res = tool(*args, "--protocol-version", "2025-11-25", "--profile", "core", "-v", "--timeout", "5000",
               "--poll-timeout", "5000", *(a for n in REPORTERS for a in ("--reporter", f"{n}={d / n}")))
     assert res.returncode == 1, res.stderr  # the score never changes the exit code: failed is 1
     return {n: (d / n).read_text(encoding="utf-8") for n in REPORTERS}

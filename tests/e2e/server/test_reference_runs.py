@@ -7,7 +7,7 @@ import json
 import pytest
 from helpers.paths import DEMO_INPUT, REFERENCE
 from helpers.processes import HttpServer
-from helpers.runs import cli, run, stdio, verdicts
+from helpers.runs import run, stdio, tool, verdicts
 
 from tasks_conformance.core.profiles import OPT_IN_CHECKS
 from tasks_conformance.server.checks import CHECKS
@@ -93,7 +93,7 @@ def test_legacy_task_progress_keeps_its_token_and_stops_at_the_end(transport: st
 
 
 def test_demo_command_exits_zero_and_prints_a_report() -> None:
-    proc = cli("demo", "--format", "json")
+    proc = tool("demo", "--format", "json")
     assert proc.returncode == 0, proc.stderr
     data = json.loads(proc.stdout)
     assert data["outcome"] == "passed" and data["discovery"]["wire"] == "extension"

@@ -5,7 +5,7 @@ from __future__ import annotations
 import json
 
 from helpers.paths import REFERENCE
-from helpers.runs import cli, run, stdio
+from helpers.runs import run, stdio, tool
 
 
 def _methods(ex) -> list[str]:  # type: ignore[no-untyped-def]
@@ -47,18 +47,18 @@ def test_area_selects_its_checks_by_name_or_prefix_and_narrows_a_category() -> N
 
 
 def test_an_area_that_names_none_is_a_usage_error_listing_them() -> None:
-    proc = cli("--command", "true", "--area", "nowhere")
+    proc = tool("--command", "true", "--area", "nowhere")
     assert proc.returncode == 2 and "Traceback" not in proc.stderr
     assert "--area nowhere names no spec area; the areas: liveness, discovery" in proc.stderr, proc.stderr
-    listed = cli("--list-checks", "--format", "json")
+    listed = tool("--list-checks", "--format", "json")
     assert {c["id"]: c["area"] for c in json.loads(listed.stdout)["checks"]}["tasks-cancel-ack-shape"] == "cancel"
 
 
 def test_unknown_check_id_and_category_exit_2_listing_valid_ones() -> None:
-    proc = cli("--command", "true", "--check-id", "tasks-nope")
+    proc = tool("--command", "true", "--check-id", "tasks-nope")
     assert proc.returncode == 2
     assert "tasks-wire-resolvable" in proc.stderr and "Traceback" not in proc.stderr
-    proc = cli("--command", "true", "--category", "weird")
+    proc = tool("--command", "true", "--category", "weird")
     assert proc.returncode == 2 and "dispatch" in proc.stderr
 
 

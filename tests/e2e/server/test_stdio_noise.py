@@ -9,7 +9,7 @@ import sys
 import uuid
 from pathlib import Path
 
-from helpers.runs import cli
+from helpers.runs import cli, tool
 
 from tasks_conformance.core.transports.stdio import NOISE_HEAD_CHARS
 
@@ -19,7 +19,7 @@ NAMED = 'stdout carried output that is not JSON, first line: "hello"'
 
 
 def test_the_full_run_names_the_non_json_line_in_the_human_report() -> None:
-    proc = cli(*HELLO, "--format", "human")
+    proc = tool(*HELLO, "--format", "human")
     # tasks-wire-framing fails on the captured line; the connection cause names it.
     assert proc.returncode == 1, proc.stdout[-2000:]
     flat = " ".join(proc.stdout.split())
@@ -27,7 +27,7 @@ def test_the_full_run_names_the_non_json_line_in_the_human_report() -> None:
 
 
 def test_the_full_run_names_the_non_json_line_in_the_json_report() -> None:
-    proc = cli(*HELLO, "--format", "json")
+    proc = tool(*HELLO, "--format", "json")
     assert proc.returncode == 1
     checks = {c["id"]: c for c in json.loads(proc.stdout)["checks"]}
     assert NAMED in checks["tasks-wire-resolvable"]["message"]
@@ -35,7 +35,7 @@ def test_the_full_run_names_the_non_json_line_in_the_json_report() -> None:
 
 
 def test_the_incomplete_cause_names_the_line_and_the_fix() -> None:
-    proc = cli(*HELLO, *RESOLVABLE, "--format", "json")
+    proc = tool(*HELLO, *RESOLVABLE, "--format", "json")
     assert proc.returncode == 3, proc.stdout[-2000:]
     doc = json.loads(proc.stdout)
     [cause] = doc["incompleteCauses"]
@@ -45,7 +45,7 @@ def test_the_incomplete_cause_names_the_line_and_the_fix() -> None:
 
 
 def test_the_human_report_states_the_cause_once_with_its_fix() -> None:
-    proc = cli(*HELLO, *RESOLVABLE, "--format", "human")
+    proc = tool(*HELLO, *RESOLVABLE, "--format", "human")
     assert proc.returncode == 3
     flat = " ".join(proc.stdout.split())
     assert flat.count(NAMED) == 1, proc.stdout
@@ -54,7 +54,7 @@ def test_the_human_report_states_the_cause_once_with_its_fix() -> None:
 
 def test_the_named_line_is_bounded_and_escaped() -> None:
     script = 'print("\\x1b[31mred" + "x" * 500)'
-    proc = cli("--command", sys.executable, "--args", "-c", "--args", script, *RESOLVABLE, "--format", "json",
+    proc = tool("--command", sys.executable, "--args", "-c", "--args", script, *RESOLVABLE, "--format", "json",
                "--timeout", "5000")
     assert proc.returncode == 3
     cause = json.loads(proc.stdout)["incompleteCauses"][0]["cause"]
@@ -70,6 +70,7 @@ def test_a_secret_the_server_prints_on_stdout_stays_redacted(tmp_path: Path) -> 
     script = 'import os; print("connecting with " + os.environ["MY_PASS"])'
     reports = [a for name in ("json", "json-summary", "junit-xml", "markdown")
                for a in ("--reporter", f"{name}={tmp_path / name}")]
+    # As its own process: a secret written to any of its descriptors, not only sys.stdout, is caught.
     proc = cli("--command", sys.executable, "--args", "-c", "--args", script, "-e", f"MY_PASS={secret}",
                *RESOLVABLE, "--timeout", "5000", "--format", "human", *reports,
                "--wire-log", str(tmp_path / "wire.ndjson"))

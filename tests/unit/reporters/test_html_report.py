@@ -28,7 +28,7 @@ from helpers.made_runs import (
 )
 from helpers.pages import EVIL, SECRET, bench, client_records, hostile_wire, paced_wire
 from helpers.paths import BROKEN, REFERENCE, ROOT
-from helpers.runs import cli
+from helpers.runs import cli, tool
 from helpers.suites import reference, write_suite
 
 from tasks_conformance import run
@@ -149,7 +149,7 @@ def test_a_stdio_run_puts_each_answer_in_its_probes_lane() -> None:
 def test_the_command_line_writes_a_report_of_a_failing_server(tmp_path: Path) -> None:
     page = tmp_path / "report.html"
     server = " ".join([*BROKEN, "--break", "nested-create"])
-    proc = cli("--command", server, "--tool-name", "slow_compute", "-q", "--reporter", f"html={page}", timeout=180)
+    proc = tool("--command", server, "--tool-name", "slow_compute", "-q", "--reporter", f"html={page}")
     assert proc.returncode == 1, proc.stdout + proc.stderr
     (section,) = embedded(page.read_text(encoding="utf-8"))["runs"]
     assert section["header"]["exitCode"] == 1 and section["header"]["outcome"] == "failed"
@@ -163,7 +163,7 @@ def test_the_command_line_writes_a_report_of_a_failing_server(tmp_path: Path) ->
 def test_client_mode_draws_one_lane_per_scenario(tmp_path: Path) -> None:
     page = tmp_path / "client.html"
     client = f"{sys.executable} -m tasks_conformance.client.reference_client"
-    proc = cli("client", "--command", client, "--era", "extension", "--reporter", f"html={page}", timeout=240)
+    proc = tool("client", "--command", client, "--era", "extension", "--reporter", f"html={page}")
     assert proc.returncode == 0, proc.stdout + proc.stderr
     (section,) = embedded(page.read_text(encoding="utf-8"))["runs"]
     lanes = section["timeline"]["lanes"]
@@ -175,8 +175,8 @@ def test_client_mode_draws_one_lane_per_scenario(tmp_path: Path) -> None:
 
 def test_era_both_and_a_suite_get_one_section_per_run(tmp_path: Path) -> None:
     both = tmp_path / "both.html"
-    proc = cli("--command", " ".join([*REFERENCE, "--transport", "stdio"]), "--tool-name", "slow_compute",
-               "--era", "both", "-q", "--reporter", f"html={both}", timeout=240)
+    proc = tool("--command", " ".join([*REFERENCE, "--transport", "stdio"]), "--tool-name", "slow_compute",
+               "--era", "both", "-q", "--reporter", f"html={both}")
     assert proc.returncode == 0, proc.stdout + proc.stderr
     runs = embedded(both.read_text(encoding="utf-8"))["runs"]
     assert sorted(r["label"].split(",")[0] for r in runs) == ["2025-11-25", "2026-07-28"]
@@ -184,7 +184,7 @@ def test_era_both_and_a_suite_get_one_section_per_run(tmp_path: Path) -> None:
     page = tmp_path / "suite.html"
     suite = write_suite(tmp_path / "suite.toml", [reference("first"), reference("second")],
                         {"tool-name": "slow_compute", "check-id": ["tasks-wire-resolvable"]})
-    proc = cli("suite", str(suite), "--format", "human", "--reporter", f"html={page}", timeout=240)
+    proc = tool("suite", str(suite), "--format", "human", "--reporter", f"html={page}")
     assert proc.returncode == 0, proc.stdout + proc.stderr
     runs = embedded(page.read_text(encoding="utf-8"))["runs"]
     assert [r["label"] for r in runs] == ["first", "second"]
