@@ -7,6 +7,7 @@ import signal
 import subprocess
 import sys
 import time
+from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -46,7 +47,7 @@ def cli(*args: str, timeout: float = 60, env: dict[str, str] | None = None) -> s
     )
 
 
-def tool(*args: str, env: dict[str, str] | None = None) -> subprocess.CompletedProcess[str]:
+def tool(*args: str, env: Mapping[str, str | None] | None = None) -> subprocess.CompletedProcess[str]:
     """What cli() returns, from the tool run in this process (run_cli, the console script's entry
     minus leaving the process), for a test whose subject is what the tool prints, writes and exits
     with, not its interpreter: no Python start and imports per run. `env` overlays the environment
@@ -84,9 +85,10 @@ class Outcome:
     stderr: str
 
 
-def invoke(*args: str, stdin: str | None = None, env: dict[str, str] | None = None) -> Outcome:
+def invoke(*args: str, stdin: str | None = None, env: Mapping[str, str | None] | None = None) -> Outcome:
     """What the console script does, minus leaving the process: same entry, same streams. `env`
-    overlays the environment for the run only (an empty value is kept as empty, as cli() does)."""
+    overlays the environment for the run only (an empty value is kept as empty, as cli() does; None
+    removes the variable)."""
     runner = CliRunner()
     with runner.isolation(input=stdin, env={"NO_COLOR": "1", **(env or {})}) as (out, err, _mixed):
         code = run_cli(list(args))

@@ -4,6 +4,7 @@ that fell short once; it runs the command line in a project directory of its own
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import shlex
@@ -14,17 +15,15 @@ from pathlib import Path
 
 from helpers.paths import BROKEN, DEMO_INPUT
 from helpers.processes import HttpServer
+from helpers.runs import tool
 
 
-def cli_in(folder: Path, *args: str, timeout: float = 90) -> subprocess.CompletedProcess[str]:
-    """The command line run from `folder` (where it finds tasks-conformance.toml), off a terminal."""
-    env = {**os.environ, "NO_COLOR": "1", "CI": "true"}
-    env.pop("TASKS_CONFORMANCE_ACCESS_TOKEN", None)
-    env.pop("TASKS_CONFORMANCE_HEADERS", None)
-    return subprocess.run(
-        [sys.executable, "-m", "tasks_conformance", *args], capture_output=True, text=True, timeout=timeout,
-        env=env, stdin=subprocess.DEVNULL, cwd=folder,
-    )
+def cli_in(folder: Path, *args: str) -> subprocess.CompletedProcess[str]:
+    """The command line run from `folder` (where it finds tasks-conformance.toml), off a terminal,
+    in this process: a journey's subject is what the tool reads, writes and prints."""
+    env = {"CI": "true", "TASKS_CONFORMANCE_ACCESS_TOKEN": None, "TASKS_CONFORMANCE_HEADERS": None}
+    with contextlib.chdir(folder):
+        return tool(*args, env=env)
 
 
 def write_project(folder: Path, variant: str) -> None:
@@ -190,7 +189,10 @@ def test_the_python_api_refuses_a_config_files_era_both(tmp_path: Path) -> None:
 
 
 def test_serve_reference_help_lists_the_reference_servers_flags(tmp_path: Path) -> None:
-    proc = cli_in(tmp_path, "serve-reference", "--help")
+    # As its own process: the usage line's program name is the interpreter's command line.
+    proc = subprocess.run([sys.executable, "-m", "tasks_conformance", "serve-reference", "--help"],
+                          capture_output=True, text=True, timeout=60, env={**os.environ, "NO_COLOR": "1"},
+                          stdin=subprocess.DEVNULL, cwd=tmp_path)
     assert proc.returncode == 0, proc.stderr
     assert proc.stdout.startswith("Usage: python -m tasks_conformance serve-reference [OPTIONS]")
     assert "--bearer-token TOKEN" in proc.stdout and "--transport stdio|http|tcp|unix" in proc.stdout
