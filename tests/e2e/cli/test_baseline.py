@@ -17,6 +17,7 @@ import jsonschema  # type: ignore[import-untyped,unused-ignore]
 import pytest
 from helpers.paths import BROKEN, REFERENCE, ROOT
 from helpers.runs import invoke, tool, usage_error
+from helpers.zygote import forked
 
 import tasks_conformance
 from tasks_conformance.core.baseline import PLACEHOLDER_REASON, Baseline, BaselineEntry, apply, parse
@@ -32,7 +33,7 @@ REASON = "ttlMs lands in server v2 <see #41> & \"soon\""
 
 
 def target(broken: bool = True) -> list[str]:
-    server = [*BROKEN, "--break", "legacy-ttl-names"] if broken else REFERENCE
+    server = list(forked([*BROKEN, "--break", "legacy-ttl-names"] if broken else REFERENCE))
     args = ["--command", server[0]]
     for arg in [*server[1:], "--transport", "stdio"]:
         args += ["--args", arg]
@@ -188,7 +189,7 @@ OWNER, DEFERRING = "tasks-required-tool-needs-task", "tasks-undeclared-creation-
 
 
 def owned_defect() -> list[str]:
-    server = [*BROKEN, "--break", "required-without-task-ok"]
+    server = list(forked([*BROKEN, "--break", "required-without-task-ok"]))
     args = ["--command", server[0]]
     for arg in [*server[1:], "--transport", "stdio"]:
         args += ["--args", arg]
@@ -226,7 +227,7 @@ def test_baseline_from_the_config_file(tmp_path: Path) -> None:
 
 def test_the_api_sees_known(tmp_path: Path) -> None:
     base = baseline_file(tmp_path, entry())
-    server = [*BROKEN, "--break", "legacy-ttl-names", "--transport", "stdio"]
+    server = list(forked([*BROKEN, "--break", "legacy-ttl-names", "--transport", "stdio"]))
     report = tasks_conformance.run(command=server, tool_name="slow_compute", check_ids=CHECKS, baseline=base,
                                    timeout_ms=5000, poll_timeout_ms=5000)
     assert report.passed and report.exit_code == 0 and report.failed == []
@@ -235,7 +236,7 @@ def test_the_api_sees_known(tmp_path: Path) -> None:
 
 def test_the_pytest_plugin_skips_a_known_failure_with_its_reason(pytester: pytest.Pytester, tmp_path: Path) -> None:
     base = baseline_file(tmp_path, entry(reason="waiting for v2"))
-    server = shlex.join([*BROKEN, "--break", "legacy-ttl-names", "--transport", "stdio"])
+    server = shlex.join(forked([*BROKEN, "--break", "legacy-ttl-names", "--transport", "stdio"]))
     args = ["--tasks-conformance-command", server, "--tasks-conformance-tool", "slow_compute",
             "--tasks-conformance-timeout", "5000", "--tasks-conformance-poll-timeout", "5000",
             *[a for c in CHECKS for a in ("--tasks-conformance-check-id", c)]]
@@ -360,7 +361,7 @@ def _known(doc: dict[str, Any]) -> list[str]:
 def test_a_server_baseline_written_for_each_era_value_reads_back(tmp_path: Path, era: str, variant: str) -> None:
     """--update-baseline, then --baseline with the same file: every failure written is known. A server
     that speaks no tasks wire too (its run found no wire to write the entries for)."""
-    server = [*BROKEN, "--break", variant, "--transport", "stdio"]
+    server = list(forked([*BROKEN, "--break", variant, "--transport", "stdio"]))
     args = ["--command", shlex.join(server), "--era", era, "--timeout", "5000", "--poll-timeout", "5000",
             "--tool-name", "slow_compute",
             *(a for c in (CHECKS if variant != "no-tasks" else ["tasks-wire-resolvable"]) for a in ("--check-id", c))]
@@ -382,7 +383,7 @@ def test_a_client_baseline_written_for_each_era_value_reads_back(tmp_path: Path,
     for break_era in eras:  # one run per break: a client breaks one rule
         brk, scenario, check_id = CLIENT_BREAKS[break_era]
         scenarios = [a for e in eras for a in ("--scenario", CLIENT_BREAKS[e][1])]
-        args = ["client", "--command", shlex.join([*BROKEN_CLIENT, "--break", brk]), "--era", era, *scenarios]
+        args = ["client", "--command", shlex.join(forked([*BROKEN_CLIENT, "--break", brk])), "--era", era, *scenarios]
         base = tmp_path / f"{break_era}.toml"
         first = invoke(*args, "--update-baseline", str(base), "-q")
         assert first.code == 1 and "wrote 1 baseline entry" in first.stderr, first
@@ -392,7 +393,7 @@ def test_a_client_baseline_written_for_each_era_value_reads_back(tmp_path: Path,
         assert again.code == 0, again.stderr + again.stdout[-1500:]
         assert _known(json.loads(again.stdout)) == [check_id]
         if era != "both":  # a one-era file holds in a run over both eras too
-            both = invoke("client", "--command", shlex.join([*BROKEN_CLIENT, "--break", brk]), "--era", "both",
+            both = invoke("client", "--command", shlex.join(forked([*BROKEN_CLIENT, "--break", brk])), "--era", "both",
                           "--scenario", scenario, "--baseline", str(base), "--format", "json")
             assert both.code == 0 and _known(json.loads(both.stdout)) == [check_id], both
 
