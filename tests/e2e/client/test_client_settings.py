@@ -19,6 +19,7 @@ import typer.main
 from helpers.action import BIN, RECORDER, run_step
 from helpers.paths import ROOT
 from helpers.runs import invoke
+from helpers.zygote import forked
 
 import tasks_conformance
 from tasks_conformance.entry.cli import app
@@ -79,7 +80,7 @@ def test_the_client_commands_options_are_the_schemas_client_settings() -> None:
 
 
 def test_profile_full_makes_the_outcome_line_check_could_not_run_without_the_line(tmp_path: Path) -> None:
-    silent = shlex.join(_silent(tmp_path))
+    silent = shlex.join(forked(_silent(tmp_path)))
     scenarios = ("--scenario", LIFECYCLE, "--scenario", "tasks-client-tool-error")
     code, doc, _ = _client("--command", silent, *scenarios)
     assert code == 0 and _checks(doc)[SURFACES]["skipReason"] == "not-applicable"
@@ -90,7 +91,7 @@ def test_profile_full_makes_the_outcome_line_check_could_not_run_without_the_lin
     assert surfaces["skipReason"] == "could-not-run" and "TASKS-CONFORMANCE-OUTCOME" in surfaces["message"]
     assert [c["checks"] for c in doc["incompleteCauses"]] == [[SURFACES]] and doc["score"] < 100
     # With the line, full judges it as standard does.
-    code, doc, _ = _client("--command", shlex.join(REFERENCE), *scenarios, "--profile", "full")
+    code, doc, _ = _client("--command", shlex.join(forked(REFERENCE)), *scenarios, "--profile", "full")
     assert code == 0 and _checks(doc)[SURFACES]["status"] == "passed"
 
 
@@ -106,7 +107,7 @@ def test_a_client_run_whose_checks_all_did_not_apply_tested_nothing(monkeypatch:
     monkeypatch.setitem(CLIENT_PROFILES, "one", Profile("client-one", "one check", (answered,)))
 
     def outcome(scenario: str) -> Any:
-        config = ClientConfig(command=tuple(REFERENCE), scenarios=(scenario,), timeout_s=20, jobs=1, profile="one")
+        config = ClientConfig(command=forked(REFERENCE), scenarios=(scenario,), timeout_s=20, jobs=1, profile="one")
         return anyio.run(execute_client, config).result
 
     result = outcome(LIFECYCLE)
@@ -123,7 +124,7 @@ def test_a_client_run_whose_checks_all_did_not_apply_tested_nothing(monkeypatch:
 def test_profile_core_selects_the_client_core_checks() -> None:
     from tasks_conformance.core.profiles import CLIENT_CORE_CHECKS
 
-    code, doc, _ = _client("--command", shlex.join(REFERENCE), "--profile", "core", "--scenario", LIFECYCLE)
+    code, doc, _ = _client("--command", shlex.join(forked(REFERENCE)), "--profile", "core", "--scenario", LIFECYCLE)
     assert code == 0 and doc["profile"] == "tasks-conformance/client-core@2026-12"
     assert set(_checks(doc)) <= set(CLIENT_CORE_CHECKS) and DECLARES in _checks(doc)
     assert "could-not-run" not in {c.get("skipReason") for c in doc["checks"]}
@@ -132,7 +133,7 @@ def test_profile_core_selects_the_client_core_checks() -> None:
 
 
 def test_a_baseline_marks_a_clients_known_failure_and_fails_on_a_new_one(tmp_path: Path) -> None:
-    broken = shlex.join(NO_DECLARATION)
+    broken = shlex.join(forked(NO_DECLARATION))
     code, doc, _ = _client("--command", broken, "--scenario", LIFECYCLE)
     assert code == 1 and [c["id"] for c in doc["checks"] if c["status"] == "failed"] == [DECLARES]
     known = tmp_path / "known.toml"
@@ -200,11 +201,11 @@ def test_pyproject_holds_the_client_table_under_tool_tasks_conformance(
 
 
 def test_the_api_runs_a_client_with_subject_client(tmp_path: Path) -> None:
-    report = tasks_conformance.run(subject="client", command=NO_DECLARATION, scenarios=[LIFECYCLE])
+    report = tasks_conformance.run(subject="client", command=list(forked(NO_DECLARATION)), scenarios=[LIFECYCLE])
     assert report.outcome == "failed" and [c.id for c in report.failed] == [DECLARES]
     assert report.result.profile == "tasks-conformance/client-standard@2026-12" and report.exit_code == 1
     junit = tmp_path / "client.xml"
-    report = tasks_conformance.run(subject="client", command=_silent(tmp_path), profile="full",
+    report = tasks_conformance.run(subject="client", command=list(forked(_silent(tmp_path))), profile="full",
                                    scenarios=[LIFECYCLE, "tasks-client-failed"], reporters=[f"junit-xml={junit}"])
     assert report.outcome == "incomplete" and [c.id for c in report.could_not_run] == [SURFACES]
     assert DECLARES in junit.read_text()
@@ -305,14 +306,14 @@ def test_a_client_run_over_both_eras_names_both_wires_never_no_tasks_wire() -> N
 
     from tasks_conformance.reporters import schema_text
 
-    args = ("--command", shlex.join(REFERENCE), "--era", "both", "--scenario", LIFECYCLE,
+    args = ("--command", shlex.join(forked(REFERENCE)), "--era", "both", "--scenario", LIFECYCLE,
             "--scenario", "tasks-client-legacy-lifecycle")
     code, doc, _ = _client(*args)
     assert code == 0 and doc["discovery"]["wires"] == ["legacy", "extension"]
     jsonschema.Draft202012Validator(json.loads(schema_text("json"))).validate(doc)
     human = invoke("client", *args, "--format", "human").stdout
     assert "protocol  2025-11-25, 2026-07-28 (legacy and extension wires)" in human and "no tasks wire" not in human
-    code, doc, _ = _client("--command", shlex.join(REFERENCE), "--scenario", LIFECYCLE)
+    code, doc, _ = _client("--command", shlex.join(forked(REFERENCE)), "--scenario", LIFECYCLE)
     assert doc["discovery"]["wire"] == "extension" and "wires" not in doc["discovery"]
 
 
@@ -324,7 +325,7 @@ def test_a_check_whose_scenario_was_not_selected_is_not_applicable_whether_the_c
         era: str, scenario: str, check: str) -> None:
     """The cancel checks read every run but judge the cancel scenario: left out, they are n/a with the
     reason, for a client that fails as for one that works (a failing one had made them could-not-run)."""
-    for client in (shlex.join(REFERENCE), "false"):
+    for client in (shlex.join(forked(REFERENCE)), "false"):
         _code, doc, _ = _client("--command", client, "--era", era, "--scenario", scenario)
         verdict = _checks(doc)[check]
         assert verdict["skipReason"] == "not-applicable", (client, verdict)
@@ -338,17 +339,17 @@ def test_area_runs_the_client_checks_of_a_spec_area_over_the_scenarios_they_read
     from tasks_conformance.client.checks import CLIENT_CHECKS
 
     mrtr = [c for c in CLIENT_CHECKS.values() if c.area == "mrtr"]
-    code, doc, err = _client("--command", shlex.join(NO_DECLARATION), "--area", "mrt")
+    code, doc, err = _client("--command", shlex.join(forked(NO_DECLARATION)), "--area", "mrt")
     assert code == 0, (err, {c["id"]: c["status"] for c in doc.get("checks", [])})
     assert {c["id"] for c in doc["checks"]} == {c.id for c in mrtr}
     assert {s["scenario"] for s in doc["scenarios"]} == {s for c in mrtr for s in c.scenarios}
     # Without --area the same client fails its own rule's check.
-    code, doc, _ = _client("--command", shlex.join(NO_DECLARATION), "--scenario", LIFECYCLE)
+    code, doc, _ = _client("--command", shlex.join(forked(NO_DECLARATION)), "--scenario", LIFECYCLE)
     assert code == 1 and _checks(doc)[DECLARES]["status"] == "failed"
 
 
 def test_an_area_no_client_check_has_is_a_usage_error_naming_the_areas() -> None:
-    code, _doc, err = _client("--command", shlex.join(REFERENCE), "--area", "nope")
+    code, _doc, err = _client("--command", shlex.join(forked(REFERENCE)), "--area", "nope")
     assert code == 2 and "--area nope names no client check's spec area; the areas: " in err and "mrtr" in err
-    code, _doc, err = _client("--command", shlex.join(REFERENCE), "--area", "legacy", "--era", "extension")
+    code, _doc, err = _client("--command", shlex.join(forked(REFERENCE)), "--area", "legacy", "--era", "extension")
     assert code == 2 and "its checks read no scenario of --era extension" in err
