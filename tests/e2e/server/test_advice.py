@@ -32,7 +32,7 @@ def test_progress_is_followed_through_tasks_get_when_tasks_result_does_not_block
 def test_raising_the_poll_timeout_as_advised_lets_the_check_run(check_id: str) -> None:
     """A task that works longer than --poll-timeout: could-not-run advising --poll-timeout; raised
     past the task's length, the same check judges it."""
-    slow = {"protocol_version": "2025-11-25", "tool_name": "slow_compute", "tool_args": '{"durationMs": 1500}',
+    slow = {"protocol_version": "2025-11-25", "tool_name": "slow_compute", "tool_args": '{"durationMs": 600}',
             "check_ids": [check_id]}
     bucket, message, fix = _verdict(run(**stdio(REFERENCE), **slow, poll_timeout_ms=300), check_id)
     assert bucket == "could-not-run" and "--poll-timeout" in fix, (bucket, message, fix)
