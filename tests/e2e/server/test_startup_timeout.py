@@ -13,7 +13,7 @@ import pytest
 from helpers.paths import ROOT
 
 # Longer than --timeout below, far shorter than the --startup-timeout the passing case gives.
-START_DELAY_S = 1.5
+START_DELAY_S = 1.0
 TIMEOUT_MS = "800"
 
 
