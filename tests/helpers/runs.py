@@ -7,7 +7,7 @@ import signal
 import subprocess
 import sys
 import time
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -15,6 +15,7 @@ from typing import Any
 import anyio
 from typer.testing import CliRunner
 
+from helpers.zygote import forked
 from tasks_conformance.entry.cli import run_cli
 from tasks_conformance.server.checks import CATEGORIES
 from tasks_conformance.server.runner import Execution, execute
@@ -31,8 +32,11 @@ def run(**kwargs: Any) -> Execution:
     return anyio.run(execute, config)
 
 
-def stdio(argv: list[str], *extra: str) -> dict[str, Any]:
-    return {"command": argv[0], "args": [*argv[1:], "--transport", "stdio", *extra]}
+def stdio(argv: Sequence[str], *extra: str, process: bool = False) -> dict[str, Any]:
+    """The run's settings for a stdio server: `argv`, forked from the tests' zygote unless its
+    process is the test's subject (`process`: its exit, its crash, its restart, what it was given)."""
+    command = list(argv) if process else list(forked(argv))
+    return {"command": command[0], "args": [*command[1:], "--transport", "stdio", *extra]}
 
 
 def verdicts(ex: Execution) -> dict[str, str]:

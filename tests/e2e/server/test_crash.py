@@ -55,12 +55,12 @@ def _assert_named_once(ex: Any, *words: str) -> None:
 
 
 def test_a_stdio_server_that_exits_mid_run_fails_the_crash_check_alone() -> None:
-    ex = run(**stdio(EXITS), **LEGACY)
+    ex = run(**stdio(EXITS, process=True), **LEGACY)
     _assert_named_once(ex, "exited with code 1", "tasks/cancel", "stderr: ", "RuntimeError: task store")
 
 
 def test_the_extension_wire_too() -> None:
-    ex = run(**stdio(EXITS), tool_name="slow_compute", poll_timeout_ms=3_000)
+    ex = run(**stdio(EXITS, process=True), tool_name="slow_compute", poll_timeout_ms=3_000)
     _assert_named_once(ex, "exited with code 1", "tasks/cancel")
 
 
@@ -87,7 +87,7 @@ def test_with_server_command_the_exit_code_is_known(argv: list[str]) -> None:
 
 
 def test_the_reference_server_stays_up() -> None:
-    ex = run(**stdio(list(REFERENCE)), **LEGACY)
+    ex = run(**stdio(list(REFERENCE), process=True), **LEGACY)
     crash = next(c for c in ex.result.checks if c.id == CRASH)
     assert crash.bucket == "passed" and ex.result.outcome == "passed"
 

@@ -43,7 +43,7 @@ def _frames(ex: Any) -> list[dict[str, Any]]:
 @pytest.mark.parametrize("era", sorted(ERAS))
 def test_the_reference_with_a_task_store_keeps_both_tasks_over_a_restart(era: str, tmp_path: Path) -> None:
     store = tmp_path / "tasks.jsonl"
-    ex = run(**stdio(REFERENCE, "--task-store", str(store)), **INPUT, **ERAS[era], check_ids=[RESTART])
+    ex = run(**stdio(REFERENCE, "--task-store", str(store), process=True), **INPUT, **ERAS[era], check_ids=[RESTART])
     check = _restart_check(ex)
     assert check.bucket == "passed", (check.message, check.details)
     assert "the working task was readable" in check.message, check.message
@@ -57,8 +57,8 @@ def test_the_reference_with_a_task_store_keeps_both_tasks_over_a_restart(era: st
 @pytest.mark.parametrize("era", sorted(ERAS))
 def test_a_store_that_forgets_fails_and_names_both_lost_tasks(era: str, tmp_path: Path) -> None:
     store = tmp_path / "tasks.jsonl"
-    ex = run(**stdio([*BROKEN, "--break", "task-store-forgets"], "--task-store", str(store)), **INPUT, **ERAS[era],
-             check_ids=[RESTART])
+    ex = run(**stdio([*BROKEN, "--break", "task-store-forgets"], "--task-store", str(store), process=True),
+             **INPUT, **ERAS[era], check_ids=[RESTART])
     check = _restart_check(ex)
     assert check.bucket == "failed", (check.bucket, check.message)
     assert check.broken == ["S-CLAIM-01"] and "P-44" in check.message_policies
@@ -71,7 +71,7 @@ def test_a_store_that_forgets_fails_and_names_both_lost_tasks(era: str, tmp_path
 
 def test_a_server_without_a_store_fails_when_asked_by_check_id_alone() -> None:
     # The default profile runs it when named: the claim is judged only when asked for.
-    ex = run(**stdio(REFERENCE), **INPUT, check_ids=[RESTART])
+    ex = run(**stdio(REFERENCE, process=True), **INPUT, check_ids=[RESTART])
     assert ex.result.profile.startswith("tasks-conformance/standard@")
     assert _restart_check(ex).bucket == "failed"
 

@@ -42,7 +42,7 @@ def _left_with(marker: str, settle_s: float = 3.0) -> list[psutil.Process]:
 
 @pytest.mark.parametrize("pin,wire", [(None, "extension"), ("2026-07-28", "extension"), ("2025-11-25", "legacy")])
 def test_stdio_resolves_each_era_of_the_dual_reference(pin: str | None, wire: str) -> None:
-    ex = run(**stdio(REFERENCE), check_ids=WIRE_ONLY, protocol_version=pin)
+    ex = run(**stdio(REFERENCE, process=True), check_ids=WIRE_ONLY, protocol_version=pin)
     assert ex.result.discovery.wire == wire and ex.result.outcome == "passed"
     methods = [f.json().get("method") for f in ex.wire if f.direction == "out" and isinstance(f.json(), dict)]
     if pin is not None:
@@ -58,7 +58,7 @@ def test_http_resolves_each_era(reference_http: HttpServer, pin: str | None, wir
 
 
 def test_legacy_only_server_falls_back_from_discover_to_initialize() -> None:
-    ex = run(**stdio(REFERENCE, "--era", "legacy"), check_ids=WIRE_ONLY)
+    ex = run(**stdio(REFERENCE, "--era", "legacy", process=True), check_ids=WIRE_ONLY)
     methods = [f.json().get("method") for f in ex.wire if f.direction == "out" and isinstance(f.json(), dict)]
     assert methods[:2] == ["server/discover", "initialize"]
     assert ex.result.discovery.wire == "legacy" and ex.result.discovery.protocolVersion == "2025-11-25"
@@ -74,7 +74,7 @@ def test_legacy_only_http_server_falls_back() -> None:
 
 
 def test_pinning_extension_on_a_legacy_only_server_finds_no_wire() -> None:
-    ex = run(**stdio(REFERENCE, "--era", "legacy"), check_ids=WIRE_ONLY, protocol_version="2026-07-28")
+    ex = run(**stdio(REFERENCE, "--era", "legacy", process=True), check_ids=WIRE_ONLY, protocol_version="2026-07-28")
     assert ex.result.discovery.wire == "none"
     assert ex.result.outcome in ("failed", "incomplete")
 
@@ -91,7 +91,7 @@ def test_server_without_tasks_fails_wire_resolvable_and_exits_1() -> None:
 
 def test_expect_wire_mismatch_fails() -> None:
     # An extension-only server asked for the legacy wire: it has none to offer.
-    ex = run(**stdio(REFERENCE, "--era", "extension"), check_ids=WIRE_ONLY, expect_wire="legacy")
+    ex = run(**stdio(REFERENCE, "--era", "extension", process=True), check_ids=WIRE_ONLY, expect_wire="legacy")
     message = ex.result.checks[0].message
     assert ex.result.checks[0].status == "failed" and "2025-11-25" in message
     # It says which wire the server does speak, and that --expect-wire asked for the other.
@@ -100,21 +100,21 @@ def test_expect_wire_mismatch_fails() -> None:
 
 
 def test_expect_wire_extension_on_a_legacy_only_server_names_the_legacy_wire() -> None:
-    ex = run(**stdio(REFERENCE, "--era", "legacy"), check_ids=WIRE_ONLY, expect_wire="extension")
+    ex = run(**stdio(REFERENCE, "--era", "legacy", process=True), check_ids=WIRE_ONLY, expect_wire="extension")
     message = ex.result.checks[0].message
     assert ex.result.checks[0].status == "failed" and "speaks the legacy wire (protocol 2025-11-25)" in message
 
 
 def test_outbound_bytes_in_the_log_equal_what_the_server_received(tmp_path: Path) -> None:
     rec = tmp_path / "received.bin"
-    ex = run(**stdio(RECORDING, "--record", str(rec)), check_ids=WIRE_ONLY, protocol_version="2025-11-25")
+    ex = run(**stdio(RECORDING, "--record", str(rec), process=True), check_ids=WIRE_ONLY, protocol_version="2025-11-25")
     sent = [f.data for f in ex.wire if f.direction == "out"]
     received = rec.read_bytes().split(b"\n")[:-1]
     assert sent and sent == received
 
 
 def test_roots_list_right_after_the_handshake_does_not_stall(tmp_path: Path) -> None:
-    ex = run(**stdio(RECORDING, "--roots"), check_ids=WIRE_ONLY, protocol_version="2025-11-25",
+    ex = run(**stdio(RECORDING, "--roots", process=True), check_ids=WIRE_ONLY, protocol_version="2025-11-25",
              timeout_ms=3_000)
     # tools/list was only answered after our roots/list reply reached the server.
     assert ex.result.discovery.toolCount == 1
@@ -142,7 +142,7 @@ def test_no_child_process_is_left_behind(flag: str) -> None:
     t0 = time.monotonic()
     # The crash must be named by the exit, not lost in a race with a request deadline that a
     # loaded machine (the fast run's four workers on two cores) can let pass first.
-    ex = run(**stdio(RECORDING, *extra), check_ids=["tasks-wire-resolvable", "tasks-ttl-shape"],
+    ex = run(**stdio(RECORDING, *extra, process=True), check_ids=["tasks-wire-resolvable", "tasks-ttl-shape"],
              protocol_version="2025-11-25", timeout_ms=10_000 if flag == "--crash-after-init" else 1_500)
     assert time.monotonic() - t0 < 30
     assert not _left_with(marker)
@@ -174,7 +174,7 @@ def test_help_version_and_list_checks_do_not_import_heavy_modules() -> None:
 def test_verdicts_rest_on_raw_bytes_even_when_a_secret_appears_in_them(tmp_path: Path) -> None:
     # A secret-named --env value that also occurs in the protocol ("taskId") must not alter the
     # bytes the checks judge; it is hidden only on the way out.
-    ex = run(**stdio(REFERENCE), tool_name="slow_compute", env=["DUMMY_KEY=taskId"])
+    ex = run(**stdio(REFERENCE, process=True), tool_name="slow_compute", env=["DUMMY_KEY=taskId"])
     assert ex.result.outcome == "passed", {c.id: c.message for c in ex.result.checks if c.bucket == "failed"}
     from tasks_conformance.reporters import write_wire_log
 
