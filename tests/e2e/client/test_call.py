@@ -14,7 +14,7 @@ from typing import Any
 import pytest
 from helpers.paths import REFERENCE, ROOT
 from helpers.processes import HttpServer
-from helpers.runs import invoke
+from helpers.runs import tool
 from helpers.zygote import forked
 
 # A matrix parameter naming the reference server: its command is made when the case runs (the
@@ -35,10 +35,9 @@ def _call_process(*args: str) -> subprocess.CompletedProcess[str]:
 
 
 def _call(*args: str) -> subprocess.CompletedProcess[str]:
-    """`tasks-conformance call` run in this process (the entry the console script runs, with its
-    streams captured): its answers and exit code are the subject, not its interpreter's start."""
-    res = invoke("call", *args)
-    return subprocess.CompletedProcess(["tasks-conformance", "call", *args], res.code, res.stdout, res.stderr)
+    """`tasks-conformance call` run in this process: its answers and exit code are the subject,
+    not its interpreter's start."""
+    return tool("call", *args)
 
 
 @pytest.mark.parametrize("era", ["extension", "legacy"])

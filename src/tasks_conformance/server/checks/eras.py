@@ -2,11 +2,10 @@
 
 from __future__ import annotations
 
-from tasks_conformance.core.causes import by_flag
 from tasks_conformance.core.protocol import get_path
 from tasks_conformance.core.verdict import Verdict, could_not_run, failed, not_applicable, passed
 from tasks_conformance.core.wires import Wire
-from tasks_conformance.server.checks.engine.common import STARTUP_FIX, got, unrun
+from tasks_conformance.server.checks.engine.common import got, unrun
 from tasks_conformance.server.checks.engine.registry import check
 from tasks_conformance.server.evidence import Evidence, LegacyDeclaresExtension
 
@@ -38,12 +37,10 @@ def extension_in_initialize_ignored(ev: Evidence) -> Verdict:
         if init.answered:
             return not_applicable(f"the server does not serve 2025-11-25 (initialize got {init.describe()}), so "
                                   "it has no legacy session to keep apart", evidence=init.seqs())
-        text = f"the 2025-11-25 initialize got {init.describe()}"
-        if init.timed_out and rec.fresh_process and not init.flags:
-            # The second connection is a second server process: its silence is a cold start.
-            return could_not_run(by_flag(text, STARTUP_FIX, "--startup-timeout"), evidence=init.seqs())
-        return could_not_run(got(text, init, fix="pin the era the server implements with --protocol-version"),
-                             evidence=init.seqs())
+        # Over stdio the second connection is a second server process: its silence is a cold start.
+        return could_not_run(got(f"the 2025-11-25 initialize got {init.describe()}", init,
+                                 fix="pin the era the server implements with --protocol-version",
+                                 cold_start=rec.fresh_process), evidence=init.seqs())
     call = rec.call
     if call is None or not call.answered:
         answer = call.describe() if call else "no answer"

@@ -23,14 +23,17 @@ STARTUP_FIX = ("raise --startup-timeout if the server is slow to start (heavy im
 NO_TASKS_WIRE = Cause("the server offers no tasks wire", CauseKind.NO_TASKS_WIRE)
 
 
-def got(text: str, *replies: Reply | None, fix: str) -> Cause:
+def got(text: str, *replies: Reply | None, fix: str, cold_start: bool = False) -> Cause:
     """A could-not-run about what requests got: when an answer was lost to a setting (over
     --max-message-bytes, refused credentials), the cause names that setting; a request that timed
-    out names --timeout; otherwise `fix` says what the check needs the server to do."""
+    out names --timeout, or --startup-timeout when it was the handshake of a server process the
+    run had just started (`cold_start`); otherwise `fix` says what the check needs the server to do."""
     flags = tuple(dict.fromkeys(f for r in replies if r is not None for f in r.flags))
     if flags:
         return by_flag(text, "", *flags)
     if any(r is not None and r.timed_out for r in replies):
+        if cold_start:
+            return by_flag(text, STARTUP_FIX, "--startup-timeout")
         return by_flag(text, "raise --timeout if the server answers slowly", "--timeout")
     return unmet(text, fix)
 
