@@ -17,8 +17,9 @@ import pytest
 MARKER = "matrix"
 # One case in SHARE is kept. Measured on 2026-12-07 (2 cores): the marked matrices held some 205 s
 # of the fast run's 594 s of test time, 47 s of its CPU, at one in four. One in eight (2026-12-07,
-# issue 32): the fast run went from 2175 tests to 2105 and from some 140 s to 115 s; the cases of a
-# matrix test one assertion each, so the fast run still tries every matrix, and --full every case.
+# issue 32): the fast run went from 2175 tests to 2105 (140 s to 115 s on one tree; 131 s on a fresh
+# clone, within the 130 to 141 s spread seen there before); the cases of a matrix test one assertion
+# each, so the fast run still tries every matrix, and --full every case.
 SHARE = 8
 
 

@@ -34,20 +34,14 @@ def _call_process(*args: str) -> subprocess.CompletedProcess[str]:
                           timeout=60, cwd=ROOT)
 
 
-def _call(*args: str) -> subprocess.CompletedProcess[str]:
-    """`tasks-conformance call` run in this process: its answers and exit code are the subject,
-    not its interpreter's start."""
-    return tool("call", *args)
-
-
 @pytest.mark.parametrize("era", ["extension", "legacy"])
 def test_a_task_is_followed_to_its_end_on_either_wire(reference_http: HttpServer, era: str) -> None:
-    proc = _call("--url", reference_http.url, "--tool-name", "slow_compute", "--era", era, "--format", "json")
+    proc = tool("call", "--url", reference_http.url, "--tool-name", "slow_compute", "--era", era, "--format", "json")
     assert proc.returncode == 0, proc.stderr
     outcome = json.loads(proc.stdout)
     assert outcome["status"] == "completed" and outcome["isError"] is False and outcome["error"] is None
     assert "finished" in json.dumps(outcome["result"])
-    human = _call("--url", reference_http.url, "--tool-name", "slow_compute", "--era", era)
+    human = tool("call", "--url", reference_http.url, "--tool-name", "slow_compute", "--era", era)
     assert human.returncode == 0 and human.stdout.startswith("completed: slow_compute")
 
 
@@ -61,13 +55,13 @@ def test_a_stdio_server_is_spawned_and_its_task_followed_to_its_end(era: str) ->
 
 
 def test_a_stdio_server_that_cannot_start_is_a_transport_failure_and_exit_1() -> None:
-    proc = _call("--command", "/nonexistent/server", "--tool-name", "x")
+    proc = tool("call", "--command", "/nonexistent/server", "--tool-name", "x")
     assert proc.returncode == 1 and "Traceback" not in proc.stderr
     assert proc.stdout.startswith("unknown: cannot start the server") and "-32603" not in proc.stdout
 
 
 def test_a_cancelled_task_exits_1_and_says_why_it_was_cancelled(reference_http: HttpServer) -> None:
-    proc = _call("--url", reference_http.url, "--tool-name", "slow_compute", "--cancel-after", "0")
+    proc = tool("call", "--url", reference_http.url, "--tool-name", "slow_compute", "--cancel-after", "0")
     assert proc.returncode == 1 and proc.stdout.splitlines()[0] == "cancelled", proc.stdout + proc.stderr
     assert "tasks/cancel sent (--cancel-after 0 ms)" in proc.stdout
 
@@ -80,16 +74,16 @@ def _closed_port() -> int:
 
 def test_no_server_listening_is_named_a_connection_failure_never_a_json_rpc_code() -> None:
     url = f"http://127.0.0.1:{_closed_port()}/mcp"
-    proc = _call("--url", url, "--tool-name", "x", "--timeout", "2000")
+    proc = tool("call", "--url", url, "--tool-name", "x", "--timeout", "2000")
     assert proc.returncode == 1 and "Traceback" not in proc.stderr
     assert proc.stdout.startswith(f"unknown: could not connect to {url}") and "-32603" not in proc.stdout
-    out = json.loads(_call("--url", url, "--tool-name", "x", "--timeout", "2000", "--format", "json").stdout)
+    out = json.loads(tool("call", "--url", url, "--tool-name", "x", "--timeout", "2000", "--format", "json").stdout)
     assert out["error"] is None and out["failure"].startswith(f"could not connect to {url}")
     assert out["stopReason"] == "transport" and out["taskCreated"] is False
 
 
 def test_a_secret_in_the_url_is_not_printed_back() -> None:
-    proc = _call("--url", f"http://127.0.0.1:{_closed_port()}/mcp?api_key=SECRET4a9c1e", "--tool-name", "x",
+    proc = tool("call", "--url", f"http://127.0.0.1:{_closed_port()}/mcp?api_key=SECRET4a9c1e", "--tool-name", "x",
                  "--timeout", "2000")
     assert proc.returncode == 1 and "SECRET4a9c1e" not in proc.stdout + proc.stderr
     assert "api_key=[REDACTED]" in proc.stdout
@@ -105,7 +99,7 @@ def test_a_secret_in_the_url_is_not_printed_back() -> None:
     (("--url", "http://127.0.0.1:9/mcp", "--tool-name", "x", "--tool-args", "{bad"), "--tool-args: not valid JSON"),
 ])
 def test_usage_errors_are_one_line_and_exit_2(args: tuple[str, ...], says: str) -> None:
-    proc = _call(*args)
+    proc = tool("call", *args)
     assert proc.returncode == 2 and says in proc.stderr and len(proc.stderr.strip().splitlines()) == 1
 
 
@@ -113,7 +107,7 @@ def test_usage_errors_are_one_line_and_exit_2(args: tuple[str, ...], says: str) 
 
 
 def _json(*args: str) -> dict[str, Any]:
-    proc = _call(*args, "--format", "json")
+    proc = tool("call", *args, "--format", "json")
     out: dict[str, Any] = json.loads(proc.stdout)
     return out
 
@@ -126,7 +120,7 @@ def test_a_task_names_its_era_its_id_every_status_and_why_it_stopped(era: str) -
     assert isinstance(out["taskId"], str) and out["taskId"] and out["plainCallReason"] is None
     assert out["statuses"][0] == "working" and out["polls"] >= 1 and out["cancel"] is None
     assert out["stopReason"] == ("terminal" if era == "extension" else "result")
-    human = _call(*args).stdout
+    human = tool("call", *args).stdout
     assert re.search(r"^  task: \S+ created$", human, re.M) and f"era: {era} (" in human
     assert "  statuses: working" in human and "  stopped: " in human
 
@@ -171,7 +165,7 @@ def test_timeout_on_a_live_task_cancels_it_and_says_so(reference_http: HttpServe
     assert out["status"] == "working" and out["taskCreated"] is True and out["stopReason"] == "timeout"
     assert out["cancel"]["sent"] is True and "timeout" in out["cancel"]["reason"] and out["cancel"]["reply"] == "an ack"
     assert _task_status(reference_http.url, out["taskId"]) == "cancelled"
-    human = _call(*args).stdout
+    human = tool("call", *args).stdout
     assert human.startswith("working (--timeout ran out)") and "cancel: tasks/cancel sent" in human
 
 
@@ -214,5 +208,5 @@ def test_an_input_request_no_answer_fits_is_declined_never_accepted(
     assert "not confirmed (action='decline')" in json.dumps(out["result"]), out
     (asked,) = out["inputs"]
     assert asked["answeredBy"] == "declined" and asked["answer"] == {"action": "decline"}
-    human = _call("--command", server, "--tool-name", "confirm_delete", "--era", era, *extra).stdout
+    human = tool("call", "--command", server, "--tool-name", "confirm_delete", "--era", era, *extra).stdout
     assert "input: elicitation/create" in human and "declined" in human and "accept" not in human

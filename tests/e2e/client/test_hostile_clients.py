@@ -64,7 +64,8 @@ CANCEL = ("tasks-client-cancel", "tasks-client-legacy-cancel")
 EXIT_OVERSIZE = 1
 EXIT_MANY_SERVERS = 1
 # many-servers starts ten Python servers one after another before it calls the tool: 2.3 s idle, past
-# 5 s under CI's load (CI#29). It exits by itself once it has called, so a longer --timeout costs nothing.
+# 5 s under CI's load (the project's CI on f526273). It exits by itself once it has called, so a
+# longer --timeout costs nothing.
 MANY_SERVERS_TIMEOUT_MS = 30_000
 
 
