@@ -7,14 +7,14 @@ from collections.abc import Mapping, Sequence
 
 from tasks_conformance.client import launch, stdio_relay
 from tasks_conformance.client.scripted import http as scripted_http
-from tasks_conformance.client.scripted import stdio as scripted_stdio
+from tasks_conformance.client.scripted import play
 from tasks_conformance.core import wirelog
 from tasks_conformance.core.scenario_record import Limit, LimitHit
 from tasks_conformance.core.wirelog import FrameFlag, WireLog
 
 LIMIT_VALUES: dict[Limit, int] = {
-    Limit.STDIO_LINE: scripted_stdio.MAX_LINE,
-    Limit.STDIO_MESSAGES: scripted_stdio.MAX_MESSAGES,
+    Limit.STDIO_LINE: play.MAX_LINE,
+    Limit.STDIO_MESSAGES: play.MAX_MESSAGES,
     Limit.HTTP_BODY: scripted_http.MAX_BODY,
     Limit.SERVERS: stdio_relay.MAX_CONNECTIONS,
     Limit.OUTCOME_LINE: launch.MAX_LINE,

@@ -21,7 +21,7 @@ from tasks_conformance.client.launch import ClientRun, harness_env, run_client
 from tasks_conformance.client.limits import reached
 from tasks_conformance.client.scenarios import BY_NAME, PROTOCOL_VERSION, SCENARIOS, Scenario, Transport
 from tasks_conformance.client.scripted.http import serving
-from tasks_conformance.client.scripted.stdio import scripted_server
+from tasks_conformance.client.scripted.play import scripted_server
 from tasks_conformance.client.scripted.waits import DEFAULT_WAITS, ScriptedWaits
 from tasks_conformance.client.stdio_relay import relaying
 from tasks_conformance.core.causes import Cause, CauseKind, by_flag

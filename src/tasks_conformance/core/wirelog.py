@@ -244,8 +244,9 @@ class WireLog:
         *,
         max_frames: int = MAX_FRAMES,
         max_bytes: int = MAX_FRAME_BYTES,
+        clock_start: float | None = None,  # a time.monotonic() frame times count from (default: now)
     ) -> None:
-        self._t0 = time.monotonic()
+        self._t0 = time.monotonic() if clock_start is None else clock_start
         self._frames: dict[int, Frame] = {}  # seq -> frame, in seq order
         self._redactor = redactor or Redactor()
         self._max_frames = max_frames

@@ -22,7 +22,7 @@ from helpers.client_fast import QUICK_WAITS
 from tasks_conformance.client.scenarios import BY_NAME, SCENARIOS, Scenario
 from tasks_conformance.client.scripted import stdio as scripted_stdio
 from tasks_conformance.client.scripted.http import serving
-from tasks_conformance.client.scripted.stdio import scripted_server
+from tasks_conformance.client.scripted.play import scripted_server
 from tasks_conformance.client.scripted.waits import DEFAULT_WAITS, FLAGS, ScriptedWaits
 from tasks_conformance.client.stdio_relay import relaying, server_argv
 from tasks_conformance.core.wirelog import WireLog
@@ -124,3 +124,53 @@ def test_a_runs_waits_reach_the_scripted_stdio_servers_it_starts() -> None:
     assert scripted_stdio.waits_of(scripted_stdio.build_parser().parse_args(list(defaults[3:]))) == DEFAULT_WAITS
     with pytest.raises(ValueError, match="give_up_s must be in"):
         ScriptedWaits(give_up_s=0)
+
+
+def test_the_stdio_server_imports_nothing_of_the_script_before_its_hello() -> None:
+    """A client may stop its server soon after writing its request (the Python SDK sends SIGTERM
+    2 s after closing stdin): the process says hello, and takes SIGTERM, before it imports the
+    scripted servers, which are most of its start-up."""
+    import subprocess
+    import sys
+
+    probe = ("import sys, tasks_conformance.client.scripted.stdio; "
+             "print(' '.join(sorted(m for m in sys.modules if m.startswith('tasks_conformance'))))")
+    out = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, timeout=60, check=True)
+    assert out.stdout.split() == ["tasks_conformance", "tasks_conformance.client", "tasks_conformance.client.scripted",
+                                  "tasks_conformance.client.scripted.stdio", "tasks_conformance.client.scripted.waits"]
+
+
+async def _stopped_at_once(scenario: Scenario) -> tuple[WireLog, int | None]:
+    """A client that writes its request, closes stdin and sends SIGTERM as soon as the server has
+    said hello: the frames the run got, and the server's exit code."""
+    import json
+    import signal
+    import subprocess
+
+    wire = WireLog()
+    async with relaying(scenario, wire, timeout_s=30, waits=QUICK_WAITS) as relay:
+        process = await anyio.open_process(list(relay.argv), stdin=subprocess.PIPE, stdout=subprocess.DEVNULL)
+        try:
+            assert process.stdin is not None
+            call = {"jsonrpc": "2.0", "id": 1, "method": "tools/call", "params": {"name": scenario.tool}}
+            await process.stdin.send(json.dumps(call).encode() + b"\n")
+            await process.stdin.aclose()
+            with anyio.fail_after(20):
+                while not any(c.number is not None for c in relay.connections):
+                    await anyio.sleep(0.005)
+            process.send_signal(signal.SIGTERM)
+            with anyio.fail_after(20):
+                code = await process.wait()
+        finally:
+            if process.returncode is None:
+                process.kill()
+            await process.aclose()
+    return wire, code
+
+
+def test_a_stdio_server_stopped_right_after_its_hello_still_reports_what_its_client_wrote() -> None:
+    scenario = BY_NAME["tasks-client-request-cancel"]
+    wire, code = anyio.run(_stopped_at_once, scenario)
+    assert [f.direction for f in wire.frames()][:1] == ["in"], wire.frames()
+    assert b'"tools/call"' in wire.frames()[0].data
+    assert code == 0  # it ended with its stdin, not killed by the signal

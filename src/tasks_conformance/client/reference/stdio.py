@@ -21,7 +21,9 @@ from anyio.abc import Process, TaskGroup
 
 from tasks_conformance.client.reference.wire import JSON, MAX_REPLY_BYTES, ClientFailure, Headers, Link
 
-CLOSE_GRACE_S = 1.0  # after stdin is closed, and again after SIGTERM
+# After stdin is closed, and again after SIGTERM: 2 s, as the Python SDK's stdio client waits
+# (PROCESS_TERMINATION_TIMEOUT); a server that ends with its stdin costs none of it.
+CLOSE_GRACE_S = 2.0
 
 
 class StdioLink(Link):
