@@ -125,6 +125,35 @@ def test_a_client_that_exits_non_zero_without_traffic_is_quoted_from_both_stream
     assert "its stderr ends: boom" in cause["cause"] and "its stdout ends: no server config found" in cause["cause"]
 
 
+# A client that sends nothing in one scenario (it exits at once there) and is the reference client
+# in every other: the check that scenario is for could not run, never passes on the other runs.
+SILENT_IN = ("import os, sys\n"
+             "if os.environ['MCP_CONFORMANCE_SCENARIO'] == sys.argv[1]: sys.exit(0)\n"
+             "os.execv(sys.executable, [sys.executable, '-m', 'tasks_conformance.client.reference_client',"
+             " *sys.argv[2:]])\n")
+
+
+@pytest.mark.parametrize(("scenario", "check"), [("tasks-client-version-negotiation", "tasks-client-version-retry"),
+                                                 ("tasks-client-request-cancel", "tasks-client-request-cancellation")])
+def test_a_client_silent_in_the_scenario_a_check_is_for_leaves_that_check_unjudged(scenario: str, check: str) -> None:
+    result = _run((sys.executable, "-c", SILENT_IN, scenario), scenario, "tasks-client-lifecycle")
+    by_id = {c.id: c for c in result.checks}
+    assert by_id[check].bucket == "could-not-run", (by_id[check].bucket, by_id[check].message)
+    assert "exited with code 0 without sending anything" in by_id[check].message
+    # Only the checks that need that scenario are left unjudged; nothing fails.
+    assert {c.id for c in result.checks if c.bucket == "could-not-run"} == {
+        c.id for c in CLIENT_CHECKS.values() if c.needs_scenario(scenario)}
+    assert [c.id for c in result.checks if c.bucket == "failed"] == []
+
+
+def test_every_scenario_is_needed_by_a_check_but_the_control() -> None:
+    """A scenario no check needs could show nothing of the client and every verdict still pass:
+    each is the precondition of a check, but tasks-client-direct-error, the control the outcome
+    check compares a failed task's error with (a measure, not a run a rule is judged on)."""
+    unneeded = {s.name for s in SCENARIOS if not any(c.needs_scenario(s.name) for c in CLIENT_CHECKS.values())}
+    assert unneeded == {"tasks-client-direct-error"}
+
+
 def test_a_client_that_hangs_is_stopped_at_the_timeout(tmp_path: Path) -> None:
     marker = tmp_path / "child.pid"
     # The client starts a child of its own and hangs: both must be gone afterwards.

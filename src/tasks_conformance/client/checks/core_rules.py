@@ -24,6 +24,8 @@ from tasks_conformance.core.verdict import Verdict, failed, not_applicable, pass
 from tasks_conformance.core.wires import Wire
 
 EXTENSION = scenario_names(Wire.EXTENSION)  # these checks judge the 2026-07-28 runs only
+VERSION_NEGOTIATION = "tasks-client-version-negotiation"
+REQUEST_CANCEL = "tasks-client-request-cancel"
 LEGACY_HANDSHAKE = "initialize"  # the 2025-11-25 handshake: no 2026-07-28 request (judged by era detection)
 TASK_FOLLOW_UPS = ("tasks/get", "tasks/update", "tasks/cancel")
 # A 2026-07-28 answer that says the server speaks that era (a result, or one of its own errors):
@@ -165,7 +167,9 @@ def _version(e: Exchange) -> object:
                 "no request got -32022.",
     requirements=("C-CORE-SHOULD-03",),
     scenarios=EXTENSION,
-    needs=(),
+    # Its own scenario is where a -32022 is sure to come: a run of it that shows nothing of the
+    # client leaves the check unjudged, not passed on the others.
+    needs=(VERSION_NEGOTIATION,),
 )
 def version_retry(runs: list[ScenarioRun]) -> Verdict:
     judged, found = 0, []
@@ -195,8 +199,6 @@ def version_retry(runs: list[ScenarioRun]) -> Verdict:
     return passed(f"after each of {judged} -32022 answer(s) the client retried with a supported version or reported "
                   "the error", judged=judged)
 
-
-REQUEST_CANCEL = "tasks-client-request-cancel"
 CANCELLED = "notifications/cancelled"
 # A notifications/cancelled sent within this long of its request's answer may have crossed it on the
 # wire (the spec allows for that race): only one sent later names a request that had ended (P-56).
@@ -276,7 +278,7 @@ def _asked_to_cancel(run: ScenarioRun) -> tuple[str, Exchange | None, str]:
                 "is not judged.",
     requirements=("C-CORE-MUST-09",),
     scenarios=EXTENSION,
-    needs=(),
+    needs=(REQUEST_CANCEL,),  # the scenario that asks for the cancel (a run of it unseen leaves this unjudged)
 )
 def request_cancellation(runs: list[ScenarioRun]) -> Verdict:
     judged = 0
