@@ -89,6 +89,22 @@ def test_a_working_poll_after_the_listings_read_showed_the_end_is_the_immutabili
     assert verdict(BLOCKS, w.ev).status == "failed"
 
 
+def test_a_working_poll_after_the_related_meta_read_showed_the_end_is_the_immutability_checks() -> None:
+    """The same when the read that first showed the end was the related-meta probe's tasks/get of
+    the task (CI#31, terminal-status-flips under load); its read of another task tells nothing."""
+    w, early = _result_sent_while_running()
+    w.poll("working")
+    w.answer(early.result, {"result": result("done")})
+    meta_read = w.exchange("tasks/get", {"taskId": "t1"}, {"result": task("completed")})
+    w.record(RelatedMetaOverride).meta_names_other = meta_read
+    w.poll("working")
+    w.poll("completed")
+    w.final_result()
+    assert verdict(BLOCKS, w.ev).status == "passed"
+    meta_read.result = task("completed") | {"taskId": "t2"}
+    assert verdict(BLOCKS, w.ev).status == "failed"
+
+
 def test_a_poll_saying_working_after_the_listings_read_showed_the_end_fails_immutability() -> None:
     """The flip the result-blocks check defers is judged here: the listing's tasks/get showed the
     task completed, and a poll sent after that answer says working (CI#21, terminal-status-flips

@@ -21,6 +21,7 @@ from tasks_conformance.server.evidence import (
     DeclaredCall,
     Evidence,
     Poll,
+    RelatedMetaOverride,
     ResultWhileRunning,
     TaskListing,
 )
@@ -341,7 +342,7 @@ RESULT_BLOCKS = check(
         "Judged by the order of frames, never by time: no tasks/get sent after its answer may still show the "
         "task running, and the answer must be the task's final outcome (the same as tasks/result once it ended)."
     ),
-    probes=(DeclaredCall, Poll, ResultWhileRunning, TaskListing),
+    probes=(DeclaredCall, Poll, ResultWhileRunning, TaskListing, RelatedMetaOverride),
     needs="terminal",
 )
 
@@ -383,9 +384,11 @@ def result_blocks(ev: Evidence) -> Verdict:
     answered = reply.response_seq or 0
     # A read after one that showed the end is not the task still running but an ended task's
     # status changing, which tasks-terminal-status-immutable owns (S-LEG-MUST-07): only the reads
-    # before the first end count here, the first end any tasks/get of the task showed (polling's,
-    # or the listing's read of each task of ours, which may come between two polls).
-    listed = [g for g in ev.get(TaskListing).reads if g.ok and get_path(g.result, "taskId") == rec.task_id]
+    # before the first end count here, the first end any tasks/get of the task showed: polling's,
+    # the listing's read of each task of ours, or the related-meta probe's read of it, either of
+    # which may come between two polls (CI#31: the related-meta read showed the end first).
+    others = [*ev.get(TaskListing).reads, ev.get(RelatedMetaOverride).meta_names_other]
+    listed = [g for g in others if g is not None and g.ok and get_path(g.result, "taskId") == rec.task_id]
     first_end = min((g.request_seq for g in [*(g for g, _ in reads), *listed]
                      if get_path(g.result, "status") in TERMINAL_STATUSES), default=None)
     still_running = [(g, st) for g, st in reads if g.request_seq > answered and st not in TERMINAL_STATUSES
