@@ -74,6 +74,10 @@ class ClientConfig:
     # How long a scenario's scripted server waits for what a client may never do (tests shorten it).
     waits: ScriptedWaits = DEFAULT_WAITS
     check_ids: tuple[str, ...] = ()  # the checks --area chose (empty: every check of the profile)
+    # Wraps the scripted stdio server's command before the client is given it (None: as it is).
+    # Tests start it from their zygote where neither process is the test's subject: no fresh
+    # interpreter importing the scripted servers for each scenario.
+    server_launch: Callable[[Sequence[str]], tuple[str, ...]] | None = None
 
     @property
     def transports(self) -> tuple[Transport, ...]:
@@ -136,7 +140,7 @@ async def _run_stdio(scenario: Scenario, era: Era, config: ClientConfig, wire: W
     """The client spawns the scripted server (its command the last argument, and in
     MCP_CONFORMANCE_SERVER_COMMAND); the server reports its frames to the relay."""
     try:
-        async with relaying(scenario, wire, config.timeout_s, config.waits) as relay:
+        async with relaying(scenario, wire, config.timeout_s, config.waits, config.server_launch) as relay:
             client = await run_client(config.command, shlex.join(relay.argv), {**env, **relay.server_env()},
                                       config.timeout_s, cwd=config.cwd, settle=relay.settle, release=relay.stop)
     except OSError as exc:

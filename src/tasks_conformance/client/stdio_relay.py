@@ -29,7 +29,7 @@ import signal
 import sys
 import tempfile
 from collections import Counter
-from collections.abc import AsyncIterator, Awaitable, Callable
+from collections.abc import AsyncIterator, Awaitable, Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -165,10 +165,11 @@ def _token_file(token: str) -> tuple[str, str]:
 
 
 @contextlib.asynccontextmanager
-async def relaying(scenario: Scenario, wire: WireLog, timeout_s: float,
-                   waits: ScriptedWaits = DEFAULT_WAITS) -> AsyncIterator[Relay]:
+async def relaying(scenario: Scenario, wire: WireLog, timeout_s: float, waits: ScriptedWaits = DEFAULT_WAITS,
+                   launch: Callable[[Sequence[str]], tuple[str, ...]] | None = None) -> AsyncIterator[Relay]:
     """Listen for the scenario's scripted servers for the block; yields the Relay whose `argv`
-    starts one. On leaving, every server still running is stopped."""
+    starts one (through `launch`, where given: it wraps the command). On leaving, every server
+    still running is stopped."""
     import anyio
     from anyio.abc import SocketAttribute, SocketStream
     from anyio.streams.buffered import BufferedByteReceiveStream
@@ -181,7 +182,8 @@ async def relaying(scenario: Scenario, wire: WireLog, timeout_s: float,
         shutil.rmtree(directory, ignore_errors=True)
         raise
     port = listener.extra(SocketAttribute.local_port)
-    relay = Relay(server_argv(scenario, port, token_path, timeout_s + LIFETIME_MARGIN_S, waits), token)
+    argv = server_argv(scenario, port, token_path, timeout_s + LIFETIME_MARGIN_S, waits)
+    relay = Relay(launch(argv) if launch is not None else argv, token)
 
     async def serve(stream: SocketStream) -> None:
         if len(relay.connections) >= MAX_CONNECTIONS:

@@ -18,7 +18,7 @@ import httpx
 import pytest
 from helpers.client_fast import QUICK_WAITS
 from helpers.paths import ROOT, load_module
-from helpers.zygote import forked
+from helpers.zygote import forked, server_launch
 
 from tasks_conformance.client.checks import CLIENT_CHECKS
 from tasks_conformance.client.evidence import Exchange, ScenarioRun
@@ -148,8 +148,9 @@ def test_a_client_that_tasks_only_required_tools_runs_every_legacy_scenario(tran
     """A client may call an optional tool plainly (C-LEG-MAY-01): every scenario that needs a task
     names the required tool, so such a client creates its task there too. It used to leave the
     cancel check could-not-run (blaming task augmentation) and the run incomplete."""
-    config = ClientConfig(command=forked((sys.executable, str(BROKEN), "--freedom", "legacy-required-only")),
-                          eras=LEGACY, timeout_s=20, jobs=4, transport=transport)
+    client = (sys.executable, str(BROKEN), "--freedom", "legacy-required-only")
+    config = ClientConfig(command=forked(client), eras=LEGACY, timeout_s=20, jobs=4, transport=transport,
+                          server_launch=server_launch(client))
     result = anyio.run(execute_client, config).result
     assert [(c.id, c.message) for c in result.checks if c.bucket == "could-not-run"] == []
     assert result.outcome == "passed", [(c.id, c.bucket, c.message) for c in result.checks if c.bucket != "passed"]

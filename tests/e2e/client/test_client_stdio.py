@@ -22,7 +22,7 @@ import anyio
 import pytest
 from helpers.client_fast import QUICK_WAITS, judged_over
 from helpers.paths import ROOT, load_module
-from helpers.zygote import forked
+from helpers.zygote import forked, server_launch
 
 from tasks_conformance.client.checks import CLIENT_CHECKS
 from tasks_conformance.client.runner import ClientConfig, execute_client
@@ -61,7 +61,7 @@ def _owner(name: str) -> str:
 def _run(command: tuple[str, ...], *scenarios: str, eras: tuple[Any, ...] = ("extension", "legacy"),
          timeout_s: float = 20) -> Any:
     config = ClientConfig(command=forked(command), eras=eras, scenarios=scenarios, timeout_s=timeout_s, jobs=4,
-                          transport="stdio", waits=QUICK_WAITS)
+                          transport="stdio", waits=QUICK_WAITS, server_launch=server_launch(command))
     return anyio.run(execute_client, config)
 
 
