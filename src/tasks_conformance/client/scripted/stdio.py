@@ -10,8 +10,8 @@ verdicts rest on bytes exactly as HTTP ones do.
 
 Newline-delimited JSON-RPC on stdin/stdout (play.py). The process ends when stdin ends, when the
 run closes the report connection, or after `--lifetime` seconds, whichever comes first: a server a
-client leaks cannot outlive the run. SIGTERM ends it within TERM_GRACE_S, not at once: what the
-client wrote before it stopped its server is still read and reported.
+client leaks cannot outlive the run. SIGTERM ends it TERM_GRACE_S after it is reading stdin, not at
+once: what the client wrote before it stopped its server is still read and reported.
 
 This module imports only the standard library (and waits.py) before the hello: a client may stop
 its server soon after writing its request (the Python SDK closes stdin, then sends SIGTERM 2 s
@@ -89,9 +89,21 @@ def _exit_after(seconds: float) -> None:
     os._exit(0)
 
 
+_SERVING = threading.Event()  # the script is loaded and stdin is being read
+_TERM_ASKED = threading.Event()  # SIGTERM came before that
+
+
 def _on_sigterm(_signum: int, _frame: FrameType | None) -> None:
-    """SIGTERM: exit within TERM_GRACE_S. Meanwhile stdin is still read (a client closes it first,
-    so its end comes soon and the process ends as usual): nothing the client wrote is lost."""
+    """SIGTERM: exit TERM_GRACE_S after stdin is being read (at once if it is, else once the script
+    is loaded). Meanwhile stdin is still read (a client closes it first, so its end comes soon and
+    the process ends as usual): nothing the client wrote is lost, however long the imports took."""
+    if _SERVING.is_set():
+        _exit_soon()
+    else:
+        _TERM_ASKED.set()
+
+
+def _exit_soon() -> None:
     threading.Thread(target=_exit_after, args=(TERM_GRACE_S,), daemon=True).start()
 
 
@@ -130,9 +142,10 @@ def main(argv: list[str] | None = None) -> int:
         return 1
     sock.settimeout(None)
     reporter = Reporter(sock)
+    # Before the hello: once the run has it, a SIGTERM must no longer end the process at once.
+    signal.signal(signal.SIGTERM, _on_sigterm)
     hello = time.monotonic()  # frame times are seconds since the hello
     reporter.send({"token": token, "pid": os.getpid()})
-    signal.signal(signal.SIGTERM, _on_sigterm)
     threading.Thread(target=_exit_when_closed, args=(sock,), daemon=True).start()
     threading.Thread(target=_exit_after, args=(ns.lifetime,), daemon=True).start()
     import anyio
@@ -156,6 +169,9 @@ def main(argv: list[str] | None = None) -> int:
     wire.observer = report
     app = play.scripted_server(BY_NAME[ns.scenario], wire, waits)
     app.transport = play.CHANNEL
+    _SERVING.set()  # signal handlers run in this thread: no SIGTERM comes between these two lines
+    if _TERM_ASKED.is_set():
+        _exit_soon()
     with contextlib.suppress(KeyboardInterrupt):
         anyio.run(play.serve, app, wire, lambda limit: reporter.send({"limit": limit.value}))
     with contextlib.suppress(OSError):
