@@ -388,8 +388,8 @@ def result_blocks(ev: Evidence) -> Verdict:
     # the listing's read of each task of ours, or the related-meta probe's read of it, either of
     # which may come between two polls (CI#31: the related-meta read showed the end first).
     others = [*ev.get(TaskListing).reads, ev.get(RelatedMetaOverride).meta_names_other]
-    listed = [g for g in others if g is not None and g.ok and get_path(g.result, "taskId") == rec.task_id]
-    first_end = min((g.request_seq for g in [*(g for g, _ in reads), *listed]
+    other_reads = [g for g in others if g is not None and g.ok and get_path(g.result, "taskId") == rec.task_id]
+    first_end = min((g.request_seq for g in [*(g for g, _ in reads), *other_reads]
                      if get_path(g.result, "status") in TERMINAL_STATUSES), default=None)
     still_running = [(g, st) for g, st in reads if g.request_seq > answered and st not in TERMINAL_STATUSES
                      and (first_end is None or g.request_seq < first_end)]
