@@ -46,6 +46,9 @@ def test_cpu_time_adds_up_by_file_beside_the_wall_time(tmp_path: Path) -> None:
     text = lines(doc)
     assert text[0].endswith("4.5 s of test time, 2.8 s of CPU")
     assert any(line.split() == ["1.5", "0.8", "tests/a.py"] for line in text), text
+    assert doc["cpuHeaviest"] == [["tests/b.py::t2", 2.0], ["tests/a.py::t1", 0.75]]
+    heaviest = text.index("the 2 tests using the most CPU (s, with the processes they started):")
+    assert text[heaviest + 1].split() == ["2.00", "tests/b.py::t2"], text
 
 
 def test_a_times_file_without_cpu_still_prints() -> None:
