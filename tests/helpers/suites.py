@@ -1,5 +1,6 @@
 """Suite files written for the tests (TOML), the reference server as a target, and the fleet
-of targets the merge and fan-in recipes combine."""
+of targets the merge and fan-in recipes combine. Their servers fork from the tests' zygote
+(helpers.zygote): a suite's subject is what the tool makes of its targets, not their processes."""
 
 from __future__ import annotations
 
@@ -8,6 +9,7 @@ from pathlib import Path
 from typing import Any
 
 from helpers.paths import BROKEN, REFERENCE
+from helpers.zygote import forked
 
 
 def toml_value(value: Any) -> str:
@@ -27,7 +29,7 @@ def write_suite(path: Path, targets: list[dict[str, Any]], defaults: dict[str, A
 
 
 def reference(name: str, *extra: str, **keys: Any) -> dict[str, Any]:
-    return {"name": name, "command": [*REFERENCE, "--transport", "stdio", *extra], **keys}
+    return {"name": name, "command": [*forked(REFERENCE), "--transport", "stdio", *extra], **keys}
 
 
 QUICK = ["--transport", "stdio", "--task-duration-ms", "50"]
@@ -36,9 +38,9 @@ QUICK = ["--transport", "stdio", "--task-duration-ms", "50"]
 def fleet_suite(path: Path, broken: str = "removed-methods-served") -> Path:
     """Three targets, four runs: the reference server, once per era too, and a broken fixture."""
     return write_suite(path, [
-        {"name": "ref", "command": [*REFERENCE, *QUICK]},
-        {"name": "ref-both", "command": [*REFERENCE, *QUICK], "era": "both"},
-        {"name": "broken", "command": [*BROKEN, "--break", broken, *QUICK]},
+        {"name": "ref", "command": [*forked(REFERENCE), *QUICK]},
+        {"name": "ref-both", "command": [*forked(REFERENCE), *QUICK], "era": "both"},
+        {"name": "broken", "command": [*forked(BROKEN), "--break", broken, *QUICK]},
     ], defaults={"tool-name": "slow_compute", "timeout": 10000, "check-id": STEADY})
 
 

@@ -5,6 +5,7 @@ connects, hangs or is misnamed is stated once, never a traceback."""
 from __future__ import annotations
 
 import json
+import shlex
 import subprocess
 import sys
 from pathlib import Path
@@ -201,7 +202,7 @@ def test_the_scenarios_are_listed_with_their_context_and_rules() -> None:
 
 def test_client_demo_passes_and_writes_reports(tmp_path: Path) -> None:
     junit, wire = tmp_path / "client.xml", tmp_path / "wire.jsonl"
-    proc = _cli("--command", " ".join(REFERENCE), "--format", "json", "--reporter", f"junit-xml={junit}",
+    proc = _cli("--command", shlex.join(forked(REFERENCE)), "--format", "json", "--reporter", f"junit-xml={junit}",
                 "--wire-log", str(wire))
     assert proc.returncode == 0, proc.stdout[-2000:]
     doc = json.loads(proc.stdout)

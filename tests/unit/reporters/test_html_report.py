@@ -10,6 +10,7 @@ import base64
 import hashlib
 import json
 import re
+import shlex
 import sys
 from collections import Counter
 from pathlib import Path
@@ -30,6 +31,7 @@ from helpers.pages import EVIL, SECRET, bench, client_records, hostile_wire, pac
 from helpers.paths import BROKEN, REFERENCE, ROOT
 from helpers.runs import cli, tool
 from helpers.suites import reference, write_suite
+from helpers.zygote import forked
 
 from tasks_conformance import run
 from tasks_conformance.core.redact import Redactor
@@ -162,7 +164,7 @@ def test_the_command_line_writes_a_report_of_a_failing_server(tmp_path: Path) ->
 
 def test_client_mode_draws_one_lane_per_scenario(tmp_path: Path) -> None:
     page = tmp_path / "client.html"
-    client = f"{sys.executable} -m tasks_conformance.client.reference_client"
+    client = shlex.join(forked((sys.executable, "-m", "tasks_conformance.client.reference_client")))
     proc = tool("client", "--command", client, "--era", "extension", "--reporter", f"html={page}")
     assert proc.returncode == 0, proc.stdout + proc.stderr
     (section,) = embedded(page.read_text(encoding="utf-8"))["runs"]
@@ -175,7 +177,7 @@ def test_client_mode_draws_one_lane_per_scenario(tmp_path: Path) -> None:
 
 def test_era_both_and_a_suite_get_one_section_per_run(tmp_path: Path) -> None:
     both = tmp_path / "both.html"
-    proc = tool("--command", " ".join([*REFERENCE, "--transport", "stdio"]), "--tool-name", "slow_compute",
+    proc = tool("--command", shlex.join([*forked(REFERENCE), "--transport", "stdio"]), "--tool-name", "slow_compute",
                "--era", "both", "-q", "--reporter", f"html={both}")
     assert proc.returncode == 0, proc.stdout + proc.stderr
     runs = embedded(both.read_text(encoding="utf-8"))["runs"]
