@@ -302,6 +302,13 @@ FLAKY: dict[str, dict[str, str]] = {
         "tasks-terminal-status-immutable/*": "the same",
         "tasks-legacy-progress-token/*": "passed or not applicable, by timing",
     },
+    # Seen on a loaded two-core CI run (2026-12-07): the reference sends a legacy task's progress on
+    # the stream of a tasks/result that waits for the task, and under load the probe's tasks/result
+    # came after the task had ended, so no progress went out and the check had nothing to judge.
+    "reference--legacy--http": {
+        "tasks-legacy-progress-token/*": "passed or not applicable: whether the tasks/result that carries the "
+                                         "progress comes before the task ends is timing",
+    },
     "status-not-a-string--extension--stdio": {
         "tasks-status-payload-shape/message": "the list-valued status names the status at the time of each poll "
                                               "(['working'] and/or ['completed'], timing)",
