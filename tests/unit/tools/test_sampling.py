@@ -5,6 +5,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
+from helpers.paths import ROOT
 from helpers.sampling import MARKER, SHARE, kept, left_out, machine_bound
 
 
@@ -74,3 +75,14 @@ def test_a_case_id_naming_the_checkout_is_found() -> None:
     items += _cases("test_u", ["/home/me/repo/x"], marked=False)
     bound = machine_bound(items, ["/home/me/repo", ""])  # type: ignore[arg-type]
     assert bound == ["tests/e2e/test_x.py::test_m[/home/me/repo/.venv/bin/python -m server-legacy]"]
+
+
+def test_the_docs_name_the_share_the_sample_keeps() -> None:
+    """The README, CONTRIBUTING and the marker's help (pyproject.toml) say how much of a matrix the
+    fast run keeps: the share sampling.py keeps (the marker's help said four after it became eight)."""
+    words = {2: "two", 4: "four", 8: "eight", 16: "sixteen"}
+    said = f"one case in {words[SHARE]}"
+    for name in ("README.md", "CONTRIBUTING.md", "pyproject.toml"):
+        text = " ".join((ROOT / name).read_text(encoding="utf-8").split())
+        assert said in text, f"{name} does not say {said!r}"
+        assert not [w for n, w in words.items() if n != SHARE and f"one case in {w}" in text], name
